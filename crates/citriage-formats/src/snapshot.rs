@@ -1,0 +1,225 @@
+//! Validation of k8s-metrics dashboard snapshots (`failures-latest.json`,
+//! `flakes-latest.json`): detects the dataset from the schema, checks every field's
+//! type and range, and reports the first problem with the job and field it concerns.
+
+use crate::strict_json::{self, describe_path, Number, Value};
+use citriage_model::{Dataset, FlakeStats, JobEntry, JobStats};
+use std::collections::BTreeMap;
+
+/// A snapshot's jobs after validation, plus non-fatal remarks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedSnapshot {
+    pub dataset: Dataset,
+    /// Sorted by job name.
+    pub jobs: Vec<JobEntry>,
+    /// Non-fatal remarks, e.g. fields citriage does not know and ignored.
+    pub warnings: Vec<String>,
+}
+
+/// Why a snapshot was refused. The `Display` text names the document and, where it
+/// applies, the job and field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("{source_name}: the file is empty")]
+    Empty { source_name: String },
+    #[error("{source_name}: not valid JSON: {detail}")]
+    Syntax { source_name: String, detail: String },
+    #[error("{source_name}: expected a JSON object of jobs at the top level, found {found}")]
+    NotAnObject { source_name: String, found: &'static str },
+    #[error("{source_name}: {at}: {problem}")]
+    Field { source_name: String, at: String, problem: String },
+    #[error("{source_name}: {problem}")]
+    Dataset { source_name: String, problem: String },
+}
+
+/// Parses and validates a snapshot. `source_name` is used in messages; `hint` forces a
+/// dataset (otherwise it is detected from the fields of the entries).
+pub fn parse_snapshot(
+    bytes: &[u8],
+    source_name: &str,
+    hint: Option<Dataset>,
+) -> Result<ParsedSnapshot, SnapshotError> {
+    let src = || source_name.to_string();
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(SnapshotError::Empty { source_name: src() });
+    }
+    let value = strict_json::parse(bytes).map_err(|e| SnapshotError::Syntax {
+        source_name: src(),
+        detail: explain_syntax(bytes, &e),
+    })?;
+    let Value::Object(entries) = value else {
+        return Err(SnapshotError::NotAnObject { source_name: src(), found: value.type_name() });
+    };
+    let dataset = match hint {
+        Some(d) => d,
+        None => detect(&entries).map_err(|problem| SnapshotError::Dataset { source_name: src(), problem })?,
+    };
+    let mut warnings = BTreeMap::<String, usize>::new();
+    let mut jobs = Vec::with_capacity(entries.len());
+    for (job, v) in entries {
+        let field_err = |field: Option<&str>, problem: String| {
+            let mut path = vec![job.clone()];
+            if let Some(f) = field {
+                path.push(f.to_string());
+            }
+            SnapshotError::Field { source_name: src(), at: describe_path(&path), problem }
+        };
+        if job.trim().is_empty() {
+            return Err(field_err(None, "job name is empty".into()));
+        }
+        let Value::Object(fields) = v else {
+            return Err(field_err(None, format!("expected an object of fields, found {}", v.type_name())));
+        };
+        let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+        for (k, _) in &fields {
+            let known = match dataset {
+                Dataset::Failures => k == "failing_days",
+                Dataset::Flakes => matches!(k.as_str(), "consistency" | "flakes" | "test_flakes"),
+            };
+            if !known {
+                *warnings.entry(k.clone()).or_default() += 1;
+            }
+        }
+        let stats = match dataset {
+            Dataset::Failures => {
+                let v = get("failing_days").ok_or_else(|| field_err(Some("failing_days"), "missing (a failures snapshot needs failing_days for every job)".into()))?;
+                let days = non_negative_int(v).map_err(|p| field_err(Some("failing_days"), p))?;
+                let failing_days = u32::try_from(days).map_err(|_| field_err(Some("failing_days"), format!("{days} is out of range")))?;
+                JobStats::Failures { failing_days }
+            }
+            Dataset::Flakes => {
+                let c = get("consistency").ok_or_else(|| field_err(Some("consistency"), "missing (a flakes snapshot needs consistency for every job)".into()))?;
+                let consistency = match c {
+                    Value::Number(Number::Float(f)) => *f,
+                    Value::Number(Number::Unsigned(u)) => *u as f64,
+                    Value::Number(Number::Signed(i)) => *i as f64,
+                    other => return Err(field_err(Some("consistency"), format!("expected a number between 0 and 1, found {} {}", other.type_name(), other.brief()))),
+                };
+                if !consistency.is_finite() || !(0.0..=1.0).contains(&consistency) {
+                    return Err(field_err(Some("consistency"), format!("{consistency} is outside 0..1")));
+                }
+                let f = get("flakes").ok_or_else(|| field_err(Some("flakes"), "missing (a flakes snapshot needs flakes for every job)".into()))?;
+                let flakes = non_negative_int(f).map_err(|p| field_err(Some("flakes"), p))?;
+                let test_flakes = match get("test_flakes") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Object(tests)) => {
+                        let mut m = BTreeMap::new();
+                        for (t, n) in tests {
+                            let n = non_negative_int(n).map_err(|p| {
+                                SnapshotError::Field {
+                                    source_name: src(),
+                                    at: describe_path(&[job.clone(), "test_flakes".into(), t.clone()]),
+                                    problem: p,
+                                }
+                            })?;
+                            m.insert(t.clone(), n);
+                        }
+                        Some(m)
+                    }
+                    Some(other) => return Err(field_err(Some("test_flakes"), format!("expected an object of test counts or null, found {}", other.type_name()))),
+                };
+                JobStats::Flakes(FlakeStats { consistency, flakes, test_flakes })
+            }
+        };
+        jobs.push(JobEntry { job, stats });
+    }
+    jobs.sort_by(|a, b| a.job.cmp(&b.job));
+    let warnings = warnings
+        .into_iter()
+        .map(|(k, n)| format!("{source_name}: ignored unknown field {k:?} on {n} job(s)"))
+        .collect();
+    Ok(ParsedSnapshot { dataset, jobs, warnings })
+}
+
+fn non_negative_int(v: &Value) -> Result<u64, String> {
+    match v {
+        Value::Number(Number::Unsigned(u)) => Ok(*u),
+        Value::Number(Number::Signed(i)) => Err(format!("expected a non-negative integer, found {i}")),
+        Value::Number(Number::Float(f)) => Err(format!("expected a non-negative integer, found the non-integer {f}")),
+        other => Err(format!("expected a non-negative integer, found {} {}", other.type_name(), other.brief())),
+    }
+}
+
+fn detect(entries: &[(String, Value)]) -> Result<Dataset, String> {
+    let mut failures = 0usize;
+    let mut flakes = 0usize;
+    for (_, v) in entries {
+        if let Value::Object(fields) = v {
+            if fields.iter().any(|(k, _)| k == "failing_days") {
+                failures += 1;
+            }
+            if fields.iter().any(|(k, _)| k == "consistency" || k == "flakes" || k == "test_flakes") {
+                flakes += 1;
+            }
+        }
+    }
+    match (failures, flakes) {
+        (0, 0) if entries.is_empty() => Err("the snapshot has no jobs, so its dataset cannot be detected; pass --dataset".into()),
+        (0, 0) => Err("cannot detect the dataset: no job has failing_days (failures) or consistency/flakes (flakes); pass --dataset".into()),
+        (f, 0) if f > 0 => Ok(Dataset::Failures),
+        (0, k) if k > 0 => Ok(Dataset::Flakes),
+        (f, k) => Err(format!("mixed schema: {f} job(s) look like failures and {k} like flakes; pass --dataset to say which is meant")),
+    }
+}
+
+fn explain_syntax(bytes: &[u8], e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let at = format!("line {} column {}", e.line(), e.column());
+    match e.classify() {
+        Category::Eof => format!("the document ends early at {at} (truncated file?)"),
+        _ => {
+            let text = String::from_utf8_lossy(bytes);
+            if text.contains("NaN") || text.contains("Infinity") {
+                format!("{e} (NaN and Infinity are not valid JSON numbers)")
+            } else {
+                format!("{e}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(s: &str, hint: Option<Dataset>) -> String {
+        parse_snapshot(s.as_bytes(), "snap.json", hint).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn detects_and_sorts() {
+        let p = parse_snapshot(br#"{"b":{"failing_days":3},"a":{"failing_days":0}}"#, "s", None).unwrap();
+        assert_eq!(p.dataset, Dataset::Failures);
+        assert_eq!(p.jobs[0].job, "a");
+        let p = parse_snapshot(br#"{"a":{"consistency":0.5,"flakes":2,"test_flakes":{"t":1}}}"#, "s", None).unwrap();
+        assert_eq!(p.dataset, Dataset::Flakes);
+        assert_eq!(p.jobs[0].stats.flake().unwrap().test_flakes.as_ref().unwrap()["t"], 1);
+    }
+
+    #[test]
+    fn each_bad_input_is_named() {
+        assert!(err("", None).contains("empty"));
+        assert!(err("  \n", None).contains("empty"));
+        assert!(err("[1,2]", None).contains("found an array"));
+        assert!(err(r#"{"a":{"failing_days":1}"#, None).contains("truncated"));
+        assert!(err(r#"{"a":{"failing_days":-3}}"#, None).contains(r#"job "a", field "failing_days": expected a non-negative integer, found -3"#));
+        assert!(err(r#"{"a":{"failing_days":2.5}}"#, None).contains("non-integer 2.5"));
+        assert!(err(r#"{"a":{"failing_days":"7"}}"#, None).contains("found a string"));
+        assert!(err(r#"{"a":{"consistency":1.2,"flakes":0}}"#, None).contains(r#"job "a", field "consistency": 1.2 is outside 0..1"#));
+        assert!(err(r#"{"a":{"consistency":NaN,"flakes":0}}"#, None).contains("NaN"));
+        assert!(err(r#"{"a":{"failing_days":1},"a":{"failing_days":2}}"#, None).contains(r#"job "a" appears twice"#));
+        assert!(err(r#"{"a":{"consistency":0.5,"flakes":1,"test_flakes":{"t":1,"t":2}}}"#, None).contains(r#"job "a", field "test_flakes", key "t" appears twice"#));
+        assert!(err(r#"{"a":{"consistency":0.5,"flakes":1,"test_flakes":{"t":-1}}}"#, None).contains(r#"key "t""#));
+        assert!(err(r#"{"a":{"failing_days":1},"b":{"consistency":1,"flakes":0}}"#, None).contains("mixed schema"));
+        assert!(err(r#"{"a":{"failing_days":1}}"#, Some(Dataset::Flakes)).contains(r#"job "a", field "consistency": missing"#));
+        assert!(err("{}", None).contains("--dataset"));
+        assert!(parse_snapshot(b"{}", "s", Some(Dataset::Failures)).unwrap().jobs.is_empty());
+    }
+
+    #[test]
+    fn unknown_fields_are_warned_not_fatal() {
+        let p = parse_snapshot(br#"{"a":{"failing_days":1,"extra":true}}"#, "s", None).unwrap();
+        assert_eq!(p.warnings.len(), 1);
+        assert!(p.warnings[0].contains("extra"));
+    }
+}
