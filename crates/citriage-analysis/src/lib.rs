@@ -1,14 +1,20 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! The analysis core of citriage for dashboard snapshots: categorization by rules,
+//! severity rubrics, cluster selection, drift between snapshots, flakes roll-ups and
+//! misclassification findings. Pure: everything takes parsed data and returns data;
+//! no file, network or database access happens here.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod categorize;
+pub mod config;
+pub mod drift;
+pub mod expr;
+pub mod flakes;
+pub mod misclass;
+pub mod rules;
+pub mod select;
+pub mod severity;
+pub mod triage;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use categorize::{categorize_snapshot, Categorized, Category, CategorizedJob};
+pub use config::AnalysisConfig;
+pub use rules::{RuleSet, RulesError};
+pub use triage::{triage, Triage, TriageInput};

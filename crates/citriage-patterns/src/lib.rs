@@ -1,14 +1,11 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! citriage-patterns: the pure algorithm core of failure triage.
+//!
+//! Works on strings and bytes handed in by callers and performs no I/O of its own:
+//! line splitting ([`lines`]), failure-text normalization ([`normalize`]), the
+//! go.k8s.io/triage similarity measure and ids ([`similarity`]), clustering ([`cluster`]),
+//! stable cluster ids across days ([`stable`]), log template mining ([`drain`]), failure-line
+//! extraction from build logs ([`extract`]), the known-signature knowledge base
+//! ([`signatures`]) and `failure_data.json` export ([`export`]).
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub mod lines;
+pub mod normalize;

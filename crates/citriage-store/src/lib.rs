@@ -1,14 +1,356 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! The embedded SQLite store: one file holding every imported snapshot (and, as the
+//! pipeline grows, builds and evidence). The schema is versioned with ordered
+//! migrations; every import is one transaction, so a failed import leaves the store
+//! exactly as it was.
+
+use citriage_model::{Dataset, Day, FlakeStats, JobEntry, JobStats, Snapshot, SnapshotMeta};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Store errors; the message names the database file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store {path}: {source}")]
+    Sqlite { path: String, source: rusqlite::Error },
+    #[error("store {path}: cannot create its folder: {source}")]
+    Dir { path: String, source: std::io::Error },
+    #[error("store {path}: schema version {found} is newer than this citriage understands ({known}); upgrade citriage")]
+    TooNew { path: String, found: i64, known: i64 },
+    #[error("store {path}: corrupt row: {detail}")]
+    Corrupt { path: String, detail: String },
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Ordered schema migrations; entry `i` moves the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: dashboard snapshots.
+    "CREATE TABLE snapshots (
+        id INTEGER PRIMARY KEY,
+        dataset TEXT NOT NULL CHECK (dataset IN ('failures', 'flakes')),
+        snapshot_date TEXT NOT NULL,
+        source TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        job_count INTEGER NOT NULL,
+        imported_at TEXT NOT NULL,
+        UNIQUE (dataset, snapshot_date, sha256)
+    );
+    CREATE INDEX snapshots_by_dataset_date ON snapshots (dataset, snapshot_date, id);
+    CREATE TABLE snapshot_jobs (
+        snapshot_id INTEGER NOT NULL REFERENCES snapshots (id) ON DELETE CASCADE,
+        job TEXT NOT NULL,
+        failing_days INTEGER,
+        consistency REAL,
+        flakes INTEGER,
+        has_test_flakes INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (snapshot_id, job)
+    ) WITHOUT ROWID;
+    CREATE TABLE snapshot_test_flakes (
+        snapshot_id INTEGER NOT NULL,
+        job TEXT NOT NULL,
+        test TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (snapshot_id, job, test),
+        FOREIGN KEY (snapshot_id, job) REFERENCES snapshot_jobs (snapshot_id, job) ON DELETE CASCADE
+    ) WITHOUT ROWID;",
+];
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// A stored snapshot's header.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoredSnapshot {
+    pub id: i64,
+    pub dataset: Dataset,
+    pub date: Day,
+    pub source: String,
+    pub sha256: String,
+    pub job_count: usize,
+    pub imported_at: String,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImportOutcome {
+    pub snapshot: StoredSnapshot,
+    /// False when an identical snapshot (same dataset, date and content) was already stored.
+    pub inserted: bool,
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: String,
+}
+
+/// The default store file: `$CITRIAGE_DB`, else `$XDG_DATA_HOME/citriage/citriage.db`,
+/// else `$HOME/.local/share/citriage/citriage.db`, else `./citriage.db`.
+pub fn default_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("CITRIAGE_DB").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|p| !p.is_empty()) {
+        return PathBuf::from(x).join("citriage").join("citriage.db");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|p| !p.is_empty()) {
+        return PathBuf::from(h).join(".local/share/citriage/citriage.db");
+    }
+    PathBuf::from("citriage.db")
+}
+
+impl Store {
+    /// Opens (creating if needed) a store file and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let p = path.display().to_string();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: p.clone(), source })?;
+        }
+        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite { path: p.clone(), source })?;
+        Store::init(conn, p)
+    }
+
+    /// An in-memory store (tests, benchmarks).
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let p = ":memory:".to_string();
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::Sqlite { path: p.clone(), source })?;
+        Store::init(conn, p)
+    }
+
+    fn init(mut conn: Connection, path: String) -> Result<Store, StoreError> {
+        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
+        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+            .map_err(sql)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew { path, found: version, known: SCHEMA_VERSION });
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+            tx.execute_batch(m).map_err(sql)?;
+            tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1)).map_err(sql)?;
+            tx.commit().map_err(sql)?;
+        }
+        Ok(Store { conn, path })
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite { path: self.path.clone(), source }
+    }
+
+    /// Imports a snapshot in one transaction. Importing the same content for the same
+    /// dataset and date again is a no-op that returns the stored copy.
+    pub fn import_snapshot(&mut self, snap: &Snapshot, imported_at: &str) -> Result<ImportOutcome, StoreError> {
+        let path = self.path.clone();
+        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        let existing: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM snapshots WHERE dataset = ?1 AND snapshot_date = ?2 AND sha256 = ?3",
+                params![snap.meta.dataset.as_str(), snap.meta.date.to_string(), snap.meta.sha256],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql)?;
+        if let Some(id) = existing {
+            tx.commit().map_err(sql)?;
+            let s = self.snapshot_header(id)?;
+            return Ok(ImportOutcome { snapshot: s, inserted: false });
+        }
+        tx.execute(
+            "INSERT INTO snapshots (dataset, snapshot_date, source, sha256, job_count, imported_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                snap.meta.dataset.as_str(),
+                snap.meta.date.to_string(),
+                snap.meta.source,
+                snap.meta.sha256,
+                snap.jobs.len() as i64,
+                imported_at
+            ],
+        )
+        .map_err(sql)?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut job_stmt = tx
+                .prepare(
+                    "INSERT INTO snapshot_jobs (snapshot_id, job, failing_days, consistency, flakes, has_test_flakes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(sql)?;
+            let mut test_stmt = tx
+                .prepare("INSERT INTO snapshot_test_flakes (snapshot_id, job, test, count) VALUES (?1, ?2, ?3, ?4)")
+                .map_err(sql)?;
+            for e in &snap.jobs {
+                match &e.stats {
+                    JobStats::Failures { failing_days } => {
+                        job_stmt
+                            .execute(params![id, e.job, *failing_days as i64, None::<f64>, None::<i64>, 0])
+                            .map_err(sql)?;
+                    }
+                    JobStats::Flakes(f) => {
+                        job_stmt
+                            .execute(params![
+                                id,
+                                e.job,
+                                None::<i64>,
+                                f.consistency,
+                                f.flakes as i64,
+                                i64::from(f.test_flakes.is_some())
+                            ])
+                            .map_err(sql)?;
+                        for (t, n) in f.test_flakes.iter().flatten() {
+                            test_stmt.execute(params![id, e.job, t, *n as i64]).map_err(sql)?;
+                        }
+                    }
+                }
+            }
+        }
+        tx.commit().map_err(sql)?;
+        Ok(ImportOutcome { snapshot: self.snapshot_header(id)?, inserted: true })
+    }
+
+    fn snapshot_header(&self, id: i64) -> Result<StoredSnapshot, StoreError> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT id, dataset, snapshot_date, source, sha256, job_count, imported_at FROM snapshots WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, i64>(5)?,
+                        r.get::<_, String>(6)?,
+                    ))
+                },
+            )
+            .map_err(|e| self.err(e))?;
+        self.header_from_row(row)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn header_from_row(&self, row: (i64, String, String, String, String, i64, String)) -> Result<StoredSnapshot, StoreError> {
+        let corrupt = |detail: String| StoreError::Corrupt { path: self.path.clone(), detail };
+        let dataset: Dataset = row.1.parse().map_err(corrupt)?;
+        let date = Day::parse(&row.2).ok_or_else(|| corrupt(format!("snapshot {} has date {:?}", row.0, row.2)))?;
+        Ok(StoredSnapshot {
+            id: row.0,
+            dataset,
+            date,
+            source: row.3,
+            sha256: row.4,
+            job_count: row.5.max(0) as usize,
+            imported_at: row.6,
+        })
+    }
+
+    /// Every stored snapshot of a dataset (or all), oldest first by date, then import order.
+    pub fn list_snapshots(&self, dataset: Option<Dataset>) -> Result<Vec<StoredSnapshot>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, dataset, snapshot_date, source, sha256, job_count, imported_at FROM snapshots
+                 WHERE ?1 IS NULL OR dataset = ?1 ORDER BY dataset, snapshot_date, id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![dataset.map(|d| d.as_str())], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        rows.into_iter().map(|r| self.header_from_row(r)).collect()
+    }
+
+    /// The newest snapshot of a dataset (latest date; for one date, the last imported).
+    pub fn latest(&self, dataset: Dataset) -> Result<Option<StoredSnapshot>, StoreError> {
+        Ok(self.list_snapshots(Some(dataset))?.pop())
+    }
+
+    /// The newest snapshot of the dataset dated strictly before `date`.
+    pub fn previous(&self, dataset: Dataset, date: Day) -> Result<Option<StoredSnapshot>, StoreError> {
+        Ok(self.list_snapshots(Some(dataset))?.into_iter().filter(|s| s.date < date).last())
+    }
+
+    /// Loads a stored snapshot in full.
+    pub fn load_snapshot(&self, id: i64) -> Result<Snapshot, StoreError> {
+        let h = self.snapshot_header(id)?;
+        let mut tests: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT job, test, count FROM snapshot_test_flakes WHERE snapshot_id = ?1")
+                .map_err(|e| self.err(e))?;
+            let rows = stmt
+                .query_map(params![id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))
+                .map_err(|e| self.err(e))?;
+            for r in rows {
+                let (job, test, n) = r.map_err(|e| self.err(e))?;
+                tests.entry(job).or_default().insert(test, n.max(0) as u64);
+            }
+        }
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT job, failing_days, consistency, flakes, has_test_flakes FROM snapshot_jobs
+                 WHERE snapshot_id = ?1 ORDER BY job",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<i64>>(1)?,
+                    r.get::<_, Option<f64>>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, i64>(4)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut jobs = Vec::new();
+        for r in rows {
+            let (job, days, consistency, flakes, has_tests) = r.map_err(|e| self.err(e))?;
+            let stats = match h.dataset {
+                Dataset::Failures => JobStats::Failures { failing_days: days.unwrap_or(0).max(0) as u32 },
+                Dataset::Flakes => {
+                    let t = tests.remove(&job);
+                    JobStats::Flakes(FlakeStats {
+                        consistency: consistency.unwrap_or(1.0),
+                        flakes: flakes.unwrap_or(0).max(0) as u64,
+                        test_flakes: if has_tests != 0 { Some(t.unwrap_or_default()) } else { None },
+                    })
+                }
+            };
+            jobs.push(JobEntry { job, stats });
+        }
+        Ok(Snapshot::new(
+            SnapshotMeta { dataset: h.dataset, date: h.date, source: h.source, sha256: h.sha256 },
+            jobs,
+        ))
+    }
+
+    /// Job names of a stored snapshot.
+    pub fn snapshot_job_names(&self, id: i64) -> Result<BTreeSet<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT job FROM snapshot_jobs WHERE snapshot_id = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map(params![id], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
+        rows.collect::<Result<BTreeSet<_>, _>>().map_err(|e| self.err(e))
     }
 }

@@ -1,0 +1,99 @@
+//! Flakes roll-ups across jobs (runbook Phase 1.4 and Phase 8): the tests that flake
+//! in the most places (`top-flaky-tests.txt`), the top tests per lane
+//! (`top-tests-by-lane.txt`) and the worst jobs across categories (`top30.txt`).
+
+use crate::categorize::Categorized;
+use citriage_model::{JobStats, Snapshot};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A test's flake count summed over jobs.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRollup {
+    pub test: String,
+    pub total: u64,
+    pub jobs: Vec<String>,
+}
+
+/// Tests across jobs, most flakes first (ties: more jobs, then name).
+pub fn top_flaky_tests(snapshot: &Snapshot) -> Vec<TestRollup> {
+    let mut m: BTreeMap<&str, (u64, BTreeSet<&str>)> = BTreeMap::new();
+    for e in &snapshot.jobs {
+        if let JobStats::Flakes(f) = &e.stats {
+            for (t, c) in f.test_flakes.iter().flatten() {
+                let slot = m.entry(t.as_str()).or_default();
+                slot.0 += c;
+                slot.1.insert(e.job.as_str());
+            }
+        }
+    }
+    let mut v: Vec<TestRollup> = m
+        .into_iter()
+        .map(|(t, (total, jobs))| TestRollup {
+            test: t.to_string(),
+            total,
+            jobs: jobs.into_iter().map(String::from).collect(),
+        })
+        .collect();
+    v.sort_by(|a, b| b.total.cmp(&a.total).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.test.cmp(&b.test)));
+    v
+}
+
+/// Per lane (category): its tests summed over the lane's jobs, most flakes first.
+pub fn top_tests_by_lane(cats: &Categorized) -> Vec<(String, Vec<TestRollup>)> {
+    cats.categories
+        .iter()
+        .filter_map(|c| {
+            let mut m: BTreeMap<&str, (u64, BTreeSet<&str>)> = BTreeMap::new();
+            for j in &c.jobs {
+                if let JobStats::Flakes(f) = &j.entry.stats {
+                    for (t, n) in f.test_flakes.iter().flatten() {
+                        let slot = m.entry(t.as_str()).or_default();
+                        slot.0 += n;
+                        slot.1.insert(j.entry.job.as_str());
+                    }
+                }
+            }
+            if m.is_empty() {
+                return None;
+            }
+            let mut v: Vec<TestRollup> = m
+                .into_iter()
+                .map(|(t, (total, jobs))| TestRollup {
+                    test: t.to_string(),
+                    total,
+                    jobs: jobs.into_iter().map(String::from).collect(),
+                })
+                .collect();
+            v.sort_by(|a, b| b.total.cmp(&a.total).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.test.cmp(&b.test)));
+            Some((c.name.clone(), v))
+        })
+        .collect()
+}
+
+/// One row of the worst-jobs list.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopJob {
+    pub job: String,
+    pub category: String,
+    #[serde(flatten)]
+    pub stats: JobStats,
+}
+
+/// The `n` worst jobs across all categories (oldest failing / least consistent).
+pub fn top_jobs(cats: &Categorized, n: usize) -> Vec<TopJob> {
+    let mut all: Vec<TopJob> = cats
+        .categories
+        .iter()
+        .flat_map(|c| {
+            c.jobs.iter().map(move |j| TopJob { job: j.entry.job.clone(), category: c.name.clone(), stats: j.entry.stats.clone() })
+        })
+        .collect();
+    all.sort_by(|a, b| {
+        crate::severity::sort_key(&a.stats)
+            .total_cmp(&crate::severity::sort_key(&b.stats))
+            .then_with(|| a.job.cmp(&b.job))
+    });
+    all.truncate(n);
+    all
+}

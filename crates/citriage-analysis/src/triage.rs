@@ -1,0 +1,78 @@
+//! The snapshot triage pipeline in one pure call: categorize, select clusters,
+//! compare with the prior snapshot, find misclassifications and build the flakes
+//! roll-ups. The result is plain data that the report crate renders.
+
+use crate::categorize::{categorize_snapshot, Categorized};
+use crate::config::AnalysisConfig;
+use crate::drift::{drift, Drift};
+use crate::flakes::{top_flaky_tests, top_jobs, top_tests_by_lane, TestRollup, TopJob};
+use crate::misclass::{self, Finding, NeedsBuildData};
+use crate::rules::RuleSet;
+use crate::select::{select, Selection};
+use crate::severity::Severity;
+use citriage_model::{Day, Snapshot, SnapshotMeta};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the triage reads.
+pub struct TriageInput<'a> {
+    pub snapshot: &'a Snapshot,
+    /// The previous snapshot of the same dataset, if any.
+    pub prior: Option<&'a Snapshot>,
+    /// Job sets of snapshots older than the prior, newest first (for reappearances).
+    pub older: &'a [(Day, BTreeSet<String>)],
+    pub rules: &'a RuleSet,
+    pub config: &'a AnalysisConfig,
+}
+
+/// Everything the snapshot supports, ready to render.
+#[derive(Debug, Clone, Serialize)]
+pub struct Triage {
+    pub snapshot: SnapshotMeta,
+    pub job_count: usize,
+    pub rules_origin: String,
+    pub rule_count: usize,
+    pub severity_totals: BTreeMap<Severity, usize>,
+    pub categorized: Categorized,
+    pub selection: Selection,
+    pub drift: Option<Drift>,
+    pub misclassifications: Vec<Finding>,
+    pub needs_build_data: Vec<NeedsBuildData>,
+    pub top_jobs: Vec<TopJob>,
+    pub top_flaky_tests: Vec<TestRollup>,
+    pub top_tests_by_lane: Vec<(String, Vec<TestRollup>)>,
+    pub config: AnalysisConfig,
+}
+
+/// Runs the snapshot triage.
+pub fn triage(input: &TriageInput<'_>) -> Triage {
+    let snap = input.snapshot;
+    let categorized = categorize_snapshot(snap, input.rules);
+    let selection = select(&categorized, snap.meta.dataset, input.config);
+    let drift = input
+        .prior
+        .map(|p| drift(snap, p, input.older, input.config.consistency_drift_threshold));
+    let (misclassifications, needs_build_data) = misclass::find(snap, input.config);
+    let mut severity_totals = BTreeMap::new();
+    for c in &categorized.categories {
+        for (s, n) in c.severity_counts() {
+            *severity_totals.entry(s).or_insert(0) += n;
+        }
+    }
+    Triage {
+        snapshot: snap.meta.clone(),
+        job_count: snap.jobs.len(),
+        rules_origin: input.rules.origin.clone(),
+        rule_count: input.rules.rules.len(),
+        severity_totals,
+        top_jobs: top_jobs(&categorized, input.config.top_n),
+        top_flaky_tests: top_flaky_tests(snap),
+        top_tests_by_lane: top_tests_by_lane(&categorized),
+        categorized,
+        selection,
+        drift,
+        misclassifications,
+        needs_build_data,
+        config: input.config.clone(),
+    }
+}

@@ -1,0 +1,468 @@
+//! Failure-text normalization before clustering, in two profiles.
+//!
+//! * [`Profile::K8sTriage`] reproduces go.k8s.io/triage's `normalize`: dates and timestamps
+//!   become the literal `TIME`; the space-separated entries of every innermost `map[...]` are
+//!   sorted; noisy tokens are alpha-renamed `UNIQ1`, `UNIQ2`, ... in order of first appearance
+//!   (the same token keeps its number); texts over 10,000 bytes lose consecutive duplicate
+//!   lines and are then cut to the first 5,000 bytes + `\n...[truncated]...\n` + the last
+//!   5,000. Its quirks are kept on purpose (`kube-proxy failed` → `kubeUNIQ1failed`, 19-digit
+//!   build ids renamed, `+0000 UTC` left after `TIME`) because cluster keys and ids must match
+//!   the ones go.k8s.io/triage publishes.
+//! * [`Profile::Default`] fixes those defects (word boundaries, a k8s-generated-name check for
+//!   random suffixes, time zones folded into `TIME`) and masks more volatile tokens: long
+//!   numbers and numbers after context words (`NUM`), durations (`DURATION`), quoted resource
+//!   names (`"NAME"`), content hashes (`HASH`), temporary paths (`TMPPATH`), Go line numbers
+//!   (`.go:LINE`). Small numbers such as exit codes are kept: `exit 1` and `exit 2` must not
+//!   merge.
+//!
+//! All regexes use explicit ASCII classes where Go's RE2 semantics are ASCII (`\d`, `\w`,
+//! `\s`), so the compatibility profile matches byte-for-byte on the same input.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// Texts longer than this many bytes are de-duplicated and truncated.
+pub const LONG_OUTPUT_LEN: usize = 10_000;
+/// Separator inserted between the kept head and tail of a truncated text.
+pub const TRUNCATED_SEP: &str = "\n...[truncated]...\n";
+
+/// Normalization profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// Exact go.k8s.io/triage semantics (keys and ids link to go.k8s.io/triage).
+    K8sTriage,
+    /// citriage's profile: the defects fixed and more volatile tokens masked.
+    Default,
+}
+
+impl Profile {
+    /// Stable short name (`k8s-triage` / `default`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::K8sTriage => "k8s-triage",
+            Profile::Default => "default",
+        }
+    }
+
+    /// Parse `k8s-triage` / `default`.
+    pub fn parse(s: &str) -> Option<Profile> {
+        match s {
+            "k8s-triage" | "k8s" | "triage" => Some(Profile::K8sTriage),
+            "default" => Some(Profile::Default),
+            _ => None,
+        }
+    }
+}
+
+/// Normalize `text` under `profile` (see the module docs).
+pub fn normalize(text: &str, profile: Profile) -> String {
+    match profile {
+        Profile::K8sTriage => normalize_k8s(text),
+        Profile::Default => normalize_default(text),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// k8s-triage profile
+
+/// Dates and timestamps (Go RE2 semantics: `\d`, `\w`, `\s` are ASCII).
+static K8S_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        // RFC1123-ish: "Mon, 12 January 2017 11:34:35 "
+        r"[A-Z][a-z]{2}, [0-9]+ [0-9A-Za-z_]+ 2[0-9]{3} [0-9./: ]*(?:[-+][0-9]+)?",
+        // syslog: "Jan  2 15:04:05(.000)"
+        r"|[0-9A-Za-z_]{3}[\t\n\x0C\r ]+[0-9]{1,2} [0-9]+:[0-9]+:[0-9]+(?:\.[0-9]+)?",
+        // ISO-ish date + time, or klog "E0510 12:34:56"
+        r"|(?:[0-9]{4}-[0-9]{2}-[0-9]{2}.|.[0-9]{4} )[0-9]{2}:[0-9]{2}:[0-9]{2}(?:.[0-9]+)?",
+        // Ginkgo "@ 12/10/25 13:52:29.244"
+        r"|[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?",
+    ))
+    .expect("valid k8s date regex")
+});
+
+/// Noisy tokens alpha-renamed to UNIQn.
+static K8S_ORDINAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"0x[0-9a-fA-F]+",                                                  // hex constants
+        r"|[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]+)?",     // IPv4 + port
+        r"|[0-9a-fA-F]{8}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{12}(?:-[0-9]+)?", // UUIDs
+        r"|[0-9a-f]{12,32}",                                                // hex garbage
+        r"|(?:minion-group-|default-pool-|nodes-)[-0-9a-z]{4,}",            // GCE/GKE/kops nodes
+        r"|i-[0-9a-f]{8,17}",                                               // AWS instances
+        r"|kind-(?:control-plane|worker)[0-9]*",                            // kind nodes
+        r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*(?:-[0-9]+){2,}",              // pod-name-2-7
+        r"|\.go:[0-9]+",                                                    // Go file:line
+        r"|-[a-z0-9]{4,5}[\t\n\x0C\r /\x22]",                               // k8s random suffix
+        r"|localhost:[0-9]+",                                               // local ports
+        r"|:[0-9]{5}",                                                      // high ports
+        r"|(?:cluster_|logger_|Server #)[0-9]+",                            // test fixtures
+        r"|goroutine [0-9]+",                                               // goroutine ids
+        r"|[0-9]+\.[0-9]+m?s",                                              // durations
+    ))
+    .expect("valid k8s ordinal regex")
+});
+
+/// Innermost `map[...]`.
+static MAP_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"map\[([^\]\[]*)\]").expect("valid map regex"));
+
+fn sort_maps(s: &str) -> Option<String> {
+    if !s.contains("map[") {
+        return None;
+    }
+    let out = MAP_RE.replace_all(s, |caps: &regex::Captures<'_>| {
+        let mut parts: Vec<&str> = caps[1].split(' ').collect();
+        parts.sort_unstable();
+        format!("map[{}]", parts.join(" "))
+    });
+    match out {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(o) => Some(o),
+    }
+}
+
+fn normalize_k8s(text: &str) -> String {
+    let s = K8S_DATE.replace_all(text, "TIME");
+    let s = match sort_maps(&s) {
+        Some(o) => std::borrow::Cow::Owned(o),
+        None => s,
+    };
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0usize;
+    for m in K8S_ORDINAL.find_iter(&s) {
+        out.push_str(&s[last..m.start()]);
+        let next = names.len() + 1;
+        let n = *names.entry(m.as_str()).or_insert(next);
+        out.push_str("UNIQ");
+        push_usize(&mut out, n);
+        last = m.end();
+    }
+    out.push_str(&s[last..]);
+    shorten(out)
+}
+
+fn push_usize(out: &mut String, n: usize) {
+    use std::fmt::Write;
+    let _ = write!(out, "{n}");
+}
+
+/// Drop consecutive duplicate lines (split on `\n`; the first line is always kept).
+pub fn remove_duplicate_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut prev: Option<&str> = None;
+    for line in text.split('\n') {
+        match prev {
+            Some(p) if p == line => continue,
+            Some(_) => out.push('\n'),
+            None => {}
+        }
+        out.push_str(line);
+        prev = Some(line);
+    }
+    out
+}
+
+/// De-duplicate and truncate long texts (both profiles). Cuts fall on character boundaries
+/// (a byte cut inside a multi-byte character moves outwards to keep valid UTF-8).
+pub fn shorten(s: String) -> String {
+    if s.len() <= LONG_OUTPUT_LEN {
+        return s;
+    }
+    let s = remove_duplicate_lines(&s);
+    if s.len() <= LONG_OUTPUT_LEN {
+        return s;
+    }
+    let half = LONG_OUTPUT_LEN / 2;
+    let mut head_end = half;
+    while !s.is_char_boundary(head_end) {
+        head_end += 1;
+    }
+    let mut tail_start = s.len() - half;
+    while !s.is_char_boundary(tail_start) {
+        tail_start -= 1;
+    }
+    let mut out = String::with_capacity(LONG_OUTPUT_LEN + TRUNCATED_SEP.len() + 8);
+    out.push_str(&s[..head_end]);
+    out.push_str(TRUNCATED_SEP);
+    out.push_str(&s[tail_start..]);
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// default profile
+
+/// Timestamps with their zones (the k8s profile leaves `+0000 UTC` behind).
+static DEF_TIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?:[A-Z][a-z]{2},? )?[0-9]{4}[-/][0-9]{2}[-/][0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?",
+        r"(?: ?(?:Z|[-+][0-9]{2}:?[0-9]{2}))?(?: (?:UTC|GMT|[A-Z]{2,3}T)\b)?",
+        r"|[A-Z][a-z]{2}, [0-9]{1,2} [A-Za-z]+ [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?: ?(?:[-+][0-9]{4}|UTC|GMT|[A-Z]{2,3}T)\b)?",
+        r"|\b[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?: (?:UTC|GMT|[A-Z]{2,3}T))?(?: [0-9]{4})?",
+        r"|\b[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?",
+        r"|\b[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}[ ,T]+[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?: ?[AP]M)?",
+        r"|\b[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+",
+        r"|\b[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?\b",
+    ))
+    .expect("valid default time regex")
+});
+
+/// Token classes of the default profile, tried in order (leftmost-first alternation).
+const DEF_CLASSES: &[(Class, &str)] = &[
+    (Class::Hash, r"(?:sha256|sha1|sha512|md5):[0-9a-fA-F]{32,128}\b"),
+    (Class::Uniq, r"\b0x[0-9a-fA-F]+\b"),
+    (
+        Class::Uniq,
+        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+    ),
+    (
+        Class::Uniq,
+        r"\b[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5})?\b",
+    ),
+    (
+        Class::Uniq,
+        r"\[[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\](?::[0-9]{1,5})?",
+    ),
+    (Class::Uniq, r"\blocalhost:[0-9]{2,5}\b"),
+    (Class::Hash, r"\b[0-9a-f]{40}\b|\b[0-9a-f]{64}\b"),
+    (Class::TmpPath, r"(?:/private)?/(?:tmp|var/tmp|var/folders)(?:/[^\s:'\x22,;)\]}]*)?"),
+    (Class::GoLine, r"\.go:[0-9]+\b"),
+    (
+        Class::Uniq,
+        r"\b(?:gke-[-0-9a-z]+|minion-group-[0-9a-z]{4}|default-pool-[-0-9a-z]{4,}|nodes-[a-z0-9]+(?:-[a-z0-9]+)*|i-[0-9a-f]{8}(?:[0-9a-f]{9})?|ip-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}(?:\.[-a-z0-9.]+)?|kind-(?:control-plane|worker)[0-9]*)\b",
+    ),
+    (Class::Uniq, r"\b(?:cluster_|logger_|Server #)[0-9]+\b"),
+    (Class::Uniq, r"\bgoroutine [0-9]+\b"),
+    (
+        Class::Duration,
+        r"\b(?:[0-9]+(?:\.[0-9]+)?h)?(?:[0-9]+(?:\.[0-9]+)?m)?[0-9]+(?:\.[0-9]+)?(?:ns|us|µs|ms|s)\b|\b[0-9]+h[0-9]+m\b|\b[0-9]+(?:\.[0-9]+)? ?(?:seconds?|minutes?|hours?|milliseconds?)\b",
+    ),
+    (Class::Name, r"\x22[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\x22"),
+    (Class::Generated, r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b"),
+    (Class::HexId, r"\b[0-9a-f]{12,}\b"),
+    (
+        Class::CtxNum,
+        r"(?i:\b(?:attempts?|retr(?:y|ies)|tries|try|line|port|pid|generation|revision|resourceversion|restarts?)\b[ :=#]*)[0-9]+\b",
+    ),
+    (Class::Num, r"\b[0-9]{4,}\b"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Hash,
+    Uniq,
+    TmpPath,
+    GoLine,
+    Duration,
+    Name,
+    Generated,
+    HexId,
+    CtxNum,
+    Num,
+}
+
+struct DefaultRules {
+    /// One capture group per entry of `DEF_CLASSES`, in order.
+    combined: Regex,
+}
+
+static DEF_RULES: LazyLock<DefaultRules> = LazyLock::new(|| {
+    let combined = DEF_CLASSES
+        .iter()
+        .map(|(_, p)| format!("({p})"))
+        .collect::<Vec<_>>()
+        .join("|");
+    DefaultRules {
+        combined: Regex::new(&combined).expect("valid default regex"),
+    }
+});
+
+/// Letters Kubernetes uses for generated name suffixes (no vowels, no 0/1/3).
+fn is_k8s_suffix_char(b: u8) -> bool {
+    matches!(b, b'b'..=b'd' | b'f'..=b'h' | b'j'..=b'n' | b'p'..=b't' | b'v' | b'w' | b'x' | b'z' | b'2' | b'4'..=b'9')
+}
+
+/// A plausible generated suffix: 4-10 chars of the k8s alphabet with at least one digit, or
+/// an all-digit run of 3+ (namespaces like `test-5405`, statefulset ordinals are kept short).
+fn is_generated_suffix(seg: &str) -> bool {
+    let b = seg.as_bytes();
+    if b.len() >= 3 && b.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
+    (4..=10).contains(&b.len())
+        && b.iter().all(|&c| is_k8s_suffix_char(c))
+        && b.iter().any(u8::is_ascii_digit)
+}
+
+/// For `name-abc12` / `name-7d9f8c6b5-x2x4z` / `test-5405`: the stem before the generated
+/// suffixes, or None when no trailing segment looks generated.
+fn generated_stem(tok: &str) -> Option<&str> {
+    let segs: Vec<(usize, &str)> = {
+        let mut v = Vec::new();
+        let mut start = 0usize;
+        for (i, c) in tok.char_indices() {
+            if c == '-' {
+                v.push((start, &tok[start..i]));
+                start = i + 1;
+            }
+        }
+        v.push((start, &tok[start..]));
+        v
+    };
+    if segs.len() < 2 {
+        return None;
+    }
+    let mut k = segs.len();
+    // A replica-set pod: <stem>-<pod-template-hash>-<5 letters>, the last part may lack digits.
+    if k >= 3 && is_pod_template_hash(segs[k - 1].1) && is_generated_suffix(segs[k - 2].1) {
+        k -= 2;
+    }
+    while k > 1 && is_generated_suffix(segs[k - 1].1) {
+        k -= 1;
+    }
+    if k == segs.len() {
+        return None;
+    }
+    let stem_end = segs[k].0 - 1;
+    if stem_end == 0 {
+        None
+    } else {
+        Some(&tok[..stem_end])
+    }
+}
+
+fn is_pod_template_hash(seg: &str) -> bool {
+    seg.len() == 5 && seg.bytes().all(is_k8s_suffix_char)
+}
+
+fn normalize_default(text: &str) -> String {
+    let cleaned;
+    let text = if text.contains('\r') || text.contains('\x1b') {
+        let stripped = crate::lines::strip_ansi(text.as_bytes());
+        let s = String::from_utf8_lossy(&stripped).replace("\r\n", "\n");
+        cleaned = s.replace('\r', "\n");
+        cleaned.as_str()
+    } else {
+        text
+    };
+    let s = DEF_TIME.replace_all(text, "TIME");
+    let s = match sort_maps(&s) {
+        Some(o) => std::borrow::Cow::Owned(o),
+        None => s,
+    };
+    let rules = &*DEF_RULES;
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0usize;
+    for caps in rules.combined.captures_iter(&s) {
+        let Some(m) = caps.get(0) else { continue };
+        let tok = m.as_str();
+        let class = (0..DEF_CLASSES.len())
+            .find(|&i| caps.get(i + 1).is_some())
+            .map(|i| DEF_CLASSES[i].0)
+            .unwrap_or(Class::Uniq);
+        out.push_str(&s[last..m.start()]);
+        last = m.end();
+        match class {
+            Class::Hash => out.push_str("HASH"),
+            Class::TmpPath => out.push_str("TMPPATH"),
+            Class::GoLine => out.push_str(".go:LINE"),
+            Class::Duration => out.push_str("DURATION"),
+            Class::Num => out.push_str("NUM"),
+            Class::CtxNum => {
+                let digits = tok.len() - tok.bytes().rev().take_while(u8::is_ascii_digit).count();
+                out.push_str(&tok[..digits]);
+                out.push_str("NUM");
+            }
+            Class::Name => {
+                let inner = &tok[1..tok.len() - 1];
+                if inner.contains('-') && inner.bytes().any(|b| b.is_ascii_digit())
+                    || generated_stem(inner).is_some()
+                {
+                    out.push_str("\"NAME\"");
+                } else {
+                    out.push_str(tok);
+                }
+            }
+            Class::Generated => match generated_stem(tok) {
+                Some(stem) => {
+                    out.push_str(stem);
+                    out.push_str("-UNIQ");
+                    let next = names.len() + 1;
+                    let n = *names.entry(tok).or_insert(next);
+                    push_usize(&mut out, n);
+                }
+                None => out.push_str(tok),
+            },
+            Class::HexId => {
+                if tok.bytes().any(|b| b.is_ascii_alphabetic())
+                    && tok.bytes().any(|b| b.is_ascii_digit())
+                {
+                    let next = names.len() + 1;
+                    let n = *names.entry(tok).or_insert(next);
+                    out.push_str("UNIQ");
+                    push_usize(&mut out, n);
+                } else if tok.bytes().all(|b| b.is_ascii_digit()) {
+                    out.push_str("NUM");
+                } else {
+                    out.push_str(tok);
+                }
+            }
+            Class::Uniq => {
+                let next = names.len() + 1;
+                let n = *names.entry(tok).or_insert(next);
+                out.push_str("UNIQ");
+                push_usize(&mut out, n);
+            }
+        }
+    }
+    out.push_str(&s[last..]);
+    shorten(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k8s_basic_cases() {
+        let n = |s| normalize(s, Profile::K8sTriage);
+        assert_eq!(
+            n("0x1234 a 123.13.45.43 b 2e24e003-9ffd-4e78-852c-9dcb6cbef493-123"),
+            "UNIQ1 a UNIQ2 b UNIQ3"
+        );
+        assert_eq!(
+            n("Mon, 12 January 2017 11:34:35 blah blah"),
+            "TIMEblah blah"
+        );
+        assert_eq!(n("123.45.68.12:345 abcd1234eeee"), "UNIQ1 UNIQ2");
+        assert_eq!(n("kube-proxy failed"), "kubeUNIQ1failed");
+        assert_eq!(n("map[b:1 a:2] 0x1 0x1"), "map[a:2 b:1] UNIQ1 UNIQ1");
+    }
+
+    #[test]
+    fn default_fixes_defects() {
+        let n = |s| normalize(s, Profile::Default);
+        assert_eq!(n("kube-proxy failed"), "kube-proxy failed");
+        assert_eq!(n("exit 1"), "exit 1");
+        assert_eq!(
+            n("start=2025-12-10 13:51:30 +0000 UTC end"),
+            "start=TIME end"
+        );
+        assert_eq!(n("build 1798765432109876543 failed"), "build NUM failed");
+        assert_eq!(n("pod \"test-7mhp\" failed"), "pod \"NAME\" failed");
+        assert_eq!(n("took 12.345s, then 2h0m0s"), "took DURATION, then DURATION");
+        assert_eq!(
+            n("open /tmp/ginkgo123/x.yaml: no such file"),
+            "open TMPPATH: no such file"
+        );
+        assert_eq!(
+            n("pod coredns-7d9f8c6b5-x2x4z on node kind-worker2"),
+            "pod coredns-UNIQ1 on node UNIQ2"
+        );
+    }
+}

@@ -1,0 +1,341 @@
+//! The go.k8s.io/triage similarity measure and cluster id.
+//!
+//! * A 64-bucket histogram of all 4-byte windows of a text, each window hashed with
+//!   CRC32-IEEE and reduced `& 63` ([`ngram_histogram`]).
+//! * A cheap lower bound on the edit distance: `Σ|a_i − b_i| / 4` ([`lower_bound`]), since one
+//!   edit changes at most four windows.
+//! * The match rule: `limit = int((len a + len b) / 2 × 0.10)` computed in `float32`; a pair
+//!   matches when the lower bound is at most `limit`, the exact Levenshtein distance over bytes
+//!   is strictly below `limit`, and when `limit ≤ 1` only identical texts match
+//!   ([`k8s_match`]).
+//! * A bounded exact edit distance by diagonal transitions (Ukkonen/Landau–Vishkin) that stops
+//!   as soon as the distance reaches the limit ([`edit_distance_below`]); it costs
+//!   O(n + d²) for distance d, so near-duplicates are cheap.
+//! * The cluster id: the first 20 hex chars of SHA-1 over the counts printed like a Python
+//!   list, `"[a, b, c, ...]"` ([`k8s_id`]).
+//! * `commonSpans`: alternating lengths of the parts of the first text whose `\w+|\W+` tokens
+//!   occur in every text and the parts that do not ([`common_spans`]).
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+/// Number of histogram buckets.
+pub const BUCKETS: usize = 64;
+
+/// A 4-gram histogram.
+pub type Histogram = [u32; BUCKETS];
+
+/// Low 6 bits of CRC32-IEEE of any 4-byte window, decomposed into per-position tables:
+/// CRC is affine over GF(2), so crc(b0 b1 b2 b3) = c ⊕ T0[b0] ⊕ T1[b1] ⊕ T2[b2] ⊕ T3[b3].
+struct WindowTables {
+    base: u8,
+    t: [[u8; 256]; 4],
+}
+
+static TABLES: LazyLock<WindowTables> = LazyLock::new(|| {
+    let crc = |w: [u8; 4]| (crc32fast::hash(&w) & 63) as u8;
+    let base = crc([0; 4]);
+    let mut t = [[0u8; 256]; 4];
+    for (pos, table) in t.iter_mut().enumerate() {
+        for (x, slot) in table.iter_mut().enumerate() {
+            let mut w = [0u8; 4];
+            w[pos] = x as u8;
+            *slot = crc(w) ^ base;
+        }
+    }
+    WindowTables { base, t }
+});
+
+/// 64-bucket histogram of the CRC32-IEEE of every 4-byte window of `s`.
+pub fn ngram_histogram(s: &[u8]) -> Histogram {
+    let mut counts = [0u32; BUCKETS];
+    if s.len() < 4 {
+        return counts;
+    }
+    let tb = &*TABLES;
+    for w in s.windows(4) {
+        let b = tb.base ^ tb.t[0][w[0] as usize] ^ tb.t[1][w[1] as usize] ^ tb.t[2][w[2] as usize]
+            ^ tb.t[3][w[3] as usize];
+        counts[b as usize] += 1;
+    }
+    counts
+}
+
+/// Σ|a_i − b_i| over the buckets (the L1 distance of two histograms).
+pub fn l1(a: &Histogram, b: &Histogram) -> u32 {
+    a.iter().zip(b.iter()).map(|(x, y)| x.abs_diff(*y)).sum()
+}
+
+/// go.k8s.io/triage's lower bound on the edit distance: `Σ|a_i − b_i| / 4` (integer division).
+pub fn lower_bound(a: &Histogram, b: &Histogram) -> u32 {
+    l1(a, b) / 4
+}
+
+/// The 10% limit of go.k8s.io/triage for texts of byte lengths `la` and `lb`, computed in
+/// `float32` exactly as the reference does.
+pub fn match_limit(la: usize, lb: usize) -> usize {
+    let v = ((la + lb) as f32) / 2.0f32 * 0.10f32;
+    v as usize
+}
+
+/// Python-list rendering of the counts, e.g. `[0, 1, 2]`.
+pub fn histogram_repr(h: &Histogram) -> String {
+    let mut s = String::with_capacity(BUCKETS * 3 + 2);
+    s.push('[');
+    for (i, c) in h.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&c.to_string());
+    }
+    s.push(']');
+    s
+}
+
+/// go.k8s.io/triage cluster id of a histogram: first 20 hex chars of SHA-1 of its repr.
+pub fn k8s_id(h: &Histogram) -> String {
+    let digest = sha1_smol::Sha1::from(histogram_repr(h)).digest().to_string();
+    digest[..20].to_string()
+}
+
+/// go.k8s.io/triage cluster id of a (normalized) key text.
+pub fn k8s_id_of(text: &str) -> String {
+    k8s_id(&ngram_histogram(text.as_bytes()))
+}
+
+/// Exact Levenshtein distance (unit costs, over bytes) if it is strictly below `limit`,
+/// otherwise `None`. Diagonal-transition algorithm with early exit.
+pub fn edit_distance_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
+    if limit == 0 {
+        return None;
+    }
+    let max_d = limit - 1;
+    // Strip common prefix and suffix: they never change the distance.
+    let pre = common_prefix(a, b);
+    let (a, b) = (&a[pre..], &b[pre..]);
+    let suf = common_suffix(a, b);
+    let (a, b) = (&a[..a.len() - suf], &b[..b.len() - suf]);
+    let (n, m) = (a.len(), b.len());
+    if n.abs_diff(m) > max_d {
+        return None;
+    }
+    if n == 0 || m == 0 {
+        return Some(n.max(m));
+    }
+    // Diagonal k = j - i (offset by max_d+1); fr[k] = furthest row i reached on diagonal k.
+    let width = 2 * max_d + 3;
+    let off = max_d as isize + 1;
+    let target = m as isize - n as isize;
+    let mut prev = vec![isize::MIN / 2; width];
+    let mut cur = vec![isize::MIN / 2; width];
+    // d = 0
+    let slide0 = common_prefix(a, b) as isize;
+    prev[off as usize] = slide0;
+    if target == 0 && slide0 as usize >= n {
+        return Some(0);
+    }
+    for d in 1..=max_d as isize {
+        let lo = (-d).max(-(n as isize));
+        let hi = d.min(m as isize);
+        for k in lo..=hi {
+            let idx = (k + off) as usize;
+            // substitution: same diagonal, row+1; deletion from a: diagonal k+1 -> k with row+1;
+            // insertion: diagonal k-1 -> k, same row.
+            let mut row = prev[idx] + 1;
+            if idx + 1 < width {
+                row = row.max(prev[idx + 1] + 1);
+            }
+            if idx >= 1 {
+                row = row.max(prev[idx - 1]);
+            }
+            // clamp to the matrix: i <= n, j = i + k <= m
+            let max_row = (n as isize).min(m as isize - k);
+            if row > max_row {
+                row = max_row;
+            }
+            if row < 0 || row + k < 0 {
+                cur[idx] = isize::MIN / 2;
+                continue;
+            }
+            let i = row as usize;
+            let j = (row + k) as usize;
+            let s = common_prefix(&a[i..], &b[j..]);
+            let row = row + s as isize;
+            cur[idx] = row;
+            if k == target && row as usize >= n {
+                return Some(d as usize);
+            }
+        }
+        std::mem::swap(&mut prev, &mut cur);
+        for v in cur.iter_mut() {
+            *v = isize::MIN / 2;
+        }
+    }
+    None
+}
+
+/// Exact Levenshtein distance over bytes (unbounded; for tests and small inputs).
+pub fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let limit = a.len() + b.len() + 1;
+    edit_distance_below(a, b, limit).unwrap_or(limit)
+}
+
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0usize;
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[i..i + 8].try_into().unwrap_or([0; 8]));
+        let y = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        let diff = x ^ y;
+        if diff != 0 {
+            return i + (diff.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (la, lb) = (a.len(), b.len());
+    let mut i = 0usize;
+    while i < n && a[la - 1 - i] == b[lb - 1 - i] {
+        i += 1;
+    }
+    i
+}
+
+/// go.k8s.io/triage's pairwise match rule on two normalized texts with their histograms.
+pub fn k8s_match(a: &str, ha: &Histogram, b: &str, hb: &Histogram) -> bool {
+    if a == b {
+        return true;
+    }
+    let limit = match_limit(a.len(), b.len());
+    if lower_bound(ha, hb) as usize > limit || limit <= 1 {
+        return false;
+    }
+    edit_distance_below(a.as_bytes(), b.as_bytes(), limit).is_some()
+}
+
+/// Tokens `\w+|\W+` with ASCII `\w` (Go semantics); non-ASCII bytes count as non-word.
+fn span_tokens(s: &str) -> Vec<&str> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    let is_w = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while start < b.len() {
+        let w = is_w(b[start]);
+        let mut end = start + 1;
+        while end < b.len() && is_w(b[end]) == w {
+            end += 1;
+        }
+        // keep UTF-8 boundaries (non-word runs swallow whole multi-byte chars)
+        while end < b.len() && !s.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&s[start..end]);
+        start = end;
+    }
+    out
+}
+
+/// go.k8s.io/triage `commonSpans`: alternating match/mismatch byte lengths over the first
+/// text, where "match" means the `\w+|\W+` token occurs in every text. Starts with a match
+/// span (possibly 0).
+pub fn common_spans<S: AsRef<str>>(texts: &[S]) -> Vec<usize> {
+    let Some(first) = texts.first() else {
+        return Vec::new();
+    };
+    let mut common: HashSet<&str> = span_tokens(first.as_ref()).into_iter().collect();
+    for t in &texts[1..] {
+        let toks: HashSet<&str> = span_tokens(t.as_ref()).into_iter().collect();
+        common.retain(|x| toks.contains(x));
+    }
+    let mut spans = Vec::new();
+    let mut matching = true;
+    let mut len = 0usize;
+    for tok in span_tokens(first.as_ref()) {
+        let is_common = common.contains(tok);
+        if is_common != matching {
+            spans.push(len);
+            len = 0;
+            matching = is_common;
+        }
+        len += tok.len();
+    }
+    if len != 0 {
+        spans.push(len);
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive_lev(a: &[u8], b: &[u8]) -> usize {
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i; b.len() + 1];
+            for j in 1..=b.len() {
+                let c = if a[i - 1] == b[j - 1] { 0 } else { 1 };
+                cur[j] = (prev[j - 1] + c).min(prev[j] + 1).min(cur[j - 1] + 1);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+
+    #[test]
+    fn window_tables_equal_crc32() {
+        let s = b"some string with \x00\xff bytes";
+        let mut want = [0u32; BUCKETS];
+        for w in s.windows(4) {
+            want[(crc32fast::hash(w) & 63) as usize] += 1;
+        }
+        assert_eq!(ngram_histogram(s), want);
+    }
+
+    #[test]
+    fn id_of_some_string() {
+        assert_eq!(k8s_id_of("some string"), "eddb950347d1eb05b5d7");
+    }
+
+    #[test]
+    fn bounded_distance_equals_naive() {
+        let mut seed = 12345u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..3000 {
+            let la = (rnd() % 30) as usize;
+            let lb = (rnd() % 30) as usize;
+            let alpha = 2 + (rnd() % 4) as u8;
+            let a: Vec<u8> = (0..la).map(|_| b'a' + (rnd() % alpha as u64) as u8).collect();
+            let b: Vec<u8> = (0..lb).map(|_| b'a' + (rnd() % alpha as u64) as u8).collect();
+            let d = naive_lev(&a, &b);
+            assert_eq!(edit_distance(&a, &b), d, "{a:?} {b:?}");
+            for limit in 0..d + 3 {
+                let got = edit_distance_below(&a, &b, limit);
+                if d < limit {
+                    assert_eq!(got, Some(d));
+                } else {
+                    assert_eq!(got, None);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn limit_is_float32() {
+        assert_eq!(match_limit(10, 10), 1);
+        assert_eq!(match_limit(100, 100), 10);
+        assert_eq!(match_limit(6, 6), 0);
+    }
+}
