@@ -48,7 +48,7 @@ impl Default for AnalysisConfig {
             ]
             .map(String::from)
             .to_vec(),
-            by_design_job_patterns: ["-flaky", "gci-gce-flaky", "alpha-enabled-default", "-canary"]
+            by_design_job_patterns: ["-flaky", "alpha-enabled-default", "-canary"]
                 .map(String::from)
                 .to_vec(),
             by_design_test_patterns: ["[Flaky]"].map(String::from).to_vec(),

@@ -9,3 +9,6 @@
 
 pub mod lines;
 pub mod normalize;
+pub mod similarity;
+pub mod cluster;
+pub mod stable;

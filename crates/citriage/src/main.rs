@@ -1,3 +1,5 @@
+//! The `citriage` command: parses arguments and hands off to the library.
+
 fn main() {
-    println!("Hello, world!");
+    std::process::exit(citriage::cli::main_with_args(std::env::args_os()));
 }

@@ -1,0 +1,700 @@
+//! Clustering of failure texts: locally within each test, then globally across tests and jobs.
+//!
+//! Semantics follow go.k8s.io/triage (see [`crate::similarity`]): a normalized text joins an
+//! existing key when it is identical, or else the first key, in order of the histogram lower
+//! bound, whose exact edit distance is below the 10% limit; otherwise it becomes a new key.
+//! Local clustering runs per test; global clustering then folds every local cluster (largest
+//! first, tests with most failures first) into the first matching global key.
+//!
+//! Differences from the reference, all deliberate:
+//! * deterministic: inputs are put into a canonical order first (distinct normalized texts by
+//!   count, then text; tests by failure count, then name; ties on the lower bound broken by key
+//!   age), so shuffled input gives identical clusters;
+//! * nothing is dropped and nothing bails out on time: [`Accounting`] proves every input
+//!   failure is in exactly one cluster;
+//! * candidate search is indexed ([`KeyIndex`]): keys are bucketed by length, and only keys
+//!   in the length window the 10% rule allows are examined, through an 8-bucket coarse sketch
+//!   (a valid lower bound of the 64-bucket distance) before the full histogram; exact
+//!   distance runs only on survivors, cheapest first.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::normalize::{normalize, Profile};
+use crate::similarity::{self, edit_distance_below, match_limit, Histogram, BUCKETS};
+
+/// One input failure, borrowed from the caller's storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FailureRef<'a> {
+    /// Test name.
+    pub test: &'a str,
+    /// Raw failure text (JUnit message + body, or an excerpt).
+    pub text: &'a str,
+    /// Job name (for grouping in exports; not used for matching).
+    pub job: &'a str,
+    /// Build identifier (number, id or path; not used for matching).
+    pub build: &'a str,
+}
+
+/// Clustering options.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterConfig {
+    /// Normalization profile.
+    pub profile: Profile,
+    /// Global keys to seed before clustering (go.k8s.io/triage's `--previous`): keys that are
+    /// not already normalized are ignored, like the reference does; seeds that attract no
+    /// failure are dropped from the output.
+    pub seed_keys: Vec<String>,
+    /// Compute `commonSpans` for each cluster (costs one pass over its distinct texts).
+    pub spans: bool,
+}
+
+impl ClusterConfig {
+    /// Default options for `profile`.
+    pub fn new(profile: Profile) -> Self {
+        ClusterConfig {
+            profile,
+            seed_keys: Vec::new(),
+            spans: true,
+        }
+    }
+}
+
+/// The failures of one test inside a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestMembers {
+    /// Test name.
+    pub test: String,
+    /// Indices into the input slice, ascending.
+    pub members: Vec<u32>,
+}
+
+/// One global cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cluster {
+    /// The normalized key text.
+    pub key: String,
+    /// go.k8s.io/triage id of the key (SHA-1 of its 4-gram histogram, 20 hex).
+    pub k8s_id: String,
+    /// A representative raw failure text (deterministic choice among members).
+    pub text: String,
+    /// `commonSpans` of the distinct raw texts, relative to `text` (empty when disabled).
+    pub spans: Vec<usize>,
+    /// All members: indices into the input slice, ascending.
+    pub members: Vec<u32>,
+    /// Members per test, most failures first, then by name.
+    pub tests: Vec<TestMembers>,
+    /// Number of distinct normalized texts merged into this cluster.
+    pub distinct_normalized: usize,
+}
+
+/// Counts proving nothing was dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accounting {
+    /// Input failures.
+    pub input: usize,
+    /// Failures placed in clusters (sum of cluster sizes).
+    pub clustered: usize,
+    /// Failures found in more than one cluster (must be 0).
+    pub duplicated: usize,
+    /// Failures in no cluster (must be 0).
+    pub missing: usize,
+    /// Distinct tests.
+    pub tests: usize,
+    /// Distinct raw texts.
+    pub distinct_raw: usize,
+    /// Distinct normalized texts.
+    pub distinct_normalized: usize,
+    /// Local (per-test) clusters.
+    pub local_clusters: usize,
+    /// Global clusters.
+    pub clusters: usize,
+    /// Global clusters with exactly one failure (go.k8s.io/triage hides these; we keep them).
+    pub singleton_clusters: usize,
+    /// Exact edit-distance computations run.
+    pub exact_checks: u64,
+    /// Candidates examined through the histogram bound.
+    pub bound_checks: u64,
+}
+
+impl Accounting {
+    /// True when every input failure is in exactly one cluster.
+    pub fn is_complete(&self) -> bool {
+        self.input == self.clustered && self.duplicated == 0 && self.missing == 0
+    }
+}
+
+/// Result of [`cluster`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clustering {
+    /// Profile used.
+    pub profile: Profile,
+    /// Clusters, largest first, then by key.
+    pub clusters: Vec<Cluster>,
+    /// For each input failure, the index of its cluster in `clusters`.
+    pub assignment: Vec<u32>,
+    /// No-drop accounting.
+    pub accounting: Accounting,
+}
+
+/// Compact histogram used inside the index (normalized texts are at most ~10 KB).
+type Hist16 = [u16; BUCKETS];
+/// Sums of 8 groups of 8 buckets: a coarser histogram whose L1 never exceeds the full one.
+type Sketch = [u16; 8];
+
+fn to_hist16(h: &Histogram) -> Hist16 {
+    let mut o = [0u16; BUCKETS];
+    for (d, s) in o.iter_mut().zip(h.iter()) {
+        *d = (*s).min(u16::MAX as u32) as u16;
+    }
+    o
+}
+
+fn sketch(h: &Hist16) -> Sketch {
+    let mut s = [0u16; 8];
+    for (g, chunk) in h.chunks(8).enumerate() {
+        s[g] = chunk.iter().map(|&x| x as u32).sum::<u32>().min(u16::MAX as u32) as u16;
+    }
+    s
+}
+
+fn l1_16(a: &Hist16, b: &Hist16) -> u32 {
+    a.iter()
+        .zip(b.iter())
+        .map(|(x, y)| x.abs_diff(*y) as u32)
+        .sum()
+}
+
+fn l1_sketch(a: &Sketch, b: &Sketch) -> u32 {
+    a.iter()
+        .zip(b.iter())
+        .map(|(x, y)| x.abs_diff(*y) as u32)
+        .sum()
+}
+
+/// Interned texts with their histograms, addressed by `u32` ids.
+pub struct TextTable<'a> {
+    texts: Vec<&'a str>,
+    hists: Vec<Hist16>,
+    sketches: Vec<Sketch>,
+}
+
+impl<'a> TextTable<'a> {
+    /// Build the table (histograms computed in parallel).
+    pub fn new(texts: Vec<&'a str>) -> Self {
+        let hists: Vec<Hist16> = texts
+            .par_iter()
+            .map(|t| to_hist16(&similarity::ngram_histogram(t.as_bytes())))
+            .collect();
+        let sketches = hists.iter().map(sketch).collect();
+        TextTable {
+            texts,
+            hists,
+            sketches,
+        }
+    }
+
+    /// Add a text (its histogram computed now); returns its id.
+    pub fn push(&mut self, text: &'a str) -> u32 {
+        let h = to_hist16(&similarity::ngram_histogram(text.as_bytes()));
+        self.texts.push(text);
+        self.sketches.push(sketch(&h));
+        self.hists.push(h);
+        (self.texts.len() - 1) as u32
+    }
+
+    /// Text of id `i`.
+    pub fn text(&self, i: u32) -> &'a str {
+        self.texts[i as usize]
+    }
+
+    /// Number of texts.
+    pub fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+}
+
+/// The edit-distance limit a [`KeyIndex`] applies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MatchRule {
+    /// go.k8s.io/triage: `int(float32(la + lb) / 2 * 0.10)`.
+    K8s,
+    /// The same shape with another fraction of the mean length (e.g. 0.2 for id drift).
+    Fraction(f32),
+}
+
+impl MatchRule {
+    /// Limit for two texts of byte lengths `la`, `lb`; a match needs distance < limit.
+    pub fn limit(self, la: usize, lb: usize) -> usize {
+        match self {
+            MatchRule::K8s => match_limit(la, lb),
+            MatchRule::Fraction(f) => (((la + lb) as f32) / 2.0 * f) as usize,
+        }
+    }
+
+    fn fraction(self) -> f64 {
+        match self {
+            MatchRule::K8s => 0.1,
+            MatchRule::Fraction(f) => f as f64,
+        }
+    }
+}
+
+/// Index of cluster keys answering "first matching key" queries under a [`MatchRule`].
+pub struct KeyIndex {
+    rule: MatchRule,
+    /// key text length → (insertion sequence, text id), in insertion order.
+    by_len: BTreeMap<u32, Vec<(u32, u32)>>,
+    exact: HashMap<u32, u32>,
+    removed: std::collections::HashSet<u32>,
+    next_seq: u32,
+    /// Exact edit-distance computations run.
+    pub exact_checks: u64,
+    /// Candidates examined with the histogram bound.
+    pub bound_checks: u64,
+}
+
+impl Default for KeyIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KeyIndex {
+    /// Empty index with go.k8s.io/triage's rule.
+    pub fn new() -> Self {
+        Self::with_rule(MatchRule::K8s)
+    }
+
+    /// Empty index with `rule`.
+    pub fn with_rule(rule: MatchRule) -> Self {
+        KeyIndex {
+            rule,
+            by_len: BTreeMap::new(),
+            exact: HashMap::new(),
+            removed: std::collections::HashSet::new(),
+            next_seq: 0,
+            exact_checks: 0,
+            bound_checks: 0,
+        }
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.exact.len() - self.removed.len()
+    }
+
+    /// Remove `key` (later queries skip it).
+    pub fn remove(&mut self, key: u32) {
+        if self.exact.contains_key(&key) {
+            self.removed.insert(key);
+        }
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Add text id `key` (no-op when present).
+    pub fn insert(&mut self, table: &TextTable<'_>, key: u32) {
+        if self.exact.contains_key(&key) {
+            self.removed.remove(&key);
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.exact.insert(key, seq);
+        let len = table.text(key).len() as u32;
+        self.by_len.entry(len).or_default().push((seq, key));
+    }
+
+    /// True when `key` is itself a key.
+    pub fn contains(&self, key: u32) -> bool {
+        self.exact.contains_key(&key) && !self.removed.contains(&key)
+    }
+
+    /// The key `q` joins: itself when it is a key, else the first key (by lower bound, then
+    /// age) within the 10% edit-distance limit, else None.
+    pub fn find(&mut self, table: &TextTable<'_>, q: u32) -> Option<u32> {
+        if self.contains(q) {
+            return Some(q);
+        }
+        let qt = table.text(q).as_bytes();
+        let la = qt.len();
+        let qh = &table.hists[q as usize];
+        let qs = &table.sketches[q as usize];
+        // |Σa − Σb| ≤ L1 with Σ = len − 3, and L1/4 ≤ limit ≈ f·(la + lk)/2 bounds lk.
+        let f2 = 2.0 * self.rule.fraction();
+        let lo = ((la as f64 * (1.0 - f2) - 16.0) / (1.0 + f2)).floor().max(0.0) as u32;
+        let hi = if f2 < 1.0 {
+            ((la as f64 * (1.0 + f2) + 16.0) / (1.0 - f2)).ceil().min(u32::MAX as f64) as u32
+        } else {
+            u32::MAX
+        };
+        let mut cands: Vec<(u32, u32, u32, usize)> = Vec::new();
+        for (&lk, keys) in self.by_len.range(lo..=hi) {
+            let limit = self.rule.limit(la, lk as usize);
+            if limit <= 1 {
+                continue; // only identical texts match, handled above
+            }
+            let len_bound = (la.saturating_sub(3)).abs_diff((lk as usize).saturating_sub(3)) / 4;
+            if len_bound > limit {
+                continue;
+            }
+            let max_l1 = (limit as u32) * 4 + 3;
+            for &(seq, k) in keys {
+                if !self.removed.is_empty() && self.removed.contains(&k) {
+                    continue;
+                }
+                self.bound_checks += 1;
+                if l1_sketch(qs, &table.sketches[k as usize]) > max_l1 {
+                    continue;
+                }
+                let d = l1_16(qh, &table.hists[k as usize]);
+                if d > max_l1 {
+                    continue;
+                }
+                cands.push((d / 4, seq, k, limit));
+            }
+        }
+        cands.sort_unstable();
+        for (_, _, k, limit) in cands {
+            self.exact_checks += 1;
+            if edit_distance_below(qt, table.text(k).as_bytes(), limit).is_some() {
+                return Some(k);
+            }
+        }
+        None
+    }
+}
+
+/// One local cluster: its key and the distinct normalized texts it took in.
+struct LocalCluster {
+    key: u32,
+    members: Vec<u32>,
+    size: u64,
+}
+
+/// Cluster `failures` under `cfg` (see the module docs).
+pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
+    let n = failures.len();
+
+    // 1. Distinct raw texts, normalized once each.
+    let mut raw_ids: HashMap<&str, u32> = HashMap::new();
+    let mut raw_texts: Vec<&str> = Vec::new();
+    let fail_raw: Vec<u32> = failures
+        .iter()
+        .map(|f| {
+            *raw_ids.entry(f.text).or_insert_with(|| {
+                raw_texts.push(f.text);
+                (raw_texts.len() - 1) as u32
+            })
+        })
+        .collect();
+    drop(raw_ids);
+    let profile = cfg.profile;
+    let normalized: Vec<String> = raw_texts
+        .par_iter()
+        .map(|t| normalize(t, profile))
+        .collect();
+
+    // 2. Distinct normalized texts in canonical (sorted) order, plus seed keys.
+    let mut uniq: Vec<&str> = normalized.iter().map(String::as_str).collect();
+    uniq.par_sort_unstable();
+    uniq.dedup();
+    let distinct_normalized = uniq.len();
+    let norm_id: HashMap<&str, u32> = uniq
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (*s, i as u32))
+        .collect();
+    let raw_norm: Vec<u32> = normalized.iter().map(|s| norm_id[s.as_str()]).collect();
+    let mut texts = uniq.clone();
+    let mut seed_ids: Vec<u32> = Vec::new();
+    let mut extra: HashMap<&str, u32> = HashMap::new();
+    for s in &cfg.seed_keys {
+        if normalize(s, profile) != *s {
+            continue;
+        }
+        let id = match norm_id.get(s.as_str()) {
+            Some(&id) => id,
+            None => *extra.entry(s.as_str()).or_insert_with(|| {
+                texts.push(s.as_str());
+                (texts.len() - 1) as u32
+            }),
+        };
+        seed_ids.push(id);
+    }
+    drop(norm_id);
+    let table = TextTable::new(texts);
+    let fail_norm: Vec<u32> = fail_raw.iter().map(|&r| raw_norm[r as usize]).collect();
+
+    // 3. Tests in canonical order, with the failures of each.
+    let mut test_names: Vec<&str> = failures.iter().map(|f| f.test).collect();
+    test_names.par_sort_unstable();
+    test_names.dedup();
+    let test_id: HashMap<&str, u32> = test_names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (*s, i as u32))
+        .collect();
+    let fail_test: Vec<u32> = failures.iter().map(|f| test_id[f.test]).collect();
+    let mut per_test: Vec<Vec<u32>> = vec![Vec::new(); test_names.len()];
+    for (i, &t) in fail_test.iter().enumerate() {
+        per_test[t as usize].push(fail_norm[i]);
+    }
+
+    // 4. Local clustering per test (parallel; each test independent).
+    let locals: Vec<(Vec<LocalCluster>, u64, u64)> = per_test
+        .par_iter()
+        .map(|norms| local_cluster(&table, norms))
+        .collect();
+    drop(per_test);
+    let mut acc = Accounting {
+        input: n,
+        tests: test_names.len(),
+        distinct_raw: raw_texts.len(),
+        distinct_normalized,
+        ..Accounting::default()
+    };
+    for (lc, e, b) in &locals {
+        acc.local_clusters += lc.len();
+        acc.exact_checks += e;
+        acc.bound_checks += b;
+    }
+
+    // 5. Global clustering: tests by most failures, local clusters by most failures.
+    let mut test_order: Vec<u32> = (0..test_names.len() as u32).collect();
+    let test_total: Vec<u64> = locals
+        .iter()
+        .map(|(lc, _, _)| lc.iter().map(|c| c.size).sum())
+        .collect();
+    test_order.sort_by(|&a, &b| {
+        test_total[b as usize]
+            .cmp(&test_total[a as usize])
+            .then(a.cmp(&b))
+    });
+    let mut index = KeyIndex::new();
+    let mut global_of_key: HashMap<u32, u32> = HashMap::new();
+    let mut global_keys: Vec<u32> = Vec::new();
+    for &s in &seed_ids {
+        if !global_of_key.contains_key(&s) {
+            global_of_key.insert(s, global_keys.len() as u32);
+            global_keys.push(s);
+            index.insert(&table, s);
+        }
+    }
+    // (test, normalized text) → global cluster
+    let mut slot: HashMap<(u32, u32), u32> = HashMap::new();
+    for &t in &test_order {
+        let (lcs, _, _) = &locals[t as usize];
+        for lc in lcs {
+            let key = match index.find(&table, lc.key) {
+                Some(k) => k,
+                None => {
+                    index.insert(&table, lc.key);
+                    lc.key
+                }
+            };
+            let g = *global_of_key.entry(key).or_insert_with(|| {
+                global_keys.push(key);
+                (global_keys.len() - 1) as u32
+            });
+            for &m in &lc.members {
+                slot.insert((t, m), g);
+            }
+        }
+    }
+    acc.exact_checks += index.exact_checks;
+    acc.bound_checks += index.bound_checks;
+    drop(locals);
+
+    // 6. Members per global cluster.
+    let ng = global_keys.len();
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); ng];
+    let mut missing = 0usize;
+    let mut raw_assign: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n {
+        match slot.get(&(fail_test[i], fail_norm[i])) {
+            Some(&g) => {
+                members[g as usize].push(i as u32);
+                raw_assign.push(g);
+            }
+            None => {
+                missing += 1;
+                raw_assign.push(u32::MAX);
+            }
+        }
+    }
+    drop(slot);
+    let mut distinct_per_global = vec![0usize; ng];
+    {
+        let mut seen: HashMap<(u32, u32), ()> = HashMap::new();
+        for i in 0..n {
+            let g = raw_assign[i];
+            if g != u32::MAX && seen.insert((g, fail_norm[i]), ()).is_none() {
+                distinct_per_global[g as usize] += 1;
+            }
+        }
+    }
+
+    // 7. Order clusters: largest first, then by key text; drop empty seeds.
+    let mut order: Vec<u32> = (0..ng as u32)
+        .filter(|&g| !members[g as usize].is_empty())
+        .collect();
+    order.sort_by(|&a, &b| {
+        members[b as usize]
+            .len()
+            .cmp(&members[a as usize].len())
+            .then_with(|| {
+                table
+                    .text(global_keys[a as usize])
+                    .cmp(table.text(global_keys[b as usize]))
+            })
+    });
+    let mut remap = vec![u32::MAX; ng];
+    for (new, &g) in order.iter().enumerate() {
+        remap[g as usize] = new as u32;
+    }
+    let assignment: Vec<u32> = raw_assign
+        .iter()
+        .map(|&g| if g == u32::MAX { u32::MAX } else { remap[g as usize] })
+        .collect();
+
+    let want_spans = cfg.spans;
+    let clusters: Vec<Cluster> = order
+        .par_iter()
+        .map(|&g| {
+            build_cluster(
+                failures,
+                &fail_test,
+                &test_names,
+                &table,
+                global_keys[g as usize],
+                &members[g as usize],
+                distinct_per_global[g as usize],
+                want_spans,
+            )
+        })
+        .collect();
+
+    acc.clusters = clusters.len();
+    acc.singleton_clusters = clusters.iter().filter(|c| c.members.len() == 1).count();
+    acc.clustered = clusters.iter().map(|c| c.members.len()).sum();
+    debug_assert!(missing == 0);
+    let mut seen = vec![false; n];
+    for c in &clusters {
+        for &m in &c.members {
+            if std::mem::replace(&mut seen[m as usize], true) {
+                acc.duplicated += 1;
+            }
+        }
+    }
+    acc.missing = seen.iter().filter(|s| !**s).count();
+
+    Clustering {
+        profile,
+        clusters,
+        assignment,
+        accounting: acc,
+    }
+}
+
+/// Local clustering of one test's normalized texts.
+fn local_cluster(table: &TextTable<'_>, norms: &[u32]) -> (Vec<LocalCluster>, u64, u64) {
+    let mut counts: HashMap<u32, u64> = HashMap::new();
+    for &m in norms {
+        *counts.entry(m).or_insert(0) += 1;
+    }
+    let mut units: Vec<(u32, u64)> = counts.into_iter().collect();
+    // Most frequent normalized text first; ids are in text order, so ties are canonical.
+    units.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut index = KeyIndex::new();
+    let mut clusters: Vec<LocalCluster> = Vec::new();
+    let mut of_key: HashMap<u32, usize> = HashMap::new();
+    for (m, c) in units {
+        let slot = match index.find(table, m) {
+            Some(k) => of_key[&k],
+            None => {
+                index.insert(table, m);
+                clusters.push(LocalCluster {
+                    key: m,
+                    members: Vec::new(),
+                    size: 0,
+                });
+                of_key.insert(m, clusters.len() - 1);
+                clusters.len() - 1
+            }
+        };
+        clusters[slot].members.push(m);
+        clusters[slot].size += c;
+    }
+    // Largest local clusters first, ties by key text.
+    clusters.sort_by(|a, b| b.size.cmp(&a.size).then(a.key.cmp(&b.key)));
+    (clusters, index.exact_checks, index.bound_checks)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_cluster(
+    failures: &[FailureRef<'_>],
+    fail_test: &[u32],
+    test_names: &[&str],
+    table: &TextTable<'_>,
+    key: u32,
+    members: &[u32],
+    distinct_normalized: usize,
+    want_spans: bool,
+) -> Cluster {
+    let key_text = table.text(key);
+    let mut by_test: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for &m in members {
+        by_test.entry(fail_test[m as usize]).or_default().push(m);
+    }
+    let mut tests: Vec<TestMembers> = by_test
+        .into_iter()
+        .map(|(t, ms)| TestMembers {
+            test: test_names[t as usize].to_string(),
+            members: ms,
+        })
+        .collect();
+    tests.sort_by(|a, b| {
+        b.members
+            .len()
+            .cmp(&a.members.len())
+            .then_with(|| a.test.cmp(&b.test))
+    });
+    // Representative: the smallest raw text among the first test's members.
+    let text = tests
+        .first()
+        .and_then(|t| t.members.iter().map(|&m| failures[m as usize].text).min())
+        .unwrap_or("")
+        .to_string();
+    let spans = if want_spans {
+        let mut distinct: Vec<&str> = members.iter().map(|&m| failures[m as usize].text).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let mut list: Vec<&str> = Vec::with_capacity(distinct.len());
+        list.push(text.as_str());
+        list.extend(distinct.into_iter().filter(|t| *t != text));
+        similarity::common_spans(&list)
+    } else {
+        Vec::new()
+    };
+    Cluster {
+        key: key_text.to_string(),
+        k8s_id: similarity::k8s_id_of(key_text),
+        text,
+        spans,
+        members: members.to_vec(),
+        tests,
+        distinct_normalized,
+    }
+}

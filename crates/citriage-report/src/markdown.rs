@@ -1,0 +1,470 @@
+//! `report.md`: the runbook's Appendix B skeleton, filled with everything a snapshot
+//! supports. Sections that need later stages (build logs, PR state) say what is
+//! missing and what would provide it. Every job row cites snapshot evidence by id;
+//! the cited items are listed in the Evidence appendix.
+
+use crate::{figure, Cited};
+use citriage_analysis::misclass::{entry_evidence, entry_excerpt};
+use citriage_analysis::severity::Severity;
+use citriage_analysis::Triage;
+use citriage_model::{Dataset, Evidence};
+use std::fmt::Write;
+
+/// Rows shown per pattern table before the rest is summarized.
+const ROWS_PER_PATTERN: usize = 15;
+
+/// `A`, `B`, ... `Z`, `AA`, `AB`, ...
+pub fn pattern_letter(i: usize) -> String {
+    let mut n = i + 1;
+    let mut s = Vec::new();
+    while n > 0 {
+        n -= 1;
+        s.push(b'A' + (n % 26) as u8);
+        n /= 26;
+    }
+    s.reverse();
+    String::from_utf8(s).unwrap_or_default()
+}
+
+/// A job name as an inline code span that is safe inside a table cell.
+fn code(s: &str) -> String {
+    format!("`{}`", s.replace('`', "'").replace('|', "\\|"))
+}
+
+/// Plain text made safe for a table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn pct(a: usize, b: usize) -> String {
+    if b == 0 {
+        "0".into()
+    } else {
+        format!("{:.0}", a as f64 * 100.0 / b as f64)
+    }
+}
+
+fn ev_link(id: &str) -> String {
+    format!("[{id}](#{id})")
+}
+
+/// Renders the report; returns the Markdown and the evidence it cites.
+pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
+    let mut cited = Cited::default();
+    let ds = t.snapshot.dataset;
+    let date = t.snapshot.date;
+    let mut s = String::new();
+    let snap_for_evidence = citriage_model::Snapshot {
+        meta: t.snapshot.clone(),
+        jobs: Vec::new(),
+    };
+    let metric = match ds {
+        Dataset::Failures => "Days",
+        Dataset::Flakes => "Consistency",
+    };
+    let picked_jobs: usize = t.selection.picks.iter().map(|p| p.count).sum();
+    let k = t.selection.picks.len();
+    let misclassified: std::collections::BTreeSet<&str> =
+        t.misclassifications.iter().flat_map(|f| f.jobs.iter().map(String::as_str)).collect();
+
+    // ---- Header -------------------------------------------------------------------
+    let _ = writeln!(s, "# Kubernetes CI {} — Triage Report\n", ds.title());
+    let _ = writeln!(s, "**Date**: {date} (the snapshot's date)  ");
+    let _ = writeln!(
+        s,
+        "**Source**: [`{d}-latest.json`]({json}) (HTML view: [`{d}-latest.html`]({html})). Snapshot: {n} jobs, read from `{src}` (sha256 `{sha}`).  ",
+        d = ds.as_str(),
+        json = ds.public_json_url(),
+        html = ds.public_html_url(),
+        n = t.job_count,
+        src = t.snapshot.source,
+        sha = &t.snapshot.sha256[..t.snapshot.sha256.len().min(16)]
+    );
+    let _ = writeln!(
+        s,
+        "**Method**: citriage snapshot triage — {} ordered categorization rules ({}), cluster scoring and selection per the runbook's Appendix A, {}, and snapshot-only misclassification checks. Every job-level claim cites the snapshot entry it rests on (evidence ids link to the [Evidence](#evidence) appendix). Build logs, JUnit and PR/issue state were not read in this run.\n",
+        t.rule_count,
+        t.rules_origin,
+        match &t.drift {
+            Some(d) => format!("drift against the {} snapshot in the store", d.prior_date),
+            None => "no drift (no earlier snapshot of this dataset was available)".to_string(),
+        }
+    );
+    let mut banner = Vec::new();
+    if let Some(d) = &t.drift {
+        banner.push(format!(
+            "Since {}: {} job(s) added, {} removed (recovered or dropped){}.",
+            d.prior_date,
+            d.added.len(),
+            d.removed.len(),
+            match &d.integrity {
+                Some(i) if !i.violations.is_empty() => format!(
+                    "; {} of {} common jobs broke the failing_days integrity check",
+                    i.violations.len(),
+                    i.common
+                ),
+                _ => String::new(),
+            }
+        ));
+    }
+    if !misclassified.is_empty() {
+        banner.push(format!(
+            "{} listed job(s) are flagged as not real {} (see §2).",
+            misclassified.len(),
+            ds.as_str()
+        ));
+    }
+    if !banner.is_empty() {
+        let _ = writeln!(s, "> ⚠️ **Status banner**: {}\n", banner.join(" "));
+    }
+    s.push_str("---\n\n## Quick navigation\n");
+    s.push_str("- [Status — what's been done in this run](#status)\n- [TL;DR](#tldr)\n");
+    let _ = writeln!(s, "- [The {k} patterns](#1-patterns)");
+    let _ = writeln!(s, "- [Misclassifications (NOT real {})](#2-misclassifications)", ds.as_str());
+    s.push_str("- [Action plan (Tier 0–5)](#3-action-plan)\n- [Methodology](#4-methodology)\n- [Verifications and open questions](#5-verifications)\n- [Appendix](#appendix)\n\n---\n\n");
+
+    // ---- Status ---------------------------------------------------------------------
+    s.push_str("<a id=\"status\"></a>\n## Status — what's been done in this run\n\n### Created in this run\n");
+    s.push_str("| Artifact | Description | Status (as of the snapshot date) |\n|---|---|---|\n");
+    let _ = writeln!(s, "| `report.md`, `report.json` | this report and its JSON twin | written |");
+    let _ = writeln!(s, "| `categorized.json`, `by-category.txt`, `top30.txt`{} | working data files (see Appendix) | written |\n",
+        if ds == Dataset::Flakes { ", `top-flaky-tests.txt`, `top-tests-by-lane.txt`" } else { "" });
+    s.push_str("citriage filed no PR or issue: it only reads.\n\n### Open external nudge-targets\n");
+    s.push_str("None listed: pull-request and issue state was not read in this run, so no PR can be named with a verified state.\n\n");
+    s.push_str("### Open work (not yet shipped)\n");
+    for (i, p) in t.selection.picks.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "- Investigate Pattern {} — {} ({} jobs): sample builds, first failure line, JUnit, owning SIG.",
+            pattern_letter(i),
+            code(&p.category),
+            p.count
+        );
+    }
+    s.push_str("\n---\n\n");
+
+    // ---- TL;DR ----------------------------------------------------------------------
+    s.push_str("<a id=\"tldr\"></a>\n## TL;DR\n\n");
+    let _ = writeln!(
+        s,
+        "**{picked_jobs} of {} ({}%) jobs fall into the {k} clusters selected for investigation**, out of {} categories.\n",
+        t.job_count,
+        pct(picked_jobs, t.job_count),
+        t.categorized.categories.len()
+    );
+    s.push_str("**Three takeaways**:\n");
+    let mut takeaways = Vec::new();
+    if let Some(c) = t.categorized.categories.first() {
+        let (critical, worst) = match ds {
+            Dataset::Failures => (
+                c.jobs.iter().filter(|j| j.severity == Severity::Critical).count(),
+                format!("{} failing days at worst", c.jobs.first().map(|j| figure(&j.entry.stats)).unwrap_or_default()),
+            ),
+            Dataset::Flakes => (
+                c.jobs.iter().filter(|j| j.severity == Severity::Critical).count(),
+                format!("consistency {} at worst", c.jobs.first().map(|j| figure(&j.entry.stats)).unwrap_or_default()),
+            ),
+        };
+        takeaways.push(format!(
+            "The largest category is {} with {} of {} jobs ({}%), {critical} of them critical; {worst}.",
+            code(&c.name),
+            c.count(),
+            t.job_count,
+            pct(c.count(), t.job_count)
+        ));
+    }
+    if misclassified.is_empty() {
+        takeaways.push("No snapshot-only misclassification fired (harness names, consistency paradox, brand-new lanes, by-design lanes).".into());
+    } else {
+        let kinds: std::collections::BTreeSet<&str> = t.misclassifications.iter().map(|f| f.kind.title()).collect();
+        takeaways.push(format!(
+            "{} listed job(s) are not real {}: {}. Discount them before counting regressions.",
+            misclassified.len(),
+            ds.as_str(),
+            kinds.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    match &t.drift {
+        Some(d) => takeaways.push(format!(
+            "Since {} ({} day(s)): {} added, {} removed, {} reappeared{}.",
+            d.prior_date,
+            d.days_between,
+            d.added.len(),
+            d.removed.len(),
+            d.reappeared.len(),
+            match (&d.integrity, ds) {
+                (Some(i), _) => format!("; {} of {} common jobs grew by exactly {} day(s)", i.consistent, i.common, d.days_between),
+                (None, Dataset::Flakes) => format!("; consistency worsened by more than {:.2} on {} job(s)", d.threshold, d.worsened.len()),
+                _ => String::new(),
+            }
+        )),
+        None => takeaways.push("No earlier snapshot of this dataset was available, so drift is not assessed; import one (`citriage import`) to get it.".into()),
+    }
+    for (i, tk) in takeaways.iter().take(3).enumerate() {
+        let _ = writeln!(s, "{}. {tk}", i + 1);
+    }
+    s.push('\n');
+    s.push_str(match ds {
+        Dataset::Failures => "`failing_days` counts days since the last passing run (or the first run when a job never passed); it is biased for run_if_changed postsubmits and weekly periodics, which rarely run, and it cannot see builds that errored before creating a pod.\n\n",
+        Dataset::Flakes => "`consistency` counts a commit as consistent when all its runs agree, so a job that fails every run scores 1.0; `test_flakes` also counts harness steps (`Up`, `Node Tests`, ...) as tests.\n\n",
+    });
+    s.push_str("---\n\n");
+
+    // ---- Patterns ---------------------------------------------------------------------
+    let _ = writeln!(s, "<a id=\"1-patterns\"></a>\n## 1. The {k} Patterns\n");
+    s.push_str("Patterns are the selected clusters, ordered by score (runbook Appendix A). At snapshot level a pattern is a job category; splitting it by failure signature needs build logs.\n\n");
+    for (i, p) in t.selection.picks.iter().enumerate() {
+        let Some(c) = t.categorized.get(&p.category) else { continue };
+        let letter = pattern_letter(i);
+        let _ = writeln!(s, "### Pattern {letter} — {} ({} jobs)\n", c.name, c.count());
+        let sev: Vec<String> = Severity::ALL
+            .iter()
+            .filter_map(|sv| c.severity_counts().get(sv).map(|n| format!("{n} {}", sv.as_str())))
+            .collect();
+        let _ = writeln!(s, "**One-line summary**: {} jobs in {}: {}.\n", c.count(), code(&c.name), sev.join(", "));
+        let _ = writeln!(s, "**Why investigated**: {}.\n", p.reasons.join("; "));
+        let flagged: Vec<&str> = c.jobs.iter().map(|j| j.entry.job.as_str()).filter(|j| misclassified.contains(j)).collect();
+        if !flagged.is_empty() {
+            let _ = writeln!(s, "**Misclassified members**: {} of these jobs are flagged in §2.\n", flagged.len());
+        }
+        s.push_str("**Root cause**: not determinable from the snapshot, which carries only job names and figures. It needs each job's sampled builds (first failure line, JUnit failures) — build-log ingestion, not part of this run.\n\n");
+        s.push_str("**Causal chain**:\n- Introduced by: unknown — see the uncertainty section\n- Exposed by: unknown — see the uncertainty section\n\n");
+        let _ = writeln!(s, "**Affected jobs** (most severe first):\n\n| Job | {metric} | Severity | Evidence |\n|---|---:|---|---|");
+        for j in c.jobs.iter().take(ROWS_PER_PATTERN) {
+            let field = match ds {
+                Dataset::Failures => "failing_days",
+                Dataset::Flakes => "consistency",
+            };
+            let ev = entry_evidence(&snap_for_evidence, &j.entry.job, &[field], entry_excerpt(&j.entry.stats));
+            let id = cited.cite(ev);
+            let _ = writeln!(s, "| {} | {} | {} | {} |", code(&j.entry.job), figure(&j.entry.stats), j.severity.as_str(), ev_link(&id));
+        }
+        if c.count() > ROWS_PER_PATTERN {
+            let _ = writeln!(s, "| … and {} more | | | `categorized.json` |", c.count() - ROWS_PER_PATTERN);
+        }
+        s.push('\n');
+        if ds == Dataset::Flakes {
+            if let Some((_, tests)) = t.top_tests_by_lane.iter().find(|(l, _)| *l == c.name) {
+                let top: Vec<String> = tests.iter().take(3).map(|r| format!("{} ({} in {} job(s))", code(&r.test), r.total, r.jobs.len())).collect();
+                let _ = writeln!(s, "**Top flaking tests in this lane**: {}.\n", top.join(", "));
+            }
+        }
+        s.push_str("**Fix shape (overall)**: needs investigation — see Tier 3.\n\n");
+        s.push_str("**Owner**: not derivable from the snapshot (needs the job config's `testgrid-alert-email` or the tests' `[sig-x]` tags).\n\n");
+    }
+    s.push_str("---\n\n");
+
+    // ---- Misclassifications -------------------------------------------------------------
+    let _ = writeln!(s, "<a id=\"2-misclassifications\"></a>\n## 2. Misclassifications (NOT real {})\n", ds.as_str());
+    if t.misclassifications.is_empty() {
+        s.push_str("None found by the snapshot-only checks (harness names in `test_flakes`, consistency paradox, brand-new lane families, by-design lanes and tests).\n\n");
+    } else {
+        s.push_str("| Entry | Kind | Jobs | Reality | Evidence |\n|---|---|---:|---|---|\n");
+        for f in &t.misclassifications {
+            let ids: Vec<String> = f.evidence.iter().map(|e| ev_link(&cited.cite(e.clone()))).collect();
+            let _ = writeln!(s, "| {} | {} | {} | {} | {} |", cell(&f.subject), f.kind.title(), f.jobs.len(), cell(&f.reality), ids.join(" "));
+        }
+        s.push('\n');
+        for f in &t.misclassifications {
+            if f.jobs.len() > 1 {
+                let shown: Vec<String> = f.jobs.iter().take(12).map(|j| code(j)).collect();
+                let more = if f.jobs.len() > 12 { format!(" … and {} more", f.jobs.len() - 12) } else { String::new() };
+                let _ = writeln!(s, "- {} — {}: {}{more}", f.kind.title(), cell(&f.subject), shown.join(", "));
+            }
+        }
+        s.push('\n');
+    }
+    s.push_str("Checks that need build data, so this run does not answer them:\n\n");
+    for n in &t.needs_build_data {
+        let cands = if n.candidates.is_empty() {
+            String::new()
+        } else {
+            let shown: Vec<String> = n.candidates.iter().take(8).map(|j| code(j)).collect();
+            format!(" Candidates: {}{}.", shown.join(", "), if n.candidates.len() > 8 { format!(" … and {} more", n.candidates.len() - 8) } else { String::new() })
+        };
+        let _ = writeln!(s, "- {} Not answered: {}.{cands}", n.question, n.how_to_answer);
+    }
+    s.push_str("\n---\n\n");
+
+    // ---- Action plan ----------------------------------------------------------------------
+    s.push_str("<a id=\"3-action-plan\"></a>\n## 3. Action plan\n\n");
+    s.push_str("### 🟢 Tier 0 — Done in this run\n\n| # | Item | Status (as of the snapshot date) |\n|---|---|---|\n");
+    s.push_str("| 0.1 | No fix is known to have merged: PR state was not read in this run | not checked |\n\n");
+    s.push_str("### 🟢 Tier 1 — Nudge already-written fixes (highest leverage)\n\n| # | Action | Cleared | Block | Status (as of the snapshot date) |\n|---|---|---:|---|---|\n");
+    s.push_str("| 1.1 | None listed: no PR was looked up, so none can be named with a verified state | 0 | — | not checked |\n\n");
+    s.push_str("### 🟢 Tier 2 — Mechanical fixes (write the PR)\n\n| # | Action | Cleared | Effort | Status (as of the snapshot date) |\n|---|---|---:|---|---|\n");
+    let harness: Vec<&citriage_analysis::misclass::Finding> = t
+        .misclassifications
+        .iter()
+        .filter(|f| f.kind == citriage_analysis::misclass::FindingKind::HarnessTestName)
+        .collect();
+    if harness.is_empty() {
+        s.push_str("| 2.1 | None: a mechanical fix needs a known failure signature, which needs build logs | 0 | — | not started |\n\n");
+    } else {
+        let names: Vec<String> = harness.iter().map(|f| format!("'{}'", f.subject)).collect();
+        let jobs: std::collections::BTreeSet<&str> = harness.iter().flat_map(|f| f.jobs.iter().map(String::as_str)).collect();
+        let _ = writeln!(
+            s,
+            "| 2.1 | Exclude harness steps from `test_flakes` in the flakes dashboard query (metrics configs, flakes SQL): add {} to its exclusion list `NOT IN ('Test', 'DiffResources', 'DumpClusterLogs', 'DumpFederationLogs')` | {} | 1 line | not started |\n",
+            names.join(", "),
+            jobs.len()
+        );
+    }
+    s.push_str("### 🟡 Tier 3 — Real bugs (need investigation)\n\n| # | Action | Cleared | Owner | Status (as of the snapshot date) |\n|---|---|---:|---|---|\n");
+    for (i, p) in t.selection.picks.iter().enumerate() {
+        let _ = writeln!(s, "| 3.{} | Investigate Pattern {} ({}): sample 2-3 builds, find the first failure line, split by signature | {} | unknown | not started |", i + 1, pattern_letter(i), code(&p.category), p.count);
+    }
+    s.push_str("\n### 🟠 Tier 4 — Strategic / governance\n\n| # | Action | Why |\n|---|---|---|\n");
+    let mut n4 = 0;
+    let mut row4 = |s: &mut String, a: String, why: String| {
+        n4 += 1;
+        let _ = writeln!(s, "| 4.{n4} | {} | {} |", cell(&a), cell(&why));
+    };
+    match ds {
+        Dataset::Failures => {
+            row4(&mut s, "Report failing streaks in builds and the last pass date beside `failing_days`".into(), "`failing_days` over-states jobs that run rarely (run_if_changed postsubmits, weekly periodics)".into());
+            if let Some(i) = t.drift.as_ref().and_then(|d| d.integrity.as_ref()) {
+                if !i.violations.is_empty() {
+                    row4(&mut s, format!("Check the {} job(s) whose failing_days did not grow by the days between snapshots", i.violations.len()), "a reset means the job passed in between; a jump means its last pass fell out of the data (see Methodology)".into());
+                }
+            }
+        }
+        Dataset::Flakes => {
+            row4(&mut s, "Publish build consistency and count always-failing commits as failing".into(), "commit consistency scores a job that fails every run as 1.0 (the consistency paradox)".into());
+            row4(&mut s, "Key flaky tests by (classname, name) and drop harness steps".into(), "harness steps such as `Up` and `Node Tests` are counted as tests today".into());
+        }
+    }
+    let new_lanes = t.misclassifications.iter().filter(|f| f.kind == citriage_analysis::misclass::FindingKind::BrandNewLane).count();
+    if new_lanes > 0 {
+        row4(&mut s, format!("Hold {new_lanes} brand-new lane famil(ies) out of regression counts until they have a week of history"), "new lanes with no baseline inflate the dashboard (see §2)".into());
+    }
+    s.push('\n');
+    match ds {
+        Dataset::Failures => {
+            s.push_str("### 🔵 Tier 5 — Deletion candidates\n\n| # | Job | Days | Why | Evidence |\n|---|---|---:|---|---|\n");
+            let old: Vec<&citriage_analysis::flakes::TopJob> = t.top_jobs.iter().filter(|j| j.stats.failing_days().is_some_and(|d| d >= 365)).collect();
+            if old.is_empty() {
+                s.push_str("| 5.1 | none | — | no listed job has failed for a year or more | — |\n");
+            }
+            for (i, j) in old.iter().enumerate() {
+                let ev = entry_evidence(&snap_for_evidence, &j.job, &["failing_days"], entry_excerpt(&j.stats));
+                let id = cited.cite(ev);
+                let _ = writeln!(s, "| 5.{} | {} | {} | failing for a year or more: review for deletion (frozen branch? depends on a deleted job?) | {} |", i + 1, code(&j.job), figure(&j.stats), ev_link(&id));
+            }
+            s.push('\n');
+        }
+        Dataset::Flakes => {
+            s.push_str("### 🔵 Tier 5 — Don't bother\n\n");
+            s.push_str("- Don't chase harness-step \"flakes\" (`Up`, `Node Tests`, `diffResources`, ...) as test bugs: they are environment failures (§2).\n");
+            s.push_str("- Don't file flake issues for by-design lanes and `[Flaky]`-tagged tests (§2).\n");
+            s.push_str("- Don't read consistency 1.0 as healthy without the build results behind it (§5).\n\n");
+        }
+    }
+    s.push_str("---\n\n");
+
+    // ---- Methodology ------------------------------------------------------------------------
+    s.push_str("<a id=\"4-methodology\"></a>\n## 4. Methodology\n\n");
+    let _ = writeln!(s, "- Categorization: {} categories from {} ordered rules ({}); first match wins.", t.categorized.categories.len(), t.rule_count, t.rules_origin);
+    let _ = writeln!(
+        s,
+        "- Cluster selection: score = {}; top {} by score plus the always-include families (kops, architecture lanes with more than {} jobs, the catch-all), at most {}.",
+        match ds {
+            Dataset::Failures => "ln(count) + max_failing_days / 100",
+            Dataset::Flakes => "ln(count) + (1 − min_consistency)",
+        },
+        t.config.min_clusters,
+        t.config.arch_min_jobs,
+        t.config.max_clusters
+    );
+    let sevs: Vec<String> = Severity::ALL.iter().filter_map(|sv| t.severity_totals.get(sv).map(|n| format!("{n} {}", sv.as_str()))).collect();
+    let _ = writeln!(s, "- Severity ({}): {}.", match ds {
+        Dataset::Failures => "≥ 365 days critical, 180-364 severe, 90-179 warning, 30-89 moderate, below 30 low",
+        Dataset::Flakes => "< 0.5 critical, < 0.7 severe, < 0.85 warning, < 0.95 moderate, else good",
+    }, sevs.join(", "));
+    s.push_str("- Investigation, cross-check and PR/issue verification: not run (snapshot-only triage).\n\n");
+    let _ = writeln!(s, "What \"{}\" means in the source data: {}\n", match ds { Dataset::Failures => "failing_days", Dataset::Flakes => "consistency" }, match ds {
+        Dataset::Failures => "the number of days from the snapshot date back to the job's latest passing run, or to its first run when it never passed; a job is listed when it ran in the last 7 days and has not passed for more than 30 days. Jobs that run rarely accumulate days without new evidence, and builds that errored before a pod was created are invisible to it.",
+        Dataset::Flakes => "1 − (commits whose runs disagreed) / (distinct commits) over 7 days. A commit whose runs all failed counts as consistent, so always-failing jobs look healthy; `test_flakes` lists per-test flaky commits (top 10) and includes harness steps the exclusion list misses.",
+    });
+    s.push_str("### Drift since the prior snapshot\n\n");
+    match &t.drift {
+        None => s.push_str("No earlier snapshot of this dataset was in the store or given with `--prior`, so drift was not computed.\n\n"),
+        Some(d) => {
+            let _ = writeln!(s, "Prior: {} (`{}`), {} day(s) before. {} added, {} removed (recovered or dropped), {} reappeared after an absence.\n", d.prior_date, d.prior_source, d.days_between, d.added.len(), d.removed.len(), d.reappeared.len());
+            let list = |v: &[citriage_analysis::drift::DriftJob]| -> String {
+                let shown: Vec<String> = v.iter().take(10).map(|a| format!("{} ({})", code(&a.entry.job), figure(&a.entry.stats))).collect();
+                let more = if v.len() > 10 { format!(" … and {} more", v.len() - 10) } else { String::new() };
+                if shown.is_empty() { "none".into() } else { format!("{}{more}", shown.join(", ")) }
+            };
+            let _ = writeln!(s, "- Added: {}", list(&d.added));
+            let _ = writeln!(s, "- Removed: {}", list(&d.removed));
+            if !d.reappeared.is_empty() {
+                let r: Vec<String> = d.reappeared.iter().take(10).map(|r| format!("{} (last listed {})", code(&r.job), r.last_listed)).collect();
+                let _ = writeln!(s, "- Reappeared: {}", r.join(", "));
+            }
+            if let Some(i) = &d.integrity {
+                let _ = writeln!(s, "- Integrity: {} of {} common jobs grew by exactly {} day(s).", i.consistent, i.common, d.days_between);
+                if !i.violations.is_empty() {
+                    s.push_str("\n| Job | Prior | Now | Expected | Kind |\n|---|---:|---:|---:|---|\n");
+                    for v in i.violations.iter().take(25) {
+                        let _ = writeln!(s, "| {} | {} | {} | {} | {} |", code(&v.job), v.prior, v.now, v.expected, match v.kind {
+                            citriage_analysis::drift::ViolationKind::Reset => "reset (passed in between)",
+                            citriage_analysis::drift::ViolationKind::Jumped => "jumped (more days than elapsed)",
+                        });
+                    }
+                    if i.violations.len() > 25 {
+                        let _ = writeln!(s, "| … and {} more | | | | see the drift file |", i.violations.len() - 25);
+                    }
+                }
+            }
+            if ds == Dataset::Flakes {
+                let mv = |v: &[citriage_analysis::drift::ConsistencyMove]| -> String {
+                    let shown: Vec<String> = v.iter().take(10).map(|m| format!("{} ({:.3} → {:.3})", code(&m.job), m.prior, m.now)).collect();
+                    if shown.is_empty() { "none".into() } else { shown.join(", ") }
+                };
+                let _ = writeln!(s, "- Consistency worsened by more than {:.3}: {}", d.threshold, mv(&d.worsened));
+                let _ = writeln!(s, "- Consistency improved by more than {:.3}: {}", d.threshold, mv(&d.improved));
+            }
+            s.push('\n');
+        }
+    }
+    s.push_str("---\n\n");
+
+    // ---- Verifications ----------------------------------------------------------------------
+    s.push_str("<a id=\"5-verifications\"></a>\n## 5. Verifications and open questions\n\n");
+    s.push_str("### Q1 — Every listed job is assigned to exactly one category (CONFIRMED)\n");
+    let _ = writeln!(s, "**Verdict**: {} jobs in the snapshot, {} across the categories.\n", t.job_count, t.categorized.job_count());
+    s.push_str("### Still open (not investigated to closure)\n");
+    for n in &t.needs_build_data {
+        let _ = writeln!(s, "- {} ({})", n.question, n.how_to_answer);
+    }
+    s.push_str("- Root causes and sub-patterns of every selected pattern: need sampled build logs and JUnit.\n");
+    s.push_str("- Introducing and exposing changes: need PR/commit history (GitHub state, `git log -S`).\n\n");
+    s.push_str("---\n\n");
+
+    // ---- Appendix -------------------------------------------------------------------------------
+    s.push_str("<a id=\"appendix\"></a>\n## Appendix\n\n### Source dashboard\n");
+    let _ = writeln!(s, "- Dashboard HTML: {}\n- Raw JSON: {}\n- This run read: `{}` (sha256 `{}`)\n", ds.public_html_url(), ds.public_json_url(), t.snapshot.source, t.snapshot.sha256);
+    s.push_str("### Categories and scores\n\n| Rank | Category | Jobs | Worst | Score | Selected |\n|---:|---|---:|---:|---:|---|\n");
+    for sc in &t.selection.scores {
+        let sel = if t.selection.picks.iter().any(|p| p.category == sc.category) { "yes" } else { "" };
+        let worst = match ds {
+            Dataset::Failures => format!("{}", sc.worst),
+            Dataset::Flakes => format!("{:.3}", sc.worst),
+        };
+        let _ = writeln!(s, "| {} | {} | {} | {} | {:.3} | {} |", sc.rank, code(&sc.category), sc.count, worst, sc.score, sel);
+    }
+    s.push_str("\n### Working data files\nIn the output folder:\n- `report.md`, `report.json` — this report and its JSON twin\n- `categorized.json` — categorized JSON\n- `by-category.txt` — human-readable breakdown\n- `top30.txt` — oldest/worst across categories\n");
+    if ds == Dataset::Flakes {
+        s.push_str("- `top-flaky-tests.txt`, `top-tests-by-lane.txt` — tests across jobs and per lane\n");
+    }
+    if let Some(d) = &t.drift {
+        let _ = writeln!(s, "- `drift-from-{}.txt` — drift against the prior snapshot", d.prior_date);
+    }
+    let evidence = cited.into_vec();
+    let _ = writeln!(s, "\n<a id=\"evidence\"></a>\n### Evidence\n\n{} item(s), each a snapshot entry (locator = source + JSON pointer).\n\n| Id | Kind | Locator | Excerpt |\n|---|---|---|---|", evidence.len());
+    for e in &evidence {
+        let _ = writeln!(s, "| <a id=\"{id}\"></a>{id} | snapshot entry | `{}` | `{}` |", cell(&e.locator).replace('`', "'"), cell(&e.excerpt).replace('`', "'"), id = e.id);
+    }
+    (s, evidence)
+}

@@ -1,0 +1,483 @@
+//! Command-line interface: argument parsing (clap), output in text or JSON, progress
+//! on stderr, and exit codes (0 success, 1 failure, 2 bad input).
+
+use crate::pipeline::{self, Failure};
+use citriage_model::{Dataset, Day};
+use citriage_sources::HttpOptions;
+use citriage_store::Store;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// citriage — CI triage as software: ingest CI dashboards, categorize and score the
+/// failing and flaking jobs, detect drift, flag misclassifications and write an
+/// evidence-backed triage report.
+#[derive(Parser, Debug)]
+#[command(name = "citriage", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// The store (SQLite file). Default: $CITRIAGE_DB, else
+    /// $XDG_DATA_HOME/citriage/citriage.db, else ~/.local/share/citriage/citriage.db.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Output format of the results printed on stdout.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// No progress output on stderr.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the whole triage on the bundled example dashboards (no network):
+    /// import three days of failures and flakes snapshots into a fresh store and
+    /// write both reports.
+    Demo(DemoArgs),
+    /// Import dashboard snapshots (files or URLs) into the store.
+    Import(ImportArgs),
+    /// Triage a snapshot: categorize, select clusters, drift, misclassifications;
+    /// write report.md, report.json and the data files.
+    Triage(TriageArgs),
+    /// List the snapshots in the store.
+    Snapshots(SnapshotsArgs),
+    /// Show the drift between the latest stored snapshot of a dataset and its prior.
+    Drift(DriftArgs),
+    /// Print the category of job names under the built-in or a given rule set.
+    Categorize(CategorizeArgs),
+    /// Benchmarks that print timings and peak memory.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Where to write the store and the reports.
+    #[arg(long, default_value = "demo-report")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct SnapshotSourceArgs {
+    /// Force the dataset instead of detecting it from the fields.
+    #[arg(long, value_parser = parse_dataset)]
+    pub dataset: Option<Dataset>,
+    /// The day the snapshot describes (YYYY-MM-DD). Default: a date in the file
+    /// name, else today (UTC).
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<Day>,
+    /// HTTP timeout in seconds.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Snapshot files or URLs (e.g. https://storage.googleapis.com/k8s-metrics/failures-latest.json).
+    #[arg(required = true)]
+    pub locations: Vec<String>,
+    #[command(flatten)]
+    pub source: SnapshotSourceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct TriageArgs {
+    /// A snapshot file or URL to import and triage. Without it, the latest stored
+    /// snapshot of --dataset is used.
+    #[arg(long)]
+    pub snapshot: Option<String>,
+    /// Compare against this snapshot instead of the prior one in the store.
+    #[arg(long)]
+    pub prior: Option<String>,
+    /// Categorization rules (TOML); default: the built-in runbook rules.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Analysis settings (TOML): harness names, by-design patterns, thresholds.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Output folder for the report and data files.
+    #[arg(long, default_value = "triage-report")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub source: SnapshotSourceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct SnapshotsArgs {
+    /// Only this dataset.
+    #[arg(long, value_parser = parse_dataset)]
+    pub dataset: Option<Dataset>,
+}
+
+#[derive(Args, Debug)]
+pub struct DriftArgs {
+    #[arg(long, value_parser = parse_dataset, default_value = "failures")]
+    pub dataset: Dataset,
+}
+
+#[derive(Args, Debug)]
+pub struct CategorizeArgs {
+    /// Job names (as they appear in the dashboards, `pr:` prefix included).
+    #[arg(required = true)]
+    pub jobs: Vec<String>,
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: BenchWhat,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchWhat {
+    /// Import and triage a generated snapshot of N jobs (both datasets).
+    Triage {
+        #[arg(long, default_value_t = 100_000)]
+        jobs: usize,
+        /// Repetitions; the median is printed.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+    },
+}
+
+fn parse_dataset(s: &str) -> Result<Dataset, String> {
+    s.parse()
+}
+
+fn parse_day(s: &str) -> Result<Day, String> {
+    Day::parse(s).ok_or_else(|| format!("{s:?} is not a YYYY-MM-DD date"))
+}
+
+/// Runs the CLI; returns the process exit code.
+pub fn main_with_args<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match run(&cli) {
+        Ok(()) => 0,
+        Err(f) => {
+            eprintln!("error: {f}");
+            f.exit_code()
+        }
+    }
+}
+
+fn spinner(quiet: bool, msg: &str) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    let style = if std::env::var_os("NO_COLOR").is_some() {
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+    } else {
+        ProgressStyle::with_template("{spinner:.cyan} {msg} [{elapsed}]")
+    };
+    if let Ok(s) = style {
+        pb.set_style(s);
+    }
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+fn open_store(cli: &Cli) -> Result<Store, Failure> {
+    let path = cli.db.clone().unwrap_or_else(citriage_store::default_path);
+    Ok(Store::open(&path)?)
+}
+
+fn http(args: &SnapshotSourceArgs) -> HttpOptions {
+    HttpOptions { timeout: Duration::from_secs(args.timeout.max(1)), ..HttpOptions::default() }
+}
+
+fn print_json(v: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+}
+
+fn run(cli: &Cli) -> Result<(), Failure> {
+    match &cli.command {
+        Command::Demo(a) => demo(cli, a),
+        Command::Import(a) => import(cli, a),
+        Command::Triage(a) => triage_cmd(cli, a),
+        Command::Snapshots(a) => snapshots(cli, a),
+        Command::Drift(a) => drift_cmd(cli, a),
+        Command::Categorize(a) => categorize(cli, a),
+        Command::Bench(a) => match &a.what {
+            BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, cli.format == Format::Json),
+        },
+    }
+}
+
+fn import(cli: &Cli, a: &ImportArgs) -> Result<(), Failure> {
+    let mut store = open_store(cli)?;
+    let opts = http(&a.source);
+    // Validate everything first: one bad file stores nothing.
+    let pb = spinner(cli.quiet, "reading snapshots");
+    let mut snaps = Vec::new();
+    for loc in &a.locations {
+        pb.set_message(format!("reading {loc}"));
+        let (s, warnings) = pipeline::read_snapshot(loc, a.source.dataset, a.source.date, &opts)?;
+        for w in warnings {
+            pb.suspend(|| eprintln!("warning: {w}"));
+        }
+        snaps.push(s);
+    }
+    pb.set_message("storing");
+    let mut results = Vec::new();
+    for s in &snaps {
+        results.push(pipeline::import(&mut store, s)?);
+    }
+    pb.finish_and_clear();
+    if cli.format == Format::Json {
+        print_json(&json!({ "store": store.path(), "imported": results }));
+    } else {
+        for r in &results {
+            println!(
+                "{} {} snapshot of {} ({} jobs) from {} as #{}",
+                if r.inserted { "imported" } else { "already stored:" },
+                r.snapshot.dataset,
+                r.snapshot.date,
+                r.snapshot.job_count,
+                r.snapshot.source,
+                r.snapshot.id
+            );
+        }
+    }
+    Ok(())
+}
+
+fn triage_cmd(cli: &Cli, a: &TriageArgs) -> Result<(), Failure> {
+    let rules = pipeline::load_rules(a.rules.as_deref())?;
+    let config = pipeline::load_config(a.config.as_deref())?;
+    let mut store = open_store(cli)?;
+    let opts = http(&a.source);
+    let pb = spinner(cli.quiet, "reading");
+    let id = match &a.snapshot {
+        Some(loc) => {
+            let (s, warnings) = pipeline::read_snapshot(loc, a.source.dataset, a.source.date, &opts)?;
+            for w in warnings {
+                pb.suspend(|| eprintln!("warning: {w}"));
+            }
+            pipeline::import(&mut store, &s)?.snapshot.id
+        }
+        None => {
+            let ds = a.source.dataset.unwrap_or(Dataset::Failures);
+            match store.latest(ds)? {
+                Some(s) => s.id,
+                None => {
+                    return Err(Failure::input(format!(
+                        "the store {} has no {ds} snapshot: pass --snapshot FILE|URL or run `citriage import` first",
+                        store.path()
+                    )))
+                }
+            }
+        }
+    };
+    let mut loaded = pipeline::load_with_history(&store, id)?;
+    if let Some(p) = &a.prior {
+        let (prior, _) = pipeline::read_snapshot(p, Some(loaded.snapshot.meta.dataset), None, &opts)?;
+        loaded.prior = Some(prior);
+        loaded.older.clear();
+    }
+    pb.set_message("triaging");
+    let t = pipeline::run_triage(&loaded, &rules, &config);
+    pb.set_message("writing report");
+    let files = pipeline::write_artifacts(&t, &a.out)?;
+    pb.finish_and_clear();
+    print_summary(cli, &t, &files);
+    Ok(())
+}
+
+fn print_summary(cli: &Cli, t: &citriage_analysis::Triage, files: &[String]) {
+    if cli.format == Format::Json {
+        print_json(&json!({
+            "dataset": t.snapshot.dataset,
+            "date": t.snapshot.date,
+            "source": t.snapshot.source,
+            "jobs": t.job_count,
+            "categories": t.categorized.categories.len(),
+            "selected": t.selection.picks,
+            "misclassifications": t.misclassifications.iter().map(|f| json!({"kind": f.kind, "subject": f.subject, "jobs": f.jobs.len()})).collect::<Vec<_>>(),
+            "drift": t.drift.as_ref().map(|d| json!({"prior": d.prior_date, "added": d.added.len(), "removed": d.removed.len(), "reappeared": d.reappeared.len(), "integrity_violations": d.integrity.as_ref().map(|i| i.violations.len())})),
+            "files": files,
+        }));
+        return;
+    }
+    println!(
+        "{} snapshot of {}: {} jobs in {} categories",
+        t.snapshot.dataset.title(),
+        t.snapshot.date,
+        t.job_count,
+        t.categorized.categories.len()
+    );
+    println!("Selected {} clusters:", t.selection.picks.len());
+    for (i, p) in t.selection.picks.iter().enumerate() {
+        println!(
+            "  {:>2}. {:<28} {:>5} jobs  score {:>6.3}  {}",
+            i + 1,
+            p.category,
+            p.count,
+            p.score,
+            p.reasons.first().map(String::as_str).unwrap_or("")
+        );
+    }
+    println!("Misclassifications: {}", t.misclassifications.len());
+    for f in &t.misclassifications {
+        println!("  - {}: {} ({} jobs)", f.kind.title(), f.subject, f.jobs.len());
+    }
+    match &t.drift {
+        Some(d) => println!(
+            "Drift since {}: {} added, {} removed, {} reappeared{}",
+            d.prior_date,
+            d.added.len(),
+            d.removed.len(),
+            d.reappeared.len(),
+            d.integrity
+                .as_ref()
+                .map(|i| format!(", {} integrity violation(s)", i.violations.len()))
+                .unwrap_or_default()
+        ),
+        None => println!("Drift: no prior snapshot"),
+    }
+    println!("Wrote:");
+    for f in files {
+        println!("  {f}");
+    }
+}
+
+/// The bundled example snapshots, embedded so the demo runs from any folder.
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("failures-2026-11-19.json", include_str!("../../../examples/k8s/failures-2026-11-19.json")),
+    ("failures-2026-11-20.json", include_str!("../../../examples/k8s/failures-2026-11-20.json")),
+    ("failures-2026-11-21.json", include_str!("../../../examples/k8s/failures-2026-11-21.json")),
+    ("flakes-2026-11-19.json", include_str!("../../../examples/k8s/flakes-2026-11-19.json")),
+    ("flakes-2026-11-20.json", include_str!("../../../examples/k8s/flakes-2026-11-20.json")),
+    ("flakes-2026-11-21.json", include_str!("../../../examples/k8s/flakes-2026-11-21.json")),
+];
+
+fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: cannot create: {e}", a.out.display())))?;
+    let db = cli.db.clone().unwrap_or_else(|| a.out.join("citriage.db"));
+    let mut store = Store::open(&db)?;
+    let pb = spinner(cli.quiet, "importing the bundled snapshots");
+    let mut latest = std::collections::BTreeMap::new();
+    for (name, text) in BUNDLED {
+        let loc = format!("examples/k8s/{name}");
+        let (s, _) = pipeline::snapshot_from_bytes(text.as_bytes(), &loc, None, None)?;
+        let r = pipeline::import(&mut store, &s)?;
+        latest.insert(r.snapshot.dataset, r.snapshot.id);
+    }
+    let rules = pipeline::load_rules(None)?;
+    let config = pipeline::load_config(None)?;
+    let mut all_files = Vec::new();
+    let mut triages = Vec::new();
+    for (ds, id) in latest {
+        pb.set_message(format!("triaging {ds}"));
+        let loaded = pipeline::load_with_history(&store, id)?;
+        let t = pipeline::run_triage(&loaded, &rules, &config);
+        let files = pipeline::write_artifacts(&t, &a.out.join(ds.as_str()))?;
+        all_files.extend(files.clone());
+        triages.push((t, files));
+    }
+    pb.finish_and_clear();
+    if cli.format == Format::Json {
+        print_json(&json!({
+            "store": db.display().to_string(),
+            "reports": triages.iter().map(|(t, f)| json!({"dataset": t.snapshot.dataset, "date": t.snapshot.date, "jobs": t.job_count, "selected": t.selection.picks.len(), "misclassifications": t.misclassifications.len(), "files": f})).collect::<Vec<_>>(),
+        }));
+        return Ok(());
+    }
+    for (t, files) in &triages {
+        print_summary(cli, t, files);
+        println!();
+    }
+    println!("Store: {}", db.display());
+    println!("Open {} to read the failures report.", Path::new(&a.out).join("failures").join("report.md").display());
+    Ok(())
+}
+
+fn snapshots(cli: &Cli, a: &SnapshotsArgs) -> Result<(), Failure> {
+    let store = open_store(cli)?;
+    let list = store.list_snapshots(a.dataset)?;
+    if cli.format == Format::Json {
+        print_json(&json!({ "store": store.path(), "snapshots": list }));
+        return Ok(());
+    }
+    if list.is_empty() {
+        println!("no snapshots in {}", store.path());
+    }
+    for s in list {
+        println!("#{:<5} {:<9} {}  {:>7} jobs  {}", s.id, s.dataset, s.date, s.job_count, s.source);
+    }
+    Ok(())
+}
+
+fn drift_cmd(cli: &Cli, a: &DriftArgs) -> Result<(), Failure> {
+    let store = open_store(cli)?;
+    let Some(latest) = store.latest(a.dataset)? else {
+        return Err(Failure::input(format!("the store {} has no {} snapshot", store.path(), a.dataset)));
+    };
+    let loaded = pipeline::load_with_history(&store, latest.id)?;
+    let Some(prior) = &loaded.prior else {
+        return Err(Failure::input(format!(
+            "only one {} snapshot date in {}: drift needs an earlier one",
+            a.dataset,
+            store.path()
+        )));
+    };
+    let cfg = citriage_analysis::AnalysisConfig::default();
+    let d = citriage_analysis::drift::drift(&loaded.snapshot, prior, &loaded.older, cfg.consistency_drift_threshold);
+    if cli.format == Format::Json {
+        print_json(&serde_json::to_value(&d).unwrap_or_default());
+        return Ok(());
+    }
+    println!("{} drift from {} to {} ({} day(s))", a.dataset, d.prior_date, d.now_date, d.days_between);
+    println!("  added {}, removed {}, reappeared {}", d.added.len(), d.removed.len(), d.reappeared.len());
+    for j in &d.added {
+        println!("  + {}", j.entry.job);
+    }
+    for j in &d.removed {
+        println!("  - {}", j.entry.job);
+    }
+    for r in &d.reappeared {
+        println!("  ↺ {} (last listed {})", r.job, r.last_listed);
+    }
+    if let Some(i) = &d.integrity {
+        println!("  integrity: {} of {} common jobs consistent", i.consistent, i.common);
+        for v in &i.violations {
+            println!("  ! {} {} -> {} (expected {})", v.job, v.prior, v.now, v.expected);
+        }
+    }
+    for m in d.worsened.iter().chain(&d.improved) {
+        println!("  ~ {} {:.3} -> {:.3}", m.job, m.prior, m.now);
+    }
+    Ok(())
+}
+
+fn categorize(cli: &Cli, a: &CategorizeArgs) -> Result<(), Failure> {
+    let rules = pipeline::load_rules(a.rules.as_deref())?;
+    let rows: Vec<(String, String)> = a.jobs.iter().map(|j| (j.clone(), rules.categorize(j).to_string())).collect();
+    if cli.format == Format::Json {
+        print_json(&json!(rows.iter().map(|(j, c)| json!({"job": j, "category": c})).collect::<Vec<_>>()));
+    } else {
+        for (j, c) in rows {
+            println!("{c:<28} {j}");
+        }
+    }
+    Ok(())
+}

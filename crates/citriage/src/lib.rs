@@ -1,0 +1,8 @@
+//! citriage's application layer: the command-line interface and the glue that runs
+//! the pipeline (sources → formats → store → analysis → report) for each command.
+//! The binary in `main.rs` only calls [`cli::main_with_args`].
+
+pub mod bench;
+pub mod cli;
+pub mod example_data;
+pub mod pipeline;

@@ -1,0 +1,188 @@
+//! Runs the snapshot pipeline for the commands: read a snapshot from a path or URL,
+//! validate it, store it, load the prior one, triage, and write the artifacts.
+//! Errors say whether the input was at fault (exit code 2) or something else (1).
+
+use citriage_analysis::{triage, AnalysisConfig, RuleSet, Triage, TriageInput};
+use citriage_formats::parse_snapshot;
+use citriage_model::evidence::sha256_hex;
+use citriage_model::{Dataset, Day, Snapshot, SnapshotMeta};
+use citriage_report::{render_all, Artifact};
+use citriage_sources::{is_url, HttpOptions};
+use citriage_store::{ImportOutcome, Store};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+
+/// A failed command: the message and whether the input was at fault.
+#[derive(Debug)]
+pub struct Failure {
+    pub bad_input: bool,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn input(message: impl Into<String>) -> Failure {
+        Failure { bad_input: true, message: message.into() }
+    }
+    pub fn other(message: impl Into<String>) -> Failure {
+        Failure { bad_input: false, message: message.into() }
+    }
+    /// The process exit code: 2 for bad input, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if self.bad_input {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<citriage_store::StoreError> for Failure {
+    fn from(e: citriage_store::StoreError) -> Self {
+        Failure::other(e.to_string())
+    }
+}
+
+/// Today's date (UTC) from the wall clock; used only when a snapshot's date is not
+/// given and cannot be read from its name.
+pub fn today() -> Day {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    Day::from_unix_seconds(secs)
+}
+
+/// The wall-clock time as RFC 3339 (UTC), recorded as a store row's import time.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let day = Day::from_unix_seconds(secs);
+    let rem = secs.rem_euclid(86_400);
+    format!("{day}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+/// Reads and validates a snapshot from bytes already in hand.
+pub fn snapshot_from_bytes(
+    bytes: &[u8],
+    location: &str,
+    dataset: Option<Dataset>,
+    date: Option<Day>,
+) -> Result<(Snapshot, Vec<String>), Failure> {
+    let parsed = parse_snapshot(bytes, location, dataset).map_err(|e| Failure::input(e.to_string()))?;
+    let name = location.rsplit('/').next().unwrap_or(location);
+    let date = date.or_else(|| Day::find_in(name)).unwrap_or_else(today);
+    let meta = SnapshotMeta { dataset: parsed.dataset, date, source: location.to_string(), sha256: sha256_hex(bytes) };
+    Ok((Snapshot::new(meta, parsed.jobs), parsed.warnings))
+}
+
+/// Reads and validates a snapshot from a path or URL.
+pub fn read_snapshot(
+    location: &str,
+    dataset: Option<Dataset>,
+    date: Option<Day>,
+    http: &HttpOptions,
+) -> Result<(Snapshot, Vec<String>), Failure> {
+    let fetched = citriage_sources::read(location, http).map_err(|e| {
+        if e.is_bad_input() {
+            Failure::input(e.to_string())
+        } else {
+            Failure::other(e.to_string())
+        }
+    })?;
+    let shown = if is_url(location) { location.to_string() } else { location.to_string() };
+    snapshot_from_bytes(&fetched.bytes, &shown, dataset, date)
+}
+
+/// Imports a snapshot into the store.
+pub fn import(store: &mut Store, snap: &Snapshot) -> Result<ImportOutcome, Failure> {
+    Ok(store.import_snapshot(snap, &now_rfc3339())?)
+}
+
+/// Loads the rules (built-in or a file).
+pub fn load_rules(path: Option<&Path>) -> Result<RuleSet, Failure> {
+    match path {
+        None => Ok(RuleSet::builtin()),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read rules: {e}", p.display())))?;
+            RuleSet::from_toml(&text, &p.display().to_string()).map_err(|e| Failure::input(e.to_string()))
+        }
+    }
+}
+
+/// Loads the analysis config (defaults or a file).
+pub fn load_config(path: Option<&Path>) -> Result<AnalysisConfig, Failure> {
+    match path {
+        None => Ok(AnalysisConfig::default()),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read config: {e}", p.display())))?;
+            AnalysisConfig::from_toml(&text).map_err(|e| Failure::input(format!("{}: {e}", p.display())))
+        }
+    }
+}
+
+/// What to triage: the stored snapshot of interest and its prior.
+pub struct Loaded {
+    pub snapshot: Snapshot,
+    pub prior: Option<Snapshot>,
+    pub older: Vec<(Day, BTreeSet<String>)>,
+}
+
+/// Loads a stored snapshot with its prior and older job sets from the store.
+pub fn load_with_history(store: &Store, id: i64) -> Result<Loaded, Failure> {
+    let snapshot = store.load_snapshot(id)?;
+    let all = store.list_snapshots(Some(snapshot.meta.dataset))?;
+    let before: Vec<_> = all.into_iter().filter(|s| s.date < snapshot.meta.date).collect();
+    // One snapshot per day: the last imported for that date.
+    let mut per_day: Vec<citriage_store::StoredSnapshot> = Vec::new();
+    for s in before {
+        if per_day.last().is_some_and(|l| l.date == s.date) {
+            per_day.pop();
+        }
+        per_day.push(s);
+    }
+    let prior = match per_day.last() {
+        Some(p) => Some(store.load_snapshot(p.id)?),
+        None => None,
+    };
+    let mut older = Vec::new();
+    for s in per_day.iter().rev().skip(1) {
+        older.push((s.date, store.snapshot_job_names(s.id)?));
+    }
+    Ok(Loaded { snapshot, prior, older })
+}
+
+/// Runs the triage on loaded snapshots.
+pub fn run_triage(loaded: &Loaded, rules: &RuleSet, config: &AnalysisConfig) -> Triage {
+    triage(&TriageInput {
+        snapshot: &loaded.snapshot,
+        prior: loaded.prior.as_ref(),
+        older: &loaded.older,
+        rules,
+        config,
+    })
+}
+
+/// Writes the artifacts of a triage to a folder; returns their paths.
+pub fn write_artifacts(t: &Triage, out: &Path) -> Result<Vec<String>, Failure> {
+    std::fs::create_dir_all(out).map_err(|e| Failure::other(format!("{}: cannot create the output folder: {e}", out.display())))?;
+    let arts: Vec<Artifact> = render_all(t);
+    let mut written = Vec::new();
+    for a in arts {
+        let p = out.join(&a.name);
+        // Write to a temporary name and rename, so a crash never leaves half a file.
+        let tmp = out.join(format!(".{}.tmp", a.name));
+        std::fs::write(&tmp, a.contents.as_bytes()).map_err(|e| Failure::other(format!("{}: cannot write: {e}", tmp.display())))?;
+        std::fs::rename(&tmp, &p).map_err(|e| Failure::other(format!("{}: cannot write: {e}", p.display())))?;
+        written.push(p.display().to_string());
+    }
+    Ok(written)
+}
