@@ -152,7 +152,8 @@ pub fn generate(jobs: usize, days: usize, end: Day, seed: u64) -> Vec<(String, S
     let mut attempts = 0usize;
     while world.len() < jobs && attempts < jobs * 20 {
         attempts += 1;
-        let fam = (rng.next_u64() % FAMILIES.len() as u64) as usize;
+        // The kops grid dominates the real dashboards; weight it the same way.
+        let fam = if rng.chance(0.4) { rng.range(0, 1) as usize } else { (rng.next_u64() % FAMILIES.len() as u64) as usize };
         let (tpl, (dlo, dhi), (clo, chi)) = FAMILIES[fam];
         let idx = (rng.next_u64() % (1 + jobs as u64 / 8)) as usize;
         let mut name = fill(tpl, idx, &mut rng);
