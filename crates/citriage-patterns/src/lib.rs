@@ -12,3 +12,4 @@ pub mod normalize;
 pub mod similarity;
 pub mod cluster;
 pub mod stable;
+pub mod extract;

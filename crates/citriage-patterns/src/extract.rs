@@ -1,0 +1,706 @@
+//! Failure-line extraction from a failed build: build logs and JUnit failures.
+//!
+//! A build log is split with the crate's line convention ([`crate::lines`]), each line is
+//! cleaned (ANSI colour, CI timestamp prefixes, binary junk) and classified:
+//!
+//! * **heads**: lines that state a failure, from the build-log markers of Prow/Spyglass and
+//!   common toolchains (Go `--- FAIL:`/`panic:`, Ginkgo `[FAILED]`, klog `E0510 ...`, Maven
+//!   `[ERROR]`, compiler `file:line: error:`, JUnit `<<< FAILURE!`, exceptions,
+//!   `Caused by:`, Jenkins `ERROR:`/`marked build as failure`, `timed out`, ...);
+//! * **continuations**: stack frames, `... N more`, indented lines, compiler notes;
+//! * **noise**: progress bars, downloads, VCS chatter, blank lines;
+//! * **boilerplate**: generic tails that carry no cause (`BUILD FAILURE`, `* Try:`,
+//!   `Finished: FAILURE`, `Process completed with exit code 1`, separators).
+//!
+//! Heads open *blocks* that extend over their continuations. Without a passing log, blocks are
+//! ranked by marker strength and kept when strong enough. With a passing log of the same job,
+//! every line is masked (timestamps, numbers, hashes, temp paths → placeholders) and looked up
+//! in the passing log's masked lines; blocks whose head, or most of whose lines, are absent
+//! from the passing log are kept, and so are new lines adjacent to kept blocks. The first kept
+//! block is the first failure. Every excerpt is evidence: source, 1-based inclusive line range,
+//! text and a SHA-256 content hash.
+//!
+//! Large inputs: the splitter works over `&[u8]` (callers may memory-map), only the first
+//! [`ExtractConfig::match_cap`] bytes of a line are cleaned and matched, and the passing log is
+//! kept as a set of 64-bit hashes. [`scan_markers`] is the fast path that finds marker lines in
+//! a whole buffer with one regex pass.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::sync::LazyLock;
+
+use regex::bytes::Regex as BytesRegex;
+use regex::{Regex, RegexSet};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::lines::{self, LineSpan};
+
+/// Options for extraction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractConfig {
+    /// Bytes of each line that are cleaned and matched (offsets stay exact).
+    pub match_cap: usize,
+    /// Lines of context shown before an excerpt (`context_start`).
+    pub context_before: usize,
+    /// Lines of context shown after an excerpt (`context_end`).
+    pub context_after: usize,
+    /// At most this many excerpts are returned (the first failure is always kept).
+    pub max_excerpts: usize,
+    /// Excerpt text is capped at this many bytes (the hash covers the capped text).
+    pub max_excerpt_bytes: usize,
+}
+
+impl Default for ExtractConfig {
+    fn default() -> Self {
+        ExtractConfig {
+            match_cap: lines::DEFAULT_MATCH_CAP,
+            context_before: 3,
+            context_after: 2,
+            max_excerpts: 50,
+            max_excerpt_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Why an excerpt was selected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Selection {
+    /// A failure marker block (no passing log, or present in the passing log too).
+    Marker,
+    /// A block absent from the passing log.
+    NewVsPass,
+    /// A JUnit failure message/body.
+    Junit,
+}
+
+/// One piece of evidence: a range of lines of one source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Excerpt {
+    /// Build URL or path the lines come from.
+    pub source: String,
+    /// First line (1-based, inclusive).
+    pub line_start: usize,
+    /// Last line (1-based, inclusive).
+    pub line_end: usize,
+    /// First line of the surrounding display context.
+    pub context_start: usize,
+    /// Last line of the surrounding display context.
+    pub context_end: usize,
+    /// Cleaned text of `line_start..=line_end` (ANSI and CI prefixes removed), `\n`-joined.
+    pub text: String,
+    /// `sha256:` + hex SHA-256 of `text`.
+    pub hash: String,
+    /// Name of the marker that opened the block (e.g. `maven-error`, `go-fail`).
+    pub marker: String,
+    /// Why it was selected.
+    pub selection: Selection,
+    /// True for the first failure of the log.
+    pub first_failure: bool,
+    /// Lines inside the range that are part of the failure (noise and boilerplate excluded).
+    pub lines: Vec<usize>,
+}
+
+/// Result of [`extract_log`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogExtraction {
+    /// Excerpts in log order.
+    pub excerpts: Vec<Excerpt>,
+    /// Every selected line number (1-based, ascending).
+    pub lines: Vec<usize>,
+    /// Line of the first failure's head.
+    pub first_failure_line: Option<usize>,
+    /// Total lines of the failed log.
+    pub total_lines: usize,
+    /// True when a passing log was used.
+    pub used_pass_log: bool,
+}
+
+/// Line classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Blank,
+    Noise,
+    Boilerplate,
+    /// A failure statement; strength 1 (weak keyword) to 3 (definite).
+    Head(u8),
+    /// Stack frame or explicit continuation.
+    Frame,
+    /// A level-tagged informational line (`[INFO]`, `> Task`, `INFO:`): ends blocks.
+    Info,
+    Plain,
+}
+
+struct Marker {
+    name: &'static str,
+    strength: u8,
+    pattern: &'static str,
+}
+
+/// Failure heads. Order matters only for naming: the first matching marker names the line.
+const MARKERS: &[Marker] = &[
+    Marker { name: "go-fail", strength: 3, pattern: r"^\s*--- FAIL: |^FAIL\s|^FAIL$" },
+    Marker { name: "go-panic", strength: 3, pattern: r"^panic: |^fatal error: |^goroutine \d+ \[running\]" },
+    Marker { name: "ginkgo-failed", strength: 3, pattern: r"\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|• Failure|\[Fail\] |Summarizing \d+ Failures?" },
+    Marker { name: "klog-error", strength: 3, pattern: r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+" },
+    Marker { name: "maven-error", strength: 3, pattern: r"^\[ERROR\]" },
+    Marker { name: "gh-error", strength: 3, pattern: r"^##\[error\]|^::error" },
+    Marker { name: "error-prefix", strength: 3, pattern: r"^(?:ERROR|Error|FATAL|Fatal|fatal|error|E)(?:\[[^\]]*\])?: " },
+    Marker { name: "compile-error", strength: 3, pattern: r":\d+(?::\d+)?: (?:fatal )?error|\.\w+:\[\d+,\d+\] |: error[:\[]|^error\[E\d+\]" },
+    Marker { name: "junit-failure", strength: 3, pattern: r"<<< (?:FAILURE|ERROR)!|Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+.*(?:FAILURE|ERROR)!|^Tests in error:|^Failed tests:|^Tests? (?:run|completed).*\d+ failed" },
+    Marker { name: "test-failed", strength: 3, pattern: r"\) FAILED$|\bFAILED\s*$|^FAILED |^\S+ > \S.* FAILED" },
+    Marker { name: "exception", strength: 3, pattern: r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error|Failure|Fault)\b(?:: |:$|$| at )|^(?:Exception|Error) in thread |^Traceback \(most recent call last\)|^\w*(?:Exception|Error): " },
+    Marker { name: "caused-by", strength: 3, pattern: r"^\s*(?:Caused by|Caused|Suppressed|Also):\s" },
+    Marker { name: "jenkins-failure", strength: 3, pattern: r"marked build as failure|^Build step .* failed|^ERROR: |^FATAL: " },
+    Marker { name: "timeout", strength: 3, pattern: r"Process did not finish before .*timeout|[Tt]imed out waiting|error: timed out|\b(?:deadline exceeded|DeadlineExceeded)\b|signal: killed|Job was active longer than specified deadline" },
+    Marker { name: "ci-step-failed", strength: 3, pattern: r"Step \S+ failed after|level=(?:error|fatal)\b|\x22level\x22:\s*\x22(?:error|fatal)\x22|npm ERR!|make(?:\[\d+\])?: \*\*\* |DATA RACE" },
+    Marker { name: "assertion", strength: 2, pattern: r"[Ee]xpected:? .*(?:but (?:was|got)|got:?|actual)|AssertionError|[Uu]nexpected error|^\s*Expected\b|^\s*(?:to equal|to be|to contain)\b" },
+    Marker { name: "known-cause", strength: 2, pattern: r"cannot find symbol|undefined: |flag provided but not defined|unknown flag|hash mismatch|LimitExceeded|security token.+invalid|No space left on device|does not exist\b|[Uu]nable to |[Cc]ould not (?:resolve|find|transfer|create|access)|[Cc]annot (?:access|find|resolve|load)|[Pp]ermission denied|Connection refused|not found\b|manifest unknown|ImagePullBackOff|ErrImagePull|CrashLoopBackOff|OOMKilled|[Ee]victed" },
+    Marker { name: "keyword", strength: 1, pattern: r"(?i)\berror|\bfail|exception|\bfatal\b|\bpanic" },
+];
+
+/// Frames and explicit continuations.
+const FRAMES: &[&str] = &[
+    r"^\s+at \S",
+    r"^at [\w$.<>/]+\(",
+    r"^\s*\.\.\. \d+ (?:more|common frames omitted)",
+    r"^\s+File \x22.*\x22, line \d+",
+    r"^\s+/\S+\.go:\d+",
+    r"^\s*\S+\.go:\d+ \+0x",
+    r"^goroutine \d+ ",
+    r"^\s*(?:symbol|location|required|found|reason):\s",
+];
+
+/// Noise: never part of a failure.
+const NOISE: &[&str] = &[
+    r"^Progress \(\d+\)",
+    r"^(?:\[INFO\] )?Download(?:ing|ed) from ",
+    r"^(?:\[INFO\] )?Download(?:ing|ed): ",
+    r"^\s*\d+\s+[\d.]+[kMG]?\s+\d+\s+[\d.]+[kMG]?\s+\d+\s+\d+\s.*(?:--:--|\d:\d\d:\d\d)",
+    r"^\s*% Total\s+% Received",
+    r"^\s*Dload\s+Upload",
+    r"^(?:remote: )?(?:Receiving|Resolving|Counting|Compressing|Enumerating) (?:objects|deltas)",
+    r"^\s*\d+%\s*\|",
+    r"^[-=/\\|\s]*$",
+    r"^\[command\]",
+    r"^(?:Post job cleanup|Cleaning up orphan processes|Terminate orphan process)",
+];
+
+/// Boilerplate tails: part of the failure output but never its cause.
+const BOILERPLATE: &[&str] = &[
+    r"^\[(?:INFO|ERROR|WARNING)\] -{20,}$",
+    r"^\[(?:INFO|ERROR)\] BUILD FAILURE",
+    r"^\[INFO\] (?:Total time|Finished at|Final Memory)",
+    r"^\[ERROR\] COMPILATION ERROR\s*:?\s*$",
+    r"^\[(?:INFO|ERROR)\] \d+ errors?\s*$",
+    r"^\[(?:INFO|ERROR)\] Reactor Summary",
+    r"^\* (?:Try|Get more help at|What went wrong):?",
+    r"^> Run with --",
+    r"^BUILD FAILED in ",
+    r"^FAILURE: Build (?:failed|completed) with",
+    r"^\d+ actionable tasks?:",
+    r"^(?:##\[error\]|Error: )Process completed with exit code \d+",
+    r"^Finished: (?:FAILURE|UNSTABLE|ABORTED|SUCCESS)",
+    r"^Sending e-mails to",
+    r"^\[WS-CLEANUP\]",
+    r"^Archiving artifacts",
+    r"^Notifying upstream",
+    r"^Recording test results",
+    r"^\[(?:INFO|ERROR)\] Run \d+:|^\[INFO\] Results:",
+    r"^Ran \d+ tests? in ",
+];
+
+/// Level-tagged informational lines that end blocks.
+const INFO: &[&str] = &[
+    r"^\[(?:INFO|DEBUG|TRACE)\]",
+    r"^\[WARN(?:ING)?\]",
+    r"^(?:INFO|DEBUG|TRACE|WARN|WARNING)[:\s]",
+    r"^> Task :",
+    r"^[IWD]\d{4} \d\d:\d\d:\d\d",
+    r"^\S+ > \S.*(?:PASSED|SKIPPED)$",
+    r"level=(?:info|debug|warning)\b",
+    r"^\+ ",
+    r"^=== (?:RUN|PAUSE|CONT)\s",
+    r"^--- (?:PASS|SKIP): ",
+    r"^ok\s+\S+\s",
+];
+
+struct Rules {
+    markers: RegexSet,
+    frames: RegexSet,
+    noise: RegexSet,
+    boilerplate: RegexSet,
+    info: RegexSet,
+    prefix: Regex,
+}
+
+static RULES: LazyLock<Rules> = LazyLock::new(|| Rules {
+    markers: RegexSet::new(MARKERS.iter().map(|m| m.pattern)).expect("valid markers"),
+    frames: RegexSet::new(FRAMES).expect("valid frames"),
+    noise: RegexSet::new(NOISE).expect("valid noise"),
+    boilerplate: RegexSet::new(BOILERPLATE).expect("valid boilerplate"),
+    info: RegexSet::new(INFO).expect("valid info"),
+    // GitHub Actions "job<TAB>step<TAB>" + ISO timestamp, bare ISO timestamps, Jenkins
+    // timestamper "[2022-01-01T00:00:00.000Z] " and "12:34:56 " prefixes.
+    prefix: Regex::new(
+        r"^(?:[^\t]*\t[^\t]*\t)?\x{feff}?(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?|\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?\] ?|\[?\d\d:\d\d:\d\d(?:\.\d+)?\]? )",
+    )
+    .expect("valid prefix regex"),
+});
+
+/// Clean one raw line for matching: cap, ANSI, CI timestamp prefixes, control bytes.
+pub fn clean(raw: &[u8], cap: usize) -> String {
+    let s = lines::clean_line(raw, cap);
+    let rules = &*RULES;
+    match rules.prefix.find(&s) {
+        Some(m) if m.end() > 0 => s[m.end()..].to_string(),
+        _ => s,
+    }
+}
+
+fn classify(text: &str) -> (Kind, Option<usize>) {
+    let t = text.trim_end();
+    if t.trim().is_empty() {
+        return (Kind::Blank, None);
+    }
+    let r = &*RULES;
+    if r.noise.is_match(t) {
+        return (Kind::Noise, None);
+    }
+    if r.boilerplate.is_match(t) {
+        return (Kind::Boilerplate, None);
+    }
+    if r.frames.is_match(t) {
+        return (Kind::Frame, None);
+    }
+    let hits = r.markers.matches(t);
+    let first = hits.iter().next();
+    let strength = hits.iter().map(|i| MARKERS[i].strength).max();
+    if r.info.is_match(t) {
+        // an informational line still heads a block when it states a definite failure
+        // ("[WARNING] Error injecting: ..."), not on a bare keyword
+        return match strength {
+            Some(s) if s >= 2 && !t.starts_with("[INFO]") => (Kind::Head(1), first),
+            _ => (Kind::Info, None),
+        };
+    }
+    match strength {
+        Some(s) => (Kind::Head(s), first),
+        None => (Kind::Plain, None),
+    }
+}
+
+/// Mask volatile tokens of a cleaned line for comparison with the passing log.
+pub fn mask_line(text: &str) -> String {
+    static HEXLIKE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b|\b[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*[0-9][0-9a-fA-F]*\b")
+            .expect("valid hex regex")
+    });
+    static TMP: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"/tmp/[^\s:'\x22]*|/var/folders/[^\s:'\x22]*|_temp/[^\s:'\x22]*")
+            .expect("valid tmp regex")
+    });
+    let t = text.trim();
+    let t = TMP.replace_all(t, "/TMP");
+    let t = HEXLIKE.replace_all(&t, |c: &regex::Captures<'_>| {
+        if c[0].len() >= 7 {
+            "H".to_string()
+        } else {
+            c[0].to_string()
+        }
+    });
+    let mut out = String::with_capacity(t.len());
+    let mut in_digits = false;
+    let mut in_space = false;
+    for ch in t.chars() {
+        if ch.is_ascii_digit() {
+            if !in_digits {
+                out.push('0');
+            }
+            in_digits = true;
+            in_space = false;
+            continue;
+        }
+        in_digits = false;
+        if ch.is_whitespace() {
+            if !in_space {
+                out.push(' ');
+            }
+            in_space = true;
+            continue;
+        }
+        in_space = false;
+        out.push(ch);
+    }
+    out
+}
+
+fn hash64(s: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// Masked-line hashes of a passing log (the only thing kept from it).
+pub fn pass_fingerprints(pass: &[u8], cap: usize) -> HashSet<u64> {
+    lines::lines(pass)
+        .map(|l| hash64(&mask_line(&clean(l.bytes(pass), cap))))
+        .collect()
+}
+
+struct LineInfo {
+    kind: Kind,
+    marker: Option<usize>,
+    indent: usize,
+    new: bool,
+}
+
+struct Block {
+    start: usize, // index into lines
+    end: usize,   // inclusive
+    head_marker: Option<usize>,
+    strength: u8,
+}
+
+/// Extract failure lines from `fail` (optionally diffed against `pass`), see module docs.
+pub fn extract_log(
+    fail: &[u8],
+    pass: Option<&[u8]>,
+    source: &str,
+    cfg: &ExtractConfig,
+) -> LogExtraction {
+    let fp = pass.map(|p| pass_fingerprints(p, cfg.match_cap));
+    extract_log_with(fail, fp.as_ref(), source, cfg)
+}
+
+/// Like [`extract_log`] with the passing log already reduced by [`pass_fingerprints`].
+pub fn extract_log_with(
+    fail: &[u8],
+    pass: Option<&HashSet<u64>>,
+    source: &str,
+    cfg: &ExtractConfig,
+) -> LogExtraction {
+    let spans: Vec<LineSpan> = lines::split_lines(fail);
+    let texts: Vec<String> = spans
+        .iter()
+        .map(|l| clean(l.bytes(fail), cfg.match_cap))
+        .collect();
+    let infos: Vec<LineInfo> = texts
+        .iter()
+        .map(|t| {
+            let (kind, marker) = classify(t);
+            let indent = t.len() - t.trim_start().len();
+            let new = match pass {
+                Some(p) => !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(t))),
+                None => false,
+            };
+            LineInfo {
+                kind,
+                marker,
+                indent,
+                new,
+            }
+        })
+        .collect();
+    let blocks = find_blocks(&infos);
+    let selected = select_blocks(&blocks, &infos, pass.is_some());
+    build_result(&spans, &texts, &infos, &blocks, &selected, source, cfg, pass.is_some())
+}
+
+/// Group lines into blocks: a head followed by its continuations.
+fn find_blocks(infos: &[LineInfo]) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let n = infos.len();
+    let mut i = 0usize;
+    while i < n {
+        let Kind::Head(s) = infos[i].kind else {
+            i += 1;
+            continue;
+        };
+        let start = i;
+        let mut strength = s;
+        let mut end = i;
+        let head_indent = infos[i].indent;
+        let mut saw_frame = false;
+        let mut j = i + 1;
+        let mut blanks = 0usize;
+        while j < n {
+            let li = &infos[j];
+            let cont = match li.kind {
+                Kind::Head(s2) => {
+                    // a following weak head continues; a strong one continues only when it
+                    // is part of the same report (frames, caused-by, same tool prefix)
+                    strength = strength.max(s2);
+                    true
+                }
+                Kind::Frame => {
+                    saw_frame = true;
+                    true
+                }
+                Kind::Plain => {
+                    // after a stack trace, an unindented plain line ends the block
+                    !(saw_frame && li.indent <= head_indent && li.indent == 0) || li.indent > 0
+                }
+                Kind::Blank => {
+                    blanks += 1;
+                    blanks <= 1
+                }
+                Kind::Noise | Kind::Boilerplate | Kind::Info => false,
+            };
+            if !cont {
+                break;
+            }
+            if !matches!(li.kind, Kind::Blank) {
+                blanks = 0;
+                end = j;
+            }
+            j += 1;
+        }
+        blocks.push(Block {
+            start,
+            end,
+            head_marker: infos[start].marker,
+            strength,
+        });
+        i = end + 1;
+    }
+    blocks
+}
+
+fn select_blocks(blocks: &[Block], infos: &[LineInfo], with_pass: bool) -> Vec<bool> {
+    blocks
+        .iter()
+        .map(|b| {
+            let lines = &infos[b.start..=b.end];
+            let content: Vec<&LineInfo> = lines
+                .iter()
+                .filter(|l| !matches!(l.kind, Kind::Blank | Kind::Noise | Kind::Boilerplate))
+                .collect();
+            if content.is_empty() {
+                return false;
+            }
+            if with_pass {
+                let new = content.iter().filter(|l| l.new).count();
+                let head_new = infos[b.start].new;
+                (head_new || new * 2 >= content.len()) && b.strength >= 2
+                    || new * 2 >= content.len() && new >= 3
+            } else {
+                b.strength >= 3
+            }
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_result(
+    spans: &[LineSpan],
+    texts: &[String],
+    infos: &[LineInfo],
+    blocks: &[Block],
+    selected: &[bool],
+    source: &str,
+    cfg: &ExtractConfig,
+    used_pass: bool,
+) -> LogExtraction {
+    let n = spans.len();
+    let mut excerpts = Vec::new();
+    let mut all_lines = Vec::new();
+    for (b, _) in blocks.iter().zip(selected).filter(|(_, s)| **s) {
+        let lines: Vec<usize> = (b.start..=b.end)
+            .filter(|&i| {
+                !matches!(
+                    infos[i].kind,
+                    Kind::Blank | Kind::Noise | Kind::Boilerplate
+                )
+            })
+            .map(|i| i + 1)
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let mut text = String::new();
+        for t in &texts[b.start..=b.end] {
+            if text.len() + t.len() + 1 > cfg.max_excerpt_bytes {
+                break;
+            }
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(t);
+        }
+        let hash = format!("sha256:{:x}", Sha256::digest(text.as_bytes()));
+        all_lines.extend_from_slice(&lines);
+        excerpts.push(Excerpt {
+            source: source.to_string(),
+            line_start: b.start + 1,
+            line_end: b.end + 1,
+            context_start: (b.start + 1).saturating_sub(cfg.context_before).max(1),
+            context_end: (b.end + 1 + cfg.context_after).min(n),
+            text,
+            hash,
+            marker: b
+                .head_marker
+                .map(|m| MARKERS[m].name.to_string())
+                .unwrap_or_else(|| "new-lines".to_string()),
+            selection: if used_pass && infos[b.start].new {
+                Selection::NewVsPass
+            } else {
+                Selection::Marker
+            },
+            first_failure: false,
+            lines,
+        });
+    }
+    if let Some(first) = excerpts.first_mut() {
+        first.first_failure = true;
+    }
+    let first_failure_line = excerpts.first().map(|e| e.line_start);
+    if excerpts.len() > cfg.max_excerpts {
+        excerpts.truncate(cfg.max_excerpts.max(1));
+    }
+    all_lines.sort_unstable();
+    all_lines.dedup();
+    LogExtraction {
+        excerpts,
+        lines: all_lines,
+        first_failure_line,
+        total_lines: n,
+        used_pass_log: used_pass,
+    }
+}
+
+/// Excerpts of one JUnit failure: the message and the body, as failure text
+/// (`message + "\n" + body` when both exist), with the lines that explain it.
+pub fn extract_junit(
+    message: &str,
+    body: &str,
+    source: &str,
+    cfg: &ExtractConfig,
+) -> Vec<Excerpt> {
+    let text = match (message.trim().is_empty(), body.trim().is_empty()) {
+        (false, false) => format!("{message}\n{body}"),
+        (false, true) => message.to_string(),
+        (true, false) => body.to_string(),
+        (true, true) => return Vec::new(),
+    };
+    let res = extract_log(text.as_bytes(), None, source, cfg);
+    if !res.excerpts.is_empty() {
+        return res
+            .excerpts
+            .into_iter()
+            .map(|mut e| {
+                e.selection = Selection::Junit;
+                e
+            })
+            .collect();
+    }
+    // No marker: the whole failure text is the evidence.
+    let spans = lines::split_lines(text.as_bytes());
+    let n = spans.len().max(1);
+    let cleaned: Vec<String> = spans
+        .iter()
+        .map(|l| clean(l.bytes(text.as_bytes()), cfg.match_cap))
+        .collect();
+    let mut t = cleaned.join("\n");
+    if t.len() > cfg.max_excerpt_bytes {
+        let mut cut = cfg.max_excerpt_bytes;
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+    }
+    vec![Excerpt {
+        source: source.to_string(),
+        line_start: 1,
+        line_end: n,
+        context_start: 1,
+        context_end: n,
+        hash: format!("sha256:{:x}", Sha256::digest(t.as_bytes())),
+        text: t,
+        marker: "junit".to_string(),
+        selection: Selection::Junit,
+        first_failure: true,
+        lines: (1..=n).collect(),
+    }]
+}
+
+/// Prow Spyglass's default highlight regex (formats §4).
+pub const SPYGLASS_HIGHLIGHT: &str =
+    r"timed out|ERROR:|(FAIL|Failure \[)\b|panic\b|^E\d{4} \d\d:\d\d:\d\d\.\d\d\d]";
+
+/// Fast marker scan over a whole buffer: 1-based numbers of the lines containing a match of
+/// `re` (multi-line mode: `^` and `$` match at line boundaries). One regex pass over the
+/// buffer; line numbers are counted only between matches, with the crate's convention.
+pub fn scan_markers(data: &[u8], re: &BytesRegex) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut line = 1usize;
+    let mut counted_to = 0usize;
+    let mut pos = 0usize;
+    while pos <= data.len() {
+        let Some(m) = re.find_at(data, pos) else {
+            break;
+        };
+        line += count_terminators(&data[counted_to..m.start()]);
+        counted_to = m.start();
+        if out.last() != Some(&line) {
+            out.push(line);
+        }
+        // continue after the end of this line
+        let next = match memchr::memchr2(b'\n', b'\r', &data[m.start()..]) {
+            Some(i) => m.start() + i,
+            None => data.len(),
+        };
+        pos = next.max(m.end()).max(m.start() + 1);
+        if pos > data.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// Number of line terminators in `b` (`\r\n` counts once; a `\r` at the end of `b` counts
+/// once even if followed by `\n` outside `b`, which callers avoid by cutting at match starts).
+fn count_terminators(b: &[u8]) -> usize {
+    let nl = memchr::memchr_iter(b'\n', b).count();
+    if memchr::memchr(b'\r', b).is_none() {
+        return nl;
+    }
+    let mut lone_cr = 0usize;
+    for i in memchr::memchr_iter(b'\r', b) {
+        if b.get(i + 1) != Some(&b'\n') {
+            lone_cr += 1;
+        }
+    }
+    nl + lone_cr
+}
+
+/// Build the multi-line bytes regex for [`scan_markers`] from a line pattern.
+pub fn marker_regex(pattern: &str) -> Result<BytesRegex, regex::Error> {
+    regex::bytes::RegexBuilder::new(pattern)
+        .multi_line(true)
+        .crlf(true)
+        .unicode(false)
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maven_compile_error_block() {
+        let log = b"[INFO] Compiling 3 files\n[INFO] ----\n[ERROR] COMPILATION ERROR : \n[ERROR] /a/B.java:[3,13] cannot find symbol\n  symbol:   method x()\n  location: class B\n[INFO] 1 error\n[INFO] BUILD FAILURE\nFinished: FAILURE\n";
+        let r = extract_log(log, None, "build", &ExtractConfig::default());
+        assert_eq!(r.lines, vec![4, 5, 6]);
+        assert_eq!(r.first_failure_line, Some(4));
+        assert!(r.excerpts[0].hash.starts_with("sha256:"));
+    }
+
+    #[test]
+    fn scan_counts_cr_lines() {
+        let re = marker_regex(SPYGLASS_HIGHLIGHT).unwrap();
+        let data = b"ok\rprogress\r\nERROR: x\nfine\rpanic here\n";
+        assert_eq!(scan_markers(data, &re), vec![3, 5]);
+    }
+}

@@ -1,0 +1,75 @@
+//! The store against a real SQLite file: migrations, idempotent imports, history
+//! queries, and a failed import leaving the store exactly as it was.
+
+use citriage_model::{Dataset, Day, FlakeStats, JobEntry, JobStats, Snapshot, SnapshotMeta};
+use citriage_store::{Store, SCHEMA_VERSION};
+use std::collections::BTreeMap;
+
+fn snap(date: &str, sha: &str, jobs: Vec<JobEntry>) -> Snapshot {
+    Snapshot::new(
+        SnapshotMeta { dataset: Dataset::Flakes, date: Day::parse(date).unwrap(), source: format!("flakes-{date}.json"), sha256: sha.into() },
+        jobs,
+    )
+}
+
+fn flake(job: &str, c: f64, tests: Option<&[(&str, u64)]>) -> JobEntry {
+    JobEntry {
+        job: job.into(),
+        stats: JobStats::Flakes(FlakeStats {
+            consistency: c,
+            flakes: 3,
+            test_flakes: tests.map(|t| t.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>()),
+        }),
+    }
+}
+
+#[test]
+fn round_trip_history_and_idempotence() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/dir/c.db");
+    let mut st = Store::open(&path).unwrap();
+    assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
+    let a = snap("2026-11-20", "aa", vec![flake("ci-x", 0.5, Some(&[("t/1", 2), ("Up", 1)])), flake("ci-y", 1.0, None)]);
+    let b = snap("2026-11-21", "bb", vec![flake("ci-x", 0.7, Some(&[]))]);
+    assert!(st.import_snapshot(&a, "t0").unwrap().inserted);
+    assert!(st.import_snapshot(&b, "t1").unwrap().inserted);
+    let again = st.import_snapshot(&a, "t2").unwrap();
+    assert!(!again.inserted, "same content and date is stored once");
+    drop(st);
+    let st = Store::open(&path).unwrap();
+    assert_eq!(st.list_snapshots(None).unwrap().len(), 2);
+    let latest = st.latest(Dataset::Flakes).unwrap().unwrap();
+    assert_eq!(latest.date.to_string(), "2026-11-21");
+    let prev = st.previous(Dataset::Flakes, latest.date).unwrap().unwrap();
+    let loaded = st.load_snapshot(prev.id).unwrap();
+    assert_eq!(loaded, a, "a stored snapshot loads back equal, null and empty test_flakes kept apart");
+    assert_eq!(st.load_snapshot(latest.id).unwrap(), b);
+    assert!(st.latest(Dataset::Failures).unwrap().is_none());
+}
+
+#[test]
+fn a_failed_import_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let mut st = Store::open(&path).unwrap();
+    st.import_snapshot(&snap("2026-11-20", "aa", vec![flake("ci-x", 0.5, None)]), "t0").unwrap();
+    // Two entries for one job violate the primary key halfway through the import.
+    let mut bad = snap("2026-11-21", "bb", vec![flake("ci-a", 0.5, None), flake("ci-b", 0.5, None)]);
+    bad.jobs.push(flake("ci-a", 0.9, None));
+    assert!(st.import_snapshot(&bad, "t1").is_err());
+    let list = st.list_snapshots(None).unwrap();
+    assert_eq!(list.len(), 1, "the half-written snapshot was rolled back");
+    assert_eq!(st.snapshot_job_names(list[0].id).unwrap().len(), 1);
+}
+
+#[test]
+fn refuses_a_newer_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 5)).unwrap();
+    drop(conn);
+    let e = Store::open(&path).err().expect("refused").to_string();
+    assert!(e.contains("newer than this citriage understands"), "{e}");
+}

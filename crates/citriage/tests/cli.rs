@@ -1,0 +1,285 @@
+//! End-to-end tests of the `citriage` binary: bad input (exit 2, named job and field,
+//! nothing stored), imports over HTTP from a local server (gzip, 404, 429 with
+//! Retry-After, 500 then success, truncated bodies), drift with the integrity check,
+//! and byte-identical output for identical input.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_citriage"));
+    c.env_remove("CITRIAGE_DB").env("NO_COLOR", "1");
+    c
+}
+
+fn run(db: &Path, args: &[&str]) -> Output {
+    bin().arg("--db").arg(db).arg("--quiet").args(args).output().expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stored(db: &Path) -> usize {
+    let o = run(db, &["--format", "json", "snapshots"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["snapshots"].as_array().unwrap().len()
+}
+
+#[test]
+fn bad_snapshots_exit_2_name_the_field_and_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let good = dir.path().join("failures-2026-11-20.json");
+    std::fs::write(&good, r#"{"ci-a": {"failing_days": 40}}"#).unwrap();
+    let o = run(&db, &["import", good.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stored(&db), 1);
+    let cases: &[(&str, &str, &str)] = &[
+        ("not-object", "[1, 2]", "expected a JSON object"),
+        ("wrong-type", r#"{"ci-a": {"failing_days": "40"}}"#, r#"job "ci-a", field "failing_days""#),
+        ("negative", r#"{"ci-b": {"failing_days": -1}}"#, r#"job "ci-b", field "failing_days": expected a non-negative integer, found -1"#),
+        ("fraction", r#"{"ci-b": {"failing_days": 1.5}}"#, "non-integer 1.5"),
+        ("consistency", r#"{"ci-c": {"consistency": 1.5, "flakes": 0, "test_flakes": null}}"#, r#"job "ci-c", field "consistency": 1.5 is outside 0..1"#),
+        ("nan", r#"{"ci-c": {"consistency": NaN, "flakes": 0, "test_flakes": null}}"#, "NaN"),
+        ("empty", "", "the file is empty"),
+        ("truncated", r#"{"ci-a": {"failing_days": 4"#, "truncated"),
+        ("duplicate", r#"{"ci-a": {"failing_days": 4}, "ci-a": {"failing_days": 5}}"#, r#"job "ci-a" appears twice"#),
+        ("dup-field", r#"{"ci-a": {"failing_days": 4, "failing_days": 5}}"#, r#"job "ci-a", field "failing_days" appears twice"#),
+    ];
+    for (name, body, want) in cases {
+        let p = dir.path().join(format!("{name}.json"));
+        std::fs::write(&p, body).unwrap();
+        // A good file alongside a bad one: nothing of the batch is stored.
+        let o = run(&db, &["import", good.to_str().unwrap(), p.to_str().unwrap(), "--date", "2026-11-21"]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(want), "{name}: {e}");
+        assert!(e.contains(&format!("{name}.json")), "{name}: the message names the file: {e}");
+        assert!(!e.contains("panicked"), "{name}: {e}");
+    }
+    assert_eq!(stored(&db), 1, "no bad import stored anything");
+    let o = run(&db, &["import", dir.path().join("missing.json").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.json"));
+    // Bad rules and config files are bad input too.
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(&rules, "[[rule]]\ncategory = 'x'\nwhen = 'contains('\n").unwrap();
+    let o = run(&db, &["triage", "--dataset", "failures", "--rules", rules.to_str().unwrap(), "--out", dir.path().join("o").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("rule #1 (x)"), "{}", stderr(&o));
+}
+
+#[test]
+fn drift_and_integrity_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let files = [
+        ("failures-2026-11-18.json", r#"{"ci-gone-and-back": {"failing_days": 50}, "ci-steady": {"failing_days": 98}}"#),
+        ("failures-2026-11-20.json", r#"{"ci-steady": {"failing_days": 100}, "ci-reset": {"failing_days": 60}, "ci-jump": {"failing_days": 40}, "ci-recovered": {"failing_days": 33}}"#),
+        ("failures-2026-11-21.json", r#"{"ci-steady": {"failing_days": 101}, "ci-reset": {"failing_days": 31}, "ci-jump": {"failing_days": 45}, "ci-new": {"failing_days": 2}, "ci-gone-and-back": {"failing_days": 53}}"#),
+    ];
+    for (n, body) in files {
+        let p = dir.path().join(n);
+        std::fs::write(&p, body).unwrap();
+        assert!(run(&db, &["import", p.to_str().unwrap()]).status.success());
+    }
+    let o = run(&db, &["--format", "json", "drift", "--dataset", "failures"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(d["days_between"], 1);
+    let names = |k: &str| -> Vec<String> { d[k].as_array().unwrap().iter().map(|x| x["job"].as_str().unwrap().to_string()).collect() };
+    assert_eq!(names("added"), vec!["ci-gone-and-back", "ci-new"]);
+    assert_eq!(names("removed"), vec!["ci-recovered"]);
+    assert_eq!(names("reappeared"), vec!["ci-gone-and-back"]);
+    assert_eq!(d["reappeared"][0]["last_listed"], "2026-11-18");
+    let integ = &d["integrity"];
+    assert_eq!(integ["common"], 3);
+    assert_eq!(integ["consistent"], 1);
+    let v: Vec<(String, String)> = integ["violations"].as_array().unwrap().iter().map(|x| (x["job"].as_str().unwrap().into(), x["kind"].as_str().unwrap().into())).collect();
+    assert_eq!(v, vec![("ci-jump".to_string(), "jumped".to_string()), ("ci-reset".to_string(), "reset".to_string())]);
+    // The triage report carries the same drift.
+    let out = dir.path().join("rep");
+    let o = run(&db, &["triage", "--dataset", "failures", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let txt = std::fs::read_to_string(out.join("drift-from-2026-11-20.txt")).unwrap();
+    assert!(txt.contains("Integrity: 1 of 3 common jobs grew by exactly 1 day(s); 2 did not"), "{txt}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| `ci-reset` | 60 | 31 | 61 | reset (passed in between) |"), "{md}");
+    assert!(!md.contains("TODO"));
+}
+
+#[test]
+fn triage_output_is_byte_identical_for_identical_input() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    for d in [&a, &b] {
+        let o = bin().args(["--quiet", "demo", "--out"]).arg(d.path().join("demo")).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let mut compared = 0;
+    for ds in ["failures", "flakes"] {
+        let da = a.path().join("demo").join(ds);
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&da).unwrap().map(|e| e.unwrap().path()).collect();
+        names.sort();
+        assert!(names.len() >= 6, "{ds}: {names:?}");
+        for p in names {
+            let other = b.path().join("demo").join(ds).join(p.file_name().unwrap());
+            assert_eq!(std::fs::read(&p).unwrap(), std::fs::read(&other).unwrap(), "{} differs", p.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 13);
+    // Running the demo again over the same store is idempotent: no duplicate snapshots.
+    let db = a.path().join("demo").join("citriage.db");
+    let o = bin().args(["--quiet", "demo", "--out"]).arg(a.path().join("demo")).output().unwrap();
+    assert!(o.status.success());
+    assert_eq!(stored(&db), 6);
+}
+
+#[test]
+fn demo_report_has_every_section_and_planted_findings() {
+    let d = tempfile::tempdir().unwrap();
+    let o = bin().args(["--quiet", "--format", "json", "demo", "--out"]).arg(d.path()).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["reports"].as_array().unwrap().len(), 2);
+    let md = std::fs::read_to_string(d.path().join("failures/report.md")).unwrap();
+    for section in ["## TL;DR", "## 1. The ", "## 2. Misclassifications", "## 3. Action plan", "Tier 0", "Tier 5", "## 4. Methodology", "## 5. Verifications", "### Evidence"] {
+        assert!(md.contains(section), "missing {section}");
+    }
+    assert!(md.contains("Brand-new lane"), "planted -ko35 family found");
+    assert!(!md.contains("## 6. Lessons"), "no Lessons without a prior report");
+    let picks = md.matches("\n### Pattern ").count();
+    assert!((8..=12).contains(&picks), "{picks} patterns");
+    let flakes = std::fs::read_to_string(d.path().join("flakes/report.md")).unwrap();
+    assert!(flakes.contains("Harness step counted as a test"));
+    assert!(flakes.contains("Consistency paradox"));
+    // Every evidence id cited in the text is listed in the appendix.
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("flakes/report.json")).unwrap()).unwrap();
+    let ids: std::collections::BTreeSet<String> = json["evidence"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_string()).collect();
+    assert!(!ids.is_empty());
+    for cap in flakes.split("](#ev-").skip(1) {
+        let id = format!("ev-{}", &cap[..12]);
+        assert!(ids.contains(&id), "{id} cited but not listed");
+    }
+    let top = std::fs::read_to_string(d.path().join("flakes/top-flaky-tests.txt")).unwrap();
+    assert!(top.lines().next().unwrap().contains("jobs="));
+}
+
+/// A local HTTP server serving fixed responses by path.
+fn serve(hits: Arc<AtomicUsize>) -> (String, std::thread::JoinHandle<()>) {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let addr = format!("http://{}", server.server_addr().to_ip().unwrap());
+    let h = std::thread::spawn(move || {
+        let mut flaky = 0;
+        let mut limited = 0;
+        for mut req in server.incoming_requests() {
+            hits.fetch_add(1, Ordering::SeqCst);
+            let mut sink = Vec::new();
+            let _ = req.as_reader().read_to_end(&mut sink);
+            let url = req.url().to_string();
+            let body_ok = br#"{"ci-kubernetes-e2e-gce": {"failing_days": 45}}"#.to_vec();
+            let resp = match url.as_str() {
+                "/k8s-metrics/failures-2026-11-21.json" => tiny_http::Response::from_data(body_ok),
+                "/gz/failures-2026-11-21.json" => {
+                    use std::io::Write;
+                    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                    e.write_all(&body_ok).unwrap();
+                    tiny_http::Response::from_data(e.finish().unwrap())
+                        .with_header("Content-Encoding: gzip".parse::<tiny_http::Header>().unwrap())
+                }
+                "/flaky/failures-2026-11-21.json" => {
+                    flaky += 1;
+                    if flaky == 1 {
+                        tiny_http::Response::from_data(b"oops".to_vec()).with_status_code(500)
+                    } else {
+                        tiny_http::Response::from_data(body_ok)
+                    }
+                }
+                "/limited/failures-2026-11-21.json" => {
+                    limited += 1;
+                    if limited == 1 {
+                        tiny_http::Response::from_data(b"slow down".to_vec())
+                            .with_status_code(429)
+                            .with_header("Retry-After: 1".parse::<tiny_http::Header>().unwrap())
+                    } else {
+                        tiny_http::Response::from_data(body_ok)
+                    }
+                }
+                "/truncated/failures-2026-11-21.json" => tiny_http::Response::from_data(br#"{"ci-a": {"failing_da"#.to_vec()),
+                "/stop" => {
+                    let _ = req.respond(tiny_http::Response::from_data(Vec::new()));
+                    break;
+                }
+                _ => tiny_http::Response::from_data(b"not found".to_vec()).with_status_code(404),
+            };
+            let _ = req.respond(resp);
+        }
+    });
+    (addr, h)
+}
+
+#[test]
+fn imports_over_http() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let (addr, handle) = serve(hits.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let url = |p: &str| format!("{addr}{p}");
+    let o = run(&db, &["import", &url("/k8s-metrics/failures-2026-11-21.json")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&db, &["--format", "json", "import", &url("/gz/failures-2026-11-21.json")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["imported"][0]["snapshot"]["job_count"], 1);
+    assert_eq!(v["imported"][0]["inserted"], false, "same content and date: already stored");
+    let before = hits.load(Ordering::SeqCst);
+    let o = run(&db, &["import", &url("/flaky/failures-2026-11-21.json"), "--date", "2026-11-22"]);
+    assert!(o.status.success(), "500 then success: {}", stderr(&o));
+    assert_eq!(hits.load(Ordering::SeqCst) - before, 2, "one retry after the 500");
+    let t = std::time::Instant::now();
+    let o = run(&db, &["import", &url("/limited/failures-2026-11-21.json"), "--date", "2026-11-23"]);
+    assert!(o.status.success(), "429 then success: {}", stderr(&o));
+    assert!(t.elapsed() >= std::time::Duration::from_millis(900), "Retry-After: 1 was honoured");
+    let o = run(&db, &["import", &url("/nope/failures-latest.json")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("HTTP 404") && stderr(&o).contains("/nope/failures-latest.json"), "{}", stderr(&o));
+    let o = run(&db, &["import", &url("/truncated/failures-2026-11-21.json")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
+    assert_eq!(stored(&db), 3);
+    let _ = ureq_stop(&url("/stop"));
+    handle.join().unwrap();
+}
+
+fn ureq_stop(url: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let rest = url.trim_start_matches("http://");
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(host)?;
+    write!(s, "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")?;
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    Ok(())
+}
+
+#[test]
+fn help_and_json_flags_exist() {
+    let o = bin().arg("--help").output().unwrap();
+    assert!(o.status.success());
+    let h = String::from_utf8_lossy(&o.stdout);
+    for c in ["demo", "import", "triage", "snapshots", "drift", "categorize", "bench"] {
+        assert!(h.contains(c), "help lists {c}");
+    }
+    let o = bin().args(["--format", "json", "categorize", "capz-1-33-windows", "pr:pull-kubernetes-unit"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["category"], "k/k-windows");
+    assert_eq!(v[1]["category"], "k/k-unit");
+    let o = bin().args(["triage", "--dataset", "bogus"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
