@@ -73,10 +73,7 @@ pub fn categorize_snapshot(snapshot: &Snapshot, rules: &RuleSet) -> Categorized 
     let mut groups: BTreeMap<String, Vec<CategorizedJob>> = BTreeMap::new();
     for e in &snapshot.jobs {
         let cat = rules.categorize(&e.job).to_string();
-        groups
-            .entry(cat)
-            .or_default()
-            .push(CategorizedJob { severity: severity::of(&e.stats), entry: e.clone() });
+        groups.entry(cat).or_default().push(CategorizedJob { severity: severity::of(&e.stats), entry: e.clone() });
     }
     let mut categories: Vec<Category> = groups
         .into_iter()

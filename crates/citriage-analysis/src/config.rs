@@ -48,9 +48,7 @@ impl Default for AnalysisConfig {
             ]
             .map(String::from)
             .to_vec(),
-            by_design_job_patterns: ["-flaky", "alpha-enabled-default", "-canary"]
-                .map(String::from)
-                .to_vec(),
+            by_design_job_patterns: ["-flaky", "alpha-enabled-default", "-canary"].map(String::from).to_vec(),
             by_design_test_patterns: ["[Flaky]"].map(String::from).to_vec(),
             brand_new_min_family: 3,
             brand_new_max_days: 3,

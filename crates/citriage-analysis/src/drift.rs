@@ -82,18 +82,10 @@ pub struct Drift {
 /// prior one (newest first) so reappearances can be told apart from new jobs.
 pub fn drift(now: &Snapshot, prior: &Snapshot, older: &[(Day, BTreeSet<String>)], threshold: f64) -> Drift {
     let days_between = now.meta.date.days_since(prior.meta.date);
-    let mut added: Vec<DriftJob> = now
-        .jobs
-        .iter()
-        .filter(|e| prior.get(&e.job).is_none())
-        .map(|e| DriftJob { entry: e.clone() })
-        .collect();
-    let mut removed: Vec<DriftJob> = prior
-        .jobs
-        .iter()
-        .filter(|e| now.get(&e.job).is_none())
-        .map(|e| DriftJob { entry: e.clone() })
-        .collect();
+    let mut added: Vec<DriftJob> =
+        now.jobs.iter().filter(|e| prior.get(&e.job).is_none()).map(|e| DriftJob { entry: e.clone() }).collect();
+    let mut removed: Vec<DriftJob> =
+        prior.jobs.iter().filter(|e| now.get(&e.job).is_none()).map(|e| DriftJob { entry: e.clone() }).collect();
     let by_severity = |a: &DriftJob, b: &DriftJob| {
         severity::sort_key(&a.entry.stats)
             .total_cmp(&severity::sort_key(&b.entry.stats))
@@ -135,7 +127,12 @@ pub fn drift(now: &Snapshot, prior: &Snapshot, older: &[(Day, BTreeSet<String>)]
                 let milli = (delta * 1000.0).round() as i64;
                 let limit = (threshold * 1000.0).round() as i64;
                 if milli.abs() > limit {
-                    let m = ConsistencyMove { job: e.job.clone(), prior: a.consistency, now: b.consistency, delta: milli as f64 / 1000.0 };
+                    let m = ConsistencyMove {
+                        job: e.job.clone(),
+                        prior: a.consistency,
+                        now: b.consistency,
+                        delta: milli as f64 / 1000.0,
+                    };
                     if milli < 0 {
                         worsened.push(m);
                     } else {

@@ -65,7 +65,9 @@ pub fn top_tests_by_lane(cats: &Categorized) -> Vec<(String, Vec<TestRollup>)> {
                     jobs: jobs.into_iter().map(String::from).collect(),
                 })
                 .collect();
-            v.sort_by(|a, b| b.total.cmp(&a.total).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.test.cmp(&b.test)));
+            v.sort_by(|a, b| {
+                b.total.cmp(&a.total).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.test.cmp(&b.test))
+            });
             Some((c.name.clone(), v))
         })
         .collect()
@@ -86,7 +88,11 @@ pub fn top_jobs(cats: &Categorized, n: usize) -> Vec<TopJob> {
         .categories
         .iter()
         .flat_map(|c| {
-            c.jobs.iter().map(move |j| TopJob { job: j.entry.job.clone(), category: c.name.clone(), stats: j.entry.stats.clone() })
+            c.jobs.iter().map(move |j| TopJob {
+                job: j.entry.job.clone(),
+                category: c.name.clone(),
+                stats: j.entry.stats.clone(),
+            })
         })
         .collect();
     all.sort_by(|a, b| {

@@ -14,7 +14,7 @@ pub mod select;
 pub mod severity;
 pub mod triage;
 
-pub use categorize::{categorize_snapshot, Categorized, Category, CategorizedJob};
+pub use categorize::{categorize_snapshot, Categorized, CategorizedJob, Category};
 pub use config::AnalysisConfig;
 pub use rules::{RuleSet, RulesError};
 pub use triage::{triage, Triage, TriageInput};

@@ -79,7 +79,9 @@ pub fn find(snap: &Snapshot, cfg: &AnalysisConfig) -> (Vec<Finding>, Vec<NeedsBu
     paradox(snap, &mut out);
     brand_new(snap, cfg, &mut out);
     by_design(snap, cfg, &mut out);
-    out.sort_by(|a, b| a.kind.cmp(&b.kind).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.subject.cmp(&b.subject)));
+    out.sort_by(|a, b| {
+        a.kind.cmp(&b.kind).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.subject.cmp(&b.subject))
+    });
     (out, needs_build_data(snap))
 }
 
@@ -201,7 +203,8 @@ fn brand_new(snap: &Snapshot, cfg: &AnalysisConfig, out: &mut Vec<Finding>) {
 fn by_design(snap: &Snapshot, cfg: &AnalysisConfig, out: &mut Vec<Finding>) {
     for pat in &cfg.by_design_job_patterns {
         let p = pat.to_lowercase();
-        let jobs: Vec<&str> = snap.jobs.iter().filter(|e| e.job.to_lowercase().contains(&p)).map(|e| e.job.as_str()).collect();
+        let jobs: Vec<&str> =
+            snap.jobs.iter().filter(|e| e.job.to_lowercase().contains(&p)).map(|e| e.job.as_str()).collect();
         if jobs.is_empty() {
             continue;
         }
@@ -241,7 +244,9 @@ fn by_design(snap: &Snapshot, cfg: &AnalysisConfig, out: &mut Vec<Finding>) {
                 kind: FindingKind::ByDesignTest,
                 subject: format!("tests tagged `{pat}`"),
                 jobs: jobs.into_iter().collect(),
-                reality: format!("tests tagged `{pat}` are quarantined as flaky by their owners; flakes there are by design."),
+                reality: format!(
+                    "tests tagged `{pat}` are quarantined as flaky by their owners; flakes there are by design."
+                ),
                 evidence,
             });
         }

@@ -64,9 +64,8 @@ impl RuleSet {
     /// The built-in rules.
     pub fn builtin() -> RuleSet {
         // The built-in file is part of the source and covered by tests.
-        RuleSet::from_toml(DEFAULT_RULES_TOML, "built-in rules").unwrap_or_else(|e| {
-            unreachable!("built-in rules are invalid: {e}")
-        })
+        RuleSet::from_toml(DEFAULT_RULES_TOML, "built-in rules")
+            .unwrap_or_else(|e| unreachable!("built-in rules are invalid: {e}"))
     }
 
     /// Parses a rules file.
@@ -97,21 +96,13 @@ impl RuleSet {
     /// The category of a job (first matching rule, else the fallback).
     pub fn categorize<'a>(&'a self, job: &str) -> &'a str {
         let j = job.to_lowercase();
-        self.rules
-            .iter()
-            .find(|r| r.when.eval(&j))
-            .map(|r| r.category.as_str())
-            .unwrap_or(&self.fallback)
+        self.rules.iter().find(|r| r.when.eval(&j)).map(|r| r.category.as_str()).unwrap_or(&self.fallback)
     }
 
     /// Tags of a category (union over the rules that produce it).
     pub fn tags_of(&self, category: &str) -> BTreeSet<String> {
-        let mut t: BTreeSet<String> = self
-            .rules
-            .iter()
-            .filter(|r| r.category == category)
-            .flat_map(|r| r.tags.iter().cloned())
-            .collect();
+        let mut t: BTreeSet<String> =
+            self.rules.iter().filter(|r| r.category == category).flat_map(|r| r.tags.iter().cloned()).collect();
         if category == self.fallback {
             t.extend(self.fallback_tags.iter().cloned());
         }

@@ -95,13 +95,18 @@ pub fn select(cats: &Categorized, dataset: Dataset, cfg: &AnalysisConfig) -> Sel
             &mut chosen,
             &s.category,
             false,
-            format!("top {} by score: rank {} (score {:.3} = ln({}) + {what})", cfg.min_clusters, s.rank, s.score, s.count),
+            format!(
+                "top {} by score: rank {} (score {:.3} = ln({}) + {what})",
+                cfg.min_clusters, s.rank, s.score, s.count
+            ),
         );
     }
     // kops family: the largest kops-tagged category is always investigated.
-    let kops = cats.categories.iter().filter(|c| c.tags.contains("kops")).max_by(|a, b| {
-        a.count().cmp(&b.count()).then_with(|| b.name.cmp(&a.name))
-    });
+    let kops = cats
+        .categories
+        .iter()
+        .filter(|c| c.tags.contains("kops"))
+        .max_by(|a, b| a.count().cmp(&b.count()).then_with(|| b.name.cmp(&a.name)));
     if let Some(k) = kops {
         let family: usize = cats.categories.iter().filter(|c| c.tags.contains("kops")).map(|c| c.count()).sum();
         add(
@@ -117,7 +122,11 @@ pub fn select(cats: &Categorized, dataset: Dataset, cfg: &AnalysisConfig) -> Sel
                 &mut chosen,
                 &c.name,
                 true,
-                format!("always include architecture lanes with more than {} jobs ({} jobs)", cfg.arch_min_jobs, c.count()),
+                format!(
+                    "always include architecture lanes with more than {} jobs ({} jobs)",
+                    cfg.arch_min_jobs,
+                    c.count()
+                ),
             );
         }
     }
@@ -133,7 +142,12 @@ pub fn select(cats: &Categorized, dataset: Dataset, cfg: &AnalysisConfig) -> Sel
     let mut extra = scores.iter().skip(cfg.min_clusters);
     while chosen.len() < cfg.min_clusters {
         let Some(s) = extra.next() else { break };
-        add(&mut chosen, &s.category, false, format!("fills the minimum of {}: rank {} (score {:.3})", cfg.min_clusters, s.rank, s.score));
+        add(
+            &mut chosen,
+            &s.category,
+            false,
+            format!("fills the minimum of {}: rank {} (score {:.3})", cfg.min_clusters, s.rank, s.score),
+        );
     }
     // Over the maximum: drop the lowest-scoring optional picks.
     let mut dropped = Vec::new();
@@ -162,6 +176,6 @@ pub fn select(cats: &Categorized, dataset: Dataset, cfg: &AnalysisConfig) -> Sel
             }
         })
         .collect();
-    picks.sort_by(|a, b| a.rank.cmp(&b.rank));
+    picks.sort_by_key(|p| p.rank);
     Selection { picks, scores, dropped }
 }

@@ -49,9 +49,7 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
     let snap = input.snapshot;
     let categorized = categorize_snapshot(snap, input.rules);
     let selection = select(&categorized, snap.meta.dataset, input.config);
-    let drift = input
-        .prior
-        .map(|p| drift(snap, p, input.older, input.config.consistency_drift_threshold));
+    let drift = input.prior.map(|p| drift(snap, p, input.older, input.config.consistency_drift_threshold));
     let (misclassifications, needs_build_data) = misclass::find(snap, input.config);
     let mut severity_totals = BTreeMap::new();
     for c in &categorized.categories {

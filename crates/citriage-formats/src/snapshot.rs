@@ -34,19 +34,13 @@ pub enum SnapshotError {
 
 /// Parses and validates a snapshot. `source_name` is used in messages; `hint` forces a
 /// dataset (otherwise it is detected from the fields of the entries).
-pub fn parse_snapshot(
-    bytes: &[u8],
-    source_name: &str,
-    hint: Option<Dataset>,
-) -> Result<ParsedSnapshot, SnapshotError> {
+pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) -> Result<ParsedSnapshot, SnapshotError> {
     let src = || source_name.to_string();
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(SnapshotError::Empty { source_name: src() });
     }
-    let value = strict_json::parse(bytes).map_err(|e| SnapshotError::Syntax {
-        source_name: src(),
-        detail: explain_syntax(bytes, &e),
-    })?;
+    let value = strict_json::parse(bytes)
+        .map_err(|e| SnapshotError::Syntax { source_name: src(), detail: explain_syntax(bytes, &e) })?;
     let Value::Object(entries) = value else {
         return Err(SnapshotError::NotAnObject { source_name: src(), found: value.type_name() });
     };
@@ -82,41 +76,59 @@ pub fn parse_snapshot(
         }
         let stats = match dataset {
             Dataset::Failures => {
-                let v = get("failing_days").ok_or_else(|| field_err(Some("failing_days"), "missing (a failures snapshot needs failing_days for every job)".into()))?;
+                let v = get("failing_days").ok_or_else(|| {
+                    field_err(
+                        Some("failing_days"),
+                        "missing (a failures snapshot needs failing_days for every job)".into(),
+                    )
+                })?;
                 let days = non_negative_int(v).map_err(|p| field_err(Some("failing_days"), p))?;
-                let failing_days = u32::try_from(days).map_err(|_| field_err(Some("failing_days"), format!("{days} is out of range")))?;
+                let failing_days = u32::try_from(days)
+                    .map_err(|_| field_err(Some("failing_days"), format!("{days} is out of range")))?;
                 JobStats::Failures { failing_days }
             }
             Dataset::Flakes => {
-                let c = get("consistency").ok_or_else(|| field_err(Some("consistency"), "missing (a flakes snapshot needs consistency for every job)".into()))?;
+                let c = get("consistency").ok_or_else(|| {
+                    field_err(Some("consistency"), "missing (a flakes snapshot needs consistency for every job)".into())
+                })?;
                 let consistency = match c {
                     Value::Number(Number::Float(f)) => *f,
                     Value::Number(Number::Unsigned(u)) => *u as f64,
                     Value::Number(Number::Signed(i)) => *i as f64,
-                    other => return Err(field_err(Some("consistency"), format!("expected a number between 0 and 1, found {} {}", other.type_name(), other.brief()))),
+                    other => {
+                        return Err(field_err(
+                            Some("consistency"),
+                            format!("expected a number between 0 and 1, found {} {}", other.type_name(), other.brief()),
+                        ))
+                    }
                 };
                 if !consistency.is_finite() || !(0.0..=1.0).contains(&consistency) {
                     return Err(field_err(Some("consistency"), format!("{consistency} is outside 0..1")));
                 }
-                let f = get("flakes").ok_or_else(|| field_err(Some("flakes"), "missing (a flakes snapshot needs flakes for every job)".into()))?;
+                let f = get("flakes").ok_or_else(|| {
+                    field_err(Some("flakes"), "missing (a flakes snapshot needs flakes for every job)".into())
+                })?;
                 let flakes = non_negative_int(f).map_err(|p| field_err(Some("flakes"), p))?;
                 let test_flakes = match get("test_flakes") {
                     None | Some(Value::Null) => None,
                     Some(Value::Object(tests)) => {
                         let mut m = BTreeMap::new();
                         for (t, n) in tests {
-                            let n = non_negative_int(n).map_err(|p| {
-                                SnapshotError::Field {
-                                    source_name: src(),
-                                    at: describe_path(&[job.clone(), "test_flakes".into(), t.clone()]),
-                                    problem: p,
-                                }
+                            let n = non_negative_int(n).map_err(|p| SnapshotError::Field {
+                                source_name: src(),
+                                at: describe_path(&[job.clone(), "test_flakes".into(), t.clone()]),
+                                problem: p,
                             })?;
                             m.insert(t.clone(), n);
                         }
                         Some(m)
                     }
-                    Some(other) => return Err(field_err(Some("test_flakes"), format!("expected an object of test counts or null, found {}", other.type_name()))),
+                    Some(other) => {
+                        return Err(field_err(
+                            Some("test_flakes"),
+                            format!("expected an object of test counts or null, found {}", other.type_name()),
+                        ))
+                    }
                 };
                 JobStats::Flakes(FlakeStats { consistency, flakes, test_flakes })
             }
@@ -202,16 +214,20 @@ mod tests {
         assert!(err("  \n", None).contains("empty"));
         assert!(err("[1,2]", None).contains("found an array"));
         assert!(err(r#"{"a":{"failing_days":1}"#, None).contains("truncated"));
-        assert!(err(r#"{"a":{"failing_days":-3}}"#, None).contains(r#"job "a", field "failing_days": expected a non-negative integer, found -3"#));
+        assert!(err(r#"{"a":{"failing_days":-3}}"#, None)
+            .contains(r#"job "a", field "failing_days": expected a non-negative integer, found -3"#));
         assert!(err(r#"{"a":{"failing_days":2.5}}"#, None).contains("non-integer 2.5"));
         assert!(err(r#"{"a":{"failing_days":"7"}}"#, None).contains("found a string"));
-        assert!(err(r#"{"a":{"consistency":1.2,"flakes":0}}"#, None).contains(r#"job "a", field "consistency": 1.2 is outside 0..1"#));
+        assert!(err(r#"{"a":{"consistency":1.2,"flakes":0}}"#, None)
+            .contains(r#"job "a", field "consistency": 1.2 is outside 0..1"#));
         assert!(err(r#"{"a":{"consistency":NaN,"flakes":0}}"#, None).contains("NaN"));
         assert!(err(r#"{"a":{"failing_days":1},"a":{"failing_days":2}}"#, None).contains(r#"job "a" appears twice"#));
-        assert!(err(r#"{"a":{"consistency":0.5,"flakes":1,"test_flakes":{"t":1,"t":2}}}"#, None).contains(r#"job "a", field "test_flakes", key "t" appears twice"#));
+        assert!(err(r#"{"a":{"consistency":0.5,"flakes":1,"test_flakes":{"t":1,"t":2}}}"#, None)
+            .contains(r#"job "a", field "test_flakes", key "t" appears twice"#));
         assert!(err(r#"{"a":{"consistency":0.5,"flakes":1,"test_flakes":{"t":-1}}}"#, None).contains(r#"key "t""#));
         assert!(err(r#"{"a":{"failing_days":1},"b":{"consistency":1,"flakes":0}}"#, None).contains("mixed schema"));
-        assert!(err(r#"{"a":{"failing_days":1}}"#, Some(Dataset::Flakes)).contains(r#"job "a", field "consistency": missing"#));
+        assert!(err(r#"{"a":{"failing_days":1}}"#, Some(Dataset::Flakes))
+            .contains(r#"job "a", field "consistency": missing"#));
         assert!(err("{}", None).contains("--dataset"));
         assert!(parse_snapshot(b"{}", "s", Some(Dataset::Failures)).unwrap().jobs.is_empty());
     }

@@ -139,10 +139,7 @@ mod tests {
 
     #[test]
     fn finds_dates_in_names() {
-        assert_eq!(
-            Day::find_in("failures-2026-11-21.json").map(|d| d.to_string()),
-            Some("2026-11-21".into())
-        );
+        assert_eq!(Day::find_in("failures-2026-11-21.json").map(|d| d.to_string()), Some("2026-11-21".into()));
         assert_eq!(Day::find_in("failures-latest.json"), None);
         assert_eq!(Day::find_in("x12026-11-21"), None);
     }

@@ -140,9 +140,6 @@ impl Snapshot {
 
     /// Looks a job up by name (binary search over the sorted list).
     pub fn get(&self, job: &str) -> Option<&JobEntry> {
-        self.jobs
-            .binary_search_by(|e| e.job.as_str().cmp(job))
-            .ok()
-            .map(|i| &self.jobs[i])
+        self.jobs.binary_search_by(|e| e.job.as_str().cmp(job)).ok().map(|i| &self.jobs[i])
     }
 }

@@ -132,6 +132,9 @@ enum Kind {
     Plain,
 }
 
+/// A failure-head pattern. `strength` 3: a definite failure statement (a failed test, a
+/// compile error, a failed build step, a timeout); 2: an error line that may be incidental
+/// (logged errors, exceptions, Maven `[ERROR]`); 1: a bare keyword.
 struct Marker {
     name: &'static str,
     strength: u8,
@@ -143,16 +146,17 @@ const MARKERS: &[Marker] = &[
     Marker { name: "go-fail", strength: 3, pattern: r"^\s*--- FAIL: |^FAIL\s|^FAIL$" },
     Marker { name: "go-panic", strength: 3, pattern: r"^panic: |^fatal error: |^goroutine \d+ \[running\]" },
     Marker { name: "ginkgo-failed", strength: 3, pattern: r"\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|• Failure|\[Fail\] |Summarizing \d+ Failures?" },
-    Marker { name: "klog-error", strength: 3, pattern: r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+" },
-    Marker { name: "maven-error", strength: 3, pattern: r"^\[ERROR\]" },
+    Marker { name: "fatal", strength: 3, pattern: r"^(?:FATAL|Fatal)(?:\[[^\]]*\])?: |^F\d{4} \d\d:\d\d:\d\d\.\d+" },
+    Marker { name: "klog-error", strength: 2, pattern: r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+" },
+    Marker { name: "maven-error", strength: 2, pattern: r"^\[ERROR\]" },
     Marker { name: "gh-error", strength: 3, pattern: r"^##\[error\]|^::error" },
-    Marker { name: "error-prefix", strength: 3, pattern: r"^(?:ERROR|Error|FATAL|Fatal|fatal|error|E)(?:\[[^\]]*\])?: " },
+    Marker { name: "error-prefix", strength: 2, pattern: r"^(?:ERROR|Error|FATAL|Fatal|fatal|error|E)(?:\[[^\]]*\])?: " },
     Marker { name: "compile-error", strength: 3, pattern: r":\d+(?::\d+)?: (?:fatal )?error|\.\w+:\[\d+,\d+\] |: error[:\[]|^error\[E\d+\]" },
     Marker { name: "junit-failure", strength: 3, pattern: r"<<< (?:FAILURE|ERROR)!|Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+.*(?:FAILURE|ERROR)!|^Tests in error:|^Failed tests:|^Tests? (?:run|completed).*\d+ failed" },
     Marker { name: "test-failed", strength: 3, pattern: r"\) FAILED$|\bFAILED\s*$|^FAILED |^\S+ > \S.* FAILED" },
-    Marker { name: "exception", strength: 3, pattern: r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error|Failure|Fault)\b(?:: |:$|$| at )|^(?:Exception|Error) in thread |^Traceback \(most recent call last\)|^\w*(?:Exception|Error): " },
-    Marker { name: "caused-by", strength: 3, pattern: r"^\s*(?:Caused by|Caused|Suppressed|Also):\s" },
-    Marker { name: "jenkins-failure", strength: 3, pattern: r"marked build as failure|^Build step .* failed|^ERROR: |^FATAL: " },
+    Marker { name: "exception", strength: 2, pattern: r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error|Failure|Fault)\b(?:: |:$|$| at )|^(?:Exception|Error) in thread |^Traceback \(most recent call last\)|^\w*(?:Exception|Error): " },
+    Marker { name: "caused-by", strength: 2, pattern: r"^\s*(?:Caused by|Caused|Suppressed|Also):\s" },
+    Marker { name: "jenkins-failure", strength: 3, pattern: r"marked build as failure|^Build step .* failed" },
     Marker { name: "timeout", strength: 3, pattern: r"Process did not finish before .*timeout|[Tt]imed out waiting|error: timed out|\b(?:deadline exceeded|DeadlineExceeded)\b|signal: killed|Job was active longer than specified deadline" },
     Marker { name: "ci-step-failed", strength: 3, pattern: r"Step \S+ failed after|level=(?:error|fatal)\b|\x22level\x22:\s*\x22(?:error|fatal)\x22|npm ERR!|make(?:\[\d+\])?: \*\*\* |DATA RACE" },
     Marker { name: "assertion", strength: 2, pattern: r"[Ee]xpected:? .*(?:but (?:was|got)|got:?|actual)|AssertionError|[Uu]nexpected error|^\s*Expected\b|^\s*(?:to equal|to be|to contain)\b" },
@@ -211,6 +215,20 @@ const BOILERPLATE: &[&str] = &[
     r"^Ran \d+ tests? in ",
 ];
 
+/// Verdict lines: the build tool declaring failure. The error output right before a verdict
+/// is what made the build fail.
+const VERDICTS: &[&str] = &[
+    r"^\[(?:INFO|ERROR)\] BUILD FAILURE",
+    r"^BUILD FAILED",
+    r"^FAILURE: Build (?:failed|completed) with",
+    r"^Finished: FAILURE",
+    r"Process completed with exit code [1-9]",
+    r"^FAIL\s*$",
+    r"^make(?:\[\d+\])?: \*\*\* ",
+    r"^Error: Process completed",
+    r"^\[(?:INFO|ERROR)\] Reactor Summary",
+];
+
 /// Level-tagged informational lines that end blocks.
 const INFO: &[&str] = &[
     r"^\[(?:INFO|DEBUG|TRACE)\]",
@@ -232,6 +250,7 @@ struct Rules {
     noise: RegexSet,
     boilerplate: RegexSet,
     info: RegexSet,
+    verdicts: RegexSet,
     prefix: Regex,
 }
 
@@ -241,6 +260,7 @@ static RULES: LazyLock<Rules> = LazyLock::new(|| Rules {
     noise: RegexSet::new(NOISE).expect("valid noise"),
     boilerplate: RegexSet::new(BOILERPLATE).expect("valid boilerplate"),
     info: RegexSet::new(INFO).expect("valid info"),
+    verdicts: RegexSet::new(VERDICTS).expect("valid verdicts"),
     // GitHub Actions "job<TAB>step<TAB>" + ISO timestamp, bare ISO timestamps, Jenkins
     // timestamper "[2022-01-01T00:00:00.000Z] " and "12:34:56 " prefixes.
     prefix: Regex::new(
@@ -351,6 +371,7 @@ pub fn pass_fingerprints(pass: &[u8], cap: usize) -> HashSet<u64> {
 
 struct LineInfo {
     kind: Kind,
+    verdict: bool,
     marker: Option<usize>,
     indent: usize,
     new: bool,
@@ -397,6 +418,7 @@ pub fn extract_log_with(
             };
             LineInfo {
                 kind,
+                verdict: RULES.verdicts.is_match(t),
                 marker,
                 indent,
                 new,
@@ -404,12 +426,58 @@ pub fn extract_log_with(
         })
         .collect();
     let blocks = find_blocks(&infos);
-    let selected = select_blocks(&blocks, &infos, pass.is_some());
+    let selected = select_blocks(&blocks, &infos, &texts, pass.is_some());
     build_result(&spans, &texts, &infos, &blocks, &selected, source, cfg, pass.is_some())
 }
 
-/// Group lines into blocks: a head followed by its continuations.
+/// How one line was classified (for explaining a selection).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineClass {
+    /// 1-based line number.
+    pub line: usize,
+    /// `blank`, `noise`, `boilerplate`, `head1`..`head3`, `frame`, `info` or `plain`.
+    pub kind: String,
+    /// Marker name for heads.
+    pub marker: Option<String>,
+    /// Absent from the passing log (after masking).
+    pub new: bool,
+    /// Cleaned text.
+    pub text: String,
+}
+
+/// Classify every line of `fail` (debugging aid: why a line was or was not selected).
+pub fn explain(fail: &[u8], pass: Option<&[u8]>, cfg: &ExtractConfig) -> Vec<LineClass> {
+    let fp = pass.map(|p| pass_fingerprints(p, cfg.match_cap));
+    lines::lines(fail)
+        .map(|l| {
+            let t = clean(l.bytes(fail), cfg.match_cap);
+            let (kind, marker) = classify(&t);
+            let new = fp
+                .as_ref()
+                .is_some_and(|p| !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(&t))));
+            LineClass {
+                line: l.number,
+                kind: match kind {
+                    Kind::Blank => "blank".into(),
+                    Kind::Noise => "noise".into(),
+                    Kind::Boilerplate => "boilerplate".into(),
+                    Kind::Head(s) => format!("head{s}"),
+                    Kind::Frame => "frame".into(),
+                    Kind::Info => "info".into(),
+                    Kind::Plain => "plain".into(),
+                },
+                marker: marker.map(|m| MARKERS[m].name.to_string()),
+                new,
+                text: t,
+            }
+        })
+        .collect()
+}
+
+/// Group lines into blocks: each head followed by its continuations (stack frames,
+/// indented lines, a few plain lines); the next head starts a new block.
 fn find_blocks(infos: &[LineInfo]) -> Vec<Block> {
+    const MAX_PLAIN_RUN: usize = 3;
     let mut blocks = Vec::new();
     let n = infos.len();
     let mut i = 0usize;
@@ -419,28 +487,29 @@ fn find_blocks(infos: &[LineInfo]) -> Vec<Block> {
             continue;
         };
         let start = i;
-        let mut strength = s;
         let mut end = i;
-        let head_indent = infos[i].indent;
         let mut saw_frame = false;
-        let mut j = i + 1;
+        let mut plain_run = 0usize;
         let mut blanks = 0usize;
+        let mut j = i + 1;
         while j < n {
             let li = &infos[j];
             let cont = match li.kind {
-                Kind::Head(s2) => {
-                    // a following weak head continues; a strong one continues only when it
-                    // is part of the same report (frames, caused-by, same tool prefix)
-                    strength = strength.max(s2);
-                    true
-                }
+                Kind::Head(_) => false,
                 Kind::Frame => {
                     saw_frame = true;
+                    plain_run = 0;
                     true
                 }
                 Kind::Plain => {
-                    // after a stack trace, an unindented plain line ends the block
-                    !(saw_frame && li.indent <= head_indent && li.indent == 0) || li.indent > 0
+                    if li.indent > 0 {
+                        true
+                    } else if saw_frame {
+                        false
+                    } else {
+                        plain_run += 1;
+                        plain_run <= MAX_PLAIN_RUN
+                    }
                 }
                 Kind::Blank => {
                     blanks += 1;
@@ -461,35 +530,120 @@ fn find_blocks(infos: &[LineInfo]) -> Vec<Block> {
             start,
             end,
             head_marker: infos[start].marker,
-            strength,
+            strength: s,
         });
         i = end + 1;
     }
     blocks
 }
 
-fn select_blocks(blocks: &[Block], infos: &[LineInfo], with_pass: bool) -> Vec<bool> {
-    blocks
-        .iter()
-        .map(|b| {
-            let lines = &infos[b.start..=b.end];
-            let content: Vec<&LineInfo> = lines
-                .iter()
-                .filter(|l| !matches!(l.kind, Kind::Blank | Kind::Noise | Kind::Boilerplate))
-                .collect();
-            if content.is_empty() {
-                return false;
+/// Key used to recognise the same message repeated elsewhere (e.g. a compile error echoed
+/// in Maven's final summary): masked text without level tags and indentation.
+fn echo_key(text: &str) -> Option<u64> {
+    static TAG: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:\[(?:ERROR|WARNING|WARN|INFO|FATAL)\]|(?:ERROR|FATAL|Error|error):)?\s*")
+            .expect("valid tag regex")
+    });
+    let t = TAG.replace(text, "");
+    let m = mask_line(&t);
+    if m.len() < 12 {
+        None
+    } else {
+        Some(hash64(&m))
+    }
+}
+
+/// Runs of blocks separated only by blank or noise lines.
+fn block_runs(blocks: &[Block], infos: &[LineInfo]) -> Vec<usize> {
+    let mut run = vec![0usize; blocks.len()];
+    let mut r = 0usize;
+    for k in 1..blocks.len() {
+        let gap = &infos[blocks[k - 1].end + 1..blocks[k].start];
+        if !gap
+            .iter()
+            .all(|l| matches!(l.kind, Kind::Blank | Kind::Noise))
+        {
+            r += 1;
+        }
+        run[k] = r;
+    }
+    run
+}
+
+fn select_blocks(blocks: &[Block], infos: &[LineInfo], texts: &[String], with_pass: bool) -> Vec<bool> {
+    if blocks.is_empty() {
+        return Vec::new();
+    }
+    let runs = block_runs(blocks, infos);
+    let nruns = runs.last().map_or(0, |r| r + 1);
+    let mut run_sel = vec![false; nruns];
+    for (k, b) in blocks.iter().enumerate() {
+        let lines = &infos[b.start..=b.end];
+        let content = lines
+            .iter()
+            .filter(|l| !matches!(l.kind, Kind::Blank | Kind::Noise | Kind::Boilerplate))
+            .count();
+        let pick = if with_pass {
+            let new = lines.iter().filter(|l| l.new).count();
+            (infos[b.start].new && b.strength >= 2) || (new * 2 >= content && new >= 3)
+        } else {
+            b.strength >= 3
+        };
+        if pick {
+            run_sel[runs[k]] = true;
+        }
+    }
+    if !with_pass {
+        // The last run with an error line states the build's own verdict, and the error
+        // output right before a verdict line ("BUILD FAILURE", "Finished: FAILURE") caused it.
+        if let Some(k) = blocks.iter().rposition(|b| b.strength >= 2) {
+            run_sel[runs[k]] = true;
+        }
+        const MAX_GAP: usize = 40;
+        let mut k = 0usize;
+        for (v, li) in infos.iter().enumerate() {
+            if !li.verdict {
+                continue;
             }
-            if with_pass {
-                let new = content.iter().filter(|l| l.new).count();
-                let head_new = infos[b.start].new;
-                (head_new || new * 2 >= content.len()) && b.strength >= 2
-                    || new * 2 >= content.len() && new >= 3
-            } else {
-                b.strength >= 3
+            while k < blocks.len() && blocks[k].end < v {
+                k += 1;
             }
-        })
-        .collect()
+            // blocks[..k] end before v; walk back to the last error block
+            let Some(last) = blocks[..k].iter().rposition(|b| b.strength >= 2) else {
+                continue;
+            };
+            let gap = &infos[blocks[last].end + 1..v];
+            if gap.len() <= MAX_GAP
+                && gap.iter().all(|l| {
+                    matches!(l.kind, Kind::Blank | Kind::Noise | Kind::Boilerplate | Kind::Info | Kind::Head(1))
+                })
+            {
+                run_sel[runs[last]] = true;
+            }
+        }
+    }
+    let mut sel: Vec<bool> = runs.iter().map(|&r| run_sel[r]).collect();
+    // Echoes: an unselected error block whose head repeats inside the selection.
+    let mut echo: HashSet<u64> = HashSet::new();
+    for (k, b) in blocks.iter().enumerate() {
+        if sel[k] {
+            for t in &texts[b.start..=b.end] {
+                if let Some(h) = echo_key(t) {
+                    echo.insert(h);
+                }
+            }
+        }
+    }
+    for (k, b) in blocks.iter().enumerate() {
+        if !sel[k] && b.strength >= 2 {
+            if let Some(h) = echo_key(&texts[b.start]) {
+                if echo.contains(&h) {
+                    sel[k] = true;
+                }
+            }
+        }
+    }
+    sel
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -13,3 +13,4 @@ pub mod similarity;
 pub mod cluster;
 pub mod stable;
 pub mod extract;
+pub mod drain;

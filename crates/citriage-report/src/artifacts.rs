@@ -18,7 +18,10 @@ pub fn render_all(t: &Triage) -> Vec<Artifact> {
     let (md, evidence) = markdown::render_markdown(t);
     let mut out = vec![
         Artifact { name: "report.md".into(), contents: md },
-        Artifact { name: "report.json".into(), contents: json(&ReportJson { format: "citriage.triage.v1", triage: t, evidence: &evidence }) },
+        Artifact {
+            name: "report.json".into(),
+            contents: json(&ReportJson { format: "citriage.triage.v1", triage: t, evidence: &evidence }),
+        },
         Artifact { name: "categorized.json".into(), contents: categorized_json(t) },
         Artifact { name: "by-category.txt".into(), contents: by_category(t) },
         Artifact { name: "top30.txt".into(), contents: top30(t) },
@@ -59,7 +62,9 @@ fn categorized_json(t: &Triage) -> String {
                         o.insert(
                             "test_flakes".into(),
                             match &f.test_flakes {
-                                Some(tf) => Value::Object(tf.iter().map(|(k, v)| (k.clone(), Value::from(*v))).collect()),
+                                Some(tf) => {
+                                    Value::Object(tf.iter().map(|(k, v)| (k.clone(), Value::from(*v))).collect())
+                                }
                                 None => Value::Null,
                             },
                         );
@@ -117,7 +122,13 @@ fn top30(t: &Triage) -> String {
         Dataset::Failures => "oldest failing",
         Dataset::Flakes => "least consistent",
     };
-    let _ = writeln!(s, "Top {} {head} jobs across all categories ({} of {}):", t.top_jobs.len(), t.snapshot.dataset, t.snapshot.date);
+    let _ = writeln!(
+        s,
+        "Top {} {head} jobs across all categories ({} of {}):",
+        t.top_jobs.len(),
+        t.snapshot.dataset,
+        t.snapshot.date
+    );
     for (i, j) in t.top_jobs.iter().enumerate() {
         let _ = writeln!(s, "{:>3}. {:>7}  {:<28} {}", i + 1, figure(&j.stats), j.category, j.job);
     }
@@ -147,7 +158,11 @@ fn top_tests_by_lane(t: &Triage) -> String {
 fn drift_txt(t: &Triage) -> String {
     let Some(d) = &t.drift else { return String::new() };
     let mut s = String::new();
-    let _ = writeln!(s, "Drift of {} from {} to {} ({} day(s)); prior read from {}", t.snapshot.dataset, d.prior_date, d.now_date, d.days_between, d.prior_source);
+    let _ = writeln!(
+        s,
+        "Drift of {} from {} to {} ({} day(s)); prior read from {}",
+        t.snapshot.dataset, d.prior_date, d.now_date, d.days_between, d.prior_source
+    );
     let _ = writeln!(s, "Added ({}):", d.added.len());
     for a in &d.added {
         let _ = writeln!(s, "  {:>7}  {}", figure(&a.entry.stats), a.entry.job);
@@ -161,9 +176,24 @@ fn drift_txt(t: &Triage) -> String {
         let _ = writeln!(s, "  {}  (last listed {})", r.job, r.last_listed);
     }
     if let Some(i) = &d.integrity {
-        let _ = writeln!(s, "Integrity: {} of {} common jobs grew by exactly {} day(s); {} did not:", i.consistent, i.common, d.days_between, i.violations.len());
+        let _ = writeln!(
+            s,
+            "Integrity: {} of {} common jobs grew by exactly {} day(s); {} did not:",
+            i.consistent,
+            i.common,
+            d.days_between,
+            i.violations.len()
+        );
         for v in &i.violations {
-            let _ = writeln!(s, "  {:<6} {} -> {} (expected {})  {}", format!("{:?}", v.kind).to_lowercase(), v.prior, v.now, v.expected, v.job);
+            let _ = writeln!(
+                s,
+                "  {:<6} {} -> {} (expected {})  {}",
+                format!("{:?}", v.kind).to_lowercase(),
+                v.prior,
+                v.now,
+                v.expected,
+                v.job
+            );
         }
     }
     if t.snapshot.dataset == Dataset::Flakes {

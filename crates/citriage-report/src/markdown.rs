@@ -54,10 +54,7 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     let ds = t.snapshot.dataset;
     let date = t.snapshot.date;
     let mut s = String::new();
-    let snap_for_evidence = citriage_model::Snapshot {
-        meta: t.snapshot.clone(),
-        jobs: Vec::new(),
-    };
+    let snap_for_evidence = citriage_model::Snapshot { meta: t.snapshot.clone(), jobs: Vec::new() };
     let metric = match ds {
         Dataset::Failures => "Days",
         Dataset::Flakes => "Consistency",
@@ -108,11 +105,7 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         ));
     }
     if !misclassified.is_empty() {
-        banner.push(format!(
-            "{} listed job(s) are flagged as not real {} (see §2).",
-            misclassified.len(),
-            ds.as_str()
-        ));
+        banner.push(format!("{} listed job(s) are flagged as not real {} (see §2).", misclassified.len(), ds.as_str()));
     }
     if !banner.is_empty() {
         let _ = writeln!(s, "> ⚠️ **Status banner**: {}\n", banner.join(" "));
@@ -127,8 +120,11 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     s.push_str("<a id=\"status\"></a>\n## Status — what's been done in this run\n\n### Created in this run\n");
     s.push_str("| Artifact | Description | Status (as of the snapshot date) |\n|---|---|---|\n");
     let _ = writeln!(s, "| `report.md`, `report.json` | this report and its JSON twin | written |");
-    let _ = writeln!(s, "| `categorized.json`, `by-category.txt`, `top30.txt`{} | working data files (see Appendix) | written |\n",
-        if ds == Dataset::Flakes { ", `top-flaky-tests.txt`, `top-tests-by-lane.txt`" } else { "" });
+    let _ = writeln!(
+        s,
+        "| `categorized.json`, `by-category.txt`, `top30.txt`{} | working data files (see Appendix) | written |\n",
+        if ds == Dataset::Flakes { ", `top-flaky-tests.txt`, `top-tests-by-lane.txt`" } else { "" }
+    );
     s.push_str("citriage filed no PR or issue: it only reads.\n\n### Open external nudge-targets\n");
     s.push_str("None listed: pull-request and issue state was not read in this run, so no PR can be named with a verified state.\n\n");
     s.push_str("### Open work (not yet shipped)\n");
@@ -223,13 +219,17 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             .collect();
         let _ = writeln!(s, "**One-line summary**: {} jobs in {}: {}.\n", c.count(), code(&c.name), sev.join(", "));
         let _ = writeln!(s, "**Why investigated**: {}.\n", p.reasons.join("; "));
-        let flagged: Vec<&str> = c.jobs.iter().map(|j| j.entry.job.as_str()).filter(|j| misclassified.contains(j)).collect();
+        let flagged: Vec<&str> =
+            c.jobs.iter().map(|j| j.entry.job.as_str()).filter(|j| misclassified.contains(j)).collect();
         if !flagged.is_empty() {
             let _ = writeln!(s, "**Misclassified members**: {} of these jobs are flagged in §2.\n", flagged.len());
         }
         s.push_str("**Root cause**: not determinable from the snapshot, which carries only job names and figures. It needs each job's sampled builds (first failure line, JUnit failures) — build-log ingestion, not part of this run.\n\n");
         s.push_str("**Causal chain**:\n- Introduced by: unknown — see the uncertainty section\n- Exposed by: unknown — see the uncertainty section\n\n");
-        let _ = writeln!(s, "**Affected jobs** (most severe first):\n\n| Job | {metric} | Severity | Evidence |\n|---|---:|---|---|");
+        let _ = writeln!(
+            s,
+            "**Affected jobs** (most severe first):\n\n| Job | {metric} | Severity | Evidence |\n|---|---:|---|---|"
+        );
         for j in c.jobs.iter().take(ROWS_PER_PATTERN) {
             let field = match ds {
                 Dataset::Failures => "failing_days",
@@ -237,7 +237,14 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             };
             let ev = entry_evidence(&snap_for_evidence, &j.entry.job, &[field], entry_excerpt(&j.entry.stats));
             let id = cited.cite(ev);
-            let _ = writeln!(s, "| {} | {} | {} | {} |", code(&j.entry.job), figure(&j.entry.stats), j.severity.as_str(), ev_link(&id));
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                code(&j.entry.job),
+                figure(&j.entry.stats),
+                j.severity.as_str(),
+                ev_link(&id)
+            );
         }
         if c.count() > ROWS_PER_PATTERN {
             let _ = writeln!(s, "| … and {} more | | | `categorized.json` |", c.count() - ROWS_PER_PATTERN);
@@ -245,7 +252,11 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         s.push('\n');
         if ds == Dataset::Flakes {
             if let Some((_, tests)) = t.top_tests_by_lane.iter().find(|(l, _)| *l == c.name) {
-                let top: Vec<String> = tests.iter().take(3).map(|r| format!("{} ({} in {} job(s))", code(&r.test), r.total, r.jobs.len())).collect();
+                let top: Vec<String> = tests
+                    .iter()
+                    .take(3)
+                    .map(|r| format!("{} ({} in {} job(s))", code(&r.test), r.total, r.jobs.len()))
+                    .collect();
                 let _ = writeln!(s, "**Top flaking tests in this lane**: {}.\n", top.join(", "));
             }
         }
@@ -262,13 +273,22 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         s.push_str("| Entry | Kind | Jobs | Reality | Evidence |\n|---|---|---:|---|---|\n");
         for f in &t.misclassifications {
             let ids: Vec<String> = f.evidence.iter().map(|e| ev_link(&cited.cite(e.clone()))).collect();
-            let _ = writeln!(s, "| {} | {} | {} | {} | {} |", cell(&f.subject), f.kind.title(), f.jobs.len(), cell(&f.reality), ids.join(" "));
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                cell(&f.subject),
+                f.kind.title(),
+                f.jobs.len(),
+                cell(&f.reality),
+                ids.join(" ")
+            );
         }
         s.push('\n');
         for f in &t.misclassifications {
             if f.jobs.len() > 1 {
                 let shown: Vec<String> = f.jobs.iter().take(12).map(|j| code(j)).collect();
-                let more = if f.jobs.len() > 12 { format!(" … and {} more", f.jobs.len() - 12) } else { String::new() };
+                let more =
+                    if f.jobs.len() > 12 { format!(" … and {} more", f.jobs.len() - 12) } else { String::new() };
                 let _ = writeln!(s, "- {} — {}: {}{more}", f.kind.title(), cell(&f.subject), shown.join(", "));
             }
         }
@@ -280,7 +300,15 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             String::new()
         } else {
             let shown: Vec<String> = n.candidates.iter().take(8).map(|j| code(j)).collect();
-            format!(" Candidates: {}{}.", shown.join(", "), if n.candidates.len() > 8 { format!(" … and {} more", n.candidates.len() - 8) } else { String::new() })
+            format!(
+                " Candidates: {}{}.",
+                shown.join(", "),
+                if n.candidates.len() > 8 {
+                    format!(" … and {} more", n.candidates.len() - 8)
+                } else {
+                    String::new()
+                }
+            )
         };
         let _ = writeln!(s, "- {} Not answered: {}.{cands}", n.question, n.how_to_answer);
     }
@@ -302,7 +330,8 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         s.push_str("| 2.1 | None: a mechanical fix needs a known failure signature, which needs build logs | 0 | — | not started |\n\n");
     } else {
         let names: Vec<String> = harness.iter().map(|f| format!("'{}'", f.subject)).collect();
-        let jobs: std::collections::BTreeSet<&str> = harness.iter().flat_map(|f| f.jobs.iter().map(String::as_str)).collect();
+        let jobs: std::collections::BTreeSet<&str> =
+            harness.iter().flat_map(|f| f.jobs.iter().map(String::as_str)).collect();
         let _ = writeln!(
             s,
             "| 2.1 | Exclude harness steps from `test_flakes` in the flakes dashboard query (metrics configs, flakes SQL): add {} to its exclusion list `NOT IN ('Test', 'DiffResources', 'DumpClusterLogs', 'DumpFederationLogs')` | {} | 1 line | not started |\n",
@@ -322,7 +351,11 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     };
     match ds {
         Dataset::Failures => {
-            row4(&mut s, "Report failing streaks in builds and the last pass date beside `failing_days`".into(), "`failing_days` over-states jobs that run rarely (run_if_changed postsubmits, weekly periodics)".into());
+            row4(
+                &mut s,
+                "Report failing streaks in builds and the last pass date beside `failing_days`".into(),
+                "`failing_days` over-states jobs that run rarely (run_if_changed postsubmits, weekly periodics)".into(),
+            );
             if let Some(i) = t.drift.as_ref().and_then(|d| d.integrity.as_ref()) {
                 if !i.violations.is_empty() {
                     row4(&mut s, format!("Check the {} job(s) whose failing_days did not grow by the days between snapshots", i.violations.len()), "a reset means the job passed in between; a jump means its last pass fell out of the data (see Methodology)".into());
@@ -330,19 +363,40 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             }
         }
         Dataset::Flakes => {
-            row4(&mut s, "Publish build consistency and count always-failing commits as failing".into(), "commit consistency scores a job that fails every run as 1.0 (the consistency paradox)".into());
-            row4(&mut s, "Key flaky tests by (classname, name) and drop harness steps".into(), "harness steps such as `Up` and `Node Tests` are counted as tests today".into());
+            row4(
+                &mut s,
+                "Publish build consistency and count always-failing commits as failing".into(),
+                "commit consistency scores a job that fails every run as 1.0 (the consistency paradox)".into(),
+            );
+            row4(
+                &mut s,
+                "Key flaky tests by (classname, name) and drop harness steps".into(),
+                "harness steps such as `Up` and `Node Tests` are counted as tests today".into(),
+            );
         }
     }
-    let new_lanes = t.misclassifications.iter().filter(|f| f.kind == citriage_analysis::misclass::FindingKind::BrandNewLane).count();
+    let new_lanes = t
+        .misclassifications
+        .iter()
+        .filter(|f| f.kind == citriage_analysis::misclass::FindingKind::BrandNewLane)
+        .count();
     if new_lanes > 0 {
-        row4(&mut s, format!("Hold {new_lanes} brand-new lane famil(ies) out of regression counts until they have a week of history"), "new lanes with no baseline inflate the dashboard (see §2)".into());
+        row4(
+            &mut s,
+            format!(
+                "Hold {new_lanes} brand-new lane famil(ies) out of regression counts until they have a week of history"
+            ),
+            "new lanes with no baseline inflate the dashboard (see §2)".into(),
+        );
     }
     s.push('\n');
     match ds {
         Dataset::Failures => {
-            s.push_str("### 🔵 Tier 5 — Deletion candidates\n\n| # | Job | Days | Why | Evidence |\n|---|---|---:|---|---|\n");
-            let old: Vec<&citriage_analysis::flakes::TopJob> = t.top_jobs.iter().filter(|j| j.stats.failing_days().is_some_and(|d| d >= 365)).collect();
+            s.push_str(
+                "### 🔵 Tier 5 — Deletion candidates\n\n| # | Job | Days | Why | Evidence |\n|---|---|---:|---|---|\n",
+            );
+            let old: Vec<&citriage_analysis::flakes::TopJob> =
+                t.top_jobs.iter().filter(|j| j.stats.failing_days().is_some_and(|d| d >= 365)).collect();
             if old.is_empty() {
                 s.push_str("| 5.1 | none | — | no listed job has failed for a year or more | — |\n");
             }
@@ -364,7 +418,13 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
 
     // ---- Methodology ------------------------------------------------------------------------
     s.push_str("<a id=\"4-methodology\"></a>\n## 4. Methodology\n\n");
-    let _ = writeln!(s, "- Categorization: {} categories from {} ordered rules ({}); first match wins.", t.categorized.categories.len(), t.rule_count, t.rules_origin);
+    let _ = writeln!(
+        s,
+        "- Categorization: {} categories from {} ordered rules ({}); first match wins.",
+        t.categorized.categories.len(),
+        t.rule_count,
+        t.rules_origin
+    );
     let _ = writeln!(
         s,
         "- Cluster selection: score = {}; top {} by score plus the always-include families (kops, architecture lanes with more than {} jobs, the catch-all), at most {}.",
@@ -376,11 +436,19 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         t.config.arch_min_jobs,
         t.config.max_clusters
     );
-    let sevs: Vec<String> = Severity::ALL.iter().filter_map(|sv| t.severity_totals.get(sv).map(|n| format!("{n} {}", sv.as_str()))).collect();
-    let _ = writeln!(s, "- Severity ({}): {}.", match ds {
-        Dataset::Failures => "≥ 365 days critical, 180-364 severe, 90-179 warning, 30-89 moderate, below 30 low",
-        Dataset::Flakes => "< 0.5 critical, < 0.7 severe, < 0.85 warning, < 0.95 moderate, else good",
-    }, sevs.join(", "));
+    let sevs: Vec<String> = Severity::ALL
+        .iter()
+        .filter_map(|sv| t.severity_totals.get(sv).map(|n| format!("{n} {}", sv.as_str())))
+        .collect();
+    let _ = writeln!(
+        s,
+        "- Severity ({}): {}.",
+        match ds {
+            Dataset::Failures => "≥ 365 days critical, 180-364 severe, 90-179 warning, 30-89 moderate, below 30 low",
+            Dataset::Flakes => "< 0.5 critical, < 0.7 severe, < 0.85 warning, < 0.95 moderate, else good",
+        },
+        sevs.join(", ")
+    );
     s.push_str("- Investigation, cross-check and PR/issue verification: not run (snapshot-only triage).\n\n");
     let _ = writeln!(s, "What \"{}\" means in the source data: {}\n", match ds { Dataset::Failures => "failing_days", Dataset::Flakes => "consistency" }, match ds {
         Dataset::Failures => "the number of days from the snapshot date back to the job's latest passing run, or to its first run when it never passed; a job is listed when it ran in the last 7 days and has not passed for more than 30 days. Jobs that run rarely accumulate days without new evidence, and builds that errored before a pod was created are invisible to it.",
@@ -433,7 +501,12 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     // ---- Verifications ----------------------------------------------------------------------
     s.push_str("<a id=\"5-verifications\"></a>\n## 5. Verifications and open questions\n\n");
     s.push_str("### Q1 — Every listed job is assigned to exactly one category (CONFIRMED)\n");
-    let _ = writeln!(s, "**Verdict**: {} jobs in the snapshot, {} across the categories.\n", t.job_count, t.categorized.job_count());
+    let _ = writeln!(
+        s,
+        "**Verdict**: {} jobs in the snapshot, {} across the categories.\n",
+        t.job_count,
+        t.categorized.job_count()
+    );
     s.push_str("### Still open (not investigated to closure)\n");
     for n in &t.needs_build_data {
         let _ = writeln!(s, "- {} ({})", n.question, n.how_to_answer);
@@ -444,7 +517,14 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
 
     // ---- Appendix -------------------------------------------------------------------------------
     s.push_str("<a id=\"appendix\"></a>\n## Appendix\n\n### Source dashboard\n");
-    let _ = writeln!(s, "- Dashboard HTML: {}\n- Raw JSON: {}\n- This run read: `{}` (sha256 `{}`)\n", ds.public_html_url(), ds.public_json_url(), t.snapshot.source, t.snapshot.sha256);
+    let _ = writeln!(
+        s,
+        "- Dashboard HTML: {}\n- Raw JSON: {}\n- This run read: `{}` (sha256 `{}`)\n",
+        ds.public_html_url(),
+        ds.public_json_url(),
+        t.snapshot.source,
+        t.snapshot.sha256
+    );
     s.push_str("### Categories and scores\n\n| Rank | Category | Jobs | Worst | Score | Selected |\n|---:|---|---:|---:|---:|---|\n");
     for sc in &t.selection.scores {
         let sel = if t.selection.picks.iter().any(|p| p.category == sc.category) { "yes" } else { "" };
@@ -452,7 +532,16 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             Dataset::Failures => format!("{}", sc.worst),
             Dataset::Flakes => format!("{:.3}", sc.worst),
         };
-        let _ = writeln!(s, "| {} | {} | {} | {} | {:.3} | {} |", sc.rank, code(&sc.category), sc.count, worst, sc.score, sel);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {:.3} | {} |",
+            sc.rank,
+            code(&sc.category),
+            sc.count,
+            worst,
+            sc.score,
+            sel
+        );
     }
     s.push_str("\n### Working data files\nIn the output folder:\n- `report.md`, `report.json` — this report and its JSON twin\n- `categorized.json` — categorized JSON\n- `by-category.txt` — human-readable breakdown\n- `top30.txt` — oldest/worst across categories\n");
     if ds == Dataset::Flakes {
@@ -464,7 +553,13 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     let evidence = cited.into_vec();
     let _ = writeln!(s, "\n<a id=\"evidence\"></a>\n### Evidence\n\n{} item(s), each a snapshot entry (locator = source + JSON pointer).\n\n| Id | Kind | Locator | Excerpt |\n|---|---|---|---|", evidence.len());
     for e in &evidence {
-        let _ = writeln!(s, "| <a id=\"{id}\"></a>{id} | snapshot entry | `{}` | `{}` |", cell(&e.locator).replace('`', "'"), cell(&e.excerpt).replace('`', "'"), id = e.id);
+        let _ = writeln!(
+            s,
+            "| <a id=\"{id}\"></a>{id} | snapshot entry | `{}` | `{}` |",
+            cell(&e.locator).replace('`', "'"),
+            cell(&e.excerpt).replace('`', "'"),
+            id = e.id
+        );
     }
     (s, evidence)
 }

@@ -37,7 +37,9 @@ impl SourceError {
     /// as opposed to a transient network problem.
     pub fn is_bad_input(&self) -> bool {
         match self {
-            SourceError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound || source.kind() == std::io::ErrorKind::InvalidData,
+            SourceError::Io { source, .. } => {
+                source.kind() == std::io::ErrorKind::NotFound || source.kind() == std::io::ErrorKind::InvalidData
+            }
             SourceError::Http { status, .. } => (400..500).contains(status) && *status != 429,
             SourceError::Gzip { .. } | SourceError::TooLarge { .. } => true,
             SourceError::Transport { .. } => false,
@@ -100,17 +102,15 @@ pub fn decode(location: &str, raw: Vec<u8>) -> Result<Fetched, SourceError> {
 }
 
 fn http_get(url: &str, opts: &HttpOptions) -> Result<Vec<u8>, SourceError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(opts.timeout))
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().timeout_global(Some(opts.timeout)).http_status_as_error(false).build().into();
     let mut last: Option<SourceError> = None;
     for attempt in 0..opts.attempts.max(1) {
         if attempt > 0 {
             let wait = match &last {
                 Some(SourceError::Http { hint, .. }) if hint.starts_with(" (retry after ") => {
-                    let secs: u64 = hint.trim_start_matches(" (retry after ").trim_end_matches("s)").parse().unwrap_or(1);
+                    let secs: u64 =
+                        hint.trim_start_matches(" (retry after ").trim_end_matches("s)").parse().unwrap_or(1);
                     Duration::from_secs(secs)
                 }
                 _ => opts.backoff * 2u32.saturating_pow(attempt - 1),
@@ -123,11 +123,12 @@ fn http_get(url: &str, opts: &HttpOptions) -> Result<Vec<u8>, SourceError> {
                 let status = resp.status().as_u16();
                 if status == 200 {
                     let mut buf = Vec::new();
-                    resp.body_mut()
-                        .as_reader()
-                        .take(opts.max_bytes + 1)
-                        .read_to_end(&mut buf)
-                        .map_err(|e| SourceError::Transport { location: url.to_string(), detail: format!("body read failed (truncated download?): {e}") })?;
+                    resp.body_mut().as_reader().take(opts.max_bytes + 1).read_to_end(&mut buf).map_err(|e| {
+                        SourceError::Transport {
+                            location: url.to_string(),
+                            detail: format!("body read failed (truncated download?): {e}"),
+                        }
+                    })?;
                     if buf.len() as u64 > opts.max_bytes {
                         return Err(SourceError::TooLarge { location: url.to_string(), limit: opts.max_bytes });
                     }
@@ -150,7 +151,14 @@ fn http_get(url: &str, opts: &HttpOptions) -> Result<Vec<u8>, SourceError> {
                 let hint = match retry_after {
                     Some(s) if Duration::from_secs(s) <= opts.max_retry_after => format!(" (retry after {s}s)"),
                     Some(s) => {
-                        return Err(SourceError::Http { location: url.to_string(), status, hint: format!(" (server asks to retry after {s}s, longer than the {}s limit)", opts.max_retry_after.as_secs()) })
+                        return Err(SourceError::Http {
+                            location: url.to_string(),
+                            status,
+                            hint: format!(
+                                " (server asks to retry after {s}s, longer than the {}s limit)",
+                                opts.max_retry_after.as_secs()
+                            ),
+                        })
                     }
                     None => String::new(),
                 };

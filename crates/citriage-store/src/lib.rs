@@ -15,7 +15,9 @@ pub enum StoreError {
     Sqlite { path: String, source: rusqlite::Error },
     #[error("store {path}: cannot create its folder: {source}")]
     Dir { path: String, source: std::io::Error },
-    #[error("store {path}: schema version {found} is newer than this citriage understands ({known}); upgrade citriage")]
+    #[error(
+        "store {path}: schema version {found} is newer than this citriage understands ({known}); upgrade citriage"
+    )]
     TooNew { path: String, found: i64, known: i64 },
     #[error("store {path}: corrupt row: {detail}")]
     Corrupt { path: String, detail: String },
@@ -243,7 +245,10 @@ impl Store {
     }
 
     #[allow(clippy::type_complexity)]
-    fn header_from_row(&self, row: (i64, String, String, String, String, i64, String)) -> Result<StoredSnapshot, StoreError> {
+    fn header_from_row(
+        &self,
+        row: (i64, String, String, String, String, i64, String),
+    ) -> Result<StoredSnapshot, StoreError> {
         let corrupt = |detail: String| StoreError::Corrupt { path: self.path.clone(), detail };
         let dataset: Dataset = row.1.parse().map_err(corrupt)?;
         let date = Day::parse(&row.2).ok_or_else(|| corrupt(format!("snapshot {} has date {:?}", row.0, row.2)))?;
@@ -284,7 +289,7 @@ impl Store {
 
     /// The newest snapshot of the dataset dated strictly before `date`.
     pub fn previous(&self, dataset: Dataset, date: Day) -> Result<Option<StoredSnapshot>, StoreError> {
-        Ok(self.list_snapshots(Some(dataset))?.into_iter().filter(|s| s.date < date).last())
+        Ok(self.list_snapshots(Some(dataset))?.into_iter().rev().find(|s| s.date < date))
     }
 
     /// Loads a stored snapshot in full.
@@ -338,18 +343,13 @@ impl Store {
             };
             jobs.push(JobEntry { job, stats });
         }
-        Ok(Snapshot::new(
-            SnapshotMeta { dataset: h.dataset, date: h.date, source: h.source, sha256: h.sha256 },
-            jobs,
-        ))
+        Ok(Snapshot::new(SnapshotMeta { dataset: h.dataset, date: h.date, source: h.source, sha256: h.sha256 }, jobs))
     }
 
     /// Job names of a stored snapshot.
     pub fn snapshot_job_names(&self, id: i64) -> Result<BTreeSet<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT job FROM snapshot_jobs WHERE snapshot_id = ?1")
-            .map_err(|e| self.err(e))?;
+        let mut stmt =
+            self.conn.prepare("SELECT job FROM snapshot_jobs WHERE snapshot_id = ?1").map_err(|e| self.err(e))?;
         let rows = stmt.query_map(params![id], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
         rows.collect::<Result<BTreeSet<_>, _>>().map_err(|e| self.err(e))
     }

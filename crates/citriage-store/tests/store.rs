@@ -7,7 +7,12 @@ use std::collections::BTreeMap;
 
 fn snap(date: &str, sha: &str, jobs: Vec<JobEntry>) -> Snapshot {
     Snapshot::new(
-        SnapshotMeta { dataset: Dataset::Flakes, date: Day::parse(date).unwrap(), source: format!("flakes-{date}.json"), sha256: sha.into() },
+        SnapshotMeta {
+            dataset: Dataset::Flakes,
+            date: Day::parse(date).unwrap(),
+            source: format!("flakes-{date}.json"),
+            sha256: sha.into(),
+        },
         jobs,
     )
 }
@@ -29,7 +34,8 @@ fn round_trip_history_and_idempotence() {
     let path = dir.path().join("nested/dir/c.db");
     let mut st = Store::open(&path).unwrap();
     assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
-    let a = snap("2026-11-20", "aa", vec![flake("ci-x", 0.5, Some(&[("t/1", 2), ("Up", 1)])), flake("ci-y", 1.0, None)]);
+    let a =
+        snap("2026-11-20", "aa", vec![flake("ci-x", 0.5, Some(&[("t/1", 2), ("Up", 1)])), flake("ci-y", 1.0, None)]);
     let b = snap("2026-11-21", "bb", vec![flake("ci-x", 0.7, Some(&[]))]);
     assert!(st.import_snapshot(&a, "t0").unwrap().inserted);
     assert!(st.import_snapshot(&b, "t1").unwrap().inserted);

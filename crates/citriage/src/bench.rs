@@ -61,14 +61,29 @@ pub fn triage(jobs: usize, repeat: usize, json: bool) -> Result<(), Failure> {
             let loaded = pipeline::load_with_history(&store, *ids.last().unwrap_or(&0))?;
             load.push(t.elapsed());
             let t = Instant::now();
-            let tr = citriage_analysis::triage(&TriageInput { snapshot: &loaded.snapshot, prior: loaded.prior.as_ref(), older: &loaded.older, rules: &rules, config: &cfg });
+            let tr = citriage_analysis::triage(&TriageInput {
+                snapshot: &loaded.snapshot,
+                prior: loaded.prior.as_ref(),
+                older: &loaded.older,
+                rules: &rules,
+                config: &cfg,
+            });
             analyze.push(t.elapsed());
             let t = Instant::now();
             let arts = citriage_report::render_all(&tr);
             render.push(t.elapsed());
             std::hint::black_box(arts);
         }
-        rows.push((dataset, njobs, bytes, median(parse), median(store_t), median(load), median(analyze), median(render)));
+        rows.push((
+            dataset,
+            njobs,
+            bytes,
+            median(parse),
+            median(store_t),
+            median(load),
+            median(analyze),
+            median(render),
+        ));
     }
     let _ = std::fs::remove_dir_all(&dir);
     let rss = peak_rss_mib();
@@ -77,16 +92,32 @@ pub fn triage(jobs: usize, repeat: usize, json: bool) -> Result<(), Failure> {
             .iter()
             .map(|r| serde_json::json!({"dataset": r.0, "jobs": r.1, "bytes": r.2, "parse_ms": ms(r.3), "store_ms": ms(r.4), "load_ms": ms(r.5), "analysis_ms": ms(r.6), "render_ms": ms(r.7)}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"generate_ms": ms(gen), "repeat": repeat, "results": v, "peak_rss_mib": rss})).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"generate_ms": ms(gen), "repeat": repeat, "results": v, "peak_rss_mib": rss})
+            )
+            .unwrap_or_default()
+        );
         return Ok(());
     }
     println!("bench triage: {jobs} generated jobs per dataset (2 days, newest triaged against the prior), median of {repeat}");
     println!("generate: {:.0} ms", ms(gen));
-    println!("{:<9} {:>8} {:>9} {:>9} {:>10} {:>9} {:>12} {:>10}", "dataset", "jobs", "MiB", "parse ms", "store ms", "load ms", "analysis ms", "render ms");
+    println!(
+        "{:<9} {:>8} {:>9} {:>9} {:>10} {:>9} {:>12} {:>10}",
+        "dataset", "jobs", "MiB", "parse ms", "store ms", "load ms", "analysis ms", "render ms"
+    );
     for r in &rows {
         println!(
             "{:<9} {:>8} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>12.1} {:>10.1}",
-            r.0, r.1, r.2 as f64 / 1048576.0, ms(r.3), ms(r.4), ms(r.5), ms(r.6), ms(r.7)
+            r.0,
+            r.1,
+            r.2 as f64 / 1048576.0,
+            ms(r.3),
+            ms(r.4),
+            ms(r.5),
+            ms(r.6),
+            ms(r.7)
         );
     }
     if let Some(m) = rss {

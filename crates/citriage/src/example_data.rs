@@ -38,11 +38,26 @@ impl Rng {
 }
 
 const CNIS: &[&str] = &["calico", "cilium", "cilium-eni", "flannel", "kindnet", "amazonvpc", "kuberouter"];
-const DISTROS: &[&str] = &["u2204", "u2404", "deb12", "deb13", "al2023", "flatcar", "rhel9", "rhel10", "rocky10", "u2404arm64", "rhel10arm64"];
+const DISTROS: &[&str] = &[
+    "u2204",
+    "u2404",
+    "deb12",
+    "deb13",
+    "al2023",
+    "flatcar",
+    "rhel9",
+    "rhel10",
+    "rocky10",
+    "u2404arm64",
+    "rhel10arm64",
+];
 
 /// Job families: (template, failing-days range, flakes consistency range). `{i}` is an
 /// index, `{cni}`/`{distro}` pick from the lists above, `{k}` a minor version.
-const FAMILIES: &[(&str, (u32, u32), (f64, f64))] = &[
+/// (name template, failing-days range, consistency range).
+type Family = (&'static str, (u32, u32), (f64, f64));
+
+const FAMILIES: &[Family] = &[
     ("e2e-kops-grid-{cni}-{distro}-k{k}", (148, 158), (0.55, 0.98)),
     ("e2e-kops-grid-gce-{cni}-{distro}-k{k}", (40, 160), (0.6, 0.99)),
     ("e2e-kops-aws-upgrade-k{k}-ko{k}-to-klatest-kolatest-many-addons", (31, 70), (0.7, 0.99)),
@@ -93,7 +108,23 @@ const FAMILIES: &[(&str, (u32, u32), (f64, f64))] = &[
     ("ci-kjob-release-0-1-{i}", (400, 420), (0.9, 1.0)),
 ];
 
-const VARIANTS: &[&str] = &["serial", "alpha", "ipv6", "slow", "reboot", "cos", "ubuntu", "containerd", "dual-stack", "ha-master", "canary", "arm64", "beta", "1-34", "1-35"];
+const VARIANTS: &[&str] = &[
+    "serial",
+    "alpha",
+    "ipv6",
+    "slow",
+    "reboot",
+    "cos",
+    "ubuntu",
+    "containerd",
+    "dual-stack",
+    "ha-master",
+    "canary",
+    "arm64",
+    "beta",
+    "1-34",
+    "1-35",
+];
 const CLOUDS: &[&str] = &["azure", "gcp", "aws"];
 
 const E2E_TESTS: &[&str] = &[
@@ -117,20 +148,20 @@ const UNIT_TESTS: &[&str] = &[
 fn fill(template: &str, i: usize, rng: &mut Rng) -> String {
     let mut s = template.replace("{i}", &(i + 1).to_string());
     if s.contains("{cni}") {
-        s = s.replacen("{cni}", *rng.pick(CNIS), 1);
+        s = s.replacen("{cni}", rng.pick::<&str>(CNIS), 1);
     }
     if s.contains("{distro}") {
-        s = s.replacen("{distro}", *rng.pick(DISTROS), 1);
+        s = s.replacen("{distro}", rng.pick::<&str>(DISTROS), 1);
     }
     while s.contains("{k}") {
         let k = rng.range(32, 35).to_string();
         s = s.replacen("{k}", &k, 1);
     }
     if s.contains("{variant}") {
-        s = s.replacen("{variant}", *rng.pick(VARIANTS), 1);
+        s = s.replacen("{variant}", rng.pick::<&str>(VARIANTS), 1);
     }
     if s.contains("{cloud}") {
-        s = s.replacen("{cloud}", *rng.pick(CLOUDS), 1);
+        s = s.replacen("{cloud}", rng.pick::<&str>(CLOUDS), 1);
     }
     s
 }
@@ -153,7 +184,8 @@ pub fn generate(jobs: usize, days: usize, end: Day, seed: u64) -> Vec<(String, S
     while world.len() < jobs && attempts < jobs * 20 {
         attempts += 1;
         // The kops grid dominates the real dashboards; weight it the same way.
-        let fam = if rng.chance(0.4) { rng.range(0, 1) as usize } else { (rng.next_u64() % FAMILIES.len() as u64) as usize };
+        let fam =
+            if rng.chance(0.4) { rng.range(0, 1) as usize } else { (rng.next_u64() % FAMILIES.len() as u64) as usize };
         let (tpl, (dlo, dhi), (clo, chi)) = FAMILIES[fam];
         let idx = (rng.next_u64() % (1 + jobs as u64 / 8)) as usize;
         let mut name = fill(tpl, idx, &mut rng);
@@ -165,7 +197,8 @@ pub fn generate(jobs: usize, days: usize, end: Day, seed: u64) -> Vec<(String, S
         let mut tests = BTreeMap::new();
         let flaky = consistency < 1.0;
         if flaky {
-            let pool: &[&str] = if name.contains("unit") || name.contains("integration") { UNIT_TESTS } else { E2E_TESTS };
+            let pool: &[&str] =
+                if name.contains("unit") || name.contains("integration") { UNIT_TESTS } else { E2E_TESTS };
             for _ in 0..rng.range(1, 3) {
                 tests.insert(rng.pick(pool).to_string(), rng.range(1, 4));
             }
@@ -186,7 +219,14 @@ pub fn generate(jobs: usize, days: usize, end: Day, seed: u64) -> Vec<(String, S
     }
     // Planted: a brand-new kops lane family, present only on the newest day.
     let new_lane: Vec<String> = (0..(jobs / 20).clamp(3, 2000))
-        .map(|i| format!("e2e-kops-grid-gce-{}-{}-k35-ko35{}", CNIS[i % CNIS.len()], DISTROS[(i / CNIS.len()) % DISTROS.len()], if i >= CNIS.len() * DISTROS.len() { format!("-{i}") } else { String::new() }))
+        .map(|i| {
+            format!(
+                "e2e-kops-grid-gce-{}-{}-k35-ko35{}",
+                CNIS[i % CNIS.len()],
+                DISTROS[(i / CNIS.len()) % DISTROS.len()],
+                if i >= CNIS.len() * DISTROS.len() { format!("-{i}") } else { String::new() }
+            )
+        })
         .collect();
     let names: Vec<String> = world.keys().cloned().collect();
     // Planted day-to-day events on the newest day, chosen deterministically.
@@ -216,7 +256,13 @@ pub fn generate(jobs: usize, days: usize, end: Day, seed: u64) -> Vec<(String, S
             }
             if fd > 30 || is_recovered {
                 let key = if let Some(rest) = name.strip_prefix("pr:") { format!("pr:{rest}") } else { name.clone() };
-                let _ = write!(failures, "{}\n  {}: {{\"failing_days\": {}}}", if first_f { "" } else { "," }, json_str(&key), fd.max(31));
+                let _ = write!(
+                    failures,
+                    "{}\n  {}: {{\"failing_days\": {}}}",
+                    if first_f { "" } else { "," },
+                    json_str(&key),
+                    fd.max(31)
+                );
                 first_f = false;
             }
             // Flakes: only ci-* and pr: jobs in kettle; the example keeps them all so

@@ -7,7 +7,7 @@ use citriage_formats::parse_snapshot;
 use citriage_model::evidence::sha256_hex;
 use citriage_model::{Dataset, Day, Snapshot, SnapshotMeta};
 use citriage_report::{render_all, Artifact};
-use citriage_sources::{is_url, HttpOptions};
+use citriage_sources::HttpOptions;
 use citriage_store::{ImportOutcome, Store};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -52,19 +52,15 @@ impl From<citriage_store::StoreError> for Failure {
 /// Today's date (UTC) from the wall clock; used only when a snapshot's date is not
 /// given and cannot be read from its name.
 pub fn today() -> Day {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
     Day::from_unix_seconds(secs)
 }
 
 /// The wall-clock time as RFC 3339 (UTC), recorded as a store row's import time.
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
     let day = Day::from_unix_seconds(secs);
     let rem = secs.rem_euclid(86_400);
     format!("{day}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
@@ -98,8 +94,7 @@ pub fn read_snapshot(
             Failure::other(e.to_string())
         }
     })?;
-    let shown = if is_url(location) { location.to_string() } else { location.to_string() };
-    snapshot_from_bytes(&fetched.bytes, &shown, dataset, date)
+    snapshot_from_bytes(&fetched.bytes, location, dataset, date)
 }
 
 /// Imports a snapshot into the store.
@@ -112,7 +107,8 @@ pub fn load_rules(path: Option<&Path>) -> Result<RuleSet, Failure> {
     match path {
         None => Ok(RuleSet::builtin()),
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read rules: {e}", p.display())))?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::input(format!("{}: cannot read rules: {e}", p.display())))?;
             RuleSet::from_toml(&text, &p.display().to_string()).map_err(|e| Failure::input(e.to_string()))
         }
     }
@@ -123,7 +119,8 @@ pub fn load_config(path: Option<&Path>) -> Result<AnalysisConfig, Failure> {
     match path {
         None => Ok(AnalysisConfig::default()),
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read config: {e}", p.display())))?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::input(format!("{}: cannot read config: {e}", p.display())))?;
             AnalysisConfig::from_toml(&text).map_err(|e| Failure::input(format!("{}: {e}", p.display())))
         }
     }
@@ -173,14 +170,16 @@ pub fn run_triage(loaded: &Loaded, rules: &RuleSet, config: &AnalysisConfig) -> 
 
 /// Writes the artifacts of a triage to a folder; returns their paths.
 pub fn write_artifacts(t: &Triage, out: &Path) -> Result<Vec<String>, Failure> {
-    std::fs::create_dir_all(out).map_err(|e| Failure::other(format!("{}: cannot create the output folder: {e}", out.display())))?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| Failure::other(format!("{}: cannot create the output folder: {e}", out.display())))?;
     let arts: Vec<Artifact> = render_all(t);
     let mut written = Vec::new();
     for a in arts {
         let p = out.join(&a.name);
         // Write to a temporary name and rename, so a crash never leaves half a file.
         let tmp = out.join(format!(".{}.tmp", a.name));
-        std::fs::write(&tmp, a.contents.as_bytes()).map_err(|e| Failure::other(format!("{}: cannot write: {e}", tmp.display())))?;
+        std::fs::write(&tmp, a.contents.as_bytes())
+            .map_err(|e| Failure::other(format!("{}: cannot write: {e}", tmp.display())))?;
         std::fs::rename(&tmp, &p).map_err(|e| Failure::other(format!("{}: cannot write: {e}", p.display())))?;
         written.push(p.display().to_string());
     }

@@ -12,61 +12,171 @@ fn reference(job: &str) -> &'static str {
     let j = job.to_lowercase();
     let c = |s: &str| j.contains(s);
     let s = |p: &str| j.starts_with(p);
-    if s("e2e-kops-grid-gce-") { return "kops-grid-gce-new"; }
-    if s("e2e-kops-grid-") { return "kops-grid-legacy"; }
-    if s("e2e-kops-pipeline") { return "kops-pipeline"; }
-    if s("e2e-kops-staging-registry") { return "kops-staging-registry"; }
-    if s("e2e-kops-aws-") { return "kops-aws"; }
-    if s("e2e-ci-kubernetes-kops-") { return "kops-canary"; }
-    if s("ci-kubernetes-kops-") { return "kops-ci-kubernetes"; }
-    if c("kops") { return "kops-other"; }
-    if c("cluster-api-provider-aws-eks") { return "capa-eks"; }
-    if c("cluster-api-provider-aws") { return "capa"; }
-    if c("cluster-api-provider-azure") { return "capz"; }
-    if c("cluster-api-provider-digitalocean") { return "capdo"; }
-    if c("cluster-api-provider-vsphere") { return "capv"; }
-    if c("cluster-api-addon-provider") { return "capi-addons"; }
-    if c("gcp-compute-persistent-disk-csi") || c("gce-pd-csi") { return "csi-gcp-pd"; }
-    if c("azuredisk-csi") { return "csi-azure-disk"; }
-    if c("snapshot-metadata") { return "csi-snapshot-metadata"; }
-    if c("volume-group-snapshots") { return "csi-vgs"; }
-    if c("external-health-monitor") { return "csi-health-monitor"; }
-    if c("nfs-subdir") { return "csi-nfs-subdir"; }
-    if c("nfs-ganesha") { return "csi-nfs-ganesha"; }
-    if c("object-storage-interface") { return "cosi"; }
-    if c("descheduler") { return "descheduler"; }
-    if s("cloud-provider-azure-") { return "cloud-provider-azure"; }
-    if c("gci-gce-flaky") { return "k/k-gci-gce-flaky"; }
-    if c("kind-network-deprecate") { return "k/k-kind-network"; }
-    if c("kind-snapshot-metadata") { return "k/k-kind-snap-metadata"; }
-    if c("kind-skip-version-upgrade") || c("kind-compatibility-versions") { return "k/k-kind-version-skew"; }
-    if c("azure-dra") { return "k/k-dra-azure"; }
-    if c("kubemark") { return "k/k-kubemark"; }
-    if c("node-swap") { return "k/k-node-swap"; }
-    if s("ci-kubernetes-coverage") { return "k/k-coverage"; }
-    if s("ci-kubernetes-e2e-windows") || c("capz-master-windows") || (c("capz-1-3") && c("windows")) { return "k/k-windows"; }
-    if s("ci-kubernetes-e2e-ec2") || s("pr:pull-kubernetes-e2e-ec2") { return "k/k-ec2"; }
-    if c("integration-master") { return "k/k-integration-master"; }
-    if c("integration") && (c("1-3") || c("s390x") || c("ppc64le") || c("arm64")) { return "k/k-integration-arch"; }
-    if c("integration") { return "k/k-integration"; }
-    if s("ci-kubernetes-unit") || s("pr:pull-kubernetes-unit") { return "k/k-unit"; }
-    if c("node-e2e") { return "k/k-node-e2e"; }
-    if c("kubernetes-conformance") { return "k/k-conformance"; }
-    if s("pr:pull-kubernetes-") { return "k/k-presubmit-other"; }
-    if s("ci-kubernetes-") { return "k/k-periodic-other"; }
-    if c("s390x") { return "s390x"; }
-    if c("ppc64le") { return "ppc64le"; }
-    if c("arm64") { return "arm64"; }
-    if c("minikube") { return "minikube"; }
-    if c("kueue") { return "kueue"; }
-    if s("pr:pull-etcd") || s("ci-etcd") { return "etcd"; }
-    if c("release-notes") { return "release-notes"; }
-    if c("perf-tests") { return "k/k-perf-tests"; }
-    if c("image-promo") || c("downloadkubernetes") { return "k8s-infra-tooling"; }
-    if c("push-images") || c("kicbase-image") { return "push-images"; }
-    if c("cloud-provider-kind") { return "cloud-provider-kind"; }
-    if c("apiserver-network-proxy") { return "apiserver-network-proxy"; }
-    if c("usage-metrics-collector") { return "usage-metrics-collector"; }
+    if s("e2e-kops-grid-gce-") {
+        return "kops-grid-gce-new";
+    }
+    if s("e2e-kops-grid-") {
+        return "kops-grid-legacy";
+    }
+    if s("e2e-kops-pipeline") {
+        return "kops-pipeline";
+    }
+    if s("e2e-kops-staging-registry") {
+        return "kops-staging-registry";
+    }
+    if s("e2e-kops-aws-") {
+        return "kops-aws";
+    }
+    if s("e2e-ci-kubernetes-kops-") {
+        return "kops-canary";
+    }
+    if s("ci-kubernetes-kops-") {
+        return "kops-ci-kubernetes";
+    }
+    if c("kops") {
+        return "kops-other";
+    }
+    if c("cluster-api-provider-aws-eks") {
+        return "capa-eks";
+    }
+    if c("cluster-api-provider-aws") {
+        return "capa";
+    }
+    if c("cluster-api-provider-azure") {
+        return "capz";
+    }
+    if c("cluster-api-provider-digitalocean") {
+        return "capdo";
+    }
+    if c("cluster-api-provider-vsphere") {
+        return "capv";
+    }
+    if c("cluster-api-addon-provider") {
+        return "capi-addons";
+    }
+    if c("gcp-compute-persistent-disk-csi") || c("gce-pd-csi") {
+        return "csi-gcp-pd";
+    }
+    if c("azuredisk-csi") {
+        return "csi-azure-disk";
+    }
+    if c("snapshot-metadata") {
+        return "csi-snapshot-metadata";
+    }
+    if c("volume-group-snapshots") {
+        return "csi-vgs";
+    }
+    if c("external-health-monitor") {
+        return "csi-health-monitor";
+    }
+    if c("nfs-subdir") {
+        return "csi-nfs-subdir";
+    }
+    if c("nfs-ganesha") {
+        return "csi-nfs-ganesha";
+    }
+    if c("object-storage-interface") {
+        return "cosi";
+    }
+    if c("descheduler") {
+        return "descheduler";
+    }
+    if s("cloud-provider-azure-") {
+        return "cloud-provider-azure";
+    }
+    if c("gci-gce-flaky") {
+        return "k/k-gci-gce-flaky";
+    }
+    if c("kind-network-deprecate") {
+        return "k/k-kind-network";
+    }
+    if c("kind-snapshot-metadata") {
+        return "k/k-kind-snap-metadata";
+    }
+    if c("kind-skip-version-upgrade") || c("kind-compatibility-versions") {
+        return "k/k-kind-version-skew";
+    }
+    if c("azure-dra") {
+        return "k/k-dra-azure";
+    }
+    if c("kubemark") {
+        return "k/k-kubemark";
+    }
+    if c("node-swap") {
+        return "k/k-node-swap";
+    }
+    if s("ci-kubernetes-coverage") {
+        return "k/k-coverage";
+    }
+    if s("ci-kubernetes-e2e-windows") || c("capz-master-windows") || (c("capz-1-3") && c("windows")) {
+        return "k/k-windows";
+    }
+    if s("ci-kubernetes-e2e-ec2") || s("pr:pull-kubernetes-e2e-ec2") {
+        return "k/k-ec2";
+    }
+    if c("integration-master") {
+        return "k/k-integration-master";
+    }
+    if c("integration") && (c("1-3") || c("s390x") || c("ppc64le") || c("arm64")) {
+        return "k/k-integration-arch";
+    }
+    if c("integration") {
+        return "k/k-integration";
+    }
+    if s("ci-kubernetes-unit") || s("pr:pull-kubernetes-unit") {
+        return "k/k-unit";
+    }
+    if c("node-e2e") {
+        return "k/k-node-e2e";
+    }
+    if c("kubernetes-conformance") {
+        return "k/k-conformance";
+    }
+    if s("pr:pull-kubernetes-") {
+        return "k/k-presubmit-other";
+    }
+    if s("ci-kubernetes-") {
+        return "k/k-periodic-other";
+    }
+    if c("s390x") {
+        return "s390x";
+    }
+    if c("ppc64le") {
+        return "ppc64le";
+    }
+    if c("arm64") {
+        return "arm64";
+    }
+    if c("minikube") {
+        return "minikube";
+    }
+    if c("kueue") {
+        return "kueue";
+    }
+    if s("pr:pull-etcd") || s("ci-etcd") {
+        return "etcd";
+    }
+    if c("release-notes") {
+        return "release-notes";
+    }
+    if c("perf-tests") {
+        return "k/k-perf-tests";
+    }
+    if c("image-promo") || c("downloadkubernetes") {
+        return "k8s-infra-tooling";
+    }
+    if c("push-images") || c("kicbase-image") {
+        return "push-images";
+    }
+    if c("cloud-provider-kind") {
+        return "cloud-provider-kind";
+    }
+    if c("apiserver-network-proxy") {
+        return "apiserver-network-proxy";
+    }
+    if c("usage-metrics-collector") {
+        return "usage-metrics-collector";
+    }
     "other"
 }
 
@@ -166,17 +276,39 @@ fn golden_cases_cover_every_rule() {
 
 fn fragment() -> impl Strategy<Value = String> {
     prop_oneof![
-        Just("e2e-kops-grid-gce-".to_string()), Just("e2e-kops-grid-".to_string()), Just("kops".to_string()),
-        Just("e2e-ci-kubernetes-kops-".to_string()), Just("ci-kubernetes-".to_string()), Just("pr:pull-kubernetes-".to_string()),
-        Just("cluster-api-provider-aws".to_string()), Just("-eks".to_string()), Just("cluster-api-provider-aws-eks".to_string()),
-        Just("capz-1-3".to_string()), Just("windows".to_string()), Just("capz-master-windows".to_string()),
-        Just("ci-kubernetes-e2e-windows".to_string()), Just("integration".to_string()), Just("1-3".to_string()),
-        Just("s390x".to_string()), Just("ppc64le".to_string()), Just("arm64".to_string()), Just("unit".to_string()),
-        Just("node-e2e".to_string()), Just("push-images".to_string()), Just("release-notes".to_string()),
-        Just("pr:pull-etcd".to_string()), Just("ci-etcd".to_string()), Just("e2e-ec2".to_string()),
-        Just("gce-pd-csi".to_string()), Just("nfs-subdir".to_string()), Just("kubemark".to_string()),
-        Just("cloud-provider-azure-".to_string()), Just("cloud-provider-kind".to_string()), Just("KOPS".to_string()),
-        Just("Windows".to_string()), "[a-z0-9-]{0,6}".prop_map(|s| s),
+        Just("e2e-kops-grid-gce-".to_string()),
+        Just("e2e-kops-grid-".to_string()),
+        Just("kops".to_string()),
+        Just("e2e-ci-kubernetes-kops-".to_string()),
+        Just("ci-kubernetes-".to_string()),
+        Just("pr:pull-kubernetes-".to_string()),
+        Just("cluster-api-provider-aws".to_string()),
+        Just("-eks".to_string()),
+        Just("cluster-api-provider-aws-eks".to_string()),
+        Just("capz-1-3".to_string()),
+        Just("windows".to_string()),
+        Just("capz-master-windows".to_string()),
+        Just("ci-kubernetes-e2e-windows".to_string()),
+        Just("integration".to_string()),
+        Just("1-3".to_string()),
+        Just("s390x".to_string()),
+        Just("ppc64le".to_string()),
+        Just("arm64".to_string()),
+        Just("unit".to_string()),
+        Just("node-e2e".to_string()),
+        Just("push-images".to_string()),
+        Just("release-notes".to_string()),
+        Just("pr:pull-etcd".to_string()),
+        Just("ci-etcd".to_string()),
+        Just("e2e-ec2".to_string()),
+        Just("gce-pd-csi".to_string()),
+        Just("nfs-subdir".to_string()),
+        Just("kubemark".to_string()),
+        Just("cloud-provider-azure-".to_string()),
+        Just("cloud-provider-kind".to_string()),
+        Just("KOPS".to_string()),
+        Just("Windows".to_string()),
+        "[a-z0-9-]{0,6}".prop_map(|s| s),
     ]
 }
 
@@ -194,7 +326,8 @@ proptest! {
 /// names and compares. Skips with a reason when the seed or python3 is absent.
 #[test]
 fn agrees_with_the_runbook_python() {
-    let seed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds/k8s-ci-triage-runbook-and-reports.txt");
+    let seed =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds/k8s-ci-triage-runbook-and-reports.txt");
     let Ok(text) = std::fs::read_to_string(&seed) else {
         eprintln!("skipped: the seed runbook is not beside the checkout ({})", seed.display());
         return;
@@ -206,7 +339,21 @@ fn agrees_with_the_runbook_python() {
     let func = &text[start..end];
     let mut names: Vec<String> = GOLDEN.iter().map(|(j, _)| j.to_string()).collect();
     // Deterministic combinations of tricky fragments.
-    let frags = ["kops", "capz-1-3", "windows", "integration", "1-3", "arm64", "pr:pull-kubernetes-unit", "ci-kubernetes-e2e-ec2", "push-images", "perf-tests", "snapshot-metadata", "kind-snapshot-metadata", "x"];
+    let frags = [
+        "kops",
+        "capz-1-3",
+        "windows",
+        "integration",
+        "1-3",
+        "arm64",
+        "pr:pull-kubernetes-unit",
+        "ci-kubernetes-e2e-ec2",
+        "push-images",
+        "perf-tests",
+        "snapshot-metadata",
+        "kind-snapshot-metadata",
+        "x",
+    ];
     for a in frags {
         for b in frags {
             for c in frags {
@@ -215,7 +362,8 @@ fn agrees_with_the_runbook_python() {
         }
     }
     let input = names.join("\n");
-    let script = format!("import sys\n{func}\nfor line in sys.stdin.read().split('\\n'):\n    print(categorize(line))\n");
+    let script =
+        format!("import sys\n{func}\nfor line in sys.stdin.read().split('\\n'):\n    print(categorize(line))\n");
     let out = std::process::Command::new("python3")
         .arg("-c")
         .arg(&script)

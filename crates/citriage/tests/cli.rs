@@ -42,14 +42,26 @@ fn bad_snapshots_exit_2_name_the_field_and_store_nothing() {
     let cases: &[(&str, &str, &str)] = &[
         ("not-object", "[1, 2]", "expected a JSON object"),
         ("wrong-type", r#"{"ci-a": {"failing_days": "40"}}"#, r#"job "ci-a", field "failing_days""#),
-        ("negative", r#"{"ci-b": {"failing_days": -1}}"#, r#"job "ci-b", field "failing_days": expected a non-negative integer, found -1"#),
+        (
+            "negative",
+            r#"{"ci-b": {"failing_days": -1}}"#,
+            r#"job "ci-b", field "failing_days": expected a non-negative integer, found -1"#,
+        ),
         ("fraction", r#"{"ci-b": {"failing_days": 1.5}}"#, "non-integer 1.5"),
-        ("consistency", r#"{"ci-c": {"consistency": 1.5, "flakes": 0, "test_flakes": null}}"#, r#"job "ci-c", field "consistency": 1.5 is outside 0..1"#),
+        (
+            "consistency",
+            r#"{"ci-c": {"consistency": 1.5, "flakes": 0, "test_flakes": null}}"#,
+            r#"job "ci-c", field "consistency": 1.5 is outside 0..1"#,
+        ),
         ("nan", r#"{"ci-c": {"consistency": NaN, "flakes": 0, "test_flakes": null}}"#, "NaN"),
         ("empty", "", "the file is empty"),
         ("truncated", r#"{"ci-a": {"failing_days": 4"#, "truncated"),
         ("duplicate", r#"{"ci-a": {"failing_days": 4}, "ci-a": {"failing_days": 5}}"#, r#"job "ci-a" appears twice"#),
-        ("dup-field", r#"{"ci-a": {"failing_days": 4, "failing_days": 5}}"#, r#"job "ci-a", field "failing_days" appears twice"#),
+        (
+            "dup-field",
+            r#"{"ci-a": {"failing_days": 4, "failing_days": 5}}"#,
+            r#"job "ci-a", field "failing_days" appears twice"#,
+        ),
     ];
     for (name, body, want) in cases {
         let p = dir.path().join(format!("{name}.json"));
@@ -69,7 +81,18 @@ fn bad_snapshots_exit_2_name_the_field_and_store_nothing() {
     // Bad rules and config files are bad input too.
     let rules = dir.path().join("rules.toml");
     std::fs::write(&rules, "[[rule]]\ncategory = 'x'\nwhen = 'contains('\n").unwrap();
-    let o = run(&db, &["triage", "--dataset", "failures", "--rules", rules.to_str().unwrap(), "--out", dir.path().join("o").to_str().unwrap()]);
+    let o = run(
+        &db,
+        &[
+            "triage",
+            "--dataset",
+            "failures",
+            "--rules",
+            rules.to_str().unwrap(),
+            "--out",
+            dir.path().join("o").to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("rule #1 (x)"), "{}", stderr(&o));
 }
@@ -79,9 +102,18 @@ fn drift_and_integrity_from_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let files = [
-        ("failures-2026-11-18.json", r#"{"ci-gone-and-back": {"failing_days": 50}, "ci-steady": {"failing_days": 98}}"#),
-        ("failures-2026-11-20.json", r#"{"ci-steady": {"failing_days": 100}, "ci-reset": {"failing_days": 60}, "ci-jump": {"failing_days": 40}, "ci-recovered": {"failing_days": 33}}"#),
-        ("failures-2026-11-21.json", r#"{"ci-steady": {"failing_days": 101}, "ci-reset": {"failing_days": 31}, "ci-jump": {"failing_days": 45}, "ci-new": {"failing_days": 2}, "ci-gone-and-back": {"failing_days": 53}}"#),
+        (
+            "failures-2026-11-18.json",
+            r#"{"ci-gone-and-back": {"failing_days": 50}, "ci-steady": {"failing_days": 98}}"#,
+        ),
+        (
+            "failures-2026-11-20.json",
+            r#"{"ci-steady": {"failing_days": 100}, "ci-reset": {"failing_days": 60}, "ci-jump": {"failing_days": 40}, "ci-recovered": {"failing_days": 33}}"#,
+        ),
+        (
+            "failures-2026-11-21.json",
+            r#"{"ci-steady": {"failing_days": 101}, "ci-reset": {"failing_days": 31}, "ci-jump": {"failing_days": 45}, "ci-new": {"failing_days": 2}, "ci-gone-and-back": {"failing_days": 53}}"#,
+        ),
     ];
     for (n, body) in files {
         let p = dir.path().join(n);
@@ -92,7 +124,9 @@ fn drift_and_integrity_from_the_store() {
     assert!(o.status.success(), "{}", stderr(&o));
     let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(d["days_between"], 1);
-    let names = |k: &str| -> Vec<String> { d[k].as_array().unwrap().iter().map(|x| x["job"].as_str().unwrap().to_string()).collect() };
+    let names = |k: &str| -> Vec<String> {
+        d[k].as_array().unwrap().iter().map(|x| x["job"].as_str().unwrap().to_string()).collect()
+    };
     assert_eq!(names("added"), vec!["ci-gone-and-back", "ci-new"]);
     assert_eq!(names("removed"), vec!["ci-recovered"]);
     assert_eq!(names("reappeared"), vec!["ci-gone-and-back"]);
@@ -100,7 +134,12 @@ fn drift_and_integrity_from_the_store() {
     let integ = &d["integrity"];
     assert_eq!(integ["common"], 3);
     assert_eq!(integ["consistent"], 1);
-    let v: Vec<(String, String)> = integ["violations"].as_array().unwrap().iter().map(|x| (x["job"].as_str().unwrap().into(), x["kind"].as_str().unwrap().into())).collect();
+    let v: Vec<(String, String)> = integ["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["job"].as_str().unwrap().into(), x["kind"].as_str().unwrap().into()))
+        .collect();
     assert_eq!(v, vec![("ci-jump".to_string(), "jumped".to_string()), ("ci-reset".to_string(), "reset".to_string())]);
     // The triage report carries the same drift.
     let out = dir.path().join("rep");
@@ -149,7 +188,17 @@ fn demo_report_has_every_section_and_planted_findings() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["reports"].as_array().unwrap().len(), 2);
     let md = std::fs::read_to_string(d.path().join("failures/report.md")).unwrap();
-    for section in ["## TL;DR", "## 1. The ", "## 2. Misclassifications", "## 3. Action plan", "Tier 0", "Tier 5", "## 4. Methodology", "## 5. Verifications", "### Evidence"] {
+    for section in [
+        "## TL;DR",
+        "## 1. The ",
+        "## 2. Misclassifications",
+        "## 3. Action plan",
+        "Tier 0",
+        "Tier 5",
+        "## 4. Methodology",
+        "## 5. Verifications",
+        "### Evidence",
+    ] {
         assert!(md.contains(section), "missing {section}");
     }
     assert!(md.contains("Brand-new lane"), "planted -ko35 family found");
@@ -160,8 +209,10 @@ fn demo_report_has_every_section_and_planted_findings() {
     assert!(flakes.contains("Harness step counted as a test"));
     assert!(flakes.contains("Consistency paradox"));
     // Every evidence id cited in the text is listed in the appendix.
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("flakes/report.json")).unwrap()).unwrap();
-    let ids: std::collections::BTreeSet<String> = json["evidence"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_string()).collect();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("flakes/report.json")).unwrap()).unwrap();
+    let ids: std::collections::BTreeSet<String> =
+        json["evidence"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_string()).collect();
     assert!(!ids.is_empty());
     for cap in flakes.split("](#ev-").skip(1) {
         let id = format!("ev-{}", &cap[..12]);
@@ -211,7 +262,9 @@ fn serve(hits: Arc<AtomicUsize>) -> (String, std::thread::JoinHandle<()>) {
                         tiny_http::Response::from_data(body_ok)
                     }
                 }
-                "/truncated/failures-2026-11-21.json" => tiny_http::Response::from_data(br#"{"ci-a": {"failing_da"#.to_vec()),
+                "/truncated/failures-2026-11-21.json" => {
+                    tiny_http::Response::from_data(br#"{"ci-a": {"failing_da"#.to_vec())
+                }
                 "/stop" => {
                     let _ = req.respond(tiny_http::Response::from_data(Vec::new()));
                     break;
@@ -276,7 +329,10 @@ fn help_and_json_flags_exist() {
     for c in ["demo", "import", "triage", "snapshots", "drift", "categorize", "bench"] {
         assert!(h.contains(c), "help lists {c}");
     }
-    let o = bin().args(["--format", "json", "categorize", "capz-1-33-windows", "pr:pull-kubernetes-unit"]).output().unwrap();
+    let o = bin()
+        .args(["--format", "json", "categorize", "capz-1-33-windows", "pr:pull-kubernetes-unit"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["category"], "k/k-windows");
     assert_eq!(v[1]["category"], "k/k-unit");
