@@ -4,6 +4,7 @@
 //! carries the snapshot entries that triggered it as evidence. Findings that need
 //! build data are listed separately as open questions, never guessed.
 
+use crate::categorize::Categorized;
 use crate::config::AnalysisConfig;
 use citriage_model::{Dataset, Evidence, EvidenceKind, JobStats, Snapshot};
 use serde::Serialize;
@@ -73,11 +74,11 @@ pub fn entry_evidence(snap: &Snapshot, job: &str, field_path: &[&str], excerpt: 
 }
 
 /// Runs every snapshot-only misclassification check.
-pub fn find(snap: &Snapshot, cfg: &AnalysisConfig) -> (Vec<Finding>, Vec<NeedsBuildData>) {
+pub fn find(snap: &Snapshot, cats: &Categorized, cfg: &AnalysisConfig) -> (Vec<Finding>, Vec<NeedsBuildData>) {
     let mut out = Vec::new();
     harness_names(snap, cfg, &mut out);
     paradox(snap, &mut out);
-    brand_new(snap, cfg, &mut out);
+    brand_new(snap, cats, cfg, &mut out);
     by_design(snap, cfg, &mut out);
     out.sort_by(|a, b| {
         a.kind.cmp(&b.kind).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.subject.cmp(&b.subject))
@@ -145,58 +146,64 @@ fn tokens(job: &str) -> Vec<&str> {
     job.strip_prefix("pr:").unwrap_or(job).split('-').filter(|t| !t.is_empty()).collect()
 }
 
-fn brand_new(snap: &Snapshot, cfg: &AnalysisConfig, out: &mut Vec<Finding>) {
+fn brand_new(snap: &Snapshot, cats: &Categorized, cfg: &AnalysisConfig, out: &mut Vec<Finding>) {
     if snap.meta.dataset != Dataset::Failures {
         return;
     }
-    let mut groups: BTreeMap<&str, Vec<(&str, u32)>> = BTreeMap::new();
-    for e in &snap.jobs {
-        if let JobStats::Failures { failing_days } = e.stats {
-            let uniq: BTreeSet<&str> = tokens(&e.job).into_iter().collect();
-            for t in uniq {
-                groups.entry(t).or_default().push((e.job.as_str(), failing_days));
+    // A family is a name token shared by jobs of one category.
+    for c in &cats.categories {
+        let mut groups: BTreeMap<&str, Vec<(&str, u32)>> = BTreeMap::new();
+        for j in &c.jobs {
+            if let JobStats::Failures { failing_days } = j.entry.stats {
+                let uniq: BTreeSet<&str> = tokens(&j.entry.job).into_iter().collect();
+                for t in uniq {
+                    groups.entry(t).or_default().push((j.entry.job.as_str(), failing_days));
+                }
             }
         }
-    }
-    let mut families: Vec<(&str, Vec<(&str, u32)>)> = groups
-        .into_iter()
-        .filter(|(t, jobs)| {
-            jobs.len() >= cfg.brand_new_min_family
-                && jobs.iter().all(|(_, d)| *d <= cfg.brand_new_max_days)
-                && t.chars().any(|c| c.is_ascii_alphabetic())
-        })
-        .collect();
-    families.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
-    let mut covered: Vec<BTreeSet<&str>> = Vec::new();
-    for (token, jobs) in families {
-        let set: BTreeSet<&str> = jobs.iter().map(|(j, _)| *j).collect();
-        if covered.iter().any(|c| set.is_subset(c)) {
-            continue;
-        }
-        covered.push(set);
-        let max = jobs.iter().map(|(_, d)| *d).max().unwrap_or(0);
-        let older_siblings = snap
-            .jobs
-            .iter()
-            .filter(|e| !tokens(&e.job).contains(&token))
-            .filter(|e| e.stats.failing_days().is_some_and(|d| d > cfg.brand_new_max_days))
-            .count();
-        out.push(Finding {
-            kind: FindingKind::BrandNewLane,
-            subject: format!("*-{token}*"),
-            jobs: jobs.iter().map(|(j, _)| j.to_string()).collect(),
-            reality: format!(
-                "{} jobs share the name token `{token}` and all sit at 0-{max} failing days while {older_siblings} \
-                 other listed jobs are older: a lane family that just started and has never passed. Expected \
-                 churn with no baseline, not a regression; judge it after its first week.",
-                jobs.len()
-            ),
-            evidence: jobs
+        let mut families: Vec<(&str, Vec<(&str, u32)>)> = groups
+            .into_iter()
+            .filter(|(t, jobs)| {
+                jobs.len() >= cfg.brand_new_min_family
+                    && jobs.iter().all(|(_, d)| *d <= cfg.brand_new_max_days)
+                    && t.chars().any(|ch| ch.is_ascii_alphabetic())
+            })
+            .collect();
+        families.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
+        let mut covered: Vec<BTreeSet<&str>> = Vec::new();
+        for (token, mut jobs) in families {
+            let set: BTreeSet<&str> = jobs.iter().map(|(j, _)| *j).collect();
+            if covered.iter().any(|c| set.is_subset(c)) {
+                continue;
+            }
+            covered.push(set);
+            jobs.sort();
+            let max = jobs.iter().map(|(_, d)| *d).max().unwrap_or(0);
+            let older_siblings = c
+                .jobs
                 .iter()
-                .take(5)
-                .map(|(j, d)| entry_evidence(snap, j, &["failing_days"], format!("\"failing_days\": {d}")))
-                .collect(),
-        });
+                .filter(|j| !tokens(&j.entry.job).contains(&token))
+                .filter(|j| j.entry.stats.failing_days().is_some_and(|d| d > cfg.brand_new_max_days))
+                .count();
+            out.push(Finding {
+                kind: FindingKind::BrandNewLane,
+                subject: format!("{} jobs named `*-{token}*`", c.name),
+                jobs: jobs.iter().map(|(j, _)| j.to_string()).collect(),
+                reality: format!(
+                    "{} jobs of `{}` share the name token `{token}` and all sit at 0-{max} failing days, while \
+                     {older_siblings} other jobs of the category are older: a lane family that just started and \
+                     has never passed. Expected churn with no baseline, not a regression; judge it after its \
+                     first week.",
+                    jobs.len(),
+                    c.name
+                ),
+                evidence: jobs
+                    .iter()
+                    .take(5)
+                    .map(|(j, d)| entry_evidence(snap, j, &["failing_days"], format!("\"failing_days\": {d}")))
+                    .collect(),
+            });
+        }
     }
 }
 

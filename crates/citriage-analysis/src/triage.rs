@@ -50,7 +50,7 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
     let categorized = categorize_snapshot(snap, input.rules);
     let selection = select(&categorized, snap.meta.dataset, input.config);
     let drift = input.prior.map(|p| drift(snap, p, input.older, input.config.consistency_drift_threshold));
-    let (misclassifications, needs_build_data) = misclass::find(snap, input.config);
+    let (misclassifications, needs_build_data) = misclass::find(snap, &categorized, input.config);
     let mut severity_totals = BTreeMap::new();
     for c in &categorized.categories {
         for (s, n) in c.severity_counts() {

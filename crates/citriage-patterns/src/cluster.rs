@@ -486,8 +486,8 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let mut global_of_key: HashMap<u32, u32> = HashMap::new();
     let mut global_keys: Vec<u32> = Vec::new();
     for &s in &seed_ids {
-        if !global_of_key.contains_key(&s) {
-            global_of_key.insert(s, global_keys.len() as u32);
+        if let std::collections::hash_map::Entry::Vacant(e) = global_of_key.entry(s) {
+            e.insert(global_keys.len() as u32);
             global_keys.push(s);
             index.insert(&table, s);
         }

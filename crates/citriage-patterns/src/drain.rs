@@ -32,6 +32,9 @@ pub struct DrainConfig {
     pub max_children: usize,
     /// Mask variable-looking tokens before routing.
     pub mask: bool,
+    /// Two different plain words (letters only) at one position never merge: such words
+    /// are almost always part of the message (`VM Paused` vs `VM Resumed`), not variables.
+    pub words_are_constant: bool,
 }
 
 impl Default for DrainConfig {
@@ -41,6 +44,7 @@ impl Default for DrainConfig {
             sim_threshold: 0.5,
             max_children: 100,
             mask: true,
+            words_are_constant: true,
         }
     }
 }
@@ -67,11 +71,15 @@ struct Cluster {
     size: u64,
 }
 
+/// Per-token flags kept beside the interned text.
+const FLAG_WORD: u8 = 1;
+
 /// The template miner.
 pub struct Drain {
     cfg: DrainConfig,
     ids: HashMap<Box<str>, u32>,
     names: Vec<Box<str>>,
+    flags: Vec<u8>,
     roots: HashMap<usize, Node>,
     clusters: Vec<Cluster>,
     scratch: Vec<u32>,
@@ -90,6 +98,7 @@ impl Drain {
             cfg,
             ids: HashMap::new(),
             names: vec![WILDCARD.into()],
+            flags: vec![0],
             roots: HashMap::new(),
             clusters: Vec::new(),
             scratch: Vec::new(),
@@ -102,6 +111,8 @@ impl Drain {
         }
         let id = self.names.len() as u32;
         self.names.push(tok.into());
+        let word = tok.len() >= 2 && tok.bytes().all(|b| b.is_ascii_alphabetic());
+        self.flags.push(if word { FLAG_WORD } else { 0 });
         self.ids.insert(tok.into(), id);
         id
     }
@@ -149,7 +160,11 @@ impl Drain {
         let mut best: Option<(usize, f32, usize)> = None; // (slot, sim, params)
         for (slot, &cid) in node.clusters.iter().enumerate() {
             let c = &self.clusters[cid as usize];
-            let (sim, params) = similarity(&c.tokens, toks);
+            let (sim, params) = if self.cfg.words_are_constant {
+                similarity_words(&c.tokens, toks, &self.flags)
+            } else {
+                similarity(&c.tokens, toks)
+            };
             let better = match best {
                 None => true,
                 Some((_, bs, bp)) => sim > bs || (sim == bs && params > bp),
@@ -236,6 +251,22 @@ fn similarity(template: &[u32], toks: &[u32]) -> (f32, usize) {
         }
     }
     (same as f32 / template.len() as f32, params)
+}
+
+/// [`similarity`], but a position where template and line hold two different plain words
+/// makes the pair incompatible (similarity 0).
+fn similarity_words(template: &[u32], toks: &[u32], flags: &[u8]) -> (f32, usize) {
+    for (&t, &x) in template.iter().zip(toks) {
+        if t != x
+            && t != WILD
+            && x != WILD
+            && flags[t as usize] & FLAG_WORD != 0
+            && flags[x as usize] & FLAG_WORD != 0
+        {
+            return (0.0, 0);
+        }
+    }
+    similarity(template, toks)
 }
 
 /// Does `tok` look like a variable (to be masked before routing)?

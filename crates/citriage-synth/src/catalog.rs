@@ -355,7 +355,7 @@ pub const PATTERNS: &[Pattern] = &[
         stage: Stage::Setup,
         errors: &["pkg/{area}/{file}.go:{line}:{n}: undefined: {symbol}"],
         context: &["make: *** [Makefile:{line2}: all] Error 1"],
-        junit: JunitEffect::Named("verify: typecheck"),
+        junit: JunitEffect::None,
         message: "pkg/{area}/{file}.go:{line}:{n}: undefined: {symbol}",
         modelled_on: "presubmit failures caused by the PR itself",
     },

@@ -318,6 +318,15 @@ impl Vars {
             "ocpver" => format!("4.22.0-0.nightly-2026-11-{:02}-{:06}", r.range(10, 20), r.below(235_959)),
             "vcpu" => (r.range(2, 12) * 32).to_string(),
             "ts" => time::rfc3339(self.now),
+            "area" => r
+                .pick_str(&["kubelet/cm", "scheduler/framework", "controller/job", "proxy/nftables", "volume/csi", "registry/core/service"])
+                .to_string(),
+            "file" => r.pick_str(&["helpers", "types", "controller", "validation", "util", "handler"]).to_string(),
+            "symbol" => format!(
+                "{}{}",
+                r.pick_str(&["new", "validate", "sync", "compute", "apply", "reconcile"]),
+                r.pick_str(&["PodStatus", "ClaimAllocation", "EndpointHints", "QuotaUsage", "LeaseHolder", "ResizePolicy"])
+            ),
             "klog" => {
                 let t = self.klog_header('I');
                 return Some(t);

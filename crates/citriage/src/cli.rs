@@ -12,6 +12,18 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Prints a line on stdout, ignoring a closed pipe (`citriage ... | head`).
+macro_rules! outln {
+    () => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout());
+    }};
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 /// citriage — CI triage as software: ingest CI dashboards, categorize and score the
 /// failing and flaking jobs, detect drift, flag misclassifications and write an
 /// evidence-backed triage report.
@@ -206,7 +218,7 @@ fn http(args: &SnapshotSourceArgs) -> HttpOptions {
 }
 
 fn print_json(v: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+    outln!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
 }
 
 fn run(cli: &Cli) -> Result<(), Failure> {
@@ -247,7 +259,7 @@ fn import(cli: &Cli, a: &ImportArgs) -> Result<(), Failure> {
         print_json(&json!({ "store": store.path(), "imported": results }));
     } else {
         for r in &results {
-            println!(
+            outln!(
                 "{} {} snapshot of {} ({} jobs) from {} as #{}",
                 if r.inserted { "imported" } else { "already stored:" },
                 r.snapshot.dataset,
@@ -318,16 +330,16 @@ fn print_summary(cli: &Cli, t: &citriage_analysis::Triage, files: &[String]) {
         }));
         return;
     }
-    println!(
+    outln!(
         "{} snapshot of {}: {} jobs in {} categories",
         t.snapshot.dataset.title(),
         t.snapshot.date,
         t.job_count,
         t.categorized.categories.len()
     );
-    println!("Selected {} clusters:", t.selection.picks.len());
+    outln!("Selected {} clusters:", t.selection.picks.len());
     for (i, p) in t.selection.picks.iter().enumerate() {
-        println!(
+        outln!(
             "  {:>2}. {:<28} {:>5} jobs  score {:>6.3}  {}",
             i + 1,
             p.category,
@@ -336,12 +348,12 @@ fn print_summary(cli: &Cli, t: &citriage_analysis::Triage, files: &[String]) {
             p.reasons.first().map(String::as_str).unwrap_or("")
         );
     }
-    println!("Misclassifications: {}", t.misclassifications.len());
+    outln!("Misclassifications: {}", t.misclassifications.len());
     for f in &t.misclassifications {
-        println!("  - {}: {} ({} jobs)", f.kind.title(), f.subject, f.jobs.len());
+        outln!("  - {}: {} ({} jobs)", f.kind.title(), f.subject, f.jobs.len());
     }
     match &t.drift {
-        Some(d) => println!(
+        Some(d) => outln!(
             "Drift since {}: {} added, {} removed, {} reappeared{}",
             d.prior_date,
             d.added.len(),
@@ -352,11 +364,11 @@ fn print_summary(cli: &Cli, t: &citriage_analysis::Triage, files: &[String]) {
                 .map(|i| format!(", {} integrity violation(s)", i.violations.len()))
                 .unwrap_or_default()
         ),
-        None => println!("Drift: no prior snapshot"),
+        None => outln!("Drift: no prior snapshot"),
     }
-    println!("Wrote:");
+    outln!("Wrote:");
     for f in files {
-        println!("  {f}");
+        outln!("  {f}");
     }
 }
 
@@ -404,10 +416,10 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
     }
     for (t, files) in &triages {
         print_summary(cli, t, files);
-        println!();
+        outln!();
     }
-    println!("Store: {}", db.display());
-    println!("Open {} to read the failures report.", Path::new(&a.out).join("failures").join("report.md").display());
+    outln!("Store: {}", db.display());
+    outln!("Open {} to read the failures report.", Path::new(&a.out).join("failures").join("report.md").display());
     Ok(())
 }
 
@@ -419,10 +431,10 @@ fn snapshots(cli: &Cli, a: &SnapshotsArgs) -> Result<(), Failure> {
         return Ok(());
     }
     if list.is_empty() {
-        println!("no snapshots in {}", store.path());
+        outln!("no snapshots in {}", store.path());
     }
     for s in list {
-        println!("#{:<5} {:<9} {}  {:>7} jobs  {}", s.id, s.dataset, s.date, s.job_count, s.source);
+        outln!("#{:<5} {:<9} {}  {:>7} jobs  {}", s.id, s.dataset, s.date, s.job_count, s.source);
     }
     Ok(())
 }
@@ -446,25 +458,25 @@ fn drift_cmd(cli: &Cli, a: &DriftArgs) -> Result<(), Failure> {
         print_json(&serde_json::to_value(&d).unwrap_or_default());
         return Ok(());
     }
-    println!("{} drift from {} to {} ({} day(s))", a.dataset, d.prior_date, d.now_date, d.days_between);
-    println!("  added {}, removed {}, reappeared {}", d.added.len(), d.removed.len(), d.reappeared.len());
+    outln!("{} drift from {} to {} ({} day(s))", a.dataset, d.prior_date, d.now_date, d.days_between);
+    outln!("  added {}, removed {}, reappeared {}", d.added.len(), d.removed.len(), d.reappeared.len());
     for j in &d.added {
-        println!("  + {}", j.entry.job);
+        outln!("  + {}", j.entry.job);
     }
     for j in &d.removed {
-        println!("  - {}", j.entry.job);
+        outln!("  - {}", j.entry.job);
     }
     for r in &d.reappeared {
-        println!("  ↺ {} (last listed {})", r.job, r.last_listed);
+        outln!("  ↺ {} (last listed {})", r.job, r.last_listed);
     }
     if let Some(i) = &d.integrity {
-        println!("  integrity: {} of {} common jobs consistent", i.consistent, i.common);
+        outln!("  integrity: {} of {} common jobs consistent", i.consistent, i.common);
         for v in &i.violations {
-            println!("  ! {} {} -> {} (expected {})", v.job, v.prior, v.now, v.expected);
+            outln!("  ! {} {} -> {} (expected {})", v.job, v.prior, v.now, v.expected);
         }
     }
     for m in d.worsened.iter().chain(&d.improved) {
-        println!("  ~ {} {:.3} -> {:.3}", m.job, m.prior, m.now);
+        outln!("  ~ {} {:.3} -> {:.3}", m.job, m.prior, m.now);
     }
     Ok(())
 }
@@ -476,7 +488,7 @@ fn categorize(cli: &Cli, a: &CategorizeArgs) -> Result<(), Failure> {
         print_json(&json!(rows.iter().map(|(j, c)| json!({"job": j, "category": c})).collect::<Vec<_>>()));
     } else {
         for (j, c) in rows {
-            println!("{c:<28} {j}");
+            outln!("{c:<28} {j}");
         }
     }
     Ok(())
