@@ -2,6 +2,8 @@
 //! (from a file, a URL, a store) and hand them in; errors name the document and the
 //! exact job and field that were wrong.
 
+pub mod junit;
+pub mod prow;
 pub mod snapshot;
 pub mod strict_json;
 

@@ -2,6 +2,7 @@
 //! evidence. Every other crate speaks in these types; this crate does no I/O and
 //! holds no logic beyond small conversions.
 
+pub mod build;
 pub mod day;
 pub mod evidence;
 pub mod snapshot;

@@ -401,22 +401,48 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
         .collect();
     drop(raw_ids);
     let profile = cfg.profile;
-    let normalized: Vec<String> = raw_texts
-        .par_iter()
-        .map(|t| normalize(t, profile))
-        .collect();
+    // Normalize in chunks and intern at once, so only distinct normalized texts are kept.
+    let mut interned: HashMap<Box<str>, u32> = HashMap::new();
+    let mut raw_tmp: Vec<u32> = Vec::with_capacity(raw_texts.len());
+    for chunk in raw_texts.chunks(1 << 15) {
+        let normed: Vec<String> = chunk.par_iter().map(|t| normalize(t, profile)).collect();
+        for s in normed {
+            let next = interned.len() as u32;
+            let id = match interned.get(s.as_str()) {
+                Some(&id) => id,
+                None => {
+                    interned.insert(s.into_boxed_str(), next);
+                    next
+                }
+            };
+            raw_tmp.push(id);
+        }
+    }
+    let mut strings: Vec<Box<str>> = vec![Box::from(""); interned.len()];
+    for (k, v) in interned {
+        strings[v as usize] = k;
+    }
 
     // 2. Distinct normalized texts in canonical (sorted) order, plus seed keys.
-    let mut uniq: Vec<&str> = normalized.iter().map(String::as_str).collect();
-    uniq.par_sort_unstable();
-    uniq.dedup();
+    let mut order: Vec<u32> = (0..strings.len() as u32).collect();
+    order.par_sort_unstable_by(|&a, &b| strings[a as usize].cmp(&strings[b as usize]));
+    let mut canon = vec![0u32; strings.len()];
+    for (new, &old) in order.iter().enumerate() {
+        canon[old as usize] = new as u32;
+    }
+    let uniq: Vec<&str> = order.iter().map(|&o| &*strings[o as usize]).collect();
     let distinct_normalized = uniq.len();
-    let norm_id: HashMap<&str, u32> = uniq
+    let raw_norm: Vec<u32> = raw_tmp.iter().map(|&t| canon[t as usize]).collect();
+    drop(raw_tmp);
+    let norm_id: HashMap<&str, u32> = cfg
+        .seed_keys
         .iter()
-        .enumerate()
-        .map(|(i, s)| (*s, i as u32))
+        .filter_map(|k| {
+            uniq.binary_search(&k.as_str())
+                .ok()
+                .map(|i| (k.as_str(), i as u32))
+        })
         .collect();
-    let raw_norm: Vec<u32> = normalized.iter().map(|s| norm_id[s.as_str()]).collect();
     let mut texts = uniq.clone();
     let mut seed_ids: Vec<u32> = Vec::new();
     let mut extra: HashMap<&str, u32> = HashMap::new();

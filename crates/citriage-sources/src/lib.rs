@@ -3,6 +3,8 @@
 //! `Retry-After`. Errors name the path or URL and what went wrong. This crate returns
 //! bytes; parsing happens in `citriage-formats`.
 
+pub mod artifacts;
+
 use std::io::Read;
 use std::time::Duration;
 
@@ -102,8 +104,16 @@ pub fn decode(location: &str, raw: Vec<u8>) -> Result<Fetched, SourceError> {
 }
 
 fn http_get(url: &str, opts: &HttpOptions) -> Result<Vec<u8>, SourceError> {
-    let agent: ureq::Agent =
-        ureq::Agent::config_builder().timeout_global(Some(opts.timeout)).http_status_as_error(false).build().into();
+    http_get_with(&agent(opts), url, opts)
+}
+
+/// A blocking HTTP agent configured from the options.
+pub fn agent(opts: &HttpOptions) -> ureq::Agent {
+    ureq::Agent::config_builder().timeout_global(Some(opts.timeout)).http_status_as_error(false).build().into()
+}
+
+/// GET with bounded retries on 429/5xx (honouring `Retry-After`) and transport errors.
+pub fn http_get_with(agent: &ureq::Agent, url: &str, opts: &HttpOptions) -> Result<Vec<u8>, SourceError> {
     let mut last: Option<SourceError> = None;
     for attempt in 0..opts.attempts.max(1) {
         if attempt > 0 {

@@ -8,6 +8,9 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod builds;
+pub use builds::{BuildRecord, StoredTest};
+
 /// Store errors; the message names the database file.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -53,6 +56,52 @@ const MIGRATIONS: &[&str] = &[
         count INTEGER NOT NULL,
         PRIMARY KEY (snapshot_id, job, test),
         FOREIGN KEY (snapshot_id, job) REFERENCES snapshot_jobs (snapshot_id, job) ON DELETE CASCADE
+    ) WITHOUT ROWID;",
+    // 2: Prow builds, their test results and artifact index.
+    "CREATE TABLE builds (
+        id INTEGER PRIMARY KEY,
+        bucket TEXT NOT NULL,
+        path TEXT NOT NULL,
+        job TEXT NOT NULL,
+        build_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        pr INTEGER,
+        commit_sha TEXT,
+        repo_commit TEXT,
+        repo_version TEXT,
+        repos TEXT,
+        started INTEGER,
+        finished INTEGER,
+        duration INTEGER,
+        result TEXT,
+        state TEXT,
+        executor TEXT,
+        origin TEXT NOT NULL,
+        problems TEXT NOT NULL DEFAULT '[]',
+        complete INTEGER NOT NULL,
+        UNIQUE (bucket, path)
+    );
+    CREATE INDEX builds_by_job ON builds (job, started);
+    CREATE TABLE test_results (
+        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        file TEXT NOT NULL,
+        suite TEXT NOT NULL,
+        classname TEXT NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        duration REAL,
+        failure_text TEXT,
+        attempt INTEGER NOT NULL,
+        informing INTEGER NOT NULL,
+        PRIMARY KEY (build, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX test_results_by_name ON test_results (name);
+    CREATE TABLE artifacts (
+        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        size INTEGER,
+        PRIMARY KEY (build, path)
     ) WITHOUT ROWID;",
 ];
 

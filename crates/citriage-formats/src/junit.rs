@@ -1,0 +1,329 @@
+//! Streaming JUnit XML reader: every variant real CI jobs write (a bare
+//! `<testsuite>`, `<testsuites>` with nested suites, Ginkgo v2 message + body,
+//! go-junit-report, kubetest harness steps, retries of one test in one file,
+//! skipped tests, `<error>`). It never builds a DOM; a truncated or malformed file
+//! yields the test cases read so far plus a problem naming where it broke.
+
+use quick_xml::events::Event;
+use quick_xml::Reader;
+use serde::{Deserialize, Serialize};
+use std::io::BufRead;
+
+/// Longest failure text kept per test case; longer texts keep head and tail.
+pub const MAX_FAILURE_TEXT: usize = 64 * 1024;
+
+/// A test case's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    /// Has a `<failure>` element (the only kind kettle counts).
+    Failed,
+    /// Has an `<error>` element.
+    Error,
+    Skipped,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Error => "error",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// One `<testcase>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestCase {
+    /// Names of the enclosing suites, outermost first, joined by ` / ` (may be empty).
+    pub suite: String,
+    pub classname: String,
+    pub name: String,
+    pub time: Option<f64>,
+    pub status: Status,
+    /// `message` + "\n" + body of the failure/error element (whichever exist).
+    pub failure_text: Option<String>,
+    /// Which occurrence of (classname, name) this is in the file, from 0.
+    pub attempt: u32,
+    /// `lifecycle="informing"` and similar attributes that say the test does not gate.
+    pub informing: bool,
+}
+
+/// Result of reading one JUnit file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JunitFile {
+    pub cases: Vec<TestCase>,
+    /// Set when the file is truncated or malformed: where and why. Cases before
+    /// the problem are kept.
+    pub problem: Option<String>,
+    /// Test cases without a name (kept out of `cases`).
+    pub unnamed: usize,
+}
+
+struct Open {
+    classname: String,
+    name: Option<String>,
+    time: Option<f64>,
+    status: Status,
+    message: Option<String>,
+    body: String,
+    in_result: bool,
+    informing: bool,
+}
+
+fn cap(mut s: String) -> String {
+    if s.len() <= MAX_FAILURE_TEXT {
+        return s;
+    }
+    let half = MAX_FAILURE_TEXT / 2;
+    let mut head_end = half;
+    while !s.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = s.len() - half;
+    while !s.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let tail = s.split_off(tail_start);
+    s.truncate(head_end);
+    s.push_str("\n...[truncated]...\n");
+    s.push_str(&tail);
+    s
+}
+
+/// Reads a JUnit document from a buffered reader.
+pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
+    let mut reader = Reader::from_reader(input);
+    reader.config_mut().check_end_names = false;
+    let mut buf = Vec::new();
+    let mut out = JunitFile::default();
+    let mut suites: Vec<String> = Vec::new();
+    let mut open: Option<Open> = None;
+    let mut seen: std::collections::HashMap<(String, String), u32> = std::collections::HashMap::new();
+    let mut depth_root = 0usize;
+    let mut saw_root = false;
+    let finish = |o: Open, suites: &[String], out: &mut JunitFile, seen: &mut std::collections::HashMap<(String, String), u32>| {
+        let Some(name) = o.name.filter(|n| !n.is_empty()) else {
+            out.unnamed += 1;
+            return;
+        };
+        let text = match (o.message.filter(|m| !m.is_empty()), o.body.trim().is_empty()) {
+            (Some(m), false) => Some(format!("{m}\n{}", o.body.trim_matches('\n'))),
+            (Some(m), true) => Some(m),
+            (None, false) => Some(o.body.trim_matches('\n').to_string()),
+            (None, true) => None,
+        };
+        let failure_text = match o.status {
+            Status::Failed | Status::Error => Some(cap(text.unwrap_or_default())),
+            _ => None,
+        };
+        let n = seen.entry((o.classname.clone(), name.clone())).or_insert(0);
+        let attempt = *n;
+        *n += 1;
+        out.cases.push(TestCase {
+            suite: suites.iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join(" / "),
+            classname: o.classname,
+            name,
+            time: o.time,
+            status: o.status,
+            failure_text,
+            attempt,
+            informing: o.informing,
+        });
+    };
+    loop {
+        let ev = reader.read_event_into(&mut buf);
+        match ev {
+            Err(e) => {
+                out.problem = Some(format!("{what}: malformed XML near byte {}: {e}", reader.buffer_position()));
+                break;
+            }
+            Ok(Event::Eof) => {
+                if !saw_root {
+                    out.problem = Some(format!("{what}: no <testsuite> or <testsuites> element (empty or not JUnit)"));
+                } else if depth_root > 0 || open.is_some() {
+                    out.problem = Some(format!(
+                        "{what}: truncated: the file ends inside {}",
+                        if open.is_some() { "a <testcase>" } else { "a <testsuite>" }
+                    ));
+                }
+                break;
+            }
+            Ok(Event::Start(ref e)) => {
+                let tag = e.local_name().as_ref().to_vec();
+                match tag.as_slice() {
+                    b"testsuites" | b"testsuite" => {
+                        saw_root = true;
+                        depth_root += 1;
+                        let name = attr(e, b"name").unwrap_or_default();
+                        suites.push(if tag.as_slice() == b"testsuites" { String::new() } else { name });
+                    }
+                    b"testcase" => open = Some(new_case(e)),
+                    b"failure" | b"error" | b"skipped" => {
+                        if let Some(o) = open.as_mut() {
+                            apply_result(o, &tag, e);
+                            o.in_result = tag.as_slice() != b"skipped";
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Ok(Event::Empty(ref e)) => {
+                let tag = e.local_name().as_ref().to_vec();
+                match tag.as_slice() {
+                    b"testsuites" | b"testsuite" => saw_root = true,
+                    b"testcase" => finish(new_case(e), &suites, &mut out, &mut seen),
+                    b"failure" | b"error" | b"skipped" => {
+                        if let Some(o) = open.as_mut() {
+                            apply_result(o, &tag, e);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Ok(Event::End(ref e)) => match e.local_name().as_ref() {
+                b"testsuites" | b"testsuite" => {
+                    depth_root = depth_root.saturating_sub(1);
+                    suites.pop();
+                }
+                b"testcase" => {
+                    if let Some(o) = open.take() {
+                        finish(o, &suites, &mut out, &mut seen);
+                    }
+                }
+                b"failure" | b"error" | b"skipped" => {
+                    if let Some(o) = open.as_mut() {
+                        o.in_result = false;
+                    }
+                }
+                _ => {}
+            },
+            Ok(Event::Text(t)) => {
+                if let Some(o) = open.as_mut().filter(|o| o.in_result) {
+                    if o.body.len() < MAX_FAILURE_TEXT * 4 {
+                        o.body.push_str(&t.decode().unwrap_or_default());
+                    }
+                }
+            }
+            Ok(Event::CData(t)) => {
+                if let Some(o) = open.as_mut().filter(|o| o.in_result) {
+                    if o.body.len() < MAX_FAILURE_TEXT * 4 {
+                        o.body.push_str(&t.decode().unwrap_or_default());
+                    }
+                }
+            }
+            Ok(Event::GeneralRef(r)) => {
+                if let Some(o) = open.as_mut().filter(|o| o.in_result) {
+                    if let Ok(Some(c)) = r.resolve_char_ref() {
+                        o.body.push(c);
+                    } else if let Ok(name) = r.decode() {
+                        match quick_xml::escape::resolve_predefined_entity(&name) {
+                            Some(s) => o.body.push_str(s),
+                            None => {
+                                o.body.push('&');
+                                o.body.push_str(&name);
+                                o.body.push(';');
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(_) => {}
+        }
+        buf.clear();
+    }
+    out
+}
+
+/// Reads a JUnit document from bytes.
+pub fn parse_junit(bytes: &[u8], what: &str) -> JunitFile {
+    read_junit(bytes, what)
+}
+
+fn attr(e: &quick_xml::events::BytesStart<'_>, key: &[u8]) -> Option<String> {
+    e.attributes().flatten().find(|a| a.key.local_name().as_ref() == key).map(|a| {
+        a.normalized_value(quick_xml::XmlVersion::default()).map(|v| v.into_owned()).unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
+    })
+}
+
+fn new_case(e: &quick_xml::events::BytesStart<'_>) -> Open {
+    let lifecycle = attr(e, b"lifecycle");
+    Open {
+        classname: attr(e, b"classname").unwrap_or_default(),
+        name: attr(e, b"name"),
+        time: attr(e, b"time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite()),
+        status: Status::Passed,
+        message: None,
+        body: String::new(),
+        in_result: false,
+        informing: lifecycle.as_deref() == Some("informing"),
+    }
+}
+
+fn apply_result(o: &mut Open, tag: &[u8], e: &quick_xml::events::BytesStart<'_>) {
+    let status = match tag {
+        b"failure" => Status::Failed,
+        b"error" => Status::Error,
+        _ => Status::Skipped,
+    };
+    // A failure outranks an error, which outranks skipped.
+    let rank = |s: Status| match s {
+        Status::Failed => 3,
+        Status::Error => 2,
+        Status::Skipped => 1,
+        Status::Passed => 0,
+    };
+    if rank(status) > rank(o.status) {
+        o.status = status;
+        if status != Status::Skipped {
+            o.message = attr(e, b"message");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants() {
+        let x = br#"<?xml version="1.0"?>
+<testsuites><testsuite name="Kubernetes e2e suite"><testsuite name="inner">
+<testcase name="[sig-x] a" classname="Kubernetes e2e suite" time="1.5"><failure message="[FAILED] boom &amp; bust" type="failed">stack
+at x.go:12</failure></testcase>
+<testcase name="b" classname="c"><skipped message="skip"/></testcase>
+<testcase name="e" classname="c"><error message="err">&lt;body&gt;</error></testcase>
+<testcase name="r" classname="c"><failure>first</failure></testcase>
+<testcase name="r" classname="c"/>
+<testcase name="inf" classname="c" lifecycle="informing"><failure><![CDATA[cdata <text>]]></failure></testcase>
+</testsuite></testsuite></testsuites>"#;
+        let f = parse_junit(x, "j.xml");
+        assert_eq!(f.problem, None);
+        assert_eq!(f.cases.len(), 6);
+        assert_eq!(f.cases[0].suite, "Kubernetes e2e suite / inner");
+        assert_eq!(f.cases[0].failure_text.as_deref(), Some("[FAILED] boom & bust\nstack\nat x.go:12"));
+        assert_eq!(f.cases[1].status, Status::Skipped);
+        assert_eq!(f.cases[2].status, Status::Error);
+        assert_eq!(f.cases[2].failure_text.as_deref(), Some("err\n<body>"));
+        assert_eq!((f.cases[3].attempt, f.cases[3].status), (0, Status::Failed));
+        assert_eq!((f.cases[4].attempt, f.cases[4].status), (1, Status::Passed));
+        assert!(f.cases[5].informing);
+        assert_eq!(f.cases[5].failure_text.as_deref(), Some("cdata <text>"));
+    }
+
+    #[test]
+    fn truncated_and_broken() {
+        let f = parse_junit(br#"<testsuite><testcase name="a"/><testcase name="b"><failure>x"#, "j.xml");
+        assert_eq!(f.cases.len(), 1);
+        assert!(f.problem.as_deref().unwrap().contains("truncated"), "{:?}", f.problem);
+        let f = parse_junit(b"", "j.xml");
+        assert!(f.problem.unwrap().contains("no <testsuite>"));
+        let f = parse_junit(b"\x00\x01binary junk \xff\xfe <<<", "j.xml");
+        assert!(f.problem.is_some());
+        let f = parse_junit(br#"<testsuite><testcase classname="c"/><testcase name="ok"/></testsuite>"#, "j.xml");
+        assert_eq!((f.cases.len(), f.unnamed), (1, 1));
+    }
+}

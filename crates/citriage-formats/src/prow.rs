@@ -1,0 +1,310 @@
+//! Prow build metadata: `started.json`, `finished.json` and `prowjob.json` (podutils
+//! and legacy bootstrap variants), Deck's job-history `allBuilds` pages and Prow's
+//! `prowjobs.js` listing. Parsers are lenient about optional fields and strict about
+//! types of the fields they use; errors name the document.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What a build's `started.json` says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Started {
+    /// Unix seconds.
+    pub timestamp: Option<i64>,
+    pub node: Option<String>,
+    /// The PR number for presubmits (`pull`).
+    pub pull: Option<String>,
+    /// `org/repo` → `base_ref:base_sha,pr:pr_sha` (or just a ref).
+    pub repos: BTreeMap<String, String>,
+    pub repo_commit: Option<String>,
+    pub repo_version: Option<String>,
+}
+
+/// What a build's `finished.json` says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Finished {
+    pub timestamp: Option<i64>,
+    pub passed: Option<bool>,
+    /// `SUCCESS`, `FAILURE`, `ABORTED`, ... (upper-cased).
+    pub result: Option<String>,
+    pub revision: Option<String>,
+    pub metadata_repo_commit: Option<String>,
+}
+
+/// The parts of a ProwJob that triage uses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProwJob {
+    pub job: Option<String>,
+    /// `periodic`, `presubmit`, `postsubmit`, `batch`.
+    pub job_type: Option<String>,
+    /// `triggered`, `pending`, `success`, `failure`, `aborted`, `error`.
+    pub state: Option<String>,
+    pub description: Option<String>,
+    pub start_time: Option<String>,
+    pub completion_time: Option<String>,
+    pub url: Option<String>,
+    pub build_id: Option<String>,
+    pub org: Option<String>,
+    pub repo: Option<String>,
+    pub base_sha: Option<String>,
+    pub pulls: Vec<(u64, String)>,
+    pub cluster: Option<String>,
+    pub creation_timestamp: Option<String>,
+}
+
+fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(format!("{what}: the file is empty"));
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        if e.classify() == serde_json::error::Category::Eof {
+            format!("{what}: truncated JSON at line {} column {}", e.line(), e.column())
+        } else {
+            format!("{what}: not valid JSON: {e}")
+        }
+    })
+}
+
+fn obj<'a>(v: &'a Value, what: &str) -> Result<&'a serde_json::Map<String, Value>, String> {
+    v.as_object().ok_or_else(|| format!("{what}: expected a JSON object"))
+}
+
+fn int(v: Option<&Value>, what: &str, field: &str) -> Result<Option<i64>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.is_finite()).map(|f| f as i64))
+            .map(Some)
+            .ok_or_else(|| format!("{what}: field {field:?}: not an integer")),
+        // Some producers write timestamps as strings.
+        Some(Value::String(s)) => s
+            .trim()
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| format!("{what}: field {field:?}: expected a number, found {s:?}")),
+        Some(other) => Err(format!("{what}: field {field:?}: expected a number, found {other}")),
+    }
+}
+
+fn string(v: Option<&Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Parses `started.json`.
+pub fn parse_started(bytes: &[u8], what: &str) -> Result<Started, String> {
+    let v = json(bytes, what)?;
+    let o = obj(&v, what)?;
+    let meta = o.get("metadata").and_then(Value::as_object);
+    let mut repos = BTreeMap::new();
+    let repos_v = o.get("repos").or_else(|| meta.and_then(|m| m.get("repos")));
+    match repos_v {
+        Some(Value::Object(m)) => {
+            for (k, v) in m {
+                if let Some(s) = v.as_str() {
+                    repos.insert(k.clone(), s.to_string());
+                }
+            }
+        }
+        // Legacy bootstrap wrote repos as a JSON string.
+        Some(Value::String(s)) => {
+            if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(s) {
+                for (k, v) in m {
+                    if let Some(s) = v.as_str() {
+                        repos.insert(k, s.to_string());
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(Started {
+        timestamp: int(o.get("timestamp"), what, "timestamp")?,
+        node: string(o.get("node")),
+        pull: string(o.get("pull")),
+        repos,
+        repo_commit: string(o.get("repo-commit")).or_else(|| meta.and_then(|m| string(m.get("repo-commit")))),
+        repo_version: string(o.get("repo-version")).or_else(|| meta.and_then(|m| string(m.get("repo-version")))),
+    })
+}
+
+/// Parses `finished.json`.
+pub fn parse_finished(bytes: &[u8], what: &str) -> Result<Finished, String> {
+    let v = json(bytes, what)?;
+    let o = obj(&v, what)?;
+    let passed = match o.get("passed") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => return Err(format!("{what}: field \"passed\": expected true or false, found {other}")),
+    };
+    let result = string(o.get("result")).map(|r| r.to_ascii_uppercase()).or_else(|| {
+        passed.map(|p| if p { "SUCCESS".to_string() } else { "FAILURE".to_string() })
+    });
+    let meta = o.get("metadata").and_then(Value::as_object);
+    Ok(Finished {
+        timestamp: int(o.get("timestamp"), what, "timestamp")?,
+        passed,
+        result,
+        revision: string(o.get("revision")),
+        metadata_repo_commit: meta.and_then(|m| string(m.get("repo-commit"))),
+    })
+}
+
+/// Parses one ProwJob object (from `prowjob.json` or a `prowjobs.js` item).
+pub fn prowjob_from_value(v: &Value, what: &str) -> Result<ProwJob, String> {
+    let o = obj(v, what)?;
+    let spec = o.get("spec").and_then(Value::as_object);
+    let status = o.get("status").and_then(Value::as_object);
+    let meta = o.get("metadata").and_then(Value::as_object);
+    let labels = meta.and_then(|m| m.get("labels")).and_then(Value::as_object);
+    let refs = spec.and_then(|s| s.get("refs")).and_then(Value::as_object);
+    let mut pulls = Vec::new();
+    if let Some(Value::Array(ps)) = refs.and_then(|r| r.get("pulls")) {
+        for p in ps {
+            if let Some(n) = p.get("number").and_then(Value::as_u64) {
+                pulls.push((n, p.get("sha").and_then(Value::as_str).unwrap_or_default().to_string()));
+            }
+        }
+    }
+    let g = |m: Option<&serde_json::Map<String, Value>>, k: &str| m.and_then(|m| string(m.get(k)));
+    Ok(ProwJob {
+        job: g(spec, "job").or_else(|| g(labels, "prow.k8s.io/job")),
+        job_type: g(spec, "type").or_else(|| g(labels, "prow.k8s.io/type")),
+        state: g(status, "state"),
+        description: g(status, "description"),
+        start_time: g(status, "startTime"),
+        completion_time: g(status, "completionTime"),
+        url: g(status, "url"),
+        build_id: g(status, "build_id").or_else(|| g(labels, "prow.k8s.io/build-id")),
+        org: g(refs, "org"),
+        repo: g(refs, "repo"),
+        base_sha: g(refs, "base_sha"),
+        pulls,
+        cluster: g(spec, "cluster"),
+        creation_timestamp: g(meta, "creationTimestamp"),
+    })
+}
+
+/// Parses `prowjob.json`.
+pub fn parse_prowjob(bytes: &[u8], what: &str) -> Result<ProwJob, String> {
+    let v = json(bytes, what)?;
+    prowjob_from_value(&v, what)
+}
+
+/// Parses Prow's `prowjobs.js` (`var allBuilds = {items: [...]};` or plain JSON).
+pub fn parse_prowjobs_js(bytes: &[u8], what: &str) -> Result<Vec<ProwJob>, String> {
+    let text = String::from_utf8_lossy(bytes);
+    let t = text.trim();
+    let t = t.strip_prefix("var allBuilds =").or_else(|| t.strip_prefix("var allBuilds=")).unwrap_or(t).trim();
+    let t = t.strip_suffix(';').unwrap_or(t);
+    let v = json(t.as_bytes(), what)?;
+    let items = v.get("items").and_then(Value::as_array).ok_or_else(|| format!("{what}: no `items` array"))?;
+    items.iter().enumerate().map(|(i, it)| prowjob_from_value(it, &format!("{what} item {i}"))).collect()
+}
+
+/// One row of Deck's job history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryBuild {
+    pub id: String,
+    pub started: Option<String>,
+    /// Nanoseconds.
+    pub duration_ns: Option<i64>,
+    /// `SUCCESS`, `FAILURE`, `ABORTED`, `ERROR`, `Pending`, `Unknown`.
+    pub result: String,
+    pub spyglass_link: Option<String>,
+}
+
+/// Extracts `var allBuilds = [...]` from a Deck job-history HTML page.
+pub fn parse_job_history(html: &[u8], what: &str) -> Result<Vec<HistoryBuild>, String> {
+    let text = String::from_utf8_lossy(html);
+    let start = text.find("var allBuilds = ").ok_or_else(|| format!("{what}: no `var allBuilds` in the page"))?;
+    let rest = &text[start + "var allBuilds = ".len()..];
+    // The array ends at the first `];` that closes it; scan brackets outside strings.
+    let bytes = rest.as_bytes();
+    let (mut depth, mut in_str, mut esc, mut end) = (0i32, false, false, None);
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_str {
+            match (esc, b) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = end.ok_or_else(|| format!("{what}: `allBuilds` array is not closed (truncated page?)"))?;
+    let v = json(rest[..end].as_bytes(), what)?;
+    let arr = v.as_array().ok_or_else(|| format!("{what}: `allBuilds` is not an array"))?;
+    Ok(arr
+        .iter()
+        .filter_map(|b| {
+            Some(HistoryBuild {
+                id: string(b.get("ID"))?,
+                started: string(b.get("Started")),
+                duration_ns: b.get("Duration").and_then(Value::as_i64),
+                result: string(b.get("Result")).unwrap_or_else(|| "Unknown".into()),
+                spyglass_link: string(b.get("SpyglassLink")),
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn started_variants() {
+        let s = parse_started(br#"{"timestamp": 1595277241, "pull": "93264", "repos": {"kubernetes/kubernetes": "master:5feab0,93264:abc"}, "repo-commit": "30f6"}"#, "s").unwrap();
+        assert_eq!(s.pull.as_deref(), Some("93264"));
+        assert_eq!(s.repo_commit.as_deref(), Some("30f6"));
+        let s = parse_started(br#"{"timestamp": 1, "metadata": {"repos": "{\"k/k\": \"master\"}", "repo-commit": "ab"}}"#, "s").unwrap();
+        assert_eq!(s.repos["k/k"], "master");
+        assert_eq!(s.repo_commit.as_deref(), Some("ab"));
+        assert!(parse_started(b"", "started.json").unwrap_err().contains("empty"));
+        assert!(parse_started(br#"{"timestamp": "x"}"#, "started.json").unwrap_err().contains("timestamp"));
+        assert!(parse_started(br#"{"timestamp": 1"#, "started.json").unwrap_err().contains("truncated"));
+    }
+
+    #[test]
+    fn finished_variants() {
+        let f = parse_finished(br#"{"timestamp": 10, "passed": false}"#, "f").unwrap();
+        assert_eq!(f.result.as_deref(), Some("FAILURE"));
+        let f = parse_finished(br#"{"timestamp": 10, "passed": true, "result": "aborted"}"#, "f").unwrap();
+        assert_eq!(f.result.as_deref(), Some("ABORTED"));
+        assert!(parse_finished(br#"{"passed": "yes"}"#, "finished.json").unwrap_err().contains("passed"));
+        assert!(parse_finished(b"[]", "finished.json").unwrap_err().contains("object"));
+    }
+
+    #[test]
+    fn prowjobs_and_history() {
+        let js = br#"var allBuilds = {"items": [{"spec": {"job": "ci-a", "type": "periodic"}, "status": {"state": "error", "description": "Pod can not be created"}, "metadata": {"labels": {"prow.k8s.io/build-id": "17"}, "creationTimestamp": "2026-11-20T00:00:00Z"}}]};"#;
+        let p = parse_prowjobs_js(js, "prowjobs.js").unwrap();
+        assert_eq!(p[0].state.as_deref(), Some("error"));
+        assert_eq!(p[0].build_id.as_deref(), Some("17"));
+        let html = br#"<html><script>var allBuilds = [{"SpyglassLink":"/view/gs/b/logs/j/2","ID":"2","Started":"2026-11-20T00:00:00Z","Duration":60000000000,"Result":"FAILURE","Refs":{"x":"a]b"}}];</script>"#;
+        let h = parse_job_history(html, "h").unwrap();
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].result, "FAILURE");
+        assert!(parse_job_history(b"<html>nothing</html>", "h").is_err());
+        assert!(parse_job_history(br#"var allBuilds = [{"ID":"1""#, "h").unwrap_err().contains("truncated"));
+    }
+}

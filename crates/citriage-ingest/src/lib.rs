@@ -1,0 +1,474 @@
+//! Ingestion of Prow build artifacts into the store: discover a job's builds (periodic
+//! `logs/<job>/`, presubmit `pr-logs/directory/<job>/` pointers), read each build's
+//! `started.json`, `finished.json`, `prowjob.json` and JUnit files through an
+//! [`ArtifactSource`], and write one transaction per build. Builds already stored
+//! complete are skipped, so an interrupted run resumes where it stopped. Malformed
+//! files are recorded on the build with their reason; a build whose result cannot be
+//! read is never stored as passing.
+
+use citriage_formats::junit::{self, Status};
+use citriage_formats::prow::{self, ProwJob};
+use citriage_model::build::{BuildRecord, StoredTest};
+use citriage_sources::artifacts::ArtifactSource;
+use citriage_sources::SourceError;
+use citriage_store::{Store, StoreError};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How to ingest.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Builds fetched at once.
+    pub concurrency: usize,
+    /// Only the newest N builds of each job (by build id).
+    pub max_builds_per_job: Option<usize>,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        IngestOptions { concurrency: 8, max_builds_per_job: None }
+    }
+}
+
+/// Progress events for the caller's progress bar.
+#[derive(Debug, Clone)]
+pub enum Progress {
+    /// The number of builds found for a job.
+    Discovered { job: String, builds: usize },
+    /// One build done (fetched and stored, skipped, or failed).
+    Build { job: String, path: String },
+}
+
+/// A build that could not be fetched or stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct FetchFailure {
+    pub job: String,
+    pub path: String,
+    pub reason: String,
+}
+
+/// What an ingest run did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IngestSummary {
+    pub jobs: usize,
+    pub builds_found: usize,
+    pub builds_stored: usize,
+    pub builds_skipped: usize,
+    pub tests_stored: usize,
+    /// Builds stored with a problem (malformed or missing files).
+    pub builds_with_problems: usize,
+    pub failures: Vec<FetchFailure>,
+}
+
+/// Errors that stop an ingest run (the store failing). Per-build fetch problems are
+/// collected in the summary instead.
+#[derive(Debug)]
+pub enum IngestError {
+    Store(StoreError),
+    Source(SourceError),
+}
+
+impl std::fmt::Display for IngestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IngestError::Store(e) => write!(f, "{e}"),
+            IngestError::Source(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<StoreError> for IngestError {
+    fn from(e: StoreError) -> Self {
+        IngestError::Store(e)
+    }
+}
+
+impl From<SourceError> for IngestError {
+    fn from(e: SourceError) -> Self {
+        IngestError::Source(e)
+    }
+}
+
+/// Every job with a `logs/` folder in the source, plus presubmits with pointers.
+pub fn discover_jobs(src: &dyn ArtifactSource) -> Result<Vec<String>, SourceError> {
+    let mut jobs: Vec<String> = src
+        .list("logs/")?
+        .prefixes
+        .iter()
+        .map(|p| p.trim_start_matches("logs/").trim_end_matches('/').to_string())
+        .collect();
+    for p in src.list("pr-logs/directory/")?.prefixes {
+        jobs.push(format!("pr:{}", p.trim_start_matches("pr-logs/directory/").trim_end_matches('/')));
+    }
+    jobs.sort();
+    jobs.dedup();
+    Ok(jobs)
+}
+
+fn is_build_id(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Build folders of a job, oldest first. `pr:`-prefixed names (or jobs with no
+/// `logs/` folder) are looked up through `pr-logs/directory/<job>/` pointers.
+pub fn build_paths(src: &dyn ArtifactSource, job: &str) -> Result<Vec<String>, SourceError> {
+    let (name, presubmit) = match job.strip_prefix("pr:") {
+        Some(n) => (n, true),
+        None => (job, false),
+    };
+    let mut out: Vec<(u128, String)> = Vec::new();
+    if !presubmit {
+        for p in src.list(&format!("logs/{name}/"))?.prefixes {
+            let id = p.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+            if is_build_id(id) {
+                out.push((id.parse().unwrap_or(0), p.trim_end_matches('/').to_string()));
+            }
+        }
+    }
+    if out.is_empty() {
+        let bucket_prefix = format!("gs://{}/", src.bucket());
+        for (obj, _) in src.list(&format!("pr-logs/directory/{name}/"))?.objects {
+            let file = obj.rsplit('/').next().unwrap_or("");
+            let Some(id) = file.strip_suffix(".txt").filter(|i| is_build_id(i)) else { continue };
+            let Some(body) = src.get(&obj)? else { continue };
+            let target = String::from_utf8_lossy(&body).trim().to_string();
+            let rel = target.strip_prefix(&bucket_prefix).unwrap_or(&target).trim_end_matches('/').to_string();
+            if !rel.is_empty() && !rel.starts_with("gs://") {
+                out.push((id.parse().unwrap_or(0), rel));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out.into_iter().map(|(_, p)| p).collect())
+}
+
+/// Formats `started.json` repos the way kettle stores them (`{"org/repo": "refs"}`).
+pub fn kettle_repos(repos: &BTreeMap<String, String>) -> Option<String> {
+    if repos.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = repos
+        .iter()
+        .map(|(k, v)| format!("{}: {}", serde_json::Value::from(k.as_str()), serde_json::Value::from(v.as_str())))
+        .collect();
+    Some(format!("{{{}}}", parts.join(", ")))
+}
+
+/// The commit kettle's flakes query groups a build by: for presubmits the PR head SHA
+/// extracted from the repos text, else `repo-commit`, else the version.
+pub fn kettle_commit(presubmit: bool, repos: Option<&str>, repo_commit: Option<&str>, version: Option<&str>) -> Option<String> {
+    if presubmit {
+        let re = pr_head_regex();
+        repos.and_then(|r| re.captures(r)).and_then(|c| c.get(1)).map(|m| m.as_str().to_string())
+    } else {
+        repo_commit.or(version).map(String::from)
+    }
+}
+
+/// Kettle's `[^,]+,\d+:([a-f0-9]+)"`.
+pub fn pr_head_regex() -> regex::Regex {
+    regex::Regex::new(r#"[^,]+,\d+:([a-f0-9]+)""#).unwrap_or_else(|e| unreachable!("fixed regex: {e}"))
+}
+
+/// Reads one build folder through the source. Missing or malformed files become
+/// problems on the record; only source errors (network, permissions) fail.
+pub fn fetch_build(src: &dyn ArtifactSource, job_hint: &str, path: &str) -> Result<BuildRecord, SourceError> {
+    let mut problems = Vec::new();
+    let base = path.trim_end_matches('/');
+    let build_id = base.rsplit('/').next().unwrap_or_default().to_string();
+    let loc = |f: &str| src.locator(&format!("{base}/{f}"));
+    let started = match src.get(&format!("{base}/started.json"))? {
+        None => {
+            problems.push(format!("{}: missing", loc("started.json")));
+            None
+        }
+        Some(b) => match prow::parse_started(&b, &loc("started.json")) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                problems.push(e);
+                None
+            }
+        },
+    };
+    let finished_raw = src.get(&format!("{base}/finished.json"))?;
+    let finished = match &finished_raw {
+        None => None,
+        Some(b) => match prow::parse_finished(b, &loc("finished.json")) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                problems.push(e);
+                None
+            }
+        },
+    };
+    let prowjob = match src.get(&format!("{base}/prowjob.json"))? {
+        None => None,
+        Some(b) => match prow::parse_prowjob(&b, &loc("prowjob.json")) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                problems.push(e);
+                None
+            }
+        },
+    };
+    let artifacts = src.list_recursive(&format!("{base}/"))?;
+    let mut tests = Vec::new();
+    let mut junit_files: Vec<&String> = artifacts
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| {
+            let file = p.rsplit('/').next().unwrap_or("");
+            p.contains("/artifacts/") && file.starts_with("junit") && file.ends_with(".xml")
+        })
+        .collect();
+    junit_files.sort();
+    for jf in junit_files {
+        let rel = jf.strip_prefix(&format!("{base}/")).unwrap_or(jf).to_string();
+        let Some(bytes) = src.get(jf)? else { continue };
+        let parsed = junit::parse_junit(&bytes, &src.locator(jf));
+        if let Some(p) = parsed.problem {
+            problems.push(p);
+        }
+        for c in parsed.cases {
+            tests.push(StoredTest {
+                file: rel.clone(),
+                suite: c.suite,
+                classname: c.classname,
+                name: c.name,
+                status: c.status.as_str().to_string(),
+                duration: c.time,
+                failure_text: c.failure_text,
+                attempt: c.attempt,
+                informing: c.informing,
+            });
+        }
+    }
+    let kind = if base.starts_with("pr-logs/pull/batch/") {
+        "batch".to_string()
+    } else if let Some(t) = prowjob.as_ref().and_then(|p| p.job_type.clone()) {
+        t
+    } else if base.starts_with("pr-logs/") {
+        "presubmit".to_string()
+    } else {
+        "periodic".to_string()
+    };
+    let job = prowjob
+        .as_ref()
+        .and_then(|p| p.job.clone())
+        .or_else(|| {
+            // logs/<job>/<id> or pr-logs/pull/<repo>/<pr>/<job>/<id>
+            let parts: Vec<&str> = base.split('/').collect();
+            parts.len().checked_sub(2).map(|i| parts[i].to_string())
+        })
+        .unwrap_or_else(|| job_hint.trim_start_matches("pr:").to_string());
+    let pr = started
+        .as_ref()
+        .and_then(|s| s.pull.as_deref())
+        .and_then(|p| p.parse().ok())
+        .or_else(|| prowjob.as_ref().and_then(|p| p.pulls.first().map(|x| x.0)));
+    let repos = started.as_ref().and_then(|s| kettle_repos(&s.repos));
+    let repo_commit = started.as_ref().and_then(|s| s.repo_commit.clone());
+    let repo_version = started.as_ref().and_then(|s| s.repo_version.clone());
+    let presubmit = kind == "presubmit" || kind == "batch";
+    let commit_sha = kettle_commit(presubmit, repos.as_deref(), repo_commit.as_deref(), repo_version.as_deref());
+    let started_ts = started.as_ref().and_then(|s| s.timestamp);
+    let finished_ts = finished.as_ref().and_then(|f| f.timestamp);
+    let state = prowjob.as_ref().and_then(|p| p.state.clone());
+    let mut result = finished.as_ref().and_then(|f| f.result.clone());
+    if result.is_none() && finished_raw.is_some() {
+        // finished.json exists but is unreadable: never a silent pass.
+        result = Some("ERROR".into());
+    }
+    if result.is_none() && state.as_deref() == Some("error") {
+        result = Some("ERROR".into());
+    }
+    let complete = finished_raw.is_some() || matches!(state.as_deref(), Some("error" | "aborted"));
+    Ok(BuildRecord {
+        bucket: src.bucket().to_string(),
+        path: base.to_string(),
+        job,
+        build_id,
+        kind,
+        pr,
+        commit_sha,
+        repo_commit,
+        repo_version,
+        repos,
+        started: started_ts,
+        finished: finished_ts,
+        duration: match (started_ts, finished_ts) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        },
+        result,
+        state,
+        executor: started.as_ref().and_then(|s| s.node.clone()).or_else(|| prowjob.as_ref().and_then(|p| p.cluster.clone())),
+        origin: "gcs".into(),
+        problems,
+        complete,
+        tests,
+        artifacts: artifacts
+            .into_iter()
+            .map(|(p, s)| (p.strip_prefix(&format!("{base}/")).unwrap_or(&p).to_string(), s))
+            .collect(),
+    })
+}
+
+/// Ingests jobs' builds from a source into the store.
+pub fn ingest_jobs(
+    src: &dyn ArtifactSource,
+    store: &mut Store,
+    jobs: &[String],
+    opts: &IngestOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<IngestSummary, IngestError> {
+    let mut summary = IngestSummary { jobs: jobs.len(), ..IngestSummary::default() };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.concurrency.max(1))
+        .build()
+        .map_err(|e| IngestError::Source(SourceError::Transport { location: "thread pool".into(), detail: e.to_string() }))?;
+    for job in jobs {
+        let mut paths = match build_paths(src, job) {
+            Ok(p) => p,
+            Err(e) => {
+                summary.failures.push(FetchFailure { job: job.clone(), path: String::new(), reason: e.to_string() });
+                continue;
+            }
+        };
+        if let Some(n) = opts.max_builds_per_job {
+            let skip = paths.len().saturating_sub(n);
+            paths.drain(..skip);
+        }
+        summary.builds_found += paths.len();
+        progress(Progress::Discovered { job: job.clone(), builds: paths.len() });
+        let mut todo = Vec::new();
+        for p in paths {
+            if store.has_complete_build(src.bucket(), &p)? {
+                summary.builds_skipped += 1;
+                progress(Progress::Build { job: job.clone(), path: p });
+            } else {
+                todo.push(p);
+            }
+        }
+        // Fetch in parallel in chunks; store sequentially in build order so the store
+        // always holds whole builds.
+        for chunk in todo.chunks(opts.concurrency.max(1) * 4) {
+            let fetched: Vec<(String, Result<BuildRecord, SourceError>)> =
+                pool.install(|| chunk.par_iter().map(|p| (p.clone(), fetch_build(src, job, p))).collect());
+            for (p, r) in fetched {
+                match r {
+                    Ok(b) => {
+                        store.put_build(&b)?;
+                        summary.builds_stored += 1;
+                        summary.tests_stored += b.tests.len();
+                        if !b.problems.is_empty() {
+                            summary.builds_with_problems += 1;
+                        }
+                    }
+                    Err(e) => summary.failures.push(FetchFailure { job: job.clone(), path: p.clone(), reason: e.to_string() }),
+                }
+                progress(Progress::Build { job: job.clone(), path: p });
+            }
+        }
+    }
+    Ok(summary)
+}
+
+/// Stores the builds that only Prow knows about (`prowjobs.js` items whose state is
+/// `error`, which never created a GCS folder), as ERROR results.
+pub fn ingest_prowjobs(store: &mut Store, bucket: &str, items: &[ProwJob]) -> Result<usize, StoreError> {
+    let mut n = 0;
+    for p in items {
+        if p.state.as_deref() != Some("error") {
+            continue;
+        }
+        let (Some(job), Some(id)) = (p.job.clone(), p.build_id.clone()) else { continue };
+        let kind = p.job_type.clone().unwrap_or_else(|| "periodic".into());
+        let path = format!("prowjob/{job}/{id}");
+        let started = p.start_time.as_deref().or(p.creation_timestamp.as_deref()).and_then(parse_rfc3339);
+        store.put_build(&BuildRecord {
+            bucket: bucket.to_string(),
+            path,
+            job,
+            build_id: id,
+            kind,
+            pr: p.pulls.first().map(|x| x.0),
+            commit_sha: None,
+            repo_commit: None,
+            repo_version: None,
+            repos: None,
+            started,
+            finished: p.completion_time.as_deref().and_then(parse_rfc3339),
+            duration: None,
+            result: Some("ERROR".into()),
+            state: Some("error".into()),
+            executor: p.cluster.clone(),
+            origin: "prowjob".into(),
+            problems: vec![format!(
+                "state=error with no GCS artifacts: {}",
+                p.description.clone().unwrap_or_else(|| "no description".into())
+            )],
+            complete: true,
+            tests: Vec::new(),
+            artifacts: Vec::new(),
+        })?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS(.fff)Z` (UTC) to Unix seconds.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    let day = citriage_model::Day::parse(s.get(0..10)?)?;
+    let t = s.get(11..19)?;
+    let mut it = t.split(':');
+    let h: i64 = it.next()?.parse().ok()?;
+    let m: i64 = it.next()?.parse().ok()?;
+    let sec: i64 = it.next()?.parse().ok()?;
+    let rest = &s[19..];
+    let rest = rest.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    let offset = match rest {
+        "Z" | "" => 0,
+        o if o.len() == 6 => {
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            let oh: i64 = o.get(1..3)?.parse().ok()?;
+            let om: i64 = o.get(4..6)?.parse().ok()?;
+            sign * (oh * 3600 + om * 60)
+        }
+        _ => return None,
+    };
+    Some(day.0 * 86_400 + h * 3600 + m * 60 + sec - offset)
+}
+
+/// Counts of junit statuses in a record (for summaries).
+pub fn status_counts(b: &BuildRecord) -> BTreeMap<&'static str, usize> {
+    let mut m = BTreeMap::new();
+    for t in &b.tests {
+        let k = match t.status.as_str() {
+            "failed" => Status::Failed.as_str(),
+            "error" => Status::Error.as_str(),
+            "skipped" => Status::Skipped.as_str(),
+            _ => Status::Passed.as_str(),
+        };
+        *m.entry(k).or_insert(0) += 1;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kettle_commit_rules() {
+        let r = kettle_repos(&BTreeMap::from([("kubernetes/kubernetes".to_string(), "master:5feab0,93264:abc123".to_string())]));
+        assert_eq!(r.as_deref(), Some(r#"{"kubernetes/kubernetes": "master:5feab0,93264:abc123"}"#));
+        assert_eq!(kettle_commit(true, r.as_deref(), Some("zz"), None).as_deref(), Some("abc123"));
+        assert_eq!(kettle_commit(false, r.as_deref(), Some("zz"), Some("v1")).as_deref(), Some("zz"));
+        assert_eq!(kettle_commit(false, None, None, Some("v1")).as_deref(), Some("v1"));
+        assert_eq!(parse_rfc3339("2026-11-20T01:02:03Z"), Some(1_795_136_523));
+        assert_eq!(parse_rfc3339("2026-11-20T01:02:03.5+01:00"), Some(1_795_136_523 - 3600));
+    }
+}

@@ -1,0 +1,69 @@
+//! Prow builds as citriage stores them: one record per build folder (or per
+//! prowjob that never reached GCS) with its test results and artifact index.
+
+use serde::{Deserialize, Serialize};
+
+/// One test case of a build, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredTest {
+    /// The JUnit file it came from, relative to the build folder.
+    pub file: String,
+    pub suite: String,
+    pub classname: String,
+    pub name: String,
+    /// `passed`, `failed`, `error`, `skipped`.
+    pub status: String,
+    pub duration: Option<f64>,
+    pub failure_text: Option<String>,
+    pub attempt: u32,
+    pub informing: bool,
+}
+
+/// One build with everything ingested about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildRecord {
+    pub bucket: String,
+    /// Folder path inside the bucket (`logs/<job>/<id>`), or `prowjob/<job>/<id>` for
+    /// builds only Prow knows (state=error, no GCS folder).
+    pub path: String,
+    pub job: String,
+    pub build_id: String,
+    /// `periodic`, `postsubmit`, `presubmit`, `batch`.
+    pub kind: String,
+    pub pr: Option<u64>,
+    /// The commit kettle groups by: the PR head for presubmits, else repo-commit or version.
+    pub commit_sha: Option<String>,
+    pub repo_commit: Option<String>,
+    pub repo_version: Option<String>,
+    /// `started.json` repos as JSON text.
+    pub repos: Option<String>,
+    pub started: Option<i64>,
+    pub finished: Option<i64>,
+    pub duration: Option<i64>,
+    /// `SUCCESS`, `FAILURE`, `ABORTED`, `ERROR`, or `None` while running.
+    pub result: Option<String>,
+    /// The prowjob state when known.
+    pub state: Option<String>,
+    pub executor: Option<String>,
+    /// `gcs` or `prowjob`.
+    pub origin: String,
+    /// Malformed or missing files, each with its reason.
+    pub problems: Vec<String>,
+    /// True once finished: the build's artifacts no longer change.
+    pub complete: bool,
+    pub tests: Vec<StoredTest>,
+    /// Artifact paths (relative to the build folder) and sizes.
+    pub artifacts: Vec<(String, Option<u64>)>,
+}
+
+
+impl BuildRecord {
+    /// The job name as the k8s-metrics dashboards write it (`pr:` for presubmits).
+    pub fn dashboard_job(&self) -> String {
+        if self.kind == "presubmit" || self.kind == "batch" {
+            format!("pr:{}", self.job)
+        } else {
+            self.job.clone()
+        }
+    }
+}

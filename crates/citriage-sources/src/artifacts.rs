@@ -1,0 +1,234 @@
+//! Prow/GCS artifact sources behind one trait: a local mirror directory laid out like
+//! the bucket, and GCS over HTTP (JSON listing with `delimiter` and pagination, object
+//! download, gzip transfer encoding) with an on-disk cache for immutable artifacts.
+//! Only the configured base URL is contacted.
+
+use crate::{decode, http_get_with, HttpOptions, SourceError};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The direct children of a prefix.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Objects directly under the prefix: (path from the bucket root, size).
+    pub objects: Vec<(String, Option<u64>)>,
+    /// Sub-prefixes ("folders"), each ending in `/`.
+    pub prefixes: Vec<String>,
+}
+
+/// Where build artifacts are read from. Paths are relative to the bucket root.
+pub trait ArtifactSource: Send + Sync {
+    /// The bucket name, for evidence links.
+    fn bucket(&self) -> &str;
+    /// A human-readable description (root folder or base URL).
+    fn describe(&self) -> String;
+    /// Lists the direct children of `prefix` (which ends in `/`), sorted.
+    fn list(&self, prefix: &str) -> Result<Listing, SourceError>;
+    /// Reads an object; `Ok(None)` when it does not exist.
+    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError>;
+    /// Where a person can open the object (a file path or a URL).
+    fn locator(&self, path: &str) -> String;
+    /// Lists every object below a prefix, recursively, sorted.
+    fn list_recursive(&self, prefix: &str) -> Result<Vec<(String, Option<u64>)>, SourceError> {
+        let mut out = Vec::new();
+        let mut stack = vec![prefix.to_string()];
+        while let Some(p) = stack.pop() {
+            let l = self.list(&p)?;
+            out.extend(l.objects);
+            stack.extend(l.prefixes.into_iter().rev());
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// A local folder laid out like the bucket (`<root>/logs/<job>/<id>/...`).
+#[derive(Debug, Clone)]
+pub struct LocalMirror {
+    root: PathBuf,
+    bucket: String,
+}
+
+impl LocalMirror {
+    pub fn new(root: impl Into<PathBuf>, bucket: impl Into<String>) -> LocalMirror {
+        LocalMirror { root: root.into(), bucket: bucket.into() }
+    }
+
+    fn full(&self, path: &str) -> PathBuf {
+        self.root.join(path.trim_start_matches('/'))
+    }
+}
+
+impl ArtifactSource for LocalMirror {
+    fn bucket(&self) -> &str {
+        &self.bucket
+    }
+    fn describe(&self) -> String {
+        format!("local mirror {}", self.root.display())
+    }
+    fn list(&self, prefix: &str) -> Result<Listing, SourceError> {
+        let dir = self.full(prefix);
+        let mut l = Listing::default();
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(l),
+            Err(source) => return Err(SourceError::Io { location: dir.display().to_string(), source }),
+        };
+        for entry in rd {
+            let entry = entry.map_err(|source| SourceError::Io { location: dir.display().to_string(), source })?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ft = entry.file_type().map_err(|source| SourceError::Io { location: dir.display().to_string(), source })?;
+            let p = format!("{}{}", prefix, name);
+            if ft.is_dir() {
+                l.prefixes.push(format!("{p}/"));
+            } else {
+                let size = entry.metadata().ok().map(|m| m.len());
+                l.objects.push((p, size));
+            }
+        }
+        l.objects.sort();
+        l.prefixes.sort();
+        Ok(l)
+    }
+    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
+        let p = self.full(path);
+        match std::fs::read(&p) {
+            Ok(b) => decode(&p.display().to_string(), b).map(|f| Some(f.bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(SourceError::Io { location: p.display().to_string(), source }),
+        }
+    }
+    fn locator(&self, path: &str) -> String {
+        self.full(path).display().to_string()
+    }
+}
+
+/// GCS's JSON API and object URLs over HTTP, e.g. base `https://storage.googleapis.com`.
+pub struct GcsHttp {
+    base: String,
+    bucket: String,
+    agent: ureq::Agent,
+    opts: HttpOptions,
+    cache: Option<PathBuf>,
+}
+
+impl GcsHttp {
+    /// `cache`: a folder for artifacts of finished builds (immutable once written).
+    pub fn new(base: &str, bucket: &str, opts: HttpOptions, cache: Option<PathBuf>) -> GcsHttp {
+        GcsHttp { base: base.trim_end_matches('/').to_string(), bucket: bucket.to_string(), agent: crate::agent(&opts), opts, cache }
+    }
+
+    fn cache_path(&self, path: &str) -> Option<PathBuf> {
+        // Pointers that move are never cached.
+        if path.ends_with("latest-build.txt") || path.ends_with("prowjob.json") {
+            return None;
+        }
+        self.cache.as_ref().map(|c| c.join(&self.bucket).join(path.trim_start_matches('/')))
+    }
+}
+
+fn enc(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn enc_path(s: &str) -> String {
+    s.split('/').map(enc).collect::<Vec<_>>().join("/")
+}
+
+impl ArtifactSource for GcsHttp {
+    fn bucket(&self) -> &str {
+        &self.bucket
+    }
+    fn describe(&self) -> String {
+        format!("{}/{}", self.base, self.bucket)
+    }
+    fn list(&self, prefix: &str) -> Result<Listing, SourceError> {
+        let mut l = Listing::default();
+        let mut token: Option<String> = None;
+        for _page in 0..10_000 {
+            let mut url = format!("{}/storage/v1/b/{}/o?prefix={}&delimiter=%2F", self.base, enc(&self.bucket), enc(prefix));
+            if let Some(t) = &token {
+                url.push_str(&format!("&pageToken={}", enc(t)));
+            }
+            let body = match http_get_with(&self.agent, &url, &self.opts) {
+                Ok(b) => b,
+                Err(SourceError::Http { status: 404, .. }) => return Ok(l),
+                Err(e) => return Err(e),
+            };
+            let body = decode(&url, body)?.bytes;
+            let v: Value = serde_json::from_slice(&body).map_err(|e| SourceError::Transport {
+                location: url.clone(),
+                detail: format!("listing is not valid JSON: {e}"),
+            })?;
+            for it in v.get("items").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(name) = it.get("name").and_then(Value::as_str) {
+                    let size = match it.get("size") {
+                        Some(Value::String(s)) => s.parse().ok(),
+                        Some(Value::Number(n)) => n.as_u64(),
+                        _ => None,
+                    };
+                    if name != prefix {
+                        l.objects.push((name.to_string(), size));
+                    }
+                }
+            }
+            for p in v.get("prefixes").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(p) = p.as_str() {
+                    l.prefixes.push(p.to_string());
+                }
+            }
+            token = v.get("nextPageToken").and_then(Value::as_str).map(String::from).filter(|t| !t.is_empty());
+            if token.is_none() {
+                break;
+            }
+        }
+        l.objects.sort();
+        l.objects.dedup();
+        l.prefixes.sort();
+        l.prefixes.dedup();
+        Ok(l)
+    }
+    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
+        let cp = self.cache_path(path);
+        if let Some(cp) = &cp {
+            if let Ok(b) = std::fs::read(cp) {
+                return Ok(Some(b));
+            }
+        }
+        let url = format!("{}/{}/{}", self.base, enc(&self.bucket), enc_path(path.trim_start_matches('/')));
+        let body = match http_get_with(&self.agent, &url, &self.opts) {
+            Ok(b) => b,
+            Err(SourceError::Http { status: 404, .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let bytes = decode(&url, body)?.bytes;
+        if let Some(cp) = cp {
+            write_cache(&cp, &bytes);
+        }
+        Ok(Some(bytes))
+    }
+    fn locator(&self, path: &str) -> String {
+        format!("{}/{}/{}", self.base, self.bucket, path.trim_start_matches('/'))
+    }
+}
+
+/// Writes a cache file atomically; a failure only costs a later re-download.
+fn write_cache(path: &Path, bytes: &[u8]) {
+    if let Some(dir) = path.parent() {
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, bytes).is_ok() {
+        let _ = std::fs::rename(&tmp, path);
+    }
+}
