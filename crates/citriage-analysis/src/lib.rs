@@ -8,6 +8,7 @@ pub mod config;
 pub mod drift;
 pub mod expr;
 pub mod flakes;
+pub mod metrics;
 pub mod misclass;
 pub mod rules;
 pub mod select;

@@ -50,6 +50,10 @@ pub struct TestCase {
     pub attempt: u32,
     /// `lifecycle="informing"` and similar attributes that say the test does not gate.
     pub informing: bool,
+    /// The name kettle (the dashboards' ingester) gives this case, or `None` when
+    /// kettle drops it: skipped, nested below what it reads, inside an unnamed suite
+    /// of `<testsuites>`, a passing `#`-repeat, or in a file kettle cannot parse.
+    pub kettle_name: Option<String>,
 }
 
 /// Result of reading one JUnit file.
@@ -64,6 +68,7 @@ pub struct JunitFile {
 }
 
 struct Open {
+    kettle_name: Option<String>,
     classname: String,
     name: Option<String>,
     time: Option<f64>,
@@ -105,7 +110,13 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
     let mut seen: std::collections::HashMap<(String, String), u32> = std::collections::HashMap::new();
     let mut depth_root = 0usize;
     let mut saw_root = false;
-    let finish = |o: Open, suites: &[String], out: &mut JunitFile, seen: &mut std::collections::HashMap<(String, String), u32>| {
+    // For kettle's naming: the root element and the direct-child suite's name.
+    let mut root_is_suites = false;
+    let mut kettle_suite: Option<Option<String>> = None;
+    let finish = |o: Open,
+                  suites: &[String],
+                  out: &mut JunitFile,
+                  seen: &mut std::collections::HashMap<(String, String), u32>| {
         let Some(name) = o.name.filter(|n| !n.is_empty()) else {
             out.unnamed += 1;
             return;
@@ -132,6 +143,10 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
             failure_text,
             attempt,
             informing: o.informing,
+            kettle_name: o
+                .kettle_name
+                .filter(|k| !(k.contains('#') && o.status != Status::Failed))
+                .filter(|_| o.status != Status::Skipped),
         });
     };
     loop {
@@ -156,12 +171,26 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                 let tag = e.local_name().as_ref().to_vec();
                 match tag.as_slice() {
                     b"testsuites" | b"testsuite" => {
+                        if !saw_root {
+                            root_is_suites = tag.as_slice() == b"testsuites";
+                        }
                         saw_root = true;
                         depth_root += 1;
-                        let name = attr(e, b"name").unwrap_or_default();
-                        suites.push(if tag.as_slice() == b"testsuites" { String::new() } else { name });
+                        let name = attr(e, b"name");
+                        if root_is_suites && depth_root == 2 {
+                            kettle_suite = Some(name.clone());
+                        }
+                        suites.push(if tag.as_slice() == b"testsuites" {
+                            String::new()
+                        } else {
+                            name.unwrap_or_default()
+                        });
                     }
-                    b"testcase" => open = Some(new_case(e)),
+                    b"testcase" => {
+                        let mut o = new_case(e);
+                        o.kettle_name = kettle_name(root_is_suites, depth_root, &kettle_suite, &o.name);
+                        open = Some(o);
+                    }
                     b"failure" | b"error" | b"skipped" => {
                         if let Some(o) = open.as_mut() {
                             apply_result(o, &tag, e);
@@ -175,7 +204,11 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                 let tag = e.local_name().as_ref().to_vec();
                 match tag.as_slice() {
                     b"testsuites" | b"testsuite" => saw_root = true,
-                    b"testcase" => finish(new_case(e), &suites, &mut out, &mut seen),
+                    b"testcase" => {
+                        let mut o = new_case(e);
+                        o.kettle_name = kettle_name(root_is_suites, depth_root, &kettle_suite, &o.name);
+                        finish(o, &suites, &mut out, &mut seen)
+                    }
                     b"failure" | b"error" | b"skipped" => {
                         if let Some(o) = open.as_mut() {
                             apply_result(o, &tag, e);
@@ -235,7 +268,33 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
         }
         buf.clear();
     }
+    if out.problem.is_some() {
+        // Kettle parses the whole document or nothing.
+        for c in &mut out.cases {
+            c.kettle_name = None;
+        }
+    }
     out
+}
+
+/// Kettle's naming: a case directly under a root `<testsuite>` keeps its name; a case
+/// directly under a named `<testsuite>` of a root `<testsuites>` becomes
+/// `"<suite> <name>"`; anything else is not read by kettle.
+fn kettle_name(
+    root_is_suites: bool,
+    depth: usize,
+    suite: &Option<Option<String>>,
+    name: &Option<String>,
+) -> Option<String> {
+    let name = name.as_ref()?;
+    match (root_is_suites, depth) {
+        (false, 1) => Some(name.clone()),
+        (true, 2) => match suite {
+            Some(Some(s)) => Some(format!("{s} {name}")),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Reads a JUnit document from bytes.
@@ -245,13 +304,16 @@ pub fn parse_junit(bytes: &[u8], what: &str) -> JunitFile {
 
 fn attr(e: &quick_xml::events::BytesStart<'_>, key: &[u8]) -> Option<String> {
     e.attributes().flatten().find(|a| a.key.local_name().as_ref() == key).map(|a| {
-        a.normalized_value(quick_xml::XmlVersion::default()).map(|v| v.into_owned()).unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
+        a.normalized_value(quick_xml::XmlVersion::default())
+            .map(|v| v.into_owned())
+            .unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
     })
 }
 
 fn new_case(e: &quick_xml::events::BytesStart<'_>) -> Open {
     let lifecycle = attr(e, b"lifecycle");
     Open {
+        kettle_name: None,
         classname: attr(e, b"classname").unwrap_or_default(),
         name: attr(e, b"name"),
         time: attr(e, b"time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite()),
@@ -311,6 +373,13 @@ at x.go:12</failure></testcase>
         assert_eq!((f.cases[3].attempt, f.cases[3].status), (0, Status::Failed));
         assert_eq!((f.cases[4].attempt, f.cases[4].status), (1, Status::Passed));
         assert!(f.cases[5].informing);
+        assert_eq!(f.cases[0].kettle_name, None, "nested two suites deep: kettle does not read it");
+        let g = parse_junit(br#"<testsuites><testsuite name="S"><testcase name="a"/><testcase name="b#1"/><testcase name="c"><skipped/></testcase></testsuite></testsuites>"#, "k.xml");
+        assert_eq!(g.cases[0].kettle_name.as_deref(), Some("S a"));
+        assert_eq!(g.cases[1].kettle_name, None, "passing # repeats are dropped");
+        assert_eq!(g.cases[2].kettle_name, None, "skipped tests are dropped");
+        let h = parse_junit(br#"<testsuite><testcase name="a"><failure/></testcase></testsuite>"#, "k.xml");
+        assert_eq!(h.cases[0].kettle_name.as_deref(), Some("a"));
         assert_eq!(f.cases[5].failure_text.as_deref(), Some("cdata <text>"));
     }
 
@@ -318,6 +387,7 @@ at x.go:12</failure></testcase>
     fn truncated_and_broken() {
         let f = parse_junit(br#"<testsuite><testcase name="a"/><testcase name="b"><failure>x"#, "j.xml");
         assert_eq!(f.cases.len(), 1);
+        assert_eq!(f.cases[0].kettle_name, None, "kettle reads nothing of a broken file");
         assert!(f.problem.as_deref().unwrap().contains("truncated"), "{:?}", f.problem);
         let f = parse_junit(b"", "j.xml");
         assert!(f.problem.unwrap().contains("no <testsuite>"));

@@ -142,9 +142,9 @@ pub fn parse_finished(bytes: &[u8], what: &str) -> Result<Finished, String> {
         Some(Value::Bool(b)) => Some(*b),
         Some(other) => return Err(format!("{what}: field \"passed\": expected true or false, found {other}")),
     };
-    let result = string(o.get("result")).map(|r| r.to_ascii_uppercase()).or_else(|| {
-        passed.map(|p| if p { "SUCCESS".to_string() } else { "FAILURE".to_string() })
-    });
+    let result = string(o.get("result"))
+        .map(|r| r.to_ascii_uppercase())
+        .or_else(|| passed.map(|p| if p { "SUCCESS".to_string() } else { "FAILURE".to_string() }));
     let meta = o.get("metadata").and_then(Value::as_object);
     Ok(Finished {
         timestamp: int(o.get("timestamp"), what, "timestamp")?,
@@ -276,7 +276,11 @@ mod tests {
         let s = parse_started(br#"{"timestamp": 1595277241, "pull": "93264", "repos": {"kubernetes/kubernetes": "master:5feab0,93264:abc"}, "repo-commit": "30f6"}"#, "s").unwrap();
         assert_eq!(s.pull.as_deref(), Some("93264"));
         assert_eq!(s.repo_commit.as_deref(), Some("30f6"));
-        let s = parse_started(br#"{"timestamp": 1, "metadata": {"repos": "{\"k/k\": \"master\"}", "repo-commit": "ab"}}"#, "s").unwrap();
+        let s = parse_started(
+            br#"{"timestamp": 1, "metadata": {"repos": "{\"k/k\": \"master\"}", "repo-commit": "ab"}}"#,
+            "s",
+        )
+        .unwrap();
         assert_eq!(s.repos["k/k"], "master");
         assert_eq!(s.repo_commit.as_deref(), Some("ab"));
         assert!(parse_started(b"", "started.json").unwrap_err().contains("empty"));

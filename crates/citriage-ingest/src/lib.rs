@@ -158,7 +158,12 @@ pub fn kettle_repos(repos: &BTreeMap<String, String>) -> Option<String> {
 
 /// The commit kettle's flakes query groups a build by: for presubmits the PR head SHA
 /// extracted from the repos text, else `repo-commit`, else the version.
-pub fn kettle_commit(presubmit: bool, repos: Option<&str>, repo_commit: Option<&str>, version: Option<&str>) -> Option<String> {
+pub fn kettle_commit(
+    presubmit: bool,
+    repos: Option<&str>,
+    repo_commit: Option<&str>,
+    version: Option<&str>,
+) -> Option<String> {
     if presubmit {
         let re = pr_head_regex();
         repos.and_then(|r| re.captures(r)).and_then(|c| c.get(1)).map(|m| m.as_str().to_string())
@@ -242,6 +247,7 @@ pub fn fetch_build(src: &dyn ArtifactSource, job_hint: &str, path: &str) -> Resu
                 failure_text: c.failure_text,
                 attempt: c.attempt,
                 informing: c.informing,
+                kettle_name: c.kettle_name,
             });
         }
     }
@@ -304,7 +310,10 @@ pub fn fetch_build(src: &dyn ArtifactSource, job_hint: &str, path: &str) -> Resu
         },
         result,
         state,
-        executor: started.as_ref().and_then(|s| s.node.clone()).or_else(|| prowjob.as_ref().and_then(|p| p.cluster.clone())),
+        executor: started
+            .as_ref()
+            .and_then(|s| s.node.clone())
+            .or_else(|| prowjob.as_ref().and_then(|p| p.cluster.clone())),
         origin: "gcs".into(),
         problems,
         complete,
@@ -325,10 +334,9 @@ pub fn ingest_jobs(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<IngestSummary, IngestError> {
     let mut summary = IngestSummary { jobs: jobs.len(), ..IngestSummary::default() };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.concurrency.max(1))
-        .build()
-        .map_err(|e| IngestError::Source(SourceError::Transport { location: "thread pool".into(), detail: e.to_string() }))?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.concurrency.max(1)).build().map_err(|e| {
+        IngestError::Source(SourceError::Transport { location: "thread pool".into(), detail: e.to_string() })
+    })?;
     for job in jobs {
         let mut paths = match build_paths(src, job) {
             Ok(p) => p,
@@ -367,7 +375,9 @@ pub fn ingest_jobs(
                             summary.builds_with_problems += 1;
                         }
                     }
-                    Err(e) => summary.failures.push(FetchFailure { job: job.clone(), path: p.clone(), reason: e.to_string() }),
+                    Err(e) => {
+                        summary.failures.push(FetchFailure { job: job.clone(), path: p.clone(), reason: e.to_string() })
+                    }
                 }
                 progress(Progress::Build { job: job.clone(), path: p });
             }
@@ -463,7 +473,10 @@ mod tests {
 
     #[test]
     fn kettle_commit_rules() {
-        let r = kettle_repos(&BTreeMap::from([("kubernetes/kubernetes".to_string(), "master:5feab0,93264:abc123".to_string())]));
+        let r = kettle_repos(&BTreeMap::from([(
+            "kubernetes/kubernetes".to_string(),
+            "master:5feab0,93264:abc123".to_string(),
+        )]));
         assert_eq!(r.as_deref(), Some(r#"{"kubernetes/kubernetes": "master:5feab0,93264:abc123"}"#));
         assert_eq!(kettle_commit(true, r.as_deref(), Some("zz"), None).as_deref(), Some("abc123"));
         assert_eq!(kettle_commit(false, r.as_deref(), Some("zz"), Some("v1")).as_deref(), Some("zz"));

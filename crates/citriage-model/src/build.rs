@@ -17,6 +17,8 @@ pub struct StoredTest {
     pub failure_text: Option<String>,
     pub attempt: u32,
     pub informing: bool,
+    /// The name kettle gives the case, `None` when kettle would not ingest it.
+    pub kettle_name: Option<String>,
 }
 
 /// One build with everything ingested about it.
@@ -55,7 +57,6 @@ pub struct BuildRecord {
     /// Artifact paths (relative to the build folder) and sizes.
     pub artifacts: Vec<(String, Option<u64>)>,
 }
-
 
 impl BuildRecord {
     /// The job name as the k8s-metrics dashboards write it (`pr:` for presubmits).

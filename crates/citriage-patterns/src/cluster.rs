@@ -179,6 +179,7 @@ pub struct TextTable<'a> {
     texts: Vec<&'a str>,
     hists: Vec<Hist16>,
     sketches: Vec<Sketch>,
+    chars: Vec<[u16; 64]>,
 }
 
 impl<'a> TextTable<'a> {
@@ -189,10 +190,15 @@ impl<'a> TextTable<'a> {
             .map(|t| to_hist16(&similarity::ngram_histogram(t.as_bytes())))
             .collect();
         let sketches = hists.iter().map(sketch).collect();
+        let chars = texts
+            .par_iter()
+            .map(|t| similarity::char_histogram(t.as_bytes()))
+            .collect();
         TextTable {
             texts,
             hists,
             sketches,
+            chars,
         }
     }
 
@@ -200,6 +206,7 @@ impl<'a> TextTable<'a> {
     pub fn push(&mut self, text: &'a str) -> u32 {
         let h = to_hist16(&similarity::ngram_histogram(text.as_bytes()));
         self.texts.push(text);
+        self.chars.push(similarity::char_histogram(text.as_bytes()));
         self.sketches.push(sketch(&h));
         self.hists.push(h);
         (self.texts.len() - 1) as u32
@@ -247,6 +254,9 @@ impl MatchRule {
     }
 }
 
+/// Texts at least this long get exact q-gram profiles for a tighter lower bound.
+const QGRAM_MIN_LEN: usize = 512;
+
 /// Index of cluster keys answering "first matching key" queries under a [`MatchRule`].
 pub struct KeyIndex {
     rule: MatchRule,
@@ -254,6 +264,8 @@ pub struct KeyIndex {
     by_len: BTreeMap<u32, Vec<(u32, u32)>>,
     exact: HashMap<u32, u32>,
     removed: std::collections::HashSet<u32>,
+    /// Exact 4-gram profiles of long keys (for the q-gram lower bound).
+    profiles: HashMap<u32, Vec<u32>>,
     next_seq: u32,
     /// Exact edit-distance computations run.
     pub exact_checks: u64,
@@ -280,6 +292,7 @@ impl KeyIndex {
             by_len: BTreeMap::new(),
             exact: HashMap::new(),
             removed: std::collections::HashSet::new(),
+            profiles: HashMap::new(),
             next_seq: 0,
             exact_checks: 0,
             bound_checks: 0,
@@ -313,6 +326,10 @@ impl KeyIndex {
         self.next_seq += 1;
         self.exact.insert(key, seq);
         let len = table.text(key).len() as u32;
+        if len as usize >= QGRAM_MIN_LEN {
+            self.profiles
+                .insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
+        }
         self.by_len.entry(len).or_default().push((seq, key));
     }
 
@@ -331,6 +348,7 @@ impl KeyIndex {
         let la = qt.len();
         let qh = &table.hists[q as usize];
         let qs = &table.sketches[q as usize];
+        let qc = &table.chars[q as usize];
         // |Σa − Σb| ≤ L1 with Σ = len − 3, and L1/4 ≤ limit ≈ f·(la + lk)/2 bounds lk.
         let f2 = 2.0 * self.rule.fraction();
         let lo = ((la as f64 * (1.0 - f2) - 16.0) / (1.0 + f2)).floor().max(0.0) as u32;
@@ -362,11 +380,24 @@ impl KeyIndex {
                 if d > max_l1 {
                     continue;
                 }
+                // valid lower bound on the true distance: no match possible
+                if similarity::char_lower_bound(qc, &table.chars[k as usize]) >= limit {
+                    continue;
+                }
                 cands.push((d / 4, seq, k, limit));
             }
         }
         cands.sort_unstable();
+        let mut qprofile: Option<Vec<u32>> = None;
         for (_, _, k, limit) in cands {
+            if let Some(kp) = self.profiles.get(&k) {
+                if limit >= 16 {
+                    let qp = qprofile.get_or_insert_with(|| similarity::qgram_profile(qt));
+                    if similarity::qgram_lower_bound(qp, kp) >= limit {
+                        continue;
+                    }
+                }
+            }
             self.exact_checks += 1;
             if edit_distance_below(qt, table.text(k).as_bytes(), limit).is_some() {
                 return Some(k);

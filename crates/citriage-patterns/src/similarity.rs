@@ -123,53 +123,60 @@ pub fn edit_distance_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
         return Some(n.max(m));
     }
     // Diagonal k = j - i (offset by max_d+1); fr[k] = furthest row i reached on diagonal k.
+    // Buffers start at -inf and every level writes its whole band, so no reset is needed.
     let width = 2 * max_d + 3;
     let off = max_d as isize + 1;
     let target = m as isize - n as isize;
-    let mut prev = vec![isize::MIN / 2; width];
-    let mut cur = vec![isize::MIN / 2; width];
+    const NEG: isize = isize::MIN / 2;
+    let mut prev = vec![NEG; width];
+    let mut cur = vec![NEG; width];
     // d = 0
     let slide0 = common_prefix(a, b) as isize;
     prev[off as usize] = slide0;
     if target == 0 && slide0 as usize >= n {
         return Some(0);
     }
-    for d in 1..=max_d as isize {
-        let lo = (-d).max(-(n as isize));
-        let hi = d.min(m as isize);
+    let max_d = max_d as isize;
+    for d in 1..=max_d {
+        // From diagonal k at least |k - target| more edits are needed: only diagonals within
+        // the remaining budget of the target can still finish below the limit.
+        let budget = max_d - d;
+        let lo = (-d).max(-(n as isize)).max(target - budget);
+        let hi = d.min(m as isize).min(target + budget);
+        // clear the cells just outside this level's band that the next level may read
+        for k in [lo - 1, hi + 1] {
+            let idx = k + off;
+            if idx >= 0 && (idx as usize) < width {
+                cur[idx as usize] = NEG;
+            }
+        }
+        if lo > hi {
+            return None;
+        }
         for k in lo..=hi {
             let idx = (k + off) as usize;
-            // substitution: same diagonal, row+1; deletion from a: diagonal k+1 -> k with row+1;
-            // insertion: diagonal k-1 -> k, same row.
+            // substitution: same diagonal, row+1; deletion: from k+1 with row+1;
+            // insertion: from k-1, same row.
             let mut row = prev[idx] + 1;
-            if idx + 1 < width {
-                row = row.max(prev[idx + 1] + 1);
-            }
-            if idx >= 1 {
-                row = row.max(prev[idx - 1]);
-            }
-            // clamp to the matrix: i <= n, j = i + k <= m
+            row = row.max(prev[idx + 1] + 1);
+            row = row.max(prev[idx - 1]);
             let max_row = (n as isize).min(m as isize - k);
             if row > max_row {
                 row = max_row;
             }
             if row < 0 || row + k < 0 {
-                cur[idx] = isize::MIN / 2;
+                cur[idx] = NEG;
                 continue;
             }
             let i = row as usize;
             let j = (row + k) as usize;
-            let s = common_prefix(&a[i..], &b[j..]);
-            let row = row + s as isize;
+            let row = row + common_prefix(&a[i..], &b[j..]) as isize;
             cur[idx] = row;
             if k == target && row as usize >= n {
                 return Some(d as usize);
             }
         }
         std::mem::swap(&mut prev, &mut cur);
-        for v in cur.iter_mut() {
-            *v = isize::MIN / 2;
-        }
     }
     None
 }
@@ -206,6 +213,52 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
         i += 1;
     }
     i
+}
+
+/// Histogram of bytes folded into 64 bins (`b & 63`). Half the L1 distance of two such
+/// histograms never exceeds the edit distance (an edit changes at most two counts).
+pub fn char_histogram(s: &[u8]) -> [u16; 64] {
+    let mut h = [0u16; 64];
+    for &b in s {
+        let slot = &mut h[(b & 63) as usize];
+        *slot = slot.saturating_add(1);
+    }
+    h
+}
+
+/// Lower bound on the edit distance from two [`char_histogram`]s.
+pub fn char_lower_bound(a: &[u16; 64], b: &[u16; 64]) -> usize {
+    let l1: u32 = a.iter().zip(b).map(|(x, y)| x.abs_diff(*y) as u32).sum();
+    l1.div_ceil(2) as usize
+}
+
+/// Sorted multiset of the exact 4-byte windows of `s` (the q-gram profile, q = 4).
+pub fn qgram_profile(s: &[u8]) -> Vec<u32> {
+    let mut v: Vec<u32> = s
+        .windows(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Lower bound on the edit distance from two [`qgram_profile`]s: an edit removes at most four
+/// windows and adds at most four, so the multiset symmetric difference is at most 8 × edits.
+pub fn qgram_lower_bound(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut common) = (0usize, 0usize, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let diff = a.len() + b.len() - 2 * common;
+    diff.div_ceil(8)
 }
 
 /// go.k8s.io/triage's pairwise match rule on two normalized texts with their histograms.
@@ -329,6 +382,37 @@ mod tests {
                     assert_eq!(got, None);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn lower_bounds_are_valid() {
+        let mut seed = 99u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..2000 {
+            let la = (rnd() % 40) as usize;
+            let a: Vec<u8> = (0..la).map(|_| b'a' + (rnd() % 5) as u8).collect();
+            let mut b = a.clone();
+            for _ in 0..(rnd() % 8) {
+                let op = rnd() % 3;
+                let pos = if b.is_empty() { 0 } else { (rnd() as usize) % b.len() };
+                match op {
+                    0 if !b.is_empty() => b[pos] = b'a' + (rnd() % 7) as u8,
+                    1 => b.insert(pos, b'a' + (rnd() % 7) as u8),
+                    _ if !b.is_empty() => {
+                        b.remove(pos);
+                    }
+                    _ => {}
+                }
+            }
+            let d = naive_lev(&a, &b);
+            assert!(char_lower_bound(&char_histogram(&a), &char_histogram(&b)) <= d);
+            assert!(qgram_lower_bound(&qgram_profile(&a), &qgram_profile(&b)) <= d);
         }
     }
 

@@ -77,7 +77,8 @@ impl ArtifactSource for LocalMirror {
         for entry in rd {
             let entry = entry.map_err(|source| SourceError::Io { location: dir.display().to_string(), source })?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let ft = entry.file_type().map_err(|source| SourceError::Io { location: dir.display().to_string(), source })?;
+            let ft =
+                entry.file_type().map_err(|source| SourceError::Io { location: dir.display().to_string(), source })?;
             let p = format!("{}{}", prefix, name);
             if ft.is_dir() {
                 l.prefixes.push(format!("{p}/"));
@@ -115,7 +116,13 @@ pub struct GcsHttp {
 impl GcsHttp {
     /// `cache`: a folder for artifacts of finished builds (immutable once written).
     pub fn new(base: &str, bucket: &str, opts: HttpOptions, cache: Option<PathBuf>) -> GcsHttp {
-        GcsHttp { base: base.trim_end_matches('/').to_string(), bucket: bucket.to_string(), agent: crate::agent(&opts), opts, cache }
+        GcsHttp {
+            base: base.trim_end_matches('/').to_string(),
+            bucket: bucket.to_string(),
+            agent: crate::agent(&opts),
+            opts,
+            cache,
+        }
     }
 
     fn cache_path(&self, path: &str) -> Option<PathBuf> {
@@ -154,7 +161,8 @@ impl ArtifactSource for GcsHttp {
         let mut l = Listing::default();
         let mut token: Option<String> = None;
         for _page in 0..10_000 {
-            let mut url = format!("{}/storage/v1/b/{}/o?prefix={}&delimiter=%2F", self.base, enc(&self.bucket), enc(prefix));
+            let mut url =
+                format!("{}/storage/v1/b/{}/o?prefix={}&delimiter=%2F", self.base, enc(&self.bucket), enc(prefix));
             if let Some(t) = &token {
                 url.push_str(&format!("&pageToken={}", enc(t)));
             }

@@ -3,8 +3,8 @@
 //! crash mid-build leaves either the old copy or the new one, never half of each.
 
 use crate::{Store, StoreError};
-use rusqlite::{params, OptionalExtension};
 pub use citriage_model::build::{BuildRecord, StoredTest};
+use rusqlite::{params, OptionalExtension};
 
 impl Store {
     /// Writes (or replaces) one build in one transaction.
@@ -44,8 +44,8 @@ impl Store {
         {
             let mut st = tx
                 .prepare(
-                    "INSERT INTO test_results (build, seq, file, suite, classname, name, status, duration, failure_text, attempt, informing)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    "INSERT INTO test_results (build, seq, file, suite, classname, name, status, duration, failure_text, attempt, informing, kettle_name)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )
                 .map_err(sql)?;
             for (i, t) in b.tests.iter().enumerate() {
@@ -60,11 +60,13 @@ impl Store {
                     t.duration,
                     t.failure_text,
                     t.attempt,
-                    t.informing
+                    t.informing,
+                    t.kettle_name
                 ])
                 .map_err(sql)?;
             }
-            let mut sa = tx.prepare("INSERT OR REPLACE INTO artifacts (build, path, size) VALUES (?1, ?2, ?3)").map_err(sql)?;
+            let mut sa =
+                tx.prepare("INSERT OR REPLACE INTO artifacts (build, path, size) VALUES (?1, ?2, ?3)").map_err(sql)?;
             for (p, size) in &b.artifacts {
                 sa.execute(params![id, p, size.map(|s| s as i64)]).map_err(sql)?;
             }
@@ -77,7 +79,9 @@ impl Store {
     pub fn has_complete_build(&self, bucket: &str, path: &str) -> Result<bool, StoreError> {
         let v: Option<i64> = self
             .conn
-            .query_row("SELECT complete FROM builds WHERE bucket = ?1 AND path = ?2", params![bucket, path], |r| r.get(0))
+            .query_row("SELECT complete FROM builds WHERE bucket = ?1 AND path = ?2", params![bucket, path], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(|e| self.err(e))?;
         Ok(v == Some(1))
@@ -129,7 +133,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT b.bucket, b.path, t.file, t.suite, t.classname, t.name, t.status, t.duration, t.failure_text, t.attempt, t.informing
+                "SELECT b.bucket, b.path, t.file, t.suite, t.classname, t.name, t.status, t.duration, t.failure_text, t.attempt, t.informing, t.kettle_name
                  FROM test_results t JOIN builds b ON b.id = t.build ORDER BY b.job, b.started, b.build_id, b.path, t.seq",
             )
             .map_err(|e| self.err(e))?;
@@ -148,6 +152,7 @@ impl Store {
                         failure_text: r.get(8)?,
                         attempt: r.get(9)?,
                         informing: r.get(10)?,
+                        kettle_name: r.get(11)?,
                     },
                 ))
             })
@@ -160,7 +165,11 @@ impl Store {
         let q = |sql: &str| -> Result<u64, StoreError> {
             self.conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(|e| self.err(e))
         };
-        Ok((q("SELECT count(*) FROM builds")?, q("SELECT count(*) FROM test_results")?, q("SELECT count(*) FROM artifacts")?))
+        Ok((
+            q("SELECT count(*) FROM builds")?,
+            q("SELECT count(*) FROM test_results")?,
+            q("SELECT count(*) FROM artifacts")?,
+        ))
     }
 
     /// Runs a read-only SQL query returning rows of text/number cells (for the
@@ -176,7 +185,9 @@ impl Store {
                         rusqlite::types::ValueRef::Null => serde_json::Value::Null,
                         rusqlite::types::ValueRef::Integer(x) => serde_json::Value::from(x),
                         rusqlite::types::ValueRef::Real(x) => serde_json::Value::from(x),
-                        rusqlite::types::ValueRef::Text(t) => serde_json::Value::from(String::from_utf8_lossy(t).into_owned()),
+                        rusqlite::types::ValueRef::Text(t) => {
+                            serde_json::Value::from(String::from_utf8_lossy(t).into_owned())
+                        }
                         rusqlite::types::ValueRef::Blob(_) => serde_json::Value::Null,
                     };
                     v.push(cell);

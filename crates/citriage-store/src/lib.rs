@@ -94,6 +94,7 @@ const MIGRATIONS: &[&str] = &[
         failure_text TEXT,
         attempt INTEGER NOT NULL,
         informing INTEGER NOT NULL,
+        kettle_name TEXT,
         PRIMARY KEY (build, seq)
     ) WITHOUT ROWID;
     CREATE INDEX test_results_by_name ON test_results (name);

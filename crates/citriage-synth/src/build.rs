@@ -425,10 +425,6 @@ fn schedule(job: &JobSpec, ctx: &Ctx, prs: &mut Vec<PullRequest>) -> Vec<Slot> {
     slots
 }
 
-fn unit_of(h: u64) -> f64 {
-    (h >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// Simulates and writes one job. Only small summaries are kept in memory.
 pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, SynthError> {
     let mut prs: Vec<PullRequest> = Vec::new();
@@ -767,7 +763,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                         });
                     }
                 }
-                JunitEffect::Some(k) | JunitEffect::Mass if setup_cause.is_none() || setup_cause == Some(ci) => {
+                JunitEffect::Some(_) | JunitEffect::Mass if setup_cause.is_none() || setup_cause == Some(ci) => {
                     if runnable.is_empty() {
                         continue;
                     }
@@ -779,7 +775,6 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                         }
                     }
                     .min(runnable.len());
-                    let _ = k_of(p.junit);
                     let mut chosen: Vec<usize> = Vec::new();
                     let mut guard = 0;
                     while chosen.len() < want && guard < want * 20 {
@@ -841,10 +836,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         let started_bytes = pretty(&started);
         sink.write(&format!("{gcs_prefix}/started.json"), &started_bytes)?;
         let uid = br.uuid();
-        let description = match state {
-            State::Failure => format!("Job failed: {}", state.description()),
-            _ => state.description().to_string(),
-        };
+        let description = state.description().to_string();
         let doc = JobDoc {
             uid,
             job: &job.name,
@@ -971,7 +963,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         }
 
         // Truth line for every build that is not a clean pass.
-        if state != State::Success || !causes.is_empty() {
+        if state != State::Success || !causes.is_empty() || !truncated_files.is_empty() {
             let mut ct: Vec<CauseTruth> = Vec::new();
             for (ci, c) in causes.iter().enumerate() {
                 let (pattern, class, test) = match (c.pattern, c.flaky) {
@@ -1047,10 +1039,6 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                     }));
                 }
             }
-        }
-        let _ = &slot.trig;
-        if let Trig::Post { merge, .. } = slot.trig {
-            let _ = merge;
         }
     }
 
@@ -1128,13 +1116,6 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         count: sink.count,
         stats,
     })
-}
-
-fn k_of(e: JunitEffect) -> u8 {
-    match e {
-        JunitEffect::Some(k) => k,
-        _ => 0,
-    }
 }
 
 fn log_factor(r: &mut Rng) -> f64 {
@@ -1218,7 +1199,7 @@ fn compose_junit(
     let setup_effect = setup.map(|p| p.junit);
     let has_runner = matches!(job.suite, SuiteKind::Kubetest | SuiteKind::Kops);
     let node = job.suite == SuiteKind::Kubetest && job.name.contains("node");
-    let any_test_failed = fails.values().flatten().any(|(ci, _, _)| !causes[*ci].retried_ok) || !fails.is_empty();
+    let any_test_failed = fails.values().flatten().any(|(ci, _, _)| !causes[*ci].retried_ok);
 
     // Runner (harness) file.
     if has_runner {
@@ -1248,7 +1229,8 @@ fn compose_junit(
                     }
                 }
                 _ if (st == "Test" || st == "Node Tests") && any_test_failed && !stop => {
-                    let ci = fails.values().flatten().map(|x| x.0).next().unwrap_or(0);
+                    // A consequence of the failed tests, not evidence of their cause.
+                    let ci = usize::MAX;
                     Outcome::Fail {
                         message: if st == "Node Tests" {
                             "error during go run /go/src/k8s.io/kubernetes/test/e2e_node/runner/remote/run_remote.go: exit status 1".into()
@@ -1472,10 +1454,4 @@ fn write_history(sink: &mut Sink, job: &JobSpec, prefix: &str, recs: &[&Rec]) ->
         sink.write(&format!("{base}/{name}"), &html)?;
     }
     Ok(())
-}
-
-/// Unused-variable guard for the abort path (kept for readability).
-#[allow(dead_code)]
-fn unit(h: u64) -> f64 {
-    unit_of(h)
 }

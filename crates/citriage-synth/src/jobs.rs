@@ -648,7 +648,14 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
     if scenario == Scenario::RareBroken && inf.kind == JobKind::Periodic {
         interval = 7 * DAY;
     }
-    interval = interval.clamp(30 * MINUTE, 14 * DAY);
+    // Jobs whose story must be visible in the dashboards run at least every
+    // few days; the cascade job runs twice a day so the window shows errors.
+    let max_interval = match scenario {
+        Scenario::RareBroken => 7 * DAY,
+        Scenario::ErrorCascade => 12 * HOUR,
+        _ => 3 * DAY,
+    };
+    interval = interval.clamp(30 * MINUTE, max_interval);
     // Presubmits and postsubmits: translate the build target into a run probability.
     let info = repo_info(inf.repo);
     let run_prob = match inf.kind {

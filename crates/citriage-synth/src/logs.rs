@@ -183,6 +183,14 @@ fn noise_line(r: &mut Rng, v: &mut Vars, suite: SuiteKind, out: &mut String) {
 }
 
 fn preamble(t: &mut Text, s: &LogSpec, r: &mut Rng) {
+    if s.suite == SuiteKind::OpenShift {
+        t.line(&format!("INFO[{}] ci-operator version v20261119-{}", time::rfc3339(s.start), r.hex(9)));
+        t.line(&format!("INFO[{}] Loading configuration from https://config.ci.openshift.org for openshift/release@main [ci-4.22]", time::rfc3339(s.start)));
+        t.line(&format!("INFO[{}] Resolved source https://github.com/openshift/release to main@{}", time::rfc3339(s.start + 1), r.hex(8)));
+        t.line(&format!("INFO[{}] Using namespace https://console.build05.ci.openshift.org/k8s/cluster/projects/ci-op-{}", time::rfc3339(s.start + 2), r.alnum(8)));
+        t.line(&format!("INFO[{}] Running multi-stage test {}", time::rfc3339(s.start + 3), s.job));
+        return;
+    }
     t.line("+ WRAPPED_COMMAND_PID=178");
     t.line("+ wait 178");
     t.line(&format!("+ runner.sh {}", runner_cmd(s.suite)));

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Prints a line on stdout, ignoring a closed pipe (`citriage ... | head`).
+#[macro_export]
 macro_rules! outln {
     () => {{
         use std::io::Write;
@@ -67,6 +68,15 @@ pub enum Command {
     Drift(DriftArgs),
     /// Print the category of job names under the built-in or a given rule set.
     Categorize(CategorizeArgs),
+    /// Ingest Prow build artifacts (started/finished/prowjob JSON, JUnit) from a GCS
+    /// bucket over HTTP or a local mirror into the store; resumable.
+    Fetch(FetchArgs),
+    /// Job and test metrics from the stored builds: kettle's dashboard figures
+    /// reproduced, and corrected figures with flake signals and bias flags.
+    Metrics(MetricsArgs),
+    /// Generate a synthetic CI world (Prow/GCS mirror, dashboards, payload stream and
+    /// truth.json) into a folder; same seed and parameters, same bytes.
+    Synth(SynthArgs),
     /// Benchmarks that print timings and peak memory.
     Bench(BenchArgs),
 }
@@ -146,6 +156,99 @@ pub struct CategorizeArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct FetchArgs {
+    /// A local folder laid out like the bucket (`<DIR>/logs/<job>/<id>/...`).
+    #[arg(long, value_name = "DIR", conflicts_with = "gcs")]
+    pub mirror: Option<PathBuf>,
+    /// GCS base URL, e.g. https://storage.googleapis.com (the only host contacted).
+    #[arg(long, value_name = "URL")]
+    pub gcs: Option<String>,
+    /// The bucket.
+    #[arg(long, default_value = "kubernetes-ci-logs")]
+    pub bucket: String,
+    /// Jobs to fetch (dashboard naming; `pr:` for presubmits). Repeatable.
+    #[arg(long = "job", value_name = "JOB")]
+    pub jobs: Vec<String>,
+    /// Fetch every job named in the latest stored snapshot of this dataset.
+    #[arg(long, value_parser = parse_dataset, value_name = "DATASET")]
+    pub from_snapshot: Option<Dataset>,
+    /// Fetch every job the source has.
+    #[arg(long)]
+    pub all: bool,
+    /// Only the newest N builds of each job.
+    #[arg(long, value_name = "N")]
+    pub max_builds: Option<usize>,
+    /// Builds fetched at once.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Prow's prowjobs.js (file or URL): stores state=error builds that have no GCS folder.
+    #[arg(long, value_name = "FILE|URL")]
+    pub prowjobs: Option<String>,
+    /// Cache folder for immutable artifacts fetched over HTTP.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// HTTP timeout in seconds.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// End of the window: a date (its end, UTC) or Unix seconds. Default: the end of
+    /// the day of the newest stored build.
+    #[arg(long, value_name = "DATE|SECONDS")]
+    pub as_of: Option<String>,
+    /// Window length in days for the corrected figures.
+    #[arg(long, default_value_t = 7)]
+    pub window: i64,
+    /// Only these jobs (dashboard naming). Repeatable.
+    #[arg(long = "job", value_name = "JOB")]
+    pub jobs: Vec<String>,
+    /// Write the dashboards' JSON (`failures-latest.json`, `flakes-latest.json`) as
+    /// kettle would compute them from the stored builds.
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+    /// Where `--emit` writes.
+    #[arg(long, default_value = ".")]
+    pub out: PathBuf,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    Kettle,
+}
+
+#[derive(Args, Debug)]
+pub struct SynthArgs {
+    /// Size preset: tiny (tests), demo, k8s (1,500 jobs, ~100k builds; benchmarks).
+    #[arg(long, default_value = "demo")]
+    pub preset: String,
+    /// Output folder (must be missing or empty).
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    #[arg(long)]
+    pub builds_per_job: Option<usize>,
+    #[arg(long)]
+    pub days: Option<u32>,
+    /// Last day of the world (YYYY-MM-DD).
+    #[arg(long)]
+    pub end_date: Option<String>,
+    #[arg(long)]
+    pub failure_rate: Option<f64>,
+    #[arg(long)]
+    pub log_lines: Option<usize>,
+    #[arg(long)]
+    pub payloads: Option<usize>,
+    /// Worker threads (0 = all cores); does not change the output.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+#[derive(Args, Debug)]
 pub struct BenchArgs {
     #[command(subcommand)]
     pub what: BenchWhat,
@@ -190,7 +293,7 @@ pub fn main_with_args<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
     }
 }
 
-fn spinner(quiet: bool, msg: &str) -> ProgressBar {
+pub(crate) fn spinner(quiet: bool, msg: &str) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
@@ -208,7 +311,7 @@ fn spinner(quiet: bool, msg: &str) -> ProgressBar {
     pb
 }
 
-fn open_store(cli: &Cli) -> Result<Store, Failure> {
+pub(crate) fn open_store(cli: &Cli) -> Result<Store, Failure> {
     let path = cli.db.clone().unwrap_or_else(citriage_store::default_path);
     Ok(Store::open(&path)?)
 }
@@ -217,7 +320,7 @@ fn http(args: &SnapshotSourceArgs) -> HttpOptions {
     HttpOptions { timeout: Duration::from_secs(args.timeout.max(1)), ..HttpOptions::default() }
 }
 
-fn print_json(v: &serde_json::Value) {
+pub(crate) fn print_json(v: &serde_json::Value) {
     outln!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
 }
 
@@ -229,6 +332,9 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Snapshots(a) => snapshots(cli, a),
         Command::Drift(a) => drift_cmd(cli, a),
         Command::Categorize(a) => categorize(cli, a),
+        Command::Fetch(a) => crate::fetch::fetch(cli, a),
+        Command::Metrics(a) => crate::fetch::metrics(cli, a),
+        Command::Synth(a) => crate::synth::synth(cli, a),
         Command::Bench(a) => match &a.what {
             BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, cli.format == Format::Json),
         },

@@ -5,4 +5,6 @@
 pub mod bench;
 pub mod cli;
 pub mod example_data;
+pub mod fetch;
 pub mod pipeline;
+pub mod synth;

@@ -1,0 +1,178 @@
+//! Time stamps without a clock: parsing RFC 3339 / ISO 8601 strings and payload
+//! tag time stamps (`...-YYYY-MM-DD-HHMMSS`) into seconds since the Unix epoch
+//! (UTC), and formatting them back. Nothing here reads the wall clock: the
+//! analysis only knows the times its inputs carry and the explicit `as_of`.
+
+/// Seconds since 1970-01-01T00:00:00Z.
+pub type Epoch = i64;
+
+/// Days since the epoch for a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+/// The civil date of a day count since the epoch.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719468;
+    let era = if z >= 0 { z } else { z - 146096 } / 146097;
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
+/// Builds an epoch from calendar fields, validating ranges.
+pub fn from_fields(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Option<Epoch> {
+    if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    Some(days_from_civil(y, mo, d) * 86400 + h as i64 * 3600 + mi as i64 * 60 + s as i64)
+}
+
+fn num(s: &str) -> Option<u32> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.frac][Z|±HH:MM]` (a space may replace the `T`; no
+/// zone means UTC, as in BigQuery exports). A bare `YYYY-MM-DD` is midnight UTC.
+/// Fractions of a second are dropped.
+pub fn parse_rfc3339(input: &str) -> Option<Epoch> {
+    let s = input.trim();
+    if s.len() < 10 {
+        return None;
+    }
+    let (date, rest) = s.split_at(10);
+    let mut dp = date.split('-');
+    let y: i64 = num(dp.next()?)? as i64;
+    let mo = num(dp.next()?)?;
+    let d = num(dp.next()?)?;
+    if rest.is_empty() {
+        return from_fields(y, mo, d, 0, 0, 0);
+    }
+    let rest = rest.strip_prefix('T').or_else(|| rest.strip_prefix('t')).or_else(|| rest.strip_prefix(' '))?;
+    if rest.len() < 8 {
+        return None;
+    }
+    let (clock, mut zone) = rest.split_at(8);
+    let mut cp = clock.split(':');
+    let h = num(cp.next()?)?;
+    let mi = num(cp.next()?)?;
+    let sec = num(cp.next()?)?;
+    if let Some(frac) = zone.strip_prefix('.') {
+        let end = frac.find(|c: char| !c.is_ascii_digit()).unwrap_or(frac.len());
+        zone = &frac[end..];
+    }
+    let offset: i64 = match zone.trim() {
+        "" | "Z" | "z" | "UTC" | "+00:00" | "-00:00" => 0,
+        z => {
+            let sign = match z.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let body = &z[1..];
+            let (hh, mm) = if let Some((a, b)) = body.split_once(':') {
+                (num(a)?, num(b)?)
+            } else if body.len() == 4 {
+                (num(&body[..2])?, num(&body[2..])?)
+            } else {
+                (num(body)?, 0)
+            };
+            sign * (hh as i64 * 3600 + mm as i64 * 60)
+        }
+    };
+    Some(from_fields(y, mo, d, h, mi, sec)? - offset)
+}
+
+/// The time stamp at the end of a payload tag: `4.22.0-0.nightly-2026-03-04-084819`
+/// → 2026-03-04T08:48:19Z. Tags without one give `None`.
+pub fn tag_timestamp(tag: &str) -> Option<Epoch> {
+    let b = tag.as_bytes();
+    if b.len() < 17 {
+        return None;
+    }
+    let tail = &tag[tag.len() - 17..];
+    let tb = tail.as_bytes();
+    if tb[4] != b'-' || tb[7] != b'-' || tb[10] != b'-' {
+        return None;
+    }
+    let y = num(&tail[0..4])? as i64;
+    let mo = num(&tail[5..7])?;
+    let d = num(&tail[8..10])?;
+    let h = num(&tail[11..13])?;
+    let mi = num(&tail[13..15])?;
+    let s = num(&tail[15..17])?;
+    from_fields(y, mo, d, h, mi, s)
+}
+
+/// `2026-05-01T13:28:38Z`.
+pub fn format_rfc3339(t: Epoch) -> String {
+    let days = t.div_euclid(86400);
+    let secs = t.rem_euclid(86400);
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, (secs % 3600) / 60, secs % 60)
+}
+
+/// `2026-05-01 13:28 UTC`, for tables.
+pub fn format_short(t: Epoch) -> String {
+    let days = t.div_euclid(86400);
+    let secs = t.rem_euclid(86400);
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", secs / 3600, (secs % 3600) / 60)
+}
+
+/// `2026-05-01`.
+pub fn format_date(t: Epoch) -> String {
+    let (y, m, d) = civil_from_days(t.div_euclid(86400));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let t = parse_rfc3339("2026-05-01T13:28:38Z").unwrap();
+        assert_eq!(format_rfc3339(t), "2026-05-01T13:28:38Z");
+        assert_eq!(parse_rfc3339("2026-05-01T13:28:38"), Some(t));
+        assert_eq!(parse_rfc3339("2026-05-01 13:28:38.123456+00:00"), Some(t));
+        assert_eq!(parse_rfc3339("2026-05-01T15:28:38+02:00"), Some(t));
+        assert_eq!(parse_rfc3339("2024-02-29T00:00:00Z").map(format_rfc3339).as_deref(), Some("2024-02-29T00:00:00Z"));
+        assert_eq!(parse_rfc3339("2023-02-29T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("yesterday"), None);
+        assert_eq!(parse_rfc3339("1969-12-31T23:59:59Z"), Some(-1));
+    }
+
+    #[test]
+    fn tag_stamps() {
+        let t = tag_timestamp("4.22.0-0.nightly-2026-03-04-084819").unwrap();
+        assert_eq!(format_rfc3339(t), "2026-03-04T08:48:19Z");
+        assert_eq!(tag_timestamp("4.22.0-0.nightly-arm64-2026-03-04-084819").map(format_rfc3339).as_deref(), Some("2026-03-04T08:48:19Z"));
+        assert_eq!(tag_timestamp("4.12.1"), None);
+        assert_eq!(format_short(t), "2026-03-04 08:48 UTC");
+    }
+}

@@ -1,0 +1,160 @@
+//! Differential check of kettle mode: the same raw builds, ingested from a synthetic
+//! Prow mirror into SQLite, run through a faithful SQLite translation of the
+//! dashboards' SQL (metrics configs `failures` and `flakes`) give exactly the numbers
+//! citriage's kettle mode computes — for several as-of times.
+
+use citriage_analysis::metrics::kettle;
+use citriage_ingest::{discover_jobs, ingest_jobs, IngestOptions};
+use citriage_sources::artifacts::LocalMirror;
+use citriage_store::Store;
+use rusqlite::functions::FunctionFlags;
+use rusqlite::Connection;
+use std::collections::BTreeMap;
+
+/// Kettle's ingest rules, the `all` table: GCS builds with a start time, excluded
+/// periodic jobs left out, and only builds visible (finished) at the as-of time.
+const ROWS: &str = "
+  SELECT b.id, CASE WHEN b.kind IN ('presubmit', 'batch') THEN 'pr:' || b.job ELSE b.job END AS job,
+         b.started, b.result, b.repo_commit, ifnull(b.repo_version, 'unknown') AS version, b.repos AS repo
+  FROM builds b
+  WHERE b.origin = 'gcs' AND b.started IS NOT NULL
+    AND NOT (b.kind NOT IN ('presubmit', 'batch') AND (b.job = 'ci-test-infra-benchmark-demo'
+         OR b.job = 'ci-kubernetes-coverage-unit' OR b.job LIKE '%flaky%' OR b.job LIKE '%flake%'))
+    AND CASE WHEN b.finished IS NOT NULL THEN b.finished <= :as_of ELSE b.started <= :as_of END";
+
+fn failures_sql() -> String {
+    format!(
+        "WITH all_rows AS ({ROWS}),
+         jobs AS (SELECT job, count(1) AS weekly_builds FROM all_rows WHERE started > :as_of - 7 * 86400 GROUP BY job),
+         runs AS (SELECT job, min(started) / 86400 AS first_run, max(started) / 86400 AS latest_run FROM all_rows GROUP BY job),
+         passes AS (SELECT job, max(started) AS latest_pass FROM all_rows WHERE result = 'SUCCESS' GROUP BY job)
+         SELECT jobs.job, passes.latest_pass, jobs.weekly_builds,
+                :as_of / 86400 - CASE WHEN passes.latest_pass IS NULL THEN runs.first_run ELSE passes.latest_pass / 86400 END AS broken_days
+         FROM jobs LEFT JOIN runs ON jobs.job = runs.job LEFT JOIN passes ON jobs.job = passes.job
+         ORDER BY jobs.job"
+    )
+}
+
+fn flakes_sql() -> String {
+    format!(
+        "WITH all_rows AS ({ROWS}),
+         filtered AS (
+           SELECT id, job, result,
+                  CASE WHEN substr(job, 1, 3) = 'pr:' THEN regexp_extract(repo, '[^,]+,\\d+:([a-f0-9]+)\"')
+                       ELSE ifnull(repo_commit, version) END AS [commit]
+           FROM all_rows
+           WHERE started > :as_of - 7 * 86400
+             AND (version != 'unknown' OR repo_commit IS NOT NULL)
+             AND (substr(job, 1, 3) = 'ci-' OR
+                  length(replace(repo, ', ', '')) - length(replace(replace(repo, ', ', ''), ',', '')) + 1 = 2)),
+         grp AS (SELECT job, [commit], sum(result = 'SUCCESS') AS passed, count(result) AS runs FROM filtered GROUP BY job, [commit]),
+         flagged AS (SELECT *, CASE WHEN passed = runs OR passed = 0 THEN 0 ELSE 1 END AS flaked FROM grp),
+         tests AS (SELECT f.job, f.[commit], t.kettle_name AS n, sum(t.status = 'failed') AS failures
+                   FROM filtered f JOIN test_results t ON t.build = f.id WHERE t.kettle_name IS NOT NULL
+                   GROUP BY f.job, f.[commit], n),
+         flaky AS (SELECT tests.job, tests.n FROM tests JOIN grp ON grp.job = tests.job AND grp.[commit] IS tests.[commit]
+                   WHERE tests.failures > 0 AND tests.failures < grp.runs)
+         SELECT job,
+                round(1.0 * sum(CASE WHEN flaked = 1 THEN passed ELSE runs END) / sum(runs), 3),
+                round(1 - 1.0 * sum(flaked) / count(DISTINCT [commit]), 3),
+                sum(flaked), sum(runs), count(DISTINCT [commit]),
+                (SELECT group_concat(n || '=' || c, '\u{1}') FROM (
+                    SELECT n, count(*) AS c FROM flaky WHERE flaky.job = flagged.job
+                      AND n NOT IN ('Test', 'DiffResources', 'DumpClusterLogs', 'DumpFederationLogs')
+                    GROUP BY n ORDER BY c DESC, n LIMIT 10))
+         FROM flagged GROUP BY job HAVING sum(runs) > 0 AND count(DISTINCT [commit]) > 0 ORDER BY job"
+    )
+}
+
+fn connect(path: &std::path::Path) -> Connection {
+    let c = Connection::open(path).unwrap();
+    c.create_scalar_function(
+        "regexp_extract",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            let pat: String = ctx.get(1)?;
+            let re = regex::Regex::new(&pat).map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?;
+            Ok(text.and_then(|t| re.captures(&t).and_then(|c| c.get(1)).map(|m| m.as_str().to_string())))
+        },
+    )
+    .unwrap();
+    c
+}
+
+#[test]
+fn kettle_mode_equals_the_sql_on_the_same_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = dir.path().join("world");
+    let params = citriage_synth::SynthParams::preset("tiny").unwrap();
+    citriage_synth::generate(&params, &world, &mut |_| {}).unwrap();
+    let db = dir.path().join("s.db");
+    let mut store = Store::open(&db).unwrap();
+    let src = LocalMirror::new(world.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
+    let jobs = discover_jobs(&src).unwrap();
+    assert!(jobs.len() >= 10, "{jobs:?}");
+    let summary = ingest_jobs(&src, &mut store, &jobs, &IngestOptions::default(), &|_| {}).unwrap();
+    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+    assert!(summary.builds_stored > 100);
+    let builds = citriage::fetch::load_builds(&store).unwrap();
+    let conn = connect(&db);
+    let end = builds.iter().filter_map(|b| b.started).max().unwrap();
+    let mut compared_flakes = 0;
+    let mut compared_failures = 0;
+    for back in [0i64, 1, 2, 5, 9] {
+        let as_of = end - back * 86_400 + 3_600;
+        // failures
+        let rust: Vec<(String, Option<i64>, u64, i64)> = kettle::failures_rows(&builds, as_of)
+            .into_iter()
+            .map(|r| (r.job, r.latest_pass, r.weekly_builds, r.broken_days))
+            .collect();
+        let mut stmt = conn.prepare(&failures_sql()).unwrap();
+        let sql: Vec<(String, Option<i64>, u64, i64)> = stmt
+            .query_map(rusqlite::named_params! {":as_of": as_of}, |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64, r.get(3)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rust, sql, "failures as of {as_of}");
+        compared_failures += rust.len();
+        // flakes
+        let rust: Vec<(String, f64, f64, u64, u64, u64, BTreeMap<String, u64>)> = kettle::flakes_rows(&builds, as_of)
+            .into_iter()
+            .map(|r| {
+                (
+                    r.job,
+                    r.build_consistency,
+                    r.commit_consistency,
+                    r.flakes,
+                    r.runs,
+                    r.commits,
+                    r.flakiest.into_iter().collect(),
+                )
+            })
+            .collect();
+        let mut stmt = conn.prepare(&flakes_sql()).unwrap();
+        let sql: Vec<(String, f64, f64, u64, u64, u64, BTreeMap<String, u64>)> = stmt
+            .query_map(rusqlite::named_params! {":as_of": as_of}, |r| {
+                let tests: Option<String> = r.get(6)?;
+                let map = tests
+                    .unwrap_or_default()
+                    .split('\u{1}')
+                    .filter(|s| !s.is_empty())
+                    .map(|kv| {
+                        let (k, v) = kv.rsplit_once('=').unwrap();
+                        (k.to_string(), v.parse().unwrap())
+                    })
+                    .collect();
+                let n = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, n(3)?, n(4)?, n(5)?, map))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rust, sql, "flakes as of {as_of}");
+        compared_flakes += rust.len();
+    }
+    assert!(compared_failures > 20 && compared_flakes > 20, "{compared_failures} {compared_flakes}");
+}
