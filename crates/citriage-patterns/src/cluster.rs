@@ -399,7 +399,19 @@ impl KeyIndex {
                 }
             }
             self.exact_checks += 1;
-            if edit_distance_below(qt, table.text(k).as_bytes(), limit).is_some() {
+            let kt = table.text(k).as_bytes();
+            if std::env::var_os("CITRIAGE_TRACE").is_some() {
+                let t0 = std::time::Instant::now();
+                let ub = similarity::line_upper_bound_below(qt, kt, limit);
+                let t1 = t0.elapsed().as_micros();
+                let r = edit_distance_below(qt, kt, limit);
+                eprintln!("TRACE {} {} {} {:?} {:?} {} {} {}", qt.len(), kt.len(), limit, ub, r, t1, t0.elapsed().as_micros(),
+                    memchr::memchr_iter(b'\n', qt).count() as isize - memchr::memchr_iter(b'\n', kt).count() as isize);
+            }
+            if limit >= 32 && similarity::line_upper_bound_below(qt, kt, limit).is_some() {
+                return Some(k);
+            }
+            if edit_distance_below(qt, kt, limit).is_some() {
                 return Some(k);
             }
         }

@@ -181,6 +181,32 @@ pub fn edit_distance_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
     None
 }
 
+/// An upper bound on the edit distance of two multi-line texts with the same number of
+/// lines: the sum of the line-by-line distances (each line's edits are a valid script for the
+/// whole). Returns it when it is below `limit`, else None (unknown).
+pub fn line_upper_bound_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
+    let na = memchr::memchr_iter(b'\n', a).count();
+    let nb = memchr::memchr_iter(b'\n', b).count();
+    if na != nb || na == 0 {
+        return None;
+    }
+    let mut total = 0usize;
+    for (la, lb) in a.split(|&c| c == b'\n').zip(b.split(|&c| c == b'\n')) {
+        if la == lb {
+            continue;
+        }
+        let budget = limit - total;
+        match edit_distance_below(la, lb, budget) {
+            Some(d) => total += d,
+            None => return None,
+        }
+        if total >= limit {
+            return None;
+        }
+    }
+    Some(total)
+}
+
 /// Exact Levenshtein distance over bytes (unbounded; for tests and small inputs).
 pub fn edit_distance(a: &[u8], b: &[u8]) -> usize {
     let limit = a.len() + b.len() + 1;

@@ -133,12 +133,14 @@ pub fn http_get_with(agent: &ureq::Agent, url: &str, opts: &HttpOptions) -> Resu
                 let status = resp.status().as_u16();
                 if status == 200 {
                     let mut buf = Vec::new();
-                    resp.body_mut().as_reader().take(opts.max_bytes + 1).read_to_end(&mut buf).map_err(|e| {
-                        SourceError::Transport {
+                    if let Err(e) = resp.body_mut().as_reader().take(opts.max_bytes + 1).read_to_end(&mut buf) {
+                        // A cut-off body is retried like a transport error.
+                        last = Some(SourceError::Transport {
                             location: url.to_string(),
                             detail: format!("body read failed (truncated download?): {e}"),
-                        }
-                    })?;
+                        });
+                        continue;
+                    }
                     if buf.len() as u64 > opts.max_bytes {
                         return Err(SourceError::TooLarge { location: url.to_string(), limit: opts.max_bytes });
                     }

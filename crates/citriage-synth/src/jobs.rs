@@ -623,8 +623,8 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
         }
         Scenario::Recovered => {
             let back = r.range(38.min(max_back as u64), max_back as u64) as i64;
-            broken.push(Broken { from: days_ago(back), to: days_ago(2), pattern, rate: 1.0 });
-            interval_mult = 0.5;
+            broken.push(Broken { from: days_ago(back), to: days_ago(3), pattern, rate: 1.0 });
+            interval_mult = 0.3;
         }
         Scenario::Crossing => {
             let back = 31 + i64::from(p.dashboard_days / 2);
@@ -770,7 +770,7 @@ fn describe(s: Scenario, p: &Pattern, broken: &[Broken]) -> String {
         Scenario::ErrorCascade => "recent runs all state=error (pod never created, no GCS artifacts)".into(),
         Scenario::SinglePr => "only one pull request triggered it lately".into(),
         Scenario::FixedAfterSnapshot => format!("failing with {pat} for over 30 days, fixed after the latest dashboard snapshot"),
-        Scenario::Recovered => format!("failed with {pat} for over 30 days, fixed two days ago"),
+        Scenario::Recovered => format!("failed with {pat} for over 30 days, fixed three days ago"),
         Scenario::Crossing => format!("failing with {pat} for about 30 days: crosses the dashboard threshold"),
         Scenario::RareBroken => format!("rarely runs; failing with {pat} for long: failing_days overstates it"),
     }

@@ -113,7 +113,7 @@ impl SynthParams {
                 log_lines: 60,
                 tests_per_build: 10,
                 dashboard_days: 3,
-                payloads: 8,
+                payloads: 11,
                 ..base
             }),
             "demo" => Some(SynthParams {
@@ -417,14 +417,14 @@ pub fn generate(params: &SynthParams, out_dir: &Path, progress: &mut dyn FnMut(P
     summary.flaky_tests = flaky_truths.len() as u64;
 
     // truth.json (the index; per-build records are in truth/builds.jsonl).
+    // Its summary counts every file except truth.json itself; the returned
+    // summary includes it.
+    summary.files = counter.files;
+    summary.bytes = counter.bytes;
     let mut sink = out::Sink::new(out_dir);
     let index = truth::Index::new(params, start_day, end_day, world_end, &summary, job_truths, flaky_truths, dashboard_files, payload_truth);
     let bytes = truth::to_bytes(&index);
-    // Count the truth file itself before recording totals in it would be
-    // circular; the summary counts every file except truth.json.
     sink.write("truth.json", &bytes)?;
-    summary.files = counter.files;
-    summary.bytes = counter.bytes;
     progress(Progress {
         phase: Phase::Done,
         done: 1,

@@ -1,0 +1,366 @@
+//! The payload-snapshot directory layout written by the OpenShift payload agent's
+//! snapshot step, read as an offline [`PayloadSource`] and [`EvidenceProvider`]:
+//!
+//! ```text
+//! <dir>/summary.json                                  chain order, phases, PR paths (optional)
+//! <dir>/<tag>/payload.json                            release info (may be rebuilt from Sippy: "_source")
+//! <dir>/<tag>/changelog.json                          changelog vs the previous payload of the chain
+//! <dir>/<tag>/regressions.json                        per-test first_failed_in (optional)
+//! <dir>/<tag>/jobs/{blocking,informing}/<job>/job.json        state, url, retries, previousAttemptURLs
+//! <dir>/<tag>/jobs/blocking/<job>/build_log.json      error/warning lines with line numbers
+//! <dir>/<tag>/jobs/blocking/<job>/junit/*.xml, junit/results.json
+//! <dir>/<tag>/<component>/prs/<n>/code.diff, jobs.json
+//! <dir>/<tag>/rpm-changelogs/<variant>/<older-tag>.md
+//! ```
+//!
+//! Any file may be missing. A missing `payload.json` is rebuilt from the
+//! `job.json` files; a missing `changelog.json` is a `NotFound` changelog; a
+//! failed job without JUnit is `JunitState::Missing` (unknown, not green).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{read_optional, PayloadError};
+use crate::evidence::{self, EvidenceProvider, JunitState, Location, LogLine, RunEvidence, TestFailure, TestKind};
+use crate::junit;
+use crate::model::{self, JobResult, JobResults, JobState, Phase, PullRequest, ReleaseInfo, TagEntry, TagList};
+use crate::source::{parse_presubmits, read_under, Changelog, PayloadSource};
+use crate::timeutil;
+
+/// A payload-snapshot directory (`<version>/<stream>`).
+pub struct SnapshotDir {
+    root: PathBuf,
+    summary: Option<Value>,
+    /// Tags newest first.
+    chain: Vec<String>,
+    /// Prow URL → (tag, lifecycle, job directory).
+    jobs_by_url: BTreeMap<String, (String, String, PathBuf)>,
+}
+
+fn read_json(path: &Path) -> Result<Option<Value>, PayloadError> {
+    match read_optional(path)? {
+        None => Ok(None),
+        Some(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| PayloadError::invalid(path.display().to_string(), format!("malformed JSON: {e}"))),
+    }
+}
+
+fn sorted_dirs(p: &Path) -> Vec<(String, PathBuf)> {
+    let mut v: Vec<(String, PathBuf)> = match std::fs::read_dir(p) {
+        Ok(rd) => rd
+            .flatten()
+            .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    v.sort();
+    v
+}
+
+impl SnapshotDir {
+    /// Opens a snapshot directory: the one holding `summary.json` and the tag directories.
+    pub fn open(root: impl Into<PathBuf>) -> Result<SnapshotDir, PayloadError> {
+        let root: PathBuf = root.into();
+        if !root.is_dir() {
+            return Err(PayloadError::not_found(root.display().to_string()));
+        }
+        let summary = read_json(&root.join("summary.json"))?;
+        let mut tags: Vec<String> = sorted_dirs(&root)
+            .into_iter()
+            .filter(|(name, p)| {
+                timeutil::tag_timestamp(name).is_some()
+                    && (p.join("payload.json").is_file() || p.join("changelog.json").is_file() || p.join("jobs").is_dir())
+            })
+            .map(|(n, _)| n)
+            .collect();
+        if let Some(arr) = summary.as_ref().and_then(|s| s.get("payloads")).and_then(|p| p.as_array()) {
+            for p in arr {
+                if let Some(t) = p.get("tag").and_then(|t| t.as_str()) {
+                    if !tags.iter().any(|x| x == t) && timeutil::tag_timestamp(t).is_some() {
+                        tags.push(t.to_string());
+                    }
+                }
+            }
+        }
+        let mut list = TagList { name: String::new(), tags: tags.iter().map(|t| TagEntry { name: t.clone(), phase: Phase::Other(String::new()), pull_spec: String::new(), download_url: String::new() }).collect() };
+        list.sort_newest_first();
+        let chain: Vec<String> = list.tags.into_iter().map(|t| t.name).collect();
+        let mut jobs_by_url = BTreeMap::new();
+        for tag in &chain {
+            for lifecycle in ["blocking", "informing"] {
+                for (_, jdir) in sorted_dirs(&root.join(tag).join("jobs").join(lifecycle)) {
+                    if let Some(j) = read_json(&jdir.join("job.json"))? {
+                        if let Some(url) = j.get("url").and_then(|u| u.as_str()).filter(|u| !u.is_empty()) {
+                            jobs_by_url.entry(url.to_string()).or_insert((tag.clone(), lifecycle.to_string(), jdir.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(SnapshotDir { root, summary, chain, jobs_by_url })
+    }
+
+    /// The target payload named by `summary.json`, if any.
+    pub fn target_tag(&self) -> Option<String> {
+        self.summary.as_ref()?.get("payload_tag")?.as_str().map(str::to_string).or_else(|| self.chain.first().cloned())
+    }
+
+    /// The stream name (`4.22.0-0.nightly`) of the snapshot's tags.
+    pub fn stream_name(&self) -> Option<String> {
+        self.chain.iter().find_map(|t| model::parse_tag(t)).map(|p| p.stream_name)
+    }
+
+    fn summary_phase(&self, tag: &str) -> Option<String> {
+        let s = self.summary.as_ref()?;
+        if s.get("payload_tag").and_then(|t| t.as_str()) == Some(tag) {
+            if let Some(p) = s.get("phase").and_then(|p| p.as_str()) {
+                return Some(p.to_string());
+            }
+        }
+        s.get("payloads")?.as_array()?.iter().find(|p| p.get("tag").and_then(|t| t.as_str()) == Some(tag))?.get("phase")?.as_str().map(str::to_string)
+    }
+
+    fn rebuild_release(&self, tag: &str) -> Result<Option<ReleaseInfo>, PayloadError> {
+        let jobs_dir = self.root.join(tag).join("jobs");
+        if !jobs_dir.is_dir() {
+            return Ok(None);
+        }
+        let mut results = JobResults::default();
+        for lifecycle in ["blocking", "informing"] {
+            for (name, jdir) in sorted_dirs(&jobs_dir.join(lifecycle)) {
+                let Some(j) = read_json(&jdir.join("job.json"))? else { continue };
+                let jr = JobResult {
+                    state: JobState::parse(j.get("state").and_then(|s| s.as_str()).unwrap_or("")),
+                    url: j.get("url").and_then(|u| u.as_str()).filter(|u| !u.is_empty()).map(str::to_string),
+                    retries: j.get("retries").and_then(|r| r.as_u64()).unwrap_or(0) as u32,
+                    previous_attempt_urls: j
+                        .get("previousAttemptURLs")
+                        .and_then(|p| p.as_array())
+                        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                        .unwrap_or_default(),
+                    transition_time: None,
+                };
+                if lifecycle == "blocking" {
+                    results.blocking.insert(name, jr);
+                } else {
+                    results.informing.insert(name, jr);
+                }
+            }
+        }
+        Ok(Some(ReleaseInfo {
+            name: tag.to_string(),
+            phase: Phase::parse(&self.summary_phase(tag).unwrap_or_default()),
+            results,
+            upgrades_to: Vec::new(),
+            upgrades_from: Vec::new(),
+            change_log_html: model::ChangeLogHtml::Absent,
+            change_log: model::ChangeLogState::Absent,
+            node_image_streams: Vec::new(),
+            provenance: Some("rebuilt from job.json files (payload.json missing)".into()),
+        }))
+    }
+
+    fn pr_dir(&self, pr: &PullRequest) -> Option<PathBuf> {
+        if let Some(arr) = self.summary.as_ref().and_then(|s| s.get("payloads")).and_then(|p| p.as_array()) {
+            for p in arr {
+                for e in p.get("prs").and_then(|x| x.as_array()).into_iter().flatten() {
+                    if e.get("url").and_then(|u| u.as_str()) == Some(pr.url.as_str()) {
+                        if let Some(d) = e.get("diff").and_then(|d| d.as_str()) {
+                            let path = d.split('/').filter(|s| !s.is_empty() && *s != "..").fold(self.root.clone(), |a, s| a.join(s));
+                            if let Some(parent) = path.parent() {
+                                return Some(parent.to_path_buf());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let n = pr.number.to_string();
+        let mut fallback = None;
+        for tag in &self.chain {
+            for (comp, cdir) in sorted_dirs(&self.root.join(tag)) {
+                let d = cdir.join("prs").join(&n);
+                if !d.is_dir() {
+                    continue;
+                }
+                if comp == pr.component || pr.images.iter().any(|i| *i == comp) || comp == pr.repo {
+                    return Some(d);
+                }
+                fallback.get_or_insert(d);
+            }
+        }
+        fallback
+    }
+}
+
+impl PayloadSource for SnapshotDir {
+    fn describe(&self) -> String {
+        format!("payload snapshot in {}", self.root.display())
+    }
+
+    fn tags(&self, _stream: &str) -> Result<TagList, PayloadError> {
+        let mut tags = Vec::new();
+        for t in &self.chain {
+            let phase = match read_json(&self.root.join(t).join("payload.json"))? {
+                Some(v) => v.get("phase").and_then(|p| p.as_str()).map(str::to_string),
+                None => None,
+            }
+            .or_else(|| self.summary_phase(t))
+            .unwrap_or_default();
+            tags.push(TagEntry { name: t.clone(), phase: Phase::parse(&phase), pull_spec: String::new(), download_url: String::new() });
+        }
+        Ok(TagList { name: self.stream_name().unwrap_or_default(), tags })
+    }
+
+    fn release(&self, _stream: &str, tag: &str) -> Result<ReleaseInfo, PayloadError> {
+        let p = self.root.join(tag).join("payload.json");
+        match read_optional(&p)? {
+            Some(b) => {
+                let mut r = model::parse_release_info(&b, &p.display().to_string())?;
+                if r.name.is_empty() {
+                    r.name = tag.to_string();
+                }
+                Ok(r)
+            }
+            None => self.rebuild_release(tag)?.ok_or_else(|| PayloadError::not_found(p.display().to_string())),
+        }
+    }
+
+    fn changelog(&self, _stream: &str, tag: &str, from: &str) -> Result<Changelog, PayloadError> {
+        let p = self.root.join(tag).join("changelog.json");
+        let idx = self.chain.iter().position(|t| t == tag);
+        let predecessor = idx.and_then(|i| self.chain.get(i + 1));
+        let Some(b) = read_optional(&p)? else { return Err(PayloadError::not_found(p.display().to_string())) };
+        let origin = p.display().to_string();
+        let (state, nis) = model::parse_changelog_response(&b, &origin)?;
+        // The file is relative to the previous payload; answer only that question
+        // (or whatever `from` the changelog itself declares).
+        let declared = state.json().map(|j| j.from.name.clone()).filter(|n| !n.is_empty());
+        let matches = declared.as_deref() == Some(from) || (declared.is_none() && predecessor.map(String::as_str) == Some(from));
+        if !matches {
+            return Err(PayloadError::NotFound { origin, detail: format!(" (holds the changelog from {}, not from {from})", declared.or(predecessor.cloned()).unwrap_or_else(|| "an unknown payload".into())) });
+        }
+        Ok(Changelog { state, node_image_streams: nis, origin })
+    }
+
+    fn pr_diff(&self, pr: &PullRequest) -> Result<Option<String>, PayloadError> {
+        let Some(d) = self.pr_dir(pr) else { return Ok(None) };
+        Ok(read_optional(&d.join("code.diff"))?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    fn pr_presubmits(&self, pr: &PullRequest) -> Result<Option<Vec<String>>, PayloadError> {
+        let Some(d) = self.pr_dir(pr) else { return Ok(None) };
+        let p = d.join("jobs.json");
+        match read_optional(&p)? {
+            Some(b) => Ok(Some(parse_presubmits(&b, &p.display().to_string())?)),
+            None => Ok(None),
+        }
+    }
+
+    fn rpm_changelog(&self, tag: &str, variant: &str, from: &str) -> Result<Option<String>, PayloadError> {
+        let rel = format!("{tag}/rpm-changelogs/{variant}/{from}.md");
+        Ok(read_under(&self.root, &rel)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+}
+
+fn results_json_failures(v: &Value, loc: &Location) -> Vec<TestFailure> {
+    let mut out = Vec::new();
+    for t in v.as_array().into_iter().flatten() {
+        let s = |k: &str| t.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+        let name = s("name");
+        if name.is_empty() {
+            continue;
+        }
+        let status = s("status");
+        let kind = if status == "flake" {
+            TestKind::Flake
+        } else if s("test_lifecycle") == "informing" || s("lifecycle") == "informing" {
+            TestKind::Informing
+        } else {
+            TestKind::Failure
+        };
+        let message = if !s("failure_message").is_empty() { s("failure_message") } else { s("error_message") };
+        let body = if !s("failure_text").is_empty() { s("failure_text") } else { s("error_text") };
+        let text = if message.is_empty() { body.clone() } else if body.is_empty() || body.starts_with(&message) { if body.is_empty() { message.clone() } else { body.clone() } } else { format!("{message}\n{body}") };
+        let first = if message.trim().is_empty() { body.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string() } else { message.lines().next().unwrap_or("").trim().to_string() };
+        out.push(TestFailure {
+            is_step: evidence::is_step_name(&name),
+            name,
+            suite: s("suite_name"),
+            message: first,
+            text,
+            kind,
+            at: loc.clone(),
+            hint: None,
+        });
+    }
+    out
+}
+
+impl EvidenceProvider for SnapshotDir {
+    fn run_evidence(&self, prow_url: &str) -> Result<Option<RunEvidence>, PayloadError> {
+        let Some((tag, lifecycle, jdir)) = self.jobs_by_url.get(prow_url) else { return Ok(None) };
+        let job_json = read_json(&jdir.join("job.json"))?;
+        let gcs = job_json.as_ref().and_then(|j| j.get("gcs_url")).and_then(|g| g.as_str()).unwrap_or("").trim_end_matches('/').to_string();
+        let url_for = |rel: &str| (!gcs.is_empty()).then(|| format!("{gcs}/{rel}"));
+        let mut ev = RunEvidence::empty(prow_url);
+        let rel_dir = format!("{tag}/jobs/{lifecycle}/{}", jdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        // Build log.
+        if let Some(bl) = read_json(&jdir.join("build_log.json"))? {
+            for l in bl.get("error_warning_lines").and_then(|x| x.as_array()).into_iter().flatten() {
+                let text = l.get("text").and_then(|t| t.as_str()).unwrap_or("").to_string();
+                let line = l.get("line_number").and_then(|n| n.as_u64()).map(|n| n as u32);
+                ev.log_lines.push(LogLine { text, at: Location { file: "build-log.txt".into(), url: url_for("build-log.txt"), line } });
+            }
+            let re = regex::Regex::new(r#"(?:Step|step) "?([A-Za-z0-9][\w.-]*)"? failed"#).unwrap();
+            ev.failed_step = ev.log_lines.iter().find_map(|l| re.captures(&l.text).map(|c| c[1].to_string()));
+        }
+        // JUnit: raw XML first, results.json otherwise.
+        let jd = jdir.join("junit");
+        let mut xml_files: Vec<(String, PathBuf)> = match std::fs::read_dir(&jd) {
+            Ok(rd) => rd
+                .flatten()
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .filter(|(n, _)| n.ends_with(".xml"))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        xml_files.sort();
+        let mut parsed = Vec::new();
+        let mut problems = Vec::new();
+        for (name, p) in &xml_files {
+            let Some(raw) = read_optional(p)? else { continue };
+            let rel = format!("{rel_dir}/junit/{name}");
+            let f = junit::parse_junit(&raw, &rel);
+            if let Some(pr) = &f.problem {
+                problems.push(pr.clone());
+            }
+            if f.cases.is_empty() && f.problem.is_some() {
+                continue;
+            }
+            if name == "junit-aggregated.xml" {
+                ev.aggregated.extend(crate::aggregated::aggregated_tests(&f.cases));
+            }
+            parsed.push((Location { file: rel, url: url_for(&format!("artifacts/{name}")), line: None }, f.cases));
+        }
+        if !parsed.is_empty() {
+            let (failures, total) = evidence::failures_from_cases(&parsed);
+            ev.failures = failures;
+            ev.tests_total = total;
+            ev.junit = if problems.is_empty() { JunitState::Found { files: parsed.len() as u32 } } else { JunitState::Partial { files: parsed.len() as u32, problems } };
+        } else if let Some(rj) = read_json(&jd.join("results.json"))? {
+            let loc = Location { file: format!("{rel_dir}/junit/results.json"), url: None, line: None };
+            ev.failures = results_json_failures(&rj, &loc);
+            ev.junit = JunitState::Found { files: 1 };
+        } else if !xml_files.is_empty() {
+            ev.junit = JunitState::Unparseable { problems };
+        } else {
+            ev.junit = JunitState::Missing;
+        }
+        Ok(Some(ev))
+    }
+}

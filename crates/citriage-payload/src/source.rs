@@ -1,0 +1,526 @@
+//! Where payload data comes from: the [`PayloadSource`] trait and two of its
+//! implementations, [`HttpSource`] (a live release controller) and [`RecordedDir`]
+//! (a directory of recorded API responses). The payload-snapshot layout is in
+//! [`crate::snapshot`].
+//!
+//! ## Recorded-response layout
+//!
+//! Paths mirror the API under a root directory (`<root>` itself, or
+//! `<root>/release-controller` when that exists):
+//!
+//! ```text
+//! api/v1/releasestream/<stream>/tags.json                      GET .../tags
+//! api/v1/releasestream/<stream>/release/<tag>.json             GET .../release/<tag>
+//! api/v1/releasestream/<stream>/release/<tag>?from=<from>.json GET .../release/<tag>?from=<from>
+//! ```
+//!
+//! Each file may also be stored without the `.json` suffix (the exact request
+//! path). A `?from=` answer may be the HTML "changelog is still loading" page.
+//! Optional extras beside them (in `<root>` or the world root):
+//!
+//! ```text
+//! github/<org>/<repo>/pull/<n>.diff          PR diff (also pulls/<n>.diff, pull/<n>/code.diff)
+//! github/<org>/<repo>/pull/<n>.jobs.json     presubmit job names (array, or {"statusCheckRollup":[{"name"}]})
+//! job-runs/*.json | job-runs.json            job runs in the BigQuery export shape
+//! ci-config/changes.json | ci-config-changes.json   recorded CI-configuration changes
+//! ```
+//!
+//! ## HTTP
+//!
+//! [`HttpSource`] only contacts the configured release-controller host (and, when
+//! configured, one GitHub diff host); it follows no redirects, times out, and
+//! retries 429 / 5xx / transport errors a bounded number of times, sleeping for
+//! `Retry-After` when the server gives one (up to a cap).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::ciconfig::{self, CiConfigChange};
+use crate::error::{read_optional, PayloadError};
+use crate::jobhistory::{self, JobRun};
+use crate::model::{self, ChangeLogState, NodeImageStream, PullRequest, ReleaseInfo, TagList};
+
+/// The answer to a changelog request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changelog {
+    pub state: ChangeLogState,
+    pub node_image_streams: Vec<NodeImageStream>,
+    /// The file or URL it came from.
+    pub origin: String,
+}
+
+/// A source of release-controller data and the extras the analysis can use.
+pub trait PayloadSource {
+    /// A one-line description (base URL, directory).
+    fn describe(&self) -> String;
+
+    /// The stream's tags, newest first.
+    fn tags(&self, stream: &str) -> Result<TagList, PayloadError>;
+
+    /// Release info of one tag.
+    fn release(&self, stream: &str, tag: &str) -> Result<ReleaseInfo, PayloadError>;
+
+    /// The changelog of `tag` relative to `from` (`?from=`); `NotFound` when the
+    /// source cannot answer for this pair.
+    fn changelog(&self, stream: &str, tag: &str, from: &str) -> Result<Changelog, PayloadError>;
+
+    /// The unified diff of a pull request, when available.
+    fn pr_diff(&self, _pr: &PullRequest) -> Result<Option<String>, PayloadError> {
+        Ok(None)
+    }
+
+    /// The presubmit job names that ran on a pull request, when known.
+    fn pr_presubmits(&self, _pr: &PullRequest) -> Result<Option<Vec<String>>, PayloadError> {
+        Ok(None)
+    }
+
+    /// Recorded job runs (BigQuery export shape), when the source has them.
+    fn job_runs(&self, _stream: &str) -> Result<Option<Vec<JobRun>>, PayloadError> {
+        Ok(None)
+    }
+
+    /// Recorded CI-configuration changes, when the source has them.
+    fn ci_config_changes(&self) -> Result<Option<Vec<CiConfigChange>>, PayloadError> {
+        Ok(None)
+    }
+
+    /// RHCOS RPM changelog text for a variant between two payloads, when available.
+    fn rpm_changelog(&self, _tag: &str, _variant: &str, _from: &str) -> Result<Option<String>, PayloadError> {
+        Ok(None)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Recorded directory
+// ---------------------------------------------------------------------------
+
+/// Recorded API responses in a directory (see the module docs for the layout).
+pub struct RecordedDir {
+    rc_root: PathBuf,
+    extra_roots: Vec<PathBuf>,
+}
+
+impl RecordedDir {
+    /// Opens a recorded directory. When `<root>/release-controller/api` exists the
+    /// responses are read from there and `<root>` is searched for the extras.
+    pub fn open(root: impl Into<PathBuf>) -> RecordedDir {
+        let root: PathBuf = root.into();
+        let rc = root.join("release-controller");
+        if rc.join("api").is_dir() {
+            RecordedDir { rc_root: rc.clone(), extra_roots: vec![root, rc] }
+        } else {
+            RecordedDir { rc_root: root.clone(), extra_roots: vec![root] }
+        }
+    }
+
+    fn stream_dir(&self, stream: &str) -> PathBuf {
+        self.rc_root.join("api").join("v1").join("releasestream").join(stream)
+    }
+
+    fn read_first(&self, candidates: &[PathBuf]) -> Result<Option<(Vec<u8>, String)>, PayloadError> {
+        for c in candidates {
+            if let Some(b) = read_optional(c)? {
+                return Ok(Some((b, c.display().to_string())));
+            }
+        }
+        Ok(None)
+    }
+
+    fn extra(&self, rel: &[&str]) -> Vec<PathBuf> {
+        self.extra_roots.iter().map(|r| rel.iter().fold(r.clone(), |acc, s| acc.join(s))).collect()
+    }
+}
+
+fn with_json(p: PathBuf) -> [PathBuf; 2] {
+    let mut j = p.clone().into_os_string();
+    j.push(".json");
+    [PathBuf::from(j), p]
+}
+
+/// Checks that a path component from the data is safe to join.
+fn safe_component(s: &str) -> bool {
+    !s.is_empty() && s != "." && s != ".." && !s.contains('/') && !s.contains('\\') && !s.contains('\0')
+}
+
+impl PayloadSource for RecordedDir {
+    fn describe(&self) -> String {
+        format!("recorded responses in {}", self.rc_root.display())
+    }
+
+    fn tags(&self, stream: &str) -> Result<TagList, PayloadError> {
+        if !safe_component(stream) {
+            return Err(PayloadError::invalid(stream, "not a valid stream name"));
+        }
+        let p = self.stream_dir(stream).join("tags");
+        match self.read_first(&with_json(p.clone()))? {
+            Some((b, origin)) => model::parse_tag_list(&b, &origin),
+            None => Err(PayloadError::not_found(format!("{}.json", p.display()))),
+        }
+    }
+
+    fn release(&self, stream: &str, tag: &str) -> Result<ReleaseInfo, PayloadError> {
+        if !safe_component(stream) || !safe_component(tag) {
+            return Err(PayloadError::invalid(tag, "not a valid stream or tag name"));
+        }
+        let p = self.stream_dir(stream).join("release").join(tag);
+        match self.read_first(&with_json(p.clone()))? {
+            Some((b, origin)) => model::parse_release_info(&b, &origin),
+            None => Err(PayloadError::not_found(format!("{}.json", p.display()))),
+        }
+    }
+
+    fn changelog(&self, stream: &str, tag: &str, from: &str) -> Result<Changelog, PayloadError> {
+        if !safe_component(stream) || !safe_component(tag) || !safe_component(from) {
+            return Err(PayloadError::invalid(tag, "not a valid stream or tag name"));
+        }
+        let p = self.stream_dir(stream).join("release").join(format!("{tag}?from={from}"));
+        match self.read_first(&with_json(p.clone()))? {
+            Some((b, origin)) => {
+                let (state, nis) = model::parse_changelog_response(&b, &origin)?;
+                Ok(Changelog { state, node_image_streams: nis, origin })
+            }
+            None => Err(PayloadError::not_found(format!("{}.json", p.display()))),
+        }
+    }
+
+    fn pr_diff(&self, pr: &PullRequest) -> Result<Option<String>, PayloadError> {
+        if !safe_component(&pr.org) || !safe_component(&pr.repo) {
+            return Ok(None);
+        }
+        let n = pr.number.to_string();
+        let mut cands = Vec::new();
+        for rel in [
+            vec!["github", &pr.org, &pr.repo, "pull", &format!("{n}.diff")],
+            vec!["github", &pr.org, &pr.repo, "pulls", &format!("{n}.diff")],
+            vec!["github", &pr.org, &pr.repo, "pull", &n, "code.diff"],
+        ] {
+            let rel: Vec<&str> = rel.iter().map(|s| s.as_ref()).collect();
+            cands.extend(self.extra(&rel));
+        }
+        Ok(self.read_first(&cands)?.map(|(b, _)| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    fn pr_presubmits(&self, pr: &PullRequest) -> Result<Option<Vec<String>>, PayloadError> {
+        if !safe_component(&pr.org) || !safe_component(&pr.repo) {
+            return Ok(None);
+        }
+        let name = format!("{}.jobs.json", pr.number);
+        let cands = self.extra(&["github", &pr.org, &pr.repo, "pull", &name]);
+        match self.read_first(&cands)? {
+            Some((b, origin)) => Ok(Some(parse_presubmits(&b, &origin)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn job_runs(&self, _stream: &str) -> Result<Option<Vec<JobRun>>, PayloadError> {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for root in &self.extra_roots {
+            let single = root.join("job-runs.json");
+            if single.is_file() {
+                files.push(single);
+            }
+            if let Ok(rd) = std::fs::read_dir(root.join("job-runs")) {
+                let mut v: Vec<PathBuf> =
+                    rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+                v.sort();
+                files.extend(v);
+            }
+        }
+        files.dedup();
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let mut runs = Vec::new();
+        for f in files {
+            let b = crate::error::read_file(&f)?;
+            runs.extend(jobhistory::parse_job_runs(&b, &f.display().to_string())?);
+        }
+        Ok(Some(runs))
+    }
+
+    fn ci_config_changes(&self) -> Result<Option<Vec<CiConfigChange>>, PayloadError> {
+        let mut cands = self.extra(&["ci-config", "changes.json"]);
+        cands.extend(self.extra(&["ci-config-changes.json"]));
+        match self.read_first(&cands)? {
+            Some((b, origin)) => Ok(Some(ciconfig::parse_recorded(&b, &origin)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Parses presubmit job names: a JSON array of names, or `{"statusCheckRollup": [{"name"}]}`.
+pub fn parse_presubmits(bytes: &[u8], origin: &str) -> Result<Vec<String>, PayloadError> {
+    let v: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| PayloadError::invalid(origin, format!("malformed JSON: {e}")))?;
+    let arr = match &v {
+        serde_json::Value::Array(a) => a.clone(),
+        serde_json::Value::Object(o) => o.get("statusCheckRollup").and_then(|x| x.as_array()).cloned().unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let mut names: Vec<String> = arr
+        .iter()
+        .filter_map(|x| x.as_str().map(str::to_string).or_else(|| x.get("name").and_then(|n| n.as_str()).map(str::to_string)))
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+// ---------------------------------------------------------------------------
+// HTTP
+// ---------------------------------------------------------------------------
+
+/// HTTP behaviour of [`HttpSource`].
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Whole-request timeout.
+    pub timeout: Duration,
+    /// Attempts in all (first try included) for 429, 5xx and transport errors.
+    pub attempts: u32,
+    /// Base backoff when the server gives no `Retry-After`, doubled per attempt.
+    pub backoff: Duration,
+    /// The longest `Retry-After` honoured; a longer one fails the request.
+    pub max_retry_after: Duration,
+    /// Largest body accepted.
+    pub max_bytes: u64,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            timeout: Duration::from_secs(90),
+            attempts: 4,
+            backoff: Duration::from_secs(2),
+            max_retry_after: Duration::from_secs(120),
+            max_bytes: 256 << 20,
+        }
+    }
+}
+
+/// A live release controller at a configured base URL
+/// (e.g. `https://amd64.ocp.releases.ci.openshift.org`).
+pub struct HttpSource {
+    base: String,
+    allowed: Vec<String>,
+    github_diff_base: Option<String>,
+    config: HttpConfig,
+    agent: ureq::Agent,
+    record_to: Option<PathBuf>,
+}
+
+fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split(['/', '?', '#']).next()?;
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// Percent-encodes a path segment or query value.
+pub fn encode_component(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl HttpSource {
+    /// A source for the release controller at `base_url`.
+    pub fn new(base_url: &str, config: HttpConfig) -> Result<HttpSource, PayloadError> {
+        let base = base_url.trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(PayloadError::invalid(base_url, "the release controller base must be an http(s) URL"));
+        }
+        let host = host_of(&base).ok_or_else(|| PayloadError::invalid(base_url, "no host in URL"))?;
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .build()
+            .into();
+        Ok(HttpSource { base, allowed: vec![host], github_diff_base: None, config, agent, record_to: None })
+    }
+
+    /// Also fetch PR diffs as `<base>/<org>/<repo>/pull/<n>.diff` (e.g.
+    /// `https://patch-diff.githubusercontent.com/raw`); that host becomes the
+    /// only other one contacted.
+    pub fn with_github_diffs(mut self, base: &str) -> Result<HttpSource, PayloadError> {
+        let b = base.trim_end_matches('/').to_string();
+        let host = host_of(&b).ok_or_else(|| PayloadError::invalid(base, "no host in URL"))?;
+        self.allowed.push(host);
+        self.github_diff_base = Some(b);
+        Ok(self)
+    }
+
+    /// Saves every successful response under `dir` in the recorded-response
+    /// layout, so the run can be replayed offline with [`RecordedDir`].
+    pub fn recording_to(mut self, dir: impl Into<PathBuf>) -> HttpSource {
+        self.record_to = Some(dir.into());
+        self
+    }
+
+    fn record(&self, rel: &str, body: &[u8]) {
+        let Some(dir) = &self.record_to else { return };
+        let p = rel.split('/').filter(|s| !s.is_empty() && *s != "..").fold(dir.clone(), |acc, s| acc.join(s));
+        if let Some(parent) = p.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let mut name = p.into_os_string();
+        name.push(".json");
+        let _ = std::fs::write(PathBuf::from(name), body);
+    }
+
+    /// GETs a URL on an allowed host, with retries. Returns the body of a 200.
+    pub fn get(&self, url: &str) -> Result<Vec<u8>, PayloadError> {
+        let host = host_of(url).unwrap_or_default();
+        if !self.allowed.contains(&host) {
+            return Err(PayloadError::ForeignHost { url: url.to_string(), allowed: self.allowed.join(", ") });
+        }
+        let mut last: Option<PayloadError> = None;
+        let attempts = self.config.attempts.max(1);
+        for attempt in 0..attempts {
+            let wait = match self.agent.get(url).header("Accept", "application/json").call() {
+                Err(e) => {
+                    last = Some(PayloadError::Transport { url: url.to_string(), detail: e.to_string() });
+                    None
+                }
+                Ok(mut resp) => {
+                    let status = resp.status().as_u16();
+                    if status == 200 {
+                        let mut buf = Vec::new();
+                        resp.body_mut()
+                            .as_reader()
+                            .take(self.config.max_bytes + 1)
+                            .read_to_end(&mut buf)
+                            .map_err(|e| PayloadError::Transport { url: url.to_string(), detail: format!("reading the body failed: {e}") })?;
+                        if buf.len() as u64 > self.config.max_bytes {
+                            return Err(PayloadError::invalid(url, format!("larger than the {}-byte limit", self.config.max_bytes)));
+                        }
+                        return Ok(buf);
+                    }
+                    if status == 404 || status == 410 {
+                        return Err(PayloadError::NotFound { origin: url.to_string(), detail: format!(" (HTTP {status})") });
+                    }
+                    let retry_after = resp
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    if status != 429 && status < 500 {
+                        let detail = match status {
+                            301 | 302 | 303 | 307 | 308 => " (redirect not followed: only the configured host is contacted)".to_string(),
+                            401 | 403 => " (access denied)".to_string(),
+                            _ => String::new(),
+                        };
+                        return Err(PayloadError::Http { url: url.to_string(), status, detail });
+                    }
+                    match retry_after {
+                        Some(s) if Duration::from_secs(s) > self.config.max_retry_after => {
+                            return Err(PayloadError::Http {
+                                url: url.to_string(),
+                                status,
+                                detail: format!(
+                                    " (server asks to retry after {s}s, longer than the {}s limit)",
+                                    self.config.max_retry_after.as_secs()
+                                ),
+                            })
+                        }
+                        Some(s) => {
+                            last = Some(PayloadError::Http { url: url.to_string(), status, detail: format!(" (retried after {s}s)") });
+                            Some(Duration::from_secs(s))
+                        }
+                        None => {
+                            last = Some(PayloadError::Http { url: url.to_string(), status, detail: String::new() });
+                            None
+                        }
+                    }
+                }
+            };
+            if attempt + 1 < attempts {
+                let backoff = self.config.backoff.saturating_mul(2u32.saturating_pow(attempt));
+                std::thread::sleep(wait.unwrap_or(backoff));
+            }
+        }
+        Err(last.unwrap_or_else(|| PayloadError::Transport { url: url.to_string(), detail: "no attempt made".into() }))
+    }
+
+    fn api_path(stream: &str, rest: &str) -> String {
+        format!("api/v1/releasestream/{}/{rest}", encode_component(stream))
+    }
+}
+
+impl PayloadSource for HttpSource {
+    fn describe(&self) -> String {
+        format!("release controller at {}", self.base)
+    }
+
+    fn tags(&self, stream: &str) -> Result<TagList, PayloadError> {
+        let rel = Self::api_path(stream, "tags");
+        let url = format!("{}/{rel}", self.base);
+        let b = self.get(&url)?;
+        let list = model::parse_tag_list(&b, &url)?;
+        self.record(&rel, &b);
+        Ok(list)
+    }
+
+    fn release(&self, stream: &str, tag: &str) -> Result<ReleaseInfo, PayloadError> {
+        let rel = Self::api_path(stream, &format!("release/{}", encode_component(tag)));
+        let url = format!("{}/{rel}", self.base);
+        let b = self.get(&url)?;
+        let info = model::parse_release_info(&b, &url)?;
+        self.record(&rel, &b);
+        Ok(info)
+    }
+
+    fn changelog(&self, stream: &str, tag: &str, from: &str) -> Result<Changelog, PayloadError> {
+        let rel = Self::api_path(stream, &format!("release/{}?from={}", encode_component(tag), encode_component(from)));
+        let url = format!("{}/{rel}", self.base);
+        let b = self.get(&url)?;
+        let (state, nis) = model::parse_changelog_response(&b, &url)?;
+        if !matches!(state, ChangeLogState::Loading(_)) {
+            self.record(&rel, &b);
+        }
+        Ok(Changelog { state, node_image_streams: nis, origin: url })
+    }
+
+    fn pr_diff(&self, pr: &PullRequest) -> Result<Option<String>, PayloadError> {
+        let Some(base) = &self.github_diff_base else { return Ok(None) };
+        let url = format!("{base}/{}/{}/pull/{}.diff", encode_component(&pr.org), encode_component(&pr.repo), pr.number);
+        match self.get(&url) {
+            Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Reads a file relative to a base directory, refusing paths that leave it.
+pub(crate) fn read_under(base: &Path, rel: &str) -> Result<Option<Vec<u8>>, PayloadError> {
+    if rel.split('/').any(|s| s == "..") || rel.starts_with('/') {
+        return Err(PayloadError::invalid(rel, "path leaves the snapshot directory"));
+    }
+    read_optional(&rel.split('/').filter(|s| !s.is_empty()).fold(base.to_path_buf(), |acc, s| acc.join(s)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_encoding() {
+        assert_eq!(host_of("https://a.b:8080/x?y").as_deref(), Some("a.b:8080"));
+        assert_eq!(encode_component("4.22.0-0.nightly"), "4.22.0-0.nightly");
+        assert_eq!(encode_component("a b/c"), "a%20b%2Fc");
+    }
+
+    #[test]
+    fn foreign_hosts_refused() {
+        let s = HttpSource::new("http://127.0.0.1:9", HttpConfig::default()).unwrap();
+        let e = s.get("http://example.com/x").unwrap_err();
+        assert!(matches!(e, PayloadError::ForeignHost { .. }), "{e}");
+    }
+}
