@@ -3,6 +3,7 @@
 //! misclassification findings. Pure: everything takes parsed data and returns data;
 //! no file, network or database access happens here.
 
+pub mod build_findings;
 pub mod categorize;
 pub mod config;
 pub mod drift;

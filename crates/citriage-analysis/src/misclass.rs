@@ -24,6 +24,16 @@ pub enum FindingKind {
     ByDesignLane,
     /// Tests tagged flaky by design (`[Flaky]`).
     ByDesignTest,
+    /// Build data: every run failed, yet the dashboard scores the job consistent.
+    AlwaysFailingConsistent,
+    /// Build data: all failing runs come from one pull request.
+    SinglePrPollution,
+    /// Build data: builds in state=error that never reached GCS.
+    StateErrorCascade,
+    /// Build data: the newest builds pass though the snapshot lists the job.
+    DatasetStale,
+    /// Build data: the job's first build is recent and it never passed.
+    NoBaseline,
 }
 
 impl FindingKind {
@@ -34,6 +44,11 @@ impl FindingKind {
             FindingKind::BrandNewLane => "Brand-new lane (no baseline)",
             FindingKind::ByDesignLane => "By-design lane",
             FindingKind::ByDesignTest => "By-design flaky test",
+            FindingKind::AlwaysFailingConsistent => "Always-failing scored consistent",
+            FindingKind::SinglePrPollution => "Single-PR pollution",
+            FindingKind::StateErrorCascade => "state=error cascade",
+            FindingKind::DatasetStale => "Dataset-stale (latest build passes)",
+            FindingKind::NoBaseline => "No baseline (new lane)",
         }
     }
 }

@@ -23,6 +23,8 @@ pub struct TriageInput<'a> {
     pub older: &'a [(Day, BTreeSet<String>)],
     pub rules: &'a RuleSet,
     pub config: &'a AnalysisConfig,
+    /// Ingested builds, when there are any: they answer the checks a snapshot cannot.
+    pub builds: Option<&'a [citriage_model::build::BuildRecord]>,
 }
 
 /// Everything the snapshot supports, ready to render.
@@ -38,6 +40,10 @@ pub struct Triage {
     pub drift: Option<Drift>,
     pub misclassifications: Vec<Finding>,
     pub needs_build_data: Vec<NeedsBuildData>,
+    /// Dashboard jobs with ingested builds (0 when the run read no builds).
+    pub jobs_with_builds: usize,
+    /// Corrected figures of the dashboard's jobs that have builds.
+    pub job_figures: Vec<crate::metrics::corrected::JobFigures>,
     pub top_jobs: Vec<TopJob>,
     pub top_flaky_tests: Vec<TestRollup>,
     pub top_tests_by_lane: Vec<(String, Vec<TestRollup>)>,
@@ -50,7 +56,23 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
     let categorized = categorize_snapshot(snap, input.rules);
     let selection = select(&categorized, snap.meta.dataset, input.config);
     let drift = input.prior.map(|p| drift(snap, p, input.older, input.config.consistency_drift_threshold));
-    let (misclassifications, needs_build_data) = misclass::find(snap, &categorized, input.config);
+    let (mut misclassifications, mut needs_build_data) = misclass::find(snap, &categorized, input.config);
+    let mut jobs_with_builds = 0;
+    let mut job_figures = Vec::new();
+    if let Some(builds) = input.builds.filter(|b| !b.is_empty()) {
+        let bf = crate::build_findings::find(snap, builds, input.config.harness_test_names.clone());
+        jobs_with_builds = bf.jobs_with_builds;
+        if jobs_with_builds > 0 {
+            misclassifications.extend(bf.findings);
+            misclassifications.sort_by(|a, b| {
+                a.kind.cmp(&b.kind).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.subject.cmp(&b.subject))
+            });
+            // What the builds answered is no longer an open question.
+            needs_build_data
+                .retain(|n| n.question.starts_with("state=error") && builds.iter().all(|b| b.origin != "prowjob"));
+            job_figures = bf.figures;
+        }
+    }
     let mut severity_totals = BTreeMap::new();
     for c in &categorized.categories {
         for (s, n) in c.severity_counts() {
@@ -71,6 +93,8 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
         drift,
         misclassifications,
         needs_build_data,
+        jobs_with_builds,
+        job_figures,
         config: input.config.clone(),
     }
 }

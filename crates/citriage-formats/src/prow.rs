@@ -251,7 +251,7 @@ pub fn parse_job_history(html: &[u8], what: &str) -> Result<Vec<HistoryBuild>, S
         }
     }
     let end = end.ok_or_else(|| format!("{what}: `allBuilds` array is not closed (truncated page?)"))?;
-    let v = json(rest[..end].as_bytes(), what)?;
+    let v = json(&rest.as_bytes()[..end], what)?;
     let arr = v.as_array().ok_or_else(|| format!("{what}: `allBuilds` is not an array"))?;
     Ok(arr
         .iter()

@@ -84,12 +84,12 @@ fn serve(root: PathBuf, faults: Faults, page: usize) -> Server {
 
 fn respond(root: &Path, url: &str, faults: &Faults, page: usize) -> tiny_http::Response<Box<dyn Read + Send>> {
     let boxed = |data: Vec<u8>| -> Box<dyn Read + Send> { Box::new(std::io::Cursor::new(data)) };
-    let mk = |status: u16, data: Vec<u8>| tiny_http::Response::new(status.into(), vec![], boxed(data.clone()), Some(data.len()), None);
+    let mk = |status: u16, data: Vec<u8>| {
+        tiny_http::Response::new(status.into(), vec![], boxed(data.clone()), Some(data.len()), None)
+    };
     if let Some(q) = url.strip_prefix(&format!("/storage/v1/b/{BUCKET}/o?")) {
-        let params: BTreeMap<String, String> = q
-            .split('&')
-            .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), pct_decode(v))))
-            .collect();
+        let params: BTreeMap<String, String> =
+            q.split('&').filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), pct_decode(v)))).collect();
         let prefix = params.get("prefix").cloned().unwrap_or_default();
         let start: usize = params.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0);
         let dir = root.join(&prefix);
@@ -105,11 +105,8 @@ fn respond(root: &Path, url: &str, faults: &Faults, page: usize) -> tiny_http::R
         };
         entries.sort();
         let chunk: Vec<_> = entries.iter().skip(start).take(page).collect();
-        let items: Vec<serde_json::Value> = chunk
-            .iter()
-            .filter(|e| !e.1)
-            .map(|e| serde_json::json!({"name": e.0, "size": e.2.to_string()}))
-            .collect();
+        let items: Vec<serde_json::Value> =
+            chunk.iter().filter(|e| !e.1).map(|e| serde_json::json!({"name": e.0, "size": e.2.to_string()})).collect();
         let prefixes: Vec<String> = chunk.iter().filter(|e| e.1).map(|e| format!("{}/", e.0)).collect();
         let mut body = serde_json::json!({"kind": "storage#objects", "items": items, "prefixes": prefixes});
         if start + page < entries.len() {
@@ -130,7 +127,13 @@ fn respond(root: &Path, url: &str, faults: &Faults, page: usize) -> tiny_http::R
                 // A truncated body: promise more bytes than are sent, then close.
                 let data = std::fs::read(root.join(&path)).unwrap();
                 let half = data[..data.len() / 2].to_vec();
-                return tiny_http::Response::new(200.into(), vec!["Connection: close".parse().unwrap()], boxed(half), Some(data.len()), None);
+                return tiny_http::Response::new(
+                    200.into(),
+                    vec!["Connection: close".parse().unwrap()],
+                    boxed(half),
+                    Some(data.len()),
+                    None,
+                );
             }
             return r;
         }
@@ -153,13 +156,19 @@ fn respond(root: &Path, url: &str, faults: &Faults, page: usize) -> tiny_http::R
 }
 
 fn dump(store: &Store) -> Vec<String> {
-    let mut v: Vec<String> = store.builds(None).unwrap().into_iter().map(|b| serde_json::to_string(&b).unwrap()).collect();
+    let mut v: Vec<String> =
+        store.builds(None).unwrap().into_iter().map(|b| serde_json::to_string(&b).unwrap()).collect();
     v.extend(store.test_results().unwrap().into_iter().map(|t| serde_json::to_string(&t).unwrap()));
     v
 }
 
 fn http_opts() -> HttpOptions {
-    HttpOptions { timeout: Duration::from_secs(2), attempts: 3, backoff: Duration::from_millis(20), ..HttpOptions::default() }
+    HttpOptions {
+        timeout: Duration::from_secs(2),
+        attempts: 3,
+        backoff: Duration::from_millis(20),
+        ..HttpOptions::default()
+    }
 }
 
 #[test]
@@ -182,14 +191,19 @@ fn http_ingest_equals_local_ingest_despite_faults() {
     assert_eq!(discover_jobs(&gcs).unwrap(), jobs, "paginated listing finds the same jobs");
     let mut b = Store::open_in_memory().unwrap();
     let t = std::time::Instant::now();
-    let s = ingest_jobs(&gcs, &mut b, &jobs, &IngestOptions { concurrency: 4, max_builds_per_job: None }, &|_| {}).unwrap();
+    let s =
+        ingest_jobs(&gcs, &mut b, &jobs, &IngestOptions { concurrency: 4, max_builds_per_job: None }, &|_| {}).unwrap();
     assert!(s.failures.is_empty(), "{:?}", s.failures);
     assert!(t.elapsed() >= Duration::from_millis(900), "Retry-After: 1 honoured");
     assert!(faults.lock().unwrap().values().all(|(_, left)| *left == 0), "every fault was hit");
     let (da, db) = (dump(&a), dump(&b));
     assert_eq!(da.len(), db.len());
     // Locators differ (path vs URL) only in problems text; compare everything else.
-    let strip = |v: Vec<String>| -> Vec<String> { v.into_iter().map(|l| l.replace(&format!("{}/{BUCKET}", srv.base), "").replace(&root.display().to_string(), "")).collect() };
+    let strip = |v: Vec<String>| -> Vec<String> {
+        v.into_iter()
+            .map(|l| l.replace(&format!("{}/{BUCKET}", srv.base), "").replace(&root.display().to_string(), ""))
+            .collect()
+    };
     let (sa, sb) = (strip(da), strip(db));
     if let Some(i) = (0..sa.len()).find(|&i| sa[i] != sb[i]) {
         panic!("first difference at row {i}:\nlocal: {}\nhttp:  {}", sa[i], sb[i]);
@@ -212,7 +226,11 @@ fn http_errors_are_reported_not_fatal() {
     let mut st = Store::open_in_memory().unwrap();
     let s = ingest_jobs(&gcs, &mut st, std::slice::from_ref(&job0), &IngestOptions::default(), &|_| {}).unwrap();
     assert_eq!(s.failures.len(), 1, "{:?}", s.failures);
-    assert!(s.failures[0].reason.contains("HTTP 503") && s.failures[0].reason.contains("started.json"), "{}", s.failures[0].reason);
+    assert!(
+        s.failures[0].reason.contains("HTTP 503") && s.failures[0].reason.contains("started.json"),
+        "{}",
+        s.failures[0].reason
+    );
     assert_eq!(s.builds_stored, builds0.len() - 1);
     // 404 for a missing object is not an error: the build is stored with a problem.
     assert_eq!(gcs.get("logs/nope/1/started.json").unwrap(), None);

@@ -16,6 +16,8 @@ pub enum EvidenceKind {
     JunitCase,
     /// A prowjob's state.
     ProwjobState,
+    /// A build's result from its `finished.json` (with its start time and PR).
+    BuildResult,
 }
 
 /// One checkable piece of evidence.

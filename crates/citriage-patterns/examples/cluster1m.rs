@@ -321,7 +321,7 @@ fn main() {
         let dt = t.elapsed().as_secs_f64();
         let a = &res.accounting;
         println!(
-            "profile {:11} {:7.2} s  clusters {:7} (singletons {:6}, local {:7})  distinct raw {:7} normalized {:7}  exact checks {:9} bound checks {:11}  no-drop: input {} clustered {} missing {} duplicated {} -> {}  peak RSS {:.0} MiB",
+            "profile {:11} {:7.2} s  clusters {:7} (singletons {:6}, local {:7})  distinct raw {:7} normalized {:7}  exact checks {:9} (global {:9}) bound checks {:11}  no-drop: input {} clustered {} missing {} duplicated {} -> {}  peak RSS {:.0} MiB",
             p.name(),
             dt,
             a.clusters,
@@ -330,6 +330,7 @@ fn main() {
             a.distinct_raw,
             a.distinct_normalized,
             a.exact_checks,
+            a.global_exact_checks,
             a.bound_checks,
             a.input,
             a.clustered,

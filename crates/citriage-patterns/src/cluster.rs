@@ -113,8 +113,10 @@ pub struct Accounting {
     pub clusters: usize,
     /// Global clusters with exactly one failure (go.k8s.io/triage hides these; we keep them).
     pub singleton_clusters: usize,
-    /// Exact edit-distance computations run.
+    /// Exact edit-distance computations run (local + global).
     pub exact_checks: u64,
+    /// Of which in the global (cross-test) stage.
+    pub global_exact_checks: u64,
     /// Candidates examined through the histogram bound.
     pub bound_checks: u64,
 }
@@ -255,7 +257,7 @@ impl MatchRule {
 }
 
 /// Texts at least this long get exact q-gram profiles for a tighter lower bound.
-const QGRAM_MIN_LEN: usize = 512;
+const QGRAM_MIN_LEN: usize = 128;
 
 /// Index of cluster keys answering "first matching key" queries under a [`MatchRule`].
 pub struct KeyIndex {
@@ -388,34 +390,41 @@ impl KeyIndex {
             }
         }
         cands.sort_unstable();
-        let mut qprofile: Option<Vec<u32>> = None;
-        for (_, _, k, limit) in cands {
-            if let Some(kp) = self.profiles.get(&k) {
-                if limit >= 16 {
-                    let qp = qprofile.get_or_insert_with(|| similarity::qgram_profile(qt));
-                    if similarity::qgram_lower_bound(qp, kp) >= limit {
-                        continue;
-                    }
+        let qprofile: Option<Vec<u32>> = if la >= QGRAM_MIN_LEN {
+            Some(similarity::qgram_profile(qt))
+        } else {
+            None
+        };
+        let profiles = &self.profiles;
+        let check = |&(_, _, k, limit): &(u32, u32, u32, usize)| -> bool {
+            if let (Some(qp), Some(kp)) = (qprofile.as_ref(), profiles.get(&k)) {
+                if limit >= 16 && similarity::qgram_lower_bound(qp, kp) >= limit {
+                    return false;
                 }
             }
-            self.exact_checks += 1;
             let kt = table.text(k).as_bytes();
-            if std::env::var_os("CITRIAGE_TRACE").is_some() {
-                let t0 = std::time::Instant::now();
-                let ub = similarity::line_upper_bound_below(qt, kt, limit);
-                let t1 = t0.elapsed().as_micros();
-                let r = edit_distance_below(qt, kt, limit);
-                eprintln!("TRACE {} {} {} {:?} {:?} {} {} {}", qt.len(), kt.len(), limit, ub, r, t1, t0.elapsed().as_micros(),
-                    memchr::memchr_iter(b'\n', qt).count() as isize - memchr::memchr_iter(b'\n', kt).count() as isize);
-            }
             if limit >= 32 && similarity::line_upper_bound_below(qt, kt, limit).is_some() {
-                return Some(k);
+                return true;
             }
-            if edit_distance_below(qt, kt, limit).is_some() {
-                return Some(k);
+            edit_distance_below(qt, kt, limit).is_some()
+        };
+        // Candidates are verified cheapest-bound first; many candidates are verified in
+        // parallel chunks, still returning the first match in order.
+        const SEQ_PREFIX: usize = 8;
+        let head = cands.len().min(SEQ_PREFIX);
+        for c in &cands[..head] {
+            self.exact_checks += 1;
+            if check(c) {
+                return Some(c.2);
             }
         }
-        None
+        let rest = &cands[head..];
+        if rest.is_empty() {
+            return None;
+        }
+        let found = rest.par_iter().with_min_len(16).position_first(check);
+        self.exact_checks += found.map_or(rest.len(), |p| p + 1) as u64;
+        found.map(|p| rest[p].2)
     }
 }
 
@@ -583,6 +592,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
         }
     }
     acc.exact_checks += index.exact_checks;
+    acc.global_exact_checks = index.exact_checks;
     acc.bound_checks += index.bound_checks;
     drop(locals);
 

@@ -14,3 +14,4 @@ pub mod cluster;
 pub mod stable;
 pub mod extract;
 pub mod drain;
+pub mod signatures;

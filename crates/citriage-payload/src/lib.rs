@@ -1,14 +1,46 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! OpenShift payload analysis: why a release payload failed its blocking jobs and
+//! which change (if any) caused it, reproduced deterministically from the release
+//! controller, job artifacts and pull-request diffs.
+//!
+//! The pipeline ([`analyze`]): walk the stream's tags back to the last payload
+//! where every blocking job succeeded ([`history`]); read the changelogs of each
+//! hop ([`model`]); compute pass rates, trends and streaks ([`jobhistory`]); split
+//! each failed blocking job into failure modes with their onsets ([`evidence`],
+//! [`signature`], [`aggregated`]) and classify them ([`classify`]); group jobs
+//! sharing a signature into root causes and look for the same signature in other
+//! jobs; score every candidate change with an itemized rubric ([`scoring`]); decide
+//! ([`action`]); render HTML, Markdown, JSON and the payload-results YAML ([`report`]).
+//!
+//! Inputs come through two traits: [`source::PayloadSource`] (release controller
+//! over HTTP, recorded responses, payload-snapshot directories) and
+//! [`evidence::EvidenceProvider`] (JUnit and build logs of a Prow run).
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod action;
+pub mod aggregated;
+pub mod analysis;
+pub mod analyze;
+pub mod ciconfig;
+pub mod classify;
+pub mod diff;
+pub mod error;
+pub mod eval;
+pub mod evidence;
+pub mod history;
+pub mod jobhistory;
+pub mod junit;
+pub mod model;
+pub mod report;
+pub mod scoring;
+pub mod signature;
+pub mod snapshot;
+pub mod source;
+pub mod timeutil;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use analysis::PayloadAnalysis;
+pub use analyze::{analyze, analyze_with, AnalyzeOptions};
+pub use error::PayloadError;
+pub use evidence::{EvidenceProvider, GcsMirror, NoEvidence, RunEvidence};
+pub use report::{render_html, render_json, render_markdown, render_results_yaml, write_reports};
+pub use signature::{MaskingSigner, Signer};
+pub use snapshot::SnapshotDir;
+pub use source::{HttpConfig, HttpSource, PayloadSource, RecordedDir};

@@ -48,6 +48,16 @@ fn ev_link(id: &str) -> String {
     format!("[{id}](#{id})")
 }
 
+fn kind_name(k: citriage_model::EvidenceKind) -> &'static str {
+    match k {
+        citriage_model::EvidenceKind::SnapshotEntry => "snapshot entry",
+        citriage_model::EvidenceKind::BuildLogExcerpt => "build-log excerpt",
+        citriage_model::EvidenceKind::JunitCase => "JUnit case",
+        citriage_model::EvidenceKind::ProwjobState => "prowjob state",
+        citriage_model::EvidenceKind::BuildResult => "build result",
+    }
+}
+
 /// Renders the report; returns the Markdown and the evidence it cites.
 pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     let mut cited = Cited::default();
@@ -79,12 +89,17 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     );
     let _ = writeln!(
         s,
-        "**Method**: citriage snapshot triage — {} ordered categorization rules ({}), cluster scoring and selection per the runbook's Appendix A, {}, and snapshot-only misclassification checks. Every job-level claim cites the snapshot entry it rests on (evidence ids link to the [Evidence](#evidence) appendix). Build logs, JUnit and PR/issue state were not read in this run.\n",
+        "**Method**: citriage snapshot triage — {} ordered categorization rules ({}), cluster scoring and selection per the runbook's Appendix A, {}, and misclassification checks{}. Every job-level claim cites the snapshot entry or build it rests on (evidence ids link to the [Evidence](#evidence) appendix). Build logs and PR/issue state were not read in this run.\n",
         t.rule_count,
         t.rules_origin,
         match &t.drift {
             Some(d) => format!("drift against the {} snapshot in the store", d.prior_date),
             None => "no drift (no earlier snapshot of this dataset was available)".to_string(),
+        },
+        if t.jobs_with_builds > 0 {
+            format!(" (snapshot-only and, for the {} listed jobs with ingested builds, build-backed)", t.jobs_with_builds)
+        } else {
+            " (snapshot-only: no builds were ingested)".to_string()
         }
     );
     let mut banner = Vec::new();
@@ -224,12 +239,26 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         if !flagged.is_empty() {
             let _ = writeln!(s, "**Misclassified members**: {} of these jobs are flagged in §2.\n", flagged.len());
         }
-        s.push_str("**Root cause**: not determinable from the snapshot, which carries only job names and figures. It needs each job's sampled builds (first failure line, JUnit failures) — build-log ingestion, not part of this run.\n\n");
+        if t.jobs_with_builds > 0 {
+            s.push_str("**Root cause**: not yet determined: build results and JUnit were ingested, but failure-line extraction and signature clustering of the logs did not run in this report.\n\n");
+        } else {
+            s.push_str("**Root cause**: not determinable from the snapshot, which carries only job names and figures. It needs each job's sampled builds (first failure line, JUnit failures) — `citriage fetch` ingests them.\n\n");
+        }
         s.push_str("**Causal chain**:\n- Introduced by: unknown — see the uncertainty section\n- Exposed by: unknown — see the uncertainty section\n\n");
-        let _ = writeln!(
-            s,
-            "**Affected jobs** (most severe first):\n\n| Job | {metric} | Severity | Evidence |\n|---|---:|---|---|"
-        );
+        let figs: std::collections::BTreeMap<&str, &citriage_analysis::metrics::corrected::JobFigures> =
+            t.job_figures.iter().map(|f| (f.job.as_str(), f)).collect();
+        let with_builds = !figs.is_empty();
+        if with_builds {
+            let _ = writeln!(
+                s,
+                "**Affected jobs** (most severe first; pass rate, streak and last pass from ingested builds, 7 days to the snapshot date):\n\n| Job | {metric} | Severity | Pass rate (n) | Streak | Last pass | Evidence |\n|---|---:|---|---:|---:|---|---|"
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "**Affected jobs** (most severe first):\n\n| Job | {metric} | Severity | Evidence |\n|---|---:|---|---|"
+            );
+        }
         for j in c.jobs.iter().take(ROWS_PER_PATTERN) {
             let field = match ds {
                 Dataset::Failures => "failing_days",
@@ -237,17 +266,46 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             };
             let ev = entry_evidence(&snap_for_evidence, &j.entry.job, &[field], entry_excerpt(&j.entry.stats));
             let id = cited.cite(ev);
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} |",
-                code(&j.entry.job),
-                figure(&j.entry.stats),
-                j.severity.as_str(),
-                ev_link(&id)
-            );
+            if with_builds {
+                let (rate, streak, last) = match figs.get(j.entry.job.as_str()) {
+                    Some(f) => (
+                        f.pass_rate
+                            .map(|r| format!("{:.0}% ({})", r * 100.0, f.sample))
+                            .unwrap_or_else(|| format!("– ({})", f.sample)),
+                        format!("{} builds", f.streak_builds),
+                        f.last_pass.map(|d| d.to_string()).unwrap_or_else(|| "never".into()),
+                    ),
+                    None => ("no builds".into(), "–".into(), "–".into()),
+                };
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    code(&j.entry.job),
+                    figure(&j.entry.stats),
+                    j.severity.as_str(),
+                    rate,
+                    streak,
+                    last,
+                    ev_link(&id)
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} |",
+                    code(&j.entry.job),
+                    figure(&j.entry.stats),
+                    j.severity.as_str(),
+                    ev_link(&id)
+                );
+            }
         }
         if c.count() > ROWS_PER_PATTERN {
-            let _ = writeln!(s, "| … and {} more | | | `categorized.json` |", c.count() - ROWS_PER_PATTERN);
+            let more = c.count() - ROWS_PER_PATTERN;
+            if with_builds {
+                let _ = writeln!(s, "| … and {more} more | | | | | | `categorized.json` |");
+            } else {
+                let _ = writeln!(s, "| … and {more} more | | | `categorized.json` |");
+            }
         }
         s.push('\n');
         if ds == Dataset::Flakes {
@@ -551,11 +609,12 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         let _ = writeln!(s, "- `drift-from-{}.txt` — drift against the prior snapshot", d.prior_date);
     }
     let evidence = cited.into_vec();
-    let _ = writeln!(s, "\n<a id=\"evidence\"></a>\n### Evidence\n\n{} item(s), each a snapshot entry (locator = source + JSON pointer).\n\n| Id | Kind | Locator | Excerpt |\n|---|---|---|---|", evidence.len());
+    let _ = writeln!(s, "\n<a id=\"evidence\"></a>\n### Evidence\n\n{} item(s): snapshot entries (locator = source + JSON pointer) and build results (locator = Spyglass page).\n\n| Id | Kind | Locator | Excerpt |\n|---|---|---|---|", evidence.len());
     for e in &evidence {
         let _ = writeln!(
             s,
-            "| <a id=\"{id}\"></a>{id} | snapshot entry | `{}` | `{}` |",
+            "| <a id=\"{id}\"></a>{id} | {} | `{}` | `{}` |",
+            kind_name(e.kind),
             cell(&e.locator).replace('`', "'"),
             cell(&e.excerpt).replace('`', "'"),
             id = e.id

@@ -16,6 +16,9 @@ fn main() {
     if let Some(seed) = args.get(3).and_then(|s| s.parse().ok()) {
         params.seed = seed;
     }
+    if let Some(jobs) = args.get(4).and_then(|s| s.parse().ok()) {
+        params.jobs = jobs;
+    }
     let start = std::time::Instant::now();
     let mut last = 0u64;
     let res = citriage_synth::generate(&params, &out, &mut |p| {

@@ -141,7 +141,7 @@ pub struct JobOutput {
 
 enum Trig {
     Periodic,
-    Post { sha: String, merge: i64 },
+    Post { sha: String },
     Pre { pr: usize, push: usize, retest: u32 },
 }
 
@@ -255,13 +255,7 @@ fn suite_label(job: &JobSpec) -> String {
 /// The job's tests: generated suite plus planted flaky and named tests.
 fn job_tests(job: &JobSpec, seed: u64) -> Vec<TestDef> {
     let mut r = Rng::for_key(seed, &["suite", &job.name]);
-    let mut tests = suites::build_suite(
-        job.suite,
-        &mut r,
-        job.tests,
-        job.scenario == Scenario::ByDesign,
-        &job.repo,
-    );
+    let mut tests = suites::build_suite(job.suite, &mut r, job.tests, job.scenario == Scenario::ByDesign, &job.repo);
     let label = suite_label(job);
     for t in tests.iter_mut() {
         if matches!(job.suite, SuiteKind::Capi | SuiteKind::Kubetest) && t.classname == "Kubernetes e2e suite" {
@@ -282,15 +276,7 @@ fn job_tests(job: &JobSpec, seed: u64) -> Vec<TestDef> {
             t.flaky = Some(i);
         } else {
             let at = (r.below(tests.len() as u64 + 1) as usize).min(tests.len());
-            tests.insert(
-                at,
-                TestDef {
-                    classname,
-                    name: def.name.to_string(),
-                    skipped: false,
-                    flaky: Some(i),
-                },
-            );
+            tests.insert(at, TestDef { classname, name: def.name.to_string(), skipped: false, flaky: Some(i) });
         }
     }
     let mut named: Vec<&'static str> = Vec::new();
@@ -312,12 +298,7 @@ fn job_tests(job: &JobSpec, seed: u64) -> Vec<TestDef> {
             SuiteKind::GoUnit | SuiteKind::GoIntegration | SuiteKind::Minikube => job.repo.clone(),
             _ => label.clone(),
         };
-        tests.push(TestDef {
-            classname,
-            name: n.to_string(),
-            skipped: false,
-            flaky: None,
-        });
+        tests.push(TestDef { classname, name: n.to_string(), skipped: false, flaky: None });
     }
     tests
 }
@@ -349,10 +330,7 @@ fn schedule(job: &JobSpec, ctx: &Ctx, prs: &mut Vec<PullRequest>) -> Vec<Slot> {
             let mut t = job.first_ts + phase.min(job.interval);
             let jitter_max = (job.interval / 10).clamp(1, 600) as u64;
             while t < end {
-                slots.push(Slot {
-                    start: t + r.below(jitter_max) as i64,
-                    trig: Trig::Periodic,
-                });
+                slots.push(Slot { start: t + r.below(jitter_max) as i64, trig: Trig::Periodic });
                 t += job.interval;
             }
         }
@@ -361,10 +339,7 @@ fn schedule(job: &JobSpec, ctx: &Ctx, prs: &mut Vec<PullRequest>) -> Vec<Slot> {
             for (t, sha) in cur.merges_between(job.first_ts, end) {
                 let u = (hash_parts(ctx.seed, &["post", &job.name, &sha]) >> 11) as f64 / (1u64 << 53) as f64;
                 if u < job.run_prob {
-                    slots.push(Slot {
-                        start: t + 30 + r.below(300) as i64,
-                        trig: Trig::Post { sha, merge: t },
-                    });
+                    slots.push(Slot { start: t + 30 + r.below(300) as i64, trig: Trig::Post { sha } });
                 }
             }
         }
@@ -426,7 +401,12 @@ fn schedule(job: &JobSpec, ctx: &Ctx, prs: &mut Vec<PullRequest>) -> Vec<Slot> {
     let recent = ctx.world_end - 6 * DAY;
     let visible = matches!(
         job.scenario,
-        Scenario::LongBroken | Scenario::NeverPassed | Scenario::RareBroken | Scenario::FixedAfterSnapshot | Scenario::Crossing | Scenario::ByDesign
+        Scenario::LongBroken
+            | Scenario::NeverPassed
+            | Scenario::RareBroken
+            | Scenario::FixedAfterSnapshot
+            | Scenario::Crossing
+            | Scenario::ByDesign
     );
     if visible && end > recent && !slots.iter().any(|s| s.start >= recent) {
         let at = recent + DAY + r.below(2 * DAY as u64) as i64;
@@ -434,18 +414,15 @@ fn schedule(job: &JobSpec, ctx: &Ctx, prs: &mut Vec<PullRequest>) -> Vec<Slot> {
             JobKind::Periodic => slots.push(Slot { start: at, trig: Trig::Periodic }),
             JobKind::Postsubmit => {
                 let mut cur = BranchCursor::new(ctx.seed, &job.repo, &job.branch);
-                let (sha, merge) = cur.head_at(at);
-                slots.push(Slot { start: at, trig: Trig::Post { sha, merge } });
+                let (sha, _) = cur.head_at(at);
+                slots.push(Slot { start: at, trig: Trig::Post { sha } });
             }
             JobKind::Presubmit => {
                 let info = repos::repo_info(&job.repo);
                 let number = info.pr_base + 80_000 + (hash_parts(ctx.seed, &["late-pr", &job.name]) % 5000) as u32;
                 let mut pr = repos::pr_details(ctx.seed, &job.repo, number, at);
                 pr.pushes.truncate(1);
-                slots.push(Slot {
-                    start: at + 120,
-                    trig: Trig::Pre { pr: prs.len(), push: 0, retest: 0 },
-                });
+                slots.push(Slot { start: at + 120, trig: Trig::Pre { pr: prs.len(), push: 0, retest: 0 } });
                 prs.push(pr);
             }
         }
@@ -460,10 +437,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
     let slots = schedule(job, ctx, &mut prs);
     let tests = job_tests(job, ctx.seed);
     let kettle_job = job.kettle_name();
-    let mut interner = Interner {
-        names: Vec::new(),
-        idx: BTreeMap::new(),
-    };
+    let mut interner = Interner { names: Vec::new(), idx: BTreeMap::new() };
     let mut rows: Vec<Row> = Vec::new();
     let mut recs: Vec<Rec> = Vec::new();
     let mut truth_lines = Vec::new();
@@ -491,11 +465,8 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         })
         .collect();
     let mut main_cur = BranchCursor::new(ctx.seed, &job.repo, &job.branch);
-    let mut extra_curs: Vec<BranchCursor> = job
-        .extra_refs
-        .iter()
-        .map(|(r, b)| BranchCursor::new(ctx.seed, r, b))
-        .collect();
+    let mut extra_curs: Vec<BranchCursor> =
+        job.extra_refs.iter().map(|(r, b)| BranchCursor::new(ctx.seed, r, b)).collect();
 
     let mut heap: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
     let mut pool: Vec<Option<Slot>> = Vec::new();
@@ -616,14 +587,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 }],
             };
             push_jsonl(&mut truth_lines, &bt);
-            recs.push(Rec {
-                id,
-                start: slot.start,
-                end: Some(end),
-                state: State::Error,
-                gcs_dir: None,
-                refs,
-            });
+            recs.push(Rec { id, start: slot.start, end: Some(end), state: State::Error, gcs_dir: None, refs });
             continue;
         }
 
@@ -635,7 +599,8 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         let pattern_cause = |p: &'static Pattern, vars: &mut Vars| -> Cause {
             let errors = p.errors.iter().map(|e| vars.render(e)).collect();
             let context = p.context.iter().map(|e| vars.render(e)).collect();
-            let setup = p.stage == Stage::Setup && matches!(p.junit, JunitEffect::None | JunitEffect::Harness(_) | JunitEffect::Named(_));
+            let setup = p.stage == Stage::Setup
+                && matches!(p.junit, JunitEffect::None | JunitEffect::Harness(_) | JunitEffect::Named(_));
             Cause {
                 pattern: Some(p),
                 flaky: None,
@@ -701,11 +666,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                             pattern: None,
                             flaky: Some(fi),
                             retried_ok: recovered,
-                            log: LogCause {
-                                errors: vec![],
-                                context: vec![],
-                                setup: false,
-                            },
+                            log: LogCause { errors: vec![], context: vec![], setup: false },
                             description: None,
                         });
                     }
@@ -895,7 +856,19 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         }
         if state != State::Pending {
             // JUnit.
-            let files = compose_junit(job, &tests, &causes, &fails, harness_fail.as_ref(), timeout_error, setup_cause, aborted, slot.start, end, &mut br);
+            let files = compose_junit(
+                job,
+                &tests,
+                &causes,
+                &fails,
+                harness_fail.as_ref(),
+                timeout_error,
+                setup_cause,
+                aborted,
+                slot.start,
+                end,
+                &mut br,
+            );
             for f in files {
                 let (bytes, fl, kt) = junit::render(&f);
                 let path = format!("{gcs_prefix}/{}", f.rel);
@@ -911,20 +884,11 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 written_junit.push((path, fl));
             }
             // Build log.
-            let passing: Vec<&str> = tests
-                .iter()
-                .filter(|t| !t.skipped)
-                .take(60)
-                .map(|t| t.name.as_str())
-                .collect();
+            let passing: Vec<&str> = tests.iter().filter(|t| !t.skipped).take(60).map(|t| t.name.as_str()).collect();
             let lines = (ctx.log_lines as f64 * log_factor(&mut br)).round().max(20.0) as usize;
             let lcauses: Vec<LogCause> = causes
                 .iter()
-                .map(|c| LogCause {
-                    errors: c.log.errors.clone(),
-                    context: c.log.context.clone(),
-                    setup: c.log.setup,
-                })
+                .map(|c| LogCause { errors: c.log.errors.clone(), context: c.log.context.clone(), setup: c.log.setup })
                 .collect();
             let spec = LogSpec {
                 suite: job.suite,
@@ -948,7 +912,10 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
             // finished.json
             let mut metadata = BTreeMap::new();
             if matches!(job.suite, SuiteKind::Ginkgo | SuiteKind::Kubetest | SuiteKind::Kops) {
-                metadata.insert("job-version".to_string(), format!("v1.36.0-alpha.0.{}+{}", id % 997, &repo_commit[..14.min(repo_commit.len())]));
+                metadata.insert(
+                    "job-version".to_string(),
+                    format!("v1.36.0-alpha.0.{}+{}", id % 997, &repo_commit[..14.min(repo_commit.len())]),
+                );
             }
             let fin = prow::Finished {
                 timestamp: end,
@@ -1062,10 +1029,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 let t = end + 5 * MINUTE + br.below(55 * MINUTE as u64) as i64;
                 if t < job.last_ts.min(ctx.world_end) {
                     heap.push(Reverse((t, pool.len())));
-                    pool.push(Some(Slot {
-                        start: t,
-                        trig: Trig::Pre { pr, push, retest: retest + 1 },
-                    }));
+                    pool.push(Some(Slot { start: t, trig: Trig::Pre { pr, push, retest: retest + 1 } }));
                 }
             }
         }
@@ -1077,22 +1041,16 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         _ => format!("logs/{}", job.name),
     };
     let mut with_gcs: Vec<&Rec> = recs.iter().filter(|r| r.gcs_dir.is_some()).collect();
-    with_gcs.sort_by(|a, b| b.id.cmp(&a.id));
+    with_gcs.sort_by_key(|r| std::cmp::Reverse(r.id));
     if let Some(latest) = with_gcs.first() {
-        sink.write(
-            &format!("{}/{}/latest-build.txt", ctx.gcs_root, history_prefix),
-            latest.id.to_string().as_bytes(),
-        )?;
+        sink.write(&format!("{}/{}/latest-build.txt", ctx.gcs_root, history_prefix), latest.id.to_string().as_bytes())?;
     }
     write_history(sink, job, &history_prefix, &with_gcs)?;
 
     // Dashboards for each snapshot.
     let failures: Vec<Option<i64>> = ctx.snapshots.iter().map(|s| kettle::failures_entry(&rows, *s)).collect();
-    let flakes: Vec<Option<FlakeEntry>> = ctx
-        .snapshots
-        .iter()
-        .map(|s| kettle::flakes_entry(&kettle_job, &rows, &interner.names, *s))
-        .collect();
+    let flakes: Vec<Option<FlakeEntry>> =
+        ctx.snapshots.iter().map(|s| kettle::flakes_entry(&kettle_job, &rows, &interner.names, *s)).collect();
     let mut dash = DashTruth::default();
     for (i, s) in ctx.snapshots.iter().enumerate() {
         if let Some(d) = failures[i] {
@@ -1135,16 +1093,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         stats,
         dashboards: dash,
     };
-    Ok(JobOutput {
-        truth_lines,
-        prowjobs,
-        truth,
-        flaky: flaky_truth,
-        failures,
-        flakes,
-        count: sink.count,
-        stats,
-    })
+    Ok(JobOutput { truth_lines, prowjobs, truth, flaky: flaky_truth, failures, flakes, count: sink.count, stats })
 }
 
 fn log_factor(r: &mut Rng) -> f64 {
@@ -1197,13 +1146,7 @@ fn push_jsonl<T: Serialize>(buf: &mut Vec<u8>, v: &T) {
 }
 
 fn case(classname: &str, name: &str, ms: u64, outcome: Outcome) -> Case {
-    Case {
-        classname: classname.to_string(),
-        name: Some(name.to_string()),
-        time_ms: ms,
-        outcome,
-        lifecycle: None,
-    }
+    Case { classname: classname.to_string(), name: Some(name.to_string()), time_ms: ms, outcome, lifecycle: None }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1237,7 +1180,16 @@ fn compose_junit(
         } else if node {
             suites::KUBETEST_STEPS.to_vec()
         } else {
-            vec!["TearDown Previous", "Up", "test setup", "Test", "DumpClusterLogs", "diffResources", "TearDown", "Deferred TearDown"]
+            vec![
+                "TearDown Previous",
+                "Up",
+                "test setup",
+                "Test",
+                "DumpClusterLogs",
+                "diffResources",
+                "TearDown",
+                "Deferred TearDown",
+            ]
         };
         let mut cases = Vec::new();
         let mut stop = false;
@@ -1251,11 +1203,7 @@ fn compose_junit(
                     if setup.is_some() {
                         stop = true;
                     }
-                    Outcome::Fail {
-                        message: msg.clone(),
-                        body: String::new(),
-                        cause: *ci,
-                    }
+                    Outcome::Fail { message: msg.clone(), body: String::new(), cause: *ci }
                 }
                 _ if (st == "Test" || st == "Node Tests") && any_test_failed && !stop => {
                     // A consequence of the failed tests, not evidence of their cause.
@@ -1294,20 +1242,14 @@ fn compose_junit(
                 classname: "e2e.go".into(),
                 name: Some("Timeout".into()),
                 time_ms: 7_200_000,
-                outcome: Outcome::Error {
-                    message: "Process did not finish before 2h0m0s timeout".into(),
-                },
+                outcome: Outcome::Error { message: "Process did not finish before 2h0m0s timeout".into() },
                 lifecycle: None,
             });
         }
         files.push(JunitFile {
             rel: "artifacts/junit_runner.xml".into(),
             style: Style::Kubetest,
-            root: Root::Suite(Suite {
-                name: None,
-                cases,
-                ..Default::default()
-            }),
+            root: Root::Suite(Suite { name: None, cases, ..Default::default() }),
             truncate_permille: None,
         });
     }
@@ -1332,11 +1274,12 @@ fn compose_junit(
     if !has_runner {
         if let Some((h, ci, msg)) = harness_fail {
             if setup.is_none() {
-                cases.push(case(&tests.first().map(|t| t.classname.clone()).unwrap_or_default(), h, 1000 + r.below(90_000), Outcome::Fail {
-                    message: msg.clone(),
-                    body: String::new(),
-                    cause: *ci,
-                }));
+                cases.push(case(
+                    &tests.first().map(|t| t.classname.clone()).unwrap_or_default(),
+                    h,
+                    1000 + r.below(90_000),
+                    Outcome::Fail { message: msg.clone(), body: String::new(), cause: *ci },
+                ));
             }
         }
     }
@@ -1344,11 +1287,7 @@ fn compose_junit(
         let ms = if t.skipped { 0 } else { 10 + r.below(if go { 5_000 } else { 200_000 }) };
         if let Some((ci, msg)) = &before_suite_fail {
             let outcome = if t.name == "[SynchronizedBeforeSuite]" {
-                Outcome::Fail {
-                    message: msg.clone(),
-                    body: String::new(),
-                    cause: *ci,
-                }
+                Outcome::Fail { message: msg.clone(), body: String::new(), cause: *ci }
             } else {
                 Outcome::Skipped
             };
@@ -1369,20 +1308,22 @@ fn compose_junit(
             None => cases.push(case(&t.classname, &t.name, ms, Outcome::Pass)),
             Some(list) => {
                 for (ci, msg, body) in list {
-                    cases.push(case(&t.classname, &t.name, ms, Outcome::Fail {
-                        message: msg.clone(),
-                        body: body.clone(),
-                        cause: *ci,
-                    }));
+                    cases.push(case(
+                        &t.classname,
+                        &t.name,
+                        ms,
+                        Outcome::Fail { message: msg.clone(), body: body.clone(), cause: *ci },
+                    ));
                     if causes[*ci].retried_ok {
                         cases.push(case(&t.classname, &t.name, ms / 2 + 1, Outcome::Pass));
                     } else if causes[*ci].flaky.is_some() && job.flaky[causes[*ci].flaky.unwrap_or(0)].retried {
                         // Retried and failed again.
-                        cases.push(case(&t.classname, &t.name, ms / 2 + 1, Outcome::Fail {
-                            message: msg.clone(),
-                            body: body.clone(),
-                            cause: *ci,
-                        }));
+                        cases.push(case(
+                            &t.classname,
+                            &t.name,
+                            ms / 2 + 1,
+                            Outcome::Fail { message: msg.clone(), body: body.clone(), cause: *ci },
+                        ));
                     }
                 }
             }
@@ -1451,7 +1392,10 @@ fn write_history(sink: &mut Sink, job: &JobSpec, prefix: &str, recs: &[&Rec]) ->
     let base = format!("prow/job-history/gs/{}/{}", job.bucket, prefix);
     let pages: Vec<&[&Rec]> = recs.chunks(20).collect();
     if pages.is_empty() {
-        sink.write(&format!("{base}/index.html"), &prow::history_page(&format!("{}/{}", job.bucket, prefix), &[], None, None, 0))?;
+        sink.write(
+            &format!("{base}/index.html"),
+            &prow::history_page(&format!("{}/{}", job.bucket, prefix), &[], None, None, 0),
+        )?;
         return Ok(());
     }
     for (pi, page) in pages.iter().enumerate() {
@@ -1474,12 +1418,14 @@ fn write_history(sink: &mut Sink, job: &JobSpec, prefix: &str, recs: &[&Rec]) ->
         } else {
             pages.get(pi - 1).and_then(|p| p.first()).map(|r| format!("?buildId={}", r.id))
         };
-        let html = prow::history_page(&format!("{}/{}", job.bucket, prefix), &entries, older.as_deref(), newer.as_deref(), recs.len());
-        let name = if pi == 0 {
-            "index.html".to_string()
-        } else {
-            format!("buildId={}.html", page[0].id)
-        };
+        let html = prow::history_page(
+            &format!("{}/{}", job.bucket, prefix),
+            &entries,
+            older.as_deref(),
+            newer.as_deref(),
+            recs.len(),
+        );
+        let name = if pi == 0 { "index.html".to_string() } else { format!("buildId={}.html", page[0].id) };
         sink.write(&format!("{base}/{name}"), &html)?;
     }
     Ok(())

@@ -175,11 +175,7 @@ fn infer(name: &str) -> Inferred {
         ("cloud-provider-kind", "kubernetes-sigs/cloud-provider-kind"),
         ("apiserver-network-proxy", "kubernetes-sigs/apiserver-network-proxy"),
     ];
-    let repo = table
-        .iter()
-        .find(|(k, _)| name.contains(k))
-        .map(|(_, r)| *r)
-        .unwrap_or("kubernetes/kubernetes");
+    let repo = table.iter().find(|(k, _)| name.contains(k)).map(|(_, r)| *r).unwrap_or("kubernetes/kubernetes");
     let info = repo_info(repo);
     let mut branch = info.default_branch.to_string();
     for minor in 30..=36 {
@@ -192,10 +188,7 @@ fn infer(name: &str) -> Inferred {
             branch = format!("release-2.{minor}");
         }
     }
-    let arch = ["s390x", "ppc64le", "arm64", "windows"]
-        .into_iter()
-        .find(|a| name.contains(a))
-        .unwrap_or("amd64");
+    let arch = ["s390x", "ppc64le", "arm64", "windows"].into_iter().find(|a| name.contains(a)).unwrap_or("amd64");
     let suite = if name.contains("push-images") || name.contains("-image-") || name.contains("ami-build") {
         SuiteKind::ImageBuild
     } else if name.contains("kops") {
@@ -206,20 +199,22 @@ fn infer(name: &str) -> Inferred {
         SuiteKind::Minikube
     } else if name.contains("integration") || repo == "etcd-io/etcd" {
         SuiteKind::GoIntegration
-    } else if name.contains("unit") || name.contains("verify") || name.contains("typecheck") || name.contains("release-notes") {
+    } else if name.contains("unit")
+        || name.contains("verify")
+        || name.contains("typecheck")
+        || name.contains("release-notes")
+    {
         SuiteKind::GoUnit
-    } else if name.contains("node-e2e") || name.contains("node-kubelet") || name.contains("gci-gce") || name.contains("e2e-gce") {
+    } else if name.contains("node-e2e")
+        || name.contains("node-kubelet")
+        || name.contains("gci-gce")
+        || name.contains("e2e-gce")
+    {
         SuiteKind::Kubetest
     } else {
         SuiteKind::Ginkgo
     };
-    Inferred {
-        kind,
-        suite,
-        repo,
-        branch,
-        arch,
-    }
+    Inferred { kind, suite, repo, branch, arch }
 }
 
 /// The anchor jobs: one per planted story, modelled on the seed reports.
@@ -235,8 +230,16 @@ const ANCHORS: &[(&str, Scenario, &str)] = &[
     ("e2e-kops-grid-gce-cilium-u2404-k35-ko35", Scenario::BrandNew, "nft-only-iptables"),
     ("ci-minikube-docker-crio-linux-x86", Scenario::AlwaysFailingConsistent, "dockerhub-rate-limit"),
     ("ci-kubernetes-unit-windows-master", Scenario::Flaky, ""),
-    ("periodic-cluster-api-provider-aws-e2e-conformance-release-2-10", Scenario::LongBroken, "boskos-could-not-allocate"),
-    ("ci-kubernetes-e2e-kind-compatibility-versions-feature-gate-test", Scenario::Crossing, "feature-gate-not-in-metrics"),
+    (
+        "periodic-cluster-api-provider-aws-e2e-conformance-release-2-10",
+        Scenario::LongBroken,
+        "boskos-could-not-allocate",
+    ),
+    (
+        "ci-kubernetes-e2e-kind-compatibility-versions-feature-gate-test",
+        Scenario::Crossing,
+        "feature-gate-not-in-metrics",
+    ),
     ("cloud-provider-azure-conformance-windows-capz", Scenario::NeverPassed, "md-win-timeout"),
     ("ci-kubernetes-node-e2e-containerd", Scenario::Flaky, ""),
     ("ci-kubernetes-e2e-azure-dra-with-workload-scalability", Scenario::Recovered, "image-pull-backoff"),
@@ -257,8 +260,19 @@ const ANCHORS: &[(&str, Scenario, &str)] = &[
 
 const CNIS: &[&str] = &["calico", "cilium", "cilium-eni", "flannel", "kindnet", "amazonvpc", "kuberouter"];
 const DISTROS: &[&str] = &[
-    "al2023", "amzn2", "deb12", "deb13", "u2204", "u2404", "u2404arm64", "rhel9", "rhel10",
-    "rhel10arm64", "rocky10", "flatcar", "cos121",
+    "al2023",
+    "amzn2",
+    "deb12",
+    "deb13",
+    "u2204",
+    "u2404",
+    "u2404arm64",
+    "rhel9",
+    "rhel10",
+    "rhel10arm64",
+    "rocky10",
+    "flatcar",
+    "cos121",
 ];
 
 fn gen_name(r: &mut Rng) -> String {
@@ -274,23 +288,45 @@ fn gen_name(r: &mut Rng) -> String {
             r.range(32, 35),
             r.pick_str(&["", "", "-ko33", "-ko34", "-ko35"])
         ),
-        1 => r.pick_str(&[
-            "e2e-kops-aws-hostname-bug121018",
-            "ci-kubernetes-kops-gce-small-scale-kindnet-using-cl2",
-            "e2e-kops-staging-registry-azure",
-            "e2e-kops-staging-registry-gcp",
-            "e2e-ci-kubernetes-kops-ubuntu-aws-canary",
-            "e2e-ci-kubernetes-kops-al2023-aws-serial-canary",
-            "e2e-ci-kubernetes-kops-cos-gce-reboot-canary",
-            "e2e-kops-aws-upgrade-gossip",
-            "e2e-kops-gce-upgrade-gossip",
-            "e2e-kops-pipeline-updown-kopsmaster",
-        ])
-        .to_string(),
+        1 => r
+            .pick_str(&[
+                "e2e-kops-aws-hostname-bug121018",
+                "ci-kubernetes-kops-gce-small-scale-kindnet-using-cl2",
+                "e2e-kops-staging-registry-azure",
+                "e2e-kops-staging-registry-gcp",
+                "e2e-ci-kubernetes-kops-ubuntu-aws-canary",
+                "e2e-ci-kubernetes-kops-al2023-aws-serial-canary",
+                "e2e-ci-kubernetes-kops-cos-gce-reboot-canary",
+                "e2e-kops-aws-upgrade-gossip",
+                "e2e-kops-gce-upgrade-gossip",
+                "e2e-kops-pipeline-updown-kopsmaster",
+            ])
+            .to_string(),
         2 => format!(
             "ci-kubernetes-e2e-{}{}{}",
-            r.pick_str(&["gci-gce", "gce-cos", "kind", "kind-ipv6", "ec2", "gce-ubuntu", "gci-gce-ingress", "kind-alpha-beta-features"]),
-            r.pick_str(&["", "", "-serial", "-slow", "-alpha-features", "-reboot", "-storage", "-network-policies", "-scalability-100", "-dual-stack", "-nftables"]),
+            r.pick_str(&[
+                "gci-gce",
+                "gce-cos",
+                "kind",
+                "kind-ipv6",
+                "ec2",
+                "gce-ubuntu",
+                "gci-gce-ingress",
+                "kind-alpha-beta-features"
+            ]),
+            r.pick_str(&[
+                "",
+                "",
+                "-serial",
+                "-slow",
+                "-alpha-features",
+                "-reboot",
+                "-storage",
+                "-network-policies",
+                "-scalability-100",
+                "-dual-stack",
+                "-nftables"
+            ]),
             branch(r)
         ),
         3 => format!(
@@ -301,24 +337,64 @@ fn gen_name(r: &mut Rng) -> String {
         ),
         4 => format!(
             "ci-kubernetes-node-{}{}{}",
-            r.pick_str(&["e2e-containerd", "e2e-crio", "kubelet-serial-containerd", "kubelet-serial-crio-cgroupv1", "swap-ubuntu-serial", "e2e-cri-proxy-serial", "kubelet-credential-provider"]),
+            r.pick_str(&[
+                "e2e-containerd",
+                "e2e-crio",
+                "kubelet-serial-containerd",
+                "kubelet-serial-crio-cgroupv1",
+                "swap-ubuntu-serial",
+                "e2e-cri-proxy-serial",
+                "kubelet-credential-provider"
+            ]),
             r.pick_str(&["", "", "-features", "-alpha", "-eviction"]),
             branch(r)
         ),
         5 => format!(
             "pull-kubernetes-{}{}",
-            r.pick_str(&["e2e-kind", "integration", "verify", "node-e2e-containerd", "e2e-gce", "typecheck", "conformance-kind-ga-only-parallel", "e2e-kind-ipv6", "cmd", "dependencies", "unit-windows-master", "e2e-kind-alpha-features", "node-kubelet-serial-crio-cgroupv2", "e2e-ec2", "linter-hints"]),
+            r.pick_str(&[
+                "e2e-kind",
+                "integration",
+                "verify",
+                "node-e2e-containerd",
+                "e2e-gce",
+                "typecheck",
+                "conformance-kind-ga-only-parallel",
+                "e2e-kind-ipv6",
+                "cmd",
+                "dependencies",
+                "unit-windows-master",
+                "e2e-kind-alpha-features",
+                "node-kubelet-serial-crio-cgroupv2",
+                "e2e-ec2",
+                "linter-hints"
+            ]),
             r.pick_str(&["", "", "", "-1-34", "-1-35"])
         ),
         6 => {
             let p = r.pick_str(&["aws", "azure", "vsphere", "gcp", "digitalocean"]);
-            let v = r.pick_str(&["e2e-conformance", "e2e-full", "e2e-workload-upgrade", "e2e-conformance-with-k8s-ci-artifacts", "e2e-eks", "capi-e2e", "e2e-windows"]);
+            let v = r.pick_str(&[
+                "e2e-conformance",
+                "e2e-full",
+                "e2e-workload-upgrade",
+                "e2e-conformance-with-k8s-ci-artifacts",
+                "e2e-eks",
+                "capi-e2e",
+                "e2e-windows",
+            ]);
             if r.chance(0.3) {
                 format!("pull-cluster-api-provider-{p}-{v}{}", r.pick_str(&["", "-main"]))
             } else {
                 format!(
                     "periodic-cluster-api-provider-{p}-{v}-{}",
-                    r.pick_str(&["main", "main", "release-2-9", "release-2-10", "release-2-11", "release-1-5", "release-1-6"])
+                    r.pick_str(&[
+                        "main",
+                        "main",
+                        "release-2-9",
+                        "release-2-10",
+                        "release-2-11",
+                        "release-1-5",
+                        "release-1-6"
+                    ])
                 )
             }
         }
@@ -331,18 +407,38 @@ fn gen_name(r: &mut Rng) -> String {
                 "pull-kubernetes-csi-external-snapshotter-",
                 "pull-kubernetes-csi-csi-driver-host-path-",
             ]),
-            r.pick_str(&["e2e", "unit", "e2e-windows", "sanity", "1-34-on-kubernetes-master", "e2e-capz-windows", "latest-sidecars", "kubernetes-integration"])
+            r.pick_str(&[
+                "e2e",
+                "unit",
+                "e2e-windows",
+                "sanity",
+                "1-34-on-kubernetes-master",
+                "e2e-capz-windows",
+                "latest-sidecars",
+                "kubernetes-integration"
+            ])
         ),
         8 => format!(
             "{}-{}-push-images",
             r.pick_str(&["post", "post", "canary"]),
             r.pick_str(&[
-                "descheduler", "perf-tests-networknetperfbenchmark", "perf-tests-access-tokens",
-                "perf-tests-request-benchmark", "perf-tests-probes", "perf-tests-watch-list",
-                "apiserver-network-proxy", "external-snapshot-metadata", "container-object-storage-interface",
-                "gcp-compute-persistent-disk-csi-driver", "csi-driver-host-path", "external-health-monitor",
-                "lib-volume-populator", "volume-data-source-validator", "nfs-subdir-external-provisioner",
-                "kueue", "cloud-provider-kind",
+                "descheduler",
+                "perf-tests-networknetperfbenchmark",
+                "perf-tests-access-tokens",
+                "perf-tests-request-benchmark",
+                "perf-tests-probes",
+                "perf-tests-watch-list",
+                "apiserver-network-proxy",
+                "external-snapshot-metadata",
+                "container-object-storage-interface",
+                "gcp-compute-persistent-disk-csi-driver",
+                "csi-driver-host-path",
+                "external-health-monitor",
+                "lib-volume-populator",
+                "volume-data-source-validator",
+                "nfs-subdir-external-provisioner",
+                "kueue",
+                "cloud-provider-kind",
             ])
         ),
         9 => format!(
@@ -355,7 +451,14 @@ fn gen_name(r: &mut Rng) -> String {
         10 => format!(
             "{}-etcd-{}-{}",
             r.pick_str(&["ci", "pull"]),
-            r.pick_str(&["unit-test", "integration-1-cpu", "integration-4-cpu", "e2e", "robustness", "grpcproxy-integration"]),
+            r.pick_str(&[
+                "unit-test",
+                "integration-1-cpu",
+                "integration-4-cpu",
+                "e2e",
+                "robustness",
+                "grpcproxy-integration"
+            ]),
             r.pick_str(&["amd64", "arm64", "s390x", "ppc64le"])
         ),
         11 => format!(
@@ -389,7 +492,7 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
             if name.contains("rhel10") || name.contains("rocky10") {
                 vec!["nft-only-iptables"]
             } else {
-                vec!["boskos-could-not-allocate", "cluster-connection-refused", "nft-only-iptables"]
+                vec!["boskos-could-not-allocate", "cluster-connection-refused", "cluster-connection-refused", "nft-only-iptables"]
             }
         }
         SuiteKind::Capi => {
@@ -403,17 +506,21 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
         }
         SuiteKind::GoUnit | SuiteKind::GoIntegration => vec!["data-race", "apiserver-startup-timeout"],
         SuiteKind::Minikube => vec!["dockerhub-rate-limit"],
-        SuiteKind::Kubetest => vec!["boskos-could-not-allocate", "cluster-connection-refused", "process-timeout"],
-        SuiteKind::Ginkgo | SuiteKind::OpenShift => {
-            vec!["cluster-connection-refused", "process-timeout", "feature-gate-not-in-metrics"]
-        }
+        SuiteKind::Kubetest => vec![
+            "boskos-could-not-allocate",
+            "cluster-connection-refused",
+            "cluster-connection-refused",
+            "process-timeout",
+        ],
+        SuiteKind::Ginkgo | SuiteKind::OpenShift => vec![
+            "cluster-connection-refused",
+            "cluster-connection-refused",
+            "process-timeout",
+            "feature-gate-not-in-metrics",
+        ],
     };
     if name.contains("persistent-disk") && suite != SuiteKind::ImageBuild {
-        v = if name.contains("windows") {
-            vec!["windows-empty-volume-id"]
-        } else {
-            vec!["hyperdisk-machine-type"]
-        };
+        v = if name.contains("windows") { vec!["windows-empty-volume-id"] } else { vec!["hyperdisk-machine-type"] };
     }
     if name.contains("ec2") && suite != SuiteKind::ImageBuild {
         v.push("unknown-flag");
@@ -423,7 +530,7 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
 
 fn infra_patterns(suite: SuiteKind, name: &str) -> Vec<&'static str> {
     match suite {
-        SuiteKind::Kops | SuiteKind::Kubetest => vec!["boskos-could-not-allocate", "process-timeout"],
+        SuiteKind::Kops | SuiteKind::Kubetest => vec!["boskos-could-not-allocate", "cluster-connection-refused", "process-timeout"],
         SuiteKind::Capi => {
             if name.contains("azure") || name.contains("capz") {
                 vec!["public-ip-quota", "process-timeout"]
@@ -431,7 +538,7 @@ fn infra_patterns(suite: SuiteKind, name: &str) -> Vec<&'static str> {
                 vec!["boskos-could-not-allocate"]
             }
         }
-        SuiteKind::Ginkgo => vec!["cluster-connection-refused", "process-timeout"],
+        SuiteKind::Ginkgo => vec!["cluster-connection-refused", "cluster-connection-refused", "process-timeout"],
         SuiteKind::Minikube => vec!["dockerhub-rate-limit"],
         SuiteKind::GoUnit | SuiteKind::GoIntegration => vec!["process-timeout"],
         SuiteKind::ImageBuild | SuiteKind::OpenShift => vec![],
@@ -444,8 +551,7 @@ fn flaky_candidates(suite: SuiteKind, name: &str, arch: &str) -> Vec<usize> {
         .enumerate()
         .filter(|(_, f)| match suite {
             SuiteKind::Kubetest => {
-                f.suite == SuiteKind::Kubetest
-                    && (f.id != "kubetest-node-tests" || name.contains("node"))
+                f.suite == SuiteKind::Kubetest && (f.id != "kubetest-node-tests" || name.contains("node"))
                     || f.suite == SuiteKind::Ginkgo && !name.contains("node")
             }
             SuiteKind::Kops => f.id == "kubetest-up" || f.suite == SuiteKind::Ginkgo,
@@ -533,11 +639,7 @@ pub fn plan(p: &PlanParams) -> Vec<JobSpec> {
         .collect();
     let wsum: f64 = weights.iter().sum::<f64>().max(1e-9);
     let scale = names.len() as f64 / wsum;
-    names
-        .into_iter()
-        .zip(weights)
-        .map(|((name, anchor), w)| make_job(p, name, anchor, w * scale))
-        .collect()
+    names.into_iter().zip(weights).map(|((name, anchor), w)| make_job(p, name, anchor, w * scale)).collect()
 }
 
 fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str)>, weight: f64) -> JobSpec {
@@ -588,7 +690,12 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
         }
         Scenario::LongBroken => {
             let back = r.range(35.min(max_back as u64), max_back as u64) as i64;
-            broken.push(Broken { from: days_ago(back) + r.below(8 * HOUR as u64) as i64, to: i64::MAX, pattern, rate: 1.0 });
+            broken.push(Broken {
+                from: days_ago(back) + r.below(8 * HOUR as u64) as i64,
+                to: i64::MAX,
+                pattern,
+                rate: 1.0,
+            });
         }
         Scenario::NeverPassed | Scenario::ByDesign => {
             broken.push(Broken { from: i64::MIN, to: i64::MAX, pattern, rate: 1.0 });
@@ -661,11 +768,7 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
     let run_prob = match inf.kind {
         JobKind::Periodic => 1.0,
         JobKind::Presubmit => {
-            let per_day = if inf.branch == info.default_branch {
-                f64::from(info.prs_per_day)
-            } else {
-                0.3
-            };
+            let per_day = if inf.branch == info.default_branch { f64::from(info.prs_per_day) } else { 0.3 };
             let pushes = per_day * 0.8 * 1.7 * (span as f64 / DAY as f64);
             (target / (pushes * 1.3).max(1.0)).clamp(0.002, 1.0)
         }
@@ -693,8 +796,8 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
     for def in chosen {
         let base = 0.01 + 0.03 * r.unit();
         let prob = (base * flaky_scale).min(0.45);
-        let retried = matches!(FLAKY[def].suite, SuiteKind::Ginkgo | SuiteKind::OpenShift | SuiteKind::Minikube)
-            && r.chance(0.5);
+        let retried =
+            matches!(FLAKY[def].suite, SuiteKind::Ginkgo | SuiteKind::OpenShift | SuiteKind::Minikube) && r.chance(0.5);
         flaky.push(FlakyTest { def, prob, retried });
     }
     // Planted flaky anchors whose story is a pattern rather than a flaky test:
@@ -710,11 +813,11 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
             flaky.push(FlakyTest { def: c, prob: 0.4, retried: false });
         }
     }
-    let infra: Vec<&'static Pattern> = infra_patterns(inf.suite, &name)
-        .into_iter()
-        .filter_map(catalog::pattern)
-        .collect();
-    let extra_refs = if inf.repo != "kubernetes/kubernetes" && matches!(inf.suite, SuiteKind::Ginkgo | SuiteKind::Kops | SuiteKind::Capi) {
+    let infra: Vec<&'static Pattern> =
+        infra_patterns(inf.suite, &name).into_iter().filter_map(catalog::pattern).collect();
+    let extra_refs = if inf.repo != "kubernetes/kubernetes"
+        && matches!(inf.suite, SuiteKind::Ginkgo | SuiteKind::Kops | SuiteKind::Capi)
+    {
         vec![("kubernetes/kubernetes".to_string(), "master".to_string())]
     } else if inf.kind == JobKind::Periodic && inf.repo == "kubernetes/kubernetes" && inf.suite == SuiteKind::Kubetest {
         vec![("kubernetes/test-infra".to_string(), "master".to_string())]
@@ -759,7 +862,10 @@ fn describe(s: Scenario, p: &Pattern, broken: &[Broken]) -> String {
     let pat = if broken.is_empty() { "" } else { p.id };
     match s {
         Scenario::Healthy => "mostly green; occasional infra failures and low-rate flakes".into(),
-        Scenario::Flaky => format!("flaky tests at noticeable rates{}", if pat.is_empty() { String::new() } else { format!("; intermittent {pat}") }),
+        Scenario::Flaky => format!(
+            "flaky tests at noticeable rates{}",
+            if pat.is_empty() { String::new() } else { format!("; intermittent {pat}") }
+        ),
         Scenario::LongBroken => format!("failing with {pat} for more than 30 days"),
         Scenario::NeverPassed => format!("never passed: {pat} since the first run"),
         Scenario::RecentlyBroken => format!("failing with {pat} for under 30 days"),
@@ -769,7 +875,9 @@ fn describe(s: Scenario, p: &Pattern, broken: &[Broken]) -> String {
         Scenario::Stale => format!("stopped running; was failing with {pat}"),
         Scenario::ErrorCascade => "recent runs all state=error (pod never created, no GCS artifacts)".into(),
         Scenario::SinglePr => "only one pull request triggered it lately".into(),
-        Scenario::FixedAfterSnapshot => format!("failing with {pat} for over 30 days, fixed after the latest dashboard snapshot"),
+        Scenario::FixedAfterSnapshot => {
+            format!("failing with {pat} for over 30 days, fixed after the latest dashboard snapshot")
+        }
         Scenario::Recovered => format!("failed with {pat} for over 30 days, fixed three days ago"),
         Scenario::Crossing => format!("failing with {pat} for about 30 days: crosses the dashboard threshold"),
         Scenario::RareBroken => format!("rarely runs; failing with {pat} for long: failing_days overstates it"),

@@ -136,11 +136,7 @@ pub fn flakes_entry(kettle_job: &str, rows: &[Row], names: &[String], snap: Snap
         .collect();
     tf.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     tf.truncate(10);
-    Some(FlakeEntry {
-        consistency: consistency(flaked_sum, commits),
-        flakes: flaked_sum,
-        test_flakes: tf,
-    })
+    Some(FlakeEntry { consistency: consistency(flaked_sum, commits), flakes: flaked_sum, test_flakes: tf })
 }
 
 /// A JSON number printed the way jq prints `tonumber` results (`1`, not `1.0`).
@@ -170,10 +166,7 @@ pub fn failures_json(entries: &BTreeMap<String, i64>) -> Vec<u8> {
     if entries.is_empty() {
         return b"null\n".to_vec();
     }
-    let m: BTreeMap<&str, FailOut> = entries
-        .iter()
-        .map(|(k, v)| (k.as_str(), FailOut { failing_days: *v }))
-        .collect();
+    let m: BTreeMap<&str, FailOut> = entries.iter().map(|(k, v)| (k.as_str(), FailOut { failing_days: *v })).collect();
     let mut v = serde_json::to_vec_pretty(&m).unwrap_or_default();
     v.push(b'\n');
     v
@@ -192,14 +185,7 @@ pub fn flakes_json(entries: &BTreeMap<String, FlakeEntry>) -> Vec<u8> {
             } else {
                 Some(e.test_flakes.iter().map(|(n, c)| (n.as_str(), *c)).collect())
             };
-            (
-                k.as_str(),
-                FlakeOut {
-                    consistency: jq_number(e.consistency),
-                    flakes: e.flakes,
-                    test_flakes: tf,
-                },
-            )
+            (k.as_str(), FlakeOut { consistency: jq_number(e.consistency), flakes: e.flakes, test_flakes: tf })
         })
         .collect();
     let mut v = serde_json::to_vec_pretty(&m).unwrap_or_default();

@@ -117,10 +117,10 @@ impl SynthParams {
                 ..base
             }),
             "demo" => Some(SynthParams {
-                jobs: 160,
-                builds_per_job: 36,
+                jobs: 150,
+                builds_per_job: 24,
                 days: 60,
-                log_lines: 220,
+                log_lines: 200,
                 tests_per_build: 30,
                 dashboard_days: 7,
                 payloads: 24,
@@ -128,10 +128,11 @@ impl SynthParams {
             }),
             "k8s" => Some(SynthParams {
                 jobs: 1500,
-                builds_per_job: 67,
+                builds_per_job: 52,
                 days: 90,
-                log_lines: 420,
-                tests_per_build: 150,
+                failure_rate: 0.08,
+                log_lines: 260,
+                tests_per_build: 180,
                 dashboard_days: 7,
                 payloads: 60,
                 ..base
@@ -161,7 +162,11 @@ impl SynthParams {
         if self.dashboard_days == 0 || self.dashboard_days > self.days {
             return bad("dashboard_days must be between 1 and days");
         }
-        if self.jobs > 100_000 || self.builds_per_job > 100_000 || self.log_lines > 10_000_000 || self.tests_per_build > 100_000 {
+        if self.jobs > 100_000
+            || self.builds_per_job > 100_000
+            || self.log_lines > 10_000_000
+            || self.tests_per_build > 100_000
+        {
             return bad("jobs, builds_per_job, log_lines and tests_per_build are limited to 100k (log_lines 10M)");
         }
         if self.payloads > 10_000 {
@@ -225,15 +230,17 @@ fn ensure_empty(dir: &Path) -> Result<(), SynthError> {
             }
             Ok(())
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            fs::create_dir_all(dir).map_err(|e| out::io_err(dir, e))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => fs::create_dir_all(dir).map_err(|e| out::io_err(dir, e)),
         Err(e) => Err(out::io_err(dir, e)),
     }
 }
 
 /// Generates the world into `out_dir` (which must be missing or empty).
-pub fn generate(params: &SynthParams, out_dir: &Path, progress: &mut dyn FnMut(Progress)) -> Result<Summary, SynthError> {
+pub fn generate(
+    params: &SynthParams,
+    out_dir: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary, SynthError> {
     params.validate()?;
     ensure_empty(out_dir)?;
     let end_day = time::parse_date(&params.end_date).ok_or_else(|| SynthError::Params("end_date".into()))?;
@@ -241,10 +248,7 @@ pub fn generate(params: &SynthParams, out_dir: &Path, progress: &mut dyn FnMut(P
     let world_end = (end_day + 1) * time::DAY - 1;
     let snapshots: Vec<kettle::Snapshot> = (0..i64::from(params.dashboard_days))
         .rev()
-        .map(|k| kettle::Snapshot {
-            day: end_day - k,
-            at: (end_day - k) * time::DAY + 12 * time::HOUR,
-        })
+        .map(|k| kettle::Snapshot { day: end_day - k, at: (end_day - k) * time::DAY + 12 * time::HOUR })
         .collect();
     let flakes_from = snapshots.first().map_or(world_end, |s| s.at) - 7 * time::DAY;
     let ctx = build::Ctx {
@@ -273,16 +277,11 @@ pub fn generate(params: &SynthParams, out_dir: &Path, progress: &mut dyn FnMut(P
     if params.threads > 0 {
         pool_builder = pool_builder.num_threads(params.threads);
     }
-    let pool = pool_builder
-        .build()
-        .map_err(|e| SynthError::Params(format!("cannot start worker threads: {e}")))?;
+    let pool = pool_builder.build().map_err(|e| SynthError::Params(format!("cannot start worker threads: {e}")))?;
     let threads = pool.current_num_threads().max(1);
 
     let mut counter = out::Counter::default();
-    let mut summary = Summary {
-        jobs: plan.len() as u64,
-        ..Summary::default()
-    };
+    let mut summary = Summary { jobs: plan.len() as u64, ..Summary::default() };
     let mut builds_jsonl = out::Stream::create(out_dir, "truth/builds.jsonl")?;
     let mut prowjobs = out::Stream::create(out_dir, "prow/prowjobs.js")?;
     prowjobs.put(b"var allBuilds = {\"items\":[")?;
@@ -295,13 +294,7 @@ pub fn generate(params: &SynthParams, out_dir: &Path, progress: &mut dyn FnMut(P
 
     let total = plan.len() as u64;
     let mut done = 0u64;
-    progress(Progress {
-        phase: Phase::Jobs,
-        done: 0,
-        total,
-        builds: 0,
-        bytes: 0,
-    });
+    progress(Progress { phase: Phase::Jobs, done: 0, total, builds: 0, bytes: 0 });
     for chunk in plan.chunks(threads * 4) {
         let outputs: Vec<Result<build::JobOutput, SynthError>> = pool.install(|| {
             chunk
@@ -355,15 +348,23 @@ pub fn generate(params: &SynthParams, out_dir: &Path, progress: &mut dyn FnMut(P
         let mut sink = out::Sink::new(out_dir);
         let base_builds = stats.builds;
         let base_bytes = counter.bytes + builds_jsonl.bytes;
-        let res = payload::generate(params.seed, params.payloads, end_day, world_end, params.log_lines, &mut sink, &mut |d, t, b| {
-            progress(Progress {
-                phase: Phase::Payloads,
-                done: d,
-                total: t,
-                builds: base_builds + b,
-                bytes: base_bytes,
-            })
-        })?;
+        let res = payload::generate(
+            params.seed,
+            params.payloads,
+            end_day,
+            world_end,
+            params.log_lines,
+            &mut sink,
+            &mut |d, t, b| {
+                progress(Progress {
+                    phase: Phase::Payloads,
+                    done: d,
+                    total: t,
+                    builds: base_builds + b,
+                    bytes: base_bytes,
+                })
+            },
+        )?;
         counter.add(sink.count);
         payload_builds = res.job_runs;
         summary.payloads = res.tags.len() as u64;
@@ -422,7 +423,17 @@ pub fn generate(params: &SynthParams, out_dir: &Path, progress: &mut dyn FnMut(P
     summary.files = counter.files;
     summary.bytes = counter.bytes;
     let mut sink = out::Sink::new(out_dir);
-    let index = truth::Index::new(params, start_day, end_day, world_end, &summary, job_truths, flaky_truths, dashboard_files, payload_truth);
+    let index = truth::Index::new(
+        params,
+        start_day,
+        end_day,
+        world_end,
+        &summary,
+        job_truths,
+        flaky_truths,
+        dashboard_files,
+        payload_truth,
+    );
     let bytes = truth::to_bytes(&index);
     sink.write("truth.json", &bytes)?;
     progress(Progress {

@@ -149,7 +149,12 @@ fn noise_line(r: &mut Rng, v: &mut Vars, suite: SuiteKind, out: &mut String) {
                     "{} [{}] {} {}",
                     time::golog(v.now),
                     r.pick_str(&["INFO", "INFO", "WARN"]),
-                    r.pick_str(&["Retrying after transient error", "Polling resource status", "Listing cloud resources", "Collecting artifacts"]),
+                    r.pick_str(&[
+                        "Retrying after transient error",
+                        "Polling resource status",
+                        "Listing cloud resources",
+                        "Collecting artifacts"
+                    ]),
                     r.hex(8)
                 ));
             }
@@ -174,10 +179,7 @@ fn noise_line(r: &mut Rng, v: &mut Vars, suite: SuiteKind, out: &mut String) {
             ));
         }
         _ => {
-            out.push_str(&format!(
-                "{GREEN}•{RESET}{}",
-                r.pick_str(&["", "", " [0.412 seconds]", " [12.030 seconds]"])
-            ));
+            out.push_str(&format!("{GREEN}•{RESET}{}", r.pick_str(&["", "", " [0.412 seconds]", " [12.030 seconds]"])));
         }
     }
 }
@@ -185,9 +187,20 @@ fn noise_line(r: &mut Rng, v: &mut Vars, suite: SuiteKind, out: &mut String) {
 fn preamble(t: &mut Text, s: &LogSpec, r: &mut Rng) {
     if s.suite == SuiteKind::OpenShift {
         t.line(&format!("INFO[{}] ci-operator version v20261119-{}", time::rfc3339(s.start), r.hex(9)));
-        t.line(&format!("INFO[{}] Loading configuration from https://config.ci.openshift.org for openshift/release@main [ci-4.22]", time::rfc3339(s.start)));
-        t.line(&format!("INFO[{}] Resolved source https://github.com/openshift/release to main@{}", time::rfc3339(s.start + 1), r.hex(8)));
-        t.line(&format!("INFO[{}] Using namespace https://console.build05.ci.openshift.org/k8s/cluster/projects/ci-op-{}", time::rfc3339(s.start + 2), r.alnum(8)));
+        t.line(&format!(
+            "INFO[{}] Loading configuration from https://config.ci.openshift.org for openshift/release@main [ci-4.22]",
+            time::rfc3339(s.start)
+        ));
+        t.line(&format!(
+            "INFO[{}] Resolved source https://github.com/openshift/release to main@{}",
+            time::rfc3339(s.start + 1),
+            r.hex(8)
+        ));
+        t.line(&format!(
+            "INFO[{}] Using namespace https://console.build05.ci.openshift.org/k8s/cluster/projects/ci-op-{}",
+            time::rfc3339(s.start + 2),
+            r.alnum(8)
+        ));
         t.line(&format!("INFO[{}] Running multi-stage test {}", time::rfc3339(s.start + 3), s.job));
         return;
     }
@@ -240,8 +253,16 @@ fn setup_section(t: &mut Text, s: &LogSpec, r: &mut Rng, v: &mut Vars, clock: &m
             t.line(&format!("+++ [{}] Building go targets for linux/amd64", &time::klog(clock.tick(r), 0)[..11]));
         }
         SuiteKind::ImageBuild => {
-            t.line(&format!("Creating temporary archive of {} file(s) totalling {} KiB before compression.", r.range(200, 4000), r.range(500, 9000)));
-            t.line(&format!("Uploading tarball of [.] to [gs://k8s-staging-images_cloudbuild/source/{}.{}.tgz]", clock.now, r.hex(8)));
+            t.line(&format!(
+                "Creating temporary archive of {} file(s) totalling {} KiB before compression.",
+                r.range(200, 4000),
+                r.range(500, 9000)
+            ));
+            t.line(&format!(
+                "Uploading tarball of [.] to [gs://k8s-staging-images_cloudbuild/source/{}.{}.tgz]",
+                clock.now,
+                r.hex(8)
+            ));
             t.line(&format!("Created [https://cloudbuild.googleapis.com/v1/projects/k8s-staging-images/locations/global/builds/{}].", r.uuid()));
         }
         SuiteKind::OpenShift => {
@@ -271,7 +292,12 @@ fn setup_section(t: &mut Text, s: &LogSpec, r: &mut Rng, v: &mut Vars, clock: &m
                     r.range(2, 30),
                     r.range(1, 9),
                     r.range(9, 12),
-                    r.pick_str(&["apt-get update && apt-get install -y ca-certificates", "go build -trimpath ./cmd/...", "make -j4 all", "cp -r bin /usr/local/bin"])
+                    r.pick_str(&[
+                        "apt-get update && apt-get install -y ca-certificates",
+                        "go build -trimpath ./cmd/...",
+                        "make -j4 all",
+                        "cp -r bin /usr/local/bin"
+                    ])
                 );
             }
             _ => noise_line(r, v, s.suite, &mut line),
@@ -282,11 +308,7 @@ fn setup_section(t: &mut Text, s: &LogSpec, r: &mut Rng, v: &mut Vars, clock: &m
 
 fn write_cause(t: &mut Text, c: &LogCause, ev: &mut LogEvidence, color: bool) {
     for e in &c.errors {
-        let n = if color {
-            t.line(&format!("{RED}{e}{RESET}"))
-        } else {
-            t.line(e)
-        };
+        let n = if color { t.line(&format!("{RED}{e}{RESET}")) } else { t.line(e) };
         ev.errors.push(n);
     }
     for e in &c.context {
@@ -315,17 +337,27 @@ fn go_fail_block(t: &mut Text, f: &LogTestFailure, ev: &mut LogEvidence, r: &mut
 
 fn ginkgo_fail_block(t: &mut Text, f: &LogTestFailure, ev: &mut LogEvidence, r: &mut Rng, now: i64) {
     t.line("------------------------------");
-    ev.context.push(t.line(&format!("{RED}{BOLD}• [FAILED] [{}.{:03} seconds]{RESET}", r.range(5, 900), r.below(1000))));
+    ev.context.push(t.line(&format!(
+        "{RED}{BOLD}• [FAILED] [{}.{:03} seconds]{RESET}",
+        r.range(5, 900),
+        r.below(1000)
+    )));
     t.line(&f.name.replacen("[It] ", "", 1));
-    t.line(&format!("{GREY}test/e2e/{}.go:{}{RESET}", r.pick_str(&["storage/testsuites/provisioning", "network/service", "apps/deployment", "node/pods", "apimachinery/garbage_collector"]), r.range(40, 1500)));
+    t.line(&format!(
+        "{GREY}test/e2e/{}.go:{}{RESET}",
+        r.pick_str(&[
+            "storage/testsuites/provisioning",
+            "network/service",
+            "apps/deployment",
+            "node/pods",
+            "apimachinery/garbage_collector"
+        ]),
+        r.range(40, 1500)
+    ));
     t.line("");
     let mut first = true;
     for l in f.message.lines() {
-        let n = if first {
-            t.line(&format!("  {RED}[FAILED] {l}{RESET}"))
-        } else {
-            t.line(&format!("  {l}"))
-        };
+        let n = if first { t.line(&format!("  {RED}[FAILED] {l}{RESET}")) } else { t.line(&format!("  {l}")) };
         if first {
             ev.errors.push(n);
             first = false;
@@ -333,16 +365,33 @@ fn ginkgo_fail_block(t: &mut Text, f: &LogTestFailure, ev: &mut LogEvidence, r: 
             ev.context.push(n);
         }
     }
-    t.line(&format!("  {RED}In {BOLD}[It]{RESET}{RED} at: test/e2e/framework/util.go:{} @ {}{RESET}", r.range(100, 900), time::ginkgo(now, r.below(1000) as u32)));
+    t.line(&format!(
+        "  {RED}In {BOLD}[It]{RESET}{RED} at: test/e2e/framework/util.go:{} @ {}{RESET}",
+        r.range(100, 900),
+        time::ginkgo(now, r.below(1000) as u32)
+    ));
     t.line("");
     t.line("  Full Stack Trace");
     for _ in 0..r.range(3, 7) {
-        t.line(&format!("    k8s.io/kubernetes/test/e2e/{}.{}({{0x{}}})", r.pick_str(&["framework", "storage/utils", "network/common"]), r.pick_str(&["WaitForPodRunning", "ExpectNoError", "pollImmediate"]), r.hex(10)));
-        t.line(&format!("    \t/home/prow/go/src/k8s.io/kubernetes/test/e2e/framework/util.go:{} +0x{:x}", r.range(40, 900), r.range(16, 600)));
+        t.line(&format!(
+            "    k8s.io/kubernetes/test/e2e/{}.{}({{0x{}}})",
+            r.pick_str(&["framework", "storage/utils", "network/common"]),
+            r.pick_str(&["WaitForPodRunning", "ExpectNoError", "pollImmediate"]),
+            r.hex(10)
+        ));
+        t.line(&format!(
+            "    \t/home/prow/go/src/k8s.io/kubernetes/test/e2e/framework/util.go:{} +0x{:x}",
+            r.range(40, 900),
+            r.range(16, 600)
+        ));
     }
     t.line("------------------------------");
     if f.retried_ok {
-        t.line(&format!("{GREEN}• [FLAKEY TEST - TOOK 2 ATTEMPTS TO PASS] [{}.{:03} seconds]{RESET}", r.range(5, 300), r.below(1000)));
+        t.line(&format!(
+            "{GREEN}• [FLAKEY TEST - TOOK 2 ATTEMPTS TO PASS] [{}.{:03} seconds]{RESET}",
+            r.range(5, 300),
+            r.below(1000)
+        ));
         t.line(&f.name.replacen("[It] ", "", 1));
     }
 }
@@ -352,11 +401,7 @@ pub fn render(s: &LogSpec, r: &mut Rng, v: &mut Vars) -> (Text, Vec<LogEvidence>
     let mut t = Text::with_capacity(s.target_lines * 90 + 2048);
     let mut ev = vec![LogEvidence::default(); s.causes.len()];
     let step = ((s.end - s.start) / (s.target_lines.max(10) as i64)).max(1);
-    let mut clock = Clock {
-        now: s.start,
-        end: s.end.max(s.start + 1),
-        step,
-    };
+    let mut clock = Clock { now: s.start, end: s.end.max(s.start + 1), step };
     v.now = s.start;
     preamble(&mut t, s, r);
     let setup_budget = s.target_lines / 4;
@@ -382,10 +427,18 @@ pub fn render(s: &LogSpec, r: &mut Rng, v: &mut Vars) -> (Text, Vec<LogEvidence>
                 t.line(&format!("{} main.go:331: Something went wrong: starting e2e cluster: error during ./hack/e2e-internal/e2e-up.sh: exit status 1", time::golog(clock.tick(r))));
             }
             SuiteKind::OpenShift => {
-                t.line(&format!("INFO[{}] Step e2e-ipi-install-install failed after {}.", time::rfc3339(clock.tick(r)), time::go_duration(clock.now - s.start)));
+                t.line(&format!(
+                    "INFO[{}] Step e2e-ipi-install-install failed after {}.",
+                    time::rfc3339(clock.tick(r)),
+                    time::go_duration(clock.now - s.start)
+                ));
             }
             _ => {
-                t.line(&format!("{} make: *** [Makefile:{}: test] Error 1", time::golog(clock.tick(r)), r.range(80, 400)));
+                t.line(&format!(
+                    "{} make: *** [Makefile:{}: test] Error 1",
+                    time::golog(clock.tick(r)),
+                    r.range(80, 400)
+                ));
             }
         }
     } else if !s.aborted {
@@ -427,17 +480,37 @@ pub fn render(s: &LogSpec, r: &mut Rng, v: &mut Vars) -> (Text, Vec<LogEvidence>
     (t, ev)
 }
 
-fn test_section(t: &mut Text, s: &LogSpec, r: &mut Rng, v: &mut Vars, clock: &mut Clock, budget: usize, ev: &mut [LogEvidence]) -> Vec<bool> {
-    let ginkgo_like = matches!(s.suite, SuiteKind::Ginkgo | SuiteKind::Kubetest | SuiteKind::Kops | SuiteKind::Capi | SuiteKind::OpenShift);
+fn test_section(
+    t: &mut Text,
+    s: &LogSpec,
+    r: &mut Rng,
+    v: &mut Vars,
+    clock: &mut Clock,
+    budget: usize,
+    ev: &mut [LogEvidence],
+) -> Vec<bool> {
+    let ginkgo_like = matches!(
+        s.suite,
+        SuiteKind::Ginkgo | SuiteKind::Kubetest | SuiteKind::Kops | SuiteKind::Capi | SuiteKind::OpenShift
+    );
     let start = t.next_line();
     if ginkgo_like {
-        t.line(&format!("{BOLD}Running Suite: Kubernetes e2e suite - /home/prow/go/src/k8s.io/kubernetes/_output/bin{RESET}"));
+        t.line(&format!(
+            "{BOLD}Running Suite: Kubernetes e2e suite - /home/prow/go/src/k8s.io/kubernetes/_output/bin{RESET}"
+        ));
         t.line("===================================================================================================");
         t.line(&format!("Random Seed: {BOLD}{}{RESET} - will randomize all specs", 1_760_000_000 + r.below(9_999_999)));
         t.line("");
-        t.line(&format!("Will run {BOLD}{}{RESET} of {BOLD}{}{RESET} specs", s.tests_run, s.tests_run + s.tests_skipped));
+        t.line(&format!(
+            "Will run {BOLD}{}{RESET} of {BOLD}{}{RESET} specs",
+            s.tests_run,
+            s.tests_run + s.tests_skipped
+        ));
     } else if s.suite != SuiteKind::ImageBuild {
-        t.line(&format!("+++ [{}] Running tests without code coverage and with -race", &time::klog(clock.tick(r), 0)[..11]));
+        t.line(&format!(
+            "+++ [{}] Running tests without code coverage and with -race",
+            &time::klog(clock.tick(r), 0)[..11]
+        ));
     }
     // Interleave failures with noise, so the failure is buried mid-log.
     let n_fail = s.failures.len();
@@ -474,7 +547,12 @@ fn test_section(t: &mut Text, s: &LogSpec, r: &mut Rng, v: &mut Vars, clock: &mu
             let name = s.passing[pass_i % s.passing.len()];
             pass_i += 1;
             if ginkgo_like {
-                t.line(&format!("{GREEN}•{RESET} [{}.{:03} seconds] {}", r.range(0, 120), r.below(1000), name.replacen("[It] ", "", 1)));
+                t.line(&format!(
+                    "{GREEN}•{RESET} [{}.{:03} seconds] {}",
+                    r.range(0, 120),
+                    r.below(1000),
+                    name.replacen("[It] ", "", 1)
+                ));
             } else {
                 t.line(&format!("--- PASS: {name} ({}.{:02}s)", r.range(0, 30), r.below(100)));
             }
@@ -492,16 +570,34 @@ fn test_section(t: &mut Text, s: &LogSpec, r: &mut Rng, v: &mut Vars, clock: &mu
             }
         }
         let failed = s.failures.iter().filter(|f| !f.retried_ok).count();
-        t.line(&format!("Ran {} of {} Specs in {}.{:03} seconds", s.tests_run, s.tests_run + s.tests_skipped, (clock.now - s.start).max(1), r.below(1000)));
+        t.line(&format!(
+            "Ran {} of {} Specs in {}.{:03} seconds",
+            s.tests_run,
+            s.tests_run + s.tests_skipped,
+            (clock.now - s.start).max(1),
+            r.below(1000)
+        ));
         if failed > 0 {
-            t.line(&format!("{BOLD}{RED}FAIL!{RESET} -- {} Passed | {failed} Failed | 0 Pending | {} Skipped", s.tests_run.saturating_sub(failed), s.tests_skipped));
+            t.line(&format!(
+                "{BOLD}{RED}FAIL!{RESET} -- {} Passed | {failed} Failed | 0 Pending | {} Skipped",
+                s.tests_run.saturating_sub(failed),
+                s.tests_skipped
+            ));
         } else {
-            t.line(&format!("{BOLD}{GREEN}SUCCESS!{RESET} -- {} Passed | 0 Failed | 0 Pending | {} Skipped", s.tests_run, s.tests_skipped));
+            t.line(&format!(
+                "{BOLD}{GREEN}SUCCESS!{RESET} -- {} Passed | 0 Failed | 0 Pending | {} Skipped",
+                s.tests_run, s.tests_skipped
+            ));
         }
     } else if matches!(s.suite, SuiteKind::GoUnit | SuiteKind::GoIntegration | SuiteKind::Minikube) {
         if s.failures.iter().any(|f| !f.retried_ok) {
             t.line("FAIL");
-            t.line(&format!("FAIL\tk8s.io/kubernetes/{}\t{}.{:03}s", r.pick_str(&["pkg/kubelet", "test/integration/scheduler", "pkg/controller"]), r.range(5, 900), r.below(1000)));
+            t.line(&format!(
+                "FAIL\tk8s.io/kubernetes/{}\t{}.{:03}s",
+                r.pick_str(&["pkg/kubelet", "test/integration/scheduler", "pkg/controller"]),
+                r.range(5, 900),
+                r.below(1000)
+            ));
         } else {
             t.line(&format!("ok  \tk8s.io/kubernetes/pkg/kubelet\t{}.{:03}s", r.range(5, 300), r.below(1000)));
         }

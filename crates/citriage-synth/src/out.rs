@@ -23,11 +23,9 @@ impl fmt::Display for SynthError {
         match self {
             SynthError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             SynthError::Params(m) => write!(f, "invalid synth parameters: {m}"),
-            SynthError::NotEmpty(p) => write!(
-                f,
-                "{}: output directory is not empty (generate into a new or empty directory)",
-                p.display()
-            ),
+            SynthError::NotEmpty(p) => {
+                write!(f, "{}: output directory is not empty (generate into a new or empty directory)", p.display())
+            }
         }
     }
 }
@@ -42,10 +40,7 @@ impl std::error::Error for SynthError {
 }
 
 pub fn io_err(path: &Path, source: std::io::Error) -> SynthError {
-    SynthError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    SynthError::Io { path: path.to_path_buf(), source }
 }
 
 /// Files and bytes written.
@@ -71,11 +66,7 @@ pub struct Sink {
 
 impl Sink {
     pub fn new(root: &Path) -> Sink {
-        Sink {
-            root: root.to_path_buf(),
-            last_dir: PathBuf::new(),
-            count: Counter::default(),
-        }
+        Sink { root: root.to_path_buf(), last_dir: PathBuf::new(), count: Counter::default() }
     }
 
     /// Writes `data` to `rel` (a `/`-separated path under the root).
@@ -108,11 +99,7 @@ impl Stream {
             fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
         }
         let f = File::create(&path).map_err(|e| io_err(&path, e))?;
-        Ok(Stream {
-            path,
-            w: BufWriter::with_capacity(1 << 20, f),
-            bytes: 0,
-        })
+        Ok(Stream { path, w: BufWriter::with_capacity(1 << 20, f), bytes: 0 })
     }
 
     pub fn put(&mut self, data: &[u8]) -> Result<(), SynthError> {
@@ -122,9 +109,6 @@ impl Stream {
 
     pub fn finish(mut self) -> Result<Counter, SynthError> {
         self.w.flush().map_err(|e| io_err(&self.path, e))?;
-        Ok(Counter {
-            files: 1,
-            bytes: self.bytes,
-        })
+        Ok(Counter { files: 1, bytes: self.bytes })
     }
 }

@@ -420,7 +420,9 @@ fn plan_events(n: usize) -> Vec<Event> {
 
 fn phase_of(e: Event) -> &'static str {
     match e {
-        Event::CulpritIntroduced | Event::CulpritCarried | Event::PreExisting | Event::Infra | Event::CiConfig => "Rejected",
+        Event::CulpritIntroduced | Event::CulpritCarried | Event::PreExisting | Event::Infra | Event::CiConfig => {
+            "Rejected"
+        }
         Event::Ready => "Ready",
         _ => "Accepted",
     }
@@ -451,7 +453,9 @@ pub fn generate(
     let _ = end_day;
     let tags: Vec<String> = created.iter().map(|&c| format!("{STREAM}-{}", time::tag_stamp(c))).collect();
     let symbol = CULPRIT_SYMBOLS[r.index(CULPRIT_SYMBOLS.len())].to_string();
-    let flag = r.pick_str(&["--use-node-image-overrides", "--enable-confidential-nodes", "--skip-bootstrap-gather"]).to_string();
+    let flag = r
+        .pick_str(&["--use-node-image-overrides", "--enable-confidential-nodes", "--skip-bootstrap-gather"])
+        .to_string();
 
     // PRs per payload.
     let mut pr_counter: BTreeMap<String, u32> = BTreeMap::new();
@@ -474,7 +478,19 @@ pub fn generate(
                 repo: repo.to_string(),
                 number,
                 subject: r.pick_str(PR_SUBJECTS).to_string(),
-                author: r.pick_str(&["openshift-bot", "jluhrsen", "kyrtapz", "sdodson", "wking", "petr-muller", "deads2k", "jacobsee", "openshift-art"]).to_string(),
+                author: r
+                    .pick_str(&[
+                        "openshift-bot",
+                        "jluhrsen",
+                        "kyrtapz",
+                        "sdodson",
+                        "wking",
+                        "petr-muller",
+                        "deads2k",
+                        "jacobsee",
+                        "openshift-art",
+                    ])
+                    .to_string(),
                 merged_at: prev + r.below((created[i] - prev).max(1) as u64) as i64,
                 sha: r.hex(40),
                 symbol: None,
@@ -543,7 +559,15 @@ pub fn generate(
         let (diff, line) = ci_config_diff(&flag, step_file);
         let diff_path = format!("github/openshift/release/pull/{ci_pr}.diff");
         sink.write(&diff_path, diff.as_bytes())?;
-        write_gh_pull(sink, "openshift/release", ci_pr, &format!("ipi-install: pass {flag} to openshift-install"), "ci-config-author", merged, &r.hex(40))?;
+        write_gh_pull(
+            sink,
+            "openshift/release",
+            ci_pr,
+            &format!("ipi-install: pass {flag} to openshift-install"),
+            "ci-config-author",
+            merged,
+            &r.hex(40),
+        )?;
         diffs += 1;
         ci_changes.push(CiConfigChange {
             repo: "openshift/release",
@@ -570,7 +594,15 @@ pub fn generate(
             let (d2, _) = ci_config_revert_diff(&flag, step_file);
             let p2 = format!("github/openshift/release/pull/{rv}.diff");
             sink.write(&p2, d2.as_bytes())?;
-            write_gh_pull(sink, "openshift/release", rv, &format!("Revert \"ipi-install: pass {flag} to openshift-install\""), "openshift-bot", merged2, &r.hex(40))?;
+            write_gh_pull(
+                sink,
+                "openshift/release",
+                rv,
+                &format!("Revert \"ipi-install: pass {flag} to openshift-install\""),
+                "openshift-bot",
+                merged2,
+                &r.hex(40),
+            )?;
             diffs += 1;
             ci_changes.push(CiConfigChange {
                 repo: "openshift/release",
@@ -662,10 +694,18 @@ pub fn generate(
             let prowjob = prowjob_name(suffix);
             // Decide what breaks this job in this payload.
             let cause: Option<(&str, bool)> = match e {
-                Event::CulpritIntroduced | Event::CulpritCarried if matches!(short, "aws-ovn-serial-1of2" | "aws-ovn-serial-2of2" | "gcp-ovn") => Some(("culprit-pr-symbol", false)),
+                Event::CulpritIntroduced | Event::CulpritCarried
+                    if matches!(short, "aws-ovn-serial-1of2" | "aws-ovn-serial-2of2" | "gcp-ovn") =>
+                {
+                    Some(("culprit-pr-symbol", false))
+                }
                 Event::Infra if infra_victims.contains(&short) => Some(("cloud-vcpu-quota", false)),
-                Event::CiConfig if matches!(short, "gcp-ovn" | "metal-ipi-ovn-ipv4" | "aws-ovn-serial-2of2") => Some(("ci-config-step-change", false)),
-                Event::PreExisting if short == "aws-ovn-techpreview" || short == "azure-ovn-techpreview-serial" => Some(("admission-no-nodes", false)),
+                Event::CiConfig if matches!(short, "gcp-ovn" | "metal-ipi-ovn-ipv4" | "aws-ovn-serial-2of2") => {
+                    Some(("ci-config-step-change", false))
+                }
+                Event::PreExisting if short == "aws-ovn-techpreview" || short == "azure-ovn-techpreview-serial" => {
+                    Some(("admission-no-nodes", false))
+                }
                 Event::FlakeRetry if short == "aws-ovn-serial-1of2" => Some(("flake/openshift-monitor-alerts", true)),
                 Event::ForcedAccept if short == "metal-ipi-ovn-ipv4" => Some(("cloud-vcpu-quota", false)),
                 _ if !is_blocking => {
@@ -725,7 +765,8 @@ pub fn generate(
                     url,
                 };
                 let pattern_id = if fails { cause.map(|c| c.0) } else { None };
-                let (log_path, line) = write_run(sink, seed, &run, &tags[i], pattern_id, &symbol, &flag, log_lines, &mut history)?;
+                let (log_path, line) =
+                    write_run(sink, seed, &run, &tags[i], pattern_id, &symbol, &flag, log_lines, &mut history)?;
                 job_runs += 1;
                 if pattern_id == Some("culprit-pr-symbol") && first_culprit_log.is_none() {
                     first_culprit_log = line.map(|l| (log_path.clone(), l));
@@ -788,7 +829,11 @@ pub fn generate(
         // Upgrade edges from the previous payload.
         let mut upgrades_to = Vec::new();
         if i > 0 {
-            let url = format!("https://prow.ci.openshift.org/view/gs/{BUCKET}/logs/{}/{}", prowjob_name("aggregated"), prow::build_id(created[i] + HOUR, i as u64));
+            let url = format!(
+                "https://prow.ci.openshift.org/view/gs/{BUCKET}/logs/{}/{}",
+                prowjob_name("aggregated"),
+                prow::build_id(created[i] + HOUR, i as u64)
+            );
             let ok = !matches!(e, Event::CulpritIntroduced | Event::CulpritCarried);
             let mut h = BTreeMap::new();
             h.insert(url.clone(), HistoryItem { state: if ok { "Succeeded" } else { "Failed" }, url });
@@ -801,7 +846,8 @@ pub fn generate(
                 history: h,
             });
         }
-        let prev_tag = if i == 0 { format!("{STREAM}-{}", time::tag_stamp(created[0] - 7 * HOUR)) } else { tags[i - 1].clone() };
+        let prev_tag =
+            if i == 0 { format!("{STREAM}-{}", time::tag_stamp(created[0] - 7 * HOUR)) } else { tags[i - 1].clone() };
         let loading = payloads >= 3 && i + 2 == payloads;
         let (change_log, clj) = if loading {
             (base64(b"<p>the changelog is still loading, try again in a few moments</p>\n"), None)
@@ -880,7 +926,10 @@ pub fn generate(
                 name: rel.name.clone(),
                 phase: rel.phase,
                 pull_spec: format!("registry.ci.openshift.org/ocp/release:{}", rel.name),
-                download_url: format!("https://openshift-release-artifacts.apps.ci.l2s4.p1.openshiftapps.com/{}", rel.name),
+                download_url: format!(
+                    "https://openshift-release-artifacts.apps.ci.l2s4.p1.openshiftapps.com/{}",
+                    rel.name
+                ),
             })
             .collect(),
     };
@@ -890,7 +939,7 @@ pub fn generate(
     sink.write(&tags_file, &b)?;
     // Deck job history for the payload jobs.
     for (job, runs) in history.iter_mut() {
-        runs.sort_by(|a, b| b.0.cmp(&a.0));
+        runs.sort_by_key(|r| std::cmp::Reverse(r.0));
         let entries: Vec<HistoryEntry> = runs
             .iter()
             .map(|(id, start, end, state, dir)| HistoryEntry {
@@ -912,16 +961,18 @@ pub fn generate(
             sink.write(&format!("gcs/{BUCKET}/logs/{job}/latest-build.txt"), first.0.to_string().as_bytes())?;
         }
     }
-    Ok(PayloadTruth {
-        stream: STREAM,
-        tags_file,
-        tags: tag_truths,
-        job_runs,
-        diffs,
-    })
+    Ok(PayloadTruth { stream: STREAM, tags_file, tags: tag_truths, job_runs, diffs })
 }
 
-fn write_gh_pull(sink: &mut Sink, repo: &str, n: u32, title: &str, author: &str, merged_at: i64, sha: &str) -> Result<(), SynthError> {
+fn write_gh_pull(
+    sink: &mut Sink,
+    repo: &str,
+    n: u32,
+    title: &str,
+    author: &str,
+    merged_at: i64,
+    sha: &str,
+) -> Result<(), SynthError> {
     let p = GhPull {
         number: n,
         state: "closed",
@@ -932,14 +983,8 @@ fn write_gh_pull(sink: &mut Sink, repo: &str, n: u32, title: &str, author: &str,
         merged: true,
         merged_at: time::rfc3339(merged_at),
         merge_commit_sha: sha.to_string(),
-        head: GhRef {
-            name: format!("pr-{n}"),
-            sha: fake_sha(u64::from(n), &[repo, "head"]),
-        },
-        base: GhRef {
-            name: "main".into(),
-            sha: fake_sha(u64::from(n), &[repo, "base"]),
-        },
+        head: GhRef { name: format!("pr-{n}"), sha: fake_sha(u64::from(n), &[repo, "head"]) },
+        base: GhRef { name: "main".into(), sha: fake_sha(u64::from(n), &[repo, "base"]) },
         labels: vec![GhLabel { name: "lgtm" }, GhLabel { name: "approved" }],
     };
     let mut b = serde_json::to_vec_pretty(&p).unwrap_or_default();
@@ -966,7 +1011,10 @@ fn pr_diff(pr: &Pr, r: &mut Rng) -> (String, u32) {
     let mut symbol_line = 0u32;
     match (&pr.symbol, pr.revert_of) {
         (Some(sym), None) => {
-            lines.push(format!("@@ -{},6 +{},18 @@ func renderOVNKubernetes(conf *operv1.NetworkSpec) ([]*uns.Unstructured, error) {{", 212, 212));
+            lines.push(format!(
+                "@@ -{},6 +{},18 @@ func renderOVNKubernetes(conf *operv1.NetworkSpec) ([]*uns.Unstructured, error) {{",
+                212, 212
+            ));
             lines.push("\tobjs := []*uns.Unstructured{}".into());
             lines.push(" ".into());
             lines.push(format!("+\tif err := {sym}(conf, bootstrapResult); err != nil {{"));
@@ -995,10 +1043,16 @@ fn pr_diff(pr: &Pr, r: &mut Rng) -> (String, u32) {
             let at = r.range(20, 400);
             lines.push(format!("@@ -{at},7 +{at},8 @@ package {pkg}"));
             lines.push(" ".into());
-            lines.push(format!(" func {}(ctx context.Context) error {{", r.pick_str(&["syncStatus", "applyDefaults", "validateConfig", "updateConditions"])));
+            lines.push(format!(
+                " func {}(ctx context.Context) error {{",
+                r.pick_str(&["syncStatus", "applyDefaults", "validateConfig", "updateConditions"])
+            ));
             lines.push(format!("-\ttimeout := {}*time.Second", r.range(10, 60)));
             lines.push(format!("+\ttimeout := {}*time.Second", r.range(61, 120)));
-            lines.push(format!("+\tklog.V(4).Infof(\"{}\", timeout)", r.pick_str(&["using timeout %v", "waiting up to %v", "sync deadline %v"])));
+            lines.push(format!(
+                "+\tklog.V(4).Infof(\"{}\", timeout)",
+                r.pick_str(&["using timeout %v", "waiting up to %v", "sync deadline %v"])
+            ));
             lines.push(" \treturn wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, check)".into());
             lines.push(" }".into());
         }
@@ -1091,11 +1145,7 @@ fn changelog_json(from: &str, to: &str, created: i64, prs: &[Pr], r: &mut Rng) -
             promoted_from: None,
         },
         components: vec![
-            Component {
-                name: "Kubernetes",
-                version: "1.35.2".into(),
-                from: None,
-            },
+            Component { name: "Kubernetes", version: "1.35.2".into(), from: None },
             Component {
                 name: "Red Hat Enterprise Linux CoreOS",
                 version: format!("9.6.2026{:04}-0", 1100 + r.below(30)),
@@ -1180,8 +1230,16 @@ fn write_run(
             let e1 = format!("{} controller.go:{}] \"Reconciler error\" err=\"failed to render manifests: {symbol}: runtime error: invalid memory address or nil pointer dereference\" controller=\"operconfig-controller\"", vars.klog_header('E'), r.range(200, 400));
             let ctx = vec![
                 "panic: runtime error: invalid memory address or nil pointer dereference [recovered]".to_string(),
-                format!("github.com/openshift/cluster-network-operator/pkg/network.{symbol}(0xc00{}, 0xc00{})", r.hex(6), r.hex(6)),
-                format!("\t/go/src/github.com/openshift/cluster-network-operator/pkg/network/ovn_kubernetes.go:{} +0x{:x}", r.range(220, 240), r.range(16, 200)),
+                format!(
+                    "github.com/openshift/cluster-network-operator/pkg/network.{symbol}(0xc00{}, 0xc00{})",
+                    r.hex(6),
+                    r.hex(6)
+                ),
+                format!(
+                    "\t/go/src/github.com/openshift/cluster-network-operator/pkg/network/ovn_kubernetes.go:{} +0x{:x}",
+                    r.range(220, 240),
+                    r.range(16, 200)
+                ),
             ];
             (
                 Some(LogCause { errors: vec![e1], context: ctx, setup: false }),
@@ -1197,7 +1255,12 @@ fn write_run(
                 context: vec![
                     "Usage:".to_string(),
                     "  openshift-install create cluster [flags]".to_string(),
-                    format!("INFO[{}] Step {}-ipi-install-install failed after {}.", time::rfc3339(run.start + 12 * MINUTE), run.short, time::go_duration(12 * 60 + r.range(1, 59) as i64)),
+                    format!(
+                        "INFO[{}] Step {}-ipi-install-install failed after {}.",
+                        time::rfc3339(run.start + 12 * MINUTE),
+                        run.short,
+                        time::go_duration(12 * 60 + r.range(1, 59) as i64)
+                    ),
                 ],
                 setup: true,
             }),
@@ -1206,10 +1269,7 @@ fn write_run(
         Some(p) if p.starts_with("flake/") => {
             let def = catalog::flaky(&p[6..]);
             let msg = def.map(|d| vars.render(d.message)).unwrap_or_default();
-            (
-                Some(LogCause { errors: vec![], context: vec![], setup: false }),
-                def.map(|d| (d.name.to_string(), msg)),
-            )
+            (Some(LogCause { errors: vec![], context: vec![], setup: false }), def.map(|d| (d.name.to_string(), msg)))
         }
         Some(p) => {
             let pat = catalog::pattern(p);
@@ -1231,12 +1291,9 @@ fn write_run(
     };
     let causes: Vec<LogCause> = cause.into_iter().collect();
     let failures: Vec<LogTestFailure> = match (&test_fail, causes.first()) {
-        (Some((n, m)), Some(c)) if !c.setup => vec![LogTestFailure {
-            cause: 0,
-            name: n.clone(),
-            message: m.clone(),
-            retried_ok: false,
-        }],
+        (Some((n, m)), Some(c)) if !c.setup => {
+            vec![LogTestFailure { cause: 0, name: n.clone(), message: m.clone(), retried_ok: false }]
+        }
         _ => vec![],
     };
     // Tests: a handful of openshift-tests cases.
@@ -1266,17 +1323,26 @@ fn write_run(
     // JUnit: the step graph and the nested openshift-tests report.
     let failed = run.state == State::Failure;
     let setup_fail = causes.first().is_some_and(|c| c.setup);
-    let steps = ["ipi-conf", "ipi-install-install", "openshift-e2e-test", "gather-extra", "ipi-deprovision-deprovision"];
+    let steps =
+        ["ipi-conf", "ipi-install-install", "openshift-e2e-test", "gather-extra", "ipi-deprovision-deprovision"];
     let mut step_cases = Vec::new();
     for st in steps {
-        let fail_here = failed && ((setup_fail && st == "ipi-install-install") || (!setup_fail && st == "openshift-e2e-test"));
+        let fail_here =
+            failed && ((setup_fail && st == "ipi-install-install") || (!setup_fail && st == "openshift-e2e-test"));
         step_cases.push(Case {
             classname: String::new(),
             name: Some(format!("Run multi-stage test {} - {}-{st} container test", run.short, run.short)),
             time_ms: 1000 + r.below(3_000_000),
             outcome: if fail_here {
                 Outcome::Fail {
-                    message: format!("\"{}\" pod \"{}-{st}\" failed: the pod ci-op-{}/{}-{st} failed after {}", run.short, run.short, r.alnum(8), run.short, time::go_duration(r.range(300, 4000) as i64)),
+                    message: format!(
+                        "\"{}\" pod \"{}-{st}\" failed: the pod ci-op-{}/{}-{st} failed after {}",
+                        run.short,
+                        run.short,
+                        r.alnum(8),
+                        run.short,
+                        time::go_duration(r.range(300, 4000) as i64)
+                    ),
                     body: String::new(),
                     cause: 0,
                 }
@@ -1292,11 +1358,7 @@ fn write_run(
     let files = vec![JunitFile {
         rel: "artifacts/junit_operator.xml".into(),
         style: Style::OpenShift,
-        root: Root::Suite(Suite {
-            name: Some("job".into()),
-            cases: step_cases,
-            ..Default::default()
-        }),
+        root: Root::Suite(Suite { name: Some("job".into()), cases: step_cases, ..Default::default() }),
         truncate_permille: None,
     }];
     let mut all = files;
@@ -1334,13 +1396,13 @@ fn write_run(
                 });
             }
         }
-        let inner = Suite {
-            name: Some("openshift-tests".into()),
-            cases,
-            ..Default::default()
-        };
+        let inner = Suite { name: Some("openshift-tests".into()), cases, ..Default::default() };
         all.push(JunitFile {
-            rel: format!("artifacts/{}/openshift-e2e-test/artifacts/junit/junit_e2e__{}.xml", run.short, time::compact(end)),
+            rel: format!(
+                "artifacts/{}/openshift-e2e-test/artifacts/junit/junit_e2e__{}.xml",
+                run.short,
+                time::compact(end)
+            ),
             style: Style::OpenShift,
             root: Root::Suites(vec![Suite {
                 name: Some("openshift-tests".into()),

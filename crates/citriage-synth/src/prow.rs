@@ -291,20 +291,13 @@ pub fn prowjob_json(d: &JobDoc, pretty: bool) -> Vec<u8> {
             extra_refs: d.extra_refs.clone(),
             report: presubmit,
             context: if presubmit { Some(d.job.to_string()) } else { None },
-            rerun_command: if presubmit {
-                format!("/test {}", d.job)
-            } else {
-                String::new()
-            },
+            rerun_command: if presubmit { format!("/test {}", d.job) } else { String::new() },
             pod_spec: PodSpec {
                 containers: vec![Container {
                     image: d.image.clone(),
                     command: vec!["runner.sh".to_string()],
                     args: d.args.clone(),
-                    resources: Resources {
-                        requests: req.clone(),
-                        limits: req,
-                    },
+                    resources: Resources { requests: req.clone(), limits: req },
                 }],
             },
             decoration_config: Decoration {
@@ -321,28 +314,16 @@ pub fn prowjob_json(d: &JobDoc, pretty: bool) -> Vec<u8> {
         },
         status: Status {
             start_time: time::rfc3339(d.start),
-            pending_time: if d.state == State::Error {
-                None
-            } else {
-                Some(time::rfc3339(d.start + 20))
-            },
+            pending_time: if d.state == State::Error { None } else { Some(time::rfc3339(d.start + 20)) },
             completion_time: d.end.map(time::rfc3339),
             state: d.state,
             description: d.description.clone(),
             url: d.url.clone(),
-            pod_name: if d.state == State::Error {
-                None
-            } else {
-                Some(d.uid.clone())
-            },
+            pod_name: if d.state == State::Error { None } else { Some(d.uid.clone()) },
             build_id: d.build_id.to_string(),
         },
     };
-    let r = if pretty {
-        serde_json::to_vec_pretty(&job)
-    } else {
-        serde_json::to_vec(&job)
-    };
+    let r = if pretty { serde_json::to_vec_pretty(&job) } else { serde_json::to_vec(&job) };
     r.unwrap_or_default()
 }
 
@@ -390,7 +371,13 @@ pub struct HistoryEntry {
 }
 
 /// Renders one job-history page (Deck's HTML with `var allBuilds = [...]`).
-pub fn history_page(name: &str, entries: &[HistoryEntry], older: Option<&str>, newer: Option<&str>, total: usize) -> Vec<u8> {
+pub fn history_page(
+    name: &str,
+    entries: &[HistoryEntry],
+    older: Option<&str>,
+    newer: Option<&str>,
+    total: usize,
+) -> Vec<u8> {
     let json = serde_json::to_string(entries).unwrap_or_else(|_| "[]".to_string());
     let mut s = String::with_capacity(json.len() + 1024);
     s.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"UTF-8\">\n");

@@ -21,42 +21,187 @@ pub struct RepoInfo {
 }
 
 pub const REPOS: &[RepoInfo] = &[
-    RepoInfo { org: "kubernetes", repo: "kubernetes", default_branch: "master", prs_per_day: 40, merges_per_day: 30, pr_base: 137_100 },
-    RepoInfo { org: "kubernetes", repo: "kops", default_branch: "master", prs_per_day: 6, merges_per_day: 7, pr_base: 17_900 },
-    RepoInfo { org: "kubernetes", repo: "test-infra", default_branch: "master", prs_per_day: 14, merges_per_day: 18, pr_base: 36_400 },
-    RepoInfo { org: "kubernetes", repo: "minikube", default_branch: "master", prs_per_day: 5, merges_per_day: 4, pr_base: 21_400 },
-    RepoInfo { org: "kubernetes", repo: "release", default_branch: "master", prs_per_day: 2, merges_per_day: 2, pr_base: 4_050 },
-    RepoInfo { org: "kubernetes", repo: "perf-tests", default_branch: "master", prs_per_day: 1, merges_per_day: 1, pr_base: 3_950 },
-    RepoInfo { org: "kubernetes-sigs", repo: "cluster-api-provider-aws", default_branch: "main", prs_per_day: 3, merges_per_day: 3, pr_base: 5_800 },
-    RepoInfo { org: "kubernetes-sigs", repo: "cluster-api-provider-azure", default_branch: "main", prs_per_day: 5, merges_per_day: 5, pr_base: 5_900 },
-    RepoInfo { org: "kubernetes-sigs", repo: "cluster-api-provider-vsphere", default_branch: "main", prs_per_day: 2, merges_per_day: 2, pr_base: 3_450 },
-    RepoInfo { org: "kubernetes-sigs", repo: "cluster-api-provider-gcp", default_branch: "main", prs_per_day: 1, merges_per_day: 1, pr_base: 1_400 },
-    RepoInfo { org: "kubernetes-sigs", repo: "cluster-api-provider-digitalocean", default_branch: "main", prs_per_day: 1, merges_per_day: 1, pr_base: 690 },
-    RepoInfo { org: "kubernetes-sigs", repo: "cluster-api-addon-provider-helm", default_branch: "main", prs_per_day: 1, merges_per_day: 1, pr_base: 470 },
-    RepoInfo { org: "kubernetes-sigs", repo: "gcp-compute-persistent-disk-csi-driver", default_branch: "master", prs_per_day: 2, merges_per_day: 2, pr_base: 2_200 },
-    RepoInfo { org: "kubernetes-sigs", repo: "azuredisk-csi-driver", default_branch: "master", prs_per_day: 2, merges_per_day: 2, pr_base: 3_150 },
-    RepoInfo { org: "kubernetes-sigs", repo: "kueue", default_branch: "main", prs_per_day: 6, merges_per_day: 6, pr_base: 7_100 },
-    RepoInfo { org: "kubernetes-sigs", repo: "descheduler", default_branch: "master", prs_per_day: 1, merges_per_day: 1, pr_base: 1_830 },
-    RepoInfo { org: "kubernetes-sigs", repo: "cloud-provider-azure", default_branch: "master", prs_per_day: 3, merges_per_day: 3, pr_base: 9_200 },
-    RepoInfo { org: "kubernetes-sigs", repo: "cloud-provider-kind", default_branch: "main", prs_per_day: 1, merges_per_day: 1, pr_base: 390 },
-    RepoInfo { org: "kubernetes-sigs", repo: "apiserver-network-proxy", default_branch: "master", prs_per_day: 1, merges_per_day: 1, pr_base: 820 },
-    RepoInfo { org: "kubernetes-csi", repo: "csi-driver-host-path", default_branch: "master", prs_per_day: 1, merges_per_day: 1, pr_base: 590 },
-    RepoInfo { org: "kubernetes-csi", repo: "external-snapshotter", default_branch: "master", prs_per_day: 1, merges_per_day: 1, pr_base: 1_290 },
-    RepoInfo { org: "etcd-io", repo: "etcd", default_branch: "main", prs_per_day: 6, merges_per_day: 6, pr_base: 20_700 },
+    RepoInfo {
+        org: "kubernetes",
+        repo: "kubernetes",
+        default_branch: "master",
+        prs_per_day: 40,
+        merges_per_day: 30,
+        pr_base: 137_100,
+    },
+    RepoInfo {
+        org: "kubernetes",
+        repo: "kops",
+        default_branch: "master",
+        prs_per_day: 6,
+        merges_per_day: 7,
+        pr_base: 17_900,
+    },
+    RepoInfo {
+        org: "kubernetes",
+        repo: "test-infra",
+        default_branch: "master",
+        prs_per_day: 14,
+        merges_per_day: 18,
+        pr_base: 36_400,
+    },
+    RepoInfo {
+        org: "kubernetes",
+        repo: "minikube",
+        default_branch: "master",
+        prs_per_day: 5,
+        merges_per_day: 4,
+        pr_base: 21_400,
+    },
+    RepoInfo {
+        org: "kubernetes",
+        repo: "release",
+        default_branch: "master",
+        prs_per_day: 2,
+        merges_per_day: 2,
+        pr_base: 4_050,
+    },
+    RepoInfo {
+        org: "kubernetes",
+        repo: "perf-tests",
+        default_branch: "master",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 3_950,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "cluster-api-provider-aws",
+        default_branch: "main",
+        prs_per_day: 3,
+        merges_per_day: 3,
+        pr_base: 5_800,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "cluster-api-provider-azure",
+        default_branch: "main",
+        prs_per_day: 5,
+        merges_per_day: 5,
+        pr_base: 5_900,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "cluster-api-provider-vsphere",
+        default_branch: "main",
+        prs_per_day: 2,
+        merges_per_day: 2,
+        pr_base: 3_450,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "cluster-api-provider-gcp",
+        default_branch: "main",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 1_400,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "cluster-api-provider-digitalocean",
+        default_branch: "main",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 690,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "cluster-api-addon-provider-helm",
+        default_branch: "main",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 470,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "gcp-compute-persistent-disk-csi-driver",
+        default_branch: "master",
+        prs_per_day: 2,
+        merges_per_day: 2,
+        pr_base: 2_200,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "azuredisk-csi-driver",
+        default_branch: "master",
+        prs_per_day: 2,
+        merges_per_day: 2,
+        pr_base: 3_150,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "kueue",
+        default_branch: "main",
+        prs_per_day: 6,
+        merges_per_day: 6,
+        pr_base: 7_100,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "descheduler",
+        default_branch: "master",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 1_830,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "cloud-provider-azure",
+        default_branch: "master",
+        prs_per_day: 3,
+        merges_per_day: 3,
+        pr_base: 9_200,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "cloud-provider-kind",
+        default_branch: "main",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 390,
+    },
+    RepoInfo {
+        org: "kubernetes-sigs",
+        repo: "apiserver-network-proxy",
+        default_branch: "master",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 820,
+    },
+    RepoInfo {
+        org: "kubernetes-csi",
+        repo: "csi-driver-host-path",
+        default_branch: "master",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 590,
+    },
+    RepoInfo {
+        org: "kubernetes-csi",
+        repo: "external-snapshotter",
+        default_branch: "master",
+        prs_per_day: 1,
+        merges_per_day: 1,
+        pr_base: 1_290,
+    },
+    RepoInfo {
+        org: "etcd-io",
+        repo: "etcd",
+        default_branch: "main",
+        prs_per_day: 6,
+        merges_per_day: 6,
+        pr_base: 20_700,
+    },
 ];
 
 /// Looks up a repository by `org/repo`.
 pub fn repo_info(full: &str) -> &'static RepoInfo {
-    REPOS
-        .iter()
-        .find(|r| full.split_once('/') == Some((r.org, r.repo)))
-        .unwrap_or(&REPOS[0])
-}
-
-impl RepoInfo {
-    pub fn full(&self) -> String {
-        format!("{}/{}", self.org, self.repo)
-    }
+    REPOS.iter().find(|r| full.split_once('/') == Some((r.org, r.repo))).unwrap_or(&REPOS[0])
 }
 
 fn weekday_factor(day: i64) -> u32 {
@@ -87,9 +232,7 @@ pub fn merges_on(seed: u64, full: &str, branch: &str, day: i64) -> Vec<i64> {
     } else {
         0
     };
-    let mut ts: Vec<i64> = (0..n)
-        .map(|_| day * DAY + r.below(DAY as u64) as i64)
-        .collect();
+    let mut ts: Vec<i64> = (0..n).map(|_| day * DAY + r.below(DAY as u64) as i64).collect();
     ts.sort_unstable();
     ts.dedup();
     ts
@@ -132,10 +275,7 @@ impl BranchCursor {
                 return (self.sha(d, m.len() - 1), t);
             }
         }
-        (
-            fake_sha(self.seed, &["commit", &self.full, &self.branch, "base"]),
-            (day - 61) * DAY,
-        )
+        (fake_sha(self.seed, &["commit", &self.full, &self.branch, "base"]), (day - 61) * DAY)
     }
 
     /// `(sha, merge time)` of HEAD at `t`.
@@ -189,14 +329,30 @@ pub struct PullRequest {
 }
 
 const AUTHORS: &[&str] = &[
-    "alice-k8s", "bwong", "carmen-dev", "dkumar", "eoyelaran", "fjmartin", "gchen42",
-    "hsato", "ivanova-o", "jpark", "kmurphy", "lrossi", "mnakamura", "nsingh",
-    "ovargas", "pmueller", "qliu", "rhughes", "sdubois", "tkaur", "dependabot[bot]",
+    "alice-k8s",
+    "bwong",
+    "carmen-dev",
+    "dkumar",
+    "eoyelaran",
+    "fjmartin",
+    "gchen42",
+    "hsato",
+    "ivanova-o",
+    "jpark",
+    "kmurphy",
+    "lrossi",
+    "mnakamura",
+    "nsingh",
+    "ovargas",
+    "pmueller",
+    "qliu",
+    "rhughes",
+    "sdubois",
+    "tkaur",
+    "dependabot[bot]",
 ];
-const TITLE_VERBS: &[&str] = &[
-    "Fix", "Add", "Remove", "Refactor", "Bump", "Promote", "Deflake", "Update", "Clean up",
-    "Validate", "Document",
-];
+const TITLE_VERBS: &[&str] =
+    &["Fix", "Add", "Remove", "Refactor", "Bump", "Promote", "Deflake", "Update", "Clean up", "Validate", "Document"];
 const TITLE_OBJS: &[&str] = &[
     "pod resize status handling",
     "endpoint slice mirroring",
@@ -235,7 +391,10 @@ pub fn pr_details(seed: u64, full: &str, number: u32, opened: i64) -> PullReques
     let mut r = Rng::for_key(seed, &["pr", full, &number.to_string()]);
     let author = r.pick_str(AUTHORS).to_string();
     let title = if author.starts_with("dependabot") {
-        format!("build(deps): bump {} in the go-modules group", r.pick_str(&["golang.org/x/net", "google.golang.org/grpc", "github.com/onsi/gomega", "sigs.k8s.io/yaml"]))
+        format!(
+            "build(deps): bump {} in the go-modules group",
+            r.pick_str(&["golang.org/x/net", "google.golang.org/grpc", "github.com/onsi/gomega", "sigs.k8s.io/yaml"])
+        )
     } else {
         format!("{} {}", r.pick_str(TITLE_VERBS), r.pick_str(TITLE_OBJS))
     };
@@ -245,12 +404,7 @@ pub fn pr_details(seed: u64, full: &str, number: u32, opened: i64) -> PullReques
         t += (HOUR as u64 + r.below(3 * DAY as u64)) as i64;
         pushes.push((t, r.hex(40)));
     }
-    PullRequest {
-        number,
-        author,
-        title,
-        pushes,
-    }
+    PullRequest { number, author, title, pushes }
 }
 
 /// Stable 64-bit key for per-PR decisions.

@@ -174,37 +174,19 @@ impl Rng {
     /// `n` characters from Kubernetes' random-suffix alphabet (no vowels).
     pub fn k8s_suffix(&mut self, n: usize) -> String {
         const ALPHA: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-        (0..n)
-            .map(|_| ALPHA[self.index(ALPHA.len())] as char)
-            .collect()
+        (0..n).map(|_| ALPHA[self.index(ALPHA.len())] as char).collect()
     }
 
     /// `n` lowercase alphanumerics.
     pub fn alnum(&mut self, n: usize) -> String {
         const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-        (0..n)
-            .map(|_| ALPHA[self.index(ALPHA.len())] as char)
-            .collect()
+        (0..n).map(|_| ALPHA[self.index(ALPHA.len())] as char).collect()
     }
 
     /// A random-looking UUID (version 4 layout).
     pub fn uuid(&mut self) -> String {
         let h = self.hex(32);
-        format!(
-            "{}-{}-4{}-a{}-{}",
-            &h[0..8],
-            &h[8..12],
-            &h[13..16],
-            &h[17..20],
-            &h[20..32]
-        )
-    }
-
-    /// A "spread" factor in roughly `[lo, hi]`, skewed towards `lo`
-    /// (the product of two uniforms), for sizes and counts.
-    pub fn skewed(&mut self, lo: f64, hi: f64) -> f64 {
-        let u = self.unit() * self.unit();
-        lo + (hi - lo) * u
+        format!("{}-{}-4{}-a{}-{}", &h[0..8], &h[8..12], &h[13..16], &h[17..20], &h[20..32])
     }
 }
 

@@ -62,8 +62,22 @@ const SIG_SUBJECTS: &[(&str, &str)] = &[
     ("sig-windows", "Windows volume mounts"),
 ];
 const VERBS: &[&str] = &[
-    "create", "update", "patch", "delete", "list", "watch", "mount", "expose", "schedule",
-    "evict", "restart", "resize", "scale", "roll back", "replace", "adopt",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "list",
+    "watch",
+    "mount",
+    "expose",
+    "schedule",
+    "evict",
+    "restart",
+    "resize",
+    "scale",
+    "roll back",
+    "replace",
+    "adopt",
 ];
 const OBJECTS: &[&str] = &[
     "a pod with a readiness probe",
@@ -96,15 +110,8 @@ const QUALS: &[&str] = &[
     " [Serial]",
     " [Slow]",
 ];
-const TAGS: &[&str] = &[
-    "",
-    "",
-    " [Conformance]",
-    " [NodeConformance]",
-    " [LinuxOnly]",
-    " [Feature:SidecarContainers]",
-    " [Disruptive]",
-];
+const TAGS: &[&str] =
+    &["", "", " [Conformance]", " [NodeConformance]", " [LinuxOnly]", " [Feature:SidecarContainers]", " [Disruptive]"];
 
 const KK_PACKAGES: &[&str] = &[
     "k8s.io/kubernetes/pkg/kubelet",
@@ -150,16 +157,45 @@ const ETCD_PACKAGES: &[&str] = &[
     "go.etcd.io/etcd/tests/v3/robustness",
 ];
 const GO_VERBS: &[&str] = &[
-    "Reconcile", "Sync", "Handle", "Validate", "Convert", "Admit", "Schedule", "Evict", "Mount",
-    "Watch", "List", "Update", "Patch", "Compute", "Parse", "Merge", "Prune", "Resolve",
+    "Reconcile",
+    "Sync",
+    "Handle",
+    "Validate",
+    "Convert",
+    "Admit",
+    "Schedule",
+    "Evict",
+    "Mount",
+    "Watch",
+    "List",
+    "Update",
+    "Patch",
+    "Compute",
+    "Parse",
+    "Merge",
+    "Prune",
+    "Resolve",
 ];
 const GO_NOUNS: &[&str] = &[
-    "Pod", "Node", "Volume", "Lease", "Endpoints", "Deployment", "Service", "Quota", "Token",
-    "Cache", "Config", "Status", "Conditions", "Selector", "Claim", "Slice", "Manifest",
+    "Pod",
+    "Node",
+    "Volume",
+    "Lease",
+    "Endpoints",
+    "Deployment",
+    "Service",
+    "Quota",
+    "Token",
+    "Cache",
+    "Config",
+    "Status",
+    "Conditions",
+    "Selector",
+    "Claim",
+    "Slice",
+    "Manifest",
 ];
-const GO_SUFFIX: &[&str] = &[
-    "", "", "WithTimeout", "Concurrently", "Fallback", "AfterRestart", "Errors", "Defaults",
-];
+const GO_SUFFIX: &[&str] = &["", "", "WithTimeout", "Concurrently", "Fallback", "AfterRestart", "Errors", "Defaults"];
 const GO_CASES: &[&str] = &[
     "nil_input",
     "empty_list",
@@ -205,26 +241,12 @@ const OPENSHIFT_AREAS: &[&str] = &[
 
 fn ginkgo_name(r: &mut Rng, flaky_lane: bool) -> String {
     let (sig, subj) = SIG_SUBJECTS[r.index(SIG_SUBJECTS.len())];
-    let tag = if flaky_lane {
-        " [Flaky]"
-    } else {
-        r.pick_str(TAGS)
-    };
-    format!(
-        "[It] [{sig}] {subj} should {} {}{}{tag}",
-        r.pick_str(VERBS),
-        r.pick_str(OBJECTS),
-        r.pick_str(QUALS)
-    )
+    let tag = if flaky_lane { " [Flaky]" } else { r.pick_str(TAGS) };
+    format!("[It] [{sig}] {subj} should {} {}{}{tag}", r.pick_str(VERBS), r.pick_str(OBJECTS), r.pick_str(QUALS))
 }
 
 fn go_name(r: &mut Rng) -> String {
-    let mut s = format!(
-        "Test{}{}{}",
-        r.pick_str(GO_VERBS),
-        r.pick_str(GO_NOUNS),
-        r.pick_str(GO_SUFFIX)
-    );
+    let mut s = format!("Test{}{}{}", r.pick_str(GO_VERBS), r.pick_str(GO_NOUNS), r.pick_str(GO_SUFFIX));
     if r.chance(0.3) {
         s.push('/');
         s.push_str(r.pick_str(GO_CASES));
@@ -253,12 +275,7 @@ pub fn build_suite(kind: SuiteKind, r: &mut Rng, n: usize, flaky_lane: bool, rep
     let mut seen = std::collections::BTreeSet::new();
     let mut push = |out: &mut Vec<TestDef>, classname: String, name: String, skipped: bool| {
         if seen.insert(name.clone()) {
-            out.push(TestDef {
-                classname,
-                name,
-                skipped,
-                flaky: None,
-            });
+            out.push(TestDef { classname, name, skipped, flaky: None });
         }
     };
     let n = n.max(1);
@@ -276,7 +293,7 @@ pub fn build_suite(kind: SuiteKind, r: &mut Rng, n: usize, flaky_lane: bool, rep
                 push(&mut out, class.to_string(), name, false);
             }
             // Ginkgo junit also lists the specs that were skipped by focus.
-            let skipped = n / 2;
+            let skipped = n / 4;
             let base = out.len();
             while out.len() < base + skipped && guard < n * 40 {
                 guard += 1;
@@ -331,13 +348,9 @@ mod tests {
     #[test]
     fn suites_have_unique_names() {
         let mut r = Rng::new(5);
-        for kind in [
-            SuiteKind::Ginkgo,
-            SuiteKind::GoUnit,
-            SuiteKind::GoIntegration,
-            SuiteKind::Minikube,
-            SuiteKind::OpenShift,
-        ] {
+        for kind in
+            [SuiteKind::Ginkgo, SuiteKind::GoUnit, SuiteKind::GoIntegration, SuiteKind::Minikube, SuiteKind::OpenShift]
+        {
             let s = build_suite(kind, &mut r, 30, false, "kubernetes");
             let mut names: Vec<&str> = s.iter().map(|t| t.name.as_str()).collect();
             let n = names.len();

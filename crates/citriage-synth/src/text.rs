@@ -20,11 +20,7 @@ pub struct Text {
 
 impl Text {
     pub fn with_capacity(n: usize) -> Self {
-        Text {
-            buf: Vec::with_capacity(n),
-            ended: 0,
-            pending_cr: false,
-        }
+        Text { buf: Vec::with_capacity(n), ended: 0, pending_cr: false }
     }
 
     /// 1-based number of the line the next byte will belong to.
@@ -34,10 +30,6 @@ impl Text {
 
     pub fn len(&self) -> usize {
         self.buf.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
     }
 
     /// Appends raw text, counting line ends.
@@ -67,12 +59,6 @@ impl Text {
         self.push(s);
         self.push("\n");
         n
-    }
-
-    /// Cuts the buffer to `len` bytes (used to simulate truncated uploads);
-    /// line counting stops being meaningful afterwards.
-    pub fn truncate(&mut self, len: usize) {
-        self.buf.truncate(len);
     }
 
     pub fn into_bytes(self) -> Vec<u8> {
@@ -114,6 +100,7 @@ pub fn xml_text(s: &str, out: &mut String) {
 }
 
 /// Removes ANSI SGR escape sequences (`ESC [ ... m`).
+#[cfg(test)]
 pub fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut it = s.chars().peekable();
@@ -137,24 +124,12 @@ pub fn base64(data: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         out.push(T[(n >> 18) as usize & 63] as char);
         out.push(T[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 {
-            T[(n >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if chunk.len() > 2 {
-            T[n as usize & 63] as char
-        } else {
-            '='
-        });
+        out.push(if chunk.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if chunk.len() > 2 { T[n as usize & 63] as char } else { '=' });
     }
     out
 }
@@ -191,20 +166,8 @@ const NS_WORDS: &[&str] = &[
     "dns",
     "job",
 ];
-const MACHINES: &[&str] = &[
-    "e2-standard-2",
-    "e2-standard-4",
-    "n2-standard-2",
-    "n1-standard-4",
-    "e2-medium",
-];
-const ZONES: &[&str] = &[
-    "us-central1-b",
-    "us-central1-c",
-    "us-east1-b",
-    "us-west1-a",
-    "europe-west4-a",
-];
+const MACHINES: &[&str] = &["e2-standard-2", "e2-standard-4", "n2-standard-2", "n1-standard-4", "e2-medium"];
+const ZONES: &[&str] = &["us-central1-b", "us-central1-c", "us-east1-b", "us-west1-a", "europe-west4-a"];
 const AWS_REGIONS: &[&str] = &["us-east-1", "us-east-2", "us-west-2", "eu-west-1"];
 const GATES: &[&str] = &[
     "CPUCFSQuotaPeriod",
@@ -231,12 +194,7 @@ pub struct Vars {
 
 impl Vars {
     pub fn new(rng: Rng, now: i64) -> Self {
-        Vars {
-            rng,
-            memo: Vec::new(),
-            now,
-            micros: 0,
-        }
+        Vars { rng, memo: Vec::new(), now, micros: 0 }
     }
 
     /// Presets a value (job-level constants such as a pinned image tag).
@@ -254,10 +212,6 @@ impl Vars {
         self.memo.retain(|(k, _)| !names.contains(&k.as_str()));
     }
 
-    pub fn rng(&mut self) -> &mut Rng {
-        &mut self.rng
-    }
-
     /// A klog header (`E1121 04:15:30.123456    4242`) at the current time.
     pub fn klog_header(&mut self, level: char) -> String {
         self.micros = (self.micros + 1 + self.rng.below(900_000) as u32) % 1_000_000;
@@ -270,20 +224,10 @@ impl Vars {
         let v = match name {
             "node" => match r.below(3) {
                 0 => format!("bootstrap-e2e-minion-group-{}", r.alnum(4)),
-                1 => format!(
-                    "ip-10-{}-{}-{}.ec2.internal",
-                    r.below(256),
-                    r.below(256),
-                    r.range(1, 254)
-                ),
+                1 => format!("ip-10-{}-{}-{}.ec2.internal", r.below(256), r.below(256), r.range(1, 254)),
                 _ => format!("kind-worker{}", ["", "2", "3"][r.index(3)]),
             },
-            "pod" => format!(
-                "{}-{}-{}",
-                r.pick_str(POD_BASES),
-                r.k8s_suffix(9),
-                r.k8s_suffix(5)
-            ),
+            "pod" => format!("{}-{}-{}", r.pick_str(POD_BASES), r.k8s_suffix(9), r.k8s_suffix(5)),
             "suffix" => r.k8s_suffix(5),
             "ip" => format!("10.{}.{}.{}", r.below(256), r.below(256), r.range(1, 254)),
             "port" => r.range(30_000, 32_767).to_string(),
@@ -319,13 +263,27 @@ impl Vars {
             "vcpu" => (r.range(2, 12) * 32).to_string(),
             "ts" => time::rfc3339(self.now),
             "area" => r
-                .pick_str(&["kubelet/cm", "scheduler/framework", "controller/job", "proxy/nftables", "volume/csi", "registry/core/service"])
+                .pick_str(&[
+                    "kubelet/cm",
+                    "scheduler/framework",
+                    "controller/job",
+                    "proxy/nftables",
+                    "volume/csi",
+                    "registry/core/service",
+                ])
                 .to_string(),
             "file" => r.pick_str(&["helpers", "types", "controller", "validation", "util", "handler"]).to_string(),
             "symbol" => format!(
                 "{}{}",
                 r.pick_str(&["new", "validate", "sync", "compute", "apply", "reconcile"]),
-                r.pick_str(&["PodStatus", "ClaimAllocation", "EndpointHints", "QuotaUsage", "LeaseHolder", "ResizePolicy"])
+                r.pick_str(&[
+                    "PodStatus",
+                    "ClaimAllocation",
+                    "EndpointHints",
+                    "QuotaUsage",
+                    "LeaseHolder",
+                    "ResizePolicy"
+                ])
             ),
             "klog" => {
                 let t = self.klog_header('I');
@@ -347,12 +305,7 @@ impl Vars {
             out.push_str(&rest[..open]);
             let after = &rest[open + 1..];
             match after.find('}') {
-                Some(close)
-                    if close > 0
-                        && after[..close]
-                            .bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
-                {
+                Some(close) if close > 0 && after[..close].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => {
                     let name = &after[..close];
                     let volatile = matches!(name, "klog" | "E" | "W" | "I" | "ts");
                     let val = if volatile {

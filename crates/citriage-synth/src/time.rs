@@ -75,14 +75,7 @@ pub fn tm(ts: i64) -> Tm {
     let days = ts.div_euclid(DAY);
     let secs = ts.rem_euclid(DAY);
     let (y, mo, d) = civil_from_days(days);
-    Tm {
-        y,
-        mo,
-        d,
-        h: (secs / HOUR) as u32,
-        mi: ((secs % HOUR) / MINUTE) as u32,
-        s: (secs % MINUTE) as u32,
-    }
+    Tm { y, mo, d, h: (secs / HOUR) as u32, mi: ((secs % HOUR) / MINUTE) as u32, s: (secs % MINUTE) as u32 }
 }
 
 /// `YYYY-MM-DD` of a day number.
@@ -94,66 +87,37 @@ pub fn date(day: i64) -> String {
 /// `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn rfc3339(ts: i64) -> String {
     let t = tm(ts);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        t.y, t.mo, t.d, t.h, t.mi, t.s
-    )
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", t.y, t.mo, t.d, t.h, t.mi, t.s)
 }
 
 /// `YYYY/MM/DD HH:MM:SS` (Go's `log` package).
 pub fn golog(ts: i64) -> String {
     let t = tm(ts);
-    format!(
-        "{:04}/{:02}/{:02} {:02}:{:02}:{:02}",
-        t.y, t.mo, t.d, t.h, t.mi, t.s
-    )
+    format!("{:04}/{:02}/{:02} {:02}:{:02}:{:02}", t.y, t.mo, t.d, t.h, t.mi, t.s)
 }
 
 /// klog header time `MMDD HH:MM:SS.uuuuuu`.
 pub fn klog(ts: i64, micros: u32) -> String {
     let t = tm(ts);
-    format!(
-        "{:02}{:02} {:02}:{:02}:{:02}.{:06}",
-        t.mo,
-        t.d,
-        t.h,
-        t.mi,
-        t.s,
-        micros % 1_000_000
-    )
+    format!("{:02}{:02} {:02}:{:02}:{:02}.{:06}", t.mo, t.d, t.h, t.mi, t.s, micros % 1_000_000)
 }
 
 /// `YYYYMMDD-HHMMSS` (junit file names).
 pub fn compact(ts: i64) -> String {
     let t = tm(ts);
-    format!(
-        "{:04}{:02}{:02}-{:02}{:02}{:02}",
-        t.y, t.mo, t.d, t.h, t.mi, t.s
-    )
+    format!("{:04}{:02}{:02}-{:02}{:02}{:02}", t.y, t.mo, t.d, t.h, t.mi, t.s)
 }
 
 /// `YYYY-MM-DD-HHMMSS` (release tags).
 pub fn tag_stamp(ts: i64) -> String {
     let t = tm(ts);
-    format!(
-        "{:04}-{:02}-{:02}-{:02}{:02}{:02}",
-        t.y, t.mo, t.d, t.h, t.mi, t.s
-    )
+    format!("{:04}-{:02}-{:02}-{:02}{:02}{:02}", t.y, t.mo, t.d, t.h, t.mi, t.s)
 }
 
 /// `MM/DD/YY HH:MM:SS.mmm` (Ginkgo v2 timestamps).
 pub fn ginkgo(ts: i64, millis: u32) -> String {
     let t = tm(ts);
-    format!(
-        "{:02}/{:02}/{:02} {:02}:{:02}:{:02}.{:03}",
-        t.mo,
-        t.d,
-        t.y.rem_euclid(100),
-        t.h,
-        t.mi,
-        t.s,
-        millis % 1000
-    )
+    format!("{:02}/{:02}/{:02} {:02}:{:02}:{:02}.{:03}", t.mo, t.d, t.y.rem_euclid(100), t.h, t.mi, t.s, millis % 1000)
 }
 
 /// Go duration spelling such as `1h2m3s`, `5m0s`, `42s`.
@@ -168,11 +132,6 @@ pub fn go_duration(secs: i64) -> String {
     } else {
         format!("{s}s")
     }
-}
-
-/// Seconds with three decimals from milliseconds, e.g. `12.345`.
-pub fn secs_ms(ms: u64) -> String {
-    format!("{}.{:03}", ms / 1000, ms % 1000)
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@ use crate::payload::PayloadTruth;
 use crate::{time, Summary, SynthParams};
 
 pub const SCHEMA: &str = "citriage-synth-truth/1";
-pub const LINE_CONVENTION: &str = "Lines are numbered from 1; a line ends at \\r\\n, at a lone \\r, or at \\n (Java readLine / CiDiff convention).";
+pub const LINE_CONVENTION: &str =
+    "Lines are numbered from 1; a line ends at \\r\\n, at a lone \\r, or at \\n (Java readLine / CiDiff convention).";
 
 #[derive(Serialize)]
 pub struct DashboardFile {

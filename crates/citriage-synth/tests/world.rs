@@ -309,7 +309,10 @@ fn kettle_junit(bytes: &[u8]) -> Option<Vec<(String, bool)>> {
     let mut root: Option<String> = None;
     let mut stopped = false;
     let attr_name = |e: &quick_xml::events::BytesStart| -> Option<String> {
-        e.attributes().flatten().find(|a| a.key.as_ref() == b"name").map(|a| xml_unescape(&String::from_utf8_lossy(&a.value)))
+        e.attributes()
+            .flatten()
+            .find(|a| a.key.as_ref() == b"name")
+            .map(|a| xml_unescape(&String::from_utf8_lossy(&a.value)))
     };
     loop {
         let ev = r.read_event().ok()?;
@@ -326,12 +329,11 @@ fn kettle_junit(bytes: &[u8]) -> Option<Vec<(String, bool)>> {
             }
             let depth = stack.len();
             let visible_case = tag == "testcase"
-                && ((root.as_deref() == Some("testsuite") && depth == 1) || (root.as_deref() == Some("testsuites") && depth == 2));
+                && ((root.as_deref() == Some("testsuite") && depth == 1)
+                    || (root.as_deref() == Some("testsuites") && depth == 2));
             if visible_case && !stopped {
                 let parent_suite = if depth == 2 { stack[1].1.clone() } else { None };
-                if depth == 2 && parent_suite.is_none() {
-                    stopped = true;
-                } else if name.is_none() {
+                if (depth == 2 && parent_suite.is_none()) || name.is_none() {
                     stopped = true;
                 } else {
                     let n = match parent_suite {
@@ -355,7 +357,7 @@ fn kettle_junit(bytes: &[u8]) -> Option<Vec<(String, bool)>> {
             if empty {
                 if let Some(c) = cur.take_if(|c| c.3 == depth) {
                     if let (Some(n), false) = (c.0, c.2) {
-                        if !(n.contains('#') && !c.1) {
+                        if !n.contains('#') || c.1 {
                             out.push((n, c.1));
                         }
                     }
@@ -371,7 +373,7 @@ fn kettle_junit(bytes: &[u8]) -> Option<Vec<(String, bool)>> {
                 let depth = stack.len();
                 if let Some(c) = cur.take_if(|c| c.3 == depth) {
                     if let (Some(n), false) = (c.0, c.2) {
-                        if !(n.contains('#') && !c.1) {
+                        if !n.contains('#') || c.1 {
                             out.push((n, c.1));
                         }
                     }
@@ -420,18 +422,18 @@ fn kettle_rows(root: &Path) -> Vec<KRow> {
         let dir = f.parent().expect("parent");
         let rel = dir.strip_prefix(root.join("gcs/kubernetes-ci-logs")).expect("rel").to_string_lossy().to_string();
         let parts: Vec<&str> = rel.split('/').collect();
-        let job = if parts[0] == "pr-logs" {
-            format!("pr:{}", parts[parts.len() - 2])
-        } else {
-            parts[1].to_string()
-        };
+        let job = if parts[0] == "pr-logs" { format!("pr:{}", parts[parts.len() - 2]) } else { parts[1].to_string() };
         let started = json(&dir.join("started.json"));
         let fin = json(f);
         let repos = started["repos"].as_object().expect("repos");
         // json.dumps(repos) as kettle stores it.
         let repo_str = format!(
             "{{{}}}",
-            repos.iter().map(|(k, v)| format!("\"{k}\": \"{}\"", v.as_str().unwrap_or(""))).collect::<Vec<_>>().join(", ")
+            repos
+                .iter()
+                .map(|(k, v)| format!("\"{k}\": \"{}\"", v.as_str().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let elements = repo_str.replace(", ", "").split(',').count();
         let commit = if job.starts_with("pr:") {
@@ -509,7 +511,10 @@ fn recompute(rows: &[KRow], day: i64, at: i64) -> (BTreeMap<String, i64>, BTreeM
                 }
             }
         }
-        let mut tf: Vec<(&str, u64)> = counts.into_iter().filter(|(n, _)| !["Test", "DiffResources", "DumpClusterLogs", "DumpFederationLogs"].contains(n)).collect();
+        let mut tf: Vec<(&str, u64)> = counts
+            .into_iter()
+            .filter(|(n, _)| !["Test", "DiffResources", "DumpClusterLogs", "DumpFederationLogs"].contains(n))
+            .collect();
         tf.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         tf.truncate(10);
         let c = ((1.0 - flaked as f64 / commits) * 1000.0).round() / 1000.0;
@@ -536,7 +541,8 @@ fn dashboards_match_a_recomputation_from_the_builds() {
     for d in dashes {
         let at_s = d["snapshot_time"].as_str().expect("time");
         let date = d["date"].as_str().expect("date");
-        let (y, m, dd): (i64, u32, u32) = (date[0..4].parse().expect("y"), date[5..7].parse().expect("m"), date[8..10].parse().expect("d"));
+        let (y, m, dd): (i64, u32, u32) =
+            (date[0..4].parse().expect("y"), date[5..7].parse().expect("m"), date[8..10].parse().expect("d"));
         let day = days_from_civil(y, m, dd);
         assert!(at_s.ends_with("T12:00:00Z"));
         let at = day * 86_400 + 43_200;
@@ -549,7 +555,8 @@ fn dashboards_match_a_recomputation_from_the_builds() {
             .collect();
         assert_eq!(got_fail, want_fail, "failures {date}");
         let got_flakes = json(&w.root.join(d["flakes"].as_str().expect("k")));
-        let got_flakes: BTreeMap<String, Value> = got_flakes.as_object().expect("flakes object").iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let got_flakes: BTreeMap<String, Value> =
+            got_flakes.as_object().expect("flakes object").iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         assert_eq!(got_flakes.len(), want_flakes.len(), "flakes {date} job count");
         for (job, v) in &want_flakes {
             let g = &got_flakes[job];
@@ -623,7 +630,8 @@ fn scenarios_show_up_where_the_truth_says() {
     assert!(fixed["dashboards"]["failures"].get(end).is_some());
     // Flaky tests really flake.
     let flaky = t["flaky_tests"].as_array().expect("flaky");
-    assert!(flaky.iter().any(|f| f["failed_attempts"].as_u64().unwrap_or(0) > 0 && f["runs"].as_u64().unwrap_or(0) > f["failed_attempts"].as_u64().unwrap_or(0)));
+    assert!(flaky.iter().any(|f| f["failed_attempts"].as_u64().unwrap_or(0) > 0
+        && f["runs"].as_u64().unwrap_or(0) > f["failed_attempts"].as_u64().unwrap_or(0)));
     assert!(flaky.iter().any(|f| f["recovered_in_run"].as_u64().unwrap_or(0) > 0), "some in-run retries recovered");
 }
 
@@ -673,7 +681,9 @@ fn job_history_pages_and_pointers() {
         let ids: Vec<u64> = builds.iter().map(|b| b["ID"].as_str().and_then(|s| s.parse().ok()).expect("id")).collect();
         assert!(ids.windows(2).all(|w| w[0] > w[1]), "newest first");
         if let Some(first) = ids.first() {
-            let latest = String::from_utf8(read(&w.root.join(format!("gcs/kubernetes-ci-logs/{prefix}/latest-build.txt")))).expect("utf8");
+            let latest =
+                String::from_utf8(read(&w.root.join(format!("gcs/kubernetes-ci-logs/{prefix}/latest-build.txt"))))
+                    .expect("utf8");
             assert_eq!(latest.trim(), first.to_string());
             for b in &builds {
                 let link = b["SpyglassLink"].as_str().expect("link");
@@ -685,9 +695,13 @@ fn job_history_pages_and_pointers() {
         }
         let total = j["stats"]["gcs_builds"].as_u64().unwrap_or(0);
         if total > 20 {
-            let older = html.split("Older Runs").next().and_then(|s| s.rsplit("href=\"?buildId=").next()).expect("older link");
+            let older =
+                html.split("Older Runs").next().and_then(|s| s.rsplit("href=\"?buildId=").next()).expect("older link");
             let id = older.split('"').next().expect("id");
-            assert!(w.root.join(format!("prow/job-history/gs/kubernetes-ci-logs/{prefix}/buildId={id}.html")).is_file());
+            assert!(w
+                .root
+                .join(format!("prow/job-history/gs/kubernetes-ci-logs/{prefix}/buildId={id}.html"))
+                .is_file());
         }
         if prefix.starts_with("pr-logs/directory/") {
             let dir = w.root.join(format!("gcs/kubernetes-ci-logs/{prefix}"));
@@ -710,7 +724,8 @@ fn payload_stream_plants_culprit_infra_and_ci_config() {
     let t = truth();
     let p = &t["payloads"];
     let tags_doc = json(&w.root.join(p["tags_file"].as_str().expect("tags file")));
-    let tags: Vec<&str> = tags_doc["tags"].as_array().expect("tags").iter().map(|x| x["name"].as_str().expect("name")).collect();
+    let tags: Vec<&str> =
+        tags_doc["tags"].as_array().expect("tags").iter().map(|x| x["name"].as_str().expect("name")).collect();
     let mut sorted = tags.clone();
     sorted.sort_unstable_by(|a, b| b.cmp(a));
     assert_eq!(tags, sorted, "tags newest first");
@@ -791,7 +806,9 @@ fn payload_stream_plants_culprit_infra_and_ci_config() {
     assert!(truths.iter().any(|t| t["changelog_loading"] == true));
     // changeLog is base64 HTML.
     let first = json(&base.join(truths[0]["tag"].as_str().expect("tag")));
-    assert!(first["changeLog"].as_str().is_some_and(|s| s.len() > 20 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')));
+    assert!(first["changeLog"].as_str().is_some_and(
+        |s| s.len() > 20 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
+    ));
     assert!(first["upgradesTo"].is_null() || first["upgradesTo"].is_array());
 }
 
@@ -807,8 +824,12 @@ fn junit_variants_are_present() {
     assert!(texts.iter().any(|t| t.contains("name=\"Up\"")), "kubetest steps");
     assert!(texts.iter().any(|t| t.contains("<skipped")), "skipped tests");
     assert!(junits.iter().any(|f| f.components().count() > w.root.components().count() + 8), "nested junit folders");
-    assert!(texts.iter().any(|t| t.matches("<testsuite ").count() > 1 && t.contains("openshift-tests")), "nested suites");
-    let truncated = builds_truth().iter().flat_map(|b| b["junit_truncated"].as_array().cloned().unwrap_or_default()).count();
+    assert!(
+        texts.iter().any(|t| t.matches("<testsuite ").count() > 1 && t.contains("openshift-tests")),
+        "nested suites"
+    );
+    let truncated =
+        builds_truth().iter().flat_map(|b| b["junit_truncated"].as_array().cloned().unwrap_or_default()).count();
     let malformed = junits.iter().filter(|f| kettle_junit(&read(f)).is_none()).count();
     assert_eq!(truncated, malformed, "every malformed file is a planted truncation");
 }

@@ -67,6 +67,7 @@ pub fn triage(jobs: usize, repeat: usize, json: bool) -> Result<(), Failure> {
                 older: &loaded.older,
                 rules: &rules,
                 config: &cfg,
+                builds: None,
             });
             analyze.push(t.elapsed());
             let t = Instant::now();
@@ -128,4 +129,79 @@ pub fn triage(jobs: usize, repeat: usize, json: bool) -> Result<(), Failure> {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// Runs the ingest benchmark.
+pub fn ingest(preset: &str, concurrency: usize, world: Option<&std::path::Path>, json: bool) -> Result<(), Failure> {
+    use citriage_analysis::metrics::{corrected, kettle};
+    use citriage_ingest::{discover_jobs, ingest_jobs, IngestOptions};
+    use citriage_sources::artifacts::LocalMirror;
+    let Some(params) = citriage_synth::SynthParams::preset(preset) else {
+        return Err(Failure::input(format!("unknown preset {preset:?}")));
+    };
+    let tmp = std::env::temp_dir().join(format!("citriage-bench-ingest-{}", std::process::id()));
+    let dir = world.map(|w| w.to_path_buf()).unwrap_or_else(|| tmp.clone());
+    let t = Instant::now();
+    let generated = if dir.join("truth.json").exists() {
+        None
+    } else {
+        Some(citriage_synth::generate(&params, &dir, &mut |_| {}).map_err(|e| Failure::other(e.to_string()))?)
+    };
+    let gen = t.elapsed();
+    let db = dir.with_extension("bench.db");
+    let _ = std::fs::remove_file(&db);
+    let mut store = Store::open(&db)?;
+    let src = LocalMirror::new(dir.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
+    let jobs = discover_jobs(&src).map_err(|e| Failure::other(e.to_string()))?;
+    let t = Instant::now();
+    let s = ingest_jobs(&src, &mut store, &jobs, &IngestOptions { concurrency, max_builds_per_job: None }, &|_| {})
+        .map_err(|e| Failure::other(e.to_string()))?;
+    let ingest_t = t.elapsed();
+    let t = Instant::now();
+    let builds = crate::fetch::load_builds(&store)?;
+    let load_t = t.elapsed();
+    let as_of = crate::fetch::default_as_of(&builds);
+    let t = Instant::now();
+    let kf = kettle::failures_rows(&builds, as_of);
+    let kk = kettle::flakes_rows(&builds, as_of);
+    let kettle_t = t.elapsed();
+    let t = Instant::now();
+    let figs =
+        corrected::job_figures(&builds, &corrected::Settings::new(as_of, AnalysisConfig::default().harness_test_names));
+    let corrected_t = t.elapsed();
+    let rss = peak_rss_mib();
+    let per_min = s.builds_stored as f64 / ingest_t.as_secs_f64().max(1e-9) * 60.0;
+    if world.is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    let _ = std::fs::remove_file(&db);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "preset": preset, "generate_ms": ms(gen), "generated": generated, "jobs": jobs.len(),
+                "builds": s.builds_stored, "tests": s.tests_stored, "ingest_ms": ms(ingest_t), "builds_per_minute": per_min,
+                "load_ms": ms(load_t), "kettle_ms": ms(kettle_t), "corrected_ms": ms(corrected_t),
+                "kettle_failures": kf.len(), "kettle_flakes": kk.len(), "job_figures": figs.len(), "peak_rss_mib": rss
+            }))
+            .unwrap_or_default()
+        );
+        return Ok(());
+    }
+    println!("bench ingest: preset {preset}, {} jobs, concurrency {concurrency}", jobs.len());
+    println!("generate world:   {:>9.0} ms", ms(gen));
+    println!(
+        "ingest:           {:>9.0} ms  {} builds, {} test results  → {:.0} builds/min",
+        ms(ingest_t),
+        s.builds_stored,
+        s.tests_stored,
+        per_min
+    );
+    println!("load from store:  {:>9.0} ms", ms(load_t));
+    println!("kettle metrics:   {:>9.0} ms  ({} failures rows, {} flakes rows)", ms(kettle_t), kf.len(), kk.len());
+    println!("corrected:        {:>9.0} ms  ({} jobs)", ms(corrected_t), figs.len());
+    if let Some(m) = rss {
+        println!("peak RSS: {m:.0} MiB");
+    }
+    Ok(())
 }

@@ -264,6 +264,19 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 3)]
         repeat: usize,
     },
+    /// Generate a synthetic world, ingest it from the local mirror into a fresh
+    /// store, and compute metrics: builds per minute, metrics time, peak RSS.
+    Ingest {
+        /// Synthetic world preset (tiny, demo, k8s).
+        #[arg(long, default_value = "demo")]
+        preset: String,
+        /// Builds fetched at once.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// Keep the generated world here instead of a temporary folder.
+        #[arg(long)]
+        world: Option<PathBuf>,
+    },
 }
 
 fn parse_dataset(s: &str) -> Result<Dataset, String> {
@@ -337,6 +350,9 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Synth(a) => crate::synth::synth(cli, a),
         Command::Bench(a) => match &a.what {
             BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, cli.format == Format::Json),
+            BenchWhat::Ingest { preset, concurrency, world } => {
+                crate::bench::ingest(preset, *concurrency, world.as_deref(), cli.format == Format::Json)
+            }
         },
     }
 }
@@ -412,8 +428,10 @@ fn triage_cmd(cli: &Cli, a: &TriageArgs) -> Result<(), Failure> {
         loaded.prior = Some(prior);
         loaded.older.clear();
     }
+    pb.set_message("loading builds");
+    let builds = if store.build_counts()?.0 > 0 { Some(crate::fetch::load_builds(&store)?) } else { None };
     pb.set_message("triaging");
-    let t = pipeline::run_triage(&loaded, &rules, &config);
+    let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref());
     pb.set_message("writing report");
     let files = pipeline::write_artifacts(&t, &a.out)?;
     pb.finish_and_clear();
@@ -507,16 +525,59 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
     for (ds, id) in latest {
         pb.set_message(format!("triaging {ds}"));
         let loaded = pipeline::load_with_history(&store, id)?;
-        let t = pipeline::run_triage(&loaded, &rules, &config);
+        let t = pipeline::run_triage(&loaded, &rules, &config, None);
         let files = pipeline::write_artifacts(&t, &a.out.join(ds.as_str()))?;
         all_files.extend(files.clone());
+        triages.push((t, files));
+    }
+    // The synthetic world: a Prow mirror with builds and JUnit, ingested for real.
+    pb.set_message("generating the synthetic world (tiny preset)");
+    let world = a.out.join("world");
+    if !world.join("truth.json").exists() {
+        let _ = std::fs::remove_dir_all(&world);
+        let params = citriage_synth::SynthParams::preset("tiny").ok_or_else(|| Failure::other("no tiny preset"))?;
+        citriage_synth::generate(&params, &world, &mut |_| {}).map_err(|e| Failure::other(e.to_string()))?;
+    }
+    let world_db = a.out.join("world.db");
+    let mut wstore = Store::open(&world_db)?;
+    pb.set_message("ingesting the world's builds");
+    let src = citriage_sources::artifacts::LocalMirror::new(world.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
+    let jobs = citriage_ingest::discover_jobs(&src).map_err(|e| Failure::other(e.to_string()))?;
+    let ingest = citriage_ingest::ingest_jobs(&src, &mut wstore, &jobs, &Default::default(), &|_| {})
+        .map_err(|e| Failure::other(e.to_string()))?;
+    let mut wlatest = std::collections::BTreeMap::new();
+    for ds in [Dataset::Failures, Dataset::Flakes] {
+        let dir = world.join("k8s-metrics").join(ds.as_str());
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| Failure::other(format!("{}: {e}", dir.display())))?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        names.sort();
+        for p in names {
+            let bytes = std::fs::read(&p).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
+            let loc =
+                format!("world/k8s-metrics/{}/{}", ds.as_str(), p.file_name().unwrap_or_default().to_string_lossy());
+            let (snap, _) = pipeline::snapshot_from_bytes(&bytes, &loc, Some(ds), None)?;
+            let r = pipeline::import(&mut wstore, &snap)?;
+            wlatest.insert(ds, r.snapshot.id);
+        }
+    }
+    let builds = crate::fetch::load_builds(&wstore)?;
+    for (ds, id) in wlatest {
+        pb.set_message(format!("triaging the world's {ds}"));
+        let loaded = pipeline::load_with_history(&wstore, id)?;
+        let t = pipeline::run_triage(&loaded, &rules, &config, Some(&builds));
+        let files = pipeline::write_artifacts(&t, &a.out.join(format!("world-{ds}")))?;
         triages.push((t, files));
     }
     pb.finish_and_clear();
     if cli.format == Format::Json {
         print_json(&json!({
             "store": db.display().to_string(),
-            "reports": triages.iter().map(|(t, f)| json!({"dataset": t.snapshot.dataset, "date": t.snapshot.date, "jobs": t.job_count, "selected": t.selection.picks.len(), "misclassifications": t.misclassifications.len(), "files": f})).collect::<Vec<_>>(),
+            "world_store": world_db.display().to_string(),
+            "world_builds": ingest.builds_found,
+            "reports": triages.iter().map(|(t, f)| json!({"dataset": t.snapshot.dataset, "date": t.snapshot.date, "jobs": t.job_count, "jobs_with_builds": t.jobs_with_builds, "selected": t.selection.picks.len(), "misclassifications": t.misclassifications.len(), "files": f})).collect::<Vec<_>>(),
         }));
         return Ok(());
     }
@@ -524,8 +585,17 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         print_summary(cli, t, files);
         outln!();
     }
-    outln!("Store: {}", db.display());
+    outln!(
+        "Stores: {} (bundled dashboards), {} (synthetic world: {} builds)",
+        db.display(),
+        world_db.display(),
+        builds.len()
+    );
     outln!("Open {} to read the failures report.", Path::new(&a.out).join("failures").join("report.md").display());
+    outln!(
+        "Open {} for the same triage backed by build data.",
+        Path::new(&a.out).join("world-failures").join("report.md").display()
+    );
     Ok(())
 }
 

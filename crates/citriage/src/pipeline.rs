@@ -158,13 +158,19 @@ pub fn load_with_history(store: &Store, id: i64) -> Result<Loaded, Failure> {
 }
 
 /// Runs the triage on loaded snapshots.
-pub fn run_triage(loaded: &Loaded, rules: &RuleSet, config: &AnalysisConfig) -> Triage {
+pub fn run_triage(
+    loaded: &Loaded,
+    rules: &RuleSet,
+    config: &AnalysisConfig,
+    builds: Option<&[citriage_model::build::BuildRecord]>,
+) -> Triage {
     triage(&TriageInput {
         snapshot: &loaded.snapshot,
         prior: loaded.prior.as_ref(),
         older: &loaded.older,
         rules,
         config,
+        builds,
     })
 }
 

@@ -186,7 +186,7 @@ fn demo_report_has_every_section_and_planted_findings() {
     let o = bin().args(["--quiet", "--format", "json", "demo", "--out"]).arg(d.path()).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["reports"].as_array().unwrap().len(), 2);
+    assert_eq!(v["reports"].as_array().unwrap().len(), 4, "bundled failures+flakes, world failures+flakes");
     let md = std::fs::read_to_string(d.path().join("failures/report.md")).unwrap();
     for section in [
         "## TL;DR",
@@ -218,6 +218,14 @@ fn demo_report_has_every_section_and_planted_findings() {
         let id = format!("ev-{}", &cap[..12]);
         assert!(ids.contains(&id), "{id} cited but not listed");
     }
+    // The synthetic world's triage is backed by ingested builds.
+    let world = std::fs::read_to_string(d.path().join("world-flakes/report.md")).unwrap();
+    assert!(world.contains("Always-failing scored consistent"), "build-backed finding");
+    assert!(
+        world.contains("| build result | `https://prow.k8s.io/view/gs/kubernetes-ci-logs/"),
+        "build evidence listed"
+    );
+    assert!(world.contains("Pass rate (n)"), "pattern tables carry build figures");
     let top = std::fs::read_to_string(d.path().join("flakes/top-flaky-tests.txt")).unwrap();
     assert!(top.lines().next().unwrap().contains("jobs="));
 }

@@ -11,6 +11,9 @@ use rusqlite::functions::FunctionFlags;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 
+/// job, build consistency, commit consistency, flakes, runs, commits, top tests.
+type FlakesTuple = (String, f64, f64, u64, u64, u64, BTreeMap<String, u64>);
+
 /// Kettle's ingest rules, the `all` table: GCS builds with a start time, excluded
 /// periodic jobs left out, and only builds visible (finished) at the as-of time.
 const ROWS: &str = "
@@ -120,7 +123,7 @@ fn kettle_mode_equals_the_sql_on_the_same_builds() {
         assert_eq!(rust, sql, "failures as of {as_of}");
         compared_failures += rust.len();
         // flakes
-        let rust: Vec<(String, f64, f64, u64, u64, u64, BTreeMap<String, u64>)> = kettle::flakes_rows(&builds, as_of)
+        let rust: Vec<FlakesTuple> = kettle::flakes_rows(&builds, as_of)
             .into_iter()
             .map(|r| {
                 (
@@ -135,7 +138,7 @@ fn kettle_mode_equals_the_sql_on_the_same_builds() {
             })
             .collect();
         let mut stmt = conn.prepare(&flakes_sql()).unwrap();
-        let sql: Vec<(String, f64, f64, u64, u64, u64, BTreeMap<String, u64>)> = stmt
+        let sql: Vec<FlakesTuple> = stmt
             .query_map(rusqlite::named_params! {":as_of": as_of}, |r| {
                 let tests: Option<String> = r.get(6)?;
                 let map = tests

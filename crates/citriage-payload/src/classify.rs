@@ -1,0 +1,242 @@
+//! Classifying a failure mode: product regression, infrastructure, CI
+//! configuration, flake, informing-only or unknown — each verdict with the rule
+//! that fired and the line that made it fire.
+//!
+//! Rules, first match wins:
+//! 1. an external signature hint with a class (the shared signature code) is used as is;
+//! 2. no JUnit and no log evidence at all → **unknown** (a job whose tests may never
+//!    have run is not green and not a product failure);
+//! 3. infrastructure patterns (cloud quota and capacity, leases, API throttling,
+//!    lost test-cluster connectivity, expired credentials) → **infrastructure**,
+//!    temporary or persistent;
+//! 4. CI-configuration patterns (unknown flags, missing commands or files in a step,
+//!    pods that cannot be created, invalid step references) → **CI configuration**;
+//! 5. only informing tests failed → **informing-only**;
+//! 6. flake evidence (the same failure on an earlier payload of the job with a pass
+//!    in between, or the run passed on a retry of the same payload) → **flake**;
+//! 7. gating test failures or product error lines → **product regression**;
+//! 8. otherwise **unknown**.
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::evidence::{LogLine, SignatureHint};
+
+/// The kind of cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum FailureClass {
+    ProductRegression,
+    Infrastructure,
+    CiConfiguration,
+    Flake,
+    InformingOnly,
+    Unknown,
+}
+
+impl FailureClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::ProductRegression => "product regression",
+            FailureClass::Infrastructure => "infrastructure",
+            FailureClass::CiConfiguration => "CI configuration",
+            FailureClass::Flake => "flake",
+            FailureClass::InformingOnly => "informing-only",
+            FailureClass::Unknown => "unknown",
+        }
+    }
+
+    /// Short machine name (`product`, `infra`, `ci-config`, `flake`, `informing`, `unknown`).
+    pub fn key(self) -> &'static str {
+        match self {
+            FailureClass::ProductRegression => "product",
+            FailureClass::Infrastructure => "infra",
+            FailureClass::CiConfiguration => "ci-config",
+            FailureClass::Flake => "flake",
+            FailureClass::InformingOnly => "informing",
+            FailureClass::Unknown => "unknown",
+        }
+    }
+
+    /// Parses a hint class.
+    pub fn from_hint(s: &str) -> Option<FailureClass> {
+        match s.trim().to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+            "product" | "product-regression" | "regression" | "bug" | "prchange" | "pr-change" => Some(FailureClass::ProductRegression),
+            "infra" | "infrastructure" => Some(FailureClass::Infrastructure),
+            "ci-config" | "ciconfig" | "ci-configuration" | "config" => Some(FailureClass::CiConfiguration),
+            "flake" | "flaky" => Some(FailureClass::Flake),
+            "informing" | "informing-only" => Some(FailureClass::InformingOnly),
+            "unknown" => Some(FailureClass::Unknown),
+            _ => None,
+        }
+    }
+}
+
+/// A verdict with its reason and evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classification {
+    pub class: FailureClass,
+    /// Which rule fired, in words.
+    pub reason: String,
+    /// The line that made it fire.
+    pub evidence: Option<LogLine>,
+    /// Infrastructure only: clears by itself on the next run (quota, lease, throttling).
+    pub temporary: bool,
+}
+
+/// What the classifier looks at for one failure mode.
+pub struct ModeFacts<'a> {
+    /// The mode's cited lines (failure text lines, matching log lines).
+    pub lines: &'a [LogLine],
+    /// True when the mode has gating product-test failures (not CI steps).
+    pub has_gating_tests: bool,
+    /// True when the failure is in a CI step (step JUnit, failed step, no product test).
+    pub in_ci_step: bool,
+    /// True when every failing test of the mode is informing.
+    pub informing_only: bool,
+    /// True when there is no JUnit and no log line.
+    pub no_evidence: bool,
+    /// Flake evidence, if any (sentence + line).
+    pub flake_evidence: Option<(String, Option<LogLine>)>,
+    pub hint: Option<&'a SignatureHint>,
+}
+
+struct Rule {
+    re: Regex,
+    label: &'static str,
+    temporary: bool,
+}
+
+/// The classifier with its pattern tables.
+pub struct Classifier {
+    infra: Vec<Rule>,
+    ci: Vec<Rule>,
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        let r = |p: &str, label: &'static str, temporary: bool| Rule { re: Regex::new(p).unwrap(), label, temporary };
+        Classifier {
+            infra: vec![
+                r(r"(?i)\b(VcpuLimitExceeded|InstanceLimitExceeded|PublicIPCountLimitReached|QuotaExceeded|quota exceeded|exceeded quota|ResourceQuotaExceeded|LimitExceeded|SubscriptionQuotaExceeded)\b", "cloud quota exhausted", true),
+                r(r"(?i)(InsufficientInstanceCapacity|ZONE_RESOURCE_POOL_EXHAUSTED|SkuNotAvailable|AllocationFailed)", "cloud capacity unavailable", true),
+                r(r"(?i)(could not allocate host|failed to acquire (a )?(\d+-node )?lease|boskos|no (free )?resources? (are )?available in pool|pool has 0 free)", "CI lease / Boskos pool exhausted", true),
+                r(r"(?i)(RequestLimitExceeded|Throttling: Rate exceeded|TooManyRequests|rate limit exceeded|SlowDown)", "cloud API throttling", true),
+                r(r"(?i)(dial tcp [^ ]+:(6443|443): connect: connection refused|i/o timeout|no such host|TLS handshake timeout|connection reset by peer)", "lost connectivity to the test cluster or cloud endpoint", true),
+                r(r"(?i)(error: failed to (get|create) (the )?build|registry\.ci\.openshift\.org.*(503|502|unavailable)|context deadline exceeded.*(registry|quay\.io))", "CI control plane or registry unavailable", true),
+                r(r"(?i)(AuthFailure|UnauthorizedOperation|InvalidClientTokenId|security token included in the request is (invalid|expired)|ExpiredToken|credentials? (have|has) expired)", "expired or invalid cloud credentials", false),
+            ],
+            ci: vec![
+                r(r"(?i)(unknown flag: --|unknown shorthand flag|flag provided but not defined)", "a CI step passes a flag the tool does not know", false),
+                r(r"(?i)(: command not found|executable file not found in \$PATH)", "a CI step calls a missing command", false),
+                r(r"(?i)(Pod can not be created|pods? .* is invalid: spec\.|invalid reference format)", "the CI step pod cannot be created", false),
+                r(r"(?i)(unbound variable|No such file or directory.*(step|commands\.sh|/usr/local/bin))", "a CI step script is broken", false),
+                r(r"(?i)(failed to (load|resolve) (the )?(step|chain|workflow|ref)|step .* (is )?not found in (the )?registry|invalid ci-operator config)", "the CI configuration does not resolve", false),
+            ],
+        }
+    }
+}
+
+impl Classifier {
+    fn first_match<'a>(rules: &'a [Rule], lines: &'a [LogLine]) -> Option<(&'a Rule, &'a LogLine)> {
+        for l in lines {
+            for r in rules {
+                if r.re.is_match(&l.text) {
+                    return Some((r, l));
+                }
+            }
+        }
+        None
+    }
+
+    /// Classifies one failure mode.
+    pub fn classify(&self, f: &ModeFacts) -> Classification {
+        if let Some(h) = f.hint {
+            if let Some(c) = h.class.as_deref().and_then(FailureClass::from_hint) {
+                return Classification {
+                    class: c,
+                    reason: format!("signature {} is known as {}", h.label.as_deref().unwrap_or(&h.id), c.as_str()),
+                    evidence: f.lines.first().cloned(),
+                    temporary: c == FailureClass::Infrastructure,
+                };
+            }
+        }
+        if f.no_evidence {
+            return Classification {
+                class: FailureClass::Unknown,
+                reason: "no JUnit and no build-log evidence: the tests may never have run (unknown, not green)".into(),
+                evidence: None,
+                temporary: false,
+            };
+        }
+        if let Some((r, l)) = Self::first_match(&self.infra, f.lines) {
+            return Classification {
+                class: FailureClass::Infrastructure,
+                reason: format!("{} ({})", r.label, if r.temporary { "temporary: clears on the next run" } else { "persistent: needs a human" }),
+                evidence: Some(l.clone()),
+                temporary: r.temporary,
+            };
+        }
+        if let Some((r, l)) = Self::first_match(&self.ci, f.lines) {
+            return Classification { class: FailureClass::CiConfiguration, reason: r.label.to_string(), evidence: Some(l.clone()), temporary: false };
+        }
+        if f.informing_only {
+            return Classification {
+                class: FailureClass::InformingOnly,
+                reason: "only tests with lifecycle=informing failed; they cannot reject a payload".into(),
+                evidence: f.lines.first().cloned(),
+                temporary: false,
+            };
+        }
+        if let Some((why, line)) = &f.flake_evidence {
+            return Classification { class: FailureClass::Flake, reason: why.clone(), evidence: line.clone().or_else(|| f.lines.first().cloned()), temporary: false };
+        }
+        if f.has_gating_tests || (!f.in_ci_step && !f.lines.is_empty()) {
+            return Classification {
+                class: FailureClass::ProductRegression,
+                reason: if f.has_gating_tests {
+                    "gating tests failed with no infrastructure, CI-configuration or flake signal".into()
+                } else {
+                    "product error lines with no infrastructure, CI-configuration or flake signal".into()
+                },
+                evidence: f.lines.first().cloned(),
+                temporary: false,
+            };
+        }
+        Classification {
+            class: FailureClass::Unknown,
+            reason: "a CI step failed without a recognizable cause".into(),
+            evidence: f.lines.first().cloned(),
+            temporary: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::Location;
+
+    fn line(t: &str) -> LogLine {
+        LogLine { text: t.into(), at: Location { file: "build-log.txt".into(), url: None, line: Some(7) } }
+    }
+
+    fn facts(lines: &[LogLine]) -> ModeFacts<'_> {
+        ModeFacts { lines, has_gating_tests: true, in_ci_step: false, informing_only: false, no_evidence: false, flake_evidence: None, hint: None }
+    }
+
+    #[test]
+    fn rules() {
+        let c = Classifier::default();
+        let l = [line("level=error msg=\"Error: creating EC2 Instance: VcpuLimitExceeded: You have requested more vCPU\"")];
+        let v = c.classify(&facts(&l));
+        assert_eq!((v.class, v.temporary), (FailureClass::Infrastructure, true));
+        let l = [line("openshift-install: Error: unknown flag: --log-level-v2")];
+        assert_eq!(c.classify(&facts(&l)).class, FailureClass::CiConfiguration);
+        let l = [line("pods \"x\" is forbidden: the cluster does not have any nodes")];
+        assert_eq!(c.classify(&facts(&l)).class, FailureClass::ProductRegression);
+        let none: [LogLine; 0] = [];
+        let mut f = facts(&none);
+        f.no_evidence = true;
+        assert_eq!(c.classify(&f).class, FailureClass::Unknown);
+    }
+}

@@ -1,0 +1,1 @@
+//! Evaluation against the synthetic world (placeholder until the world layout exists).
