@@ -121,6 +121,8 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
             out.unnamed += 1;
             return;
         };
+        // Kettle stops reading a file at its first test case without a name.
+        let kettle_name = if out.unnamed > 0 { None } else { o.kettle_name.clone() };
         let text = match (o.message.filter(|m| !m.is_empty()), o.body.trim().is_empty()) {
             (Some(m), false) => Some(format!("{m}\n{}", o.body.trim_matches('\n'))),
             (Some(m), true) => Some(m),
@@ -143,8 +145,7 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
             failure_text,
             attempt,
             informing: o.informing,
-            kettle_name: o
-                .kettle_name
+            kettle_name: kettle_name
                 .filter(|k| !(k.contains('#') && o.status != Status::Failed))
                 .filter(|_| o.status != Status::Skipped),
         });
@@ -157,7 +158,9 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                 break;
             }
             Ok(Event::Eof) => {
-                if !saw_root {
+                if out.problem.is_some() {
+                    // already explained
+                } else if !saw_root {
                     out.problem = Some(format!("{what}: no <testsuite> or <testsuites> element (empty or not JUnit)"));
                 } else if depth_root > 0 || open.is_some() {
                     out.problem = Some(format!(
@@ -171,6 +174,10 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                 let tag = e.local_name().as_ref().to_vec();
                 match tag.as_slice() {
                     b"testsuites" | b"testsuite" => {
+                        if saw_root && depth_root == 0 && out.problem.is_none() {
+                            out.problem =
+                                Some(format!("{what}: malformed: a second root element after the first one ended"));
+                        }
                         if !saw_root {
                             root_is_suites = tag.as_slice() == b"testsuites";
                         }

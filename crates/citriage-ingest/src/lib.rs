@@ -17,17 +17,23 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// How to ingest.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct IngestOptions {
     /// Builds fetched at once.
     pub concurrency: usize,
     /// Only the newest N builds of each job (by build id).
     pub max_builds_per_job: Option<usize>,
+    /// Skip a job whose `latest-build.txt` names a build already stored complete.
+    pub incremental: bool,
+    /// List builds from Deck's job history instead of the bucket listing.
+    pub deck: Option<std::sync::Arc<citriage_sources::deck::DeckPages>>,
+    /// Pages of job history read per job.
+    pub deck_pages: usize,
 }
 
 impl Default for IngestOptions {
     fn default() -> Self {
-        IngestOptions { concurrency: 8, max_builds_per_job: None }
+        IngestOptions { concurrency: 8, max_builds_per_job: None, incremental: false, deck: None, deck_pages: 5 }
     }
 }
 
@@ -142,6 +148,68 @@ pub fn build_paths(src: &dyn ArtifactSource, job: &str) -> Result<Vec<String>, S
     out.sort();
     out.dedup();
     Ok(out.into_iter().map(|(_, p)| p).collect())
+}
+
+/// Build folders of a job from Deck's job history, newest pages first, following
+/// `?buildId=` pagination (at most `max_pages` pages); returned oldest first.
+pub fn history_build_paths(
+    deck: &citriage_sources::deck::DeckPages,
+    bucket: &str,
+    job: &str,
+    max_pages: usize,
+) -> Result<Vec<String>, SourceError> {
+    let job_path = match job.strip_prefix("pr:") {
+        Some(n) => format!("pr-logs/directory/{n}"),
+        None => format!("logs/{job}"),
+    };
+    let prefix = format!("/view/gs/{bucket}/");
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out: Vec<(u128, String)> = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..max_pages.max(1) {
+        let Some(page) = deck.page(bucket, &job_path, cursor.as_deref())? else { break };
+        let rows = prow::parse_job_history(&page, &format!("{} {job_path}", deck.describe()))
+            .map_err(|detail| SourceError::Transport { location: job_path.clone(), detail })?;
+        let mut added = 0;
+        for r in &rows {
+            if !seen.insert(r.id.clone()) {
+                continue;
+            }
+            added += 1;
+            if let Some(path) = r.spyglass_link.as_deref().and_then(|l| l.strip_prefix(&prefix)) {
+                out.push((r.id.parse().unwrap_or(0), path.trim_end_matches('/').to_string()));
+            }
+        }
+        // Follow the page's "Older Runs" link like a browser; without one, ask for the
+        // page after the oldest id shown.
+        let older = older_runs_link(&page);
+        match (older, rows.last()) {
+            (Some(id), _) if added > 0 && cursor.as_deref() != Some(id.as_str()) => cursor = Some(id),
+            (None, Some(last)) if added > 0 => cursor = Some(last.id.clone()),
+            _ => break,
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out.into_iter().map(|(_, p)| p).collect())
+}
+
+/// The `buildId` of a job-history page's "Older Runs" link.
+fn older_runs_link(page: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(page);
+    let re = regex::Regex::new(r#"href="[^"]*[?&]buildId=(\d+)"[^>]*>\s*Older"#).ok()?;
+    re.captures(&text).and_then(|c| c.get(1)).map(|m| m.as_str().to_string())
+}
+
+/// The newest build id a job's `latest-build.txt` names, if the file exists.
+pub fn latest_build(src: &dyn ArtifactSource, job: &str) -> Result<Option<String>, SourceError> {
+    if job.starts_with("pr:") {
+        return Ok(None);
+    }
+    Ok(src
+        .get(&format!("logs/{job}/latest-build.txt"))?
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .filter(|s| is_build_id(s)))
 }
 
 /// Formats `started.json` repos the way kettle stores them (`{"org/repo": "refs"}`).
@@ -338,7 +406,19 @@ pub fn ingest_jobs(
         IngestError::Source(SourceError::Transport { location: "thread pool".into(), detail: e.to_string() })
     })?;
     for job in jobs {
-        let mut paths = match build_paths(src, job) {
+        if opts.incremental {
+            if let Ok(Some(id)) = latest_build(src, job) {
+                if store.has_complete_build(src.bucket(), &format!("logs/{job}/{id}"))? {
+                    progress(Progress::Discovered { job: job.clone(), builds: 0 });
+                    continue;
+                }
+            }
+        }
+        let listed = match &opts.deck {
+            Some(deck) => history_build_paths(deck, src.bucket(), job, opts.deck_pages),
+            None => build_paths(src, job),
+        };
+        let mut paths = match listed {
             Ok(p) => p,
             Err(e) => {
                 summary.failures.push(FetchFailure { job: job.clone(), path: String::new(), reason: e.to_string() });

@@ -191,8 +191,14 @@ fn http_ingest_equals_local_ingest_despite_faults() {
     assert_eq!(discover_jobs(&gcs).unwrap(), jobs, "paginated listing finds the same jobs");
     let mut b = Store::open_in_memory().unwrap();
     let t = std::time::Instant::now();
-    let s =
-        ingest_jobs(&gcs, &mut b, &jobs, &IngestOptions { concurrency: 4, max_builds_per_job: None }, &|_| {}).unwrap();
+    let s = ingest_jobs(
+        &gcs,
+        &mut b,
+        &jobs,
+        &IngestOptions { concurrency: 4, max_builds_per_job: None, ..Default::default() },
+        &|_| {},
+    )
+    .unwrap();
     assert!(s.failures.is_empty(), "{:?}", s.failures);
     assert!(t.elapsed() >= Duration::from_millis(900), "Retry-After: 1 honoured");
     assert!(faults.lock().unwrap().values().all(|(_, left)| *left == 0), "every fault was hit");
@@ -252,11 +258,19 @@ fn kill_and_resume_gives_the_same_store() {
         let mut st = Store::open(&path).unwrap();
         let count = AtomicUsize::new(0);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ingest_jobs(&local, &mut st, &jobs, &IngestOptions { concurrency: 2, max_builds_per_job: None }, &|p| {
-                if matches!(p, citriage_ingest::Progress::Build { .. }) && count.fetch_add(1, Ordering::SeqCst) == 37 {
-                    panic!("simulated kill");
-                }
-            })
+            ingest_jobs(
+                &local,
+                &mut st,
+                &jobs,
+                &IngestOptions { concurrency: 2, max_builds_per_job: None, ..Default::default() },
+                &|p| {
+                    if matches!(p, citriage_ingest::Progress::Build { .. })
+                        && count.fetch_add(1, Ordering::SeqCst) == 37
+                    {
+                        panic!("simulated kill");
+                    }
+                },
+            )
         }));
         assert!(r.is_err(), "the run was interrupted");
     }

@@ -83,9 +83,22 @@ fn ginkgo_ts(r: &mut Rng) -> String {
     )
 }
 
+const SYLLABLES: &[&str] = &[
+    "ka", "ro", "mi", "te", "lu", "sa", "no", "vi", "de", "pa", "qui", "zo", "ben", "tor", "gal",
+    "sep", "mon", "ric", "dul", "fen", "har", "jix", "lom", "nus", "pel", "sor", "tam", "vex",
+    "wil", "yan", "cre", "dra", "fli", "gro", "pla", "sti", "tri", "ver", "ent", "ion", "ate",
+    "ing", "able", "ment", "ous", "ize", "ful", "less",
+];
+
+/// A pseudo-word of 2-4 syllables (a vocabulary of tens of thousands).
+fn pseudo_word(r: &mut Rng) -> String {
+    (0..2 + r.below(3)).map(|_| r.pick(SYLLABLES)).collect()
+}
+
 /// A template: fixed words chosen once per template id, filled with fresh variables per use.
 struct Template {
     kind: u64,
+    phrase: String,
     words: Vec<&'static str>,
     area: &'static str,
     file: String,
@@ -105,14 +118,19 @@ fn make_template(id: u64) -> Template {
                 "k8s.io/kubernetes/pkg/{}/{}.(*{}{}).{}",
                 r.pick(AREAS),
                 r.pick(WORDS),
+                pseudo_word(&mut r),
                 r.pick(WORDS),
-                r.pick(WORDS),
-                r.pick(WORDS)
+                pseudo_word(&mut r)
             )
         })
         .collect();
+    let phrase = (0..3 + r.below(10))
+        .map(|_| pseudo_word(&mut r))
+        .collect::<Vec<_>>()
+        .join(" ");
     Template {
         kind: r.below(100),
+        phrase,
         words,
         area,
         file,
@@ -129,9 +147,10 @@ fn render(t: &Template, r: &mut Rng, out: &mut String) {
         0..=24 => {
             let _ = write!(
                 out,
-                "[FAILED] Timed out after {}.{:03}s.\n{} {} {} was not {} within the timeout: expected {} {} in namespace {}, got {}\nExpected\n    <bool>: false\nto be true\nIn [It] at: k8s.io/kubernetes/test/e2e/{}/{}.go:{} @ {}",
+                "[FAILED] Timed out after {}.{:03}s.\n{}: {} {} {} was not {} within the timeout: expected {} {} in namespace {}, got {}\nExpected\n    <bool>: false\nto be true\nIn [It] at: k8s.io/kubernetes/test/e2e/{}/{}.go:{} @ {}",
                 30 + r.below(600),
                 r.below(1000),
+                t.phrase,
                 w[3], w[4], pod, w[5], 1 + r.below(3), w[6], ns, r.below(3),
                 t.area, t.file, t.line + r.below(3), ginkgo_ts(r)
             );
@@ -139,21 +158,21 @@ fn render(t: &Template, r: &mut Rng, out: &mut String) {
         25..=39 => {
             let _ = write!(
                 out,
-                "[FAILED] 1 errors:\npod {}-{}-{} on node {} container {} unexpected exit code {}: start={} end={} reason=Error message=\nIn [It] at: k8s.io/kubernetes/test/e2e/{}/{}.go:{} @ {}",
+                "[FAILED] 1 errors:\npod {}-{}-{} on node {} container {} unexpected exit code {}: start={} end={} reason=Error message={}\nIn [It] at: k8s.io/kubernetes/test/e2e/{}/{}.go:{} @ {}",
                 w[0], r.below(3), r.below(20),
                 match r.below(3) {
                     0 => format!("nodes-us-west1-a-{}", suffix(r, 4)),
                     1 => format!("i-0{:016x}", r.next() & 0xffff_ffff_ffff_fff),
                     _ => format!("kind-worker{}", r.below(3) + 1),
                 },
-                w[1], 1 + (t.kind % 3), ts(r), ts(r), t.area, t.file, t.line, ginkgo_ts(r)
+                w[1], 1 + (t.kind % 3), ts(r), ts(r), t.phrase, t.area, t.file, t.line, ginkgo_ts(r)
             );
         }
         40..=54 => {
             let _ = write!(
                 out,
-                "panic: runtime error: invalid memory address or nil pointer dereference [recovered]\n\tpanic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x{:x} pc=0x{:x}]\n\ngoroutine {} [running]:\n",
-                r.below(4096), 0x1000000 + r.below(0xffffff), r.below(5000)
+                "panic: {} [recovered]\n\tpanic: {}\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x{:x} pc=0x{:x}]\n\ngoroutine {} [running]:\n",
+                t.phrase, t.phrase, r.below(4096), 0x1000000 + r.below(0xffffff), r.below(5000)
             );
             for f in &t.frames {
                 let _ = write!(
@@ -171,8 +190,8 @@ fn render(t: &Template, r: &mut Rng, out: &mut String) {
         55..=69 => {
             let _ = write!(
                 out,
-                "error waiting for {} {} in namespace {} to be {}: timed out waiting for the condition\nunexpected error:\n    <*errors.errorString | 0x{:x}>: {{\n        s: \"{} {} did not become {} after {}m{}s\",\n    }}\n    {} {} did not become {} after {}m{}s\noccurred",
-                w[0], pod, ns, w[3],
+                "error waiting for {} {} in namespace {} to be {}: timed out waiting for the condition\n{}\nunexpected error:\n    <*errors.errorString | 0x{:x}>: {{\n        s: \"{} {} did not become {} after {}m{}s\",\n    }}\n    {} {} did not become {} after {}m{}s\noccurred",
+                w[0], pod, ns, w[3], t.phrase,
                 0xc000000000u64 + r.below(0xffffff),
                 w[4], pod, w[5], r.below(10), r.below(60),
                 w[4], pod, w[5], r.below(10), r.below(60)
@@ -182,22 +201,23 @@ fn render(t: &Template, r: &mut Rng, out: &mut String) {
             let (a, p) = (ip(r), 30000 + r.below(30000));
             let _ = write!(
                 out,
-                "Unexpected error:\n    <*url.Error | 0x{:x}>: Get \"https://{}:{}/api/v1/namespaces/{}/{}s/{}\": dial tcp {}:{}: connect: connection refused\noccurred\nIn [BeforeEach] at: k8s.io/kubernetes/test/e2e/framework/{}.go:{} @ {}",
-                0xc000000000u64 + r.below(0xffffff), a, p, ns, w[0], pod, a, p, t.file, t.line, ginkgo_ts(r)
+                "{}\nUnexpected error:\n    <*url.Error | 0x{:x}>: Get \"https://{}:{}/api/v1/namespaces/{}/{}s/{}\": dial tcp {}:{}: connect: connection refused\noccurred\nIn [BeforeEach] at: k8s.io/kubernetes/test/e2e/framework/{}.go:{} @ {}",
+                t.phrase, 0xc000000000u64 + r.below(0xffffff), a, p, ns, w[0], pod, a, p, t.file, t.line, ginkgo_ts(r)
             );
         }
-        85..=94 => {
-            let _ = write!(out, "{} {} {} failed: exit status {}", w[0], w[1], w[2], t.kind % 3);
+        85..=97 => {
+            let _ = write!(out, "{} {} {} failed: exit status {}", t.phrase, w[1], w[2], t.kind % 3);
         }
         _ => {
             // long test output: many log lines, a few varying values
-            let n = 40 + r.below(120);
+            let n = 20 + r.below(100);
             for i in 0..n {
                 let _ = writeln!(
                     out,
-                    "I{:02}{:02} {:02}:{:02}:{:02}.{:06} {:5} {}.go:{}] {} {} {} {}={} took {}ms",
+                    "I{:02}{:02} {:02}:{:02}:{:02}.{:06} {:5} {}.go:{}] {} {} {} {} {}={} took {}ms",
                     1 + r.below(12), 1 + r.below(28), r.below(24), r.below(60), r.below(60), r.below(1_000_000),
                     1000 + r.below(9000), t.file, 100 + (i * 7) % 900,
+                    t.phrase.split(' ').nth((i % 3) as usize).unwrap_or("x"),
                     w[(i % 8) as usize], w[((i + 3) % 8) as usize], pod, w[((i + 5) % 8) as usize], r.below(100), r.below(5000)
                 );
             }

@@ -256,6 +256,9 @@ impl MatchRule {
     }
 }
 
+static TRACE: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(|| std::env::var_os("CITRIAGE_TRACE").is_some());
+
 /// Texts at least this long get exact q-gram profiles for a tighter lower bound.
 const QGRAM_MIN_LEN: usize = 128;
 
@@ -403,10 +406,13 @@ impl KeyIndex {
                 }
             }
             let kt = table.text(k).as_bytes();
-            if limit >= 32 && similarity::line_upper_bound_below(qt, kt, limit).is_some() {
-                return true;
+            let t0 = std::time::Instant::now();
+            let r = (limit >= 32 && similarity::line_upper_bound_below(qt, kt, limit).is_some())
+                || edit_distance_below(qt, kt, limit).is_some();
+            if *TRACE {
+                eprintln!("TRACE {} {} {} {} {}", qt.len(), kt.len(), limit, r, t0.elapsed().as_nanos());
             }
-            edit_distance_below(qt, kt, limit).is_some()
+            r
         };
         // Candidates are verified cheapest-bound first; many candidates are verified in
         // parallel chunks, still returning the first match in order.

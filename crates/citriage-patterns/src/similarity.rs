@@ -181,28 +181,88 @@ pub fn edit_distance_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
     None
 }
 
-/// An upper bound on the edit distance of two multi-line texts with the same number of
-/// lines: the sum of the line-by-line distances (each line's edits are a valid script for the
-/// whole). Returns it when it is below `limit`, else None (unknown).
+/// An upper bound on the edit distance of two multi-line texts from a line alignment: lines
+/// are aligned by the longest common subsequence of their shapes (digits ignored), aligned
+/// lines cost their own edit distance, lines between anchors are paired in order and the
+/// surplus is inserted or deleted whole. Any such script is a valid edit script, so its cost
+/// bounds the distance from above. Returns the bound when it is below `limit`, else None.
 pub fn line_upper_bound_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
-    let na = memchr::memchr_iter(b'\n', a).count();
-    let nb = memchr::memchr_iter(b'\n', b).count();
-    if na != nb || na == 0 {
+    let la: Vec<&[u8]> = a.split(|&c| c == b'\n').collect();
+    let lb: Vec<&[u8]> = b.split(|&c| c == b'\n').collect();
+    if la.len() < 2 || lb.len() < 2 || la.len() * lb.len() > 1 << 20 {
         return None;
     }
+    let shape = |l: &[u8]| -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &c in l {
+            if !c.is_ascii_digit() {
+                h ^= c as u64;
+                h = h.wrapping_mul(0x100_0000_01b3);
+            }
+        }
+        h
+    };
+    let sa: Vec<u64> = la.iter().map(|l| shape(l)).collect();
+    let sb: Vec<u64> = lb.iter().map(|l| shape(l)).collect();
+    // LCS table over shapes (lines are few: at most a few hundred each).
+    let (n, m) = (sa.len(), sb.len());
+    let mut dp = vec![0u32; (n + 1) * (m + 1)];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            dp[i * (m + 1) + j] = if sa[i] == sb[j] {
+                dp[(i + 1) * (m + 1) + j + 1] + 1
+            } else {
+                dp[(i + 1) * (m + 1) + j].max(dp[i * (m + 1) + j + 1])
+            };
+        }
+    }
     let mut total = 0usize;
-    for (la, lb) in a.split(|&c| c == b'\n').zip(b.split(|&c| c == b'\n')) {
-        if la == lb {
-            continue;
+    let (mut i, mut j) = (0usize, 0usize);
+    let (mut gi, mut gj) = (0usize, 0usize); // start of the current unaligned gap
+    let mut pay = |x: &[&[u8]], y: &[&[u8]], total: &mut usize| -> bool {
+        // pair lines in order, insert/delete the rest (with their newline)
+        for k in 0..x.len().max(y.len()) {
+            let cost = match (x.get(k), y.get(k)) {
+                (Some(p), Some(q)) => match edit_distance_below(p, q, limit - *total) {
+                    Some(d) => d,
+                    None => return false,
+                },
+                (Some(p), None) | (None, Some(p)) => p.len() + 1,
+                (None, None) => 0,
+            };
+            *total += cost;
+            if *total >= limit {
+                return false;
+            }
         }
-        let budget = limit - total;
-        match edit_distance_below(la, lb, budget) {
-            Some(d) => total += d,
-            None => return None,
+        true
+    };
+    while i < n && j < m {
+        if sa[i] == sb[j] && dp[i * (m + 1) + j] == dp[(i + 1) * (m + 1) + j + 1] + 1 {
+            if !pay(&la[gi..i], &lb[gj..j], &mut total) {
+                return None;
+            }
+            if la[i] != lb[j] {
+                match edit_distance_below(la[i], lb[j], limit - total) {
+                    Some(d) => total += d,
+                    None => return None,
+                }
+                if total >= limit {
+                    return None;
+                }
+            }
+            i += 1;
+            j += 1;
+            gi = i;
+            gj = j;
+        } else if dp[(i + 1) * (m + 1) + j] >= dp[i * (m + 1) + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
         }
-        if total >= limit {
-            return None;
-        }
+    }
+    if !pay(&la[gi..], &lb[gj..], &mut total) {
+        return None;
     }
     Some(total)
 }
@@ -407,6 +467,38 @@ mod tests {
                 } else {
                     assert_eq!(got, None);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn line_upper_bound_is_an_upper_bound() {
+        let mut seed = 7u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..500 {
+            let mk = |r: &mut dyn FnMut() -> u64| -> Vec<u8> {
+                let lines = 1 + r() % 6;
+                let mut v = Vec::new();
+                for i in 0..lines {
+                    if i > 0 {
+                        v.push(b'\n');
+                    }
+                    for _ in 0..(r() % 6) {
+                        v.push(b"ab1\n"[(r() % 3) as usize]);
+                    }
+                }
+                v
+            };
+            let a = mk(&mut rnd);
+            let b = mk(&mut rnd);
+            let d = naive_lev(&a, &b);
+            if let Some(ub) = line_upper_bound_below(&a, &b, 100) {
+                assert!(ub >= d, "{a:?} {b:?} ub {ub} d {d}");
             }
         }
     }

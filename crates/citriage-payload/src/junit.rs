@@ -60,7 +60,7 @@ pub struct JunitFile {
 
 fn attr(e: &BytesStart<'_>, key: &[u8]) -> Option<String> {
     e.attributes().flatten().find(|a| a.key.local_name().as_ref() == key).map(|a| {
-        a.unescape_value().map(|v| v.into_owned()).unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
+        a.normalized_value(quick_xml::XmlVersion::default()).map(|v| v.into_owned()).unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
     })
 }
 

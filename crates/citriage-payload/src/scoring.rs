@@ -300,7 +300,11 @@ impl Matcher {
 
     fn generic_phrase(&self, p: &str) -> bool {
         let l = p.to_ascii_lowercase();
-        self.generic_phrases.iter().any(|g| l == g.to_ascii_lowercase() || (l.len() < g.len() + 12 && l.contains(&g.to_ascii_lowercase())))
+        self.generic_phrases.iter().any(|g| {
+            let g = g.to_ascii_lowercase();
+            // Generic when what remains around the generic words is not a phrase itself.
+            l.contains(&g) && l.replacen(&g, " ", 1).split_whitespace().count() < 4
+        })
     }
 
     /// Distinctive tokens of the evidence lines: quoted strings, phrases between

@@ -4,6 +4,7 @@
 //! bytes; parsing happens in `citriage-formats`.
 
 pub mod artifacts;
+pub mod deck;
 
 use std::io::Read;
 use std::time::Duration;

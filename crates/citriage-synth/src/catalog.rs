@@ -348,6 +348,18 @@ pub const PATTERNS: &[Pattern] = &[
         modelled_on: "mass failure (environment event)",
     },
     Pattern {
+        id: "nodes-not-ready",
+        title: "Test cluster nodes stopped reporting mid-run",
+        class: Class::Infra,
+        signature: "Kubelet stopped posting node status",
+        stage: Stage::Tests,
+        errors: &["{E} node_lifecycle_controller.go:{line}] node {node} hasn't been updated for {dur}. Last Ready is: &NodeCondition{Type:Ready,Status:Unknown,Reason:NodeStatusUnknown,Message:Kubelet stopped posting node status.}"],
+        context: &["{I} taint_eviction.go:{line2}] Marking pods on {node} for deletion"],
+        junit: JunitEffect::Mass,
+        message: "Timed out after {dur}: pod {ns}/{pod} never became Ready: node {node} is NotReady: Kubelet stopped posting node status.",
+        modelled_on: "mass failure (node loss)",
+    },
+    Pattern {
         id: "compile-error",
         title: "Pull request does not compile",
         class: Class::PrChange,

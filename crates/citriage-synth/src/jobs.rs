@@ -492,7 +492,7 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
             if name.contains("rhel10") || name.contains("rocky10") {
                 vec!["nft-only-iptables"]
             } else {
-                vec!["boskos-could-not-allocate", "cluster-connection-refused", "cluster-connection-refused", "nft-only-iptables"]
+                vec!["boskos-could-not-allocate", "cluster-connection-refused", "nodes-not-ready", "nft-only-iptables"]
             }
         }
         SuiteKind::Capi => {
@@ -501,7 +501,7 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
             } else if name.contains("azure") || name.contains("capz") {
                 vec!["public-ip-quota", "image-pull-backoff", "client-rate-limiter"]
             } else {
-                vec!["boskos-could-not-allocate", "client-rate-limiter"]
+                vec!["boskos-could-not-allocate", "client-rate-limiter", "nodes-not-ready"]
             }
         }
         SuiteKind::GoUnit | SuiteKind::GoIntegration => vec!["data-race", "apiserver-startup-timeout"],
@@ -509,12 +509,13 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
         SuiteKind::Kubetest => vec![
             "boskos-could-not-allocate",
             "cluster-connection-refused",
-            "cluster-connection-refused",
+            "nodes-not-ready",
             "process-timeout",
         ],
         SuiteKind::Ginkgo | SuiteKind::OpenShift => vec![
             "cluster-connection-refused",
             "cluster-connection-refused",
+            "nodes-not-ready",
             "process-timeout",
             "feature-gate-not-in-metrics",
         ],
@@ -530,15 +531,20 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
 
 fn infra_patterns(suite: SuiteKind, name: &str) -> Vec<&'static str> {
     match suite {
-        SuiteKind::Kops | SuiteKind::Kubetest => vec!["boskos-could-not-allocate", "cluster-connection-refused", "process-timeout"],
+        SuiteKind::Kops | SuiteKind::Kubetest => vec![
+            "boskos-could-not-allocate",
+            "cluster-connection-refused",
+            "nodes-not-ready",
+            "process-timeout",
+        ],
         SuiteKind::Capi => {
             if name.contains("azure") || name.contains("capz") {
                 vec!["public-ip-quota", "process-timeout"]
             } else {
-                vec!["boskos-could-not-allocate"]
+                vec!["boskos-could-not-allocate", "nodes-not-ready"]
             }
         }
-        SuiteKind::Ginkgo => vec!["cluster-connection-refused", "cluster-connection-refused", "process-timeout"],
+        SuiteKind::Ginkgo => vec!["cluster-connection-refused", "nodes-not-ready", "process-timeout"],
         SuiteKind::Minikube => vec!["dockerhub-rate-limit"],
         SuiteKind::GoUnit | SuiteKind::GoIntegration => vec!["process-timeout"],
         SuiteKind::ImageBuild | SuiteKind::OpenShift => vec![],

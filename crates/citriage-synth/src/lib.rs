@@ -128,11 +128,11 @@ impl SynthParams {
             }),
             "k8s" => Some(SynthParams {
                 jobs: 1500,
-                builds_per_job: 52,
+                builds_per_job: 50,
                 days: 90,
-                failure_rate: 0.08,
-                log_lines: 260,
-                tests_per_build: 180,
+                failure_rate: 0.12,
+                log_lines: 240,
+                tests_per_build: 130,
                 dashboard_days: 7,
                 payloads: 60,
                 ..base

@@ -154,8 +154,14 @@ pub fn ingest(preset: &str, concurrency: usize, world: Option<&std::path::Path>,
     let src = LocalMirror::new(dir.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
     let jobs = discover_jobs(&src).map_err(|e| Failure::other(e.to_string()))?;
     let t = Instant::now();
-    let s = ingest_jobs(&src, &mut store, &jobs, &IngestOptions { concurrency, max_builds_per_job: None }, &|_| {})
-        .map_err(|e| Failure::other(e.to_string()))?;
+    let s = ingest_jobs(
+        &src,
+        &mut store,
+        &jobs,
+        &IngestOptions { concurrency, max_builds_per_job: None, ..Default::default() },
+        &|_| {},
+    )
+    .map_err(|e| Failure::other(e.to_string()))?;
     let ingest_t = t.elapsed();
     let t = Instant::now();
     let builds = crate::fetch::load_builds(&store)?;

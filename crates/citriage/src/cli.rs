@@ -187,6 +187,16 @@ pub struct FetchArgs {
     /// Cache folder for immutable artifacts fetched over HTTP.
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
+    /// List builds from Deck's job history (a Deck URL such as https://prow.k8s.io, or
+    /// a folder of recorded pages) instead of listing the bucket.
+    #[arg(long, value_name = "URL|DIR")]
+    pub deck: Option<String>,
+    /// Job-history pages read per job with --deck (20 builds a page).
+    #[arg(long, default_value_t = 5)]
+    pub deck_pages: usize,
+    /// Skip jobs whose latest-build.txt names a build already stored complete.
+    #[arg(long)]
+    pub incremental: bool,
     /// HTTP timeout in seconds.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,

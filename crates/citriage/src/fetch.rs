@@ -73,7 +73,20 @@ pub(crate) fn fetch(cli: &Cli, a: &FetchArgs) -> Result<(), Failure> {
         bar.set_style(st.progress_chars("=> "));
     }
     bar.set_message(format!("fetching {} job(s) from {}", jobs.len(), src.describe()));
-    let opts = IngestOptions { concurrency: a.concurrency.max(1), max_builds_per_job: a.max_builds };
+    let deck = a.deck.as_ref().map(|d| {
+        std::sync::Arc::new(if citriage_sources::is_url(d) {
+            citriage_sources::deck::DeckPages::http(d, http.clone())
+        } else {
+            citriage_sources::deck::DeckPages::local(d)
+        })
+    });
+    let opts = IngestOptions {
+        concurrency: a.concurrency.max(1),
+        max_builds_per_job: a.max_builds,
+        incremental: a.incremental,
+        deck,
+        deck_pages: a.deck_pages,
+    };
     let progress = |p: Progress| match p {
         Progress::Discovered { builds, .. } => bar.inc_length(builds as u64),
         Progress::Build { .. } => bar.inc(1),

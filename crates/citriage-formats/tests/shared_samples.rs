@@ -1,0 +1,90 @@
+//! The parsers against real samples from kubernetes/test-infra and prow (kettle's
+//! JUnit test data, started/finished variants with the kettle rows they produce).
+//! Each test skips with a reason when the shared samples are not beside the checkout.
+
+use citriage_formats::junit::{parse_junit, Status};
+use citriage_formats::prow::{parse_finished, parse_started};
+use std::path::PathBuf;
+
+fn shared(rel: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is not available", p.display());
+        None
+    }
+}
+
+#[test]
+fn kettle_junit_samples() {
+    let Some(dir) = shared("k8s/test-infra/kettle/testdata") else { return };
+    let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    let f = parse_junit(&read("standard.xml"), "standard.xml");
+    assert_eq!(f.problem, None);
+    assert_eq!(f.cases.len(), 8);
+    let failed: Vec<_> = f.cases.iter().filter(|c| c.status == Status::Failed).collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].name, "Node Tests");
+    assert_eq!(failed[0].failure_text.as_deref(), Some("error during go run"));
+    assert_eq!(failed[0].kettle_name.as_deref(), Some("Node Tests"), "root <testsuite>: the bare name");
+
+    let m = parse_junit(&read("failure_message.xml"), "failure_message.xml");
+    assert_eq!(m.cases[0].failure_text.as_deref(), Some("simple_test.go:186: Running tests in file plumbing"));
+    let t = parse_junit(&read("failure_text.xml"), "failure_text.xml");
+    assert_eq!(t.cases[0].failure_text, m.cases[0].failure_text, "message-only and body-only give the same text");
+    assert_eq!(t.cases[0].kettle_name, None, "a <testsuite> without a name inside <testsuites>: kettle reads nothing");
+
+    let n = parse_junit(&read("junit_no_suite_name.xml"), "junit_no_suite_name.xml");
+    assert_eq!(n.cases.len(), 3);
+    assert!(n.cases.iter().all(|c| c.kettle_name.is_none()));
+
+    let bad = parse_junit(&read("malformed.xml"), "malformed.xml");
+    assert!(bad.problem.as_deref().is_some_and(|p| p.contains("malformed.xml")), "{:?}", bad.problem);
+    assert!(bad.cases.iter().all(|c| c.kettle_name.is_none()), "kettle reads nothing of a malformed file");
+
+    let unnamed = parse_junit(&read("malformed_no_testcase_name.xml"), "malformed_no_testcase_name.xml");
+    assert_eq!(unnamed.unnamed, 2, "test cases without a name are counted, not kept");
+    assert_eq!(unnamed.cases.len(), 6);
+    let kettle: Vec<&str> = unnamed.cases.iter().filter_map(|c| c.kettle_name.as_deref()).collect();
+    assert_eq!(
+        kettle,
+        ["TearDown Previous", "Up", "test setup", "Node Tests"],
+        "kettle stops at the first unnamed case"
+    );
+}
+
+#[test]
+fn go_stacktrace_junit() {
+    let Some(p) = shared("k8s/kubernetes/integration_junit_go_stacktrace.xml") else { return };
+    let f = parse_junit(&std::fs::read(p).unwrap(), "x.xml");
+    assert_eq!(f.problem, None);
+    let failed: Vec<_> = f.cases.iter().filter(|c| c.status == Status::Failed).collect();
+    assert_eq!(failed.len(), 2);
+    assert!(failed.iter().all(|c| c.failure_text.as_deref().is_some_and(|t| t.contains(".go:"))));
+}
+
+#[test]
+fn started_finished_variants_match_kettle_rows() {
+    let Some(p) = shared("k8s/prow/started_finished_examples.json") else { return };
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+    let mut checked = 0;
+    for case in v["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let started = parse_started(case["started"].to_string().as_bytes(), name).unwrap();
+        let finished = parse_finished(case["finished"].to_string().as_bytes(), name).unwrap();
+        assert!(started.timestamp.is_some(), "{name}");
+        assert!(finished.result.is_some(), "{name}: a result is always derived");
+        for (k, row) in case.as_object().unwrap() {
+            if !k.starts_with("kettle_row") {
+                continue;
+            }
+            assert_eq!(started.timestamp, row["started"].as_i64(), "{name}");
+            assert_eq!(finished.timestamp, row["finished"].as_i64(), "{name}");
+            assert_eq!(finished.result.as_deref(), row["result"].as_str(), "{name}");
+            assert_eq!(started.repo_commit.as_deref(), row["repo_commit"].as_str(), "{name}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2);
+}
