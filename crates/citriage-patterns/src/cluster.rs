@@ -17,7 +17,9 @@
 //!   (a valid lower bound of the 64-bucket distance) before the full histogram; exact
 //!   distance runs only on survivors, cheapest first.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::fxhash::{FxHashMap as HashMap, FxHashSet};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -260,7 +262,7 @@ static TRACE: std::sync::LazyLock<bool> =
     std::sync::LazyLock::new(|| std::env::var_os("CITRIAGE_TRACE").is_some());
 
 /// Texts at least this long get exact q-gram profiles for a tighter lower bound.
-const QGRAM_MIN_LEN: usize = 128;
+const QGRAM_MIN_LEN: usize = 512;
 
 /// Index of cluster keys answering "first matching key" queries under a [`MatchRule`].
 pub struct KeyIndex {
@@ -268,7 +270,7 @@ pub struct KeyIndex {
     /// key text length → (insertion sequence, text id), in insertion order.
     by_len: BTreeMap<u32, Vec<(u32, u32)>>,
     exact: HashMap<u32, u32>,
-    removed: std::collections::HashSet<u32>,
+    removed: FxHashSet<u32>,
     /// Exact 4-gram profiles of long keys (for the q-gram lower bound).
     profiles: HashMap<u32, Vec<u32>>,
     next_seq: u32,
@@ -295,9 +297,9 @@ impl KeyIndex {
         KeyIndex {
             rule,
             by_len: BTreeMap::new(),
-            exact: HashMap::new(),
-            removed: std::collections::HashSet::new(),
-            profiles: HashMap::new(),
+            exact: HashMap::default(),
+            removed: FxHashSet::default(),
+            profiles: HashMap::default(),
             next_seq: 0,
             exact_checks: 0,
             bound_checks: 0,
@@ -401,7 +403,7 @@ impl KeyIndex {
         let profiles = &self.profiles;
         let check = |&(_, _, k, limit): &(u32, u32, u32, usize)| -> bool {
             if let (Some(qp), Some(kp)) = (qprofile.as_ref(), profiles.get(&k)) {
-                if limit >= 16 && similarity::qgram_lower_bound(qp, kp) >= limit {
+                if limit >= 48 && similarity::qgram_lower_bound(qp, kp) >= limit {
                     return false;
                 }
             }
@@ -446,7 +448,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let n = failures.len();
 
     // 1. Distinct raw texts, normalized once each.
-    let mut raw_ids: HashMap<&str, u32> = HashMap::new();
+    let mut raw_ids: HashMap<&str, u32> = HashMap::default();
     let mut raw_texts: Vec<&str> = Vec::new();
     let fail_raw: Vec<u32> = failures
         .iter()
@@ -460,7 +462,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     drop(raw_ids);
     let profile = cfg.profile;
     // Normalize in chunks and intern at once, so only distinct normalized texts are kept.
-    let mut interned: HashMap<Box<str>, u32> = HashMap::new();
+    let mut interned: HashMap<Box<str>, u32> = HashMap::default();
     let mut raw_tmp: Vec<u32> = Vec::with_capacity(raw_texts.len());
     for chunk in raw_texts.chunks(1 << 15) {
         let normed: Vec<String> = chunk.par_iter().map(|t| normalize(t, profile)).collect();
@@ -503,7 +505,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
         .collect();
     let mut texts = uniq.clone();
     let mut seed_ids: Vec<u32> = Vec::new();
-    let mut extra: HashMap<&str, u32> = HashMap::new();
+    let mut extra: HashMap<&str, u32> = HashMap::default();
     for s in &cfg.seed_keys {
         if normalize(s, profile) != *s {
             continue;
@@ -567,7 +569,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
             .then(a.cmp(&b))
     });
     let mut index = KeyIndex::new();
-    let mut global_of_key: HashMap<u32, u32> = HashMap::new();
+    let mut global_of_key: HashMap<u32, u32> = HashMap::default();
     let mut global_keys: Vec<u32> = Vec::new();
     for &s in &seed_ids {
         if let std::collections::hash_map::Entry::Vacant(e) = global_of_key.entry(s) {
@@ -577,7 +579,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
         }
     }
     // (test, normalized text) → global cluster
-    let mut slot: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut slot: HashMap<(u32, u32), u32> = HashMap::default();
     for &t in &test_order {
         let (lcs, _, _) = &locals[t as usize];
         for lc in lcs {
@@ -622,7 +624,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     drop(slot);
     let mut distinct_per_global = vec![0usize; ng];
     {
-        let mut seen: HashMap<(u32, u32), ()> = HashMap::new();
+        let mut seen: HashMap<(u32, u32), ()> = HashMap::default();
         for i in 0..n {
             let g = raw_assign[i];
             if g != u32::MAX && seen.insert((g, fail_norm[i]), ()).is_none() {
@@ -695,7 +697,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
 
 /// Local clustering of one test's normalized texts.
 fn local_cluster(table: &TextTable<'_>, norms: &[u32]) -> (Vec<LocalCluster>, u64, u64) {
-    let mut counts: HashMap<u32, u64> = HashMap::new();
+    let mut counts: HashMap<u32, u64> = HashMap::default();
     for &m in norms {
         *counts.entry(m).or_insert(0) += 1;
     }
@@ -704,7 +706,7 @@ fn local_cluster(table: &TextTable<'_>, norms: &[u32]) -> (Vec<LocalCluster>, u6
     units.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut index = KeyIndex::new();
     let mut clusters: Vec<LocalCluster> = Vec::new();
-    let mut of_key: HashMap<u32, usize> = HashMap::new();
+    let mut of_key: HashMap<u32, usize> = HashMap::default();
     for (m, c) in units {
         let slot = match index.find(table, m) {
             Some(k) => of_key[&k],

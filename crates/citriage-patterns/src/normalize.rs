@@ -18,7 +18,7 @@
 //! All regexes use explicit ASCII classes where Go's RE2 semantics are ASCII (`\d`, `\w`,
 //! `\s`), so the compatibility profile matches byte-for-byte on the same input.
 
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap as HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -131,7 +131,7 @@ fn normalize_k8s(text: &str) -> String {
         Some(o) => std::borrow::Cow::Owned(o),
         None => s,
     };
-    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut names: HashMap<&str, usize> = HashMap::default();
     let mut out = String::with_capacity(s.len());
     let mut last = 0usize;
     for m in K8S_ORDINAL.find_iter(&s) {
@@ -355,7 +355,7 @@ fn normalize_default(text: &str) -> String {
         None => s,
     };
     let rules = &*DEF_RULES;
-    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut names: HashMap<&str, usize> = HashMap::default();
     let mut out = String::with_capacity(s.len());
     let mut last = 0usize;
     for caps in rules.combined.captures_iter(&s) {

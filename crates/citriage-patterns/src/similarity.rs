@@ -219,7 +219,7 @@ pub fn line_upper_bound_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize>
     let mut total = 0usize;
     let (mut i, mut j) = (0usize, 0usize);
     let (mut gi, mut gj) = (0usize, 0usize); // start of the current unaligned gap
-    let mut pay = |x: &[&[u8]], y: &[&[u8]], total: &mut usize| -> bool {
+    let pay = |x: &[&[u8]], y: &[&[u8]], total: &mut usize| -> bool {
         // pair lines in order, insert/delete the rest (with their newline)
         for k in 0..x.len().max(y.len()) {
             let cost = match (x.get(k), y.get(k)) {

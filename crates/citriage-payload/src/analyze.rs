@@ -1025,6 +1025,7 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         same_component: usize,
     }
     let mut tuples: Vec<Tuple> = Vec::new();
+    let sig_tags = Regex::new(r"\[(sig|Suite|Feature|Serial|Slow|Disruptive|Conformance|Skipped|apigroup|OCPFeatureGate|Jira)[^\]]*\]").unwrap();
     for (job, modes) in &drafts_by_job {
         let fj = failed_jobs.iter().find(|f| f.name == *job).unwrap();
         for (i, (d, first, _, before)) in modes.iter().enumerate() {
@@ -1043,8 +1044,11 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
                     OnsetBefore::ChainEnd => None,
                 };
                 if let Some(ot) = onset_t {
+                    // A change can only break runs that started after it landed: bound
+                    // the window by the failing run's end in the onset payload.
+                    let run_end = chain.infos.get(first).and_then(|i| job_in(i, job)).and_then(|j| j.transition_epoch());
                     let lo = prev_t.unwrap_or(ot - 86400) - 86400;
-                    let hi = (ot + 86400).min(as_of.unwrap_or(i64::MAX));
+                    let hi = (ot + 86400).min(as_of.unwrap_or(i64::MAX)).min(run_end.unwrap_or(i64::MAX));
                     for c in ci_changes.iter().filter(|c| c.epoch().is_some_and(|t| t > lo && t <= hi)) {
                         let cand = ci_candidate(c, first);
                         all_candidates.entry(cand.id.clone()).or_insert_with(|| cand.clone());
@@ -1053,7 +1057,8 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
                 }
             }
             let tokens = ctx.matcher.tokens(&d.lines);
-            let lower: String = d.lines.iter().map(|l| l.text.to_ascii_lowercase()).collect::<Vec<_>>().join("\n");
+            // Test-name tags like `[sig-installer]` say who owns a test, not what broke.
+            let lower: String = d.lines.iter().map(|l| sig_tags.replace_all(&l.text, " ").to_ascii_lowercase()).collect::<Vec<_>>().join("\n");
             let mut comp_count: BTreeMap<String, usize> = BTreeMap::new();
             for c in &cands {
                 *comp_count.entry(c.component_key()).or_default() += 1;
@@ -1143,9 +1148,16 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         }
         let mut v: Vec<(CandidateScore, BTreeSet<String>)> = best.into_values().collect();
         v.sort_by(|a, b| b.0.total.cmp(&a.0.total).then(b.0.correlation.cmp(&a.0.correlation)).then(a.0.candidate.cmp(&b.0.candidate)));
+        let mut revert_found = false;
         for (rank, (s, jobs)) in v.into_iter().enumerate() {
             let cand = &all_candidates[&s.candidate];
-            let (action, reason) = action::candidate_action(s.total, cand, r.class.class, r.kubelet_skew);
+            let (mut action, mut reason) = action::candidate_action(s.total, cand, r.class.class, r.kubelet_skew);
+            if action == CandidateAction::StageRevert {
+                revert_found = true;
+            } else if action == CandidateAction::Bisect && revert_found {
+                action = CandidateAction::ReportOnly;
+                reason = format!("score {}, but a revert candidate with a verbatim match already explains {}", s.total, r.id);
+            }
             suspects.push(Suspect { rank: rank as u32 + 1, candidate: s.candidate.clone(), root_cause: r.id.clone(), band: Band::of(s.total), jobs: jobs.into_iter().collect(), score: s, action, action_reason: reason });
         }
     }

@@ -47,10 +47,17 @@ fn s(v: &Value, path: &[&str]) -> Option<String> {
     cur.as_str().map(str::to_string)
 }
 
-/// Parses a recorded list. Accepted per entry: `{sha|id, date, message|title,
-/// url|html_url, pr_url?, pr_number?, repo?, files: [{filename, patch}] | diff}`
-/// or GitHub's commit shape (`commit.message`, `commit.committer.date`).
+/// Parses a recorded list. Accepted per entry: `{sha|id|pr, date|merged_at,
+/// message|title, url|html_url, pr_url?, pr_number?, repo?, files: [{filename,
+/// patch}] | [path...], diff}` or GitHub's commit shape (`commit.message`,
+/// `commit.committer.date`). `diff` is the unified diff text, or the path of a
+/// `.diff` file relative to `base`.
 pub fn parse_recorded(bytes: &[u8], origin: &str) -> Result<Vec<CiConfigChange>, PayloadError> {
+    parse_recorded_in(bytes, origin, None)
+}
+
+/// [`parse_recorded`], resolving `diff` file paths under `base`.
+pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Result<Vec<CiConfigChange>, PayloadError> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| PayloadError::invalid(origin, format!("malformed JSON: {e}")))?;
     let arr = match &v {
         Value::Array(a) => a.clone(),
@@ -59,12 +66,15 @@ pub fn parse_recorded(bytes: &[u8], origin: &str) -> Result<Vec<CiConfigChange>,
     };
     let mut out = Vec::new();
     for (i, e) in arr.iter().enumerate() {
+        let pr_field = e.get("pr").and_then(|n| n.as_u64());
         let id = s(e, &["sha"])
             .or_else(|| s(e, &["id"]))
-            .ok_or_else(|| PayloadError::invalid(origin, format!("[{i}]: missing sha")))?;
+            .or_else(|| pr_field.map(|n| format!("pr-{n}")))
+            .ok_or_else(|| PayloadError::invalid(origin, format!("[{i}]: missing sha (or pr)")))?;
         let date = s(e, &["date"])
             .or_else(|| s(e, &["commit", "committer", "date"]))
             .or_else(|| s(e, &["merged_at"]))
+            .or_else(|| s(e, &["merged"]))
             .ok_or_else(|| PayloadError::invalid(origin, format!("[{i}]: missing date")))?;
         if timeutil::parse_rfc3339(&date).is_none() {
             return Err(PayloadError::invalid(origin, format!("[{i}]: date {date:?} is not an RFC 3339 time")));
@@ -72,7 +82,7 @@ pub fn parse_recorded(bytes: &[u8], origin: &str) -> Result<Vec<CiConfigChange>,
         let message = s(e, &["title"]).or_else(|| s(e, &["message"])).or_else(|| s(e, &["commit", "message"])).unwrap_or_default();
         let title = message.lines().next().unwrap_or("").to_string();
         let pr_url = s(e, &["pr_url"]);
-        let pr_number = e.get("pr_number").and_then(|n| n.as_u64()).or_else(|| {
+        let pr_number = e.get("pr_number").and_then(|n| n.as_u64()).or(pr_field).or_else(|| {
             // "... (#12345)" at the end of a squash-merge subject.
             let t = title.trim_end();
             let open = t.rfind("(#")?;
@@ -86,13 +96,28 @@ pub fn parse_recorded(bytes: &[u8], origin: &str) -> Result<Vec<CiConfigChange>,
         let mut files = Vec::new();
         if let Some(fs) = e.get("files").and_then(|f| f.as_array()) {
             for f in fs {
+                if f.is_string() {
+                    continue; // A bare path list; the diff comes from `diff`.
+                }
                 let name = s(f, &["filename"]).unwrap_or_default();
                 let patch = s(f, &["patch"]).unwrap_or_default();
                 files.extend(diff::parse_patch(&name, &patch).files);
             }
         }
         if let Some(d) = s(e, &["diff"]) {
-            files.extend(diff::parse_unified(&d).files);
+            let text = if !d.contains('\n') && d.ends_with(".diff") {
+                let Some(base) = base else {
+                    return Err(PayloadError::invalid(origin, format!("[{i}]: diff {d:?} is a path but no base directory is known")));
+                };
+                if d.split('/').any(|c| c == "..") {
+                    return Err(PayloadError::invalid(origin, format!("[{i}]: diff path {d:?} leaves the directory")));
+                }
+                let p = d.split('/').fold(base.to_path_buf(), |a, c| a.join(c));
+                String::from_utf8_lossy(&crate::error::read_file(&p)?).into_owned()
+            } else {
+                d
+            };
+            files.extend(diff::parse_unified(&text).files);
         }
         out.push(CiConfigChange { id, title, date, url, pr_number, repo, diff: ParsedDiff { files } });
     }

@@ -3,7 +3,7 @@
 //!
 //! | signal | points | fires when |
 //! |---|---|---|
-//! | `new_failure_mode` | +30 | the mode began with the payload that contains the candidate (the job passed, or failed differently, in the payload before) **and** the candidate correlates with the failure |
+//! | `new_failure_mode` | +30 | the mode began with the payload that contains the candidate (the job passed, or failed differently, in the payload before) **and** the candidate plausibly explains it: an error-message or code-path link (a subsystem link for RPM changes) |
 //! | `component_exclusivity` | +30 / +20 / +10 | the candidate correlates with the failure and is the sole / one of 2-3 / one of 4+ candidates of its payload modifying that component |
 //! | `error_message_match` | +40 / +20 / +10 | +40 only when a string or symbol taken verbatim from the failure evidence appears in an **added** line of the candidate's diff (both lines are quoted with their locations); +20 when the diff touches the code path named by the evidence (a file of a stack frame / log prefix, or removes a line carrying an evidence token); +10 when the candidate's component is named by the evidence |
 //! | `multi_job_correlation` | +10 | the candidate correlates (+40 or +20 tier) with the same root cause in 2+ failed jobs |
@@ -607,7 +607,10 @@ pub fn score(ctx: &ScoreContext, c: &Candidate, corr: &CorrelationResult) -> Can
         }),
         _ => {}
     }
-    if let Some(onset) = &ctx.onset_here {
+    // "New failure mode" needs the change to plausibly explain it: a code-path link
+    // for code changes, a subsystem link for RPM changes.
+    let plausible = corr.level >= Correlation::CodePath || (c.kind == CandidateKind::RhcosRpm && corr.level >= Correlation::Subsystem);
+    if let (Some(onset), true) = (&ctx.onset_here, plausible) {
         s.items.push(ScoreItem { signal: Signal::NewFailureMode, points: 30, evidence: onset.clone() });
     }
     let (pts, what) = match ctx.same_component {

@@ -22,7 +22,9 @@
 //! github/<org>/<repo>/pull/<n>.diff          PR diff (also pulls/<n>.diff, pull/<n>/code.diff)
 //! github/<org>/<repo>/pull/<n>.jobs.json     presubmit job names (array, or {"statusCheckRollup":[{"name"}]})
 //! job-runs/*.json | job-runs.json            job runs in the BigQuery export shape
-//! ci-config/changes.json | ci-config-changes.json   recorded CI-configuration changes
+//! ci-config/changes.json | ci-config-changes.json | openshift/ci-config-changes.json
+//!                                            recorded CI-configuration changes (a `diff`
+//!                                            path is resolved against the same root)
 //! ```
 //!
 //! ## HTTP
@@ -240,12 +242,15 @@ impl PayloadSource for RecordedDir {
     }
 
     fn ci_config_changes(&self) -> Result<Option<Vec<CiConfigChange>>, PayloadError> {
-        let mut cands = self.extra(&["ci-config", "changes.json"]);
-        cands.extend(self.extra(&["ci-config-changes.json"]));
-        match self.read_first(&cands)? {
-            Some((b, origin)) => Ok(Some(ciconfig::parse_recorded(&b, &origin)?)),
-            None => Ok(None),
+        for root in &self.extra_roots {
+            for rel in [&["ci-config", "changes.json"][..], &["ci-config-changes.json"][..], &["openshift", "ci-config-changes.json"][..]] {
+                let p = rel.iter().fold(root.clone(), |a, s| a.join(s));
+                if let Some(b) = read_optional(&p)? {
+                    return Ok(Some(ciconfig::parse_recorded_in(&b, &p.display().to_string(), Some(root))?));
+                }
+            }
         }
+        Ok(None)
     }
 }
 

@@ -143,6 +143,8 @@ enum Trig {
     Periodic,
     Post { sha: String },
     Pre { pr: usize, push: usize, retest: u32 },
+    /// A tide batch: several PR heads merged together.
+    Batch { pulls: Vec<(usize, usize)> },
 }
 
 struct Slot {
@@ -395,6 +397,28 @@ fn schedule(job: &JobSpec, ctx: &Ctx, prs: &mut Vec<PullRequest>) -> Vec<Slot> {
             }
         }
     }
+    // Tide batches for kubernetes/kubernetes presubmits (about one run in 20).
+    if job.kind == JobKind::Presubmit && job.single_pr.is_none() && job.repo == "kubernetes/kubernetes" && prs.len() >= 4 {
+        let n = slots.len() / 20;
+        for _ in 0..n {
+            let t = job.first_ts + r.below((end - job.first_ts).max(1) as u64) as i64;
+            let mut pulls: Vec<(usize, usize)> = Vec::new();
+            let want = r.range(2, 4) as usize;
+            let mut guard = 0;
+            while pulls.len() < want && guard < 40 {
+                guard += 1;
+                let i = r.index(prs.len());
+                let Some(k) = prs[i].pushes.iter().rposition(|(pt, _)| *pt < t) else { continue };
+                if !pulls.iter().any(|(p, _)| *p == i) {
+                    pulls.push((i, k));
+                }
+            }
+            if pulls.len() >= 2 {
+                pulls.sort_by_key(|(p, _)| prs[*p].number);
+                slots.push(Slot { start: t, trig: Trig::Batch { pulls } });
+            }
+        }
+    }
     slots.retain(|s| s.start < end && s.start >= job.first_ts);
     // Stories that must be visible in the latest dashboards get a run in
     // the last week even when the job rarely triggers.
@@ -526,9 +550,31 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 let merged = fake_sha(ctx.seed, &["merge", &base, &pr_sha]);
                 (Some(r), extra, merged, pr_sha, Some(p.number), true)
             }
+            Trig::Batch { pulls } => {
+                let (base, _) = main_cur.head_at(slot.start);
+                let mut r = Refs::new(&job.repo, &job.branch, &base);
+                for (pi, k) in pulls {
+                    let p = &prs[*pi];
+                    let sha = p.pushes.get(*k).map(|x| x.1.clone()).unwrap_or_default();
+                    r.pulls.push(Pull {
+                        number: p.number,
+                        author: p.author.clone(),
+                        sha: sha.clone(),
+                        title: p.title.clone(),
+                        link: format!("https://github.com/{}/pull/{}", job.repo, p.number),
+                        commit_link: format!("https://github.com/{}/pull/{}/commits/{}", job.repo, p.number, sha),
+                        author_link: format!("https://github.com/{}", p.author),
+                    });
+                }
+                let last = r.pulls.last().map(|p| p.sha.clone()).unwrap_or_default();
+                let merged = fake_sha(ctx.seed, &["batch", &base, &last]);
+                (Some(r), Vec::new(), merged, last, None, false)
+            }
         };
+        let batch = matches!(slot.trig, Trig::Batch { .. });
+        let prow_type = if batch { "batch" } else { job.kind.prow_type() };
 
-        let gcs_rel = prow::build_dir(job.kind.prow_type(), &job.name, id, &job.repo, pr_number);
+        let gcs_rel = prow::build_dir(prow_type, &job.name, id, &job.repo, pr_number);
         let url = format!("https://prow.k8s.io/view/gs/{}/{}", job.bucket, gcs_rel);
         stats.builds += 1;
 
@@ -546,7 +592,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                     &JobDoc {
                         uid: br.uuid(),
                         job: &job.name,
-                        prow_type: job.kind.prow_type(),
+                        prow_type,
                         cluster: "k8s-infra-prow-build",
                         bucket: job.bucket,
                         build_id: id,
@@ -626,9 +672,14 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 let p = job.infra[br.index(job.infra.len())];
                 causes.push(pattern_cause(p, &mut vars));
             }
-            if let Trig::Pre { pr, push, .. } = &slot.trig {
+            let heads: Vec<(usize, usize)> = match &slot.trig {
+                Trig::Pre { pr, push, .. } => vec![(*pr, *push)],
+                Trig::Batch { pulls } => pulls.clone(),
+                _ => Vec::new(),
+            };
+            for (pr, push) in heads {
                 if job.single_pr.is_none() {
-                    let key = repos::pr_key(ctx.seed, "bad-pr", prs[*pr].number, *push);
+                    let key = repos::pr_key(ctx.seed, "bad-pr", prs[pr].number, push);
                     if key % 1000 < 110 && !matches!(job.suite, SuiteKind::ImageBuild) {
                         let id = if matches!(job.suite, SuiteKind::GoUnit | SuiteKind::GoIntegration) && key % 2 == 0 {
                             "pr-unit-regression"
@@ -638,6 +689,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                         if let Some(p) = catalog::pattern(id) {
                             causes.push(pattern_cause(p, &mut vars));
                         }
+                        break;
                     }
                 }
             }
@@ -830,7 +882,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         let doc = JobDoc {
             uid,
             job: &job.name,
-            prow_type: job.kind.prow_type(),
+            prow_type,
             cluster: "k8s-infra-prow-build",
             bucket: job.bucket,
             build_id: id,

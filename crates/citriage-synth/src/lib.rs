@@ -131,8 +131,8 @@ impl SynthParams {
                 builds_per_job: 50,
                 days: 90,
                 failure_rate: 0.12,
-                log_lines: 240,
-                tests_per_build: 130,
+                log_lines: 200,
+                tests_per_build: 170,
                 dashboard_days: 7,
                 payloads: 60,
                 ..base

@@ -330,6 +330,7 @@ pub fn prowjob_json(d: &JobDoc, pretty: bool) -> Vec<u8> {
 /// The GCS folder of a build relative to the bucket.
 pub fn build_dir(prow_type: &str, job: &str, id: u64, repo_full: &str, pr: Option<u32>) -> String {
     match (prow_type, pr) {
+        ("batch", _) => format!("pr-logs/pull/batch/{job}/{id}"),
         ("presubmit", Some(n)) => {
             let seg = pr_segment(repo_full);
             if seg.is_empty() {
