@@ -78,6 +78,7 @@ pub fn categorize_snapshot(snapshot: &Snapshot, rules: &RuleSet) -> Categorized 
     let mut categories: Vec<Category> = groups
         .into_iter()
         .map(|(name, mut jobs)| {
+            let name = name.to_string();
             jobs.sort_by(|a, b| {
                 severity::sort_key(&a.entry.stats)
                     .total_cmp(&severity::sort_key(&b.entry.stats))

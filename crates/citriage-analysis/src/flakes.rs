@@ -84,22 +84,20 @@ pub struct TopJob {
 
 /// The `n` worst jobs across all categories (oldest failing / least consistent).
 pub fn top_jobs(cats: &Categorized, n: usize) -> Vec<TopJob> {
-    let mut all: Vec<TopJob> = cats
-        .categories
-        .iter()
-        .flat_map(|c| {
-            c.jobs.iter().map(move |j| TopJob {
-                job: j.entry.job.clone(),
-                category: c.name.clone(),
-                stats: j.entry.stats.clone(),
-            })
-        })
-        .collect();
-    all.sort_by(|a, b| {
-        crate::severity::sort_key(&a.stats)
-            .total_cmp(&crate::severity::sort_key(&b.stats))
-            .then_with(|| a.job.cmp(&b.job))
-    });
+    let mut all: Vec<(&str, &crate::categorize::CategorizedJob)> =
+        cats.categories.iter().flat_map(|c| c.jobs.iter().map(move |j| (c.name.as_str(), j))).collect();
+    let cmp = |a: &(&str, &crate::categorize::CategorizedJob), b: &(&str, &crate::categorize::CategorizedJob)| {
+        crate::severity::sort_key(&a.1.entry.stats)
+            .total_cmp(&crate::severity::sort_key(&b.1.entry.stats))
+            .then_with(|| a.1.entry.job.cmp(&b.1.entry.job))
+    };
+    if all.len() > n && n > 0 {
+        all.select_nth_unstable_by(n - 1, cmp);
+        all.truncate(n);
+    }
+    all.sort_by(cmp);
     all.truncate(n);
-    all
+    all.into_iter()
+        .map(|(c, j)| TopJob { job: j.entry.job.clone(), category: c.to_string(), stats: j.entry.stats.clone() })
+        .collect()
 }
