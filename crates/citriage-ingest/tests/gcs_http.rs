@@ -155,7 +155,7 @@ fn respond(root: &Path, url: &str, faults: &Faults, page: usize) -> tiny_http::R
     }
 }
 
-fn dump(store: &Store) -> Vec<String> {
+fn dump(store: &mut Store) -> Vec<String> {
     let mut v: Vec<String> =
         store.builds(None).unwrap().into_iter().map(|b| serde_json::to_string(&b).unwrap()).collect();
     v.extend(store.test_results().unwrap().into_iter().map(|t| serde_json::to_string(&t).unwrap()));
@@ -202,7 +202,7 @@ fn http_ingest_equals_local_ingest_despite_faults() {
     assert!(s.failures.is_empty(), "{:?}", s.failures);
     assert!(t.elapsed() >= Duration::from_millis(900), "Retry-After: 1 honoured");
     assert!(faults.lock().unwrap().values().all(|(_, left)| *left == 0), "every fault was hit");
-    let (da, db) = (dump(&a), dump(&b));
+    let (da, db) = (dump(&mut a), dump(&mut b));
     assert_eq!(da.len(), db.len());
     // Locators differ (path vs URL) only in problems text; compare everything else.
     let strip = |v: Vec<String>| -> Vec<String> {
@@ -279,5 +279,5 @@ fn kill_and_resume_gives_the_same_store() {
     assert!(partial > 0 && partial < whole.build_counts().unwrap().0, "{partial}");
     let s = ingest_jobs(&local, &mut st, &jobs, &IngestOptions::default(), &|_| {}).unwrap();
     assert!(s.builds_skipped > 0, "complete builds are not fetched again");
-    assert_eq!(dump(&st), dump(&whole));
+    assert_eq!(dump(&mut st), dump(&mut whole));
 }

@@ -66,17 +66,11 @@ fn main() {
             let rel = case.strip_prefix(&root).expect("case under root");
             let name = rel.to_string_lossy().replace('/', "__");
             let body: Vec<String> = res.lines.iter().map(|l| l.to_string()).collect();
-            std::fs::write(dir.join(format!("{name}.txt")), body.join("\n") + "\n")
-                .expect("write prediction");
+            std::fs::write(dir.join(format!("{name}.txt")), body.join("\n") + "\n").expect("write prediction");
         }
     }
     let dt = t0.elapsed().as_secs_f64();
-    println!(
-        "extracted 2 x {} cases ({:.1} MB) in {:.3} s",
-        cases(&root).len(),
-        total_bytes as f64 / 1e6,
-        dt
-    );
+    println!("extracted 2 x {} cases ({:.1} MB) in {:.3} s", cases(&root).len(), total_bytes as f64 / 1e6, dt);
     if args.iter().any(|a| a == "--score") {
         let script = shared.join("bench/cidiff_eval.py");
         for mode in ["with-pass", "fail-only"] {

@@ -36,23 +36,75 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "pod", "node", "volume", "service", "endpoint", "deployment", "replica", "container",
-    "namespace", "secret", "configmap", "ingress", "storage", "network", "policy", "quota",
-    "scheduler", "kubelet", "apiserver", "etcd", "controller", "webhook", "admission", "crd",
-    "daemonset", "statefulset", "job", "cronjob", "lease", "token", "certificate", "proxy",
-    "dns", "route", "image", "registry", "snapshot", "claim", "mount", "probe", "readiness",
-    "liveness", "eviction", "taint", "toleration", "affinity", "topology", "priority",
+    "pod",
+    "node",
+    "volume",
+    "service",
+    "endpoint",
+    "deployment",
+    "replica",
+    "container",
+    "namespace",
+    "secret",
+    "configmap",
+    "ingress",
+    "storage",
+    "network",
+    "policy",
+    "quota",
+    "scheduler",
+    "kubelet",
+    "apiserver",
+    "etcd",
+    "controller",
+    "webhook",
+    "admission",
+    "crd",
+    "daemonset",
+    "statefulset",
+    "job",
+    "cronjob",
+    "lease",
+    "token",
+    "certificate",
+    "proxy",
+    "dns",
+    "route",
+    "image",
+    "registry",
+    "snapshot",
+    "claim",
+    "mount",
+    "probe",
+    "readiness",
+    "liveness",
+    "eviction",
+    "taint",
+    "toleration",
+    "affinity",
+    "topology",
+    "priority",
 ];
 const AREAS: &[&str] = &[
-    "apps", "network", "storage", "node", "auth", "scheduling", "apimachinery", "cli",
-    "instrumentation", "autoscaling", "lifecycle", "windows", "dra", "common",
+    "apps",
+    "network",
+    "storage",
+    "node",
+    "auth",
+    "scheduling",
+    "apimachinery",
+    "cli",
+    "instrumentation",
+    "autoscaling",
+    "lifecycle",
+    "windows",
+    "dra",
+    "common",
 ];
 const K8S_ALPHA: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 fn suffix(r: &mut Rng, n: usize) -> String {
-    (0..n)
-        .map(|_| K8S_ALPHA[r.below(K8S_ALPHA.len() as u64) as usize] as char)
-        .collect()
+    (0..n).map(|_| K8S_ALPHA[r.below(K8S_ALPHA.len() as u64) as usize] as char).collect()
 }
 
 fn ip(r: &mut Rng) -> String {
@@ -84,10 +136,9 @@ fn ginkgo_ts(r: &mut Rng) -> String {
 }
 
 const SYLLABLES: &[&str] = &[
-    "ka", "ro", "mi", "te", "lu", "sa", "no", "vi", "de", "pa", "qui", "zo", "ben", "tor", "gal",
-    "sep", "mon", "ric", "dul", "fen", "har", "jix", "lom", "nus", "pel", "sor", "tam", "vex",
-    "wil", "yan", "cre", "dra", "fli", "gro", "pla", "sti", "tri", "ver", "ent", "ion", "ate",
-    "ing", "able", "ment", "ous", "ize", "ful", "less",
+    "ka", "ro", "mi", "te", "lu", "sa", "no", "vi", "de", "pa", "qui", "zo", "ben", "tor", "gal", "sep", "mon", "ric",
+    "dul", "fen", "har", "jix", "lom", "nus", "pel", "sor", "tam", "vex", "wil", "yan", "cre", "dra", "fli", "gro",
+    "pla", "sti", "tri", "ver", "ent", "ion", "ate", "ing", "able", "ment", "ous", "ize", "ful", "less",
 ];
 
 /// A pseudo-word of 2-4 syllables (a vocabulary of tens of thousands).
@@ -124,19 +175,8 @@ fn make_template(id: u64) -> Template {
             )
         })
         .collect();
-    let phrase = (0..3 + r.below(10))
-        .map(|_| pseudo_word(&mut r))
-        .collect::<Vec<_>>()
-        .join(" ");
-    Template {
-        kind: r.below(100),
-        phrase,
-        words,
-        area,
-        file,
-        line: 50 + r.below(2000),
-        frames,
-    }
+    let phrase = (0..3 + r.below(10)).map(|_| pseudo_word(&mut r)).collect::<Vec<_>>().join(" ");
+    Template { kind: r.below(100), phrase, words, area, file, line: 50 + r.below(2000), frames }
 }
 
 fn render(t: &Template, r: &mut Rng, out: &mut String) {
@@ -162,7 +202,7 @@ fn render(t: &Template, r: &mut Rng, out: &mut String) {
                 w[0], r.below(3), r.below(20),
                 match r.below(3) {
                     0 => format!("nodes-us-west1-a-{}", suffix(r, 4)),
-                    1 => format!("i-0{:016x}", r.next() & 0xffff_ffff_ffff_fff),
+                    1 => format!("i-0{:016x}", r.next() & 0x0fff_ffff_ffff_ffff),
                     _ => format!("kind-worker{}", r.below(3) + 1),
                 },
                 w[1], 1 + (t.kind % 3), ts(r), ts(r), t.phrase, t.area, t.file, t.line, ginkgo_ts(r)
@@ -215,10 +255,22 @@ fn render(t: &Template, r: &mut Rng, out: &mut String) {
                 let _ = writeln!(
                     out,
                     "I{:02}{:02} {:02}:{:02}:{:02}.{:06} {:5} {}.go:{}] {} {} {} {} {}={} took {}ms",
-                    1 + r.below(12), 1 + r.below(28), r.below(24), r.below(60), r.below(60), r.below(1_000_000),
-                    1000 + r.below(9000), t.file, 100 + (i * 7) % 900,
+                    1 + r.below(12),
+                    1 + r.below(28),
+                    r.below(24),
+                    r.below(60),
+                    r.below(60),
+                    r.below(1_000_000),
+                    1000 + r.below(9000),
+                    t.file,
+                    100 + (i * 7) % 900,
                     t.phrase.split(' ').nth((i % 3) as usize).unwrap_or("x"),
-                    w[(i % 8) as usize], w[((i + 3) % 8) as usize], pod, w[((i + 5) % 8) as usize], r.below(100), r.below(5000)
+                    w[(i % 8) as usize],
+                    w[((i + 3) % 8) as usize],
+                    pod,
+                    w[((i + 5) % 8) as usize],
+                    r.below(100),
+                    r.below(5000)
                 );
             }
             let _ = write!(out, "--- FAIL: Test{}{} ({}.{:02}s)", w[0], w[1], r.below(300), r.below(100));
@@ -251,12 +303,10 @@ fn generate(n: usize) -> Corpus {
             )
         })
         .collect();
-    let jobs: Vec<String> = (0..njobs)
-        .map(|i| format!("ci-kubernetes-e2e-{}-{}", AREAS[(i % 14) as usize], i))
-        .collect();
-    let builds: Vec<String> = (0..20_000u64)
-        .map(|i| format!("{}", 1_790_000_000_000_000_000u64 + i * 7_777_777))
-        .collect();
+    let jobs: Vec<String> =
+        (0..njobs).map(|i| format!("ci-kubernetes-e2e-{}-{}", AREAS[(i % 14) as usize], i)).collect();
+    let builds: Vec<String> =
+        (0..20_000u64).map(|i| format!("{}", 1_790_000_000_000_000_000u64 + i * 7_777_777)).collect();
     let templates: Vec<Template> = (0..6000u64).map(make_template).collect();
     let mut r = Rng(42);
     let mut arena = String::with_capacity(n * 520);
@@ -272,13 +322,7 @@ fn generate(n: usize) -> Corpus {
         let build = r.below(builds.len() as u64);
         rows.push((start as u32, end as u32, test as u32, job as u32, build as u32));
     }
-    Corpus {
-        arena,
-        rows,
-        tests,
-        jobs,
-        builds,
-    }
+    Corpus { arena, rows, tests, jobs, builds }
 }
 
 fn vm_hwm_mib() -> Option<f64> {
@@ -288,23 +332,25 @@ fn vm_hwm_mib() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// CPU seconds (user + system) used by this process so far.
+fn cpu_seconds() -> f64 {
+    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // fields after the command name (which is in parentheses)
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = args
-        .get(1)
-        .and_then(|a| a.replace('_', "").parse().ok())
-        .unwrap_or(1_000_000);
-    let profile_arg = args
-        .iter()
-        .position(|a| a == "--profile")
-        .and_then(|i| args.get(i + 1))
-        .map(String::as_str)
-        .unwrap_or("both");
-    if let Some(t) = args
-        .iter()
-        .position(|a| a == "--threads")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse::<usize>().ok())
+    let n: usize = args.get(1).and_then(|a| a.replace('_', "").parse().ok()).unwrap_or(1_000_000);
+    let profile_arg =
+        args.iter().position(|a| a == "--profile").and_then(|i| args.get(i + 1)).map(String::as_str).unwrap_or("both");
+    if let Some(t) =
+        args.iter().position(|a| a == "--threads").and_then(|i| args.get(i + 1)).and_then(|v| v.parse::<usize>().ok())
     {
         let _ = rayon::ThreadPoolBuilder::new().num_threads(t).build_global();
     }
@@ -337,13 +383,16 @@ fn main() {
     };
     for p in profiles {
         let t = Instant::now();
+        let c0 = cpu_seconds();
         let res = cluster(&failures, &ClusterConfig::new(p));
         let dt = t.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - c0;
         let a = &res.accounting;
         println!(
-            "profile {:11} {:7.2} s  clusters {:7} (singletons {:6}, local {:7})  distinct raw {:7} normalized {:7}  exact checks {:9} (global {:9}) bound checks {:11}  no-drop: input {} clustered {} missing {} duplicated {} -> {}  peak RSS {:.0} MiB",
+            "profile {:11} {:7.2} s wall ({:.1} s CPU)  clusters {:7} (singletons {:6}, local {:7})  distinct raw {:7} normalized {:7}  exact checks {:9} (global {:9}) bound checks {:11}  no-drop: input {} clustered {} missing {} duplicated {} -> {}  peak RSS {:.0} MiB",
             p.name(),
             dt,
+            cpu,
             a.clusters,
             a.singleton_clusters,
             a.local_clusters,

@@ -6,12 +6,35 @@ fn main() {
     let limit = (a.len() + b.len()) / 20;
     let t = Instant::now();
     let mut r = None;
-    for _ in 0..10000 { r = edit_distance_below(a.as_bytes(), b.as_bytes(), limit); }
-    println!("short: len {} limit {} result {:?}: {:.2} us/check", a.len(), limit, r, t.elapsed().as_secs_f64() * 1e6 / 10000.0);
-    let mut la = String::new(); let mut lb = String::new();
-    for i in 0..100 { la.push_str(&format!("TIME NUM file.go:LINE] storage webhook pod-UNIQ1 priority={} took DURATION\n", i % 97)); lb.push_str(&format!("TIME NUM file.go:LINE] storage webhook pod-UNIQ1 priority={} took DURATION\n", (i * 7) % 89)); }
+    for _ in 0..10000 {
+        r = edit_distance_below(a.as_bytes(), b.as_bytes(), limit);
+    }
+    println!(
+        "short: len {} limit {} result {:?}: {:.2} us/check",
+        a.len(),
+        limit,
+        r,
+        t.elapsed().as_secs_f64() * 1e6 / 10000.0
+    );
+    let mut la = String::new();
+    let mut lb = String::new();
+    for i in 0..100 {
+        la.push_str(&format!("TIME NUM file.go:LINE] storage webhook pod-UNIQ1 priority={} took DURATION\n", i % 97));
+        lb.push_str(&format!(
+            "TIME NUM file.go:LINE] storage webhook pod-UNIQ1 priority={} took DURATION\n",
+            (i * 7) % 89
+        ));
+    }
     let limit = (la.len() + lb.len()) / 20;
     let t = Instant::now();
-    for _ in 0..100 { r = edit_distance_below(la.as_bytes(), lb.as_bytes(), limit); }
-    println!("long: len {} limit {} result {:?}: {:.2} us/check", la.len(), limit, r, t.elapsed().as_secs_f64() * 1e6 / 100.0);
+    for _ in 0..100 {
+        r = edit_distance_below(la.as_bytes(), lb.as_bytes(), limit);
+    }
+    println!(
+        "long: len {} limit {} result {:?}: {:.2} us/check",
+        la.len(),
+        limit,
+        r,
+        t.elapsed().as_secs_f64() * 1e6 / 100.0
+    );
 }

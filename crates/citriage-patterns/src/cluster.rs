@@ -56,11 +56,7 @@ pub struct ClusterConfig {
 impl ClusterConfig {
     /// Default options for `profile`.
     pub fn new(profile: Profile) -> Self {
-        ClusterConfig {
-            profile,
-            seed_keys: Vec::new(),
-            spans: true,
-        }
+        ClusterConfig { profile, seed_keys: Vec::new(), spans: true }
     }
 }
 
@@ -165,17 +161,11 @@ fn sketch(h: &Hist16) -> Sketch {
 }
 
 fn l1_16(a: &Hist16, b: &Hist16) -> u32 {
-    a.iter()
-        .zip(b.iter())
-        .map(|(x, y)| x.abs_diff(*y) as u32)
-        .sum()
+    a.iter().zip(b.iter()).map(|(x, y)| x.abs_diff(*y) as u32).sum()
 }
 
 fn l1_sketch(a: &Sketch, b: &Sketch) -> u32 {
-    a.iter()
-        .zip(b.iter())
-        .map(|(x, y)| x.abs_diff(*y) as u32)
-        .sum()
+    a.iter().zip(b.iter()).map(|(x, y)| x.abs_diff(*y) as u32).sum()
 }
 
 /// Interned texts with their histograms, addressed by `u32` ids.
@@ -189,21 +179,11 @@ pub struct TextTable<'a> {
 impl<'a> TextTable<'a> {
     /// Build the table (histograms computed in parallel).
     pub fn new(texts: Vec<&'a str>) -> Self {
-        let hists: Vec<Hist16> = texts
-            .par_iter()
-            .map(|t| to_hist16(&similarity::ngram_histogram(t.as_bytes())))
-            .collect();
+        let hists: Vec<Hist16> =
+            texts.par_iter().map(|t| to_hist16(&similarity::ngram_histogram(t.as_bytes()))).collect();
         let sketches = hists.iter().map(sketch).collect();
-        let chars = texts
-            .par_iter()
-            .map(|t| similarity::char_histogram(t.as_bytes()))
-            .collect();
-        TextTable {
-            texts,
-            hists,
-            sketches,
-            chars,
-        }
+        let chars = texts.par_iter().map(|t| similarity::char_histogram(t.as_bytes())).collect();
+        TextTable { texts, hists, sketches, chars }
     }
 
     /// Add a text (its histogram computed now); returns its id.
@@ -257,9 +237,6 @@ impl MatchRule {
         }
     }
 }
-
-static TRACE: std::sync::LazyLock<bool> =
-    std::sync::LazyLock::new(|| std::env::var_os("CITRIAGE_TRACE").is_some());
 
 /// Texts at least this long get exact q-gram profiles for a tighter lower bound.
 const QGRAM_MIN_LEN: usize = 512;
@@ -334,8 +311,7 @@ impl KeyIndex {
         self.exact.insert(key, seq);
         let len = table.text(key).len() as u32;
         if len as usize >= QGRAM_MIN_LEN {
-            self.profiles
-                .insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
+            self.profiles.insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
         }
         self.by_len.entry(len).or_default().push((seq, key));
     }
@@ -348,14 +324,23 @@ impl KeyIndex {
     /// The key `q` joins: itself when it is a key, else the first key (by lower bound, then
     /// age) within the 10% edit-distance limit, else None.
     pub fn find(&mut self, table: &TextTable<'_>, q: u32) -> Option<u32> {
-        if self.contains(q) {
-            return Some(q);
+        let r = self.search(table, q, true);
+        self.exact_checks += r.exact_checks;
+        self.bound_checks += r.bound_checks;
+        r.hit.map(|h| h.key)
+    }
+
+    /// Read-only [`KeyIndex::find`] with its statistics; `parallel` verifies long candidate
+    /// lists in parallel chunks (the result is the same).
+    pub fn search(&self, table: &TextTable<'_>, q: u32, parallel: bool) -> SearchResult {
+        let mut res = SearchResult::default();
+        if let Some(&seq) = self.exact.get(&q) {
+            if !self.removed.contains(&q) {
+                res.hit = Some(Hit { key: q, lb: 0, seq });
+                return res;
+            }
         }
-        let qt = table.text(q).as_bytes();
-        let la = qt.len();
-        let qh = &table.hists[q as usize];
-        let qs = &table.sketches[q as usize];
-        let qc = &table.chars[q as usize];
+        let la = table.text(q).len();
         // |Σa − Σb| ≤ L1 with Σ = len − 3, and L1/4 ≤ limit ≈ f·(la + lk)/2 bounds lk.
         let f2 = 2.0 * self.rule.fraction();
         let lo = ((la as f64 * (1.0 - f2) - 16.0) / (1.0 + f2)).floor().max(0.0) as u32;
@@ -364,7 +349,7 @@ impl KeyIndex {
         } else {
             u32::MAX
         };
-        let mut cands: Vec<(u32, u32, u32, usize)> = Vec::new();
+        let mut cands: Vec<Candidate> = Vec::new();
         for (&lk, keys) in self.by_len.range(lo..=hi) {
             let limit = self.rule.limit(la, lk as usize);
             if limit <= 1 {
@@ -374,66 +359,202 @@ impl KeyIndex {
             if len_bound > limit {
                 continue;
             }
-            let max_l1 = (limit as u32) * 4 + 3;
             for &(seq, k) in keys {
                 if !self.removed.is_empty() && self.removed.contains(&k) {
                     continue;
                 }
-                self.bound_checks += 1;
-                if l1_sketch(qs, &table.sketches[k as usize]) > max_l1 {
-                    continue;
+                res.bound_checks += 1;
+                if let Some(lb) = screen(table, q, k, limit) {
+                    cands.push(Candidate { lb, seq, key: k, limit });
                 }
-                let d = l1_16(qh, &table.hists[k as usize]);
-                if d > max_l1 {
-                    continue;
-                }
-                // valid lower bound on the true distance: no match possible
-                if similarity::char_lower_bound(qc, &table.chars[k as usize]) >= limit {
-                    continue;
-                }
-                cands.push((d / 4, seq, k, limit));
             }
         }
         cands.sort_unstable();
-        let qprofile: Option<Vec<u32>> = if la >= QGRAM_MIN_LEN {
-            Some(similarity::qgram_profile(qt))
-        } else {
-            None
-        };
-        let profiles = &self.profiles;
-        let check = |&(_, _, k, limit): &(u32, u32, u32, usize)| -> bool {
-            if let (Some(qp), Some(kp)) = (qprofile.as_ref(), profiles.get(&k)) {
-                if limit >= 48 && similarity::qgram_lower_bound(qp, kp) >= limit {
-                    return false;
-                }
-            }
-            let kt = table.text(k).as_bytes();
-            let t0 = std::time::Instant::now();
-            let r = (limit >= 32 && similarity::line_upper_bound_below(qt, kt, limit).is_some())
-                || edit_distance_below(qt, kt, limit).is_some();
-            if *TRACE {
-                eprintln!("TRACE {} {} {} {} {}", qt.len(), kt.len(), limit, r, t0.elapsed().as_nanos());
-            }
-            r
-        };
-        // Candidates are verified cheapest-bound first; many candidates are verified in
-        // parallel chunks, still returning the first match in order.
+        let verifier = Verifier::new(table, q, &self.profiles);
+        // Candidates are verified cheapest bound first; long lists in parallel chunks, still
+        // returning the first match in order.
         const SEQ_PREFIX: usize = 8;
-        let head = cands.len().min(SEQ_PREFIX);
+        let head = if parallel { cands.len().min(SEQ_PREFIX) } else { cands.len() };
         for c in &cands[..head] {
-            self.exact_checks += 1;
-            if check(c) {
-                return Some(c.2);
+            res.exact_checks += 1;
+            if verifier.matches(c) {
+                res.hit = Some(Hit { key: c.key, lb: c.lb, seq: c.seq });
+                return res;
             }
         }
         let rest = &cands[head..];
         if rest.is_empty() {
-            return None;
+            return res;
         }
-        let found = rest.par_iter().with_min_len(16).position_first(check);
-        self.exact_checks += found.map_or(rest.len(), |p| p + 1) as u64;
-        found.map(|p| rest[p].2)
+        let found = rest.par_iter().with_min_len(16).position_first(|c| verifier.matches(c));
+        res.exact_checks += found.map_or(rest.len(), |p| p + 1) as u64;
+        res.hit = found.map(|p| Hit { key: rest[p].key, lb: rest[p].lb, seq: rest[p].seq });
+        res
     }
+
+    /// Sequence number of `key` (its age), if it is a key.
+    fn seq_of(&self, key: u32) -> Option<u32> {
+        self.exact.get(&key).copied()
+    }
+}
+
+/// A candidate key that passed the bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Candidate {
+    lb: u32,
+    seq: u32,
+    key: u32,
+    limit: usize,
+}
+
+/// The key a search found, with its order position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// Key text id.
+    pub key: u32,
+    /// Its histogram lower bound against the query.
+    pub lb: u32,
+    /// Its insertion sequence.
+    pub seq: u32,
+}
+
+/// Outcome of [`KeyIndex::search`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SearchResult {
+    /// The first matching key, if any.
+    pub hit: Option<Hit>,
+    /// Exact verifications run.
+    pub exact_checks: u64,
+    /// Keys screened with the bounds.
+    pub bound_checks: u64,
+}
+
+/// Cheap screens of key `k` for query `q` under `limit`: the go.k8s.io/triage histogram rule
+/// (L1/4 ≤ limit, via the coarse sketch first) and a valid character-count lower bound.
+/// Returns the histogram lower bound when `k` stays a candidate.
+fn screen(table: &TextTable<'_>, q: u32, k: u32, limit: usize) -> Option<u32> {
+    let max_l1 = (limit as u32) * 4 + 3;
+    if l1_sketch(&table.sketches[q as usize], &table.sketches[k as usize]) > max_l1 {
+        return None;
+    }
+    let d = l1_16(&table.hists[q as usize], &table.hists[k as usize]);
+    if d > max_l1 {
+        return None;
+    }
+    if similarity::char_lower_bound(&table.chars[q as usize], &table.chars[k as usize]) >= limit {
+        return None;
+    }
+    Some(d / 4)
+}
+
+/// Exact verification of candidates for one query.
+struct Verifier<'t, 'a> {
+    table: &'t TextTable<'a>,
+    qt: &'a [u8],
+    qprofile: Option<Vec<u32>>,
+    profiles: &'t HashMap<u32, Vec<u32>>,
+}
+
+impl<'t, 'a> Verifier<'t, 'a> {
+    fn new(table: &'t TextTable<'a>, q: u32, profiles: &'t HashMap<u32, Vec<u32>>) -> Self {
+        let qt = table.text(q).as_bytes();
+        Verifier { table, qt, qprofile: (qt.len() >= QGRAM_MIN_LEN).then(|| similarity::qgram_profile(qt)), profiles }
+    }
+
+    /// True when the candidate's exact edit distance is below its limit.
+    fn matches(&self, c: &Candidate) -> bool {
+        let limit = c.limit;
+        let kt = self.table.text(c.key).as_bytes();
+        if limit >= 48 {
+            let kp;
+            let kp = match self.profiles.get(&c.key) {
+                Some(p) => Some(p),
+                None if kt.len() >= QGRAM_MIN_LEN => {
+                    kp = similarity::qgram_profile(kt);
+                    Some(&kp)
+                }
+                None => None,
+            };
+            if let (Some(qp), Some(kp)) = (self.qprofile.as_ref(), kp) {
+                if similarity::qgram_lower_bound(qp, kp) >= limit {
+                    return false;
+                }
+            }
+        }
+        // A cheap line-aligned upper bound settles likely matches without the full search.
+        if limit >= 32
+            && (c.lb as usize) * 2 < limit
+            && similarity::line_upper_bound_below(self.qt, kt, limit).is_some()
+        {
+            return true;
+        }
+        edit_distance_below(self.qt, kt, limit).is_some()
+    }
+}
+
+/// Global stage: fold local clusters (in order) into global keys, speculatively in parallel
+/// batches. Each query is first searched against the keys that existed when its batch
+/// started (in parallel); the sequential commit then only checks keys created earlier in the
+/// same batch that come before the speculative hit in (bound, age) order. This gives exactly
+/// the result of processing the queries one by one.
+fn global_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> Vec<u32> {
+    const BATCH: usize = 512;
+    let mut out = Vec::with_capacity(queries.len());
+    for batch in queries.chunks(BATCH) {
+        let spec: Vec<SearchResult> = batch.par_iter().map(|&q| index.search(table, q, false)).collect();
+        let mut added: Vec<u32> = Vec::new();
+        for (&q, sr) in batch.iter().zip(spec) {
+            index.exact_checks += sr.exact_checks;
+            index.bound_checks += sr.bound_checks;
+            if index.contains(q) {
+                out.push(q);
+                continue;
+            }
+            // keys added in this batch that precede the speculative hit
+            let mut early: Vec<Candidate> = Vec::new();
+            let la = table.text(q).len();
+            for &k in &added {
+                let lk = table.text(k).len();
+                let limit = index.rule.limit(la, lk);
+                if limit <= 1 {
+                    continue;
+                }
+                index.bound_checks += 1;
+                if let Some(lb) = screen(table, q, k, limit) {
+                    let seq = index.seq_of(k).unwrap_or(u32::MAX);
+                    let before = match sr.hit {
+                        Some(h) => (lb, seq) < (h.lb, h.seq),
+                        None => true,
+                    };
+                    if before {
+                        early.push(Candidate { lb, seq, key: k, limit });
+                    }
+                }
+            }
+            early.sort_unstable();
+            let mut hit = None;
+            if !early.is_empty() {
+                let v = Verifier::new(table, q, &index.profiles);
+                for c in &early {
+                    index.exact_checks += 1;
+                    if v.matches(c) {
+                        hit = Some(c.key);
+                        break;
+                    }
+                }
+            }
+            let key = match hit.or(sr.hit.map(|h| h.key)) {
+                Some(k) => k,
+                None => {
+                    index.insert(table, q);
+                    added.push(q);
+                    q
+                }
+            };
+            out.push(key);
+        }
+    }
+    out
 }
 
 /// One local cluster: its key and the distinct normalized texts it took in.
@@ -497,11 +618,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let norm_id: HashMap<&str, u32> = cfg
         .seed_keys
         .iter()
-        .filter_map(|k| {
-            uniq.binary_search(&k.as_str())
-                .ok()
-                .map(|i| (k.as_str(), i as u32))
-        })
+        .filter_map(|k| uniq.binary_search(&k.as_str()).ok().map(|i| (k.as_str(), i as u32)))
         .collect();
     let mut texts = uniq.clone();
     let mut seed_ids: Vec<u32> = Vec::new();
@@ -527,11 +644,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let mut test_names: Vec<&str> = failures.iter().map(|f| f.test).collect();
     test_names.par_sort_unstable();
     test_names.dedup();
-    let test_id: HashMap<&str, u32> = test_names
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (*s, i as u32))
-        .collect();
+    let test_id: HashMap<&str, u32> = test_names.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
     let fail_test: Vec<u32> = failures.iter().map(|f| test_id[f.test]).collect();
     let mut per_test: Vec<Vec<u32>> = vec![Vec::new(); test_names.len()];
     for (i, &t) in fail_test.iter().enumerate() {
@@ -539,10 +652,8 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     }
 
     // 4. Local clustering per test (parallel; each test independent).
-    let locals: Vec<(Vec<LocalCluster>, u64, u64)> = per_test
-        .par_iter()
-        .map(|norms| local_cluster(&table, norms))
-        .collect();
+    let locals: Vec<(Vec<LocalCluster>, u64, u64)> =
+        per_test.par_iter().map(|norms| local_cluster(&table, norms)).collect();
     drop(per_test);
     let mut acc = Accounting {
         input: n,
@@ -559,15 +670,8 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
 
     // 5. Global clustering: tests by most failures, local clusters by most failures.
     let mut test_order: Vec<u32> = (0..test_names.len() as u32).collect();
-    let test_total: Vec<u64> = locals
-        .iter()
-        .map(|(lc, _, _)| lc.iter().map(|c| c.size).sum())
-        .collect();
-    test_order.sort_by(|&a, &b| {
-        test_total[b as usize]
-            .cmp(&test_total[a as usize])
-            .then(a.cmp(&b))
-    });
+    let test_total: Vec<u64> = locals.iter().map(|(lc, _, _)| lc.iter().map(|c| c.size).sum()).collect();
+    test_order.sort_by(|&a, &b| test_total[b as usize].cmp(&test_total[a as usize]).then(a.cmp(&b)));
     let mut index = KeyIndex::new();
     let mut global_of_key: HashMap<u32, u32> = HashMap::default();
     let mut global_keys: Vec<u32> = Vec::new();
@@ -580,23 +684,21 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     }
     // (test, normalized text) → global cluster
     let mut slot: HashMap<(u32, u32), u32> = HashMap::default();
+    let mut order_lc: Vec<(u32, usize)> = Vec::new();
     for &t in &test_order {
-        let (lcs, _, _) = &locals[t as usize];
-        for lc in lcs {
-            let key = match index.find(&table, lc.key) {
-                Some(k) => k,
-                None => {
-                    index.insert(&table, lc.key);
-                    lc.key
-                }
-            };
-            let g = *global_of_key.entry(key).or_insert_with(|| {
-                global_keys.push(key);
-                (global_keys.len() - 1) as u32
-            });
-            for &m in &lc.members {
-                slot.insert((t, m), g);
-            }
+        for (i, _) in locals[t as usize].0.iter().enumerate() {
+            order_lc.push((t, i));
+        }
+    }
+    let queries: Vec<u32> = order_lc.iter().map(|&(t, i)| locals[t as usize].0[i].key).collect();
+    let keys = global_fold(&table, &mut index, &queries);
+    for (&(t, i), &key) in order_lc.iter().zip(&keys) {
+        let g = *global_of_key.entry(key).or_insert_with(|| {
+            global_keys.push(key);
+            (global_keys.len() - 1) as u32
+        });
+        for &m in &locals[t as usize].0[i].members {
+            slot.insert((t, m), g);
         }
     }
     acc.exact_checks += index.exact_checks;
@@ -634,27 +736,19 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     }
 
     // 7. Order clusters: largest first, then by key text; drop empty seeds.
-    let mut order: Vec<u32> = (0..ng as u32)
-        .filter(|&g| !members[g as usize].is_empty())
-        .collect();
+    let mut order: Vec<u32> = (0..ng as u32).filter(|&g| !members[g as usize].is_empty()).collect();
     order.sort_by(|&a, &b| {
         members[b as usize]
             .len()
             .cmp(&members[a as usize].len())
-            .then_with(|| {
-                table
-                    .text(global_keys[a as usize])
-                    .cmp(table.text(global_keys[b as usize]))
-            })
+            .then_with(|| table.text(global_keys[a as usize]).cmp(table.text(global_keys[b as usize])))
     });
     let mut remap = vec![u32::MAX; ng];
     for (new, &g) in order.iter().enumerate() {
         remap[g as usize] = new as u32;
     }
-    let assignment: Vec<u32> = raw_assign
-        .iter()
-        .map(|&g| if g == u32::MAX { u32::MAX } else { remap[g as usize] })
-        .collect();
+    let assignment: Vec<u32> =
+        raw_assign.iter().map(|&g| if g == u32::MAX { u32::MAX } else { remap[g as usize] }).collect();
 
     let want_spans = cfg.spans;
     let clusters: Vec<Cluster> = order
@@ -687,12 +781,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     }
     acc.missing = seen.iter().filter(|s| !**s).count();
 
-    Clustering {
-        profile,
-        clusters,
-        assignment,
-        accounting: acc,
-    }
+    Clustering { profile, clusters, assignment, accounting: acc }
 }
 
 /// Local clustering of one test's normalized texts.
@@ -712,11 +801,7 @@ fn local_cluster(table: &TextTable<'_>, norms: &[u32]) -> (Vec<LocalCluster>, u6
             Some(k) => of_key[&k],
             None => {
                 index.insert(table, m);
-                clusters.push(LocalCluster {
-                    key: m,
-                    members: Vec::new(),
-                    size: 0,
-                });
+                clusters.push(LocalCluster { key: m, members: Vec::new(), size: 0 });
                 of_key.insert(m, clusters.len() - 1);
                 clusters.len() - 1
             }
@@ -747,17 +832,9 @@ fn build_cluster(
     }
     let mut tests: Vec<TestMembers> = by_test
         .into_iter()
-        .map(|(t, ms)| TestMembers {
-            test: test_names[t as usize].to_string(),
-            members: ms,
-        })
+        .map(|(t, ms)| TestMembers { test: test_names[t as usize].to_string(), members: ms })
         .collect();
-    tests.sort_by(|a, b| {
-        b.members
-            .len()
-            .cmp(&a.members.len())
-            .then_with(|| a.test.cmp(&b.test))
-    });
+    tests.sort_by(|a, b| b.members.len().cmp(&a.members.len()).then_with(|| a.test.cmp(&b.test)));
     // Representative: the smallest raw text among the first test's members.
     let text = tests
         .first()

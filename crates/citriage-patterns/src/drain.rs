@@ -39,13 +39,7 @@ pub struct DrainConfig {
 
 impl Default for DrainConfig {
     fn default() -> Self {
-        DrainConfig {
-            depth: 4,
-            sim_threshold: 0.5,
-            max_children: 100,
-            mask: true,
-            words_are_constant: true,
-        }
+        DrainConfig { depth: 4, sim_threshold: 0.5, max_children: 100, mask: true, words_are_constant: true }
     }
 }
 
@@ -187,10 +181,7 @@ impl Drain {
             }
         }
         let cid = self.clusters.len() as u32;
-        self.clusters.push(Cluster {
-            tokens: toks.to_vec(),
-            size: 1,
-        });
+        self.clusters.push(Cluster { tokens: toks.to_vec(), size: 1 });
         node.clusters.push(cid);
         cid
     }
@@ -198,12 +189,7 @@ impl Drain {
     /// Template of cluster `id`.
     pub fn template(&self, id: u32) -> String {
         match self.clusters.get(id as usize) {
-            Some(c) => c
-                .tokens
-                .iter()
-                .map(|&t| &*self.names[t as usize])
-                .collect::<Vec<_>>()
-                .join(" "),
+            Some(c) => c.tokens.iter().map(|&t| &*self.names[t as usize]).collect::<Vec<_>>().join(" "),
             None => String::new(),
         }
     }
@@ -221,11 +207,7 @@ impl Drain {
     /// All clusters, by id.
     pub fn clusters(&self) -> Vec<TemplateCluster> {
         (0..self.clusters.len() as u32)
-            .map(|id| TemplateCluster {
-                id,
-                template: self.template(id),
-                size: self.clusters[id as usize].size,
-            })
+            .map(|id| TemplateCluster { id, template: self.template(id), size: self.clusters[id as usize].size })
             .collect()
     }
 }
@@ -257,11 +239,7 @@ fn similarity(template: &[u32], toks: &[u32]) -> (f32, usize) {
 /// makes the pair incompatible (similarity 0).
 fn similarity_words(template: &[u32], toks: &[u32], flags: &[u8]) -> (f32, usize) {
     for (&t, &x) in template.iter().zip(toks) {
-        if t != x
-            && t != WILD
-            && x != WILD
-            && flags[t as usize] & FLAG_WORD != 0
-            && flags[x as usize] & FLAG_WORD != 0
+        if t != x && t != WILD && x != WILD && flags[t as usize] & FLAG_WORD != 0 && flags[x as usize] & FLAG_WORD != 0
         {
             return (0.0, 0);
         }
@@ -282,8 +260,5 @@ pub fn mine<S: AsRef<str>>(lines: &[S], cfg: &DrainConfig) -> (Vec<String>, Vec<
     let mut d = Drain::new(cfg.clone());
     let ids: Vec<u32> = lines.iter().map(|l| d.add(l.as_ref())).collect();
     let templates: Vec<String> = (0..d.len() as u32).map(|i| d.template(i)).collect();
-    (
-        ids.iter().map(|&i| templates[i as usize].clone()).collect(),
-        d.clusters(),
-    )
+    (ids.iter().map(|&i| templates[i as usize].clone()).collect(), d.clusters())
 }

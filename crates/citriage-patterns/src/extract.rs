@@ -145,22 +145,58 @@ struct Marker {
 const MARKERS: &[Marker] = &[
     Marker { name: "go-fail", strength: 3, pattern: r"^\s*--- FAIL: |^FAIL\s|^FAIL$" },
     Marker { name: "go-panic", strength: 3, pattern: r"^panic: |^fatal error: |^goroutine \d+ \[running\]" },
-    Marker { name: "ginkgo-failed", strength: 3, pattern: r"\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|• Failure|\[Fail\] |Summarizing \d+ Failures?" },
+    Marker {
+        name: "ginkgo-failed",
+        strength: 3,
+        pattern: r"\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|• Failure|\[Fail\] |Summarizing \d+ Failures?",
+    },
     Marker { name: "fatal", strength: 3, pattern: r"^(?:FATAL|Fatal)(?:\[[^\]]*\])?: |^F\d{4} \d\d:\d\d:\d\d\.\d+" },
     Marker { name: "klog-error", strength: 2, pattern: r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+" },
     Marker { name: "maven-error", strength: 2, pattern: r"^\[ERROR\]" },
     Marker { name: "gh-error", strength: 3, pattern: r"^##\[error\]|^::error" },
-    Marker { name: "error-prefix", strength: 2, pattern: r"^(?:ERROR|Error|FATAL|Fatal|fatal|error|E)(?:\[[^\]]*\])?: " },
-    Marker { name: "compile-error", strength: 3, pattern: r":\d+(?::\d+)?: (?:fatal )?error|\.\w+:\[\d+,\d+\] |: error[:\[]|^error\[E\d+\]" },
-    Marker { name: "junit-failure", strength: 3, pattern: r"<<< (?:FAILURE|ERROR)!|Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+.*(?:FAILURE|ERROR)!|^Tests in error:|^Failed tests:|^Tests? (?:run|completed).*\d+ failed" },
+    Marker {
+        name: "error-prefix",
+        strength: 2,
+        pattern: r"^(?:ERROR|Error|FATAL|Fatal|fatal|error|E)(?:\[[^\]]*\])?: ",
+    },
+    Marker {
+        name: "compile-error",
+        strength: 3,
+        pattern: r":\d+(?::\d+)?: (?:fatal )?error|\.\w+:\[\d+,\d+\] |: error[:\[]|^error\[E\d+\]",
+    },
+    Marker {
+        name: "junit-failure",
+        strength: 3,
+        pattern: r"<<< (?:FAILURE|ERROR)!|Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+.*(?:FAILURE|ERROR)!|^Tests in error:|^Failed tests:|^Tests? (?:run|completed).*\d+ failed",
+    },
     Marker { name: "test-failed", strength: 3, pattern: r"\) FAILED$|\bFAILED\s*$|^FAILED |^\S+ > \S.* FAILED" },
-    Marker { name: "exception", strength: 2, pattern: r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error|Failure|Fault)\b(?:: |:$|$| at )|^(?:Exception|Error) in thread |^Traceback \(most recent call last\)|^\w*(?:Exception|Error): " },
+    Marker {
+        name: "exception",
+        strength: 2,
+        pattern: r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error|Failure|Fault)\b(?:: |:$|$| at )|^(?:Exception|Error) in thread |^Traceback \(most recent call last\)|^\w*(?:Exception|Error): ",
+    },
     Marker { name: "caused-by", strength: 2, pattern: r"^\s*(?:Caused by|Caused|Suppressed|Also):\s" },
     Marker { name: "jenkins-failure", strength: 3, pattern: r"marked build as failure|^Build step .* failed" },
-    Marker { name: "timeout", strength: 3, pattern: r"Process did not finish before .*timeout|[Tt]imed out waiting|error: timed out|\b(?:deadline exceeded|DeadlineExceeded)\b|signal: killed|Job was active longer than specified deadline" },
-    Marker { name: "ci-step-failed", strength: 3, pattern: r"Step \S+ failed after|level=(?:error|fatal)\b|\x22level\x22:\s*\x22(?:error|fatal)\x22|npm ERR!|make(?:\[\d+\])?: \*\*\* |DATA RACE" },
-    Marker { name: "assertion", strength: 2, pattern: r"[Ee]xpected:? .*(?:but (?:was|got)|got:?|actual)|AssertionError|[Uu]nexpected error|^\s*Expected\b|^\s*(?:to equal|to be|to contain)\b" },
-    Marker { name: "known-cause", strength: 2, pattern: r"cannot find symbol|undefined: |flag provided but not defined|unknown flag|hash mismatch|LimitExceeded|security token.+invalid|No space left on device|does not exist\b|[Uu]nable to |[Cc]ould not (?:resolve|find|transfer|create|access)|[Cc]annot (?:access|find|resolve|load)|[Pp]ermission denied|Connection refused|not found\b|manifest unknown|ImagePullBackOff|ErrImagePull|CrashLoopBackOff|OOMKilled|[Ee]victed" },
+    Marker {
+        name: "timeout",
+        strength: 3,
+        pattern: r"Process did not finish before .*timeout|[Tt]imed out waiting|error: timed out|\b(?:deadline exceeded|DeadlineExceeded)\b|signal: killed|Job was active longer than specified deadline",
+    },
+    Marker {
+        name: "ci-step-failed",
+        strength: 3,
+        pattern: r"Step \S+ failed after|level=(?:error|fatal)\b|\x22level\x22:\s*\x22(?:error|fatal)\x22|npm ERR!|make(?:\[\d+\])?: \*\*\* |DATA RACE",
+    },
+    Marker {
+        name: "assertion",
+        strength: 2,
+        pattern: r"[Ee]xpected:? .*(?:but (?:was|got)|got:?|actual)|AssertionError|[Uu]nexpected error|^\s*Expected\b|^\s*(?:to equal|to be|to contain)\b",
+    },
+    Marker {
+        name: "known-cause",
+        strength: 2,
+        pattern: r"cannot find symbol|undefined: |flag provided but not defined|unknown flag|hash mismatch|LimitExceeded|security token.+invalid|No space left on device|does not exist\b|[Uu]nable to |[Cc]ould not (?:resolve|find|transfer|create|access)|[Cc]annot (?:access|find|resolve|load)|[Pp]ermission denied|Connection refused|not found\b|manifest unknown|ImagePullBackOff|ErrImagePull|CrashLoopBackOff|OOMKilled|[Ee]victed",
+    },
     Marker { name: "keyword", strength: 1, pattern: r"(?i)\berror|\bfail|exception|\bfatal\b|\bpanic" },
 ];
 
@@ -254,7 +290,8 @@ struct Rules {
     prefix: Regex,
 }
 
-static RULES: LazyLock<Rules> = LazyLock::new(|| Rules {
+static RULES: LazyLock<Rules> = LazyLock::new(|| {
+    Rules {
     markers: RegexSet::new(MARKERS.iter().map(|m| m.pattern)).expect("valid markers"),
     frames: RegexSet::new(FRAMES).expect("valid frames"),
     noise: RegexSet::new(NOISE).expect("valid noise"),
@@ -267,6 +304,7 @@ static RULES: LazyLock<Rules> = LazyLock::new(|| Rules {
         r"^(?:[^\t]*\t[^\t]*\t)?\x{feff}?(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?|\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?\] ?|\[?\d\d:\d\d:\d\d(?:\.\d+)?\]? )",
     )
     .expect("valid prefix regex"),
+}
 });
 
 /// Clean one raw line for matching: cap, ANSI, CI timestamp prefixes, control bytes.
@@ -318,18 +356,20 @@ pub fn mask_line(text: &str) -> String {
             .expect("valid hex regex")
     });
     static TMP: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"/tmp/[^\s:'\x22]*|/var/folders/[^\s:'\x22]*|_temp/[^\s:'\x22]*")
-            .expect("valid tmp regex")
+        Regex::new(r"/tmp/[^\s:'\x22]*|/var/folders/[^\s:'\x22]*|_temp/[^\s:'\x22]*").expect("valid tmp regex")
     });
     let t = text.trim();
     let t = TMP.replace_all(t, "/TMP");
-    let t = HEXLIKE.replace_all(&t, |c: &regex::Captures<'_>| {
-        if c[0].len() >= 7 {
-            "H".to_string()
-        } else {
-            c[0].to_string()
-        }
-    });
+    let t = HEXLIKE.replace_all(
+        &t,
+        |c: &regex::Captures<'_>| {
+            if c[0].len() >= 7 {
+                "H".to_string()
+            } else {
+                c[0].to_string()
+            }
+        },
+    );
     let mut out = String::with_capacity(t.len());
     let mut in_digits = false;
     let mut in_space = false;
@@ -364,9 +404,7 @@ fn hash64(s: &str) -> u64 {
 
 /// Masked-line hashes of a passing log (the only thing kept from it).
 pub fn pass_fingerprints(pass: &[u8], cap: usize) -> HashSet<u64> {
-    lines::lines(pass)
-        .map(|l| hash64(&mask_line(&clean(l.bytes(pass), cap))))
-        .collect()
+    lines::lines(pass).map(|l| hash64(&mask_line(&clean(l.bytes(pass), cap)))).collect()
 }
 
 struct LineInfo {
@@ -385,28 +423,15 @@ struct Block {
 }
 
 /// Extract failure lines from `fail` (optionally diffed against `pass`), see module docs.
-pub fn extract_log(
-    fail: &[u8],
-    pass: Option<&[u8]>,
-    source: &str,
-    cfg: &ExtractConfig,
-) -> LogExtraction {
+pub fn extract_log(fail: &[u8], pass: Option<&[u8]>, source: &str, cfg: &ExtractConfig) -> LogExtraction {
     let fp = pass.map(|p| pass_fingerprints(p, cfg.match_cap));
     extract_log_with(fail, fp.as_ref(), source, cfg)
 }
 
 /// Like [`extract_log`] with the passing log already reduced by [`pass_fingerprints`].
-pub fn extract_log_with(
-    fail: &[u8],
-    pass: Option<&HashSet<u64>>,
-    source: &str,
-    cfg: &ExtractConfig,
-) -> LogExtraction {
+pub fn extract_log_with(fail: &[u8], pass: Option<&HashSet<u64>>, source: &str, cfg: &ExtractConfig) -> LogExtraction {
     let spans: Vec<LineSpan> = lines::split_lines(fail);
-    let texts: Vec<String> = spans
-        .iter()
-        .map(|l| clean(l.bytes(fail), cfg.match_cap))
-        .collect();
+    let texts: Vec<String> = spans.iter().map(|l| clean(l.bytes(fail), cfg.match_cap)).collect();
     let infos: Vec<LineInfo> = texts
         .iter()
         .map(|t| {
@@ -416,13 +441,7 @@ pub fn extract_log_with(
                 Some(p) => !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(t))),
                 None => false,
             };
-            LineInfo {
-                kind,
-                verdict: RULES.verdicts.is_match(t),
-                marker,
-                indent,
-                new,
-            }
+            LineInfo { kind, verdict: RULES.verdicts.is_match(t), marker, indent, new }
         })
         .collect();
     let blocks = find_blocks(&infos);
@@ -452,9 +471,7 @@ pub fn explain(fail: &[u8], pass: Option<&[u8]>, cfg: &ExtractConfig) -> Vec<Lin
         .map(|l| {
             let t = clean(l.bytes(fail), cfg.match_cap);
             let (kind, marker) = classify(&t);
-            let new = fp
-                .as_ref()
-                .is_some_and(|p| !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(&t))));
+            let new = fp.as_ref().is_some_and(|p| !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(&t))));
             LineClass {
                 line: l.number,
                 kind: match kind {
@@ -526,12 +543,7 @@ fn find_blocks(infos: &[LineInfo]) -> Vec<Block> {
             }
             j += 1;
         }
-        blocks.push(Block {
-            start,
-            end,
-            head_marker: infos[start].marker,
-            strength: s,
-        });
+        blocks.push(Block { start, end, head_marker: infos[start].marker, strength: s });
         i = end + 1;
     }
     blocks
@@ -553,16 +565,26 @@ fn echo_key(text: &str) -> Option<u64> {
     }
 }
 
+trait FirstPick {
+    fn is_none_or_compat(&self, k: usize) -> bool;
+}
+
+impl FirstPick for Option<&usize> {
+    fn is_none_or_compat(&self, k: usize) -> bool {
+        match self {
+            None => true,
+            Some(&f) => k >= f,
+        }
+    }
+}
+
 /// Runs of blocks separated only by blank or noise lines.
 fn block_runs(blocks: &[Block], infos: &[LineInfo]) -> Vec<usize> {
     let mut run = vec![0usize; blocks.len()];
     let mut r = 0usize;
     for k in 1..blocks.len() {
         let gap = &infos[blocks[k - 1].end + 1..blocks[k].start];
-        if !gap
-            .iter()
-            .all(|l| matches!(l.kind, Kind::Blank | Kind::Noise))
-        {
+        if !gap.iter().all(|l| matches!(l.kind, Kind::Blank | Kind::Noise)) {
             r += 1;
         }
         run[k] = r;
@@ -577,12 +599,12 @@ fn select_blocks(blocks: &[Block], infos: &[LineInfo], texts: &[String], with_pa
     let runs = block_runs(blocks, infos);
     let nruns = runs.last().map_or(0, |r| r + 1);
     let mut run_sel = vec![false; nruns];
+    // with a passing log, a selected run starts at its first new block: old blocks before it
+    // (known noise) stay out, old blocks after it (the tool's summary of the new error) stay in
+    let mut first_pick: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
     for (k, b) in blocks.iter().enumerate() {
         let lines = &infos[b.start..=b.end];
-        let content = lines
-            .iter()
-            .filter(|l| !matches!(l.kind, Kind::Blank | Kind::Noise | Kind::Boilerplate))
-            .count();
+        let content = lines.iter().filter(|l| !matches!(l.kind, Kind::Blank | Kind::Noise | Kind::Boilerplate)).count();
         let pick = if with_pass {
             let new = lines.iter().filter(|l| l.new).count();
             (infos[b.start].new && b.strength >= 2) || (new * 2 >= content && new >= 3)
@@ -591,6 +613,9 @@ fn select_blocks(blocks: &[Block], infos: &[LineInfo], texts: &[String], with_pa
         };
         if pick {
             run_sel[runs[k]] = true;
+            if with_pass {
+                first_pick.entry(runs[k]).or_insert(k);
+            }
         }
     }
     if !with_pass {
@@ -622,7 +647,8 @@ fn select_blocks(blocks: &[Block], infos: &[LineInfo], texts: &[String], with_pa
             }
         }
     }
-    let mut sel: Vec<bool> = runs.iter().map(|&r| run_sel[r]).collect();
+    let mut sel: Vec<bool> =
+        runs.iter().enumerate().map(|(k, &r)| run_sel[r] && first_pick.get(&r).is_none_or_compat(k)).collect();
     // Echoes: an unselected error block whose head repeats inside the selection.
     let mut echo: HashSet<u64> = HashSet::new();
     for (k, b) in blocks.iter().enumerate() {
@@ -662,12 +688,7 @@ fn build_result(
     let mut all_lines = Vec::new();
     for (b, _) in blocks.iter().zip(selected).filter(|(_, s)| **s) {
         let lines: Vec<usize> = (b.start..=b.end)
-            .filter(|&i| {
-                !matches!(
-                    infos[i].kind,
-                    Kind::Blank | Kind::Noise | Kind::Boilerplate
-                )
-            })
+            .filter(|&i| !matches!(infos[i].kind, Kind::Blank | Kind::Noise | Kind::Boilerplate))
             .map(|i| i + 1)
             .collect();
         if lines.is_empty() {
@@ -693,15 +714,8 @@ fn build_result(
             context_end: (b.end + 1 + cfg.context_after).min(n),
             text,
             hash,
-            marker: b
-                .head_marker
-                .map(|m| MARKERS[m].name.to_string())
-                .unwrap_or_else(|| "new-lines".to_string()),
-            selection: if used_pass && infos[b.start].new {
-                Selection::NewVsPass
-            } else {
-                Selection::Marker
-            },
+            marker: b.head_marker.map(|m| MARKERS[m].name.to_string()).unwrap_or_else(|| "new-lines".to_string()),
+            selection: if used_pass && infos[b.start].new { Selection::NewVsPass } else { Selection::Marker },
             first_failure: false,
             lines,
         });
@@ -711,27 +725,20 @@ fn build_result(
     }
     let first_failure_line = excerpts.first().map(|e| e.line_start);
     if excerpts.len() > cfg.max_excerpts {
-        excerpts.truncate(cfg.max_excerpts.max(1));
+        // keep the first failure and the last ones (the build's verdict comes last)
+        let keep = cfg.max_excerpts.max(1);
+        let tail = excerpts.split_off(excerpts.len() - (keep - 1));
+        excerpts.truncate(1);
+        excerpts.extend(tail);
     }
     all_lines.sort_unstable();
     all_lines.dedup();
-    LogExtraction {
-        excerpts,
-        lines: all_lines,
-        first_failure_line,
-        total_lines: n,
-        used_pass_log: used_pass,
-    }
+    LogExtraction { excerpts, lines: all_lines, first_failure_line, total_lines: n, used_pass_log: used_pass }
 }
 
 /// Excerpts of one JUnit failure: the message and the body, as failure text
 /// (`message + "\n" + body` when both exist), with the lines that explain it.
-pub fn extract_junit(
-    message: &str,
-    body: &str,
-    source: &str,
-    cfg: &ExtractConfig,
-) -> Vec<Excerpt> {
+pub fn extract_junit(message: &str, body: &str, source: &str, cfg: &ExtractConfig) -> Vec<Excerpt> {
     let text = match (message.trim().is_empty(), body.trim().is_empty()) {
         (false, false) => format!("{message}\n{body}"),
         (false, true) => message.to_string(),
@@ -752,10 +759,7 @@ pub fn extract_junit(
     // No marker: the whole failure text is the evidence.
     let spans = lines::split_lines(text.as_bytes());
     let n = spans.len().max(1);
-    let cleaned: Vec<String> = spans
-        .iter()
-        .map(|l| clean(l.bytes(text.as_bytes()), cfg.match_cap))
-        .collect();
+    let cleaned: Vec<String> = spans.iter().map(|l| clean(l.bytes(text.as_bytes()), cfg.match_cap)).collect();
     let mut t = cleaned.join("\n");
     if t.len() > cfg.max_excerpt_bytes {
         let mut cut = cfg.max_excerpt_bytes;
@@ -780,8 +784,7 @@ pub fn extract_junit(
 }
 
 /// Prow Spyglass's default highlight regex (formats §4).
-pub const SPYGLASS_HIGHLIGHT: &str =
-    r"timed out|ERROR:|(FAIL|Failure \[)\b|panic\b|^E\d{4} \d\d:\d\d:\d\d\.\d\d\d]";
+pub const SPYGLASS_HIGHLIGHT: &str = r"timed out|ERROR:|(FAIL|Failure \[)\b|panic\b|^E\d{4} \d\d:\d\d:\d\d\.\d\d\d]";
 
 /// Fast marker scan over a whole buffer: 1-based numbers of the lines containing a match of
 /// `re` (multi-line mode: `^` and `$` match at line boundaries). One regex pass over the
@@ -813,6 +816,58 @@ pub fn scan_markers(data: &[u8], re: &BytesRegex) -> Vec<usize> {
     out
 }
 
+/// Streaming [`scan_markers`] over a reader in large blocks with bounded memory; blocks are
+/// cut after a line terminator so line numbers stay exact (a `\r\n` pair is never split).
+/// Returns the 1-based numbers of matching lines and the number of bytes read.
+pub fn scan_reader<R: std::io::Read>(mut reader: R, re: &BytesRegex) -> std::io::Result<(Vec<usize>, u64)> {
+    const BLOCK: usize = 8 << 20;
+    const MAX_CARRY: usize = 64 << 20;
+    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK * 2);
+    let mut out = Vec::new();
+    let mut base_line = 0usize; // lines completed before buf[0]
+    let mut total: u64 = 0;
+    let mut eof = false;
+    while !eof {
+        let start = buf.len();
+        buf.resize(start + BLOCK, 0);
+        let mut filled = start;
+        while filled < buf.len() {
+            match reader.read(&mut buf[filled..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        buf.truncate(filled);
+        total += (filled - start) as u64;
+        // cut after the last '\n', or after a '\r' that is not the last byte
+        let cut = if eof {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => i + 1,
+                None => match memchr::memrchr(b'\r', &buf[..buf.len().saturating_sub(1)]) {
+                    Some(i) => i + 1,
+                    None if buf.len() > MAX_CARRY => buf.len(),
+                    None => continue,
+                },
+            }
+        };
+        let part = &buf[..cut];
+        for l in scan_markers(part, re) {
+            out.push(base_line + l);
+        }
+        base_line += count_terminators(part);
+        buf.drain(..cut);
+    }
+    out.dedup();
+    Ok((out, total))
+}
+
 /// Number of line terminators in `b` (`\r\n` counts once; a `\r` at the end of `b` counts
 /// once even if followed by `\n` outside `b`, which callers avoid by cutting at match starts).
 fn count_terminators(b: &[u8]) -> usize {
@@ -831,11 +886,7 @@ fn count_terminators(b: &[u8]) -> usize {
 
 /// Build the multi-line bytes regex for [`scan_markers`] from a line pattern.
 pub fn marker_regex(pattern: &str) -> Result<BytesRegex, regex::Error> {
-    regex::bytes::RegexBuilder::new(pattern)
-        .multi_line(true)
-        .crlf(true)
-        .unicode(false)
-        .build()
+    regex::bytes::RegexBuilder::new(pattern).multi_line(true).crlf(true).unicode(false).build()
 }
 
 #[cfg(test)]

@@ -7,12 +7,13 @@
 //! extraction from build logs ([`extract`]), the known-signature knowledge base
 //! ([`signatures`]) and `failure_data.json` export ([`export`]).
 
+pub mod cluster;
+pub mod drain;
+pub mod export;
+pub mod extract;
 pub mod fxhash;
 pub mod lines;
 pub mod normalize;
-pub mod similarity;
-pub mod cluster;
-pub mod stable;
-pub mod extract;
-pub mod drain;
 pub mod signatures;
+pub mod similarity;
+pub mod stable;

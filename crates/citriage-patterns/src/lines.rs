@@ -53,11 +53,7 @@ pub struct Lines<'a> {
 
 /// Split `data` into lines; `\r\n`, lone `\r` and `\n` each end a line.
 pub fn lines(data: &[u8]) -> Lines<'_> {
-    Lines {
-        data,
-        pos: 0,
-        number: 0,
-    }
+    Lines { data, pos: 0, number: 0 }
 }
 
 impl Iterator for Lines<'_> {
@@ -78,19 +74,11 @@ impl Iterator for Lines<'_> {
                     next += 1;
                 }
                 self.pos = next;
-                Some(LineSpan {
-                    number: self.number,
-                    start,
-                    end,
-                })
+                Some(LineSpan { number: self.number, start, end })
             }
             None => {
                 self.pos = self.data.len();
-                Some(LineSpan {
-                    number: self.number,
-                    start,
-                    end: self.data.len(),
-                })
+                Some(LineSpan { number: self.number, start, end: self.data.len() })
             }
         }
     }
@@ -241,18 +229,12 @@ pub fn binary_ratio(bytes: &[u8]) -> f32 {
     loop {
         match std::str::from_utf8(rest) {
             Ok(s) => {
-                bad += s
-                    .bytes()
-                    .filter(|&b| b < 0x20 && b != b'\t' && b != 0x1b)
-                    .count();
+                bad += s.bytes().filter(|&b| b < 0x20 && b != b'\t' && b != 0x1b).count();
                 break;
             }
             Err(e) => {
                 let good = e.valid_up_to();
-                bad += rest[..good]
-                    .iter()
-                    .filter(|&&b| b < 0x20 && b != b'\t' && b != 0x1b)
-                    .count();
+                bad += rest[..good].iter().filter(|&&b| b < 0x20 && b != b'\t' && b != 0x1b).count();
                 let skip = e.error_len().unwrap_or(rest.len() - good).max(1);
                 bad += skip;
                 rest = &rest[(good + skip).min(rest.len())..];
@@ -293,14 +275,7 @@ pub struct StreamLines<R> {
 impl<R: BufRead> StreamLines<R> {
     /// Wrap `reader`; keep at most `cap` bytes of each line.
     pub fn new(reader: R, cap: usize) -> Self {
-        StreamLines {
-            reader,
-            cap,
-            number: 0,
-            offset: 0,
-            skip_lf: false,
-            done: false,
-        }
+        StreamLines { reader, cap, number: 0, offset: 0, skip_lf: false, done: false }
     }
 
     /// Read the next line into `line` (reusing its buffer). Returns `Ok(false)` at the end.
@@ -385,12 +360,7 @@ impl<R: BufRead> Iterator for StreamLines<R> {
     type Item = io::Result<StreamLine>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut line = StreamLine {
-            number: 0,
-            offset: 0,
-            len: 0,
-            head: Vec::new(),
-        };
+        let mut line = StreamLine { number: 0, offset: 0, len: 0, head: Vec::new() };
         match self.next_into(&mut line) {
             Ok(true) => Some(Ok(line)),
             Ok(false) => None,
@@ -425,9 +395,7 @@ mod tests {
     #[test]
     fn stream_matches_slice_splitter_at_every_buffer_size() {
         let d = b"one\r\ntwo\rthree\n\r\nfour\r";
-        let want: Vec<(usize, Vec<u8>)> = lines(d)
-            .map(|l| (l.start, l.bytes(d).to_vec()))
-            .collect();
+        let want: Vec<(usize, Vec<u8>)> = lines(d).map(|l| (l.start, l.bytes(d).to_vec())).collect();
         for cap in 1..8 {
             let r = std::io::BufReader::with_capacity(cap, &d[..]);
             let got: Vec<(usize, Vec<u8>)> = StreamLines::new(r, 100)
@@ -442,10 +410,7 @@ mod tests {
 
     #[test]
     fn ansi_is_stripped() {
-        assert_eq!(
-            &*strip_ansi(b"\x1b[0;31mERROR\x1b[0m: x"),
-            &b"ERROR: x"[..]
-        );
+        assert_eq!(&*strip_ansi(b"\x1b[0;31mERROR\x1b[0m: x"), &b"ERROR: x"[..]);
         assert_eq!(&*strip_ansi(b"[0;31mFAIL[0m"), &b"FAIL"[..]);
         assert_eq!(&*strip_ansi(b"[sig-node] x"), &b"[sig-node] x"[..]);
         assert_eq!(&*strip_ansi(b"\x1b]0;title\x07ok"), &b"ok"[..]);

@@ -87,28 +87,27 @@ static K8S_DATE: LazyLock<Regex> = LazyLock::new(|| {
 /// Noisy tokens alpha-renamed to UNIQn.
 static K8S_ORDINAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"0x[0-9a-fA-F]+",                                                  // hex constants
-        r"|[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]+)?",     // IPv4 + port
+        r"0x[0-9a-fA-F]+",                                              // hex constants
+        r"|[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]+)?", // IPv4 + port
         r"|[0-9a-fA-F]{8}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{12}(?:-[0-9]+)?", // UUIDs
-        r"|[0-9a-f]{12,32}",                                                // hex garbage
-        r"|(?:minion-group-|default-pool-|nodes-)[-0-9a-z]{4,}",            // GCE/GKE/kops nodes
-        r"|i-[0-9a-f]{8,17}",                                               // AWS instances
-        r"|kind-(?:control-plane|worker)[0-9]*",                            // kind nodes
-        r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*(?:-[0-9]+){2,}",              // pod-name-2-7
-        r"|\.go:[0-9]+",                                                    // Go file:line
-        r"|-[a-z0-9]{4,5}[\t\n\x0C\r /\x22]",                               // k8s random suffix
-        r"|localhost:[0-9]+",                                               // local ports
-        r"|:[0-9]{5}",                                                      // high ports
-        r"|(?:cluster_|logger_|Server #)[0-9]+",                            // test fixtures
-        r"|goroutine [0-9]+",                                               // goroutine ids
-        r"|[0-9]+\.[0-9]+m?s",                                              // durations
+        r"|[0-9a-f]{12,32}",                                     // hex garbage
+        r"|(?:minion-group-|default-pool-|nodes-)[-0-9a-z]{4,}", // GCE/GKE/kops nodes
+        r"|i-[0-9a-f]{8,17}",                                    // AWS instances
+        r"|kind-(?:control-plane|worker)[0-9]*",                 // kind nodes
+        r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*(?:-[0-9]+){2,}",   // pod-name-2-7
+        r"|\.go:[0-9]+",                                         // Go file:line
+        r"|-[a-z0-9]{4,5}[\t\n\x0C\r /\x22]",                    // k8s random suffix
+        r"|localhost:[0-9]+",                                    // local ports
+        r"|:[0-9]{5}",                                           // high ports
+        r"|(?:cluster_|logger_|Server #)[0-9]+",                 // test fixtures
+        r"|goroutine [0-9]+",                                    // goroutine ids
+        r"|[0-9]+\.[0-9]+m?s",                                   // durations
     ))
     .expect("valid k8s ordinal regex")
 });
 
 /// Innermost `map[...]`.
-static MAP_RE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"map\[([^\]\[]*)\]").expect("valid map regex"));
+static MAP_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"map\[([^\]\[]*)\]").expect("valid map regex"));
 
 fn sort_maps(s: &str) -> Option<String> {
     if !s.contains("map[") {
@@ -215,18 +214,9 @@ static DEF_TIME: LazyLock<Regex> = LazyLock::new(|| {
 const DEF_CLASSES: &[(Class, &str)] = &[
     (Class::Hash, r"(?:sha256|sha1|sha512|md5):[0-9a-fA-F]{32,128}\b"),
     (Class::Uniq, r"\b0x[0-9a-fA-F]+\b"),
-    (
-        Class::Uniq,
-        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
-    ),
-    (
-        Class::Uniq,
-        r"\b[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5})?\b",
-    ),
-    (
-        Class::Uniq,
-        r"\[[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\](?::[0-9]{1,5})?",
-    ),
+    (Class::Uniq, r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+    (Class::Uniq, r"\b[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5})?\b"),
+    (Class::Uniq, r"\[[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\](?::[0-9]{1,5})?"),
     (Class::Uniq, r"\blocalhost:[0-9]{2,5}\b"),
     (Class::Hash, r"\b[0-9a-f]{40}\b|\b[0-9a-f]{64}\b"),
     (Class::TmpPath, r"(?:/private)?/(?:tmp|var/tmp|var/folders)(?:/[^\s:'\x22,;)\]}]*)?"),
@@ -271,14 +261,8 @@ struct DefaultRules {
 }
 
 static DEF_RULES: LazyLock<DefaultRules> = LazyLock::new(|| {
-    let combined = DEF_CLASSES
-        .iter()
-        .map(|(_, p)| format!("({p})"))
-        .collect::<Vec<_>>()
-        .join("|");
-    DefaultRules {
-        combined: Regex::new(&combined).expect("valid default regex"),
-    }
+    let combined = DEF_CLASSES.iter().map(|(_, p)| format!("({p})")).collect::<Vec<_>>().join("|");
+    DefaultRules { combined: Regex::new(&combined).expect("valid default regex") }
 });
 
 /// Letters Kubernetes uses for generated name suffixes (no vowels, no 0/1/3).
@@ -293,9 +277,7 @@ fn is_generated_suffix(seg: &str) -> bool {
     if b.len() >= 3 && b.iter().all(u8::is_ascii_digit) {
         return true;
     }
-    (4..=10).contains(&b.len())
-        && b.iter().all(|&c| is_k8s_suffix_char(c))
-        && b.iter().any(u8::is_ascii_digit)
+    (4..=10).contains(&b.len()) && b.iter().all(|&c| is_k8s_suffix_char(c)) && b.iter().any(u8::is_ascii_digit)
 }
 
 /// For `name-abc12` / `name-7d9f8c6b5-x2x4z` / `test-5405`: the stem before the generated
@@ -380,9 +362,7 @@ fn normalize_default(text: &str) -> String {
             }
             Class::Name => {
                 let inner = &tok[1..tok.len() - 1];
-                if inner.contains('-') && inner.bytes().any(|b| b.is_ascii_digit())
-                    || generated_stem(inner).is_some()
-                {
+                if inner.contains('-') && inner.bytes().any(|b| b.is_ascii_digit()) || generated_stem(inner).is_some() {
                     out.push_str("\"NAME\"");
                 } else {
                     out.push_str(tok);
@@ -399,9 +379,7 @@ fn normalize_default(text: &str) -> String {
                 None => out.push_str(tok),
             },
             Class::HexId => {
-                if tok.bytes().any(|b| b.is_ascii_alphabetic())
-                    && tok.bytes().any(|b| b.is_ascii_digit())
-                {
+                if tok.bytes().any(|b| b.is_ascii_alphabetic()) && tok.bytes().any(|b| b.is_ascii_digit()) {
                     let next = names.len() + 1;
                     let n = *names.entry(tok).or_insert(next);
                     out.push_str("UNIQ");
@@ -431,14 +409,8 @@ mod tests {
     #[test]
     fn k8s_basic_cases() {
         let n = |s| normalize(s, Profile::K8sTriage);
-        assert_eq!(
-            n("0x1234 a 123.13.45.43 b 2e24e003-9ffd-4e78-852c-9dcb6cbef493-123"),
-            "UNIQ1 a UNIQ2 b UNIQ3"
-        );
-        assert_eq!(
-            n("Mon, 12 January 2017 11:34:35 blah blah"),
-            "TIMEblah blah"
-        );
+        assert_eq!(n("0x1234 a 123.13.45.43 b 2e24e003-9ffd-4e78-852c-9dcb6cbef493-123"), "UNIQ1 a UNIQ2 b UNIQ3");
+        assert_eq!(n("Mon, 12 January 2017 11:34:35 blah blah"), "TIMEblah blah");
         assert_eq!(n("123.45.68.12:345 abcd1234eeee"), "UNIQ1 UNIQ2");
         assert_eq!(n("kube-proxy failed"), "kubeUNIQ1failed");
         assert_eq!(n("map[b:1 a:2] 0x1 0x1"), "map[a:2 b:1] UNIQ1 UNIQ1");
@@ -449,20 +421,11 @@ mod tests {
         let n = |s| normalize(s, Profile::Default);
         assert_eq!(n("kube-proxy failed"), "kube-proxy failed");
         assert_eq!(n("exit 1"), "exit 1");
-        assert_eq!(
-            n("start=2025-12-10 13:51:30 +0000 UTC end"),
-            "start=TIME end"
-        );
+        assert_eq!(n("start=2025-12-10 13:51:30 +0000 UTC end"), "start=TIME end");
         assert_eq!(n("build 1798765432109876543 failed"), "build NUM failed");
         assert_eq!(n("pod \"test-7mhp\" failed"), "pod \"NAME\" failed");
         assert_eq!(n("took 12.345s, then 2h0m0s"), "took DURATION, then DURATION");
-        assert_eq!(
-            n("open /tmp/ginkgo123/x.yaml: no such file"),
-            "open TMPPATH: no such file"
-        );
-        assert_eq!(
-            n("pod coredns-7d9f8c6b5-x2x4z on node kind-worker2"),
-            "pod coredns-UNIQ1 on node UNIQ2"
-        );
+        assert_eq!(n("open /tmp/ginkgo123/x.yaml: no such file"), "open TMPPATH: no such file");
+        assert_eq!(n("pod coredns-7d9f8c6b5-x2x4z on node kind-worker2"), "pod coredns-UNIQ1 on node UNIQ2");
     }
 }

@@ -144,18 +144,12 @@ fn compile_matcher(id: &str, m: &MatcherSpec) -> Result<Regex, SignatureError> {
         .case_insensitive(m.case_insensitive)
         .size_limit(1 << 22)
         .build()
-        .map_err(|e| SignatureError::Invalid {
-            id: id.to_string(),
-            reason: format!("bad regex: {e}"),
-        })
+        .map_err(|e| SignatureError::Invalid { id: id.to_string(), reason: format!("bad regex: {e}") })
 }
 
 fn compile(spec: SignatureSpec) -> Result<CompiledSignature, SignatureError> {
     if spec.id.trim().is_empty() {
-        return Err(SignatureError::Invalid {
-            id: spec.name.clone(),
-            reason: "empty id".into(),
-        });
+        return Err(SignatureError::Invalid { id: spec.name.clone(), reason: "empty id".into() });
     }
     if spec.any.is_empty() {
         return Err(SignatureError::Invalid {
@@ -166,12 +160,7 @@ fn compile(spec: SignatureSpec) -> Result<CompiledSignature, SignatureError> {
     let c = |v: &[MatcherSpec]| -> Result<Vec<Regex>, SignatureError> {
         v.iter().map(|m| compile_matcher(&spec.id, m)).collect()
     };
-    Ok(CompiledSignature {
-        any: c(&spec.any)?,
-        all: c(&spec.all)?,
-        none: c(&spec.none)?,
-        spec,
-    })
+    Ok(CompiledSignature { any: c(&spec.any)?, all: c(&spec.all)?, none: c(&spec.none)?, spec })
 }
 
 /// Where a signature matched.
@@ -220,24 +209,17 @@ impl Catalogue {
 
     /// A catalogue without signatures.
     pub fn empty() -> Catalogue {
-        Catalogue {
-            sigs: Vec::new(),
-            prefilter: RegexSet::empty(),
-        }
+        Catalogue { sigs: Vec::new(), prefilter: RegexSet::empty() }
     }
 
     /// Parse and compile a catalogue; ids must be unique within one file.
     pub fn from_toml(text: &str) -> Result<Catalogue, SignatureError> {
-        let file: CatalogueFile =
-            toml::from_str(text).map_err(|e| SignatureError::Toml(e.to_string()))?;
+        let file: CatalogueFile = toml::from_str(text).map_err(|e| SignatureError::Toml(e.to_string()))?;
         let mut seen = std::collections::HashSet::new();
         let mut sigs = Vec::new();
         for s in file.signature {
             if !seen.insert(s.id.clone()) {
-                return Err(SignatureError::Invalid {
-                    id: s.id,
-                    reason: "duplicate id".into(),
-                });
+                return Err(SignatureError::Invalid { id: s.id, reason: "duplicate id".into() });
             }
             sigs.push(compile(s)?);
         }
@@ -247,30 +229,16 @@ impl Catalogue {
     fn from_compiled(sigs: Vec<CompiledSignature>) -> Result<Catalogue, SignatureError> {
         let patterns: Vec<String> = sigs
             .iter()
-            .map(|s| {
-                s.any
-                    .iter()
-                    .map(|r| format!("(?:{})", r.as_str()))
-                    .collect::<Vec<_>>()
-                    .join("|")
-            })
+            .map(|s| s.any.iter().map(|r| format!("(?:{})", r.as_str())).collect::<Vec<_>>().join("|"))
             .collect();
         // The prefilter must honour per-matcher case-insensitivity: fold it into the pattern.
         let patterns: Vec<String> = sigs
             .iter()
             .zip(patterns)
-            .map(|(s, p)| {
-                if s.spec.any.iter().any(|m| m.case_insensitive) {
-                    format!("(?i:{p})")
-                } else {
-                    p
-                }
-            })
+            .map(|(s, p)| if s.spec.any.iter().any(|m| m.case_insensitive) { format!("(?i:{p})") } else { p })
             .collect();
-        let prefilter = RegexSet::new(&patterns).map_err(|e| SignatureError::Invalid {
-            id: "(catalogue)".into(),
-            reason: e.to_string(),
-        })?;
+        let prefilter = RegexSet::new(&patterns)
+            .map_err(|e| SignatureError::Invalid { id: "(catalogue)".into(), reason: e.to_string() })?;
         Ok(Catalogue { sigs, prefilter })
     }
 
@@ -362,15 +330,15 @@ impl Catalogue {
                     excluded[i] = true;
                     continue;
                 }
-                if !any_hit.contains_key(&i) {
+                if let std::collections::btree_map::Entry::Vacant(e) = any_hit.entry(i) {
                     if let Some(m) = s.any.iter().find_map(|r| r.find(line)) {
-                        any_hit.insert(i, line_evidence(no, line, m.start(), m.end()));
+                        e.insert(line_evidence(no, line, m.start(), m.end()));
                     }
                 }
                 for (j, r) in s.all.iter().enumerate() {
-                    if !all_hit.contains_key(&(i, j)) {
+                    if let std::collections::btree_map::Entry::Vacant(e) = all_hit.entry((i, j)) {
                         if let Some(m) = r.find(line) {
-                            all_hit.insert((i, j), line_evidence(no, line, m.start(), m.end()));
+                            e.insert(line_evidence(no, line, m.start(), m.end()));
                         }
                     }
                 }
@@ -426,22 +394,13 @@ fn cap(s: &str) -> String {
 }
 
 fn line_evidence(no: usize, line: &str, start: usize, end: usize) -> SignatureEvidence {
-    SignatureEvidence {
-        line: no,
-        start,
-        end,
-        text: cap(line),
-    }
+    SignatureEvidence { line: no, start, end, text: cap(line) }
 }
 
 /// Evidence for a hit at byte `start..end` of a multi-line `text`.
 fn evidence_at(text: &str, start: usize, end: usize) -> SignatureEvidence {
-    let line_start = text[..start]
-        .rfind(['\n', '\r'])
-        .map_or(0, |i| i + 1);
-    let line_end = text[start..]
-        .find(['\n', '\r'])
-        .map_or(text.len(), |i| start + i);
+    let line_start = text[..start].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+    let line_end = text[start..].find(['\n', '\r']).map_or(text.len(), |i| start + i);
     let no = crate::lines::count_lines(&text.as_bytes()[..line_start]) + 1;
     SignatureEvidence {
         line: no,
@@ -467,9 +426,6 @@ mod tests {
         let m = c.match_text("first\nsecond: PublicIPCountLimitReached here\n");
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].evidence[0].line, 2);
-        assert_eq!(
-            &m[0].evidence[0].text[m[0].evidence[0].start..m[0].evidence[0].end],
-            "PublicIPCountLimitReached"
-        );
+        assert_eq!(&m[0].evidence[0].text[m[0].evidence[0].start..m[0].evidence[0].end], "PublicIPCountLimitReached");
     }
 }

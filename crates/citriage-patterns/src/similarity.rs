@@ -54,8 +54,8 @@ pub fn ngram_histogram(s: &[u8]) -> Histogram {
     }
     let tb = &*TABLES;
     for w in s.windows(4) {
-        let b = tb.base ^ tb.t[0][w[0] as usize] ^ tb.t[1][w[1] as usize] ^ tb.t[2][w[2] as usize]
-            ^ tb.t[3][w[3] as usize];
+        let b =
+            tb.base ^ tb.t[0][w[0] as usize] ^ tb.t[1][w[1] as usize] ^ tb.t[2][w[2] as usize] ^ tb.t[3][w[3] as usize];
         counts[b as usize] += 1;
     }
     counts
@@ -320,10 +320,7 @@ pub fn char_lower_bound(a: &[u16; 64], b: &[u16; 64]) -> usize {
 
 /// Sorted multiset of the exact 4-byte windows of `s` (the q-gram profile, q = 4).
 pub fn qgram_profile(s: &[u8]) -> Vec<u32> {
-    let mut v: Vec<u32> = s
-        .windows(4)
-        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-        .collect();
+    let mut v: Vec<u32> = s.windows(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
     v.sort_unstable();
     v
 }

@@ -71,10 +71,7 @@ pub struct StableIdAssigner {
 impl StableIdAssigner {
     /// Assigner over the previous run's clusters (20% drift rule).
     pub fn new(previous: Vec<PreviousCluster>) -> Self {
-        StableIdAssigner {
-            previous,
-            drift: 0.2,
-        }
+        StableIdAssigner { previous, drift: 0.2 }
     }
 
     /// Set the drift fraction (0 disables the drift step).
@@ -94,11 +91,7 @@ impl StableIdAssigner {
         let mut out: Vec<Option<StableAssignment>> = vec![None; current.len()];
         let mut order: Vec<usize> = (0..current.len()).collect();
         order.sort_by(|&a, &b| {
-            current[b]
-                .size
-                .cmp(&current[a].size)
-                .then_with(|| current[a].key.cmp(current[b].key))
-                .then(a.cmp(&b))
+            current[b].size.cmp(&current[a].size).then_with(|| current[a].key.cmp(current[b].key)).then(a.cmp(&b))
         });
 
         // Previous clusters: the first occurrence of each key and of each id wins.
@@ -172,11 +165,7 @@ impl StableIdAssigner {
                 n += 1;
             }
             taken.insert(id.clone());
-            out[i] = Some(StableAssignment {
-                stable_id: id,
-                origin: IdOrigin::New,
-                previous_key: None,
-            });
+            out[i] = Some(StableAssignment { stable_id: id, origin: IdOrigin::New, previous_key: None });
         }
         out.into_iter().flatten().collect()
     }
@@ -193,25 +182,13 @@ mod tests {
                 stable_id: "c-old-1".into(),
                 key: "some long failure message that changes occasionally foo".into(),
             },
-            PreviousCluster {
-                stable_id: "c-old-2".into(),
-                key: "exit 1".into(),
-            },
+            PreviousCluster { stable_id: "c-old-2".into(), key: "exit 1".into() },
         ];
         let a = StableIdAssigner::new(prev);
         let cur = [
-            CurrentCluster {
-                key: "some long failure message that changes occasionally bar",
-                size: 3,
-            },
-            CurrentCluster {
-                key: "exit 1",
-                size: 1,
-            },
-            CurrentCluster {
-                key: "exit 2",
-                size: 1,
-            },
+            CurrentCluster { key: "some long failure message that changes occasionally bar", size: 3 },
+            CurrentCluster { key: "exit 1", size: 1 },
+            CurrentCluster { key: "exit 2", size: 1 },
         ];
         let r = a.assign(&cur);
         assert_eq!(r[0].stable_id, "c-old-1");

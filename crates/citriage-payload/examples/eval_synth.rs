@@ -19,6 +19,8 @@ fn main() {
             } else {
                 print!("{}", citriage_payload::eval::render_eval(&r));
             }
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
             eprintln!("analyzed {} payloads in {:.2}s", r.payloads, start.elapsed().as_secs_f64());
             if r.false_reverts > 0 || r.errors > 0 {
                 std::process::exit(1);

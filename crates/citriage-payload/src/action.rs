@@ -72,11 +72,19 @@ impl CandidateAction {
 }
 
 /// Decides the action for a candidate of a failure of class `class`.
-pub fn candidate_action(score: u32, c: &Candidate, class: FailureClass, kubelet_skew: bool) -> (CandidateAction, String) {
+pub fn candidate_action(
+    score: u32,
+    c: &Candidate,
+    class: FailureClass,
+    kubelet_skew: bool,
+) -> (CandidateAction, String) {
     let band = Band::of(score);
     if c.kind == CandidateKind::RhcosRpm {
         return if band >= Band::Medium {
-            (CandidateAction::EscalateRhcos, "RHCOS RPM changes are never reverted through a PR: escalate to the RHCOS / platform team".into())
+            (
+                CandidateAction::EscalateRhcos,
+                "RHCOS RPM changes are never reverted through a PR: escalate to the RHCOS / platform team".into(),
+            )
         } else {
             (CandidateAction::ReportOnly, format!("score {score} < 60"))
         };
@@ -87,12 +95,12 @@ pub fn candidate_action(score: u32, c: &Candidate, class: FailureClass, kubelet_
             "Kubernetes rebase with kubelet version skew: transient build lag, wait for the RHCOS with the rebuilt kubelet".into(),
         );
     }
-    let eligible = match (class, c.kind) {
-        (FailureClass::ProductRegression, CandidateKind::Pr) => true,
-        (FailureClass::CiConfiguration | FailureClass::ProductRegression, CandidateKind::CiConfig) => true,
-        (FailureClass::CiConfiguration, CandidateKind::Pr) => true,
-        _ => false,
-    };
+    let eligible = matches!(
+        (class, c.kind),
+        (FailureClass::ProductRegression, CandidateKind::Pr)
+            | (FailureClass::CiConfiguration | FailureClass::ProductRegression, CandidateKind::CiConfig)
+            | (FailureClass::CiConfiguration, CandidateKind::Pr)
+    );
     if !eligible {
         return (CandidateAction::ReportOnly, format!("{} failure: no revert or bisect", class.as_str()));
     }
@@ -130,7 +138,13 @@ pub struct ForceAccept {
 }
 
 /// Checks the force-accept conditions.
-pub fn force_accept(phase: &Phase, failed_blocking: usize, all_temporary_infra: bool, hours_since_baseline: Option<f64>, kubelet_skew: bool) -> ForceAccept {
+pub fn force_accept(
+    phase: &Phase,
+    failed_blocking: usize,
+    all_temporary_infra: bool,
+    hours_since_baseline: Option<f64>,
+    kubelet_skew: bool,
+) -> ForceAccept {
     let mut reasons = Vec::new();
     let mut ok = true;
     if *phase == Phase::Accepted {
@@ -142,7 +156,10 @@ pub fn force_accept(phase: &Phase, failed_blocking: usize, all_temporary_infra: 
         ok = false;
     }
     if kubelet_skew {
-        reasons.push("kubelet version skew after a rebase: neither force-accept nor force-reject, wait for the rebuilt kubelet".into());
+        reasons.push(
+            "kubelet version skew after a rebase: neither force-accept nor force-reject, wait for the rebuilt kubelet"
+                .into(),
+        );
         ok = false;
     }
     if all_temporary_infra {
@@ -201,10 +218,16 @@ mod tests {
         assert_eq!(candidate_action(100, &pr, FailureClass::ProductRegression, false).0, CandidateAction::StageRevert);
         assert_eq!(candidate_action(100, &pr, FailureClass::Infrastructure, false).0, CandidateAction::ReportOnly);
         assert_eq!(candidate_action(100, &pr, FailureClass::Flake, false).0, CandidateAction::ReportOnly);
-        assert_eq!(candidate_action(100, &cand(CandidateKind::RhcosRpm), FailureClass::ProductRegression, false).0, CandidateAction::EscalateRhcos);
+        assert_eq!(
+            candidate_action(100, &cand(CandidateKind::RhcosRpm), FailureClass::ProductRegression, false).0,
+            CandidateAction::EscalateRhcos
+        );
         let mut rebase = cand(CandidateKind::Pr);
         rebase.is_rebase = true;
-        assert_eq!(candidate_action(95, &rebase, FailureClass::ProductRegression, true).0, CandidateAction::WaitForKubeletRebuild);
+        assert_eq!(
+            candidate_action(95, &rebase, FailureClass::ProductRegression, true).0,
+            CandidateAction::WaitForKubeletRebuild
+        );
     }
 
     #[test]

@@ -412,7 +412,14 @@ pub fn parse_verdict(summary: &str) -> Option<Verdict> {
     } else {
         req.map(|r| passes >= r).unwrap_or(failures == 0)
     };
-    Some(Verdict { passed, passes, failures, historical_pass_rate: hist, required_passes: req, sentence: summary.split_whitespace().collect::<Vec<_>>().join(" ") })
+    Some(Verdict {
+        passed,
+        passes,
+        failures,
+        historical_pass_rate: hist,
+        required_passes: req,
+        sentence: summary.split_whitespace().collect::<Vec<_>>().join(" "),
+    })
 }
 
 /// Reads the aggregated tests of a parsed `junit-aggregated.xml`. Test cases
@@ -437,7 +444,8 @@ pub fn aggregated_tests(cases: &[JunitCase]) -> Vec<AggregatedTest> {
         let verdict = parse_verdict(&summary).or_else(|| parse_verdict(&c.message));
         let mut incomplete = runs_of(y.get("unfinished"));
         incomplete.extend(runs_of(y.get("missingJUnits")));
-        let failed = matches!(c.status, CaseStatus::Failed | CaseStatus::Error) || verdict.as_ref().is_some_and(|v| !v.passed);
+        let failed =
+            matches!(c.status, CaseStatus::Failed | CaseStatus::Error) || verdict.as_ref().is_some_and(|v| !v.passed);
         out.push(AggregatedTest {
             name: y.get("name").and_then(Yaml::as_str).filter(|s| !s.is_empty()).unwrap_or(&c.name).to_string(),
             suite: y.get("testsuitename").and_then(Yaml::as_str).unwrap_or(&c.suite).to_string(),
@@ -484,11 +492,17 @@ failures:
 skips: []
 "#;
         let v = parse_yaml(y).unwrap();
-        assert_eq!(v.get("name").unwrap().as_str().unwrap(), "[sig-network] pods should be reachable: it's long and wraps onto the next line");
+        assert_eq!(
+            v.get("name").unwrap().as_str().unwrap(),
+            "[sig-network] pods should be reachable: it's long and wraps onto the next line"
+        );
         let sum = v.get("summary").unwrap().as_str().unwrap();
         let verdict = parse_verdict(sum).unwrap();
         assert!(!verdict.passed);
-        assert_eq!((verdict.passes, verdict.failures, verdict.historical_pass_rate, verdict.required_passes), (7, 3, Some(98), Some(8)));
+        assert_eq!(
+            (verdict.passes, verdict.failures, verdict.historical_pass_rate, verdict.required_passes),
+            (7, 3, Some(98), Some(8))
+        );
         let passes = runs_of(v.get("passes"));
         assert_eq!(passes[0].job_run_id, "1001");
         assert_eq!(passes[0].job.as_deref(), Some("periodic-ci-openshift-release-main-ci-4.22-e2e-aws-upgrade"));

@@ -98,7 +98,9 @@ impl OnsetBefore {
     pub fn describe(&self) -> String {
         match self {
             OnsetBefore::Passed(t) => format!("the job passed in the payload before ({t})"),
-            OnsetBefore::DifferentFailure(t, s) => format!("the job failed differently in the payload before ({t}, signature {s})"),
+            OnsetBefore::DifferentFailure(t, s) => {
+                format!("the job failed differently in the payload before ({t}, signature {s})")
+            }
             OnsetBefore::Unknown(t, why) => format!("unknown before {t}: {why}"),
             OnsetBefore::ChainEnd => "the chain ends here".to_string(),
         }
@@ -234,6 +236,15 @@ pub struct InformingFailure {
     pub root_cause: Option<String>,
 }
 
+/// A blocking job that failed, was retried and passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetriedJob {
+    pub name: String,
+    pub url: Option<String>,
+    pub retries: u32,
+    pub failed_attempts: Vec<Attempt>,
+}
+
 /// Everything the analysis found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PayloadAnalysis {
@@ -260,6 +271,9 @@ pub struct PayloadAnalysis {
     /// Best score per (root cause, candidate) with score > 0, ranked.
     pub suspects: Vec<Suspect>,
     pub informing_failures: Vec<InformingFailure>,
+    /// Blocking jobs that passed only on a retry (flake evidence), with the
+    /// signature of each failed attempt.
+    pub passed_on_retry: Vec<RetriedJob>,
     pub decision: Decision,
     pub recommendations: Vec<Recommendation>,
     /// What could not be read or established.
@@ -275,14 +289,16 @@ impl PayloadAnalysis {
     /// All candidates ordered by their best score anywhere (desc), then by
     /// correlation strength, then id: the overall suspect ranking.
     pub fn ranking(&self) -> Vec<(String, u32)> {
-        let mut best: std::collections::BTreeMap<&str, (u32, crate::scoring::Correlation)> = std::collections::BTreeMap::new();
+        let mut best: std::collections::BTreeMap<&str, (u32, crate::scoring::Correlation)> =
+            std::collections::BTreeMap::new();
         for s in &self.scores {
             let e = best.entry(&s.candidate).or_insert((0, crate::scoring::Correlation::None));
             if (s.total, s.correlation) > *e {
                 *e = (s.total, s.correlation);
             }
         }
-        let mut v: Vec<(String, u32, crate::scoring::Correlation)> = best.into_iter().map(|(k, (t, c))| (k.to_string(), t, c)).collect();
+        let mut v: Vec<(String, u32, crate::scoring::Correlation)> =
+            best.into_iter().map(|(k, (t, c))| (k.to_string(), t, c)).collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
         v.into_iter().map(|(k, t, _)| (k, t)).collect()
     }

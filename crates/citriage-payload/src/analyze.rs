@@ -19,7 +19,9 @@ use crate::evidence::{EvidenceProvider, LogLine, RunEvidence, SignatureHint, Tes
 use crate::history::{self, Chain};
 use crate::jobhistory::{self, JobRun, Outcome, RunState, Streak};
 use crate::model::{self, ChangeLogState, JobResult, JobState, PullRequest, ReleaseInfo, TagList};
-use crate::scoring::{self, Candidate, CandidateKind, CandidateScore, Correlation, CorrelationResult, Matcher, RpmChange, ScoreContext};
+use crate::scoring::{
+    self, Candidate, CandidateKind, CandidateScore, Correlation, CorrelationResult, Matcher, RpmChange, ScoreContext,
+};
 use crate::signature::{MaskingSigner, Signature, Signer};
 use crate::source::PayloadSource;
 use crate::timeutil::{self, Epoch};
@@ -144,13 +146,21 @@ fn text_lines(text: &str, at: &crate::evidence::Location, limit: usize) -> Vec<L
 }
 
 /// Splits a run's evidence into failure modes.
-fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, classifier_text: &Regex) -> Vec<Draft> {
+fn build_modes(
+    ev: Option<&RunEvidence>,
+    job: &str,
+    signer: &dyn Signer,
+    classifier_text: &Regex,
+    classifier: &Classifier,
+) -> Vec<Draft> {
     let Some(ev) = ev else {
         return vec![no_evidence_draft(job, "no evidence was found for the run")];
     };
     let sig_of = |text: &str, hint: Option<&SignatureHint>| -> Option<Signature> {
         match hint {
-            Some(h) if !h.id.is_empty() => Some(Signature { id: h.id.clone(), text: h.label.clone().unwrap_or_else(|| h.id.clone()) }),
+            Some(h) if !h.id.is_empty() => {
+                Some(Signature { id: h.id.clone(), text: h.label.clone().unwrap_or_else(|| h.id.clone()) })
+            }
             _ => signer.signature(text),
         }
     };
@@ -188,8 +198,14 @@ fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, classif
         let single = order.len() == 1;
         for id in &order {
             let d = groups.get_mut(id).unwrap();
-            let mut extra: Vec<LogLine> =
-                ev.log_lines.iter().zip(&log_sig).filter(|(_, s)| s.as_ref().is_some_and(|s| s.id == *id)).map(|(l, _)| l.clone()).take(5).collect();
+            let mut extra: Vec<LogLine> = ev
+                .log_lines
+                .iter()
+                .zip(&log_sig)
+                .filter(|(_, s)| s.as_ref().is_some_and(|s| s.id == *id))
+                .map(|(l, _)| l.clone())
+                .take(5)
+                .collect();
             if single {
                 extra.extend(ev.log_lines.iter().take(20).cloned());
             }
@@ -201,10 +217,15 @@ fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, classif
         return drafts;
     }
     // No product test failed: a CI step, an aggregated verdict or the log.
+    // The decisive line: a known cause first, then an explicit error line, then
+    // anything error-looking (background noise often precedes the real cause).
+    let explicit = Regex::new(r"^\s*(Error|ERROR|error|FATAL|fatal)(:| )|level=(error|fatal)").unwrap();
     let decisive = ev
         .log_lines
         .iter()
-        .position(|l| classifier_text.is_match(&l.text))
+        .position(|l| classifier.is_cause_line(&l.text))
+        .or_else(|| ev.log_lines.iter().position(|l| explicit.is_match(&l.text)))
+        .or_else(|| ev.log_lines.iter().position(|l| classifier_text.is_match(&l.text)))
         .or_else(|| (!ev.log_lines.is_empty()).then_some(0));
     if !steps.is_empty() || (ev.aggregated.iter().all(|a| !a.failed) && decisive.is_some()) {
         let step_text = steps.first().map(|s| s.text.clone()).unwrap_or_default();
@@ -241,7 +262,8 @@ fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, classif
         let mut out = Vec::new();
         for a in failed_agg {
             let sig = Signature::of_text(&format!("aggregated test failed: {}", a.name));
-            let sentence = a.verdict.as_ref().map(|v| v.sentence.clone()).unwrap_or_else(|| "aggregated test failed".into());
+            let sentence =
+                a.verdict.as_ref().map(|v| v.sentence.clone()).unwrap_or_else(|| "aggregated test failed".into());
             let at = crate::evidence::Location { file: "junit-aggregated.xml".into(), url: None, line: Some(a.line) };
             let mut lines = vec![LogLine { text: format!("{}: {sentence}", a.name), at }];
             lines.extend(ev.log_lines.iter().take(10).cloned());
@@ -279,7 +301,11 @@ fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, classif
             }];
         }
     }
-    let why = if ev.junit.readable() { "JUnit shows no failing test and the build log no error line" } else { "no JUnit and no build-log error line" };
+    let why = if ev.junit.readable() {
+        "JUnit shows no failing test and the build log no error line"
+    } else {
+        "no JUnit and no build-log error line"
+    };
     vec![no_evidence_draft(job, why)]
 }
 
@@ -298,8 +324,21 @@ fn no_evidence_draft(job: &str, why: &str) -> Draft {
     }
 }
 
-const PLATFORMS: &[&str] =
-    &["aws", "gcp", "azure", "metal", "vsphere", "openstack", "ibmcloud", "nutanix", "ovirt", "powervs", "alibaba", "libvirt", "kubevirt"];
+const PLATFORMS: &[&str] = &[
+    "aws",
+    "gcp",
+    "azure",
+    "metal",
+    "vsphere",
+    "openstack",
+    "ibmcloud",
+    "nutanix",
+    "ovirt",
+    "powervs",
+    "alibaba",
+    "libvirt",
+    "kubevirt",
+];
 
 /// The platform word of a job name.
 pub fn platform_of(job: &str) -> Option<String> {
@@ -355,18 +394,25 @@ impl Ctx<'_> {
             return Some(m.clone());
         }
         let ev = self.ev.get(url)?;
-        let m = build_modes(Some(&ev), job, self.signer, &self.decisive);
+        let m = build_modes(Some(&ev), job, self.signer, &self.decisive, &self.classifier);
         self.modes_cache.borrow_mut().insert(url.to_string(), m.clone());
         Some(m)
     }
 }
 
 fn job_in<'a>(info: &'a ReleaseInfo, job: &str) -> Option<&'a JobResult> {
-    info.results.blocking.get(job).or_else(|| info.results.informing.get(job)).or_else(|| info.results.async_jobs.get(job))
+    info.results
+        .blocking
+        .get(job)
+        .or_else(|| info.results.informing.get(job))
+        .or_else(|| info.results.async_jobs.get(job))
 }
 
 /// Walks the chain older than the target while the job keeps failing with `pred`.
-fn onset_walk(ctx: &Ctx, chain: &Chain, job: &str, pred: &dyn Fn(&[Draft], Option<&RunEvidence>) -> Option<bool>) -> (String, u32, OnsetBefore) {
+/// Decides whether an older run shows the same failure (`None`: cannot tell).
+type SameFailure<'a> = &'a dyn Fn(&[Draft], Option<&RunEvidence>) -> Option<bool>;
+
+fn onset_walk(ctx: &Ctx, chain: &Chain, job: &str, pred: SameFailure) -> (String, u32, OnsetBefore) {
     let tags = chain.tags();
     let mut first = tags[0].clone();
     let mut count = 1u32;
@@ -396,7 +442,9 @@ fn onset_walk(ctx: &Ctx, chain: &Chain, job: &str, pred: &dyn Fn(&[Draft], Optio
                         let other = modes.first().map(|m| m.sig.id.clone()).unwrap_or_default();
                         return (first, count, OnsetBefore::DifferentFailure(tag.clone(), other));
                     }
-                    None => return (first, count, OnsetBefore::Unknown(tag.clone(), "no evidence for that run".into())),
+                    None => {
+                        return (first, count, OnsetBefore::Unknown(tag.clone(), "no evidence for that run".into()))
+                    }
                 }
             }
             _ => return (first, count, OnsetBefore::Unknown(tag.clone(), "no final result on that payload".into())),
@@ -424,7 +472,9 @@ fn flake_scan(ctx: &Ctx, chain: &Chain, job: &str, sig: &str, onset: &str) -> Op
                 let modes = ctx.modes_of(url, job)?;
                 if let Some(m) = modes.iter().find(|m| m.sig.id == sig) {
                     return Some((
-                        format!("intermittent: the same failure occurred on {tag} and the job passed on {pb} in between"),
+                        format!(
+                            "intermittent: the same failure occurred on {tag} and the job passed on {pb} in between"
+                        ),
                         m.lines.first().cloned(),
                     ));
                 }
@@ -446,15 +496,24 @@ fn release_url(base: &str, stream: &str, tag: &str) -> String {
 
 /// Reads the changelog of `tag` from `from`, falling back to the release info's
 /// own changelog when it declares that `from`.
-fn changelog_between(ctx: &mut Ctx, infos: &BTreeMap<String, ReleaseInfo>, tag: &str, from: &str) -> (Option<model::ChangeLogJson>, Vec<model::NodeImageStream>, String, Option<String>) {
+fn changelog_between(
+    ctx: &mut Ctx,
+    infos: &BTreeMap<String, ReleaseInfo>,
+    tag: &str,
+    from: &str,
+) -> (Option<model::ChangeLogJson>, Vec<model::NodeImageStream>, String, Option<String>) {
     match ctx.source.changelog(&ctx.stream, tag, from) {
         Ok(c) => match c.state {
-            ChangeLogState::Ready(j) => (Some(*j), c.node_image_streams, format!("changelog of {tag} from {from} ({})", c.origin), None),
+            ChangeLogState::Ready(j) => {
+                (Some(*j), c.node_image_streams, format!("changelog of {tag} from {from} ({})", c.origin), None)
+            }
             ChangeLogState::Loading(m) => {
                 ctx.gaps.push(format!("changelog of {tag} from {from}: {m}"));
                 fallback_changelog(infos, tag, from, Some(format!("the release controller said: {m}")))
             }
-            ChangeLogState::Absent => fallback_changelog(infos, tag, from, Some(format!("{} had no changelog", c.origin))),
+            ChangeLogState::Absent => {
+                fallback_changelog(infos, tag, from, Some(format!("{} had no changelog", c.origin)))
+            }
         },
         Err(e) => {
             if !e.is_not_found() {
@@ -465,11 +524,21 @@ fn changelog_between(ctx: &mut Ctx, infos: &BTreeMap<String, ReleaseInfo>, tag: 
     }
 }
 
-fn fallback_changelog(infos: &BTreeMap<String, ReleaseInfo>, tag: &str, from: &str, why: Option<String>) -> (Option<model::ChangeLogJson>, Vec<model::NodeImageStream>, String, Option<String>) {
+fn fallback_changelog(
+    infos: &BTreeMap<String, ReleaseInfo>,
+    tag: &str,
+    from: &str,
+    why: Option<String>,
+) -> (Option<model::ChangeLogJson>, Vec<model::NodeImageStream>, String, Option<String>) {
     if let Some(info) = infos.get(tag) {
         if let Some(j) = info.change_log.json() {
             if j.from.name == from {
-                return (Some(j.clone()), info.node_image_streams.clone(), format!("changelog embedded in the release info of {tag}"), None);
+                return (
+                    Some(j.clone()),
+                    info.node_image_streams.clone(),
+                    format!("changelog embedded in the release info of {tag}"),
+                    None,
+                );
             }
         }
     }
@@ -505,11 +574,17 @@ fn pr_candidate(source: &dyn PayloadSource, pr: &PullRequest, payload: &str, gap
         diff_available: diff.is_some(),
         diff,
         presubmits,
-        is_rebase: pr.repo == "kubernetes" && (title_l.contains("rebase") || (title_l.contains("bump") && title_l.contains("1."))),
+        is_rebase: pr.repo == "kubernetes"
+            && (title_l.contains("rebase") || (title_l.contains("bump") && title_l.contains("1."))),
     }
 }
 
-fn rpm_candidates(source: &dyn PayloadSource, nis: &[model::NodeImageStream], payload: &str, from: &str) -> Vec<Candidate> {
+fn rpm_candidates(
+    source: &dyn PayloadSource,
+    nis: &[model::NodeImageStream],
+    payload: &str,
+    from: &str,
+) -> Vec<Candidate> {
     let mut out = Vec::new();
     for s in nis {
         let changelog_text = source.rpm_changelog(payload, &s.tag, from).ok().flatten();
@@ -597,29 +672,54 @@ fn class_rank(c: FailureClass) -> u8 {
 }
 
 /// Runs the analysis with the built-in signer.
-pub fn analyze(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider, opts: &AnalyzeOptions) -> Result<PayloadAnalysis, PayloadError> {
+pub fn analyze(
+    source: &dyn PayloadSource,
+    evidence: &dyn EvidenceProvider,
+    opts: &AnalyzeOptions,
+) -> Result<PayloadAnalysis, PayloadError> {
     analyze_with(source, evidence, opts, &MaskingSigner::default())
 }
 
 /// Runs the analysis with a custom [`Signer`] (the shared signature code).
-pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider, opts: &AnalyzeOptions, signer: &dyn Signer) -> Result<PayloadAnalysis, PayloadError> {
+pub fn analyze_with(
+    source: &dyn PayloadSource,
+    evidence: &dyn EvidenceProvider,
+    opts: &AnalyzeOptions,
+    signer: &dyn Signer,
+) -> Result<PayloadAnalysis, PayloadError> {
     let parts = model::parse_tag(&opts.tag);
     let stream = match (&opts.stream, &parts) {
         (Some(s), _) => s.clone(),
         (None, Some(p)) => p.stream_name.clone(),
-        (None, None) => return Err(PayloadError::Options(format!("cannot derive the stream from tag {:?}: pass the stream", opts.tag))),
+        (None, None) => {
+            return Err(PayloadError::Options(format!(
+                "cannot derive the stream from tag {:?}: pass the stream",
+                opts.tag
+            )))
+        }
     };
     let as_of = match &opts.as_of {
-        Some(s) => Some(timeutil::parse_rfc3339(s).ok_or_else(|| PayloadError::Options(format!("--as-of {s:?} is not an RFC 3339 time")))?),
+        Some(s) => Some(
+            timeutil::parse_rfc3339(s)
+                .ok_or_else(|| PayloadError::Options(format!("--as-of {s:?} is not an RFC 3339 time")))?,
+        ),
         None => None,
     };
     if let (Some(cut), Some(t)) = (as_of, timeutil::tag_timestamp(&opts.tag)) {
         if t > cut {
-            return Err(PayloadError::Options(format!("{} was created at {}, after the as-of time {}", opts.tag, timeutil::format_rfc3339(t), timeutil::format_rfc3339(cut))));
+            return Err(PayloadError::Options(format!(
+                "{} was created at {}, after the as-of time {}",
+                opts.tag,
+                timeutil::format_rfc3339(t),
+                timeutil::format_rfc3339(cut)
+            )));
         }
     }
     let architecture = parts.as_ref().map(|p| p.architecture.clone()).unwrap_or_else(|| "amd64".into());
-    let rc_base = opts.release_controller_url.clone().unwrap_or_else(|| format!("https://{architecture}.ocp.releases.ci.openshift.org"));
+    let rc_base = opts
+        .release_controller_url
+        .clone()
+        .unwrap_or_else(|| format!("https://{architecture}.ocp.releases.ci.openshift.org"));
     let mut ctx = Ctx {
         source,
         stream: stream.clone(),
@@ -644,7 +744,10 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         Some(((reference - b) as f64 / 360.0).round() / 10.0)
     });
     if chain.truncated {
-        ctx.gaps.push(format!("no payload with every blocking job green within {} payloads: the chain is incomplete", chain.rows.len()));
+        ctx.gaps.push(format!(
+            "no payload with every blocking job green within {} payloads: the chain is incomplete",
+            chain.rows.len()
+        ));
     }
 
     // 2. Changelogs: each hop, new vs the previous payload, cumulative since the baseline.
@@ -653,7 +756,10 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
     let mut hops: BTreeMap<String, (Vec<PullRequest>, Vec<model::NodeImageStream>, String)> = BTreeMap::new();
     let mut hop_notes: BTreeMap<String, String> = BTreeMap::new();
     for (i, tag) in chain_tags.iter().enumerate() {
-        let Some(from) = chain_tags.get(i + 1).cloned().or_else(|| if i == 0 { predecessor.clone() } else { None }) else { continue };
+        let Some(from) = chain_tags.get(i + 1).cloned().or_else(|| if i == 0 { predecessor.clone() } else { None })
+        else {
+            continue;
+        };
         if Some(tag) == chain.baseline.as_ref() {
             continue;
         }
@@ -672,7 +778,11 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
     let new_prs = PrSet {
         from: predecessor.clone(),
         prs: hops.get(&opts.tag).map(|h| h.0.clone()).unwrap_or_default(),
-        how: if hops.contains_key(&opts.tag) { "changelog from the previous payload".into() } else { "unavailable".into() },
+        how: if hops.contains_key(&opts.tag) {
+            "changelog from the previous payload".into()
+        } else {
+            "unavailable".into()
+        },
         note: hop_notes.get(&opts.tag).cloned(),
     };
     let cumulative_prs = match &chain.baseline {
@@ -689,26 +799,36 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
                     }
                     let mut prs: Vec<PullRequest> = set.into_values().collect();
                     prs.sort();
-                    let complete = chain_tags.iter().filter(|t| Some(*t) != chain.baseline.as_ref()).all(|t| hops.contains_key(t));
+                    let complete =
+                        chain_tags.iter().filter(|t| Some(*t) != chain.baseline.as_ref()).all(|t| hops.contains_key(t));
                     PrSet {
                         from: Some(b.clone()),
                         prs,
                         how: "union of the changelogs of each hop of the chain".into(),
-                        note: (!complete).then(|| format!("some hops have no changelog ({})", note.unwrap_or_default())),
+                        note: (!complete)
+                            .then(|| format!("some hops have no changelog ({})", note.unwrap_or_default())),
                     }
                 }
             }
         }
-        Some(b) => PrSet { from: Some(b.clone()), prs: new_prs.prs.clone(), how: new_prs.how.clone(), note: new_prs.note.clone() },
+        Some(b) => PrSet {
+            from: Some(b.clone()),
+            prs: new_prs.prs.clone(),
+            how: new_prs.how.clone(),
+            note: new_prs.note.clone(),
+        },
         None => PrSet { from: None, prs: Vec::new(), how: "no all-green payload in the chain".into(), note: None },
     };
 
     // 3. Job history.
-    let runs: Vec<JobRun> = match source.job_runs(&stream)? {
+    let recorded_runs = source.job_runs(&stream)?;
+    let runs_recorded = recorded_runs.is_some();
+    let runs: Vec<JobRun> = match recorded_runs {
         Some(r) => jobhistory::filter_as_of(r, as_of),
         None => {
             let mut runs = Vec::new();
-            let mut infos: Vec<(String, ReleaseInfo)> = chain.infos.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut infos: Vec<(String, ReleaseInfo)> =
+                chain.infos.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let oldest = pos + chain.rows.len();
             for t in all_tags.tags.iter().skip(oldest).take(opts.history_payloads) {
                 if let Ok(mut info) = source.release(&stream, &t.name) {
@@ -721,14 +841,28 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
                 for jr in info.results.blocking.values().chain(info.results.informing.values()) {
                     let Some(job) = jr.prow_job() else { continue };
                     for u in &jr.previous_attempt_urls {
-                        runs.push(JobRun { tag: tag.clone(), job: job.clone(), state: RunState::Failure, url: u.clone(), started, completed: None });
+                        runs.push(JobRun {
+                            tag: tag.clone(),
+                            job: job.clone(),
+                            state: RunState::Failure,
+                            url: u.clone(),
+                            started,
+                            completed: None,
+                        });
                     }
                     let state = match jr.state {
                         JobState::Succeeded => RunState::Success,
                         JobState::Failed => RunState::Failure,
                         _ => RunState::Pending,
                     };
-                    runs.push(JobRun { tag: tag.clone(), job, state, url: jr.url.clone().unwrap_or_default(), started, completed: None });
+                    runs.push(JobRun {
+                        tag: tag.clone(),
+                        job,
+                        state,
+                        url: jr.url.clone().unwrap_or_default(),
+                        started,
+                        completed: None,
+                    });
                 }
             }
             runs
@@ -736,7 +870,29 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
     };
     let anchor = as_of.or_else(|| jobhistory::default_anchor(&runs));
     let window = anchor.map(|a| jobhistory::window_spec(a, opts.window_days));
-    let rates = anchor.map(|a| jobhistory::pass_rates(&runs, a, opts.window_days)).unwrap_or_default();
+    let mut rates = anchor.map(|a| jobhistory::pass_rates(&runs, a, opts.window_days)).unwrap_or_default();
+    if !runs_recorded {
+        for t in rates.values_mut() {
+            t.source = "release controller".into();
+        }
+    }
+    // Sippy fills in jobs the runs do not cover (its windows are its own; not
+    // used under as_of, whose cutoff Sippy cannot honour).
+    if as_of.is_none() {
+        let release = parts.as_ref().map(|p| p.version.clone()).unwrap_or_default();
+        match source.sippy_jobs(&release) {
+            Ok(Some(jobs)) => {
+                for j in jobs {
+                    let covered = rates.get(&j.name).is_some_and(|t| t.current.runs > 0);
+                    if !covered {
+                        rates.insert(j.name.clone(), j.trend());
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(e) => ctx.gaps.push(format!("Sippy job pass rates: {e}")),
+        }
+    }
 
     // 4. Failed blocking jobs and their failure modes.
     let version = parts.as_ref().map(|p| p.version.clone()).unwrap_or_default();
@@ -753,13 +909,20 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         }
         let drafts = match (jr.url.as_deref(), &ev) {
             (Some(u), Some(_)) => ctx.modes_of(u, name).unwrap_or_default(),
-            _ => build_modes(None, name, signer, &ctx.decisive),
+            _ => build_modes(None, name, signer, &ctx.decisive, &ctx.classifier),
         };
         let mut modes_here = Vec::new();
         for d in drafts {
             let sig = d.sig.id.clone();
             let (first, count, before) = if d.no_evidence {
-                (opts.tag.clone(), 1, OnsetBefore::Unknown(chain_tags.get(1).cloned().unwrap_or_default(), "no evidence for the target run".into()))
+                (
+                    opts.tag.clone(),
+                    1,
+                    OnsetBefore::Unknown(
+                        chain_tags.get(1).cloned().unwrap_or_default(),
+                        "no evidence for the target run".into(),
+                    ),
+                )
             } else {
                 onset_walk(&ctx, &chain, name, &|modes: &[Draft], _| Some(modes.iter().any(|m| m.sig.id == sig)))
             };
@@ -773,7 +936,14 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
                 let (first, count, before) = onset_walk(&ctx, &chain, name, &|_, ev: Option<&RunEvidence>| {
                     ev.map(|e| e.gating().any(|g| g.name == tname))
                 });
-                tests.push(TestOnset { name: f.name.clone(), message: f.message.clone(), at: f.at.clone(), first_failed_in: first, payloads_failing: count, onset_certain: before.established() });
+                tests.push(TestOnset {
+                    name: f.name.clone(),
+                    message: f.message.clone(),
+                    at: f.at.clone(),
+                    first_failed_in: first,
+                    payloads_failing: count,
+                    onset_certain: before.established(),
+                });
             }
         }
         // Previous attempts.
@@ -784,7 +954,11 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
             .map(|u| {
                 let m = ctx.modes_of(u, name);
                 let sig = m.as_ref().and_then(|m| m.first()).filter(|d| !d.no_evidence).map(|d| d.sig.clone());
-                Attempt { url: u.clone(), same_failure: sig.as_ref().map(|s| Some(&s.id) == final_sig.as_ref()), signature: sig }
+                Attempt {
+                    url: u.clone(),
+                    same_failure: sig.as_ref().map(|s| Some(&s.id) == final_sig.as_ref()),
+                    signature: sig,
+                }
             })
             .collect();
         // Streak over the chain, then the job history beyond it.
@@ -803,7 +977,10 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         if let Some(pj) = &prow_job {
             let oldest_time = chain_tags.last().and_then(|t| timeutil::tag_timestamp(t));
             for (t, o) in jobhistory::outcomes_by_payload(&runs, pj) {
-                if !outcomes.iter().any(|(x, _)| *x == t) && timeutil::tag_timestamp(&t) < oldest_time && outcomes.len() < 30 {
+                if !outcomes.iter().any(|(x, _)| *x == t)
+                    && timeutil::tag_timestamp(&t) < oldest_time
+                    && outcomes.len() < 30
+                {
                     outcomes.push((t, o));
                 }
             }
@@ -823,11 +1000,16 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         };
         if let Some(e) = &ev {
             if !e.junit.readable() {
-                ctx.gaps.push(format!("{name}: JUnit {}", match &e.junit {
-                    crate::evidence::JunitState::Missing => "missing: the job's tests may never have run (unknown, not green)".to_string(),
-                    crate::evidence::JunitState::Unparseable { problems } => format!("unparseable: {}", problems.join("; ")),
-                    _ => String::new(),
-                }));
+                ctx.gaps.push(format!(
+                    "{name}: JUnit {}",
+                    match &e.junit {
+                        crate::evidence::JunitState::Missing =>
+                            "missing: the job's tests may never have run (unknown, not green)".to_string(),
+                        crate::evidence::JunitState::Unparseable { problems } =>
+                            format!("unparseable: {}", problems.join("; ")),
+                        _ => String::new(),
+                    }
+                ));
             }
         }
         failed_jobs.push(FailedJob {
@@ -851,7 +1033,13 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         });
         drafts_by_job.insert(name.clone(), modes_here);
     }
-    let pending_jobs: Vec<String> = target_info.results.blocking.iter().filter(|(_, j)| !matches!(j.state, JobState::Succeeded | JobState::Failed)).map(|(k, _)| k.clone()).collect();
+    let pending_jobs: Vec<String> = target_info
+        .results
+        .blocking
+        .iter()
+        .filter(|(_, j)| !matches!(j.state, JobState::Succeeded | JobState::Failed))
+        .map(|(k, _)| k.clone())
+        .collect();
 
     // 5. Root causes: modes grouped by signature.
     let mut by_sig: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
@@ -910,8 +1098,10 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         let rep = &drafts_by_job[&members[0].0][members[0].1].0;
         let mut jobs: Vec<String> = members.iter().map(|(j, _)| j.clone()).collect();
         jobs.dedup();
-        let evidence: Vec<(String, LogLine)> =
-            members.iter().filter_map(|(j, i)| drafts_by_job[j][*i].0.lines.first().map(|l| (j.clone(), l.clone()))).collect();
+        let evidence: Vec<(String, LogLine)> = members
+            .iter()
+            .filter_map(|(j, i)| drafts_by_job[j][*i].0.lines.first().map(|l| (j.clone(), l.clone())))
+            .collect();
         let mut platforms: BTreeSet<String> = BTreeSet::new();
         for j in &jobs {
             if let Some(fj) = failed_jobs.iter().find(|f| f.name == *j) {
@@ -939,23 +1129,53 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
 
     // 6. Broader context: the same signatures in failed informing / async jobs.
     let mut informing_failures = Vec::new();
-    let sig_to_rc: BTreeMap<String, String> = root_causes.iter().map(|r| (r.signature.id.clone(), r.id.clone())).collect();
-    for (lifecycle, map) in [("informing", &target_info.results.informing), ("async", &target_info.results.async_jobs)] {
+    let sig_to_rc: BTreeMap<String, String> =
+        root_causes.iter().map(|r| (r.signature.id.clone(), r.id.clone())).collect();
+    for (lifecycle, map) in [("informing", &target_info.results.informing), ("async", &target_info.results.async_jobs)]
+    {
         for (name, jr) in map {
             if jr.state != JobState::Failed {
                 continue;
             }
-            let modes = if opts.systemic_context { jr.url.as_deref().and_then(|u| ctx.modes_of(u, name)) } else { None };
+            let modes =
+                if opts.systemic_context { jr.url.as_deref().and_then(|u| ctx.modes_of(u, name)) } else { None };
             let hit = modes.as_ref().and_then(|ms| ms.iter().find(|m| sig_to_rc.contains_key(&m.sig.id)).cloned());
             let first_sig = modes.as_ref().and_then(|m| m.first()).filter(|d| !d.no_evidence).map(|d| d.sig.clone());
             let rc = hit.as_ref().map(|m| sig_to_rc[&m.sig.id].clone());
             if let (Some(m), Some(rcid)) = (&hit, &rc) {
                 let prow = jr.prow_job().unwrap_or_else(|| name.clone());
                 if let Some(r) = root_causes.iter_mut().find(|r| r.id == *rcid) {
-                    r.systemic.push(SystemicHit { job: name.clone(), lifecycle: lifecycle.into(), url: jr.url.clone(), platform: platform_of(&prow), line: m.lines.first().cloned() });
+                    r.systemic.push(SystemicHit {
+                        job: name.clone(),
+                        lifecycle: lifecycle.into(),
+                        url: jr.url.clone(),
+                        platform: platform_of(&prow),
+                        line: m.lines.first().cloned(),
+                    });
                 }
             }
-            informing_failures.push(InformingFailure { name: name.clone(), lifecycle: lifecycle.into(), url: jr.url.clone(), signature: hit.map(|m| m.sig).or(first_sig), root_cause: rc });
+            informing_failures.push(InformingFailure {
+                name: name.clone(),
+                lifecycle: lifecycle.into(),
+                url: jr.url.clone(),
+                signature: hit.map(|m| m.sig).or(first_sig),
+                root_cause: rc,
+            });
+        }
+    }
+    let mut passed_on_retry = Vec::new();
+    for (name, jr) in &target_info.results.blocking {
+        if jr.state == JobState::Succeeded && !jr.previous_attempt_urls.is_empty() {
+            let failed_attempts = jr
+                .previous_attempt_urls
+                .iter()
+                .map(|u| {
+                    let sig = ctx.modes_of(u, name).and_then(|m| m.into_iter().next()).filter(|d| !d.no_evidence).map(|d| d.sig);
+                    let same = sig.as_ref().map(|s| sig_to_rc.contains_key(&s.id));
+                    Attempt { url: u.clone(), signature: sig, same_failure: same }
+                })
+                .collect();
+            passed_on_retry.push(RetriedJob { name: name.clone(), url: jr.url.clone(), retries: jr.retries, failed_attempts });
         }
     }
     for r in &mut root_causes {
@@ -968,7 +1188,8 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
     let ci_changes: Option<Vec<CiConfigChange>> = match &opts.ci_config_changes {
         Some(p) if p.is_dir() => {
             let until = as_of.or(target_time).unwrap_or(0) + 86400;
-            let since = chain_tags.last().and_then(|t| timeutil::tag_timestamp(t)).unwrap_or(until - 14 * 86400) - 2 * 86400;
+            let since =
+                chain_tags.last().and_then(|t| timeutil::tag_timestamp(t)).unwrap_or(until - 14 * 86400) - 2 * 86400;
             match ciconfig::from_checkout(p, &opts.ci_config_subpath, since, until, &opts.ci_config_repo) {
                 Ok(c) => Some(c),
                 Err(e) => {
@@ -1009,9 +1230,17 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         }
         candidates_by_payload.insert(p.clone(), v);
     }
-    let missing_diffs: Vec<String> = all_candidates.values().filter(|c| c.kind == CandidateKind::Pr && !c.diff_available).map(|c| c.short()).collect();
+    let missing_diffs: Vec<String> = all_candidates
+        .values()
+        .filter(|c| c.kind == CandidateKind::Pr && !c.diff_available)
+        .map(|c| c.short())
+        .collect();
     if !missing_diffs.is_empty() {
-        ctx.gaps.push(format!("no diff for {} PR(s): error-message matching was impossible for {}", missing_diffs.len(), missing_diffs.join(", ")));
+        ctx.gaps.push(format!(
+            "no diff for {} PR(s): error-message matching was impossible for {}",
+            missing_diffs.len(),
+            missing_diffs.join(", ")
+        ));
     }
 
     // 8. Correlate, then score.
@@ -1025,7 +1254,10 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         same_component: usize,
     }
     let mut tuples: Vec<Tuple> = Vec::new();
-    let sig_tags = Regex::new(r"\[(sig|Suite|Feature|Serial|Slow|Disruptive|Conformance|Skipped|apigroup|OCPFeatureGate|Jira)[^\]]*\]").unwrap();
+    let sig_tags = Regex::new(
+        r"\[(sig|Suite|Feature|Serial|Slow|Disruptive|Conformance|Skipped|apigroup|OCPFeatureGate|Jira)[^\]]*\]",
+    )
+    .unwrap();
     for (job, modes) in &drafts_by_job {
         let fj = failed_jobs.iter().find(|f| f.name == *job).unwrap();
         for (i, (d, first, _, before)) in modes.iter().enumerate() {
@@ -1035,18 +1267,34 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
                 .cloned()
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|c| c.kind != CandidateKind::RhcosRpm || c.rpm.as_ref().is_some_and(|r| variant_applies(&fj.rhcos, &r.variant_tag)))
+                .filter(|c| {
+                    c.kind != CandidateKind::RhcosRpm
+                        || c.rpm.as_ref().is_some_and(|r| variant_applies(&fj.rhcos, &r.variant_tag))
+                })
                 .collect();
             if d.in_ci_step || class == FailureClass::CiConfiguration {
                 let onset_t = timeutil::tag_timestamp(first);
                 let prev_t = match before {
-                    OnsetBefore::Passed(t) | OnsetBefore::DifferentFailure(t, _) | OnsetBefore::Unknown(t, _) => timeutil::tag_timestamp(t),
+                    OnsetBefore::Passed(t) | OnsetBefore::DifferentFailure(t, _) | OnsetBefore::Unknown(t, _) => {
+                        timeutil::tag_timestamp(t)
+                    }
                     OnsetBefore::ChainEnd => None,
                 };
                 if let Some(ot) = onset_t {
                     // A change can only break runs that started after it landed: bound
                     // the window by the failing run's end in the onset payload.
-                    let run_end = chain.infos.get(first).and_then(|i| job_in(i, job)).and_then(|j| j.transition_epoch());
+                    // The earliest failing attempt in the onset payload bounds it: its
+                    // start when known (the step registry is resolved then), else its end.
+                    let run = chain.infos.get(first).and_then(|i| job_in(i, job));
+                    let mut bound = run.and_then(|j| j.transition_epoch());
+                    let urls: Vec<&String> =
+                        run.map(|j| j.previous_attempt_urls.iter().chain(j.url.iter()).collect()).unwrap_or_default();
+                    for u in urls {
+                        if let Some(t) = ctx.ev.get(u).and_then(|e| e.started.or(e.finished)) {
+                            bound = Some(bound.map_or(t, |b| b.min(t)));
+                        }
+                    }
+                    let run_end = bound;
                     let lo = prev_t.unwrap_or(ot - 86400) - 86400;
                     let hi = (ot + 86400).min(as_of.unwrap_or(i64::MAX)).min(run_end.unwrap_or(i64::MAX));
                     for c in ci_changes.iter().filter(|c| c.epoch().is_some_and(|t| t > lo && t <= hi)) {
@@ -1058,7 +1306,12 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
             }
             let tokens = ctx.matcher.tokens(&d.lines);
             // Test-name tags like `[sig-installer]` say who owns a test, not what broke.
-            let lower: String = d.lines.iter().map(|l| sig_tags.replace_all(&l.text, " ").to_ascii_lowercase()).collect::<Vec<_>>().join("\n");
+            let lower: String = d
+                .lines
+                .iter()
+                .map(|l| sig_tags.replace_all(&l.text, " ").to_ascii_lowercase())
+                .collect::<Vec<_>>()
+                .join("\n");
             let mut comp_count: BTreeMap<String, usize> = BTreeMap::new();
             for c in &cands {
                 *comp_count.entry(c.component_key()).or_default() += 1;
@@ -1094,14 +1347,23 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         let other_jobs: Vec<String> = {
             let mut v: Vec<String> = tuples
                 .iter()
-                .filter(|o| o.job != t.job && o.cand.id == t.cand.id && o.corr.level >= Correlation::CodePath && rc_of[&(o.job.clone(), o.mode_idx)] == rc)
+                .filter(|o| {
+                    o.job != t.job
+                        && o.cand.id == t.cand.id
+                        && o.corr.level >= Correlation::CodePath
+                        && rc_of[&(o.job.clone(), o.mode_idx)] == rc
+                })
                 .map(|o| o.job.clone())
                 .collect();
             v.sort();
             v.dedup();
             v
         };
-        let prow_job = failed_jobs.iter().find(|f| f.name == t.job).and_then(|f| f.prow_job.clone()).unwrap_or_else(|| t.job.clone());
+        let prow_job = failed_jobs
+            .iter()
+            .find(|f| f.name == t.job)
+            .and_then(|f| f.prow_job.clone())
+            .unwrap_or_else(|| t.job.clone());
         let gap = t.cand.presubmits.as_ref().and_then(|p| scoring::presubmit_gap(&prow_job, p));
         let d = &drafts_by_job[&t.job][t.mode_idx].0;
         let sctx = ScoreContext {
@@ -1121,7 +1383,10 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
     let mut reclassified: BTreeSet<String> = BTreeSet::new();
     for s in &scores {
         let rc = root_causes.iter().find(|r| r.id == s.root_cause).unwrap();
-        if rc.class.class == FailureClass::Flake && s.error_match.is_some() && s.items.iter().any(|i| i.signal == scoring::Signal::NewFailureMode) {
+        if rc.class.class == FailureClass::Flake
+            && s.error_match.is_some()
+            && s.items.iter().any(|i| i.signal == scoring::Signal::NewFailureMode)
+        {
             reclassified.insert(rc.id.clone());
         }
     }
@@ -1133,7 +1398,15 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
             temporary: false,
         };
     }
-    scores.sort_by(|a, b| (&a.root_cause, &a.job, &a.mode, std::cmp::Reverse(a.total), &a.candidate).cmp(&(&b.root_cause, &b.job, &b.mode, std::cmp::Reverse(b.total), &b.candidate)));
+    scores.sort_by(|a, b| {
+        (&a.root_cause, &a.job, &a.mode, std::cmp::Reverse(a.total), &a.candidate).cmp(&(
+            &b.root_cause,
+            &b.job,
+            &b.mode,
+            std::cmp::Reverse(b.total),
+            &b.candidate,
+        ))
+    });
 
     // 9. Suspects per root cause.
     let mut suspects: Vec<Suspect> = Vec::new();
@@ -1147,7 +1420,12 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
             }
         }
         let mut v: Vec<(CandidateScore, BTreeSet<String>)> = best.into_values().collect();
-        v.sort_by(|a, b| b.0.total.cmp(&a.0.total).then(b.0.correlation.cmp(&a.0.correlation)).then(a.0.candidate.cmp(&b.0.candidate)));
+        v.sort_by(|a, b| {
+            b.0.total
+                .cmp(&a.0.total)
+                .then(b.0.correlation.cmp(&a.0.correlation))
+                .then(a.0.candidate.cmp(&b.0.candidate))
+        });
         let mut revert_found = false;
         for (rank, (s, jobs)) in v.into_iter().enumerate() {
             let cand = &all_candidates[&s.candidate];
@@ -1156,9 +1434,21 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
                 revert_found = true;
             } else if action == CandidateAction::Bisect && revert_found {
                 action = CandidateAction::ReportOnly;
-                reason = format!("score {}, but a revert candidate with a verbatim match already explains {}", s.total, r.id);
+                reason = format!(
+                    "score {}, but a revert candidate with a verbatim match already explains {}",
+                    s.total, r.id
+                );
             }
-            suspects.push(Suspect { rank: rank as u32 + 1, candidate: s.candidate.clone(), root_cause: r.id.clone(), band: Band::of(s.total), jobs: jobs.into_iter().collect(), score: s, action, action_reason: reason });
+            suspects.push(Suspect {
+                rank: rank as u32 + 1,
+                candidate: s.candidate.clone(),
+                root_cause: r.id.clone(),
+                band: Band::of(s.total),
+                jobs: jobs.into_iter().collect(),
+                score: s,
+                action,
+                action_reason: reason,
+            });
         }
     }
     for r in &mut root_causes {
@@ -1175,9 +1465,16 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
     }
 
     // 10. Decision and recommendations.
-    let all_temp_infra = !root_causes.is_empty() && root_causes.iter().all(|r| r.class.class == FailureClass::Infrastructure && r.class.temporary);
+    let all_temp_infra = !root_causes.is_empty()
+        && root_causes.iter().all(|r| r.class.class == FailureClass::Infrastructure && r.class.temporary);
     let skew = root_causes.iter().any(|r| r.kubelet_skew);
-    let fa = action::force_accept(&target_info.phase, failed_jobs.len(), all_temp_infra, if chain.baseline.is_some() { hours_since_baseline } else { None }, skew);
+    let fa = action::force_accept(
+        &target_info.phase,
+        failed_jobs.len(),
+        all_temp_infra,
+        if chain.baseline.is_some() { hours_since_baseline } else { None },
+        skew,
+    );
     let verdict = suspects
         .iter()
         .map(|s| match s.action {
@@ -1189,11 +1486,22 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         .unwrap_or(Verdict::ReportOnly);
     let summary = match verdict {
         Verdict::StageRevert => {
-            let list: Vec<String> = suspects.iter().filter(|s| s.action == CandidateAction::StageRevert).map(|s| format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total)).collect();
-            format!("Stage a revert of {}: the failure evidence appears verbatim in the change and began with its payload.", list.join(", "))
+            let list: Vec<String> = suspects
+                .iter()
+                .filter(|s| s.action == CandidateAction::StageRevert)
+                .map(|s| format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total))
+                .collect();
+            format!(
+                "Stage a revert of {}: the failure evidence appears verbatim in the change and began with its payload.",
+                list.join(", ")
+            )
         }
         Verdict::Bisect => {
-            let list: Vec<String> = suspects.iter().filter(|s| s.action == CandidateAction::Bisect).map(|s| format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total)).collect();
+            let list: Vec<String> = suspects
+                .iter()
+                .filter(|s| s.action == CandidateAction::Bisect)
+                .map(|s| format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total))
+                .collect();
             format!("Bisect {}: linked to the failure, but below the revert threshold.", list.join(", "))
         }
         Verdict::ReportOnly if failed_jobs.is_empty() => "No blocking job failed: nothing to act on.".to_string(),
@@ -1218,20 +1526,43 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
     }
     for r in &root_causes {
         let jobs = r.jobs.join(", ");
-        let line = r.evidence.first().map(|(j, l)| format!("{j} {}: {}", l.at.cite(), l.text)).into_iter().collect::<Vec<_>>();
+        let line =
+            r.evidence.first().map(|(j, l)| format!("{j} {}: {}", l.at.cite(), l.text)).into_iter().collect::<Vec<_>>();
         let text = match r.class.class {
-            FailureClass::Infrastructure if r.class.temporary => Some(format!("{}: temporary infrastructure ({}) — retry {jobs}; no change is implicated.", r.id, r.class.reason)),
-            FailureClass::Infrastructure => Some(format!("{}: persistent infrastructure problem ({}) — needs a human fix before {jobs} can pass.", r.id, r.class.reason)),
-            FailureClass::CiConfiguration if !suspects.iter().any(|s| s.root_cause == r.id && s.action != CandidateAction::ReportOnly) => {
-                Some(format!("{}: CI-configuration failure ({}) — check the step-registry changes around {} for {jobs}.", r.id, r.class.reason, r.first_failed_in))
+            FailureClass::Infrastructure if r.class.temporary => Some(format!(
+                "{}: temporary infrastructure ({}) — retry {jobs}; no change is implicated.",
+                r.id, r.class.reason
+            )),
+            FailureClass::Infrastructure => Some(format!(
+                "{}: persistent infrastructure problem ({}) — needs a human fix before {jobs} can pass.",
+                r.id, r.class.reason
+            )),
+            FailureClass::CiConfiguration
+                if !suspects.iter().any(|s| s.root_cause == r.id && s.action != CandidateAction::ReportOnly) =>
+            {
+                Some(format!(
+                    "{}: CI-configuration failure ({}) — check the step-registry changes around {} for {jobs}.",
+                    r.id, r.class.reason, r.first_failed_in
+                ))
             }
             FailureClass::Flake => Some(format!("{}: flake ({}) — track it, do not revert.", r.id, r.class.reason)),
-            FailureClass::Unknown => Some(format!("{}: collect the missing evidence for {jobs} before drawing a conclusion ({}).", r.id, r.class.reason)),
-            FailureClass::ProductRegression if !suspects.iter().any(|s| s.root_cause == r.id && s.action != CandidateAction::ReportOnly) => Some(format!(
-                "{}: product failure without a candidate above 60 — file a bug with the evidence below; {}.",
-                r.id,
-                if r.is_systemic { "it is systemic (seen in other jobs / platforms)" } else { "it is confined to the listed jobs" }
+            FailureClass::Unknown => Some(format!(
+                "{}: collect the missing evidence for {jobs} before drawing a conclusion ({}).",
+                r.id, r.class.reason
             )),
+            FailureClass::ProductRegression
+                if !suspects.iter().any(|s| s.root_cause == r.id && s.action != CandidateAction::ReportOnly) =>
+            {
+                Some(format!(
+                    "{}: product failure without a candidate above 60 — file a bug with the evidence below; {}.",
+                    r.id,
+                    if r.is_systemic {
+                        "it is systemic (seen in other jobs / platforms)"
+                    } else {
+                        "it is confined to the listed jobs"
+                    }
+                ))
+            }
             _ => None,
         };
         if let Some(text) = text {
@@ -1239,10 +1570,19 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         }
     }
     if fa.recommended {
-        recommendations.push(Recommendation { text: "Force-accept the payload: every failure is temporary infrastructure.".into(), evidence: fa.reasons.clone() });
+        recommendations.push(Recommendation {
+            text: "Force-accept the payload: every failure is temporary infrastructure.".into(),
+            evidence: fa.reasons.clone(),
+        });
     }
     if !pending_jobs.is_empty() {
-        recommendations.push(Recommendation { text: format!("{} blocking job(s) still pending: re-run the analysis when they finish.", pending_jobs.len()), evidence: pending_jobs.clone() });
+        recommendations.push(Recommendation {
+            text: format!(
+                "{} blocking job(s) still pending: re-run the analysis when they finish.",
+                pending_jobs.len()
+            ),
+            evidence: pending_jobs.clone(),
+        });
     }
 
     // 11. Assemble.
@@ -1311,6 +1651,7 @@ pub fn analyze_with(source: &dyn PayloadSource, evidence: &dyn EvidenceProvider,
         scores,
         suspects,
         informing_failures,
+        passed_on_retry,
         decision: Decision { verdict, summary, force_accept: fa },
         recommendations,
         data_gaps,

@@ -58,7 +58,8 @@ pub fn parse_recorded(bytes: &[u8], origin: &str) -> Result<Vec<CiConfigChange>,
 
 /// [`parse_recorded`], resolving `diff` file paths under `base`.
 pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Result<Vec<CiConfigChange>, PayloadError> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| PayloadError::invalid(origin, format!("malformed JSON: {e}")))?;
+    let v: Value =
+        serde_json::from_slice(bytes).map_err(|e| PayloadError::invalid(origin, format!("malformed JSON: {e}")))?;
     let arr = match &v {
         Value::Array(a) => a.clone(),
         Value::Object(o) => o.get("changes").and_then(|c| c.as_array()).cloned().unwrap_or_default(),
@@ -79,7 +80,10 @@ pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Res
         if timeutil::parse_rfc3339(&date).is_none() {
             return Err(PayloadError::invalid(origin, format!("[{i}]: date {date:?} is not an RFC 3339 time")));
         }
-        let message = s(e, &["title"]).or_else(|| s(e, &["message"])).or_else(|| s(e, &["commit", "message"])).unwrap_or_default();
+        let message = s(e, &["title"])
+            .or_else(|| s(e, &["message"]))
+            .or_else(|| s(e, &["commit", "message"]))
+            .unwrap_or_default();
         let title = message.lines().next().unwrap_or("").to_string();
         let pr_url = s(e, &["pr_url"]);
         let pr_number = e.get("pr_number").and_then(|n| n.as_u64()).or(pr_field).or_else(|| {
@@ -107,7 +111,10 @@ pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Res
         if let Some(d) = s(e, &["diff"]) {
             let text = if !d.contains('\n') && d.ends_with(".diff") {
                 let Some(base) = base else {
-                    return Err(PayloadError::invalid(origin, format!("[{i}]: diff {d:?} is a path but no base directory is known")));
+                    return Err(PayloadError::invalid(
+                        origin,
+                        format!("[{i}]: diff {d:?} is a path but no base directory is known"),
+                    ));
                 };
                 if d.split('/').any(|c| c == "..") {
                     return Err(PayloadError::invalid(origin, format!("[{i}]: diff path {d:?} leaves the directory")));
@@ -154,7 +161,10 @@ pub fn from_checkout(
         .output()
         .map_err(|e| PayloadError::invalid(&origin, format!("cannot run git: {e}")))?;
     if !out.status.success() {
-        return Err(PayloadError::invalid(&origin, format!("git log failed: {}", String::from_utf8_lossy(&out.stderr).trim())));
+        return Err(PayloadError::invalid(
+            &origin,
+            format!("git log failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
+        ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let mut changes = Vec::new();
@@ -193,6 +203,9 @@ mod tests {
         assert_eq!(c[0].pr_number, Some(777));
         assert_eq!(c[0].url.as_deref(), Some("https://github.com/openshift/release/pull/777"));
         assert_eq!(c[0].diff.files[0].added[0].1, "openshift-install --log-level-v2=debug");
-        assert!(parse_recorded(br#"[{"sha":"x","date":"soon"}]"#, "ci.json").unwrap_err().to_string().contains("ci.json"));
+        assert!(parse_recorded(br#"[{"sha":"x","date":"soon"}]"#, "ci.json")
+            .unwrap_err()
+            .to_string()
+            .contains("ci.json"));
     }
 }

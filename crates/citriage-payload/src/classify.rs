@@ -60,7 +60,9 @@ impl FailureClass {
     /// Parses a hint class.
     pub fn from_hint(s: &str) -> Option<FailureClass> {
         match s.trim().to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
-            "product" | "product-regression" | "regression" | "bug" | "prchange" | "pr-change" => Some(FailureClass::ProductRegression),
+            "product" | "product-regression" | "regression" | "bug" | "prchange" | "pr-change" => {
+                Some(FailureClass::ProductRegression)
+            }
             "infra" | "infrastructure" => Some(FailureClass::Infrastructure),
             "ci-config" | "ciconfig" | "ci-configuration" | "config" => Some(FailureClass::CiConfiguration),
             "flake" | "flaky" => Some(FailureClass::Flake),
@@ -117,26 +119,79 @@ impl Default for Classifier {
         let r = |p: &str, label: &'static str, temporary: bool| Rule { re: Regex::new(p).unwrap(), label, temporary };
         Classifier {
             infra: vec![
-                r(r"(?i)\b(VcpuLimitExceeded|InstanceLimitExceeded|PublicIPCountLimitReached|QuotaExceeded|quota exceeded|exceeded quota|ResourceQuotaExceeded|LimitExceeded|SubscriptionQuotaExceeded)\b", "cloud quota exhausted", true),
-                r(r"(?i)(InsufficientInstanceCapacity|ZONE_RESOURCE_POOL_EXHAUSTED|SkuNotAvailable|AllocationFailed)", "cloud capacity unavailable", true),
-                r(r"(?i)(could not allocate host|failed to acquire (a )?(\d+-node )?lease|boskos|no (free )?resources? (are )?available in pool|pool has 0 free)", "CI lease / Boskos pool exhausted", true),
-                r(r"(?i)(RequestLimitExceeded|Throttling: Rate exceeded|TooManyRequests|rate limit exceeded|SlowDown)", "cloud API throttling", true),
-                r(r"(?i)(dial tcp [^ ]+:(6443|443): connect: connection refused|i/o timeout|no such host|TLS handshake timeout|connection reset by peer)", "lost connectivity to the test cluster or cloud endpoint", true),
-                r(r"(?i)(error: failed to (get|create) (the )?build|registry\.ci\.openshift\.org.*(503|502|unavailable)|context deadline exceeded.*(registry|quay\.io))", "CI control plane or registry unavailable", true),
-                r(r"(?i)(AuthFailure|UnauthorizedOperation|InvalidClientTokenId|security token included in the request is (invalid|expired)|ExpiredToken|credentials? (have|has) expired)", "expired or invalid cloud credentials", false),
+                r(
+                    r"(?i)\b(VcpuLimitExceeded|InstanceLimitExceeded|PublicIPCountLimitReached|QuotaExceeded|quota exceeded|exceeded quota|ResourceQuotaExceeded|LimitExceeded|SubscriptionQuotaExceeded)\b",
+                    "cloud quota exhausted",
+                    true,
+                ),
+                r(
+                    r"(?i)(InsufficientInstanceCapacity|ZONE_RESOURCE_POOL_EXHAUSTED|SkuNotAvailable|AllocationFailed)",
+                    "cloud capacity unavailable",
+                    true,
+                ),
+                r(
+                    r"(?i)(could not allocate host|failed to acquire (a )?(\d+-node )?lease|boskos|no (free )?resources? (are )?available in pool|pool has 0 free)",
+                    "CI lease / Boskos pool exhausted",
+                    true,
+                ),
+                r(
+                    r"(?i)(RequestLimitExceeded|Throttling: Rate exceeded|TooManyRequests|rate limit exceeded|SlowDown)",
+                    "cloud API throttling",
+                    true,
+                ),
+                r(
+                    r"(?i)(dial tcp [^ ]+:(6443|443): connect: connection refused|i/o timeout|no such host|TLS handshake timeout|connection reset by peer)",
+                    "lost connectivity to the test cluster or cloud endpoint",
+                    true,
+                ),
+                r(
+                    r"(?i)(error: failed to (get|create) (the )?build|registry\.ci\.openshift\.org.*(503|502|unavailable)|context deadline exceeded.*(registry|quay\.io))",
+                    "CI control plane or registry unavailable",
+                    true,
+                ),
+                r(
+                    r"(?i)(AuthFailure|UnauthorizedOperation|InvalidClientTokenId|security token included in the request is (invalid|expired)|ExpiredToken|credentials? (have|has) expired)",
+                    "expired or invalid cloud credentials",
+                    false,
+                ),
             ],
             ci: vec![
-                r(r"(?i)(unknown flag: --|unknown shorthand flag|flag provided but not defined)", "a CI step passes a flag the tool does not know", false),
-                r(r"(?i)(: command not found|executable file not found in \$PATH)", "a CI step calls a missing command", false),
-                r(r"(?i)(Pod can not be created|pods? .* is invalid: spec\.|invalid reference format)", "the CI step pod cannot be created", false),
-                r(r"(?i)(unbound variable|No such file or directory.*(step|commands\.sh|/usr/local/bin))", "a CI step script is broken", false),
-                r(r"(?i)(failed to (load|resolve) (the )?(step|chain|workflow|ref)|step .* (is )?not found in (the )?registry|invalid ci-operator config)", "the CI configuration does not resolve", false),
+                r(
+                    r"(?i)(unknown flag: --|unknown shorthand flag|flag provided but not defined)",
+                    "a CI step passes a flag the tool does not know",
+                    false,
+                ),
+                r(
+                    r"(?i)(: command not found|executable file not found in \$PATH)",
+                    "a CI step calls a missing command",
+                    false,
+                ),
+                r(
+                    r"(?i)(Pod can not be created|pods? .* is invalid: spec\.|invalid reference format)",
+                    "the CI step pod cannot be created",
+                    false,
+                ),
+                r(
+                    r"(?i)(unbound variable|No such file or directory.*(step|commands\.sh|/usr/local/bin))",
+                    "a CI step script is broken",
+                    false,
+                ),
+                r(
+                    r"(?i)(failed to (load|resolve) (the )?(step|chain|workflow|ref)|step .* (is )?not found in (the )?registry|invalid ci-operator config)",
+                    "the CI configuration does not resolve",
+                    false,
+                ),
             ],
         }
     }
 }
 
 impl Classifier {
+    /// True when a line matches an infrastructure or CI-configuration rule.
+    pub fn is_cause_line(&self, text: &str) -> bool {
+        self.infra.iter().chain(self.ci.iter()).any(|r| r.re.is_match(text))
+    }
+
     fn first_match<'a>(rules: &'a [Rule], lines: &'a [LogLine]) -> Option<(&'a Rule, &'a LogLine)> {
         for l in lines {
             for r in rules {
@@ -171,13 +226,22 @@ impl Classifier {
         if let Some((r, l)) = Self::first_match(&self.infra, f.lines) {
             return Classification {
                 class: FailureClass::Infrastructure,
-                reason: format!("{} ({})", r.label, if r.temporary { "temporary: clears on the next run" } else { "persistent: needs a human" }),
+                reason: format!(
+                    "{} ({})",
+                    r.label,
+                    if r.temporary { "temporary: clears on the next run" } else { "persistent: needs a human" }
+                ),
                 evidence: Some(l.clone()),
                 temporary: r.temporary,
             };
         }
         if let Some((r, l)) = Self::first_match(&self.ci, f.lines) {
-            return Classification { class: FailureClass::CiConfiguration, reason: r.label.to_string(), evidence: Some(l.clone()), temporary: false };
+            return Classification {
+                class: FailureClass::CiConfiguration,
+                reason: r.label.to_string(),
+                evidence: Some(l.clone()),
+                temporary: false,
+            };
         }
         if f.informing_only {
             return Classification {
@@ -188,7 +252,12 @@ impl Classifier {
             };
         }
         if let Some((why, line)) = &f.flake_evidence {
-            return Classification { class: FailureClass::Flake, reason: why.clone(), evidence: line.clone().or_else(|| f.lines.first().cloned()), temporary: false };
+            return Classification {
+                class: FailureClass::Flake,
+                reason: why.clone(),
+                evidence: line.clone().or_else(|| f.lines.first().cloned()),
+                temporary: false,
+            };
         }
         if f.has_gating_tests || (!f.in_ci_step && !f.lines.is_empty()) {
             return Classification {
@@ -221,13 +290,22 @@ mod tests {
     }
 
     fn facts(lines: &[LogLine]) -> ModeFacts<'_> {
-        ModeFacts { lines, has_gating_tests: true, in_ci_step: false, informing_only: false, no_evidence: false, flake_evidence: None, hint: None }
+        ModeFacts {
+            lines,
+            has_gating_tests: true,
+            in_ci_step: false,
+            informing_only: false,
+            no_evidence: false,
+            flake_evidence: None,
+            hint: None,
+        }
     }
 
     #[test]
     fn rules() {
         let c = Classifier::default();
-        let l = [line("level=error msg=\"Error: creating EC2 Instance: VcpuLimitExceeded: You have requested more vCPU\"")];
+        let l =
+            [line("level=error msg=\"Error: creating EC2 Instance: VcpuLimitExceeded: You have requested more vCPU\"")];
         let v = c.classify(&facts(&l));
         assert_eq!((v.class, v.temporary), (FailureClass::Infrastructure, true));
         let l = [line("openshift-install: Error: unknown flag: --log-level-v2")];

@@ -176,7 +176,8 @@ mod tests {
 
     #[test]
     fn parses_bare_patch() {
-        let p = parse_patch("ci-operator/step-registry/x/x-commands.sh", "@@ -1,2 +1,2 @@\n-a --old\n+a --new-flag\n b");
+        let p =
+            parse_patch("ci-operator/step-registry/x/x-commands.sh", "@@ -1,2 +1,2 @@\n-a --old\n+a --new-flag\n b");
         assert_eq!(p.files[0].added, vec![(1, "a --new-flag".to_string())]);
     }
 }

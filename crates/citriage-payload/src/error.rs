@@ -69,7 +69,7 @@ pub(crate) fn read_optional(path: &std::path::Path) -> Result<Option<Vec<u8>>, P
     match std::fs::read(path) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => Ok(None),
+        Err(_) if path.is_dir() => Ok(None),
         Err(source) => Err(PayloadError::Io { path: path.display().to_string(), source }),
     }
 }

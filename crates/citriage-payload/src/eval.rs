@@ -77,10 +77,9 @@ pub fn eval_world(world: &Path) -> Result<EvalReport, PayloadError> {
     let truth_path = world.join("truth.json");
     let truth: Value = serde_json::from_slice(&read_file(&truth_path)?)
         .map_err(|e| PayloadError::invalid(truth_path.display().to_string(), format!("malformed JSON: {e}")))?;
-    let tags = truth
-        .pointer("/payloads/tags")
-        .and_then(|t| t.as_array())
-        .ok_or_else(|| PayloadError::invalid(truth_path.display().to_string(), "no payloads.tags[]: the world has no payload stream"))?;
+    let tags = truth.pointer("/payloads/tags").and_then(|t| t.as_array()).ok_or_else(|| {
+        PayloadError::invalid(truth_path.display().to_string(), "no payloads.tags[]: the world has no payload stream")
+    })?;
     let source = RecordedDir::open(world);
     let evidence = GcsMirror::new(world.join("gcs"));
     let mut rows = Vec::new();
@@ -95,9 +94,12 @@ pub fn eval_world(world: &Path) -> Result<EvalReport, PayloadError> {
         match analyze(&source, &evidence, &opts) {
             Ok(a) => {
                 let ranking = a.ranking();
-                let keyed: Vec<(Option<String>, u32)> = ranking.iter().map(|(id, s)| (candidate_key(&a, id), *s)).collect();
-                let pos = culprit.as_ref().and_then(|c| keyed.iter().position(|(k, s)| k.as_ref() == Some(c) && *s > 0));
-                let false_revert = a.decision.verdict == Verdict::StageRevert && matches!(cause.as_deref(), None | Some("infra") | Some("flake"));
+                let keyed: Vec<(Option<String>, u32)> =
+                    ranking.iter().map(|(id, s)| (candidate_key(&a, id), *s)).collect();
+                let pos =
+                    culprit.as_ref().and_then(|c| keyed.iter().position(|(k, s)| k.as_ref() == Some(c) && *s > 0));
+                let false_revert = a.decision.verdict == Verdict::StageRevert
+                    && matches!(cause.as_deref(), None | Some("infra") | Some("flake"));
                 rows.push(EvalRow {
                     tag,
                     phase: a.payload.phase.as_str().to_string(),
@@ -107,7 +109,10 @@ pub fn eval_world(world: &Path) -> Result<EvalReport, PayloadError> {
                     verdict: a.decision.verdict,
                     culprit_rank: pos.map(|p| p as u32 + 1),
                     culprit_score: pos.map(|p| keyed[p].1),
-                    top: ranking.first().filter(|(_, s)| *s > 0).map(|(id, s)| (a.candidate(id).map(|c| c.short()).unwrap_or_else(|| id.clone()), *s)),
+                    top: ranking
+                        .first()
+                        .filter(|(_, s)| *s > 0)
+                        .map(|(id, s)| (a.candidate(id).map(|c| c.short()).unwrap_or_else(|| id.clone()), *s)),
                     classes: a.root_causes.iter().map(|r| format!("{}:{}", r.id, r.class.class.key())).collect(),
                     false_revert,
                     error: None,
@@ -137,10 +142,15 @@ pub fn eval_world(world: &Path) -> Result<EvalReport, PayloadError> {
         culprit_top1: culprit_rows.iter().filter(|r| r.culprit_rank == Some(1)).count(),
         culprit_found: culprit_rows.iter().filter(|r| r.culprit_rank.is_some()).count(),
         false_reverts: rows.iter().filter(|r| r.false_revert).count(),
-        infra_or_flake_payloads: rows.iter().filter(|r| matches!(r.truth_cause.as_deref(), Some("infra") | Some("flake"))).count(),
+        infra_or_flake_payloads: rows
+            .iter()
+            .filter(|r| matches!(r.truth_cause.as_deref(), Some("infra") | Some("flake")))
+            .count(),
         reverts_on_pre_existing: rows
             .iter()
-            .filter(|r| r.truth_cause.as_deref() == Some("pre-existing-product-bug") && r.verdict == Verdict::StageRevert)
+            .filter(|r| {
+                r.truth_cause.as_deref() == Some("pre-existing-product-bug") && r.verdict == Verdict::StageRevert
+            })
             .count(),
         errors: rows.iter().filter(|r| r.error.is_some()).count(),
         rows,
@@ -167,7 +177,8 @@ pub fn render_eval(r: &EvalReport) -> String {
             _ => "".into(),
         };
         let top = row.top.as_ref().map(|(c, s)| format!("{c} ({s})")).unwrap_or_default();
-        let verdict = if row.false_revert { format!("{}!", row.verdict.as_str()) } else { row.verdict.as_str().to_string() };
+        let verdict =
+            if row.false_revert { format!("{}!", row.verdict.as_str()) } else { row.verdict.as_str().to_string() };
         s.push_str(&format!(
             "{:<36} {:<9} {:<25} {:>4} {:<13} {:>5} {:<40} {}\n",
             row.tag,
@@ -188,6 +199,9 @@ pub fn render_eval(r: &EvalReport) -> String {
         "stage-revert false positives (truth infra / flake / none): {}  (infra or flake payloads: {})\n",
         r.false_reverts, r.infra_or_flake_payloads
     ));
-    s.push_str(&format!("stage reverts on the pre-existing product bug: {}  analysis errors: {}\n", r.reverts_on_pre_existing, r.errors));
+    s.push_str(&format!(
+        "stage reverts on the pre-existing product bug: {}  analysis errors: {}\n",
+        r.reverts_on_pre_existing, r.errors
+    ));
     s
 }

@@ -108,6 +108,8 @@ impl JunitState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunEvidence {
     pub prow_url: String,
+    /// Start time (started.json), when known.
+    pub started: Option<Epoch>,
     /// Completion time (finished.json), when known.
     pub finished: Option<Epoch>,
     /// `SUCCESS` / `FAILURE` / ... from finished.json.
@@ -132,6 +134,7 @@ impl RunEvidence {
     pub fn empty(prow_url: &str) -> RunEvidence {
         RunEvidence {
             prow_url: prow_url.to_string(),
+            started: None,
             finished: None,
             result: None,
             junit: JunitState::Missing,
@@ -235,8 +238,10 @@ pub fn failures_from_cases(files: &[(Location, Vec<JunitCase>)]) -> (Vec<TestFai
             } else {
                 TestKind::Failure
             };
-            let text: String = c.failure_text().chars().take(16 * 1024).collect();
-            let message = if c.message.trim().is_empty() { first_line(&c.body) } else { first_line(&c.message) };
+            let text: String = strip_ansi(&c.failure_text()).chars().take(16 * 1024).collect();
+            let message =
+                strip_ansi(&if c.message.trim().is_empty() { first_line(&c.body) } else { first_line(&c.message) })
+                    .into_owned();
             seen.insert(key, out.len());
             out.push(TestFailure {
                 name: c.name.clone(),
@@ -251,6 +256,33 @@ pub fn failures_from_cases(files: &[(Location, Vec<JunitCase>)]) -> (Vec<TestFai
         }
     }
     (out, total)
+}
+
+/// Removes ANSI escape sequences (colors, cursor moves) from a line.
+pub fn strip_ansi(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'[') {
+            chars.next();
+            // Parameters and intermediates up to the final byte (@..~).
+            for d in chars.by_ref() {
+                if ('@'..='~').contains(&d) {
+                    break;
+                }
+            }
+        } else {
+            chars.next();
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Build-log lines worth citing: Prow's error highlights and step failures.
@@ -284,7 +316,9 @@ impl LogScanner {
     pub fn scan(&self, text: &str, file: &str, url: Option<&str>, limit: usize) -> (Vec<LogLine>, Option<String>) {
         let mut out = Vec::new();
         let mut step = None;
-        for (i, l) in text.lines().enumerate() {
+        for (i, raw) in text.lines().enumerate() {
+            let l = strip_ansi(raw);
+            let l = l.as_ref();
             if !self.re.is_match(l) {
                 continue;
             }
@@ -398,10 +432,16 @@ impl EvidenceProvider for GcsMirror {
         }
         let url_of = |rel: &str| format!("{}/{}/{}", self.url_base.trim_end_matches('/'), gpath, rel);
         let mut ev = RunEvidence::empty(prow_url);
+        if let Some(b) = read_optional(&dir.join("started.json"))? {
+            let origin = dir.join("started.json").display().to_string();
+            let v: serde_json::Value = serde_json::from_slice(&b)
+                .map_err(|e| PayloadError::invalid(&origin, format!("malformed JSON: {e}")))?;
+            ev.started = v.get("timestamp").and_then(|t| t.as_i64());
+        }
         if let Some(b) = read_optional(&dir.join("finished.json"))? {
             let origin = dir.join("finished.json").display().to_string();
-            let v: serde_json::Value =
-                serde_json::from_slice(&b).map_err(|e| PayloadError::invalid(&origin, format!("malformed JSON: {e}")))?;
+            let v: serde_json::Value = serde_json::from_slice(&b)
+                .map_err(|e| PayloadError::invalid(&origin, format!("malformed JSON: {e}")))?;
             ev.finished = v.get("timestamp").and_then(|t| t.as_i64());
             ev.result = v.get("result").and_then(|r| r.as_str()).map(str::to_string);
         }
@@ -410,7 +450,8 @@ impl EvidenceProvider for GcsMirror {
             if let Some(raw) = read_optional(&p)? {
                 let text = maybe_gunzip(raw, &p.display().to_string())?;
                 let text = String::from_utf8_lossy(&text);
-                let (lines, step) = self.scanner.scan(&text, "build-log.txt", Some(&url_of("build-log.txt")), self.max_log_lines);
+                let (lines, step) =
+                    self.scanner.scan(&text, "build-log.txt", Some(&url_of("build-log.txt")), self.max_log_lines);
                 ev.log_lines = lines;
                 ev.failed_step = step;
                 break;
@@ -481,6 +522,12 @@ mod tests {
         assert_eq!(gcs_path_of("gs://b/logs/j/1").as_deref(), Some("b/logs/j/1"));
         assert_eq!(gcs_path_of("https://prow/view/gs/b/../../etc"), None);
         assert_eq!(gcs_path_of("https://example.com/x"), None);
+    }
+
+    #[test]
+    fn ansi() {
+        assert_eq!(strip_ansi("\u{1b}[38;5;9m[FAILED]\u{1b}[0m fail"), "[FAILED] fail");
+        assert_eq!(strip_ansi("plain"), "plain");
     }
 
     #[test]

@@ -85,9 +85,10 @@ pub fn walk_chain(
     max_chain: usize,
     as_of: Option<Epoch>,
 ) -> Result<Chain, PayloadError> {
-    let start = tags
-        .position(target)
-        .ok_or_else(|| PayloadError::NotFound { origin: format!("{} tags of {stream}", source.describe()), detail: format!(": no tag {target}") })?;
+    let start = tags.position(target).ok_or_else(|| PayloadError::NotFound {
+        origin: format!("{} tags of {stream}", source.describe()),
+        detail: format!(": no tag {target}"),
+    })?;
     let mut chain = Chain { rows: Vec::new(), infos: BTreeMap::new(), baseline: None, truncated: false };
     for (i, entry) in tags.tags.iter().enumerate().skip(start) {
         if chain.rows.len() >= max_chain.max(1) {
@@ -100,7 +101,8 @@ pub fn walk_chain(
                 let cut = apply_as_of(&mut info, as_of);
                 let counts = info.blocking_counts();
                 let green = info.all_blocking_succeeded();
-                let phase = if info.phase == Phase::Other(String::new()) { entry.phase.clone() } else { info.phase.clone() };
+                let phase =
+                    if info.phase == Phase::Other(String::new()) { entry.phase.clone() } else { info.phase.clone() };
                 chain.rows.push(HistoryRow {
                     tag: entry.name.clone(),
                     force_accepted: phase == Phase::Accepted && !green && counts.total > 0,

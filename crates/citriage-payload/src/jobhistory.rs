@@ -109,13 +109,13 @@ pub fn parse_job_runs(bytes: &[u8], origin: &str) -> Result<Vec<JobRun>, Payload
             .ok_or_else(|| PayloadError::invalid(origin, format!("row {i}: missing prowjob_job_name")))?;
         let tag = s("release_verify_tag").or_else(|| s("tag")).unwrap_or_default();
         let started_raw = s("prowjob_start").or_else(|| s("started"));
-        let started = match &started_raw {
-            Some(x) if !x.is_empty() => Some(
-                timeutil::parse_rfc3339(x)
-                    .ok_or_else(|| PayloadError::invalid(origin, format!("row {i}: prowjob_start {x:?} is not a time")))?,
-            ),
-            _ => None,
-        };
+        let started =
+            match &started_raw {
+                Some(x) if !x.is_empty() => Some(timeutil::parse_rfc3339(x).ok_or_else(|| {
+                    PayloadError::invalid(origin, format!("row {i}: prowjob_start {x:?} is not a time"))
+                })?),
+                _ => None,
+            };
         let completed = s("prowjob_completion").or_else(|| s("completed")).and_then(|x| timeutil::parse_rfc3339(&x));
         out.push(JobRun {
             tag,
@@ -195,6 +195,73 @@ pub struct JobTrend {
     /// Current − previous, percentage points (one decimal).
     pub delta_pp: Option<f64>,
     pub trend: Trend,
+    /// Where the runs came from: `job runs`, `release controller`, `sippy`.
+    pub source: String,
+}
+
+fn trend_of(c: PassRate, p: PassRate) -> (Option<f64>, Trend) {
+    let delta = match (c.percent(), p.percent()) {
+        (Some(a), Some(b)) => Some(((a - b) * 10.0).round() / 10.0),
+        _ => None,
+    };
+    let trend = match (c.runs, p.runs, delta) {
+        (0, _, _) => Trend::NoData,
+        (_, 0, _) => Trend::New,
+        (_, _, Some(x)) if x >= 5.0 => Trend::Improving,
+        (_, _, Some(x)) if x <= -5.0 => Trend::Degrading,
+        _ => Trend::Stable,
+    };
+    (delta, trend)
+}
+
+/// A job's figures from Sippy's `/api/jobs` (its own windows: by default the
+/// last 7 days against the 7 before).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SippyJob {
+    pub name: String,
+    pub current_pass_percentage: f64,
+    pub current_runs: u32,
+    pub previous_pass_percentage: f64,
+    pub previous_runs: u32,
+}
+
+impl SippyJob {
+    /// As a trend; passes are recovered from the percentage and the run count.
+    pub fn trend(&self) -> JobTrend {
+        let pr = |pct: f64, runs: u32| PassRate {
+            passes: ((pct * runs as f64) / 100.0).round().clamp(0.0, runs as f64) as u32,
+            runs,
+        };
+        let c = pr(self.current_pass_percentage, self.current_runs);
+        let p = pr(self.previous_pass_percentage, self.previous_runs);
+        let (delta_pp, trend) = trend_of(c, p);
+        JobTrend { job: self.name.clone(), current: c, previous: p, delta_pp, trend, source: "sippy".into() }
+    }
+}
+
+/// Parses Sippy's `/api/jobs` answer (an array of jobs).
+pub fn parse_sippy_jobs(bytes: &[u8], origin: &str) -> Result<Vec<SippyJob>, PayloadError> {
+    let v: Value =
+        serde_json::from_slice(bytes).map_err(|e| PayloadError::invalid(origin, format!("malformed JSON: {e}")))?;
+    let arr = v.as_array().ok_or_else(|| PayloadError::invalid(origin, "expected an array of jobs"))?;
+    let mut out = Vec::new();
+    for (i, j) in arr.iter().enumerate() {
+        let name = j
+            .get("name")
+            .and_then(|n| n.as_str())
+            .ok_or_else(|| PayloadError::invalid(origin, format!("[{i}]: missing name")))?;
+        let f = |k: &str| j.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+        let u = |k: &str| j.get(k).and_then(|x| x.as_u64()).unwrap_or(0).min(u32::MAX as u64) as u32;
+        out.push(SippyJob {
+            name: name.to_string(),
+            current_pass_percentage: f("current_pass_percentage"),
+            current_runs: u("current_runs"),
+            previous_pass_percentage: f("previous_pass_percentage"),
+            previous_runs: u("previous_runs"),
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
 }
 
 /// The anchor when no `as_of` is given: the newest start time of all runs.
@@ -249,18 +316,18 @@ pub fn pass_rates(runs: &[JobRun], anchor: Epoch, days: u32) -> BTreeMap<String,
         .map(|j| {
             let c = cur.get(j).copied().unwrap_or_default();
             let p = prev.get(j).copied().unwrap_or_default();
-            let delta = match (c.percent(), p.percent()) {
-                (Some(a), Some(b)) => Some(((a - b) * 10.0).round() / 10.0),
-                _ => None,
-            };
-            let trend = match (c.runs, p.runs, delta) {
-                (0, _, _) => Trend::NoData,
-                (_, 0, _) => Trend::New,
-                (_, _, Some(x)) if x >= 5.0 => Trend::Improving,
-                (_, _, Some(x)) if x <= -5.0 => Trend::Degrading,
-                _ => Trend::Stable,
-            };
-            (j.to_string(), JobTrend { job: j.to_string(), current: c, previous: p, delta_pp: delta, trend })
+            let (delta, trend) = trend_of(c, p);
+            (
+                j.to_string(),
+                JobTrend {
+                    job: j.to_string(),
+                    current: c,
+                    previous: p,
+                    delta_pp: delta,
+                    trend,
+                    source: "job runs".into(),
+                },
+            )
         })
         .collect()
 }
@@ -387,6 +454,15 @@ mod tests {
         let s = streaks(&runs);
         assert_eq!(s["a"].pattern, "S F S ?");
         assert_eq!(s["a"].length, 0);
+    }
+
+    #[test]
+    fn sippy_jobs() {
+        let j = br#"[{"name":"periodic-x","current_pass_percentage":41.66666,"current_runs":24,"previous_pass_percentage":32.0,"previous_runs":25}]"#;
+        let v = parse_sippy_jobs(j, "jobs.json").unwrap();
+        let t = v[0].trend();
+        assert_eq!((t.current, t.previous), (PassRate { passes: 10, runs: 24 }, PassRate { passes: 8, runs: 25 }));
+        assert_eq!((t.trend, t.source.as_str()), (Trend::Improving, "sippy"));
     }
 
     #[test]

@@ -60,7 +60,9 @@ pub struct JunitFile {
 
 fn attr(e: &BytesStart<'_>, key: &[u8]) -> Option<String> {
     e.attributes().flatten().find(|a| a.key.local_name().as_ref() == key).map(|a| {
-        a.normalized_value(quick_xml::XmlVersion::default()).map(|v| v.into_owned()).unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
+        a.normalized_value(quick_xml::XmlVersion::default())
+            .map(|v| v.into_owned())
+            .unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
     })
 }
 
@@ -114,7 +116,8 @@ pub fn parse_junit(bytes: &[u8], origin: &str) -> JunitFile {
                     b"testsuite" if case.is_none() => suites.push(attr(&e, b"name").unwrap_or_default()),
                     b"testcase" if case.is_none() => {
                         // The tag starts after any leading whitespace of this event.
-                        let start = bytes[before..].iter().position(|b| *b == b'<').map(|p| before + p).unwrap_or(before);
+                        let start =
+                            bytes[before..].iter().position(|b| *b == b'<').map(|p| before + p).unwrap_or(before);
                         case = Some(new_case(&e, &suites, line_at(start)));
                         depth_in_case = 0;
                     }
@@ -145,7 +148,8 @@ pub fn parse_junit(bytes: &[u8], origin: &str) -> JunitFile {
                 let name = e.local_name();
                 match name.as_ref() {
                     b"testcase" if case.is_none() => {
-                        let start = bytes[before..].iter().position(|b| *b == b'<').map(|p| before + p).unwrap_or(before);
+                        let start =
+                            bytes[before..].iter().position(|b| *b == b'<').map(|p| before + p).unwrap_or(before);
                         out.cases.push(new_case(&e, &suites, line_at(start)));
                     }
                     b"failure" | b"error" if case.is_some() => set_result(case.as_mut().unwrap(), &e, name.as_ref()),

@@ -489,7 +489,7 @@ pub struct TagParts {
 /// Parses `<X.Y.Z>-0.<stream>[-<arch>]-YYYY-MM-DD-HHMMSS`.
 pub fn parse_tag(tag: &str) -> Option<TagParts> {
     timeutil::tag_timestamp(tag)?;
-    let stream_name = &tag[..tag.len() - 18];
+    let stream_name = tag[..tag.len() - 17].strip_suffix('-')?;
     let (ver, rest) = stream_name.split_once("-0.")?;
     let mut vparts = ver.split('.');
     let major = vparts.next()?;
@@ -548,7 +548,12 @@ fn get_str(obj: &serde_json::Map<String, Value>, keys: &[&str]) -> Option<String
     get(obj, keys).and_then(as_str)
 }
 
-fn get_u32(obj: &serde_json::Map<String, Value>, keys: &[&str], origin: &str, field: &str) -> Result<u32, PayloadError> {
+fn get_u32(
+    obj: &serde_json::Map<String, Value>,
+    keys: &[&str],
+    origin: &str,
+    field: &str,
+) -> Result<u32, PayloadError> {
     match get(obj, keys) {
         None => Ok(0),
         Some(Value::Number(n)) => n
@@ -598,7 +603,9 @@ fn parse_job_result(v: &Value, origin: &str, field: &str) -> Result<JobResult, P
     let url = get_str(o, &["url", "URL"]).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let mut previous = Vec::new();
     if let Some(p) = get(o, &["previousAttemptURLs", "previousAttemptUrls"]) {
-        let arr = p.as_array().ok_or_else(|| PayloadError::invalid(origin, format!("{field}.previousAttemptURLs: expected an array")))?;
+        let arr = p
+            .as_array()
+            .ok_or_else(|| PayloadError::invalid(origin, format!("{field}.previousAttemptURLs: expected an array")))?;
         for u in arr {
             if let Some(s) = as_str(u).filter(|s| !s.trim().is_empty()) {
                 previous.push(s.trim().to_string());
@@ -726,7 +733,9 @@ fn parse_images(v: Option<&Value>, origin: &str, field: &str) -> Result<Vec<Chan
         let o = obj(e, origin, &f)?;
         let mut commits = Vec::new();
         if let Some(cv) = get(o, &["commits"]) {
-            let ca = cv.as_array().ok_or_else(|| PayloadError::invalid(origin, format!("{f}.commits: expected an array")))?;
+            let ca = cv
+                .as_array()
+                .ok_or_else(|| PayloadError::invalid(origin, format!("{f}.commits: expected an array")))?;
             for (j, c) in ca.iter().enumerate() {
                 let co = obj(c, origin, &format!("{f}.commits[{j}]"))?;
                 let pull_id = match get(co, &["pullID", "pullId"]) {
@@ -771,7 +780,9 @@ pub fn parse_changelog_json(v: &Value, origin: &str) -> Result<ChangeLogJson, Pa
     };
     let mut components = Vec::new();
     if let Some(cv) = get(o, &["components"]) {
-        let ca = cv.as_array().ok_or_else(|| PayloadError::invalid(origin, "changeLogJson.components: expected an array"))?;
+        let ca = cv
+            .as_array()
+            .ok_or_else(|| PayloadError::invalid(origin, "changeLogJson.components: expected an array"))?;
         for c in ca {
             if let Some(co) = c.as_object() {
                 components.push(ChangeLogComponent {
@@ -808,7 +819,9 @@ fn parse_node_image_streams(v: Option<&Value>, origin: &str) -> Result<Vec<NodeI
             if let Some(Value::Object(ch)) = d.get("changed") {
                 for (pkg, pv) in ch {
                     let (old, new) = match pv {
-                        Value::Object(po) => (get_str(po, &["old"]).unwrap_or_default(), get_str(po, &["new"]).unwrap_or_default()),
+                        Value::Object(po) => {
+                            (get_str(po, &["old"]).unwrap_or_default(), get_str(po, &["new"]).unwrap_or_default())
+                        }
                         other => (String::new(), as_str(other).unwrap_or_default()),
                     };
                     nis.changed.insert(pkg.clone(), (old, new));
@@ -831,19 +844,28 @@ fn decode_change_log(v: Option<&Value>, origin: &str) -> Result<(ChangeLogHtml, 
             // Plain HTML (not base64) is accepted as is.
             if s.trim_start().starts_with('<') {
                 let html = s.clone();
-                return Ok(if is_loading_text(&html) { (ChangeLogHtml::Loading(first_text(&html)), None) } else { (ChangeLogHtml::Html(html), None) });
+                return Ok(if is_loading_text(&html) {
+                    (ChangeLogHtml::Loading(first_text(&html)), None)
+                } else {
+                    (ChangeLogHtml::Html(html), None)
+                });
             }
             match decode_base64(s) {
                 Ok(bytes) => match String::from_utf8(bytes) {
                     Ok(html) if is_loading_text(&html) => Ok((ChangeLogHtml::Loading(first_text(&html)), None)),
                     Ok(html) => Ok((ChangeLogHtml::Html(html), None)),
-                    Err(e) => Ok((ChangeLogHtml::Undecodable(format!("changeLog is not UTF-8 after base64 decoding: {e}")), None)),
+                    Err(e) => Ok((
+                        ChangeLogHtml::Undecodable(format!("changeLog is not UTF-8 after base64 decoding: {e}")),
+                        None,
+                    )),
                 },
                 Err(e) => Ok((ChangeLogHtml::Undecodable(format!("changeLog is not base64: {e}")), None)),
             }
         }
         Some(o @ Value::Object(_)) => Ok((ChangeLogHtml::Absent, Some(parse_changelog_json(o, origin)?))),
-        Some(other) => Err(PayloadError::invalid(origin, format!("changeLog: expected a base64 string, got {}", kind(other)))),
+        Some(other) => {
+            Err(PayloadError::invalid(origin, format!("changeLog: expected a base64 string, got {}", kind(other))))
+        }
     }
 }
 
@@ -909,7 +931,10 @@ pub fn release_info_from_value(v: &Value, origin: &str) -> Result<ReleaseInfo, P
         Some(j @ Value::Object(_)) => ChangeLogState::Ready(Box::new(parse_changelog_json(j, origin)?)),
         Some(Value::String(s)) if is_loading_text(s) => ChangeLogState::Loading(first_text(s)),
         Some(other @ (Value::Array(_) | Value::Number(_) | Value::Bool(_))) => {
-            return Err(PayloadError::invalid(origin, format!("changeLogJson: expected an object, got {}", kind(other))))
+            return Err(PayloadError::invalid(
+                origin,
+                format!("changeLogJson: expected an object, got {}", kind(other)),
+            ))
         }
         _ => match (legacy_json, &html) {
             (Some(j), _) => ChangeLogState::Ready(Box::new(j)),
@@ -937,7 +962,10 @@ pub fn release_info_from_value(v: &Value, origin: &str) -> Result<ReleaseInfo, P
 /// Parses the answer to a changelog request (`.../release/<tag>?from=<from>` or a
 /// snapshot's `changelog.json`): a release-info-shaped JSON, a bare changelog
 /// object, or the HTML "still loading" page.
-pub fn parse_changelog_response(bytes: &[u8], origin: &str) -> Result<(ChangeLogState, Vec<NodeImageStream>), PayloadError> {
+pub fn parse_changelog_response(
+    bytes: &[u8],
+    origin: &str,
+) -> Result<(ChangeLogState, Vec<NodeImageStream>), PayloadError> {
     let text = String::from_utf8_lossy(bytes);
     let t = text.trim();
     if !t.starts_with('{') && is_loading_text(t) {
@@ -945,8 +973,13 @@ pub fn parse_changelog_response(bytes: &[u8], origin: &str) -> Result<(ChangeLog
     }
     let v = parse_json(bytes, origin)?;
     let o = obj(&v, origin, "changelog")?;
-    if o.contains_key("updatedImages") || (o.contains_key("from") && o.contains_key("to") && !o.contains_key("changeLogJson")) {
-        return Ok((ChangeLogState::Ready(Box::new(parse_changelog_json(&v, origin)?)), parse_node_image_streams(get(o, &["nodeImageStreams"]), origin)?));
+    if o.contains_key("updatedImages")
+        || (o.contains_key("from") && o.contains_key("to") && !o.contains_key("changeLogJson"))
+    {
+        return Ok((
+            ChangeLogState::Ready(Box::new(parse_changelog_json(&v, origin)?)),
+            parse_node_image_streams(get(o, &["nodeImageStreams"]), origin)?,
+        ));
     }
     let info = release_info_from_value(&v, origin)?;
     Ok((info.change_log, info.node_image_streams))
@@ -981,6 +1014,8 @@ mod tests {
         let p = parse_tag("4.18.0-0.okd-scos-2026-06-10-003203").unwrap();
         assert_eq!(p.stream, "okd-scos");
         assert!(parse_tag("4.12.1").is_none());
+        assert!(parse_tag("é2026-03-04-084819").is_none());
+        assert!(parse_tag("4.22.0-0.nightlyé2026-03-04-084819").is_none());
     }
 
     #[test]
@@ -1003,7 +1038,9 @@ mod tests {
         assert_eq!(r.upgrades_to[0].from, "x");
         assert!(matches!(r.change_log, ChangeLogState::Loading(_)));
         assert!(parse_release_info(b"<p>oops</p>", "x").is_err());
-        let e = parse_release_info(br#"{"results":{"blockingJobs":{"a":{"state":"Failed","retries":"lots"}}}}"#, "f.json").unwrap_err();
+        let e =
+            parse_release_info(br#"{"results":{"blockingJobs":{"a":{"state":"Failed","retries":"lots"}}}}"#, "f.json")
+                .unwrap_err();
         assert!(e.to_string().contains("f.json") && e.to_string().contains("retries"), "{e}");
     }
 }

@@ -226,15 +226,50 @@ impl Default for Matcher {
             symbol: Regex::new(r"\(?\*?[A-Za-z_][A-Za-z0-9_]*\)?(?:\.\(?\*?[A-Za-z_][A-Za-z0-9_]*\)?)*").unwrap(),
             flag: Regex::new(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)+|--[a-z][a-z0-9]{3,}").unwrap(),
             klog: Regex::new(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(\.\d+)?\s+\d+\s+").unwrap(),
-            frame_file: Regex::new(r"([A-Za-z0-9_][A-Za-z0-9_.-]*\.(?:go|py|sh|rs|java|ts|js|yaml|yml))(?::\d+)?").unwrap(),
+            frame_file: Regex::new(r"([A-Za-z0-9_][A-Za-z0-9_.-]*\.(?:go|py|sh|rs|java|ts|js|yaml|yml))(?::\d+)?")
+                .unwrap(),
             generic_symbols: [
-                "ClusterVersion", "ClusterOperator", "ClusterOperators", "ConfigMap", "DaemonSet", "StatefulSet",
-                "ReplicaSet", "ServiceAccount", "CustomResourceDefinition", "MachineConfig", "MachineConfigPool",
-                "FeatureGate", "KubeAPIServer", "OpenShift", "Kubernetes", "GitHub", "DeadlineExceeded",
-                "NotFound", "AlreadyExists", "InternalError", "StatusCode", "RetrievePayload", "context",
-                "metadata", "namespace", "openshift", "kubernetes", "default", "Available", "Degraded",
-                "Progressing", "Upgradeable", "NodeReady", "PodReady", "Running", "Pending", "Failed",
-                "Succeeded", "Unknown", "Bootstrap", "bootstrap",
+                "ClusterVersion",
+                "ClusterOperator",
+                "ClusterOperators",
+                "ConfigMap",
+                "DaemonSet",
+                "StatefulSet",
+                "ReplicaSet",
+                "ServiceAccount",
+                "CustomResourceDefinition",
+                "MachineConfig",
+                "MachineConfigPool",
+                "FeatureGate",
+                "KubeAPIServer",
+                "OpenShift",
+                "Kubernetes",
+                "GitHub",
+                "DeadlineExceeded",
+                "NotFound",
+                "AlreadyExists",
+                "InternalError",
+                "StatusCode",
+                "RetrievePayload",
+                "context",
+                "metadata",
+                "namespace",
+                "openshift",
+                "kubernetes",
+                "default",
+                "Available",
+                "Degraded",
+                "Progressing",
+                "Upgradeable",
+                "NodeReady",
+                "PodReady",
+                "Running",
+                "Pending",
+                "Failed",
+                "Succeeded",
+                "Unknown",
+                "Bootstrap",
+                "bootstrap",
             ]
             .into_iter()
             .collect(),
@@ -272,7 +307,7 @@ fn find_bounded(hay: &str, needle: &str) -> bool {
         if left_ok && right_ok {
             return true;
         }
-        start = s + 1;
+        start = s + hay[s..].chars().next().map(char::len_utf8).unwrap_or(1);
         if start >= hay.len() {
             break;
         }
@@ -288,11 +323,13 @@ impl Matcher {
         }
         let has_dot = core.contains('.');
         let has_us = core.contains('_') && core.chars().any(|c| c.is_ascii_alphabetic());
-        let inner_upper = core.chars().skip(1).any(|c| c.is_ascii_uppercase()) && core.chars().any(|c| c.is_ascii_lowercase());
+        let inner_upper =
+            core.chars().skip(1).any(|c| c.is_ascii_uppercase()) && core.chars().any(|c| c.is_ascii_lowercase());
         // Dotted names must look like code (not a host name or a sentence end).
         if has_dot {
             let parts: Vec<&str> = core.split('.').collect();
-            let code_like = parts.iter().any(|p| p.chars().skip(1).any(|c| c.is_ascii_uppercase())) || core.contains("(*");
+            let code_like =
+                parts.iter().any(|p| p.chars().skip(1).any(|c| c.is_ascii_uppercase())) || core.contains("(*");
             return code_like && parts.iter().all(|p| !p.is_empty());
         }
         (inner_upper || has_us) && !core.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
@@ -322,7 +359,11 @@ impl Matcher {
             for c in self.quoted.captures_iter(&text) {
                 let q = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str().trim()).unwrap_or("");
                 let letters = q.chars().filter(|c| c.is_ascii_alphabetic()).count();
-                if q.len() >= 6 && letters >= 4 && !self.generic_phrase(q) && (q.contains(' ') || self.distinctive_symbol(q) || q.len() >= 12) {
+                if q.len() >= 6
+                    && letters >= 4
+                    && !self.generic_phrase(q)
+                    && (q.contains(' ') || self.distinctive_symbol(q) || q.len() >= 12)
+                {
                     push(&mut out, q.to_string(), TokenKind::Quoted, i);
                 }
             }
@@ -382,7 +423,9 @@ impl Matcher {
                     }
                     let better = match &best {
                         None => true,
-                        Some((r, len, li, _)) => (rank, t.text.len(), usize::MAX - t.line) > (*r, *len, usize::MAX - *li),
+                        Some((r, len, li, _)) => {
+                            (rank, t.text.len(), usize::MAX - t.line) > (*r, *len, usize::MAX - *li)
+                        }
                     };
                     if better {
                         best = Some((
@@ -450,10 +493,36 @@ fn find_bounded_ci(hay_lower: &str, w: &str) -> bool {
         if ok_l && ok_r {
             return true;
         }
-        start = s + 1;
+        start = s + hay_lower[s..].chars().next().map(char::len_utf8).unwrap_or(1);
+        if start >= hay_lower.len() {
+            break;
+        }
     }
     false
 }
+
+/// Component words too common in failure text to say which component broke.
+const GENERIC_NAMES: &[&str] = &[
+    "kubernetes",
+    "release",
+    "origin",
+    "network",
+    "storage",
+    "config",
+    "tests",
+    "image",
+    "images",
+    "node",
+    "nodes",
+    "machine",
+    "cluster",
+    "operator",
+    "api",
+    "cli",
+    "pod",
+    "etcd-operator",
+    "hyperkube",
+];
 
 /// Names the evidence may use for a candidate's component.
 fn component_names(c: &Candidate) -> Vec<String> {
@@ -469,11 +538,11 @@ fn component_names(c: &Candidate) -> Vec<String> {
                 let name = repo.rsplit('/').next().unwrap_or(repo).to_string();
                 let core = name.trim_start_matches("cluster-").trim_end_matches("-operator").to_string();
                 names.push(name);
-                if core.len() >= 5 && !["kubernetes", "release", "origin"].contains(&core.as_str()) {
+                if core.len() >= 5 && !GENERIC_NAMES.contains(&core.as_str()) {
                     names.push(core);
                 }
             }
-            names.extend(c.images.iter().filter(|i| i.len() >= 5).cloned());
+            names.extend(c.images.iter().filter(|i| i.len() >= 5 && !GENERIC_NAMES.contains(&i.as_str())).cloned());
         }
     }
     names.sort();
@@ -482,7 +551,14 @@ fn component_names(c: &Candidate) -> Vec<String> {
 }
 
 /// Correlates a candidate with a failure mode's evidence.
-pub fn correlate(m: &Matcher, lines: &[LogLine], tokens: &[Token], evidence_lower: &str, failed_step: Option<&str>, c: &Candidate) -> CorrelationResult {
+pub fn correlate(
+    m: &Matcher,
+    lines: &[LogLine],
+    tokens: &[Token],
+    evidence_lower: &str,
+    failed_step: Option<&str>,
+    c: &Candidate,
+) -> CorrelationResult {
     if let Some(d) = &c.diff {
         if let Some(em) = m.best_match(tokens, lines, d) {
             return CorrelationResult { level: Correlation::Direct, error_match: Some(em), evidence: None };
@@ -498,20 +574,28 @@ pub fn correlate(m: &Matcher, lines: &[LogLine], tokens: &[Token], evidence_lowe
                 };
             }
             if c.kind == CandidateKind::CiConfig {
-                let stem = base.trim_end_matches("-commands.sh").trim_end_matches("-ref.yaml").trim_end_matches("-chain.yaml").trim_end_matches("-workflow.yaml");
+                let stem = base
+                    .trim_end_matches("-commands.sh")
+                    .trim_end_matches("-ref.yaml")
+                    .trim_end_matches("-chain.yaml")
+                    .trim_end_matches("-workflow.yaml");
                 if stem != base && stem.len() >= 4 {
                     if let Some(step) = failed_step.filter(|s| s.contains(stem)) {
                         return CorrelationResult {
                             level: Correlation::CodePath,
                             error_match: None,
-                            evidence: Some(format!("the failing step `{step}` runs `{stem}`, which the change modifies ({p})")),
+                            evidence: Some(format!(
+                                "the failing step `{step}` runs `{stem}`, which the change modifies ({p})"
+                            )),
                         };
                     }
                     if find_bounded_ci(evidence_lower, &stem.to_ascii_lowercase()) {
                         return CorrelationResult {
                             level: Correlation::CodePath,
                             error_match: None,
-                            evidence: Some(format!("the evidence names step `{stem}`, which the change modifies ({p})")),
+                            evidence: Some(format!(
+                                "the evidence names step `{stem}`, which the change modifies ({p})"
+                            )),
                         };
                     }
                 }
@@ -522,14 +606,25 @@ pub fn correlate(m: &Matcher, lines: &[LogLine], tokens: &[Token], evidence_lowe
         }
     }
     if let Some(r) = c.rpm.as_ref().and_then(|r| r.changelog.as_ref().map(|cl| (r, cl))) {
-        let pseudo = crate::diff::parse_patch(&format!("{} changelog", r.0.package), &format!("@@ -0,0 +1,{} @@\n{}", r.1.lines().count(), r.1.lines().map(|l| format!("+{l}")).collect::<Vec<_>>().join("\n")));
+        let pseudo = crate::diff::parse_patch(
+            &format!("{} changelog", r.0.package),
+            &format!(
+                "@@ -0,0 +1,{} @@\n{}",
+                r.1.lines().count(),
+                r.1.lines().map(|l| format!("+{l}")).collect::<Vec<_>>().join("\n")
+            ),
+        );
         if let Some(em) = m.best_match(tokens, lines, &pseudo) {
             return CorrelationResult { level: Correlation::Direct, error_match: Some(em), evidence: None };
         }
     }
     for n in component_names(c) {
         if word_in(evidence_lower, &n) {
-            return CorrelationResult { level: Correlation::Subsystem, error_match: None, evidence: Some(format!("the evidence names `{n}`, the candidate's component")) };
+            return CorrelationResult {
+                level: Correlation::Subsystem,
+                error_match: None,
+                evidence: Some(format!("the evidence names `{n}`, the candidate's component")),
+            };
         }
     }
     CorrelationResult { level: Correlation::None, error_match: None, evidence: None }
@@ -566,9 +661,13 @@ pub fn score(ctx: &ScoreContext, c: &Candidate, corr: &CorrelationResult) -> Can
         note: None,
     };
     let excluded = match ctx.class {
-        FailureClass::Infrastructure => Some("infrastructure cause: a payload change cannot explain it, so no signal applies"),
+        FailureClass::Infrastructure => {
+            Some("infrastructure cause: a payload change cannot explain it, so no signal applies")
+        }
         FailureClass::InformingOnly => Some("only informing tests failed: they cannot reject the payload"),
-        FailureClass::Flake if corr.level != Correlation::Direct => Some("flake: the failure predates this candidate or passed on retry"),
+        FailureClass::Flake if corr.level != Correlation::Direct => {
+            Some("flake: the failure predates this candidate or passed on retry")
+        }
         FailureClass::CiConfiguration if c.kind != CandidateKind::CiConfig && corr.level != Correlation::Direct => {
             Some("CI-configuration cause: payload changes without a verbatim error match do not explain it")
         }
@@ -609,7 +708,8 @@ pub fn score(ctx: &ScoreContext, c: &Candidate, corr: &CorrelationResult) -> Can
     }
     // "New failure mode" needs the change to plausibly explain it: a code-path link
     // for code changes, a subsystem link for RPM changes.
-    let plausible = corr.level >= Correlation::CodePath || (c.kind == CandidateKind::RhcosRpm && corr.level >= Correlation::Subsystem);
+    let plausible = corr.level >= Correlation::CodePath
+        || (c.kind == CandidateKind::RhcosRpm && corr.level >= Correlation::Subsystem);
     if let (Some(onset), true) = (&ctx.onset_here, plausible) {
         s.items.push(ScoreItem { signal: Signal::NewFailureMode, points: 30, evidence: onset.clone() });
     }
@@ -627,7 +727,11 @@ pub fn score(ctx: &ScoreContext, c: &Candidate, corr: &CorrelationResult) -> Can
         s.items.push(ScoreItem {
             signal: Signal::MultiJobCorrelation,
             points: 10,
-            evidence: format!("the same link holds in {} other failed job(s): {}", ctx.other_jobs.len(), ctx.other_jobs.join(", ")),
+            evidence: format!(
+                "the same link holds in {} other failed job(s): {}",
+                ctx.other_jobs.len(),
+                ctx.other_jobs.join(", ")
+            ),
         });
     }
     if let Some(g) = &ctx.presubmit_gap {
@@ -643,9 +747,32 @@ pub fn score(ctx: &ScoreContext, c: &Candidate, corr: &CorrelationResult) -> Can
 /// Scenario words of a job name that a presubmit must share to cover it.
 pub fn scenario_words(job: &str) -> BTreeSet<String> {
     const WORDS: &[&str] = &[
-        "techpreview", "serial", "upgrade", "fips", "ipv6", "dualstack", "single-node", "sno", "proxy",
-        "disconnected", "hypershift", "microshift", "rt", "cgroupsv1", "arm64", "multi", "aws", "gcp", "azure",
-        "metal", "vsphere", "openstack", "ibmcloud", "nutanix", "ovn", "sdn",
+        "techpreview",
+        "serial",
+        "upgrade",
+        "fips",
+        "ipv6",
+        "dualstack",
+        "single-node",
+        "sno",
+        "proxy",
+        "disconnected",
+        "hypershift",
+        "microshift",
+        "rt",
+        "cgroupsv1",
+        "arm64",
+        "multi",
+        "aws",
+        "gcp",
+        "azure",
+        "metal",
+        "vsphere",
+        "openstack",
+        "ibmcloud",
+        "nutanix",
+        "ovn",
+        "sdn",
     ];
     let lower = job.to_ascii_lowercase();
     WORDS.iter().filter(|w| find_bounded_ci(&lower, w)).map(|w| w.to_string()).collect()
@@ -688,13 +815,28 @@ mod tests {
         let toks = m.tokens(&lines);
         assert!(toks.iter().any(|t| t.text == "reconcileNodeLabels" && t.kind == TokenKind::Symbol), "{toks:?}");
         assert!(toks.iter().any(|t| t.text == "nil pointer in reconcileNodeLabels while syncing"), "{toks:?}");
-        let d = parse_unified("--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,1 +1,2 @@\n ctx\n+func reconcileNodeLabels(n *Node) error {\n");
+        let d = parse_unified(
+            "--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,1 +1,2 @@\n ctx\n+func reconcileNodeLabels(n *Node) error {\n",
+        );
         let em = m.best_match(&toks, &lines, &d).unwrap();
         assert_eq!((em.token.as_str(), em.diff_file.as_str(), em.diff_line), ("reconcileNodeLabels", "pkg/x.go", 2));
         assert_eq!(em.log.at.line, Some(12));
         // A near miss is not a match.
-        let d2 = parse_unified("--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,1 +1,2 @@\n ctx\n+func reconcileNodeLabelsV2(n *Node) error {\n");
+        let d2 = parse_unified(
+            "--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,1 +1,2 @@\n ctx\n+func reconcileNodeLabelsV2(n *Node) error {\n",
+        );
         assert!(m.best_match(&toks, &lines, &d2).is_none());
+    }
+
+    #[test]
+    fn unicode_does_not_panic() {
+        assert!(find_bounded("ééé ééé", "ééé"));
+        assert!(find_bounded_ci("ü-über ü", "über"));
+        let m = Matcher::default();
+        let lines = vec![ll("Fehler: «Zeitüberschreitung» beim Warten auf den Knoten „worker-0“ – nicht bereit", 1)];
+        let toks = m.tokens(&lines);
+        let d = parse_unified("--- a/x\n+++ b/x\n@@ -1,0 +1,1 @@\n+Zeitüberschreitung beim Warten auf den Knoten\n");
+        let _ = m.best_match(&toks, &lines, &d);
     }
 
     #[test]

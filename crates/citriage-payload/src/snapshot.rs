@@ -73,7 +73,9 @@ impl SnapshotDir {
             .into_iter()
             .filter(|(name, p)| {
                 timeutil::tag_timestamp(name).is_some()
-                    && (p.join("payload.json").is_file() || p.join("changelog.json").is_file() || p.join("jobs").is_dir())
+                    && (p.join("payload.json").is_file()
+                        || p.join("changelog.json").is_file()
+                        || p.join("jobs").is_dir())
             })
             .map(|(n, _)| n)
             .collect();
@@ -86,7 +88,18 @@ impl SnapshotDir {
                 }
             }
         }
-        let mut list = TagList { name: String::new(), tags: tags.iter().map(|t| TagEntry { name: t.clone(), phase: Phase::Other(String::new()), pull_spec: String::new(), download_url: String::new() }).collect() };
+        let mut list = TagList {
+            name: String::new(),
+            tags: tags
+                .iter()
+                .map(|t| TagEntry {
+                    name: t.clone(),
+                    phase: Phase::Other(String::new()),
+                    pull_spec: String::new(),
+                    download_url: String::new(),
+                })
+                .collect(),
+        };
         list.sort_newest_first();
         let chain: Vec<String> = list.tags.into_iter().map(|t| t.name).collect();
         let mut jobs_by_url = BTreeMap::new();
@@ -95,7 +108,11 @@ impl SnapshotDir {
                 for (_, jdir) in sorted_dirs(&root.join(tag).join("jobs").join(lifecycle)) {
                     if let Some(j) = read_json(&jdir.join("job.json"))? {
                         if let Some(url) = j.get("url").and_then(|u| u.as_str()).filter(|u| !u.is_empty()) {
-                            jobs_by_url.entry(url.to_string()).or_insert((tag.clone(), lifecycle.to_string(), jdir.clone()));
+                            jobs_by_url.entry(url.to_string()).or_insert((
+                                tag.clone(),
+                                lifecycle.to_string(),
+                                jdir.clone(),
+                            ));
                         }
                     }
                 }
@@ -121,7 +138,13 @@ impl SnapshotDir {
                 return Some(p.to_string());
             }
         }
-        s.get("payloads")?.as_array()?.iter().find(|p| p.get("tag").and_then(|t| t.as_str()) == Some(tag))?.get("phase")?.as_str().map(str::to_string)
+        s.get("payloads")?
+            .as_array()?
+            .iter()
+            .find(|p| p.get("tag").and_then(|t| t.as_str()) == Some(tag))?
+            .get("phase")?
+            .as_str()
+            .map(str::to_string)
     }
 
     fn rebuild_release(&self, tag: &str) -> Result<Option<ReleaseInfo>, PayloadError> {
@@ -170,7 +193,10 @@ impl SnapshotDir {
                 for e in p.get("prs").and_then(|x| x.as_array()).into_iter().flatten() {
                     if e.get("url").and_then(|u| u.as_str()) == Some(pr.url.as_str()) {
                         if let Some(d) = e.get("diff").and_then(|d| d.as_str()) {
-                            let path = d.split('/').filter(|s| !s.is_empty() && *s != "..").fold(self.root.clone(), |a, s| a.join(s));
+                            let path = d
+                                .split('/')
+                                .filter(|s| !s.is_empty() && *s != "..")
+                                .fold(self.root.clone(), |a, s| a.join(s));
                             if let Some(parent) = path.parent() {
                                 return Some(parent.to_path_buf());
                             }
@@ -187,7 +213,7 @@ impl SnapshotDir {
                 if !d.is_dir() {
                     continue;
                 }
-                if comp == pr.component || pr.images.iter().any(|i| *i == comp) || comp == pr.repo {
+                if comp == pr.component || pr.images.contains(&comp) || comp == pr.repo {
                     return Some(d);
                 }
                 fallback.get_or_insert(d);
@@ -211,7 +237,12 @@ impl PayloadSource for SnapshotDir {
             }
             .or_else(|| self.summary_phase(t))
             .unwrap_or_default();
-            tags.push(TagEntry { name: t.clone(), phase: Phase::parse(&phase), pull_spec: String::new(), download_url: String::new() });
+            tags.push(TagEntry {
+                name: t.clone(),
+                phase: Phase::parse(&phase),
+                pull_spec: String::new(),
+                download_url: String::new(),
+            });
         }
         Ok(TagList { name: self.stream_name().unwrap_or_default(), tags })
     }
@@ -240,9 +271,16 @@ impl PayloadSource for SnapshotDir {
         // The file is relative to the previous payload; answer only that question
         // (or whatever `from` the changelog itself declares).
         let declared = state.json().map(|j| j.from.name.clone()).filter(|n| !n.is_empty());
-        let matches = declared.as_deref() == Some(from) || (declared.is_none() && predecessor.map(String::as_str) == Some(from));
+        let matches =
+            declared.as_deref() == Some(from) || (declared.is_none() && predecessor.map(String::as_str) == Some(from));
         if !matches {
-            return Err(PayloadError::NotFound { origin, detail: format!(" (holds the changelog from {}, not from {from})", declared.or(predecessor.cloned()).unwrap_or_else(|| "an unknown payload".into())) });
+            return Err(PayloadError::NotFound {
+                origin,
+                detail: format!(
+                    " (holds the changelog from {}, not from {from})",
+                    declared.or(predecessor.cloned()).unwrap_or_else(|| "an unknown payload".into())
+                ),
+            });
         }
         Ok(Changelog { state, node_image_streams: nis, origin })
     }
@@ -285,8 +323,22 @@ fn results_json_failures(v: &Value, loc: &Location) -> Vec<TestFailure> {
         };
         let message = if !s("failure_message").is_empty() { s("failure_message") } else { s("error_message") };
         let body = if !s("failure_text").is_empty() { s("failure_text") } else { s("error_text") };
-        let text = if message.is_empty() { body.clone() } else if body.is_empty() || body.starts_with(&message) { if body.is_empty() { message.clone() } else { body.clone() } } else { format!("{message}\n{body}") };
-        let first = if message.trim().is_empty() { body.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string() } else { message.lines().next().unwrap_or("").trim().to_string() };
+        let text = if message.is_empty() {
+            body.clone()
+        } else if body.is_empty() || body.starts_with(&message) {
+            if body.is_empty() {
+                message.clone()
+            } else {
+                body.clone()
+            }
+        } else {
+            format!("{message}\n{body}")
+        };
+        let first = if message.trim().is_empty() {
+            body.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
+        } else {
+            message.lines().next().unwrap_or("").trim().to_string()
+        };
         out.push(TestFailure {
             is_step: evidence::is_step_name(&name),
             name,
@@ -305,16 +357,28 @@ impl EvidenceProvider for SnapshotDir {
     fn run_evidence(&self, prow_url: &str) -> Result<Option<RunEvidence>, PayloadError> {
         let Some((tag, lifecycle, jdir)) = self.jobs_by_url.get(prow_url) else { return Ok(None) };
         let job_json = read_json(&jdir.join("job.json"))?;
-        let gcs = job_json.as_ref().and_then(|j| j.get("gcs_url")).and_then(|g| g.as_str()).unwrap_or("").trim_end_matches('/').to_string();
+        let gcs = job_json
+            .as_ref()
+            .and_then(|j| j.get("gcs_url"))
+            .and_then(|g| g.as_str())
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .to_string();
         let url_for = |rel: &str| (!gcs.is_empty()).then(|| format!("{gcs}/{rel}"));
         let mut ev = RunEvidence::empty(prow_url);
-        let rel_dir = format!("{tag}/jobs/{lifecycle}/{}", jdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        let rel_dir = format!(
+            "{tag}/jobs/{lifecycle}/{}",
+            jdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        );
         // Build log.
         if let Some(bl) = read_json(&jdir.join("build_log.json"))? {
             for l in bl.get("error_warning_lines").and_then(|x| x.as_array()).into_iter().flatten() {
-                let text = l.get("text").and_then(|t| t.as_str()).unwrap_or("").to_string();
+                let text = evidence::strip_ansi(l.get("text").and_then(|t| t.as_str()).unwrap_or("")).into_owned();
                 let line = l.get("line_number").and_then(|n| n.as_u64()).map(|n| n as u32);
-                ev.log_lines.push(LogLine { text, at: Location { file: "build-log.txt".into(), url: url_for("build-log.txt"), line } });
+                ev.log_lines.push(LogLine {
+                    text,
+                    at: Location { file: "build-log.txt".into(), url: url_for("build-log.txt"), line },
+                });
             }
             let re = regex::Regex::new(r#"(?:Step|step) "?([A-Za-z0-9][\w.-]*)"? failed"#).unwrap();
             ev.failed_step = ev.log_lines.iter().find_map(|l| re.captures(&l.text).map(|c| c[1].to_string()));
@@ -351,7 +415,11 @@ impl EvidenceProvider for SnapshotDir {
             let (failures, total) = evidence::failures_from_cases(&parsed);
             ev.failures = failures;
             ev.tests_total = total;
-            ev.junit = if problems.is_empty() { JunitState::Found { files: parsed.len() as u32 } } else { JunitState::Partial { files: parsed.len() as u32, problems } };
+            ev.junit = if problems.is_empty() {
+                JunitState::Found { files: parsed.len() as u32 }
+            } else {
+                JunitState::Partial { files: parsed.len() as u32, problems }
+            };
         } else if let Some(rj) = read_json(&jd.join("results.json"))? {
             let loc = Location { file: format!("{rel_dir}/junit/results.json"), url: None, line: None };
             ev.failures = results_json_failures(&rj, &loc);

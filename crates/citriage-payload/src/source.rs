@@ -22,6 +22,7 @@
 //! github/<org>/<repo>/pull/<n>.diff          PR diff (also pulls/<n>.diff, pull/<n>/code.diff)
 //! github/<org>/<repo>/pull/<n>.jobs.json     presubmit job names (array, or {"statusCheckRollup":[{"name"}]})
 //! job-runs/*.json | job-runs.json            job runs in the BigQuery export shape
+//! sippy/api/jobs?release=<X.Y>.json | sippy/jobs.json   Sippy `/api/jobs` (pass-rate fallback)
 //! ci-config/changes.json | ci-config-changes.json | openshift/ci-config-changes.json
 //!                                            recorded CI-configuration changes (a `diff`
 //!                                            path is resolved against the same root)
@@ -84,6 +85,11 @@ pub trait PayloadSource {
 
     /// Recorded CI-configuration changes, when the source has them.
     fn ci_config_changes(&self) -> Result<Option<Vec<CiConfigChange>>, PayloadError> {
+        Ok(None)
+    }
+
+    /// Sippy's per-job pass rates for a release (`4.22`), when available.
+    fn sippy_jobs(&self, _release: &str) -> Result<Option<Vec<jobhistory::SippyJob>>, PayloadError> {
         Ok(None)
     }
 
@@ -241,9 +247,22 @@ impl PayloadSource for RecordedDir {
         Ok(Some(runs))
     }
 
+    fn sippy_jobs(&self, release: &str) -> Result<Option<Vec<jobhistory::SippyJob>>, PayloadError> {
+        let mut cands = self.extra(&["sippy", "api", &format!("jobs?release={release}.json")]);
+        cands.extend(self.extra(&["sippy", "jobs.json"]));
+        match self.read_first(&cands)? {
+            Some((b, origin)) => Ok(Some(jobhistory::parse_sippy_jobs(&b, &origin)?)),
+            None => Ok(None),
+        }
+    }
+
     fn ci_config_changes(&self) -> Result<Option<Vec<CiConfigChange>>, PayloadError> {
         for root in &self.extra_roots {
-            for rel in [&["ci-config", "changes.json"][..], &["ci-config-changes.json"][..], &["openshift", "ci-config-changes.json"][..]] {
+            for rel in [
+                &["ci-config", "changes.json"][..],
+                &["ci-config-changes.json"][..],
+                &["openshift", "ci-config-changes.json"][..],
+            ] {
                 let p = rel.iter().fold(root.clone(), |a, s| a.join(s));
                 if let Some(b) = read_optional(&p)? {
                     return Ok(Some(ciconfig::parse_recorded_in(&b, &p.display().to_string(), Some(root))?));
@@ -260,12 +279,16 @@ pub fn parse_presubmits(bytes: &[u8], origin: &str) -> Result<Vec<String>, Paylo
         serde_json::from_slice(bytes).map_err(|e| PayloadError::invalid(origin, format!("malformed JSON: {e}")))?;
     let arr = match &v {
         serde_json::Value::Array(a) => a.clone(),
-        serde_json::Value::Object(o) => o.get("statusCheckRollup").and_then(|x| x.as_array()).cloned().unwrap_or_default(),
+        serde_json::Value::Object(o) => {
+            o.get("statusCheckRollup").and_then(|x| x.as_array()).cloned().unwrap_or_default()
+        }
         _ => Vec::new(),
     };
     let mut names: Vec<String> = arr
         .iter()
-        .filter_map(|x| x.as_str().map(str::to_string).or_else(|| x.get("name").and_then(|n| n.as_str()).map(str::to_string)))
+        .filter_map(|x| {
+            x.as_str().map(str::to_string).or_else(|| x.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        })
         .collect();
     names.sort();
     names.dedup();
@@ -309,6 +332,7 @@ pub struct HttpSource {
     base: String,
     allowed: Vec<String>,
     github_diff_base: Option<String>,
+    sippy_base: Option<String>,
     config: HttpConfig,
     agent: ureq::Agent,
     record_to: Option<PathBuf>,
@@ -347,7 +371,15 @@ impl HttpSource {
             .max_redirects(0)
             .build()
             .into();
-        Ok(HttpSource { base, allowed: vec![host], github_diff_base: None, config, agent, record_to: None })
+        Ok(HttpSource {
+            base,
+            allowed: vec![host],
+            github_diff_base: None,
+            sippy_base: None,
+            config,
+            agent,
+            record_to: None,
+        })
     }
 
     /// Also fetch PR diffs as `<base>/<org>/<repo>/pull/<n>.diff` (e.g.
@@ -358,6 +390,16 @@ impl HttpSource {
         let host = host_of(&b).ok_or_else(|| PayloadError::invalid(base, "no host in URL"))?;
         self.allowed.push(host);
         self.github_diff_base = Some(b);
+        Ok(self)
+    }
+
+    /// Also read per-job pass rates from Sippy at `base`
+    /// (e.g. `https://sippy.dptools.openshift.org`); that host becomes allowed.
+    pub fn with_sippy(mut self, base: &str) -> Result<HttpSource, PayloadError> {
+        let b = base.trim_end_matches('/').to_string();
+        let host = host_of(&b).ok_or_else(|| PayloadError::invalid(base, "no host in URL"))?;
+        self.allowed.push(host);
+        self.sippy_base = Some(b);
         Ok(self)
     }
 
@@ -397,18 +439,25 @@ impl HttpSource {
                     let status = resp.status().as_u16();
                     if status == 200 {
                         let mut buf = Vec::new();
-                        resp.body_mut()
-                            .as_reader()
-                            .take(self.config.max_bytes + 1)
-                            .read_to_end(&mut buf)
-                            .map_err(|e| PayloadError::Transport { url: url.to_string(), detail: format!("reading the body failed: {e}") })?;
+                        resp.body_mut().as_reader().take(self.config.max_bytes + 1).read_to_end(&mut buf).map_err(
+                            |e| PayloadError::Transport {
+                                url: url.to_string(),
+                                detail: format!("reading the body failed: {e}"),
+                            },
+                        )?;
                         if buf.len() as u64 > self.config.max_bytes {
-                            return Err(PayloadError::invalid(url, format!("larger than the {}-byte limit", self.config.max_bytes)));
+                            return Err(PayloadError::invalid(
+                                url,
+                                format!("larger than the {}-byte limit", self.config.max_bytes),
+                            ));
                         }
                         return Ok(buf);
                     }
                     if status == 404 || status == 410 {
-                        return Err(PayloadError::NotFound { origin: url.to_string(), detail: format!(" (HTTP {status})") });
+                        return Err(PayloadError::NotFound {
+                            origin: url.to_string(),
+                            detail: format!(" (HTTP {status})"),
+                        });
                     }
                     let retry_after = resp
                         .headers()
@@ -417,7 +466,9 @@ impl HttpSource {
                         .and_then(|v| v.trim().parse::<u64>().ok());
                     if status != 429 && status < 500 {
                         let detail = match status {
-                            301 | 302 | 303 | 307 | 308 => " (redirect not followed: only the configured host is contacted)".to_string(),
+                            301 | 302 | 303 | 307 | 308 => {
+                                " (redirect not followed: only the configured host is contacted)".to_string()
+                            }
                             401 | 403 => " (access denied)".to_string(),
                             _ => String::new(),
                         };
@@ -435,7 +486,11 @@ impl HttpSource {
                             })
                         }
                         Some(s) => {
-                            last = Some(PayloadError::Http { url: url.to_string(), status, detail: format!(" (retried after {s}s)") });
+                            last = Some(PayloadError::Http {
+                                url: url.to_string(),
+                                status,
+                                detail: format!(" (retried after {s}s)"),
+                            });
                             Some(Duration::from_secs(s))
                         }
                         None => {
@@ -492,9 +547,17 @@ impl PayloadSource for HttpSource {
         Ok(Changelog { state, node_image_streams: nis, origin: url })
     }
 
+    fn sippy_jobs(&self, release: &str) -> Result<Option<Vec<jobhistory::SippyJob>>, PayloadError> {
+        let Some(base) = &self.sippy_base else { return Ok(None) };
+        let url = format!("{base}/api/jobs?release={}", encode_component(release));
+        let b = self.get(&url)?;
+        Ok(Some(jobhistory::parse_sippy_jobs(&b, &url)?))
+    }
+
     fn pr_diff(&self, pr: &PullRequest) -> Result<Option<String>, PayloadError> {
         let Some(base) = &self.github_diff_base else { return Ok(None) };
-        let url = format!("{base}/{}/{}/pull/{}.diff", encode_component(&pr.org), encode_component(&pr.repo), pr.number);
+        let url =
+            format!("{base}/{}/{}/pull/{}.diff", encode_component(&pr.org), encode_component(&pr.repo), pr.number);
         match self.get(&url) {
             Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
             Err(e) if e.is_not_found() => Ok(None),

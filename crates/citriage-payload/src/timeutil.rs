@@ -61,7 +61,7 @@ fn num(s: &str) -> Option<u32> {
 /// Fractions of a second are dropped.
 pub fn parse_rfc3339(input: &str) -> Option<Epoch> {
     let s = input.trim();
-    if s.len() < 10 {
+    if s.len() < 10 || !s.is_ascii() {
         return None;
     }
     let (date, rest) = s.split_at(10);
@@ -111,7 +111,7 @@ pub fn parse_rfc3339(input: &str) -> Option<Epoch> {
 /// → 2026-03-04T08:48:19Z. Tags without one give `None`.
 pub fn tag_timestamp(tag: &str) -> Option<Epoch> {
     let b = tag.as_bytes();
-    if b.len() < 17 {
+    if b.len() < 17 || !tag.is_char_boundary(tag.len() - 17) {
         return None;
     }
     let tail = &tag[tag.len() - 17..];
@@ -165,14 +165,20 @@ mod tests {
         assert_eq!(parse_rfc3339("2023-02-29T00:00:00Z"), None);
         assert_eq!(parse_rfc3339("yesterday"), None);
         assert_eq!(parse_rfc3339("1969-12-31T23:59:59Z"), Some(-1));
+        assert_eq!(parse_rfc3339("2026-05-0é13:28:38Z"), None);
+        assert_eq!(parse_rfc3339("２０２６-05-01T13:28:38Z"), None);
     }
 
     #[test]
     fn tag_stamps() {
         let t = tag_timestamp("4.22.0-0.nightly-2026-03-04-084819").unwrap();
         assert_eq!(format_rfc3339(t), "2026-03-04T08:48:19Z");
-        assert_eq!(tag_timestamp("4.22.0-0.nightly-arm64-2026-03-04-084819").map(format_rfc3339).as_deref(), Some("2026-03-04T08:48:19Z"));
+        assert_eq!(
+            tag_timestamp("4.22.0-0.nightly-arm64-2026-03-04-084819").map(format_rfc3339).as_deref(),
+            Some("2026-03-04T08:48:19Z")
+        );
         assert_eq!(tag_timestamp("4.12.1"), None);
+        assert_eq!(tag_timestamp("ééééééééééééééééé"), None);
         assert_eq!(format_short(t), "2026-03-04 08:48 UTC");
     }
 }

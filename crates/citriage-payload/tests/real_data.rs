@@ -67,7 +67,8 @@ fn ocpcrt_74_release_info() {
     let installer: Vec<_> = prs.iter().filter(|p| p.repo == "installer").collect();
     assert_eq!(installer.len(), 7);
     assert_eq!(installer[0].images, vec!["baremetal-installer", "installer", "installer-artifacts"]);
-    assert!(prs.iter().any(|p| p.url == "https://github.com/openshift/installer/pull/6706" && p.title == "Set ip=dhcp,dhcp6 for master nodes on dualstack"));
+    assert!(prs.iter().any(|p| p.url == "https://github.com/openshift/installer/pull/6706"
+        && p.title == "Set ip=dhcp,dhcp6 for master nodes on dualstack"));
     assert!(prs.iter().any(|p| p.org == "operator-framework" && p.repo == "operator-marketplace"));
 }
 
@@ -93,15 +94,25 @@ fn bquxjob_pass_rates_trends_streaks() {
     let dtk = &rates["periodic-ci-openshift-release-main-nightly-4.22-e2e-aws-driver-toolkit"];
     assert_eq!((dtk.current, dtk.previous), (PassRate { passes: 26, runs: 26 }, PassRate { passes: 25, runs: 28 }));
     let fips = &rates["periodic-ci-openshift-release-main-nightly-4.22-fips-payload-scan"];
-    assert_eq!((fips.current, fips.previous, fips.trend), (PassRate { passes: 26, runs: 26 }, PassRate { passes: 26, runs: 26 }, Trend::Stable));
+    assert_eq!(
+        (fips.current, fips.previous, fips.trend),
+        (PassRate { passes: 26, runs: 26 }, PassRate { passes: 26, runs: 26 }, Trend::Stable)
+    );
 
     // Completion time instead of start time would give 10/23: the window is by start.
-    let by_completion: Vec<_> = runs.iter().cloned().map(|mut r| {
-        r.started = r.completed;
-        r
-    }).collect();
+    let by_completion: Vec<_> = runs
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.started = r.completed;
+            r
+        })
+        .collect();
     let alt = jobhistory::pass_rates(&by_completion, anchor, 7);
-    assert_eq!(alt["periodic-ci-openshift-release-main-nightly-4.22-console-aws"].current, PassRate { passes: 10, runs: 23 });
+    assert_eq!(
+        alt["periodic-ci-openshift-release-main-nightly-4.22-console-aws"].current,
+        PassRate { passes: 10, runs: 23 }
+    );
 
     // Streaks and patterns, newest payload first.
     let streaks = jobhistory::streaks(&runs);
@@ -116,5 +127,36 @@ fn bquxjob_pass_rates_trends_streaks() {
     let early = jobhistory::filter_as_of(runs.clone(), Some(cut));
     assert!(early.iter().all(|r| r.started.unwrap() <= cut));
     let r2 = jobhistory::pass_rates(&early, cut, 7);
-    assert_eq!(r2["periodic-ci-openshift-release-main-nightly-4.22-console-aws"].current, PassRate { passes: 8, runs: 25 });
+    assert_eq!(
+        r2["periodic-ci-openshift-release-main-nightly-4.22-console-aws"].current,
+        PassRate { passes: 8, runs: 25 }
+    );
+}
+
+#[test]
+fn ocpcrt_74_through_the_pipeline() {
+    // The real response served from a recorded directory (built at test time).
+    let Some(p) = shared("openshift/sippy/OCPCRT-74-pr-test.json") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rel = dir.path().join("api/v1/releasestream/4-stable");
+    std::fs::create_dir_all(rel.join("release")).unwrap();
+    std::fs::copy(&p, rel.join("release/4.12.1.json")).unwrap();
+    std::fs::write(
+        rel.join("tags.json"),
+        r#"{"name":"4-stable","tags":[{"name":"4.12.1","phase":"Accepted","pullSpec":"","downloadURL":""},{"name":"4.12.0","phase":"Accepted","pullSpec":"","downloadURL":""}]}"#,
+    )
+    .unwrap();
+    let src = citriage_payload::RecordedDir::open(dir.path());
+    let mut opts = citriage_payload::AnalyzeOptions::new("4.12.1");
+    opts.stream = Some("4-stable".into());
+    let a = citriage_payload::analyze(&src, &citriage_payload::NoEvidence, &opts).unwrap();
+    assert!(a.failed_jobs.is_empty());
+    assert_eq!(a.blocking.describe(), "2/2 passed");
+    // No ?from= file: the changelog embedded in the release info covers 4.12.0 → 4.12.1.
+    assert_eq!(a.new_prs.from.as_deref(), Some("4.12.0"));
+    assert_eq!(a.new_prs.prs.len(), 75);
+    assert_eq!(a.decision.verdict, citriage_payload::action::Verdict::ReportOnly);
+    assert!(!a.decision.force_accept.recommended);
+    let html = citriage_payload::render_html(&a);
+    assert!(html.contains("No blocking job failed."));
 }

@@ -1,78 +1,213 @@
 //! Builds, test results and artifact indexes in the store. A build is written in one
 //! transaction that replaces any earlier copy, so re-ingesting is idempotent and a
 //! crash mid-build leaves either the old copy or the new one, never half of each.
+//! Test names, suites and file names are interned in a `strings` table so millions
+//! of results stay compact; skipped tests are counted on the build, not stored.
+//! Reads go job by job so memory stays bounded by one job's history.
 
 use crate::{Store, StoreError};
-pub use citriage_model::build::{BuildRecord, StoredTest};
 use rusqlite::{params, OptionalExtension};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use citriage_model::build::{BuildRecord, StoredTest};
+
+const BUILD_COLUMNS: &str =
+    "id, bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started,
+    finished, duration, result, state, executor, origin, problems, complete, skipped_tests";
+
+fn status_code(s: &str) -> i64 {
+    match s {
+        "failed" => 1,
+        "error" => 2,
+        "skipped" => 3,
+        _ => 0,
+    }
+}
+
+fn status_text(c: i64) -> &'static str {
+    match c {
+        1 => "failed",
+        2 => "error",
+        3 => "skipped",
+        _ => "passed",
+    }
+}
+
+fn build_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, BuildRecord, i64)> {
+    let problems: String = r.get(18)?;
+    Ok((
+        r.get(0)?,
+        BuildRecord {
+            bucket: r.get(1)?,
+            path: r.get(2)?,
+            job: r.get(3)?,
+            build_id: r.get(4)?,
+            kind: r.get(5)?,
+            pr: r.get::<_, Option<i64>>(6)?.map(|p| p as u64),
+            commit_sha: r.get(7)?,
+            repo_commit: r.get(8)?,
+            repo_version: r.get(9)?,
+            repos: r.get(10)?,
+            started: r.get(11)?,
+            finished: r.get(12)?,
+            duration: r.get(13)?,
+            result: r.get(14)?,
+            state: r.get(15)?,
+            executor: r.get(16)?,
+            origin: r.get(17)?,
+            problems: serde_json::from_str(&problems).unwrap_or_default(),
+            complete: r.get(19)?,
+            tests: Vec::new(),
+            artifacts: Vec::new(),
+        },
+        r.get(20)?,
+    ))
+}
 
 impl Store {
+    fn ensure_string_ids(&mut self) -> Result<(), StoreError> {
+        if self.string_ids.is_none() {
+            let mut m = HashMap::new();
+            let mut st = self.conn.prepare("SELECT id, text FROM strings").map_err(|e| self.err(e))?;
+            let rows =
+                st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).map_err(|e| self.err(e))?;
+            for r in rows {
+                let (id, t) = r.map_err(|e| self.err(e))?;
+                m.insert(t, id);
+            }
+            drop(st);
+            self.string_ids = Some(m);
+        }
+        Ok(())
+    }
+
+    fn ensure_string_texts(&mut self) -> Result<(), StoreError> {
+        let count: i64 =
+            self.conn.query_row("SELECT count(*) FROM strings", [], |r| r.get(0)).map_err(|e| self.err(e))?;
+        if self.string_texts.as_ref().map(|m| m.len() as i64) != Some(count) {
+            let mut m = HashMap::new();
+            let mut st = self.conn.prepare("SELECT id, text FROM strings").map_err(|e| self.err(e))?;
+            let rows =
+                st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).map_err(|e| self.err(e))?;
+            for r in rows {
+                let (id, t) = r.map_err(|e| self.err(e))?;
+                m.insert(id, Arc::from(t.as_str()));
+            }
+            drop(st);
+            self.string_texts = Some(m);
+        }
+        Ok(())
+    }
+
     /// Writes (or replaces) one build in one transaction.
     pub fn put_build(&mut self, b: &BuildRecord) -> Result<i64, StoreError> {
+        self.ensure_string_ids()?;
         let path = self.path.clone();
         let sql = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        tx.execute("DELETE FROM builds WHERE bucket = ?1 AND path = ?2", params![b.bucket, b.path]).map_err(sql)?;
-        tx.execute(
-            "INSERT INTO builds (bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos,
-                started, finished, duration, result, state, executor, origin, problems, complete)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-            params![
-                b.bucket,
-                b.path,
-                b.job,
-                b.build_id,
-                b.kind,
-                b.pr.map(|p| p as i64),
-                b.commit_sha,
-                b.repo_commit,
-                b.repo_version,
-                b.repos,
-                b.started,
-                b.finished,
-                b.duration,
-                b.result,
-                b.state,
-                b.executor,
-                b.origin,
-                serde_json::to_string(&b.problems).unwrap_or_else(|_| "[]".into()),
-                b.complete
-            ],
-        )
-        .map_err(sql)?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut st = tx
-                .prepare(
-                    "INSERT INTO test_results (build, seq, file, suite, classname, name, status, duration, failure_text, attempt, informing, kettle_name)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                )
-                .map_err(sql)?;
-            for (i, t) in b.tests.iter().enumerate() {
-                st.execute(params![
-                    id,
-                    i as i64,
-                    t.file,
-                    t.suite,
-                    t.classname,
-                    t.name,
-                    t.status,
-                    t.duration,
-                    t.failure_text,
-                    t.attempt,
-                    t.informing,
-                    t.kettle_name
-                ])
-                .map_err(sql)?;
+        let mut ids = self.string_ids.take().unwrap_or_default();
+        let mut new_strings: Vec<String> = Vec::new();
+        let result = (|| -> Result<i64, StoreError> {
+            let tx = self.conn.transaction().map_err(sql)?;
+            tx.execute("DELETE FROM builds WHERE bucket = ?1 AND path = ?2", params![b.bucket, b.path]).map_err(sql)?;
+            let skipped = b.tests.iter().filter(|t| t.status == "skipped").count() as i64;
+            tx.execute(
+                "INSERT INTO builds (bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos,
+                    started, finished, duration, result, state, executor, origin, problems, complete, skipped_tests)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                params![
+                    b.bucket,
+                    b.path,
+                    b.job,
+                    b.build_id,
+                    b.kind,
+                    b.pr.map(|p| p as i64),
+                    b.commit_sha,
+                    b.repo_commit,
+                    b.repo_version,
+                    b.repos,
+                    b.started,
+                    b.finished,
+                    b.duration,
+                    b.result,
+                    b.state,
+                    b.executor,
+                    b.origin,
+                    serde_json::to_string(&b.problems).unwrap_or_else(|_| "[]".into()),
+                    b.complete,
+                    skipped
+                ],
+            )
+            .map_err(sql)?;
+            let id = tx.last_insert_rowid();
+            {
+                let mut ins_str = tx.prepare_cached("INSERT INTO strings (text) VALUES (?1)").map_err(sql)?;
+                let mut intern = |t: &str| -> Result<i64, StoreError> {
+                    if let Some(&i) = ids.get(t) {
+                        return Ok(i);
+                    }
+                    ins_str.execute(params![t]).map_err(sql)?;
+                    let i = tx.last_insert_rowid();
+                    ids.insert(t.to_string(), i);
+                    new_strings.push(t.to_string());
+                    Ok(i)
+                };
+                let mut rows = Vec::with_capacity(b.tests.len());
+                for t in b.tests.iter().filter(|t| t.status != "skipped") {
+                    rows.push((
+                        intern(&t.file)?,
+                        intern(&t.suite)?,
+                        intern(&t.classname)?,
+                        intern(&t.name)?,
+                        match &t.kettle_name {
+                            Some(k) => Some(intern(k)?),
+                            None => None,
+                        },
+                        t,
+                    ));
+                }
+                drop(ins_str);
+                let mut st = tx
+                    .prepare_cached(
+                        "INSERT INTO test_results (build, seq, file, suite, classname, name, kettle_name, status, duration, attempt, informing, failure_text)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    )
+                    .map_err(sql)?;
+                for (i, (file, suite, class, name, kettle, t)) in rows.into_iter().enumerate() {
+                    st.execute(params![
+                        id,
+                        i as i64,
+                        file,
+                        suite,
+                        class,
+                        name,
+                        kettle,
+                        status_code(&t.status),
+                        t.duration,
+                        t.attempt,
+                        t.informing,
+                        t.failure_text
+                    ])
+                    .map_err(sql)?;
+                }
+                let mut sa = tx
+                    .prepare_cached("INSERT OR REPLACE INTO artifacts (build, path, size) VALUES (?1, ?2, ?3)")
+                    .map_err(sql)?;
+                for (p, size) in &b.artifacts {
+                    sa.execute(params![id, p, size.map(|s| s as i64)]).map_err(sql)?;
+                }
             }
-            let mut sa =
-                tx.prepare("INSERT OR REPLACE INTO artifacts (build, path, size) VALUES (?1, ?2, ?3)").map_err(sql)?;
-            for (p, size) in &b.artifacts {
-                sa.execute(params![id, p, size.map(|s| s as i64)]).map_err(sql)?;
+            tx.commit().map_err(sql)?;
+            Ok(id)
+        })();
+        if result.is_err() {
+            // The transaction rolled back: forget the strings it would have added.
+            for t in &new_strings {
+                ids.remove(t);
             }
         }
-        tx.commit().map_err(sql)?;
-        Ok(id)
+        self.string_ids = Some(ids);
+        result
     }
 
     /// True when a complete copy of the build is stored (re-fetching can be skipped).
@@ -91,73 +226,94 @@ impl Store {
     pub fn builds(&self, job: Option<&str>) -> Result<Vec<BuildRecord>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started,
-                        finished, duration, result, state, executor, origin, problems, complete
-                 FROM builds WHERE ?1 IS NULL OR job = ?1 ORDER BY job, started, build_id, path",
-            )
+            .prepare(&format!(
+                "SELECT {BUILD_COLUMNS} FROM builds WHERE ?1 IS NULL OR job = ?1 ORDER BY job, started, build_id, path"
+            ))
             .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![job], |r| {
-                let problems: String = r.get(17)?;
-                Ok(BuildRecord {
-                    bucket: r.get(0)?,
-                    path: r.get(1)?,
-                    job: r.get(2)?,
-                    build_id: r.get(3)?,
-                    kind: r.get(4)?,
-                    pr: r.get::<_, Option<i64>>(5)?.map(|p| p as u64),
-                    commit_sha: r.get(6)?,
-                    repo_commit: r.get(7)?,
-                    repo_version: r.get(8)?,
-                    repos: r.get(9)?,
-                    started: r.get(10)?,
-                    finished: r.get(11)?,
-                    duration: r.get(12)?,
-                    result: r.get(13)?,
-                    state: r.get(14)?,
-                    executor: r.get(15)?,
-                    origin: r.get(16)?,
-                    problems: serde_json::from_str(&problems).unwrap_or_default(),
-                    complete: r.get(18)?,
-                    tests: Vec::new(),
-                    artifacts: Vec::new(),
-                })
-            })
-            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map(params![job], build_from_row).map_err(|e| self.err(e))?;
+        rows.map(|r| r.map(|(_, b, _)| b)).collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// The distinct job names of the stored builds, sorted.
+    pub fn build_jobs(&self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT DISTINCT job FROM builds ORDER BY job").map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
-    /// Test results of every stored build, as (bucket, path, test), ordered by build then position.
-    pub fn test_results(&self) -> Result<Vec<(String, String, StoredTest)>, StoreError> {
+    /// One job's builds, oldest first, with the test results of those started after
+    /// `tests_since` (all when `None`). Skipped tests are not stored.
+    pub fn job_builds_with_tests(
+        &mut self,
+        job: &str,
+        tests_since: Option<i64>,
+    ) -> Result<Vec<BuildRecord>, StoreError> {
+        self.ensure_string_texts()?;
+        let texts = self.string_texts.clone().unwrap_or_default();
+        let text = |i: i64| texts.get(&i).map(|t| t.to_string()).unwrap_or_default();
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT b.bucket, b.path, t.file, t.suite, t.classname, t.name, t.status, t.duration, t.failure_text, t.attempt, t.informing, t.kettle_name
-                 FROM test_results t JOIN builds b ON b.id = t.build ORDER BY b.job, b.started, b.build_id, b.path, t.seq",
+            .prepare_cached(&format!(
+                "SELECT {BUILD_COLUMNS} FROM builds WHERE job = ?1 ORDER BY started, build_id, path"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows: Vec<(i64, BuildRecord, i64)> = stmt
+            .query_map(params![job], build_from_row)
+            .map_err(|e| self.err(e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| self.err(e))?;
+        drop(stmt);
+        let mut tstmt = self
+            .conn
+            .prepare_cached(
+                "SELECT file, suite, classname, name, kettle_name, status, duration, attempt, informing, failure_text
+                 FROM test_results WHERE build = ?1 ORDER BY seq",
             )
             .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    StoredTest {
-                        file: r.get(2)?,
-                        suite: r.get(3)?,
-                        classname: r.get(4)?,
-                        name: r.get(5)?,
-                        status: r.get(6)?,
-                        duration: r.get(7)?,
-                        failure_text: r.get(8)?,
-                        attempt: r.get(9)?,
-                        informing: r.get(10)?,
-                        kettle_name: r.get(11)?,
-                    },
-                ))
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, mut b, _) in rows {
+            let wanted = match tests_since {
+                None => true,
+                Some(t) => b.started.is_some_and(|s| s > t),
+            };
+            if wanted {
+                let tests = tstmt
+                    .query_map(params![id], |r| {
+                        Ok(StoredTest {
+                            file: text(r.get(0)?),
+                            suite: text(r.get(1)?),
+                            classname: text(r.get(2)?),
+                            name: text(r.get(3)?),
+                            kettle_name: r.get::<_, Option<i64>>(4)?.map(text),
+                            status: status_text(r.get(5)?).to_string(),
+                            duration: r.get(6)?,
+                            attempt: r.get(7)?,
+                            informing: r.get(8)?,
+                            failure_text: r.get(9)?,
+                        })
+                    })
+                    .map_err(|e| self.err(e))?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| self.err(e))?;
+                b.tests = tests;
+            }
+            out.push(b);
+        }
+        Ok(out)
+    }
+
+    /// Test results of every stored build, as (bucket, path, test), ordered by build
+    /// then position. Meant for small stores and tests; large stores read job by job.
+    pub fn test_results(&mut self) -> Result<Vec<(String, String, StoredTest)>, StoreError> {
+        let mut out = Vec::new();
+        for job in self.build_jobs()? {
+            for b in self.job_builds_with_tests(&job, None)? {
+                for t in b.tests {
+                    out.push((b.bucket.clone(), b.path.clone(), t));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Counts of stored builds, test results and artifacts (for summaries and tests).
@@ -170,31 +326,5 @@ impl Store {
             q("SELECT count(*) FROM test_results")?,
             q("SELECT count(*) FROM artifacts")?,
         ))
-    }
-
-    /// Runs a read-only SQL query returning rows of text/number cells (for the
-    /// differential kettle check and ad-hoc inspection).
-    pub fn query_rows(&self, sql: &str) -> Result<Vec<Vec<serde_json::Value>>, StoreError> {
-        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
-        let n = stmt.column_count();
-        let rows = stmt
-            .query_map([], |r| {
-                let mut v = Vec::with_capacity(n);
-                for i in 0..n {
-                    let cell = match r.get_ref(i)? {
-                        rusqlite::types::ValueRef::Null => serde_json::Value::Null,
-                        rusqlite::types::ValueRef::Integer(x) => serde_json::Value::from(x),
-                        rusqlite::types::ValueRef::Real(x) => serde_json::Value::from(x),
-                        rusqlite::types::ValueRef::Text(t) => {
-                            serde_json::Value::from(String::from_utf8_lossy(t).into_owned())
-                        }
-                        rusqlite::types::ValueRef::Blob(_) => serde_json::Value::Null,
-                    };
-                    v.push(cell);
-                }
-                Ok(v)
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 }

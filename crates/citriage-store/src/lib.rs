@@ -79,25 +79,29 @@ const MIGRATIONS: &[&str] = &[
         origin TEXT NOT NULL,
         problems TEXT NOT NULL DEFAULT '[]',
         complete INTEGER NOT NULL,
+        skipped_tests INTEGER NOT NULL DEFAULT 0,
         UNIQUE (bucket, path)
     );
     CREATE INDEX builds_by_job ON builds (job, started);
+    CREATE TABLE strings (
+        id INTEGER PRIMARY KEY,
+        text TEXT NOT NULL UNIQUE
+    );
     CREATE TABLE test_results (
         build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
         seq INTEGER NOT NULL,
-        file TEXT NOT NULL,
-        suite TEXT NOT NULL,
-        classname TEXT NOT NULL,
-        name TEXT NOT NULL,
-        status TEXT NOT NULL,
+        file INTEGER NOT NULL,
+        suite INTEGER NOT NULL,
+        classname INTEGER NOT NULL,
+        name INTEGER NOT NULL,
+        kettle_name INTEGER,
+        status INTEGER NOT NULL,
         duration REAL,
-        failure_text TEXT,
         attempt INTEGER NOT NULL,
         informing INTEGER NOT NULL,
-        kettle_name TEXT,
+        failure_text TEXT,
         PRIMARY KEY (build, seq)
     ) WITHOUT ROWID;
-    CREATE INDEX test_results_by_name ON test_results (name);
     CREATE TABLE artifacts (
         build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
         path TEXT NOT NULL,
@@ -133,6 +137,10 @@ pub struct ImportOutcome {
 pub struct Store {
     conn: Connection,
     path: String,
+    /// Interned strings (test names, files) by text, loaded on first use.
+    string_ids: Option<std::collections::HashMap<String, i64>>,
+    /// Interned strings by id, loaded on first read.
+    string_texts: Option<std::collections::HashMap<i64, std::sync::Arc<str>>>,
 }
 
 /// The default store file: `$CITRIAGE_DB`, else `$XDG_DATA_HOME/citriage/citriage.db`,
@@ -183,7 +191,7 @@ impl Store {
             tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1)).map_err(sql)?;
             tx.commit().map_err(sql)?;
         }
-        Ok(Store { conn, path })
+        Ok(Store { conn, path, string_ids: None, string_texts: None })
     }
 
     /// The file this store lives in.

@@ -9,10 +9,7 @@ use std::time::Instant;
 
 fn vm_hwm_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
+    s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok())
 }
 
 fn main() {
@@ -75,8 +72,14 @@ fn main() {
     let median = times[times.len() / 2];
     let Some(s) = last else { return };
     let mb = s.bytes as f64 / 1e6;
-    println!("synth preset={preset} runs={runs} threads={}", if threads == 0 { "all".to_string() } else { threads.to_string() });
-    println!("  jobs={} builds={} gcs_builds={} failed_builds={} failed_tests={} payloads={}", s.jobs, s.builds, s.gcs_builds, s.failed_builds, s.failed_tests, s.payloads);
+    println!(
+        "synth preset={preset} runs={runs} threads={}",
+        if threads == 0 { "all".to_string() } else { threads.to_string() }
+    );
+    println!(
+        "  jobs={} builds={} gcs_builds={} failed_builds={} failed_tests={} payloads={}",
+        s.jobs, s.builds, s.gcs_builds, s.failed_builds, s.failed_tests, s.payloads
+    );
     println!("  files={} bytes={} ({mb:.1} MB)", s.files, s.bytes);
     println!("  median {median:.2}s (min {:.2}s, max {:.2}s)", times[0], times[times.len() - 1]);
     println!(

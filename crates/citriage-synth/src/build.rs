@@ -141,10 +141,18 @@ pub struct JobOutput {
 
 enum Trig {
     Periodic,
-    Post { sha: String },
-    Pre { pr: usize, push: usize, retest: u32 },
+    Post {
+        sha: String,
+    },
+    Pre {
+        pr: usize,
+        push: usize,
+        retest: u32,
+    },
     /// A tide batch: several PR heads merged together.
-    Batch { pulls: Vec<(usize, usize)> },
+    Batch {
+        pulls: Vec<(usize, usize)>,
+    },
 }
 
 struct Slot {
@@ -398,7 +406,11 @@ fn schedule(job: &JobSpec, ctx: &Ctx, prs: &mut Vec<PullRequest>) -> Vec<Slot> {
         }
     }
     // Tide batches for kubernetes/kubernetes presubmits (about one run in 20).
-    if job.kind == JobKind::Presubmit && job.single_pr.is_none() && job.repo == "kubernetes/kubernetes" && prs.len() >= 4 {
+    if job.kind == JobKind::Presubmit
+        && job.single_pr.is_none()
+        && job.repo == "kubernetes/kubernetes"
+        && prs.len() >= 4
+    {
         let n = slots.len() / 20;
         for _ in 0..n {
             let t = job.first_ts + r.below((end - job.first_ts).max(1) as u64) as i64;

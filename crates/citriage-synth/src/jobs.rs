@@ -506,12 +506,9 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
         }
         SuiteKind::GoUnit | SuiteKind::GoIntegration => vec!["data-race", "apiserver-startup-timeout"],
         SuiteKind::Minikube => vec!["dockerhub-rate-limit"],
-        SuiteKind::Kubetest => vec![
-            "boskos-could-not-allocate",
-            "cluster-connection-refused",
-            "nodes-not-ready",
-            "process-timeout",
-        ],
+        SuiteKind::Kubetest => {
+            vec!["boskos-could-not-allocate", "cluster-connection-refused", "nodes-not-ready", "process-timeout"]
+        }
         SuiteKind::Ginkgo | SuiteKind::OpenShift => vec![
             "cluster-connection-refused",
             "cluster-connection-refused",
@@ -531,12 +528,9 @@ fn family_patterns(name: &str, suite: SuiteKind, arch: &str) -> Vec<&'static str
 
 fn infra_patterns(suite: SuiteKind, name: &str) -> Vec<&'static str> {
     match suite {
-        SuiteKind::Kops | SuiteKind::Kubetest => vec![
-            "boskos-could-not-allocate",
-            "cluster-connection-refused",
-            "nodes-not-ready",
-            "process-timeout",
-        ],
+        SuiteKind::Kops | SuiteKind::Kubetest => {
+            vec!["boskos-could-not-allocate", "cluster-connection-refused", "nodes-not-ready", "process-timeout"]
+        }
         SuiteKind::Capi => {
             if name.contains("azure") || name.contains("capz") {
                 vec!["public-ip-quota", "process-timeout"]

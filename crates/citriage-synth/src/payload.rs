@@ -1448,7 +1448,11 @@ fn aggregated_junit(r: &mut Rng, under: &str, ok: bool) -> String {
         "[bz-kube-apiserver] kube-apiserver should not be unreachable during upgrade",
     ];
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    s.push_str(&format!("<testsuite name=\"{under}\" tests=\"{}\" skipped=\"0\" failures=\"{}\" time=\"0\">\n", tests.len(), usize::from(!ok)));
+    s.push_str(&format!(
+        "<testsuite name=\"{under}\" tests=\"{}\" skipped=\"0\" failures=\"{}\" time=\"0\">\n",
+        tests.len(),
+        usize::from(!ok)
+    ));
     for (ti, t) in tests.iter().enumerate() {
         let runs = 10u32;
         let fails = if !ok && ti == 2 { 3 } else { r.below(2) as u32 };
@@ -1468,7 +1472,10 @@ fn aggregated_junit(r: &mut Rng, under: &str, ok: bool) -> String {
         if fails == 0 {
             failed.push_str("[]\n");
         }
-        s.push_str(&format!("  <testcase name=\"{}\" classname=\"\" time=\"0\">\n", t.replace('&', "&amp;").replace('<', "&lt;")));
+        s.push_str(&format!(
+            "  <testcase name=\"{}\" classname=\"\" time=\"0\">\n",
+            t.replace('&', "&amp;").replace('<', "&lt;")
+        ));
         let passes = runs - fails;
         if !ok && ti == 2 {
             s.push_str(&format!("    <failure message=\"Passed {passes} times, failed {fails} times.  The historical pass rate is 98%.  The required number of passes is 8.\"></failure>\n"));

@@ -136,38 +136,53 @@ fn signatures() -> BTreeMap<String, String> {
         .collect()
 }
 
-#[test]
-fn same_seed_gives_identical_trees_and_other_seed_differs() {
-    let a = tempfile::tempdir().expect("tempdir");
-    let b = tempfile::tempdir().expect("tempdir");
-    let c = tempfile::tempdir().expect("tempdir");
-    let p = tiny();
-    let mut p1 = p.clone();
-    p1.threads = 1; // thread count must not matter
-    let sa = generate(&p, a.path(), &mut |_| {}).expect("a");
-    let sb = generate(&p1, b.path(), &mut |_| {}).expect("b");
-    assert_eq!(sa, sb);
-    let (mut fa, mut fb) = (Vec::new(), Vec::new());
-    walk(a.path(), &mut fa);
-    walk(b.path(), &mut fb);
-    let ra: Vec<_> = fa.iter().map(|f| f.strip_prefix(a.path()).expect("prefix").to_path_buf()).collect();
-    let rb: Vec<_> = fb.iter().map(|f| f.strip_prefix(b.path()).expect("prefix").to_path_buf()).collect();
-    assert_eq!(ra, rb, "same file list");
-    assert_eq!(ra.len() as u64, sa.files, "summary counts every file");
-    let mut total = 0u64;
-    for (x, y) in fa.iter().zip(&fb) {
-        let (bx, by) = (read(x), read(y));
-        total += bx.len() as u64;
-        assert!(bx == by, "{} differs", x.display());
-    }
-    assert_eq!(total, sa.bytes, "summary counts every byte");
+fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    walk(root, &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let data = read(&f);
+            (f.strip_prefix(root).expect("prefix").to_path_buf(), data)
+        })
+        .collect()
+}
 
-    let mut q = p.clone();
-    q.seed += 1;
-    generate(&q, c.path(), &mut |_| {}).expect("c");
-    let mut fc = Vec::new();
-    walk(c.path(), &mut fc);
-    let differs = fc.len() != fa.len() || fa.iter().zip(&fc).any(|(x, y)| read(x) != read(y));
+#[test]
+fn same_seed_gives_identical_trees() {
+    let w = world();
+    let b = tempfile::tempdir().expect("tempdir");
+    let mut p1 = tiny();
+    p1.threads = 1; // the thread count must not matter
+    let sb = generate(&p1, b.path(), &mut |_| {}).expect("b");
+    assert_eq!(w.summary, sb);
+    let ta = tree(&w.root);
+    let tb = tree(b.path());
+    let na: Vec<&PathBuf> = ta.iter().map(|x| &x.0).collect();
+    let nb: Vec<&PathBuf> = tb.iter().map(|x| &x.0).collect();
+    assert_eq!(na, nb, "same file list");
+    assert_eq!(ta.len() as u64, sb.files, "summary counts every file");
+    let total: u64 = ta.iter().map(|x| x.1.len() as u64).sum();
+    assert_eq!(total, sb.bytes, "summary counts every byte");
+    for ((pa, da), (_, db)) in ta.iter().zip(&tb) {
+        assert!(da == db, "{} differs", pa.display());
+    }
+}
+
+#[test]
+fn another_seed_gives_another_world() {
+    let mut p = tiny();
+    p.jobs = 6;
+    p.builds_per_job = 4;
+    p.payloads = 3;
+    let a = tempfile::tempdir().expect("tempdir");
+    let c = tempfile::tempdir().expect("tempdir");
+    generate(&p, a.path(), &mut |_| {}).expect("a");
+    p.seed += 1;
+    generate(&p, c.path(), &mut |_| {}).expect("c");
+    let ta = tree(a.path());
+    let tc = tree(c.path());
+    let differs = ta.len() != tc.len() || ta.iter().zip(&tc).any(|(x, y)| x != y);
     assert!(differs, "another seed gives another world");
     assert_ne!(read(&a.path().join("truth.json")), read(&c.path().join("truth.json")));
 }

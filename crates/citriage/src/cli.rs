@@ -439,7 +439,14 @@ fn triage_cmd(cli: &Cli, a: &TriageArgs) -> Result<(), Failure> {
         loaded.older.clear();
     }
     pb.set_message("loading builds");
-    let builds = if store.build_counts()?.0 > 0 { Some(crate::fetch::load_builds(&store)?) } else { None };
+    let builds = if store.build_counts()?.0 > 0 {
+        // The listed jobs' builds, with tests of the last 8 days before the snapshot date.
+        let listed: std::collections::BTreeSet<String> = loaded.snapshot.jobs.iter().map(|j| j.job.clone()).collect();
+        let since = loaded.snapshot.meta.date.0 * 86_400 - 8 * 86_400;
+        Some(crate::fetch::load_builds_filtered(&mut store, Some(since), Some(&listed))?)
+    } else {
+        None
+    };
     pb.set_message("triaging");
     let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref());
     pb.set_message("writing report");
@@ -573,7 +580,7 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
             wlatest.insert(ds, r.snapshot.id);
         }
     }
-    let builds = crate::fetch::load_builds(&wstore)?;
+    let builds = crate::fetch::load_builds(&mut wstore)?;
     for (ds, id) in wlatest {
         pb.set_message(format!("triaging the world's {ds}"));
         let loaded = pipeline::load_with_history(&wstore, id)?;

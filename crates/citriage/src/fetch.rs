@@ -15,7 +15,6 @@ use citriage_sources::HttpOptions;
 use citriage_store::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub(crate) fn fetch(cli: &Cli, a: &FetchArgs) -> Result<(), Failure> {
@@ -127,19 +126,28 @@ pub(crate) fn fetch(cli: &Cli, a: &FetchArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Loads every stored build with its tests.
-pub fn load_builds(store: &Store) -> Result<Vec<BuildRecord>, Failure> {
-    let mut builds = store.builds(None)?;
-    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for (i, b) in builds.iter().enumerate() {
-        index.insert((b.bucket.clone(), b.path.clone()), i);
-    }
-    for (bucket, path, t) in store.test_results()? {
-        if let Some(&i) = index.get(&(bucket, path)) {
-            builds[i].tests.push(t);
+/// Loads stored builds job by job, with test results only for builds started after
+/// `tests_since` (all when `None`), and only for `jobs` (dashboard names) when given.
+pub fn load_builds_filtered(
+    store: &mut Store,
+    tests_since: Option<i64>,
+    jobs: Option<&std::collections::BTreeSet<String>>,
+) -> Result<Vec<BuildRecord>, Failure> {
+    let mut out = Vec::new();
+    for job in store.build_jobs()? {
+        if let Some(set) = jobs {
+            if !set.contains(&job) && !set.contains(&format!("pr:{job}")) {
+                continue;
+            }
         }
+        out.extend(store.job_builds_with_tests(&job, tests_since)?);
     }
-    Ok(builds)
+    Ok(out)
+}
+
+/// Loads every stored build with all its tests (small stores and tests).
+pub fn load_builds(store: &mut Store) -> Result<Vec<BuildRecord>, Failure> {
+    load_builds_filtered(store, None, None)
 }
 
 /// Parses `--as-of`: a date (its last second, UTC) or Unix seconds.
@@ -157,22 +165,42 @@ pub fn default_as_of(builds: &[BuildRecord]) -> i64 {
 }
 
 pub(crate) fn metrics(cli: &Cli, a: &MetricsArgs) -> Result<(), Failure> {
-    let store = open_store(cli)?;
+    let mut store = open_store(cli)?;
     let pb = spinner(cli.quiet, "loading builds");
-    let builds = load_builds(&store)?;
-    if builds.is_empty() {
+    let all = store.builds(None)?;
+    if all.is_empty() {
         pb.finish_and_clear();
         return Err(Failure::input(format!("the store {} has no builds: run `citriage fetch` first", store.path())));
     }
     let as_of = match &a.as_of {
         Some(s) => parse_as_of(s)?,
-        None => default_as_of(&builds),
+        None => default_as_of(&all),
     };
-    pb.set_message("computing metrics");
+    let window = a.window.max(1);
+    let mut settings = Settings::new(as_of, AnalysisConfig::default().harness_test_names);
+    settings.window_days = window;
+    // Job by job, with tests only inside the longest window needed: memory stays
+    // bounded by one job's recent history.
+    let tests_since = as_of - window.max(7) * 86_400 - 86_400;
+    let failures_rows = kettle::failures_rows(&all, as_of);
+    drop(all);
+    let mut flakes_rows = Vec::new();
+    let mut figs = Vec::new();
+    let jobs = store.build_jobs()?;
+    pb.set_message(format!("computing metrics for {} jobs", jobs.len()));
+    for job in &jobs {
+        let builds = store.job_builds_with_tests(job, Some(tests_since))?;
+        if a.emit.is_some() {
+            flakes_rows.extend(kettle::flakes_rows(&builds, as_of));
+        } else {
+            figs.extend(job_figures(&builds, &settings));
+        }
+    }
     if let Some(Emit::Kettle) = a.emit {
+        flakes_rows.sort_by(|x, y| x.job.cmp(&y.job));
         std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
-        let f = kettle::failures_json(&kettle::failures_rows(&builds, as_of));
-        let k = kettle::flakes_json(&kettle::flakes_rows(&builds, as_of));
+        let f = kettle::failures_json(&failures_rows);
+        let k = kettle::flakes_json(&flakes_rows);
         let fp = a.out.join("failures-latest.json");
         let kp = a.out.join("flakes-latest.json");
         std::fs::write(&fp, f).map_err(|e| Failure::other(format!("{}: {e}", fp.display())))?;
@@ -190,9 +218,7 @@ pub(crate) fn metrics(cli: &Cli, a: &MetricsArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    let mut settings = Settings::new(as_of, AnalysisConfig::default().harness_test_names);
-    settings.window_days = a.window.max(1);
-    let mut figs = job_figures(&builds, &settings);
+    figs.sort_by(|x, y| x.job.cmp(&y.job));
     if !a.jobs.is_empty() {
         figs.retain(|f| a.jobs.contains(&f.job));
     }
@@ -203,7 +229,7 @@ pub(crate) fn metrics(cli: &Cli, a: &MetricsArgs) -> Result<(), Failure> {
     }
     outln!("as of {} (window {} days): {} job(s)", Day::from_unix_seconds(as_of), settings.window_days, figs.len());
     outln!(
-        "{:<52} {:>9} {:>6} {:>4} {:>4} {:>7} {:>9} {:>7}  flags",
+        "{:<52} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  flags",
         "job",
         "pass rate",
         "n",
@@ -220,7 +246,7 @@ pub(crate) fn metrics(cli: &Cli, a: &MetricsArgs) -> Result<(), Failure> {
             flags.push(format!("{flaky} flaky test(s)"));
         }
         outln!(
-            "{:<52} {:>9} {:>6} {:>4} {:>4} {:>7} {:>9} {:>7}  {}",
+            "{:<52} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  {}",
             truncate(&f.job, 52),
             f.pass_rate.map(|r| format!("{:.1}%", r * 100.0)).unwrap_or_else(|| "-".into()),
             f.sample,

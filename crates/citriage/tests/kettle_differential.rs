@@ -52,8 +52,8 @@ fn flakes_sql() -> String {
                   length(replace(repo, ', ', '')) - length(replace(replace(repo, ', ', ''), ',', '')) + 1 = 2)),
          grp AS (SELECT job, [commit], sum(result = 'SUCCESS') AS passed, count(result) AS runs FROM filtered GROUP BY job, [commit]),
          flagged AS (SELECT *, CASE WHEN passed = runs OR passed = 0 THEN 0 ELSE 1 END AS flaked FROM grp),
-         tests AS (SELECT f.job, f.[commit], t.kettle_name AS n, sum(t.status = 'failed') AS failures
-                   FROM filtered f JOIN test_results t ON t.build = f.id WHERE t.kettle_name IS NOT NULL
+         tests AS (SELECT f.job, f.[commit], s.text AS n, sum(t.status = 1) AS failures
+                   FROM filtered f JOIN test_results t ON t.build = f.id JOIN strings s ON s.id = t.kettle_name
                    GROUP BY f.job, f.[commit], n),
          flaky AS (SELECT tests.job, tests.n FROM tests JOIN grp ON grp.job = tests.job AND grp.[commit] IS tests.[commit]
                    WHERE tests.failures > 0 AND tests.failures < grp.runs)
@@ -100,7 +100,7 @@ fn kettle_mode_equals_the_sql_on_the_same_builds() {
     let summary = ingest_jobs(&src, &mut store, &jobs, &IngestOptions::default(), &|_| {}).unwrap();
     assert!(summary.failures.is_empty(), "{:?}", summary.failures);
     assert!(summary.builds_stored > 100);
-    let builds = citriage::fetch::load_builds(&store).unwrap();
+    let builds = citriage::fetch::load_builds(&mut store).unwrap();
     let conn = connect(&db);
     let end = builds.iter().filter_map(|b| b.started).max().unwrap();
     let mut compared_flakes = 0;

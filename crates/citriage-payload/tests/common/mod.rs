@@ -99,7 +99,10 @@ pub fn write_run(world: &Path, url: &str, run: Run, finished: i64) {
         return;
     }
     let result = if run == Run::Pass { "SUCCESS" } else { "FAILURE" };
-    write(&dir.join("finished.json"), json!({"timestamp": finished, "passed": run == Run::Pass, "result": result}).to_string());
+    write(
+        &dir.join("finished.json"),
+        json!({"timestamp": finished, "passed": run == Run::Pass, "result": result}).to_string(),
+    );
     let (log, cases): (Vec<String>, Vec<(&str, Option<String>)>) = match run {
         Run::Pass => (vec!["INFO[0000] all tests passed".into()], vec![("[sig-apps] widget controller should reconcile widgets", None)]),
         Run::Culprit => (
@@ -156,10 +159,38 @@ fn jobs_for(idx: usize) -> Vec<Job> {
     use Run::*;
     let j = |short, run, offset_min| Job { short, run, informing: false, offset_min, retries: 0 };
     let mut v = match idx {
-        0 => vec![j("aws-ovn", Pass, 60), j("gcp-ovn", Pass, 180), j("metal-ipi", Pass, 150), j("aws-ovn-upgrade", Pass, 90), j("aws-ovn-fips", Pass, 70), j("azure-ovn", Pass, 50)],
-        1 => vec![j("aws-ovn", Pass, 60), j("gcp-ovn", Pass, 180), j("metal-ipi", Pass, 150), j("aws-ovn-upgrade", Pass, 90), j("aws-ovn-fips", Pass, 70), j("azure-ovn", Etcd, 50)],
-        2 => vec![j("aws-ovn", Infra, 60), j("gcp-ovn", Pass, 180), j("metal-ipi", Pass, 150), j("aws-ovn-upgrade", Pass, 90), j("aws-ovn-fips", Pass, 70), j("azure-ovn", Pass, 50)],
-        3 => vec![j("aws-ovn", Culprit, 60), j("gcp-ovn", Culprit, 180), j("metal-ipi", Pass, 150), j("aws-ovn-upgrade", Systemd, 90), j("aws-ovn-fips", Pass, 70), j("azure-ovn", Pass, 50)],
+        0 => vec![
+            j("aws-ovn", Pass, 60),
+            j("gcp-ovn", Pass, 180),
+            j("metal-ipi", Pass, 150),
+            j("aws-ovn-upgrade", Pass, 90),
+            j("aws-ovn-fips", Pass, 70),
+            j("azure-ovn", Pass, 50),
+        ],
+        1 => vec![
+            j("aws-ovn", Pass, 60),
+            j("gcp-ovn", Pass, 180),
+            j("metal-ipi", Pass, 150),
+            j("aws-ovn-upgrade", Pass, 90),
+            j("aws-ovn-fips", Pass, 70),
+            j("azure-ovn", Etcd, 50),
+        ],
+        2 => vec![
+            j("aws-ovn", Infra, 60),
+            j("gcp-ovn", Pass, 180),
+            j("metal-ipi", Pass, 150),
+            j("aws-ovn-upgrade", Pass, 90),
+            j("aws-ovn-fips", Pass, 70),
+            j("azure-ovn", Pass, 50),
+        ],
+        3 => vec![
+            j("aws-ovn", Culprit, 60),
+            j("gcp-ovn", Culprit, 180),
+            j("metal-ipi", Pass, 150),
+            j("aws-ovn-upgrade", Systemd, 90),
+            j("aws-ovn-fips", Pass, 70),
+            j("azure-ovn", Pass, 50),
+        ],
         4 => vec![
             Job { short: "aws-ovn", run: Culprit, informing: false, offset_min: 60, retries: 1 },
             j("gcp-ovn", Culprit, 180),
@@ -185,13 +216,29 @@ fn pr(org: &str, repo: &str, n: u64, subject: &str) -> Value {
 fn hop_prs(idx: usize) -> Vec<(&'static str, &'static str, Value)> {
     match idx {
         1 => vec![("etcd", "etcd", pr("openshift", "etcd", 50, "Bump etcd to 3.5.21"))],
-        2 => vec![("installer", "installer, baremetal-installer", pr("openshift", "installer", 200, "Tidy up install-config validation messages"))],
+        2 => vec![(
+            "installer",
+            "installer, baremetal-installer",
+            pr("openshift", "installer", 200, "Tidy up install-config validation messages"),
+        )],
         3 => vec![
-            ("widget-operator", "widget-operator", pr("openshift", "widget-operator", 101, "Validate widget status reasons")),
-            ("cluster-widget-api", "widget-api", pr("openshift", "cluster-widget-api", 102, "Document widget status handling")),
+            (
+                "widget-operator",
+                "widget-operator",
+                pr("openshift", "widget-operator", 101, "Validate widget status reasons"),
+            ),
+            (
+                "cluster-widget-api",
+                "widget-api",
+                pr("openshift", "cluster-widget-api", 102, "Document widget status handling"),
+            ),
             ("console", "console", pr("openshift", "console", 103, "Fix topology labels")),
         ],
-        4 => vec![("machine-config-operator", "machine-config-operator", pr("openshift", "machine-config-operator", 104, "Render kubelet config from the new template"))],
+        4 => vec![(
+            "machine-config-operator",
+            "machine-config-operator",
+            pr("openshift", "machine-config-operator", 104, "Render kubelet config from the new template"),
+        )],
         5 => vec![("console", "console", pr("openshift", "console", 105, "Tweak CSS"))],
         _ => vec![],
     }
@@ -236,7 +283,8 @@ fn release_info(idx: usize) -> Value {
         let mut v = json!({"state": state, "url": url, "transitionTime": when});
         if j.retries > 0 {
             v["retries"] = json!(j.retries);
-            v["previousAttemptURLs"] = json!((0..j.retries as usize).map(|a| prow_url(j.short, idx, a)).collect::<Vec<_>>());
+            v["previousAttemptURLs"] =
+                json!((0..j.retries as usize).map(|a| prow_url(j.short, idx, a)).collect::<Vec<_>>());
         }
         if j.informing {
             informing.insert(j.short.into(), v);
@@ -342,7 +390,12 @@ pub fn build_world(root: &Path) -> PathBuf {
         let t = tag_epoch(TAGS[idx]);
         for j in jobs_for(idx) {
             for a in 0..=j.retries as usize {
-                write_run(root, &prow_url(j.short, idx, a), j.run, t + j.offset_min * 60 - if a < j.retries as usize { 1800 } else { 0 });
+                write_run(
+                    root,
+                    &prow_url(j.short, idx, a),
+                    j.run,
+                    t + j.offset_min * 60 - if a < j.retries as usize { 1800 } else { 0 },
+                );
             }
         }
     }
@@ -357,7 +410,14 @@ pub fn build_world(root: &Path) -> PathBuf {
     write(&gh.join("cluster-widget-api/pull/102.diff"), DIFF_102);
     write(&gh.join("console/pull/103.diff"), DIFF_103);
     write(&gh.join("machine-config-operator/pull/104.diff"), DIFF_104);
-    write(&gh.join("widget-operator/pull/101.jobs.json"), json!(["pull-ci-openshift-widget-operator-main-e2e-aws-ovn-serial", "pull-ci-openshift-widget-operator-main-unit"]).to_string());
+    write(
+        &gh.join("widget-operator/pull/101.jobs.json"),
+        json!([
+            "pull-ci-openshift-widget-operator-main-e2e-aws-ovn-serial",
+            "pull-ci-openshift-widget-operator-main-unit"
+        ])
+        .to_string(),
+    );
     // CI configuration: the culprit change before T4's run, an unrelated one, and one after the run.
     let changes = json!([
         {"sha": "1a2b3c4d5e6f77889900", "date": "2026-03-04T02:00:00Z", "message": "ipi-install: pass the new log level flag (#7001)",
