@@ -254,6 +254,14 @@ fn boundary_after(line: &str, end: usize) -> bool {
     }
 }
 
+/// The repository of a short name; `post-kops` (as in "green post-kops#1") is `kops`.
+fn alias_of<'a>(ctx: &'a RefContext, name: &str) -> Option<&'a RepoRef> {
+    let lower = name.to_ascii_lowercase();
+    ctx.aliases.get(&lower).or_else(|| {
+        ["post-", "pre-", "non-"].iter().find_map(|p| lower.strip_prefix(p).and_then(|rest| ctx.aliases.get(rest)))
+    })
+}
+
 /// Finds every reference in the text, in document order.
 pub fn extract_refs(text: &str, ctx: &RefContext) -> Vec<FoundRef> {
     let fenced = fenced_lines(text);
@@ -324,7 +332,7 @@ pub fn extract_refs(text: &str, ctx: &RefContext) -> Vec<FoundRef> {
                 named.insert(ir.repo.clone());
             }
             RawKind::Short { name, .. } => {
-                if let Some(repo) = ctx.aliases.get(&name.to_ascii_lowercase()) {
+                if let Some(repo) = alias_of(ctx, name) {
                     named.insert(repo.clone());
                 }
             }
@@ -337,7 +345,7 @@ pub fn extract_refs(text: &str, ctx: &RefContext) -> Vec<FoundRef> {
     for (idx, r) in raws.iter().enumerate() {
         let target = match &r.kind {
             RawKind::Full(ir, how) => RefTarget::Resolved { reference: ir.clone(), how: *how },
-            RawKind::Short { name, number } => match ctx.aliases.get(&name.to_ascii_lowercase()) {
+            RawKind::Short { name, number } => match alias_of(ctx, name) {
                 Some(repo) => {
                     RefTarget::Resolved { reference: IssueRef::new(repo.clone(), *number), how: Resolution::Alias }
                 }
@@ -404,7 +412,7 @@ mod tests {
     #[test]
     fn finds_qualified_alias_url_and_lists() {
         let text = "Fix: k/k#137650, #137651 both OPEN; see kops#18238 and https://github.com/etcd-io/etcd/pull/21508.\n\
-                    Also kubernetes-sigs/kind#42 and umc#150.";
+                    Also kubernetes-sigs/kind#42 and umc#150, green post-kops#7.";
         let found = extract_refs(text, &RefContext::kubernetes());
         let got: Vec<String> = found.iter().map(resolved).collect();
         assert_eq!(
@@ -416,6 +424,7 @@ mod tests {
                 "etcd-io/etcd#21508 Url",
                 "kubernetes-sigs/kind#42 Qualified",
                 "?#150",
+                "kubernetes/kops#7 Alias",
             ]
         );
         assert_eq!(found[0].line, 1);

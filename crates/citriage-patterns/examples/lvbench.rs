@@ -16,6 +16,13 @@ fn main() {
         r,
         t.elapsed().as_secs_f64() * 1e6 / 10000.0
     );
+    // mid-size rejection: two stack traces with different frames
+    let mut sa = String::new(); let mut sb = String::new();
+    for i in 0..20 { sa.push_str(&format!("k8s.io/kubernetes/pkg/apps/pod.(*tamzo{}node).benric{}(UNIQ{}, UNIQ{})\n\t/go/src/k8s.io/kubernetes/pod_node.go:LINE +UNIQ{}\n", i, i*3, 2*i, 2*i+1, 60+i)); sb.push_str(&format!("k8s.io/kubernetes/pkg/node/quota.(*vexsep{}etcd).lomfli{}(UNIQ{}, UNIQ{})\n\t/go/src/k8s.io/kubernetes/quota_etcd.go:LINE +UNIQ{}\n", i, i*7, 2*i, 2*i+1, 60+i)); }
+    let limit = (sa.len() + sb.len()) / 20;
+    let t = Instant::now();
+    for _ in 0..1000 { r = edit_distance_below(sa.as_bytes(), sb.as_bytes(), limit); }
+    println!("mid: len {} limit {} result {:?}: {:.2} us/check", sa.len(), limit, r, t.elapsed().as_secs_f64() * 1e6 / 1000.0);
     let mut la = String::new();
     let mut lb = String::new();
     for i in 0..100 {

@@ -168,31 +168,41 @@ fn l1_sketch(a: &Sketch, b: &Sketch) -> u32 {
     a.iter().zip(b.iter()).map(|(x, y)| x.abs_diff(*y) as u32).sum()
 }
 
-/// Interned texts with their histograms, addressed by `u32` ids.
+/// Screening features of one text: the 64-bucket 4-gram histogram, its 8-group sketch and
+/// the 64-bin character histogram.
+#[derive(Clone)]
+struct Features {
+    hist: Hist16,
+    sketch: Sketch,
+    chars: [u16; 64],
+}
+
+impl Features {
+    fn of(text: &str) -> Features {
+        let hist = to_hist16(&similarity::ngram_histogram(text.as_bytes()));
+        Features {
+            sketch: sketch(&hist),
+            hist,
+            chars: similarity::char_histogram(text.as_bytes()),
+        }
+    }
+}
+
+/// Interned texts addressed by `u32` ids (features are computed on demand and kept only for
+/// cluster keys, inside the [`KeyIndex`]).
 pub struct TextTable<'a> {
     texts: Vec<&'a str>,
-    hists: Vec<Hist16>,
-    sketches: Vec<Sketch>,
-    chars: Vec<[u16; 64]>,
 }
 
 impl<'a> TextTable<'a> {
-    /// Build the table (histograms computed in parallel).
+    /// Build the table.
     pub fn new(texts: Vec<&'a str>) -> Self {
-        let hists: Vec<Hist16> =
-            texts.par_iter().map(|t| to_hist16(&similarity::ngram_histogram(t.as_bytes()))).collect();
-        let sketches = hists.iter().map(sketch).collect();
-        let chars = texts.par_iter().map(|t| similarity::char_histogram(t.as_bytes())).collect();
-        TextTable { texts, hists, sketches, chars }
+        TextTable { texts }
     }
 
-    /// Add a text (its histogram computed now); returns its id.
+    /// Add a text; returns its id.
     pub fn push(&mut self, text: &'a str) -> u32 {
-        let h = to_hist16(&similarity::ngram_histogram(text.as_bytes()));
         self.texts.push(text);
-        self.chars.push(similarity::char_histogram(text.as_bytes()));
-        self.sketches.push(sketch(&h));
-        self.hists.push(h);
         (self.texts.len() - 1) as u32
     }
 
@@ -250,6 +260,8 @@ pub struct KeyIndex {
     removed: FxHashSet<u32>,
     /// Exact 4-gram profiles of long keys (for the q-gram lower bound).
     profiles: HashMap<u32, Vec<u32>>,
+    /// Screening features of the keys, by insertion sequence.
+    feats: Vec<Features>,
     next_seq: u32,
     /// Exact edit-distance computations run.
     pub exact_checks: u64,
@@ -277,6 +289,7 @@ impl KeyIndex {
             exact: HashMap::default(),
             removed: FxHashSet::default(),
             profiles: HashMap::default(),
+            feats: Vec::new(),
             next_seq: 0,
             exact_checks: 0,
             bound_checks: 0,
@@ -309,6 +322,7 @@ impl KeyIndex {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.exact.insert(key, seq);
+        self.feats.push(Features::of(table.text(key)));
         let len = table.text(key).len() as u32;
         if len as usize >= QGRAM_MIN_LEN {
             self.profiles.insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
@@ -341,6 +355,7 @@ impl KeyIndex {
             }
         }
         let la = table.text(q).len();
+        let qf = Features::of(table.text(q));
         // |Σa − Σb| ≤ L1 with Σ = len − 3, and L1/4 ≤ limit ≈ f·(la + lk)/2 bounds lk.
         let f2 = 2.0 * self.rule.fraction();
         let lo = ((la as f64 * (1.0 - f2) - 16.0) / (1.0 + f2)).floor().max(0.0) as u32;
@@ -364,7 +379,7 @@ impl KeyIndex {
                     continue;
                 }
                 res.bound_checks += 1;
-                if let Some(lb) = screen(table, q, k, limit) {
+                if let Some(lb) = screen(&qf, &self.feats[seq as usize], limit) {
                     cands.push(Candidate { lb, seq, key: k, limit });
                 }
             }
@@ -429,19 +444,19 @@ pub struct SearchResult {
     pub bound_checks: u64,
 }
 
-/// Cheap screens of key `k` for query `q` under `limit`: the go.k8s.io/triage histogram rule
+/// Cheap screens of a key for a query under `limit`: the go.k8s.io/triage histogram rule
 /// (L1/4 ≤ limit, via the coarse sketch first) and a valid character-count lower bound.
-/// Returns the histogram lower bound when `k` stays a candidate.
-fn screen(table: &TextTable<'_>, q: u32, k: u32, limit: usize) -> Option<u32> {
+/// Returns the histogram lower bound when the key stays a candidate.
+fn screen(q: &Features, k: &Features, limit: usize) -> Option<u32> {
     let max_l1 = (limit as u32) * 4 + 3;
-    if l1_sketch(&table.sketches[q as usize], &table.sketches[k as usize]) > max_l1 {
+    if l1_sketch(&q.sketch, &k.sketch) > max_l1 {
         return None;
     }
-    let d = l1_16(&table.hists[q as usize], &table.hists[k as usize]);
+    let d = l1_16(&q.hist, &k.hist);
     if d > max_l1 {
         return None;
     }
-    if similarity::char_lower_bound(&table.chars[q as usize], &table.chars[k as usize]) >= limit {
+    if similarity::char_lower_bound(&q.chars, &k.chars) >= limit {
         return None;
     }
     Some(d / 4)
@@ -513,6 +528,11 @@ fn global_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> 
             // keys added in this batch that precede the speculative hit
             let mut early: Vec<Candidate> = Vec::new();
             let la = table.text(q).len();
+            let qf = if added.is_empty() {
+                None
+            } else {
+                Some(Features::of(table.text(q)))
+            };
             for &k in &added {
                 let lk = table.text(k).len();
                 let limit = index.rule.limit(la, lk);
@@ -520,8 +540,10 @@ fn global_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> 
                     continue;
                 }
                 index.bound_checks += 1;
-                if let Some(lb) = screen(table, q, k, limit) {
-                    let seq = index.seq_of(k).unwrap_or(u32::MAX);
+                let (Some(qf), Some(seq)) = (qf.as_ref(), index.seq_of(k)) else {
+                    continue;
+                };
+                if let Some(lb) = screen(qf, &index.feats[seq as usize], limit) {
                     let before = match sr.hit {
                         Some(h) => (lb, seq) < (h.lb, h.seq),
                         None => true,

@@ -170,7 +170,12 @@ pub fn edit_distance_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
             }
             let i = row as usize;
             let j = (row + k) as usize;
-            let row = row + common_prefix(&a[i..], &b[j..]) as isize;
+            // most slides are empty when the texts differ: test one byte before the call
+            let row = if i < n && j < m && a[i] == b[j] {
+                row + 1 + common_prefix(&a[i + 1..], &b[j + 1..]) as isize
+            } else {
+                row
+            };
             cur[idx] = row;
             if k == target && row as usize >= n {
                 return Some(d as usize);

@@ -1170,12 +1170,21 @@ pub fn analyze_with(
                 .previous_attempt_urls
                 .iter()
                 .map(|u| {
-                    let sig = ctx.modes_of(u, name).and_then(|m| m.into_iter().next()).filter(|d| !d.no_evidence).map(|d| d.sig);
+                    let sig = ctx
+                        .modes_of(u, name)
+                        .and_then(|m| m.into_iter().next())
+                        .filter(|d| !d.no_evidence)
+                        .map(|d| d.sig);
                     let same = sig.as_ref().map(|s| sig_to_rc.contains_key(&s.id));
                     Attempt { url: u.clone(), signature: sig, same_failure: same }
                 })
                 .collect();
-            passed_on_retry.push(RetriedJob { name: name.clone(), url: jr.url.clone(), retries: jr.retries, failed_attempts });
+            passed_on_retry.push(RetriedJob {
+                name: name.clone(),
+                url: jr.url.clone(),
+                retries: jr.retries,
+                failed_attempts,
+            });
         }
     }
     for r in &mut root_causes {

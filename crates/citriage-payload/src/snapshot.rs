@@ -305,6 +305,44 @@ impl PayloadSource for SnapshotDir {
     }
 }
 
+/// Aggregated tests recorded in `results.json` (`aggregated: {passes, failures, skips}`).
+fn results_json_aggregated(v: &Value) -> Vec<crate::aggregated::AggregatedTest> {
+    let runs = |x: Option<&Value>| -> Vec<crate::aggregated::UnderlyingRun> {
+        x.and_then(|a| a.as_array())
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                let g = |k: &str| r.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+                let human = g("humanurl");
+                crate::aggregated::UnderlyingRun {
+                    job_run_id: g("jobrunid"),
+                    job: model::prow_job_from_url(&human),
+                    human_url: human,
+                    gcs_artifact_url: g("gcsartifacturl"),
+                }
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for t in v.as_array().into_iter().flatten() {
+        let Some(agg) = t.get("aggregated") else { continue };
+        let msg = t.get("failure_message").and_then(|m| m.as_str()).unwrap_or("");
+        out.push(crate::aggregated::AggregatedTest {
+            name: t.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string(),
+            suite: t.get("suite_name").and_then(|n| n.as_str()).unwrap_or("").to_string(),
+            failed: matches!(t.get("status").and_then(|s| s.as_str()), Some("failed") | Some("error")),
+            verdict: crate::aggregated::parse_verdict(msg),
+            passes: runs(agg.get("passes")),
+            failures: runs(agg.get("failures")),
+            skips: runs(agg.get("skips")),
+            incomplete: Vec::new(),
+            line: 0,
+            problem: None,
+        });
+    }
+    out
+}
+
 fn results_json_failures(v: &Value, loc: &Location) -> Vec<TestFailure> {
     let mut out = Vec::new();
     for t in v.as_array().into_iter().flatten() {
@@ -423,6 +461,7 @@ impl EvidenceProvider for SnapshotDir {
         } else if let Some(rj) = read_json(&jd.join("results.json"))? {
             let loc = Location { file: format!("{rel_dir}/junit/results.json"), url: None, line: None };
             ev.failures = results_json_failures(&rj, &loc);
+            ev.aggregated = results_json_aggregated(&rj);
             ev.junit = JunitState::Found { files: 1 };
         } else if !xml_files.is_empty() {
             ev.junit = JunitState::Unparseable { problems };

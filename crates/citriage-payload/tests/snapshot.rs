@@ -185,6 +185,32 @@ fn snapshot_directory_with_missing_files() {
 }
 
 #[test]
+fn results_json_without_xml() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path());
+    let agg_dir = dir.path().join(C).join("jobs/blocking/aggregated-aws-ovn-upgrade-4.22-micro/junit");
+    std::fs::remove_file(agg_dir.join("junit-aggregated.xml")).unwrap();
+    w(
+        &agg_dir.join("results.json"),
+        json!([{"name": "[sig-network] services should survive the upgrade", "status": "failed", "suite_name": "aggregated",
+                "failure_message": "Failed: Passed 5 times, failed 5 times.  The historical pass rate is 98%.  The required number of passes is 8.",
+                "aggregated": {"passes": [{"jobrunid": "9001", "humanurl": url("upgrade-from-stable-4.21-e2e-aws-ovn-upgrade", 9001)}],
+                               "failures": [{"jobrunid": "9002", "humanurl": url("upgrade-from-stable-4.21-e2e-aws-ovn-upgrade", 9002)}], "skips": []}}])
+        .to_string(),
+    );
+    let snap = SnapshotDir::open(dir.path()).unwrap();
+    let a = analyze(&snap, &snap, &AnalyzeOptions::new(C)).unwrap();
+    let agg = a.failed_jobs.iter().find(|j| j.name.starts_with("aggregated-")).unwrap();
+    let s = agg.aggregated.as_ref().unwrap();
+    assert_eq!(
+        s.underlying_jobs,
+        vec!["periodic-ci-openshift-release-main-ci-4.22-upgrade-from-stable-4.21-e2e-aws-ovn-upgrade"]
+    );
+    assert_eq!(s.failed_tests[0].verdict.as_ref().unwrap().required_passes, Some(8));
+    assert_eq!(agg.modes[0].tests, vec!["[sig-network] services should survive the upgrade"]);
+}
+
+#[test]
 fn snapshot_errors_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
     build(dir.path());

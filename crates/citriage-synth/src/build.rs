@@ -829,11 +829,18 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                         }
                     }
                     .min(runnable.len());
+                    let preferred: Vec<usize> = if p.affects.is_empty() {
+                        Vec::new()
+                    } else {
+                        runnable.iter().copied().filter(|&i| tests[i].name.contains(p.affects)).collect()
+                    };
+                    let pool: &[usize] = if preferred.is_empty() { &runnable } else { &preferred };
+                    let want = want.min(pool.len());
                     let mut chosen: Vec<usize> = Vec::new();
                     let mut guard = 0;
                     while chosen.len() < want && guard < want * 20 {
                         guard += 1;
-                        let ti = runnable[br.index(runnable.len())];
+                        let ti = pool[br.index(pool.len())];
                         if !chosen.contains(&ti) {
                             chosen.push(ti);
                         }

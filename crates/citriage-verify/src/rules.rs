@@ -708,6 +708,17 @@ fn check_file_lines(cx: &mut Ctx<'_>, claims: &[FileLineRef], code: &dyn CodeRes
 }
 
 fn check_builds(cx: &mut Ctx<'_>, builds: &[(usize, BuildUrl)], resolver: &dyn BuildUrlResolver, stats: &mut Stats) {
+    if cx.report.format == ReportFormat::Rendered && stats.bare_build_ids > 0 {
+        let why = format!(
+            "rendered text: {} bare build id(s) may have been links whose URLs are lost; they cannot be checked",
+            stats.bare_build_ids
+        );
+        if builds.is_empty() {
+            cx.na.insert("build-url", why);
+        } else {
+            cx.notes.insert("build-url", why);
+        }
+    }
     let mut groups: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
     for (line, b) in builds {
         groups.entry((b.job.clone(), b.build_id.clone())).or_default().push((*line, b.url.clone()));
@@ -978,15 +989,23 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
             );
         }
     }
+    // Rendered text keeps link text but loses link targets: a build id shown as text
+    // may have been a link, so there it counts as a build citation.
+    let rendered = r.format == ReportFormat::Rendered;
     let depth_applies = !cx.na.contains_key("pattern-depth");
     let mut thin = 0;
     for p in &patterns {
         let fl: BTreeSet<&str> = file_lines.iter().filter(|f| p.contains(f.line)).map(|f| f.raw.as_str()).collect();
         let bu: BTreeSet<&str> = builds.iter().filter(|(l, _)| p.contains(*l)).map(|(_, b)| b.url.as_str()).collect();
         let bare: usize = (p.line..=p.end).map(|n| bare_build_ids(r.line(n))).sum();
-        if depth_applies && (fl.len() < opts.min_file_lines || bu.len() < opts.min_build_urls) {
+        let build_cites = if rendered { bu.len() + bare } else { bu.len() };
+        if depth_applies && (fl.len() < opts.min_file_lines || build_cites < opts.min_build_urls) {
             thin += 1;
-            let bare_note = if bare > 0 && bu.is_empty() { format!(" ({bare} build id(s) cited without a URL)") } else { String::new() };
+            let bare_note = match (rendered, bare > 0 && bu.is_empty()) {
+                (true, _) if bare > 0 => format!(" (counting {bare} build id(s) whose link targets the rendered text lost)"),
+                (false, true) => format!(" ({bare} build id(s) cited without a URL)"),
+                _ => String::new(),
+            };
             cx.flag(
                 p.line,
                 "pattern-depth",
@@ -995,7 +1014,7 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
                     p.title.chars().take(70).collect::<String>(),
                     fl.len(),
                     opts.min_file_lines,
-                    bu.len(),
+                    build_cites,
                     opts.min_build_urls
                 ),
                 Vec::new(),
@@ -1014,7 +1033,8 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
         }
     }
     if depth_applies {
-        cx.notes.insert("pattern-depth", format!("{} of {} pattern(s) below the bar", thin, patterns.len()));
+        let how = if rendered { "; rendered text: bare build ids count as build citations" } else { "" };
+        cx.notes.insert("pattern-depth", format!("{} of {} pattern(s) below the bar{how}", thin, patterns.len()));
     }
 }
 

@@ -5,7 +5,7 @@
 //! top-10 `test_flakes` with the exclusion list. The one liberty taken: ties in the
 //! top-10 order, unspecified in SQL, are broken by test name.
 
-use super::{kettle_rows, DAY};
+use super::{kettle_rows, KettleTable, DAY};
 use citriage_model::build::BuildRecord;
 use citriage_model::Day;
 use serde::Serialize;
@@ -34,7 +34,7 @@ pub fn failures_rows(builds: &[BuildRecord], as_of: i64) -> Vec<FailuresRow> {
         latest_pass: Option<i64>,
     }
     let mut m: BTreeMap<String, Acc> = BTreeMap::new();
-    for b in kettle_rows(builds, as_of) {
+    for b in kettle_rows(builds, as_of, KettleTable::All) {
         let s = b.started.unwrap_or_default();
         let a = m.entry(b.dashboard_job()).or_insert(Acc { weekly: 0, first: s, last: s, latest_pass: None });
         a.first = a.first.min(s);
@@ -107,7 +107,7 @@ pub fn flakes_rows(builds: &[BuildRecord], as_of: i64) -> Vec<FlakesRow> {
         tests: HashMap<String, u64>,
     }
     let mut groups: BTreeMap<(String, Option<String>), Group> = BTreeMap::new();
-    for b in kettle_rows(builds, as_of) {
+    for b in kettle_rows(builds, as_of, KettleTable::Week) {
         let s = b.started.unwrap_or_default();
         if s <= as_of - 7 * DAY {
             continue;
@@ -200,6 +200,15 @@ pub fn failures_json(rows: &[FailuresRow]) -> String {
     s
 }
 
+/// A number as jq prints it: integral values without a fraction (`1`, not `1.0`).
+pub fn jq_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        serde_json::Value::from(x).to_string()
+    }
+}
+
 /// `flakes-latest.json` text (keys sorted; `test_flakes` null when no test flaked).
 pub fn flakes_json(rows: &[FlakesRow]) -> String {
     let mut s = String::from("{");
@@ -215,7 +224,7 @@ pub fn flakes_json(rows: &[FlakesRow]) -> String {
         s.push_str(&format!(
             "{}: {{\"consistency\": {}, \"flakes\": {}, \"test_flakes\": {tf}}}",
             serde_json::Value::from(r.job.as_str()),
-            serde_json::Value::from(r.commit_consistency),
+            jq_number(r.commit_consistency),
             r.flakes
         ));
     }

@@ -706,7 +706,11 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         o.push_str("</table><p class=\"small muted\">Informing jobs do not gate the payload; they show how far a failure reaches.</p>");
     }
     if !a.passed_on_retry.is_empty() {
-        let _ = write!(o, "<h3>Blocking jobs that passed on a retry ({})</h3><ul class=\"items small\">", a.passed_on_retry.len());
+        let _ = write!(
+            o,
+            "<h3>Blocking jobs that passed on a retry ({})</h3><ul class=\"items small\">",
+            a.passed_on_retry.len()
+        );
         for r in &a.passed_on_retry {
             let sigs: Vec<String> = r
                 .failed_attempts
@@ -719,7 +723,14 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
                     )
                 })
                 .collect();
-            let _ = write!(o, "<li>{} — {} retr{}; failed attempt(s) {}</li>", link(r.url.as_deref(), &r.name), r.retries, if r.retries == 1 { "y" } else { "ies" }, sigs.join("; "));
+            let _ = write!(
+                o,
+                "<li>{} — {} retr{}; failed attempt(s) {}</li>",
+                link(r.url.as_deref(), &r.name),
+                r.retries,
+                if r.retries == 1 { "y" } else { "ies" },
+                sigs.join("; ")
+            );
         }
         o.push_str("</ul><p class=\"small muted\">A failure that clears on a retry of the same payload is flake evidence, not a regression.</p>");
     }

@@ -315,8 +315,20 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         let _ = writeln!(o, "- No root cause shows up beyond its failed blocking jobs.");
     }
     for r in &a.passed_on_retry {
-        let sig = r.failed_attempts.iter().filter_map(|p| p.signature.as_ref()).map(|s| code(&s.text)).collect::<Vec<_>>().join(", ");
-        let _ = writeln!(o, "- blocking {} passed on retry {} (failed attempt: {})", link(r.url.as_deref(), &r.name), r.retries, if sig.is_empty() { "no evidence".into() } else { sig });
+        let sig = r
+            .failed_attempts
+            .iter()
+            .filter_map(|p| p.signature.as_ref())
+            .map(|s| code(&s.text))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            o,
+            "- blocking {} passed on retry {} (failed attempt: {})",
+            link(r.url.as_deref(), &r.name),
+            r.retries,
+            if sig.is_empty() { "no evidence".into() } else { sig }
+        );
     }
     for f in &a.informing_failures {
         let _ = writeln!(
