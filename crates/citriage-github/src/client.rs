@@ -5,12 +5,12 @@
 //! each answer is. Typed lookups (pull requests, issues, timelines, search, commits)
 //! sit on top of one `fetch`.
 
+use crate::state::Answered;
 use crate::state::{
     decode_commit, decode_issue, decode_pull, decode_search_items, decode_timeline, pr_from_issue, BlockingPolicy,
     CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState, PrStatus, ReadInfo, RefResolver, RefState,
     RepoRef, SearchResult,
 };
-use crate::state::Answered;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -231,7 +231,8 @@ pub struct Fetched {
 
 impl Fetched {
     fn json(&self) -> Result<Value, GithubError> {
-        serde_json::from_slice(&self.body).map_err(|e| GithubError::Decode { url: self.url.clone(), detail: e.to_string() })
+        serde_json::from_slice(&self.body)
+            .map_err(|e| GithubError::Decode { url: self.url.clone(), detail: e.to_string() })
     }
 }
 
@@ -435,7 +436,8 @@ impl GithubClient {
                 }
             };
             let status = resp.status().as_u16();
-            let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
+            let header =
+                |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
             let remaining: Option<u64> = header("x-ratelimit-remaining").and_then(|v| v.parse().ok());
             let reset: Option<i64> = header("x-ratelimit-reset").and_then(|v| v.parse().ok());
             let retry_after: Option<u64> = header("retry-after").and_then(|v| v.parse().ok());
@@ -449,12 +451,10 @@ impl GithubClient {
             }
             match status {
                 200 | 404 | 410 => {
-                    let body = resp
-                        .body_mut()
-                        .with_config()
-                        .limit(self.cfg.max_body_bytes)
-                        .read_to_vec()
-                        .map_err(|e| GithubError::Transport { url: url.clone(), detail: self.scrub(&e.to_string()) })?;
+                    let body =
+                        resp.body_mut().with_config().limit(self.cfg.max_body_bytes).read_to_vec().map_err(|e| {
+                            GithubError::Transport { url: url.clone(), detail: self.scrub(&e.to_string()) }
+                        })?;
                     let status = if status == 200 { 200 } else { 404 };
                     if let Some(n) = &next {
                         if !n.starts_with(&format!("{}/", self.cfg.api_base)) {
@@ -535,7 +535,8 @@ impl GithubClient {
                         }
                         continue;
                     }
-                    if message.to_ascii_lowercase().contains("secondary rate limit") {
+                    // A secondary limit without `retry-after`: wait at least a minute.
+                    if status == 429 || message.to_ascii_lowercase().contains("secondary rate limit") {
                         if retries >= self.cfg.max_retries {
                             return Err(GithubError::RetriesExhausted { url, kind: "secondary", retries });
                         }
@@ -616,7 +617,9 @@ impl GithubClient {
     pub fn pull(&self, r: &IssueRef) -> Result<PrState, GithubError> {
         let path = format!("/repos/{}/{}/pulls/{}", r.repo.owner, r.repo.name, r.number);
         match self.fetch(&path) {
-            Ok(f) if f.status == 404 => Ok(PrState { status: PrStatus::NotFound, read: f.read, ..PrState::unknown(r.clone(), "", f.url) }),
+            Ok(f) if f.status == 404 => {
+                Ok(PrState { status: PrStatus::NotFound, read: f.read, ..PrState::unknown(r.clone(), "", f.url) })
+            }
             Ok(f) => {
                 let v = f.json()?;
                 Ok(decode_pull(r, &v, f.read, &self.cfg.policy))
@@ -746,7 +749,9 @@ impl GithubClient {
     /// `GET /repos/{o}/{r}/commits?...` (paginated), newest first.
     pub fn commits(&self, repo: &RepoRef, q: &CommitQuery) -> Result<Vec<CommitInfo>, GithubError> {
         let mut path = format!("/repos/{}/{}/commits?per_page=100", repo.owner, repo.name);
-        for (k, v) in [("sha", &q.sha), ("path", &q.path), ("author", &q.author), ("since", &q.since), ("until", &q.until)] {
+        for (k, v) in
+            [("sha", &q.sha), ("path", &q.path), ("author", &q.author), ("since", &q.since), ("until", &q.until)]
+        {
             if let Some(v) = v {
                 path.push_str(&format!("&{k}={}", percent_encode(v)));
             }

@@ -19,4 +19,7 @@ pub use state::{
     Answered, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState, PrStatus, ReadInfo,
     RefResolver, RefState, RepoRef, SearchItem, SearchResult, StaticResolver, GITHUB_EVIDENCE_KIND,
 };
-pub use sweep::{mark_counts, render_sweep_json, render_sweep_markdown, row_for, sweep, Mark, SweepOptions, SweepRow};
+pub use sweep::{
+    mark_counts, render_ambiguous, render_sweep_json, render_sweep_markdown, row_for, sweep, Mark, SweepOptions,
+    SweepRow,
+};

@@ -33,9 +33,15 @@ pub enum Resolution {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "target", rename_all = "kebab-case")]
 pub enum RefTarget {
-    Resolved { reference: IssueRef, how: Resolution },
+    Resolved {
+        reference: IssueRef,
+        how: Resolution,
+    },
     /// The number is clear, the repository is not; `why` says what is missing.
-    Ambiguous { number: u64, why: String },
+    Ambiguous {
+        number: u64,
+        why: String,
+    },
 }
 
 /// One reference as found in the text.
@@ -411,7 +417,8 @@ mod tests {
 
     #[test]
     fn finds_qualified_alias_url_and_lists() {
-        let text = "Fix: k/k#137650, #137651 both OPEN; see kops#18238 and https://github.com/etcd-io/etcd/pull/21508.\n\
+        let text =
+            "Fix: k/k#137650, #137651 both OPEN; see kops#18238 and https://github.com/etcd-io/etcd/pull/21508.\n\
                     Also kubernetes-sigs/kind#42 and umc#150, green post-kops#7.";
         let found = extract_refs(text, &RefContext::kubernetes());
         let got: Vec<String> = found.iter().map(resolved).collect();

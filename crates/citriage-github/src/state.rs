@@ -212,8 +212,15 @@ impl PrState {
     /// The evidence item behind this state (`None` when nothing was read).
     pub fn evidence(&self) -> Option<Evidence> {
         let t = self.read.read_at?;
-        let excerpt = format!("{} {}: {} labels=[{}]", self.reference, self.state_text(), self.title, self.labels.join(","));
-        Some(Evidence::new(GITHUB_EVIDENCE_KIND, github_locator(&self.read.api_url), excerpt, &self.read.body_sha256, day_of(t)))
+        let excerpt =
+            format!("{} {}: {} labels=[{}]", self.reference, self.state_text(), self.title, self.labels.join(","));
+        Some(Evidence::new(
+            GITHUB_EVIDENCE_KIND,
+            github_locator(&self.read.api_url),
+            excerpt,
+            &self.read.body_sha256,
+            day_of(t),
+        ))
     }
 }
 
@@ -223,9 +230,14 @@ impl PrState {
 pub enum IssueStatus {
     Open,
     /// Closed; `reason` is GitHub's `state_reason` (`completed`, `not_planned`, ...).
-    Closed { reason: Option<String>, at: Option<String> },
+    Closed {
+        reason: Option<String>,
+        at: Option<String>,
+    },
     NotFound,
-    Unknown { why: String },
+    Unknown {
+        why: String,
+    },
 }
 
 /// An issue (or a pull request read through the issues endpoint) as read.
@@ -261,9 +273,20 @@ impl IssueState {
     /// The evidence item behind this state (`None` when nothing was read).
     pub fn evidence(&self) -> Option<Evidence> {
         let t = self.read.read_at?;
-        let excerpt =
-            format!("{} issue {}: {} labels=[{}]", self.reference, self.state_text(), self.title, self.labels.join(","));
-        Some(Evidence::new(GITHUB_EVIDENCE_KIND, github_locator(&self.read.api_url), excerpt, &self.read.body_sha256, day_of(t)))
+        let excerpt = format!(
+            "{} issue {}: {} labels=[{}]",
+            self.reference,
+            self.state_text(),
+            self.title,
+            self.labels.join(",")
+        );
+        Some(Evidence::new(
+            GITHUB_EVIDENCE_KIND,
+            github_locator(&self.read.api_url),
+            excerpt,
+            &self.read.body_sha256,
+            day_of(t),
+        ))
     }
 }
 
@@ -274,9 +297,15 @@ pub enum RefState {
     Pr(PrState),
     Issue(IssueState),
     /// Neither a pull request nor an issue exists with this number (HTTP 404).
-    NotFound { reference: IssueRef, read: ReadInfo },
+    NotFound {
+        reference: IssueRef,
+        read: ReadInfo,
+    },
     /// Not checked: offline and not cached, ambiguous, or an error; `why` says which.
-    Unknown { reference: IssueRef, why: String },
+    Unknown {
+        reference: IssueRef,
+        why: String,
+    },
 }
 
 impl RefState {
@@ -392,7 +421,10 @@ impl StaticResolver {
 
 impl RefResolver for StaticResolver {
     fn resolve(&self, r: &IssueRef) -> RefState {
-        self.answers.get(r).cloned().unwrap_or_else(|| RefState::Unknown { reference: r.clone(), why: self.missing_reason.clone() })
+        self.answers
+            .get(r)
+            .cloned()
+            .unwrap_or_else(|| RefState::Unknown { reference: r.clone(), why: self.missing_reason.clone() })
     }
 
     fn cross_referenced_prs(&self, issue: &IssueRef) -> Option<Result<Vec<RefState>, String>> {
@@ -443,7 +475,10 @@ impl BlockingPolicy {
             .iter()
             .filter(|l| {
                 self.blocking_labels.iter().any(|b| b.eq_ignore_ascii_case(l))
-                    || self.blocking_prefixes.iter().any(|p| l.to_ascii_lowercase().starts_with(&p.to_ascii_lowercase()))
+                    || self
+                        .blocking_prefixes
+                        .iter()
+                        .any(|p| l.to_ascii_lowercase().starts_with(&p.to_ascii_lowercase()))
             })
             .cloned()
             .collect();
@@ -699,7 +734,10 @@ mod tests {
         let labels = vec!["approved".to_string(), "do-not-merge/hold".to_string(), "lgtm".to_string()];
         assert_eq!(p.blockers(&labels, false, Some(true)), vec!["do-not-merge/hold"]);
         let labels = vec!["needs-rebase".to_string()];
-        assert_eq!(p.blockers(&labels, true, Some(false)), vec!["draft", "merge conflict", "missing approved", "missing lgtm", "needs-rebase"]);
+        assert_eq!(
+            p.blockers(&labels, true, Some(false)),
+            vec!["draft", "merge conflict", "missing approved", "missing lgtm", "needs-rebase"]
+        );
         assert!(BlockingPolicy::none().blockers(&[], false, None).is_empty());
     }
 
@@ -709,8 +747,12 @@ mod tests {
         let read = ReadInfo::none("u");
         let p = BlockingPolicy::default();
         let merged = serde_json::json!({"state":"closed","merged":true,"merged_at":"2026-05-10T18:09:46Z","title":"t","labels":[]});
-        assert_eq!(decode_pull(&r, &merged, read.clone(), &p).status, PrStatus::Merged { at: "2026-05-10T18:09:46Z".into() });
-        let closed = serde_json::json!({"state":"closed","merged":false,"merged_at":null,"closed_at":"2026-01-08T00:00:00Z"});
+        assert_eq!(
+            decode_pull(&r, &merged, read.clone(), &p).status,
+            PrStatus::Merged { at: "2026-05-10T18:09:46Z".into() }
+        );
+        let closed =
+            serde_json::json!({"state":"closed","merged":false,"merged_at":null,"closed_at":"2026-01-08T00:00:00Z"});
         assert!(matches!(decode_pull(&r, &closed, read.clone(), &p).status, PrStatus::ClosedUnmerged { .. }));
         let open = serde_json::json!({"state":"open","draft":true,"mergeable":null,"labels":[{"name":"lgtm"},{"name":"approved"}]});
         assert_eq!(

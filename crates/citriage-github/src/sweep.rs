@@ -5,8 +5,9 @@
 //! timelines) and for references that could not be checked, with the reason. Rendered
 //! as a Markdown table or JSON; rows are sorted by reference.
 
-use crate::state::{IssueStatus, PrStatus, ReadInfo, RefResolver, RefState};
+use crate::refs::{FoundRef, RefTarget};
 use crate::state::IssueRef;
+use crate::state::{IssueStatus, PrStatus, ReadInfo, RefResolver, RefState};
 use crate::time::{format_age, format_utc};
 use serde::{Deserialize, Serialize};
 
@@ -244,6 +245,18 @@ pub fn render_sweep_markdown(rows: &[SweepRow], now: i64) -> String {
     s
 }
 
+/// References whose repository could not be determined, one line each (`line N:
+/// raw — why`), so a sweep over a report says what it left out.
+pub fn render_ambiguous(found: &[FoundRef]) -> String {
+    let mut s = String::new();
+    for f in found {
+        if let RefTarget::Ambiguous { why, .. } = &f.target {
+            s.push_str(&format!("- line {}: `{}` not checked — {why}\n", f.line, f.raw.replace('`', "'")));
+        }
+    }
+    s
+}
+
 /// JSON rows with each answer's age at `now`.
 pub fn render_sweep_json(rows: &[SweepRow], now: i64) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = rows
@@ -270,7 +283,12 @@ mod tests {
     use crate::state::{Answered, IssueState, PrState, RepoRef, StaticResolver};
 
     fn read() -> ReadInfo {
-        ReadInfo { read_at: Some(1_778_436_586), answered: Answered::Cache, api_url: "u".into(), body_sha256: "00".into() }
+        ReadInfo {
+            read_at: Some(1_778_436_586),
+            answered: Answered::Cache,
+            api_url: "u".into(),
+            body_sha256: "00".into(),
+        }
     }
 
     fn pr(n: u64, status: PrStatus) -> RefState {
@@ -308,12 +326,24 @@ mod tests {
         let marks: Vec<Mark> = rows.iter().map(|r| r.mark).collect();
         assert_eq!(
             marks,
-            vec![Mark::Merged, Mark::ClosedUnmerged, Mark::OpenMergeable, Mark::OpenBlocked, Mark::NotChecked, Mark::NoFixPr]
+            vec![
+                Mark::Merged,
+                Mark::ClosedUnmerged,
+                Mark::OpenMergeable,
+                Mark::OpenBlocked,
+                Mark::NotChecked,
+                Mark::NoFixPr
+            ]
         );
         let md = render_sweep_markdown(&rows, 1_778_436_586 + 7200);
         assert!(md.contains("| ✅ | MERGED 2026-05-10T18:09:46Z |"), "{md}");
         assert!(md.contains("cached, 2h 0m old"));
         assert!(md.contains("not checked: offline"));
+        let found = crate::refs::extract_refs("see umc#150\nand o/r#1", &crate::refs::RefContext::kubernetes());
+        assert_eq!(
+            render_ambiguous(&found),
+            "- line 1: `umc#150` not checked — `umc` is not a known repository (write owner/repo#N or add an alias)\n"
+        );
         let js = render_sweep_json(&rows, 1_778_436_586 + 10);
         assert_eq!(js["rows"][0]["age_seconds"], 10);
         assert_eq!(js["rows"][5]["symbol"], "⚪");

@@ -188,7 +188,10 @@ fn start() -> Fake {
         for rq in srv.incoming_requests() {
             let url = rq.url().to_string();
             let header = |name: &str| {
-                rq.headers().iter().find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name)).map(|h| h.value.to_string())
+                rq.headers()
+                    .iter()
+                    .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
+                    .map(|h| h.value.to_string())
             };
             let inm = header("If-None-Match");
             let auth = header("Authorization");

@@ -3,13 +3,18 @@
 //! file beside it (when installed). Generates a deterministic synthetic log first if FILE
 //! does not exist.
 //!
-//! Usage: scan FILE [SIZE_MB]   (default 1024 MB)
+//! With `--extract`, also runs the full failure-line extraction ([`extract_log`]) on the file
+//! (read into memory) without and with a passing log (the same file), and prints its speed.
+//!
+//! Usage: scan FILE [SIZE_MB] [--extract]   (default 1024 MB)
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use citriage_patterns::extract::{marker_regex, scan_reader, SPYGLASS_HIGHLIGHT};
+use citriage_patterns::extract::{
+    extract_log, marker_regex, scan_reader, ExtractConfig, SPYGLASS_HIGHLIGHT,
+};
 
 fn generate(path: &Path, mb: usize) -> std::io::Result<()> {
     let f = std::fs::File::create(path)?;
@@ -47,6 +52,7 @@ fn main() {
     }
     let path = Path::new(&args[1]);
     let mb: usize = args.get(2).and_then(|v| v.parse().ok()).unwrap_or(1024);
+    let do_extract = args.iter().any(|a| a == "--extract");
     if !path.exists() {
         let t = Instant::now();
         generate(path, mb).expect("generate log");
@@ -88,6 +94,24 @@ fn main() {
         best,
         gbs(best)
     );
+    if do_extract {
+        let data = std::fs::read(path).expect("read");
+        let cfg = ExtractConfig::default();
+        for with_pass in [false, true] {
+            let t = Instant::now();
+            let r = extract_log(&data, with_pass.then_some(&data[..]), "log", &cfg);
+            let dt = t.elapsed().as_secs_f64();
+            println!(
+                "extract_log ({}): {} lines, {} excerpts, {} selected lines in {:.2} s = {:.0} MB/s",
+                if with_pass { "with passing log" } else { "failed log only" },
+                r.total_lines,
+                r.excerpts.len(),
+                r.lines.len(),
+                dt,
+                data.len() as f64 / dt / 1e6
+            );
+        }
+    }
     if rg_best < f64::MAX {
         println!(
             "rg -c:    {} matching lines (\\n-only line splitting), best {:.3} s = {:.2} GB/s; citriage/rg time ratio {:.2}",

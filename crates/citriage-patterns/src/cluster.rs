@@ -12,10 +12,16 @@
 //!   age), so shuffled input gives identical clusters;
 //! * nothing is dropped and nothing bails out on time: [`Accounting`] proves every input
 //!   failure is in exactly one cluster;
-//! * candidate search is indexed ([`KeyIndex`]): keys are bucketed by length, and only keys
-//!   in the length window the 10% rule allows are examined, through an 8-bucket coarse sketch
-//!   (a valid lower bound of the 64-bucket distance) before the full histogram; exact
-//!   distance runs only on survivors, cheapest first.
+//! * candidate search is indexed ([`KeyIndex`]): keys are bucketed by length and only the
+//!   length window the 10% rule allows is examined, through an 8-bucket coarse sketch (never
+//!   above the 64-bucket distance) and the full histogram rule; valid lower bounds on the true
+//!   distance (character counts, exact 4-gram multisets) discard impossible candidates, a
+//!   line-aligned upper bound accepts likely ones, and only the rest run the bounded exact
+//!   distance, cheapest bound first. None of these changes which key is chosen;
+//! * the global stage is speculative-parallel: batches of queries are searched in parallel
+//!   against the keys that existed when the batch started, and a sequential commit checks
+//!   only keys created inside the batch that would come first — the result equals the
+//!   one-by-one fold.
 
 use std::collections::BTreeMap;
 
@@ -180,11 +186,7 @@ struct Features {
 impl Features {
     fn of(text: &str) -> Features {
         let hist = to_hist16(&similarity::ngram_histogram(text.as_bytes()));
-        Features {
-            sketch: sketch(&hist),
-            hist,
-            chars: similarity::char_histogram(text.as_bytes()),
-        }
+        Features { sketch: sketch(&hist), hist, chars: similarity::char_histogram(text.as_bytes()) }
     }
 }
 
@@ -528,11 +530,7 @@ fn global_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> 
             // keys added in this batch that precede the speculative hit
             let mut early: Vec<Candidate> = Vec::new();
             let la = table.text(q).len();
-            let qf = if added.is_empty() {
-                None
-            } else {
-                Some(Features::of(table.text(q)))
-            };
+            let qf = if added.is_empty() { None } else { Some(Features::of(table.text(q))) };
             for &k in &added {
                 let lk = table.text(k).len();
                 let limit = index.rule.limit(la, lk);

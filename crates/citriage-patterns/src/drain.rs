@@ -186,6 +186,20 @@ impl Drain {
         cid
     }
 
+    /// Add every line of a build log (split with the crate's line convention, ANSI and CI
+    /// timestamp prefixes removed, blank lines skipped); returns `(line number, cluster id)`.
+    pub fn add_log(&mut self, data: &[u8]) -> Vec<(usize, u32)> {
+        let mut out = Vec::new();
+        for l in crate::lines::lines(data) {
+            let t = crate::extract::clean(l.bytes(data), crate::lines::DEFAULT_MATCH_CAP);
+            if t.trim().is_empty() {
+                continue;
+            }
+            out.push((l.number, self.add(&t)));
+        }
+        out
+    }
+
     /// Template of cluster `id`.
     pub fn template(&self, id: u32) -> String {
         match self.clusters.get(id as usize) {
@@ -250,8 +264,12 @@ fn similarity_words(template: &[u32], toks: &[u32], flags: &[u8]) -> (f32, usize
 /// Does `tok` look like a variable (to be masked before routing)?
 pub fn is_variable(tok: &str) -> bool {
     let b = tok.as_bytes();
-    let digits = b.iter().filter(|c| c.is_ascii_digit()).count();
-    digits > 0
+    if b.iter().any(u8::is_ascii_digit) {
+        return true;
+    }
+    // paths: a slash between two name characters
+    b.windows(3)
+        .any(|w| w[1] == b'/' && w[0].is_ascii_alphanumeric() && w[2].is_ascii_alphanumeric())
 }
 
 /// Mine templates for `lines` with `cfg`; returns the template of every line (after all lines
@@ -261,4 +279,35 @@ pub fn mine<S: AsRef<str>>(lines: &[S], cfg: &DrainConfig) -> (Vec<String>, Vec<
     let ids: Vec<u32> = lines.iter().map(|l| d.add(l.as_ref())).collect();
     let templates: Vec<String> = (0..d.len() as u32).map(|i| d.template(i)).collect();
     (ids.iter().map(|&i| templates[i as usize].clone()).collect(), d.clusters())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_and_merges() {
+        let mut d = Drain::default();
+        let a = d.add("Received block blk_123 of size 67108864 from /10.0.0.1");
+        let b = d.add("Received block blk_456 of size 1024 from /10.0.0.2");
+        let c = d.add("VM Resumed (Lifecycle Event)");
+        let e = d.add("VM Paused (Lifecycle Event)");
+        assert_eq!(a, b);
+        assert_ne!(c, e, "different words are different templates");
+        assert_eq!(d.template(a), "Received block <*> of size <*> from <*>");
+        let f = d.add("Changing view acls to: yarn,curi");
+        let g = d.add("Changing view acls to: root,admin");
+        assert_eq!(f, g);
+        assert_eq!(d.template(f), "Changing view acls to: <*>");
+    }
+
+    #[test]
+    fn build_log_lines() {
+        let mut d = Drain::default();
+        let log = b"\x1b[32mok\x1b[0m pkg/a 0.1s\r\nok pkg/b 0.2s\n\nFAIL pkg/c 1.0s\n";
+        let ids = d.add_log(log);
+        assert_eq!(ids.len(), 3);
+        assert_eq!(ids[0].1, ids[1].1);
+        assert_eq!(ids[2].0, 4);
+    }
 }

@@ -232,7 +232,8 @@ const DEF_CLASSES: &[(Class, &str)] = &[
         r"\b(?:[0-9]+(?:\.[0-9]+)?h)?(?:[0-9]+(?:\.[0-9]+)?m)?[0-9]+(?:\.[0-9]+)?(?:ns|us|µs|ms|s)\b|\b[0-9]+h[0-9]+m\b|\b[0-9]+(?:\.[0-9]+)? ?(?:seconds?|minutes?|hours?|milliseconds?)\b",
     ),
     (Class::Name, r"\x22[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\x22"),
-    (Class::Generated, r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b"),
+    // a dashed name whose last segment (or the one before a 5-letter replica suffix) has a digit
+    (Class::Generated, r"\b[a-z0-9]+(?:-[a-z0-9]+)*-[a-z0-9]*[0-9][a-z0-9]*(?:-[a-z0-9]{5})?\b"),
     (Class::HexId, r"\b[0-9a-f]{12,}\b"),
     (
         Class::CtxNum,

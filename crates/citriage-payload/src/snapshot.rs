@@ -1,4 +1,4 @@
-//! The payload-snapshot directory layout written by the OpenShift payload agent's
+//! The payload-snapshot directory layout written by the openshift-eng/ai-helpers
 //! snapshot step, read as an offline [`PayloadSource`] and [`EvidenceProvider`]:
 //!
 //! ```text

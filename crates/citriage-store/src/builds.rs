@@ -205,6 +205,9 @@ impl Store {
             for t in &new_strings {
                 ids.remove(t);
             }
+        } else if !new_strings.is_empty() {
+            // New strings: the id → text map must be reloaded before the next read.
+            self.string_texts = None;
         }
         self.string_ids = Some(ids);
         result
@@ -266,35 +269,39 @@ impl Store {
         let mut tstmt = self
             .conn
             .prepare_cached(
-                "SELECT file, suite, classname, name, kettle_name, status, duration, attempt, informing, failure_text
-                 FROM test_results WHERE build = ?1 ORDER BY seq",
+                "SELECT t.build, t.file, t.suite, t.classname, t.name, t.kettle_name, t.status, t.duration, t.attempt,
+                        t.informing, t.failure_text
+                 FROM builds b JOIN test_results t ON t.build = b.id
+                 WHERE b.job = ?1 AND (?2 IS NULL OR b.started > ?2) ORDER BY t.build, t.seq",
             )
             .map_err(|e| self.err(e))?;
+        let mut by_build: HashMap<i64, Vec<StoredTest>> = HashMap::new();
+        let trows = tstmt
+            .query_map(params![job, tests_since], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    StoredTest {
+                        file: text(r.get(1)?),
+                        suite: text(r.get(2)?),
+                        classname: text(r.get(3)?),
+                        name: text(r.get(4)?),
+                        kettle_name: r.get::<_, Option<i64>>(5)?.map(text),
+                        status: status_text(r.get(6)?).to_string(),
+                        duration: r.get(7)?,
+                        attempt: r.get(8)?,
+                        informing: r.get(9)?,
+                        failure_text: r.get(10)?,
+                    },
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        for r in trows {
+            let (b, t) = r.map_err(|e| self.err(e))?;
+            by_build.entry(b).or_default().push(t);
+        }
         let mut out = Vec::with_capacity(rows.len());
         for (id, mut b, _) in rows {
-            let wanted = match tests_since {
-                None => true,
-                Some(t) => b.started.is_some_and(|s| s > t),
-            };
-            if wanted {
-                let tests = tstmt
-                    .query_map(params![id], |r| {
-                        Ok(StoredTest {
-                            file: text(r.get(0)?),
-                            suite: text(r.get(1)?),
-                            classname: text(r.get(2)?),
-                            name: text(r.get(3)?),
-                            kettle_name: r.get::<_, Option<i64>>(4)?.map(text),
-                            status: status_text(r.get(5)?).to_string(),
-                            duration: r.get(6)?,
-                            attempt: r.get(7)?,
-                            informing: r.get(8)?,
-                            failure_text: r.get(9)?,
-                        })
-                    })
-                    .map_err(|e| self.err(e))?
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| self.err(e))?;
+            if let Some(tests) = by_build.remove(&id) {
                 b.tests = tests;
             }
             out.push(b);

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod builds;
+mod http_cache;
+pub use http_cache::CachedHttp;
 pub use builds::{BuildRecord, StoredTest};
 
 /// Store errors; the message names the database file.
@@ -108,6 +110,15 @@ const MIGRATIONS: &[&str] = &[
         size INTEGER,
         PRIMARY KEY (build, path)
     ) WITHOUT ROWID;",
+    // 3: HTTP answers (GitHub REST) kept for conditional requests and offline use.
+    "CREATE TABLE http_cache (
+        url TEXT PRIMARY KEY,
+        status INTEGER NOT NULL,
+        etag TEXT,
+        body BLOB NOT NULL,
+        next TEXT,
+        fetched_at INTEGER NOT NULL
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.
@@ -179,7 +190,10 @@ impl Store {
     fn init(mut conn: Connection, path: String) -> Result<Store, StoreError> {
         let sql = |source| StoreError::Sqlite { path: path.clone(), source };
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+        conn.execute_batch(
+            "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+             PRAGMA cache_size = -131072; PRAGMA mmap_size = 1073741824; PRAGMA temp_store = MEMORY;",
+        )
             .map_err(sql)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql)?;
         if version > SCHEMA_VERSION {

@@ -1,7 +1,8 @@
-//! Agent briefs: for each selected cluster, an investigation brief (the runbook's
-//! Phase 3 step) filled with what citriage has already verified — the cluster's jobs,
-//! their configs, sampled builds, log excerpts and PR/issue states, each with its
-//! evidence id — so an agent continues from checked facts instead of starting over;
+//! Investigation briefs: for each selected cluster, a brief for the runbook's Phase 3
+//! step filled with what citriage has already verified — the cluster's jobs, their
+//! configs, sampled builds, log excerpts and PR/issue states, each with its evidence
+//! id — so the investigator (a person or an LLM) continues from checked facts instead
+//! of starting over;
 //! and a cross-check brief (Phase 4) listing the highest-leverage claims for an
 //! independent verifier. Pure: plain input structs in, Markdown out, deterministic.
 
@@ -68,7 +69,7 @@ pub struct ClusterBrief {
     pub builds: Vec<SampledBuild>,
     pub excerpts: Vec<BriefExcerpt>,
     pub refs: Vec<KnownRef>,
-    /// Local checkouts the agent may read: (name, repository).
+    /// Local checkouts the investigator may read: (name, repository).
     pub checkouts: Vec<(String, String)>,
     /// The prior report's name, when there is one.
     pub prior_report: Option<String>,
@@ -115,7 +116,9 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
     );
     s.push_str("Your task: find out why these jobs fail, split them by failure signature, and propose fixes that a maintainer can act on. Work read-only: do not edit files, open PRs or issues, push, or comment anywhere.\n\n");
     s.push_str("## Already verified (start here)\n\nEverything in this section was read by citriage and carries an evidence id; cite the id when you rely on it. Anything not listed here is unverified.\n\n");
-    s.push_str("### Jobs\n\n| Job | Figure | Severity | Config | Alert email | Evidence |\n|---|---|---|---|---|---|\n");
+    s.push_str(
+        "### Jobs\n\n| Job | Figure | Severity | Config | Alert email | Evidence |\n|---|---|---|---|---|---|\n",
+    );
     for j in &c.jobs {
         let _ = writeln!(
             s,
@@ -123,8 +126,15 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
             j.name.replace('`', "'"),
             cell(&j.figure),
             cell(&j.severity),
-            j.config.as_deref().map(|x| format!("`{}`", x.replace('`', "'"))).unwrap_or_else(|| "not located yet".into()),
-            j.alert_email.as_deref().map(cell).unwrap_or_else(|| if j.config.is_some() { "none set".into() } else { "—".into() }),
+            j.config
+                .as_deref()
+                .map(|x| format!("`{}`", x.replace('`', "'")))
+                .unwrap_or_else(|| "not located yet".into()),
+            j.alert_email.as_deref().map(cell).unwrap_or_else(|| if j.config.is_some() {
+                "none set".into()
+            } else {
+                "—".into()
+            }),
             if j.evidence_ids.is_empty() { "—".into() } else { j.evidence_ids.join(" ") }
         );
     }
@@ -154,7 +164,11 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
             .map(|j| j.name.as_str())
             .collect();
         if !thin.is_empty() {
-            let _ = writeln!(s, "\nFewer than two sampled builds for: {}. Sample more before generalising.", thin.iter().map(|j| format!("`{j}`")).collect::<Vec<_>>().join(", "));
+            let _ = writeln!(
+                s,
+                "\nFewer than two sampled builds for: {}. Sample more before generalising.",
+                thin.iter().map(|j| format!("`{j}`")).collect::<Vec<_>>().join(", ")
+            );
         }
     }
     s.push_str("\n### Excerpts\n\n");
@@ -165,7 +179,13 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
     excerpts.sort_by(|a, b| a.evidence_id.cmp(&b.evidence_id));
     for e in &excerpts {
         let f = fence(&e.text);
-        let _ = writeln!(s, "- **{}** from `{}`:\n\n{f}\n{}\n{f}\n", e.evidence_id, e.locator.replace('`', "'"), e.text.trim_end());
+        let _ = writeln!(
+            s,
+            "- **{}** from `{}`:\n\n{f}\n{}\n{f}\n",
+            e.evidence_id,
+            e.locator.replace('`', "'"),
+            e.text.trim_end()
+        );
     }
     s.push_str("\n### PR and issue states\n\n");
     if c.refs.is_empty() {
@@ -204,12 +224,20 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
         c.jobs.len()
     ));
     steps.push("Builds: for each job, read the build log of the sampled builds (and prowjob state when there is no log); find the first failure or panic and cite its line with the build URL.".into());
-    steps.push("Tests: read the JUnit results of failing builds; for the failing test, open the source and cite `path:line`.".into());
+    steps.push(
+        "Tests: read the JUnit results of failing builds; for the failing test, open the source and cite `path:line`."
+            .into(),
+    );
     steps.push("GitHub: search open issues and PRs for the test or error text; walk each tracking issue's timeline for cross-referenced fix PRs; read each PR's state (merged, open and what blocks it, closed unmerged).".into());
-    steps.push("Owners: read the OWNERS files near the config and the test source; note approvers and SIG labels.".into());
+    steps.push(
+        "Owners: read the OWNERS files near the config and the test source; note approvers and SIG labels.".into(),
+    );
     steps.push("History: `git log --since` on the paths involved and `git log -S` on the key symbol or string to find the introducing change; find what exposed it (version bump, image, feature gate, new lane).".into());
     if c.jobs.len() > 10 {
-        steps.push(format!("Split: {} jobs is too many for one explanation. Group them into 3-5 sub-patterns by signature.", c.jobs.len()));
+        steps.push(format!(
+            "Split: {} jobs is too many for one explanation. Group them into 3-5 sub-patterns by signature.",
+            c.jobs.len()
+        ));
     } else {
         steps.push("Split: if the sampled signatures differ, group the jobs into sub-patterns by signature.".into());
     }
@@ -332,7 +360,8 @@ fn how_to_check(k: ClaimKind) -> &'static str {
 pub fn crosscheck_brief(x: &CrossCheckBrief) -> String {
     let picked = select_claims(&x.claims, x.top_n);
     let mut s = String::new();
-    let _ = writeln!(s, "# Cross-check brief: {} claim(s) from {} cluster investigation(s)\n", picked.len(), x.clusters);
+    let _ =
+        writeln!(s, "# Cross-check brief: {} claim(s) from {} cluster investigation(s)\n", picked.len(), x.clusters);
     let _ = writeln!(s, "Dataset: {} dashboard, snapshot of {}.\n", x.dataset, x.snapshot_date);
     s.push_str("You did not take part in the investigations and you should not trust their narratives. For each claim below, gather the evidence again yourself, read-only, and answer with one verdict:\n\n");
     s.push_str("- **CONFIRMED** — your own evidence matches the claim.\n- **PARTIALLY CONFIRMED** — it mostly holds; say what must change (a line number, a count, a state).\n- **REFUTED** — your evidence contradicts it.\n- **INSUFFICIENT EVIDENCE** — you could not decide; say what is missing.\n\n");
@@ -372,7 +401,12 @@ pub fn crosscheck_brief(x: &CrossCheckBrief) -> String {
     if !rest.is_empty() {
         let mut ids: Vec<&str> = rest.iter().map(|c| c.id.as_str()).collect();
         ids.sort();
-        let _ = writeln!(s, "## Not selected\n\n{} lower-leverage claim(s) are not part of this check: {}.", ids.len(), ids.join(", "));
+        let _ = writeln!(
+            s,
+            "## Not selected\n\n{} lower-leverage claim(s) are not part of this check: {}.",
+            ids.len(),
+            ids.join(", ")
+        );
     }
     s
 }
@@ -440,11 +474,17 @@ mod tests {
                 started: "2026-11-20".into(),
                 evidence_id: Some("ev-aaaaaaaaaaaa".into()),
             }],
-            excerpts: vec![BriefExcerpt { evidence_id: "ev-bbbbbbbbbbbb".into(), locator: "build-log.txt#L9".into(), text: "a ``` fence".into() }],
+            excerpts: vec![BriefExcerpt {
+                evidence_id: "ev-bbbbbbbbbbbb".into(),
+                locator: "build-log.txt#L9".into(),
+                text: "a ``` fence".into(),
+            }],
             ..Default::default()
         };
         let t = investigation_brief(&b);
-        assert!(t.contains("| `ci-x` | failing_days 400 | critical | `config/jobs/x.yaml:12` | none set | ev-0123456789ab |"));
+        assert!(t.contains(
+            "| `ci-x` | failing_days 400 | critical | `config/jobs/x.yaml:12` | none set | ev-0123456789ab |"
+        ));
         assert!(t.contains("Fewer than two sampled builds for: `ci-x`."));
         assert!(t.contains("````\na ``` fence\n````"));
         assert_eq!(t, investigation_brief(&b), "deterministic");

@@ -150,7 +150,7 @@ pub struct LineHit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "kebab-case")]
 pub enum LineLookup {
-    Found(LineHit),
+    Found(Box<LineHit>),
     NoSuchFile,
     PastEnd { total_lines: usize },
 }
@@ -315,7 +315,13 @@ impl Checkout {
     }
 
     fn evidence(&self, src: CodeSource, loc: String, excerpt: String, bytes: &[u8], as_of: String) -> Evidence {
-        Evidence::new(src.model_kind(), format!("{}:{}:{loc}", src.prefix(), self.at()), excerpt, sha256_hex(bytes), as_of)
+        Evidence::new(
+            src.model_kind(),
+            format!("{}:{}:{loc}", src.prefix(), self.at()),
+            excerpt,
+            sha256_hex(bytes),
+            as_of,
+        )
     }
 
     fn read(&self, rel: &Path) -> Result<Option<Vec<u8>>, CodeError> {
@@ -326,10 +332,15 @@ impl Checkout {
         // Refuse files that resolve outside the checkout (symlinks).
         if let (Ok(f), Ok(r)) = (full.canonicalize(), self.root.canonicalize()) {
             if !f.starts_with(&r) {
-                return Err(CodeError::BadPath { path: rel.display().to_string(), why: "resolves outside the checkout".into() });
+                return Err(CodeError::BadPath {
+                    path: rel.display().to_string(),
+                    why: "resolves outside the checkout".into(),
+                });
             }
         }
-        std::fs::read(&full).map(Some).map_err(|e| CodeError::Io { path: full.display().to_string(), detail: e.to_string() })
+        std::fs::read(&full)
+            .map(Some)
+            .map_err(|e| CodeError::Io { path: full.display().to_string(), detail: e.to_string() })
     }
 
     /// True when the relative path is a file in the checkout.
@@ -355,9 +366,10 @@ impl Checkout {
             return Ok(LineLookup::PastEnd { total_lines: lines.len() });
         }
         let text = lines[line - 1..end].join("\n");
-        let loc = if end > line { format!("{}#L{line}-L{end}", rel.display()) } else { format!("{}#L{line}", rel.display()) };
+        let loc =
+            if end > line { format!("{}#L{line}-L{end}", rel.display()) } else { format!("{}#L{line}", rel.display()) };
         let evidence = self.evidence(CodeSource::SourceLine, loc, text.clone(), &bytes, self.as_of());
-        Ok(LineLookup::Found(LineHit {
+        Ok(LineLookup::Found(Box::new(LineHit {
             checkout: self.name.clone(),
             path: rel.display().to_string(),
             line,
@@ -365,7 +377,7 @@ impl Checkout {
             text,
             total_lines: lines.len(),
             evidence,
-        }))
+        })))
     }
 
     /// The text at `path:line`.
@@ -449,7 +461,11 @@ impl Checkout {
     /// The owners of a path (file or directory), walking OWNERS files upwards.
     pub fn owners(&self, path: &str) -> Result<Owners, CodeError> {
         let rel = if path.trim().is_empty() || path.trim() == "." { PathBuf::new() } else { clean_rel(path)? };
-        let mut dir = if self.root.join(&rel).is_dir() { rel.clone() } else { rel.parent().map(Path::to_path_buf).unwrap_or_default() };
+        let mut dir = if self.root.join(&rel).is_dir() {
+            rel.clone()
+        } else {
+            rel.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
         let aliases = self.owners_aliases()?;
         let mut files = Vec::new();
         loop {
@@ -561,7 +577,14 @@ impl Checkout {
         }
         let git = self.git()?;
         let s_arg = format!("-S{needle}");
-        let mut args: Vec<&str> = vec!["log", s_arg.as_str(), "--reverse", "--no-renames", "--format=%H%x1f%aI%x1f%an%x1f%s", "--max-count=500"];
+        let mut args: Vec<&str> = vec![
+            "log",
+            s_arg.as_str(),
+            "--reverse",
+            "--no-renames",
+            "--format=%H%x1f%aI%x1f%an%x1f%s",
+            "--max-count=500",
+        ];
         if let Some(p) = pathspec {
             args.push("--");
             args.push(p);
@@ -573,7 +596,8 @@ impl Checkout {
             if parts.len() < 4 {
                 continue;
             }
-            let mut show: Vec<&str> = vec!["show", "--format=", "--unified=0", "--no-ext-diff", "--no-renames", parts[0]];
+            let mut show: Vec<&str> =
+                vec!["show", "--format=", "--unified=0", "--no-ext-diff", "--no-renames", parts[0]];
             if let Some(p) = pathspec {
                 show.push("--");
                 show.push(p);
@@ -636,7 +660,15 @@ impl Checkout {
             .iter()
             .chain(removed_by.iter())
             .map(|h| {
-                let excerpt = format!("{} {} {}: {} (+{} -{} of {needle:?})", &h.sha[..h.sha.len().min(12)], h.date, h.author, h.subject, h.added, h.removed);
+                let excerpt = format!(
+                    "{} {} {}: {} (+{} -{} of {needle:?})",
+                    &h.sha[..h.sha.len().min(12)],
+                    h.date,
+                    h.author,
+                    h.subject,
+                    h.added,
+                    h.removed
+                );
                 let day = h.date.get(..10).unwrap_or("").to_string();
                 Evidence::new(
                     CodeSource::Commit.model_kind(),
@@ -836,7 +868,8 @@ fn job_block(lines: &[String], i: usize, key_col: usize) -> Option<JobBlock> {
     let parent = |from: usize, col: usize, item: bool| -> Option<usize> {
         (0..from).rev().find(|&j| {
             let l = &lines[j];
-            !blank_or_comment(l) && (indent_of(l) < col || (item && indent_of(l) == col && !l.trim_start().starts_with("- ")))
+            !blank_or_comment(l)
+                && (indent_of(l) < col || (item && indent_of(l) == col && !l.trim_start().starts_with("- ")))
         })
     };
     let key_of = |j: usize| -> String { unquote(strip_comment(&lines[j]).trim().trim_end_matches(':')) };
@@ -898,7 +931,15 @@ fn parse_owners(text: &str) -> ParsedOwners {
             continue;
         }
         if let Some(item) = t.strip_prefix("- ").or_else(|| if t == "-" { Some("") } else { None }) {
-            let key = if top == "filters" { if filter == ".*" { sub.clone() } else { continue } } else { top.clone() };
+            let key = if top == "filters" {
+                if filter == ".*" {
+                    sub.clone()
+                } else {
+                    continue;
+                }
+            } else {
+                top.clone()
+            };
             if !item.is_empty() {
                 lists.entry(key).or_default().push(unquote(item));
             }
@@ -909,7 +950,10 @@ fn parse_owners(text: &str) -> ParsedOwners {
         match top.as_str() {
             "options" if k == "no_parent_owners" => no_parent = v.trim() == "true",
             "filters" => {
-                if v.trim().is_empty() && (filter.is_empty() || indent <= 2) && !matches!(k.as_str(), "approvers" | "reviewers" | "labels") {
+                if v.trim().is_empty()
+                    && (filter.is_empty() || indent <= 2)
+                    && !matches!(k.as_str(), "approvers" | "reviewers" | "labels")
+                {
                     filter = k;
                     sub.clear();
                 } else {
@@ -943,12 +987,21 @@ fn parse_owners(text: &str) -> ParsedOwners {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "kebab-case")]
 pub enum CodeAnswer {
-    Found { checkout: String, path: String, text: String, evidence: Evidence },
+    Found {
+        checkout: String,
+        path: String,
+        text: String,
+        evidence: Evidence,
+    },
     /// Definitely wrong: the file is not in the checkout it belongs to, or the line is
     /// past its end.
-    Missing { why: String },
+    Missing {
+        why: String,
+    },
     /// Could not be checked (no checkout for that repository, ambiguous name, ...).
-    Unchecked { why: String },
+    Unchecked {
+        why: String,
+    },
 }
 
 /// Anything that can check a `path:line` claim.
@@ -1047,8 +1100,11 @@ impl CodeResolver for Checkouts {
                 why: format!("{n} files end with {path} ({} ...); write a longer path", matches[0].1),
             },
             _ => {
-                let home: Vec<&str> =
-                    candidates.iter().filter(|c| repo.is_some() || c.has_top_dir(path)).map(|c| c.name.as_str()).collect();
+                let home: Vec<&str> = candidates
+                    .iter()
+                    .filter(|c| repo.is_some() || c.has_top_dir(path))
+                    .map(|c| c.name.as_str())
+                    .collect();
                 if home.is_empty() {
                     CodeAnswer::Unchecked { why: format!("{path} is not in any named checkout") }
                 } else {

@@ -1,6 +1,6 @@
 //! Verifying triage reports against the runbook: code evidence from local checkouts
 //! (`code`), a Markdown report parser (`report`), the checks (`rules`) and their
-//! rendering (`render`), and the agent briefs that continue an investigation from
+//! rendering (`render`), and the investigation briefs that continue from
 //! verified facts (`brief`). PR/issue state comes from `citriage-github` through its
 //! `RefResolver` trait; build URLs through [`rules::BuildUrlResolver`]; `path:line`
 //! through [`code::CodeResolver`].

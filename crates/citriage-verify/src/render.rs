@@ -33,7 +33,8 @@ pub fn render_markdown(v: &Verification, name: &str) -> String {
     } else {
         s.push_str("| Line | Rule | Finding | Evidence |\n|---:|---|---|---|\n");
         for f in &v.findings {
-            let ev: Vec<String> = f.evidence.iter().map(|e| format!("{} `{}`", e.id, e.locator.replace('`', "'"))).collect();
+            let ev: Vec<String> =
+                f.evidence.iter().map(|e| format!("{} `{}`", e.id, e.locator.replace('`', "'"))).collect();
             s.push_str(&format!(
                 "| {} | `{}` — {} | {} | {} |\n",
                 f.line,
@@ -64,7 +65,9 @@ pub fn render_markdown(v: &Verification, name: &str) -> String {
         }
         s.push('\n');
     }
-    s.push_str("## Checks\n\n| Rule | Source | Outcome | Findings | Not checked | Note |\n|---|---|---|---:|---:|---|\n");
+    s.push_str(
+        "## Checks\n\n| Rule | Source | Outcome | Findings | Not checked | Note |\n|---|---|---|---:|---:|---|\n",
+    );
     for c in &v.checks {
         let r = rule_info(&c.rule_id);
         s.push_str(&format!(
@@ -80,7 +83,7 @@ pub fn render_markdown(v: &Verification, name: &str) -> String {
     }
     let st = &v.stats;
     s.push_str(&format!(
-        "\n## Figures\n\n- Report: {} lines, {} format, {} sections, {} pattern(s), {} sub-pattern(s).\n- References: {} cited ({} distinct): {} checked, {} not checked ({} ambiguous).\n- file:line: {} cited, {} resolved.\n- Build URLs: {} cited, {} known; {} bare build id(s) without a URL.\n",
+        "\n## Figures\n\n- Report: {} lines, {} format, {} sections, {} pattern(s), {} sub-pattern(s).\n- References: {} cited ({} distinct): {} checked, {} not checked ({} ambiguous).\n- file:line: {} cited ({} distinct), {} resolved.\n- Build URLs: {} cited ({} distinct builds), {} known; {} bare build id(s) without a URL.\n",
         st.lines,
         st.format,
         st.sections,
@@ -92,8 +95,10 @@ pub fn render_markdown(v: &Verification, name: &str) -> String {
         st.refs_unchecked,
         st.refs_ambiguous,
         st.file_lines_found,
+        st.file_lines_distinct,
         st.file_lines_resolved,
         st.build_urls_found,
+        st.build_urls_distinct,
         st.build_urls_known,
         st.bare_build_ids
     ));

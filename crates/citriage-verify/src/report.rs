@@ -466,7 +466,15 @@ mod tests {
         let r = parse(md);
         assert_eq!(r.format, ReportFormat::Markdown);
         let titles: Vec<(usize, u8, SectionKind)> = r.sections.iter().map(|s| (s.line, s.level, s.kind)).collect();
-        assert_eq!(titles, vec![(1, 1, SectionKind::Title), (3, 2, SectionKind::TlDr), (8, 2, SectionKind::ActionPlan), (9, 3, SectionKind::Tier(1))]);
+        assert_eq!(
+            titles,
+            vec![
+                (1, 1, SectionKind::Title),
+                (3, 2, SectionKind::TlDr),
+                (8, 2, SectionKind::ActionPlan),
+                (9, 3, SectionKind::Tier(1))
+            ]
+        );
         assert_eq!(r.sections[1].end, 7);
         assert_eq!(r.tables.len(), 1);
         assert_eq!(r.tables[0].rows[0].cells, vec!["1.1", "do `a|b` | c", "OPEN"]);
@@ -484,7 +492,15 @@ mod tests {
         let kinds: Vec<SectionKind> = r.sections.iter().map(|s| s.kind).collect();
         assert_eq!(
             kinds,
-            vec![SectionKind::Title, SectionKind::TlDr, SectionKind::Patterns, SectionKind::Pattern, SectionKind::SubPattern, SectionKind::ActionPlan, SectionKind::Tier(0)]
+            vec![
+                SectionKind::Title,
+                SectionKind::TlDr,
+                SectionKind::Patterns,
+                SectionKind::Pattern,
+                SectionKind::SubPattern,
+                SectionKind::ActionPlan,
+                SectionKind::Tier(0)
+            ]
         );
         let tl = r.sections_of(SectionKind::TlDr)[0];
         assert_eq!(r.items_in(tl).len(), 2);

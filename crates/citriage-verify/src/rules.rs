@@ -25,22 +25,66 @@ pub struct RuleInfo {
 
 /// Every rule the verifier applies, in report order.
 pub const RULES: &[RuleInfo] = &[
-    RuleInfo { id: "ref-exists", source: "rule 1; Phase 9 #1; Appendix D", text: "Every cited PR or issue exists and its state was checked" },
-    RuleInfo { id: "merged-claim", source: "rule 5; Appendix D", text: "A PR called merged is merged: CLOSED-unmerged and OPEN PRs are not" },
+    RuleInfo {
+        id: "ref-exists",
+        source: "rule 1; Phase 9 #1; Appendix D",
+        text: "Every cited PR or issue exists and its state was checked",
+    },
+    RuleInfo {
+        id: "merged-claim",
+        source: "rule 5; Appendix D",
+        text: "A PR called merged is merged: CLOSED-unmerged and OPEN PRs are not",
+    },
     RuleInfo { id: "file-line", source: "rule 2; Appendix D", text: "Every path:line resolves in the named checkout" },
     RuleInfo { id: "build-url", source: "rule 3; Appendix D", text: "Every build URL is in the ledger or fetchable" },
     RuleInfo { id: "tldr-takeaways", source: "Phase 7; Phase 9 #6", text: "The TL;DR lists at most 3 takeaways" },
-    RuleInfo { id: "tldr-tier0", source: "Phase 7; Phase 9 #6; Appendix D", text: "Whatever the TL;DR calls shipped is listed in Tier 0" },
+    RuleInfo {
+        id: "tldr-tier0",
+        source: "Phase 7; Phase 9 #6; Appendix D",
+        text: "Whatever the TL;DR calls shipped is listed in Tier 0",
+    },
     RuleInfo { id: "placeholder", source: "Phase 9 #2", text: "No TODO, TBD or placeholder text remains" },
-    RuleInfo { id: "tier-columns", source: "Phase 7; Phase 9 #3", text: "Tier tables keep one column set per table, and Tier 0-3 tables have a Status column" },
-    RuleInfo { id: "fix-shape", source: "rule 12; Phase 9 #9", text: "Every Tier 1/2 row carries a PR or a concrete change (file:line, code, diff sketch)" },
-    RuleInfo { id: "uncertainty", source: "rule 8; Phase 9 #5; Appendix D", text: "An honest-uncertainty section lists at least 3 things that were not verified" },
-    RuleInfo { id: "lessons", source: "rule 11; Phase 9 #10", text: "A Lessons section appears only with a prior report, and each lesson quotes it" },
-    RuleInfo { id: "misclassified-section", source: "Phase 7; Phase 9 #4", text: "A misclassifications section exists and is populated or says none were found" },
-    RuleInfo { id: "tier-sections", source: "Appendix D", text: "Tier 4 (governance) and Tier 5 (deletion / don't bother) sections exist" },
+    RuleInfo {
+        id: "tier-columns",
+        source: "Phase 7; Phase 9 #3",
+        text: "Tier tables keep one column set per table, and Tier 0-3 tables have a Status column",
+    },
+    RuleInfo {
+        id: "fix-shape",
+        source: "rule 12; Phase 9 #9",
+        text: "Every Tier 1/2 row carries a PR or a concrete change (file:line, code, diff sketch)",
+    },
+    RuleInfo {
+        id: "uncertainty",
+        source: "rule 8; Phase 9 #5; Appendix D",
+        text: "An honest-uncertainty section lists at least 3 things that were not verified",
+    },
+    RuleInfo {
+        id: "lessons",
+        source: "rule 11; Phase 9 #10",
+        text: "A Lessons section appears only with a prior report, and each lesson quotes it",
+    },
+    RuleInfo {
+        id: "misclassified-section",
+        source: "Phase 7; Phase 9 #4",
+        text: "A misclassifications section exists and is populated or says none were found",
+    },
+    RuleInfo {
+        id: "tier-sections",
+        source: "Appendix D",
+        text: "Tier 4 (governance) and Tier 5 (deletion / don't bother) sections exist",
+    },
     RuleInfo { id: "pattern-count", source: "Phase 9 #12", text: "At least 8 pattern sections" },
-    RuleInfo { id: "pattern-depth", source: "Phase 7; Phase 9 #7", text: "Each pattern cites at least 3 file:line and 1 build URL across itself and its sub-patterns" },
-    RuleInfo { id: "causal-chain", source: "rule 13; Phase 9 #8", text: "Each pattern names the introducing and the exposing change, or says which is unknown" },
+    RuleInfo {
+        id: "pattern-depth",
+        source: "Phase 7; Phase 9 #7",
+        text: "Each pattern cites at least 3 file:line and 1 build URL across itself and its sub-patterns",
+    },
+    RuleInfo {
+        id: "causal-chain",
+        source: "rule 13; Phase 9 #8",
+        text: "Each pattern names the introducing and the exposing change, or says which is unknown",
+    },
 ];
 
 /// The catalogue entry of a rule id.
@@ -108,9 +152,13 @@ pub struct Stats {
     pub refs_checked: usize,
     pub refs_unchecked: usize,
     pub refs_ambiguous: usize,
+    /// `path:line` occurrences, distinct claims, distinct claims that resolved.
     pub file_lines_found: usize,
+    pub file_lines_distinct: usize,
     pub file_lines_resolved: usize,
+    /// Build URL occurrences, distinct builds, distinct builds known to the ledger.
     pub build_urls_found: usize,
+    pub build_urls_distinct: usize,
     pub build_urls_known: usize,
     pub bare_build_ids: usize,
 }
@@ -198,10 +246,16 @@ pub fn parse_build_url(url: &str) -> Option<BuildUrl> {
 #[serde(tag = "result", rename_all = "kebab-case")]
 pub enum BuildAnswer {
     /// In the ledger (or fetched).
-    Known { evidence: Option<Evidence> },
+    Known {
+        evidence: Option<Evidence>,
+    },
     /// Definitely not a build (the ledger knows the job and not this build, or 404).
-    Missing { why: String },
-    Unchecked { why: String },
+    Missing {
+        why: String,
+    },
+    Unchecked {
+        why: String,
+    },
 }
 
 /// Anything that can check a build URL: the store's ledger, a fetcher, a fixed set.
@@ -349,7 +403,9 @@ pub fn extract_file_lines(report: &Report) -> Vec<FileLineRef> {
             if line[m.end()..].chars().next().is_some_and(|ch| ch.is_alphanumeric()) {
                 continue;
             }
-            let (Some(path), Some(a)) = (c.get(2), c.get(3).and_then(|x| x.as_str().parse::<usize>().ok())) else { continue };
+            let (Some(path), Some(a)) = (c.get(2), c.get(3).and_then(|x| x.as_str().parse::<usize>().ok())) else {
+                continue;
+            };
             if a == 0 {
                 continue;
             }
@@ -402,7 +458,9 @@ enum Claim {
 
 fn claim_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"(?i)(✅|❌|🟢|🟡|\bmerged\b|\blanded\b|\bshipped\b|\bclosed\b|\bopen\b)").expect("static regex"))
+    R.get_or_init(|| {
+        Regex::new(r"(?i)(✅|❌|🟢|🟡|\bmerged\b|\blanded\b|\bshipped\b|\bclosed\b|\bopen\b)").expect("static regex")
+    })
 }
 
 /// The state claims in a piece of text, in order.
@@ -436,7 +494,8 @@ fn first_claim(text: &str) -> Option<Claim> {
 fn connector_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r"^[\s,;/+&]*(?:(?:and|or)\s+)?(?:\([^()]{0,80}\))?[\s,;/+&]*(?:(?:and|or)\s+)?$").expect("static regex")
+        Regex::new(r"^[\s,;/+&]*(?:(?:and|or)\s+)?(?:\([^()]{0,80}\))?[\s,;/+&]*(?:(?:and|or)\s+)?$")
+            .expect("static regex")
     })
 }
 
@@ -515,7 +574,8 @@ pub fn verify(text: &str, resolvers: &Resolvers<'_>, opts: &VerifyOptions) -> Ve
 
 /// Verifies a parsed report.
 pub fn verify_report(report: &Report, resolvers: &Resolvers<'_>, opts: &VerifyOptions) -> Verification {
-    let mut cx = Ctx { report, findings: Vec::new(), unchecked: Vec::new(), na: BTreeMap::new(), notes: BTreeMap::new() };
+    let mut cx =
+        Ctx { report, findings: Vec::new(), unchecked: Vec::new(), na: BTreeMap::new(), notes: BTreeMap::new() };
     let text = report.lines.join("\n");
     let refs = extract_refs(&text, &opts.refs);
     let file_lines = extract_file_lines(report);
@@ -590,7 +650,9 @@ fn check_refs(
     let mut ambiguous: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for f in refs {
         match &f.target {
-            RefTarget::Resolved { reference, .. } => lines_of.entry(reference.clone()).or_default().push((f.line, f.raw.clone())),
+            RefTarget::Resolved { reference, .. } => {
+                lines_of.entry(reference.clone()).or_default().push((f.line, f.raw.clone()))
+            }
             RefTarget::Ambiguous { why, .. } => ambiguous.entry((f.raw.clone(), why.clone())).or_default().push(f.line),
         }
     }
@@ -603,8 +665,14 @@ fn check_refs(
         match &state {
             RefState::NotFound { .. } => {
                 stats.refs_checked += 1;
-                let also = if others.is_empty() { String::new() } else { format!(" (also cited on lines {})", join(&others)) };
-                cx.flag(first, "ref-exists", format!("{shown} does not exist (GitHub answered 404){also}"), state.evidence().into_iter().collect());
+                let also =
+                    if others.is_empty() { String::new() } else { format!(" (also cited on lines {})", join(&others)) };
+                cx.flag(
+                    first,
+                    "ref-exists",
+                    format!("{shown} does not exist (GitHub answered 404){also}"),
+                    state.evidence().into_iter().collect(),
+                );
             }
             s if !s.is_checked() => {
                 stats.refs_unchecked += 1;
@@ -651,13 +719,18 @@ fn check_merged_claims(cx: &mut Ctx<'_>, refs: &[FoundRef], states: &BTreeMap<Is
                         "CLOSED without merging{} — a fix attempt that did not land",
                         closed_at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default()
                     )),
-                    PrStatus::Open { draft, .. } => Some(if *draft { "still OPEN (draft)".into() } else { "still OPEN".into() }),
+                    PrStatus::Open { draft, .. } => {
+                        Some(if *draft { "still OPEN (draft)".into() } else { "still OPEN".into() })
+                    }
                     _ => None,
                 },
                 _ => None,
             };
             if let Some(actual) = actual {
-                let when = state.read().map(|r| r.read_at.map(citriage_github::time::format_utc).unwrap_or_default()).unwrap_or_default();
+                let when = state
+                    .read()
+                    .map(|r| r.read_at.map(citriage_github::time::format_utc).unwrap_or_default())
+                    .unwrap_or_default();
                 cx.flag(
                     line,
                     "merged-claim",
@@ -671,10 +744,13 @@ fn check_merged_claims(cx: &mut Ctx<'_>, refs: &[FoundRef], states: &BTreeMap<Is
 
 fn check_file_lines(cx: &mut Ctx<'_>, claims: &[FileLineRef], code: &dyn CodeResolver, stats: &mut Stats) {
     // Each distinct claim is checked once.
-    let mut groups: BTreeMap<(Option<String>, String, usize, usize, Vec<usize>), Vec<usize>> = BTreeMap::new();
+    // (repo, path, first line, last line, further lines) → report lines citing it.
+    type Key = (Option<String>, String, usize, usize, Vec<usize>);
+    let mut groups: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
     for c in claims {
         groups.entry((c.repo.clone(), c.path.clone(), c.start, c.end, c.more.clone())).or_default().push(c.line);
     }
+    stats.file_lines_distinct = groups.len();
     for ((repo, path, start, end, more), lines) in groups {
         let shown = match &repo {
             Some(r) => format!("{r}:{path}:{start}{}", if end > start { format!("-{end}") } else { String::new() }),
@@ -684,20 +760,27 @@ fn check_file_lines(cx: &mut Ctx<'_>, claims: &[FileLineRef], code: &dyn CodeRes
         for m in &more {
             answers.push(code.check(repo.as_deref(), &path, *m, *m));
         }
-        let missing: Vec<String> = answers.iter().filter_map(|a| match a {
-            CodeAnswer::Missing { why } => Some(why.clone()),
-            _ => None,
-        }).collect();
+        let missing: Vec<String> = answers
+            .iter()
+            .filter_map(|a| match a {
+                CodeAnswer::Missing { why } => Some(why.clone()),
+                _ => None,
+            })
+            .collect();
         let unchecked: Option<String> = answers.iter().find_map(|a| match a {
             CodeAnswer::Unchecked { why } => Some(why.clone()),
             _ => None,
         });
-        let evidence: Vec<Evidence> = answers.iter().filter_map(|a| match a {
-            CodeAnswer::Found { evidence, .. } => Some(evidence.clone()),
-            _ => None,
-        }).collect();
+        let evidence: Vec<Evidence> = answers
+            .iter()
+            .filter_map(|a| match a {
+                CodeAnswer::Found { evidence, .. } => Some(evidence.clone()),
+                _ => None,
+            })
+            .collect();
         if !missing.is_empty() {
-            let also = if lines.len() > 1 { format!(" (also cited on lines {})", join(&lines[1..])) } else { String::new() };
+            let also =
+                if lines.len() > 1 { format!(" (also cited on lines {})", join(&lines[1..])) } else { String::new() };
             cx.flag(lines[0], "file-line", format!("{shown} does not resolve: {}{also}", missing.join("; ")), evidence);
         } else if let Some(why) = unchecked {
             cx.skip(lines[0], "file-line", shown, why, lines[1..].to_vec());
@@ -723,14 +806,18 @@ fn check_builds(cx: &mut Ctx<'_>, builds: &[(usize, BuildUrl)], resolver: &dyn B
     for (line, b) in builds {
         groups.entry((b.job.clone(), b.build_id.clone())).or_default().push((*line, b.url.clone()));
     }
+    stats.build_urls_distinct = groups.len();
     for ((job, id), uses) in groups {
         let b = BuildUrl { url: uses[0].1.clone(), job: job.clone(), build_id: id.clone() };
         let others: Vec<usize> = uses.iter().skip(1).map(|(l, _)| *l).collect();
         match resolver.check(&b) {
             BuildAnswer::Known { .. } => stats.build_urls_known += 1,
-            BuildAnswer::Missing { why } => {
-                cx.flag(uses[0].0, "build-url", format!("{} — {why}; a cited build must have been fetched", b.url), Vec::new())
-            }
+            BuildAnswer::Missing { why } => cx.flag(
+                uses[0].0,
+                "build-url",
+                format!("{} — {why}; a cited build must have been fetched", b.url),
+                Vec::new(),
+            ),
             BuildAnswer::Unchecked { why } => cx.skip(uses[0].0, "build-url", b.url.clone(), why, others),
         }
     }
@@ -761,7 +848,12 @@ fn check_tldr(cx: &mut Ctx<'_>, refs: &[FoundRef], opts: &VerifyOptions) {
         cx.flag(
             items[opts.max_takeaways],
             "tldr-takeaways",
-            format!("the TL;DR lists {} takeaways (lines {}); at most {} are allowed", items.len(), join(&items), opts.max_takeaways),
+            format!(
+                "the TL;DR lists {} takeaways (lines {}); at most {} are allowed",
+                items.len(),
+                join(&items),
+                opts.max_takeaways
+            ),
             Vec::new(),
         );
     }
@@ -834,7 +926,9 @@ fn has_concrete_change(line: &str, refs_on_line: bool, file_line_on_line: bool) 
         || !code_spans(line).is_empty()
         || line.contains('→')
         || line.contains("->")
-        || sha_re().find_iter(line).any(|m| m.as_str().bytes().any(|b| b.is_ascii_digit()) && m.as_str().bytes().any(|b| b.is_ascii_alphabetic()))
+        || sha_re().find_iter(line).any(|m| {
+            m.as_str().bytes().any(|b| b.is_ascii_digit()) && m.as_str().bytes().any(|b| b.is_ascii_alphabetic())
+        })
 }
 
 fn check_tiers(cx: &mut Ctx<'_>, refs: &[FoundRef], file_lines: &[FileLineRef]) {
@@ -863,22 +957,45 @@ fn check_tiers(cx: &mut Ctx<'_>, refs: &[FoundRef], file_lines: &[FileLineRef]) 
                     cx.flag(
                         row.line,
                         "tier-columns",
-                        format!("Tier {n} row has {} cells; its table's header (line {}) has {}", row.cells.len(), t.line, t.header.len()),
+                        format!(
+                            "Tier {n} row has {} cells; its table's header (line {}) has {}",
+                            row.cells.len(),
+                            t.line,
+                            t.header.len()
+                        ),
                         Vec::new(),
                     );
                 }
             }
             if n <= 3 && !t.header.iter().any(|h| h.to_ascii_lowercase().contains("status")) {
-                cx.flag(t.line, "tier-columns", format!("Tier {n} table has no Status column (header: {})", t.header.join(" | ")), Vec::new());
+                cx.flag(
+                    t.line,
+                    "tier-columns",
+                    format!("Tier {n} table has no Status column (header: {})", t.header.join(" | ")),
+                    Vec::new(),
+                );
             }
         }
         if n == 1 || n == 2 {
             let mut rows: Vec<(usize, String, String)> = tables
                 .iter()
-                .flat_map(|t| t.rows.iter().map(|r| (r.line, r.cells.iter().skip(1).find(|c| !c.is_empty()).cloned().unwrap_or_default(), cx.report.line(r.line).to_string())))
+                .flat_map(|t| {
+                    t.rows.iter().map(|r| {
+                        (
+                            r.line,
+                            r.cells.iter().skip(1).find(|c| !c.is_empty()).cloned().unwrap_or_default(),
+                            cx.report.line(r.line).to_string(),
+                        )
+                    })
+                })
                 .collect();
             if tables.is_empty() {
-                rows = cx.report.items_in(s).iter().map(|i| (i.line, i.text.clone(), cx.report.line(i.line).to_string())).collect();
+                rows = cx
+                    .report
+                    .items_in(s)
+                    .iter()
+                    .map(|i| (i.line, i.text.clone(), cx.report.line(i.line).to_string()))
+                    .collect();
             }
             for (line, first_cell, text) in rows {
                 let lc = first_cell.trim_start().to_ascii_lowercase();
@@ -890,7 +1007,10 @@ fn check_tiers(cx: &mut Ctx<'_>, refs: &[FoundRef], file_lines: &[FileLineRef]) 
                     cx.flag(
                         line,
                         "fix-shape",
-                        format!("Tier {n} row names neither a PR nor a concrete change (file:line, `code`, → diff): \"{}\"", first_cell.chars().take(80).collect::<String>()),
+                        format!(
+                            "Tier {n} row names neither a PR nor a concrete change (file:line, `code`, → diff): \"{}\"",
+                            first_cell.chars().take(80).collect::<String>()
+                        ),
                         Vec::new(),
                     );
                 }
@@ -911,29 +1031,59 @@ fn check_sections(cx: &mut Ctx<'_>, opts: &VerifyOptions) {
     let unc: Vec<Section> = r.sections_of(SectionKind::Uncertainty).into_iter().cloned().collect();
     if unc.is_empty() {
         let line = r.sections_of(SectionKind::Verifications).first().map(|s| s.line).unwrap_or(1);
-        cx.flag(line, "uncertainty", "no honest-uncertainty section (\"Still open\", \"could not verify\")".into(), Vec::new());
+        cx.flag(
+            line,
+            "uncertainty",
+            "no honest-uncertainty section (\"Still open\", \"could not verify\")".into(),
+            Vec::new(),
+        );
     } else {
         let best = unc.iter().map(|s| (r.items_in(s).len(), s.line)).max().unwrap_or((0, 1));
         cx.notes.insert("uncertainty", format!("{} item(s)", best.0));
         if best.0 < opts.min_uncertainty {
-            cx.flag(best.1, "uncertainty", format!("the uncertainty section lists {} item(s); at least {} are required", best.0, opts.min_uncertainty), Vec::new());
+            cx.flag(
+                best.1,
+                "uncertainty",
+                format!(
+                    "the uncertainty section lists {} item(s); at least {} are required",
+                    best.0, opts.min_uncertainty
+                ),
+                Vec::new(),
+            );
         }
     }
     // Lessons only with a prior report.
     let lessons: Vec<Section> = r.sections_of(SectionKind::Lessons).into_iter().cloned().collect();
     for s in &lessons {
         if !opts.prior_report {
-            cx.flag(s.line, "lessons", "a Lessons section without a prior report: the corrections cannot quote anything real".into(), Vec::new());
+            cx.flag(
+                s.line,
+                "lessons",
+                "a Lessons section without a prior report: the corrections cannot quote anything real".into(),
+                Vec::new(),
+            );
         } else {
             for item in r.items_in(s) {
                 if !quote_re().is_match(r.line(item.line)) {
-                    cx.flag(item.line, "lessons", "the lesson does not quote the prior report's claim it corrects".into(), Vec::new());
+                    cx.flag(
+                        item.line,
+                        "lessons",
+                        "the lesson does not quote the prior report's claim it corrects".into(),
+                        Vec::new(),
+                    );
                 }
             }
         }
     }
     if lessons.is_empty() {
-        cx.na.insert("lessons", if opts.prior_report { "no Lessons section (optional)".into() } else { "no prior report and no Lessons section".into() });
+        cx.na.insert(
+            "lessons",
+            if opts.prior_report {
+                "no Lessons section (optional)".into()
+            } else {
+                "no prior report and no Lessons section".into()
+            },
+        );
     }
     // Misclassifications.
     match r.sections_of(SectionKind::Misclassifications).first() {
@@ -943,7 +1093,12 @@ fn check_sections(cx: &mut Ctx<'_>, opts: &VerifyOptions) {
             let items = r.items_in(s).len();
             let says_none = section_text(r, s).to_ascii_lowercase().contains("none");
             if rows == 0 && items == 0 && !says_none && r.format == ReportFormat::Markdown {
-                cx.flag(s.line, "misclassified-section", "the misclassifications section is empty and does not say none were found".into(), Vec::new());
+                cx.flag(
+                    s.line,
+                    "misclassified-section",
+                    "the misclassifications section is empty and does not say none were found".into(),
+                    Vec::new(),
+                );
             }
         }
     }
@@ -960,7 +1115,7 @@ fn check_sections(cx: &mut Ctx<'_>, opts: &VerifyOptions) {
 fn snapshot_only_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r"(?i)snapshot-only|build logs?\b[^.]{0,60}\b(?:were|was) not (?:read|fetched)|no builds were ingested").expect("static regex")
+        Regex::new(r"(?i)snapshot-only (?:triage|report|run)|snapshot-only: no builds|no builds were ingested|build logs?\b[^.]{0,60}\b(?:were|was) not (?:read|fetched)").expect("static regex")
     })
 }
 
@@ -970,7 +1125,12 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
     let anchor = r.sections_of(SectionKind::Patterns).first().map(|s| s.line).unwrap_or(1);
     cx.notes.insert("pattern-count", format!("{} pattern(s)", patterns.len()));
     if patterns.len() < opts.min_patterns {
-        cx.flag(anchor, "pattern-count", format!("{} pattern section(s); at least {} are required", patterns.len(), opts.min_patterns), Vec::new());
+        cx.flag(
+            anchor,
+            "pattern-count",
+            format!("{} pattern section(s); at least {} are required", patterns.len(), opts.min_patterns),
+            Vec::new(),
+        );
     }
     if patterns.is_empty() {
         cx.na.insert("pattern-depth", "no pattern sections".into());
@@ -985,7 +1145,10 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
         if let Some(i) = declared {
             cx.na.insert(
                 "pattern-depth",
-                format!("no build evidence: the report cites no build and declares itself snapshot-only (line {})", i + 1),
+                format!(
+                    "no build evidence: the report cites no build and declares itself snapshot-only (line {})",
+                    i + 1
+                ),
             );
         }
     }
@@ -1002,7 +1165,9 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
         if depth_applies && (fl.len() < opts.min_file_lines || build_cites < opts.min_build_urls) {
             thin += 1;
             let bare_note = match (rendered, bare > 0 && bu.is_empty()) {
-                (true, _) if bare > 0 => format!(" (counting {bare} build id(s) whose link targets the rendered text lost)"),
+                (true, _) if bare > 0 => {
+                    format!(" (counting {bare} build id(s) whose link targets the rendered text lost)")
+                }
                 (false, true) => format!(" ({bare} build id(s) cited without a URL)"),
                 _ => String::new(),
             };
@@ -1023,13 +1188,21 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
         let body = section_text(r, p).to_ascii_lowercase();
         let introduced = body.contains("introduc");
         let exposed = body.contains("expos");
-        if !(introduced && exposed) && !body.contains("unknown") {
+        if !(body.contains("unknown") || introduced && exposed) {
             let missing = match (introduced, exposed) {
                 (false, false) => "neither the introducing nor the exposing change",
                 (true, false) => "no exposing change",
                 _ => "no introducing change",
             };
-            cx.flag(p.line, "causal-chain", format!("\"{}\" names {missing} and does not say it is unknown", p.title.chars().take(70).collect::<String>()), Vec::new());
+            cx.flag(
+                p.line,
+                "causal-chain",
+                format!(
+                    "\"{}\" names {missing} and does not say it is unknown",
+                    p.title.chars().take(70).collect::<String>()
+                ),
+                Vec::new(),
+            );
         }
     }
     if depth_applies {
@@ -1053,7 +1226,10 @@ mod tests {
         use Claim::*;
         assert_eq!(claims("| 0.1 | k/k#1 coverage fix | ✅ MERGED 2026-05-10 |"), vec![Some(Merged)]);
         assert_eq!(claims("6 fix PRs merged today: k/k#1 (coverage), kops#2 (gossip), k/k#3."), vec![Some(Merged); 3]);
-        assert_eq!(claims("Fix attempt #5 CLOSED unmerged (author-closed). Predecessor #6 MERGED."), vec![Some(Closed), Some(Merged)]);
+        assert_eq!(
+            claims("Fix attempt #5 CLOSED unmerged (author-closed). Predecessor #6 MERGED."),
+            vec![Some(Closed), Some(Merged)]
+        );
         assert_eq!(claims("Tracker: k/k#7 OPEN, open questions remain"), vec![Some(Open)]);
         assert_eq!(claims("k/k#8 was not merged"), vec![Some(NotMerged)]);
         assert_eq!(claims("k/k#9 is the unmerged attempt"), vec![None]);
@@ -1064,7 +1240,8 @@ mod tests {
     #[test]
     fn file_line_claims() {
         let r = parse("see pkg/a/b.go:12, kubernetes-sigs/x:hack/c.sh:3-5 and t.go:3306,3458 or https://h.io/a.go:9 v1.2.3:4 127.0.0.1:2380\n");
-        let got: Vec<(Option<String>, String, usize, usize, Vec<usize>)> =
+        type Got = (Option<String>, String, usize, usize, Vec<usize>);
+        let got: Vec<Got> =
             extract_file_lines(&r).into_iter().map(|f| (f.repo, f.path, f.start, f.end, f.more)).collect();
         assert_eq!(
             got,
@@ -1078,14 +1255,19 @@ mod tests {
 
     #[test]
     fn build_urls() {
-        let b = parse_build_url("https://prow.k8s.io/view/gs/kubernetes-ci-logs/logs/ci-x/2053458703197147136").unwrap();
+        let b =
+            parse_build_url("https://prow.k8s.io/view/gs/kubernetes-ci-logs/logs/ci-x/2053458703197147136").unwrap();
         assert_eq!((b.job.as_str(), b.build_id.as_str()), ("ci-x", "2053458703197147136"));
-        let p = parse_build_url("https://storage.googleapis.com/kubernetes-ci-logs/pr-logs/pull/1/pull-y/2124243279412937136/build-log.txt").unwrap();
+        let p = parse_build_url(
+            "https://storage.googleapis.com/kubernetes-ci-logs/pr-logs/pull/1/pull-y/2124243279412937136/build-log.txt",
+        )
+        .unwrap();
         assert_eq!(p.job, "pull-y");
         assert!(parse_build_url("https://storage.googleapis.com/k8s-metrics/failures-latest.json").is_none());
         assert!(parse_build_url("https://github.com/o/r/pull/2053458703").is_none());
         let k = KnownBuilds::from_urls(["https://prow.k8s.io/view/gs/b/logs/ci-x/2053458703197147136"]);
-        let same_build_other_host = parse_build_url("https://storage.googleapis.com/b/logs/ci-x/2053458703197147136/build-log.txt").unwrap();
+        let same_build_other_host =
+            parse_build_url("https://storage.googleapis.com/b/logs/ci-x/2053458703197147136/build-log.txt").unwrap();
         assert!(matches!(k.check(&same_build_other_host), BuildAnswer::Known { .. }));
     }
 }

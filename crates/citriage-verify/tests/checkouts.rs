@@ -68,7 +68,8 @@ presubmits:
       testgrid-dashboards: presubmits-kubernetes
 ";
 
-const FLAKY_V1: &str = "package e2e\n\nimport \"time\"\n\nfunc legacySkip() {}\n\nfunc TestFlaky(t *testing.T) {\n\t_ = time.Second\n}\n";
+const FLAKY_V1: &str =
+    "package e2e\n\nimport \"time\"\n\nfunc legacySkip() {}\n\nfunc TestFlaky(t *testing.T) {\n\t_ = time.Second\n}\n";
 
 /// A small test-infra-like repository with five dated commits.
 fn build_repo(root: &Path) {
@@ -148,7 +149,10 @@ fn job_configs_with_testgrid_annotations() {
     // Presubmits carry their repository; the dashboard's `pr:` prefix is accepted.
     let p = c.find_job_config("pr:pull-node-unit").unwrap();
     assert_eq!(p.len(), 1);
-    assert_eq!((p[0].kind.as_deref(), p[0].repo.as_deref(), p[0].line), (Some("presubmit"), Some("kubernetes/kubernetes"), 18));
+    assert_eq!(
+        (p[0].kind.as_deref(), p[0].repo.as_deref(), p[0].line),
+        (Some("presubmit"), Some("kubernetes/kubernetes"), 18)
+    );
     assert_eq!(p[0].alert_email(), None);
     let u = c.find_job_config("ci-unalerted").unwrap();
     assert_eq!((u[0].file.as_str(), u[0].alert_email()), ("config/jobs/other/misc.yml", None));
@@ -161,7 +165,11 @@ fn owners_walk_up_with_aliases_and_stop() {
     let root = dir.path();
     write(root, "OWNERS", "approvers:\n- root-approver\nlabels:\n- sig/testing\n");
     write(root, "OWNERS_ALIASES", "aliases:\n  sig-node-approvers:\n  - alice\n  - bob # lead\n");
-    write(root, "config/jobs/kubernetes/sig-node/OWNERS", "approvers:\n- sig-node-approvers\nreviewers: [carol]\nlabels:\n- sig/node\n");
+    write(
+        root,
+        "config/jobs/kubernetes/sig-node/OWNERS",
+        "approvers:\n- sig-node-approvers\nreviewers: [carol]\nlabels:\n- sig/node\n",
+    );
     write(root, "config/jobs/kubernetes/sig-node/node.yaml", NODE_YAML);
     write(root, "config/jobs/other/OWNERS", "options:\n  no_parent_owners: true\napprovers:\n- solo\n");
     write(root, "config/jobs/other/misc.yml", "x\n");
@@ -195,7 +203,10 @@ fn pickaxe_finds_the_introducing_commit() {
     assert_eq!(h.hits.iter().map(|x| (x.added, x.removed)).collect::<Vec<_>>(), vec![(1, 0), (0, 1), (1, 0)]);
     assert!(h.present_now);
     let intro = h.introduced.as_ref().unwrap();
-    assert_eq!(intro.subject, "Bring back the poll timeout", "the string as it exists now came back in the third commit");
+    assert_eq!(
+        intro.subject, "Bring back the poll timeout",
+        "the string as it exists now came back in the third commit"
+    );
     assert_eq!(intro.author, "Test Author");
     assert!(intro.date.starts_with("2026-04-01"));
     assert_eq!(h.evidence.len(), 1);
@@ -211,7 +222,10 @@ fn pickaxe_finds_the_introducing_commit() {
     let none = c.history("no such string anywhere", None).unwrap();
     assert!(none.hits.is_empty() && none.introduced.is_none() && !none.present_now);
     assert!(c.history("pollTimeout", Some("README.md")).unwrap().hits.is_empty());
-    assert_eq!(c.introduced("pollTimeout = 10", Some("test/e2e/flaky_test.go")).unwrap().unwrap().subject, "Bring back the poll timeout");
+    assert_eq!(
+        c.introduced("pollTimeout = 10", Some("test/e2e/flaky_test.go")).unwrap().unwrap().subject,
+        "Bring back the poll timeout"
+    );
 }
 
 #[test]

@@ -74,6 +74,12 @@ pub enum Command {
     /// Job and test metrics from the stored builds: kettle's dashboard figures
     /// reproduced, and corrected figures with flake signals and bias flags.
     Metrics(MetricsArgs),
+    /// GitHub PR and issue state (answers cached in the store; `--offline` reads only the cache).
+    Gh(GhArgs),
+    /// Check a Markdown triage report's claims: PR/issue states, file:line references in
+    /// local checkouts, build URLs against the store, and the runbook's structural rules.
+    /// Exits 1 when anything is flagged or could not be checked.
+    Verify(VerifyArgs),
     /// Generate a synthetic CI world (Prow/GCS mirror, dashboards, payload stream and
     /// truth.json) into a folder; same seed and parameters, same bytes.
     Synth(SynthArgs),
@@ -229,6 +235,61 @@ pub enum Emit {
 }
 
 #[derive(Args, Debug)]
+pub struct GhArgs {
+    #[command(subcommand)]
+    pub what: GhWhat,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GhWhat {
+    /// The runbook's Phase 5 table (✅ merged, 🟢 open mergeable, 🟡 open blocked, ❌ closed
+    /// unmerged, ⚪ none) for refs given or found in a report. Token from GITHUB_TOKEN or GH_TOKEN.
+    Sweep {
+        /// owner/repo#N, GitHub PR/issue URLs, or #N with --repo.
+        refs: Vec<String>,
+        /// Check every ref a Markdown report mentions.
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+        /// Repository for bare #N refs.
+        #[arg(long, value_name = "OWNER/REPO")]
+        repo: Option<String>,
+        /// Answer only from the cache (says how old each answer is).
+        #[arg(long)]
+        offline: bool,
+        /// GitHub API base URL.
+        #[arg(long, default_value = "https://api.github.com")]
+        api: String,
+        /// Do not walk issue timelines for fix PRs.
+        #[arg(long)]
+        no_timelines: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The Markdown report to check.
+    pub report: PathBuf,
+    /// A local checkout for file:line claims: name=path[=owner/repo]. Repeatable.
+    #[arg(long = "checkout", value_name = "NAME=PATH[=OWNER/REPO]")]
+    pub checkouts: Vec<String>,
+    /// The prior report this one follows (allows a Lessons section).
+    #[arg(long, value_name = "FILE")]
+    pub prior: Option<PathBuf>,
+    /// Repository for bare #N refs.
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub repo: Option<String>,
+    /// Answer PR/issue state only from the cache.
+    #[arg(long)]
+    pub offline: bool,
+    /// Exit 0 when nothing is flagged even if some claims could not be checked.
+    #[arg(long)]
+    pub allow_unchecked: bool,
+    /// GitHub API base URL.
+    #[arg(long, default_value = "https://api.github.com")]
+    pub api: String,
+}
+
+#[derive(Args, Debug)]
 pub struct SynthArgs {
     /// Size preset: tiny (tests), demo, k8s (1,500 jobs, ~100k builds; benchmarks).
     #[arg(long, default_value = "demo")]
@@ -358,6 +419,11 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Fetch(a) => crate::fetch::fetch(cli, a),
         Command::Metrics(a) => crate::fetch::metrics(cli, a),
         Command::Synth(a) => crate::synth::synth(cli, a),
+        Command::Gh(a) => crate::evidence_cmds::gh(cli, a),
+        Command::Verify(a) => match crate::evidence_cmds::verify(cli, a)? {
+            0 => Ok(()),
+            _ => Err(Failure { bad_input: false, message: "the report has findings or unchecked claims (see above)".into() }),
+        },
         Command::Bench(a) => match &a.what {
             BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, cli.format == Format::Json),
             BenchWhat::Ingest { preset, concurrency, world } => {

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod evidence_cmds;
 pub mod example_data;
 pub mod fetch;
 pub mod pipeline;

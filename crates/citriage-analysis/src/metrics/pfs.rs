@@ -36,10 +36,34 @@ pub fn pfs(runs: &[Run]) -> f64 {
     if all_fail.is_empty() {
         return a / (a + b);
     }
+    // Many tests share a run history shape; integrate each shape once per thread.
+    let key = (a as u32, b as u32, k, all_fail.iter().map(|(f, n)| (*f, *n)).collect::<Vec<_>>());
+    if let Some(v) = CACHE.with(|c| c.borrow().get(&key).copied()) {
+        return v;
+    }
+    let v = integrate(a, b, k, &all_fail);
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 100_000 {
+            c.clear();
+        }
+        c.insert(key, v);
+    });
+    v
+}
+
+type ShapeKey = (u32, u32, i32, Vec<(u32, i32)>);
+
+thread_local! {
+    static CACHE: std::cell::RefCell<std::collections::HashMap<ShapeKey, f64>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+fn integrate(a: f64, b: f64, k: i32, all_fail: &std::collections::BTreeMap<u32, i32>) -> f64 {
     // Numeric integration over p (Simpson) and q (Gauss-Legendre-free midpoint, fine grid),
     // in log space to stay stable for long histories.
-    const NP: usize = 600;
-    const NQ: usize = 160;
+    const NP: usize = 400;
+    const NQ: usize = 128;
     let qs: Vec<f64> = (0..NQ).map(|i| (i as f64 + 0.5) / NQ as f64).collect();
     let mut num = 0.0f64;
     let mut den = 0.0f64;
@@ -52,7 +76,7 @@ pub fn pfs(runs: &[Run]) -> f64 {
             .iter()
             .map(|&q| {
                 let mut l = f64::from(k) * (1.0 - q).ln();
-                for (&f, &n) in &all_fail {
+                for (&f, &n) in all_fail {
                     l += f64::from(n) * (q + (1.0 - q) * p.powi(f as i32)).ln();
                 }
                 l

@@ -67,9 +67,10 @@ section{scroll-margin-top:12px}
 .fact .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 .fact .v{font-size:15px;font-weight:600;word-break:break-word}
 table{width:100%;border-collapse:collapse;font-size:13px}
-table.jobs td:first-child{width:200px}
+table.jobs{table-layout:fixed}
+table.jobs td{overflow-wrap:anywhere}
 .wrap{word-break:break-all}
-th{text-align:left;font-weight:600;color:var(--muted);border-bottom:2px solid var(--line);padding:7px 8px;white-space:nowrap}
+th{text-align:left;font-weight:600;color:var(--muted);border-bottom:2px solid var(--line);padding:7px 8px}
 td{border-bottom:1px solid var(--line);padding:7px 8px;vertical-align:top}
 tr.green td{background:#f3fbf5}
 .badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;white-space:nowrap;border:1px solid transparent}
@@ -79,7 +80,7 @@ tr.green td{background:#f3fbf5}
 .chips{display:inline-flex;gap:2px;flex-wrap:wrap}
 .chip{display:inline-block;width:16px;height:16px;border-radius:3px;font-size:10px;line-height:16px;text-align:center;font-weight:700;color:#fff}
 .chip.F{background:#d0463b}.chip.S{background:#3a9a5b}.chip.U{background:#a3a9b5}
-.rate{min-width:170px}
+.rate{min-width:0}
 .bar{height:7px;background:var(--grey-bg);border-radius:4px;overflow:hidden;margin:3px 0 1px}
 .bar i{display:block;height:100%;border-radius:4px}
 .muted{color:var(--muted)}.small{font-size:12px}
@@ -390,7 +391,7 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
     if a.failed_jobs.is_empty() {
         o.push_str("<div class=\"card\">No blocking job failed.</div>");
     } else {
-        o.push_str("<div class=\"card\"><table class=\"jobs\"><tr><th>Job</th><th>Failure mode</th><th class=\"rate\">Pass rate (this window / previous)</th><th>Trend</th><th>Retries</th><th>History (newest first)</th></tr>");
+        o.push_str("<div class=\"card\"><table class=\"jobs\"><colgroup><col style=\"width:19%\"><col style=\"width:33%\"><col style=\"width:18%\"><col style=\"width:10%\"><col style=\"width:8%\"><col style=\"width:12%\"></colgroup><tr><th>Job</th><th>Failure mode</th><th class=\"rate\">Pass rate (window / previous)</th><th>Trend</th><th>Retries</th><th>History (newest first)</th></tr>");
         for j in &a.failed_jobs {
             let mode = j.modes.first();
             let rates = match &j.pass_rate {

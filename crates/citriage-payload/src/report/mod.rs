@@ -1,5 +1,5 @@
 //! Rendering a [`PayloadAnalysis`]: a self-contained HTML report, its Markdown
-//! and JSON twins, and the payload agent's `payload-results-<tag>.yaml`.
+//! and JSON twins, and `payload-results-<tag>.yaml` in the openshift-eng/ai-helpers shape.
 
 use std::path::{Path, PathBuf};
 

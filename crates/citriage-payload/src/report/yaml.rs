@@ -1,4 +1,4 @@
-//! `payload-results-<tag>.yaml` in the payload agent's shape, for the tools that
+//! `payload-results-<tag>.yaml` in the openshift-eng/ai-helpers shape, for the tools that
 //! consume it (revert staging, bisection): `metadata`, `failing_jobs[]`
 //! (`job_name`, `prow_url`, `failure_type` ∈ install / test / upgrade / infra,
 //! `root_cause_summary`, `streak_length`, `originating_payload_tag`) and

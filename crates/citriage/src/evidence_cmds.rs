@@ -1,0 +1,140 @@
+//! The `gh sweep` and `verify` commands: GitHub PR/issue state with answers cached in
+//! the store (ETags, offline mode), and checking a triage report's claims against
+//! GitHub, local checkouts and the builds in the store.
+
+use crate::cli::{open_store, print_json, Cli, Format, GhArgs, GhWhat, VerifyArgs};
+use crate::outln;
+use crate::pipeline::Failure;
+use citriage_github::{
+    extract_refs, render_ambiguous, render_sweep_json, render_sweep_markdown, sweep, unique_refs, CachedResponse,
+    ClientConfig, GithubClient, HttpCache, IssueRef, RefContext, RepoRef, SweepOptions, Token,
+};
+use citriage_store::{CachedHttp, Store};
+use citriage_verify::rules::{BuildAnswer, BuildUrl, BuildUrlResolver, Resolvers, VerifyOptions};
+use citriage_verify::{Checkout, Checkouts, Git};
+use std::rc::Rc;
+
+/// The store as the GitHub client's HTTP cache.
+struct StoreCache(Rc<Store>);
+
+impl HttpCache for StoreCache {
+    fn get(&self, url: &str) -> Option<CachedResponse> {
+        self.0.http_cache_get(url).ok().flatten().map(|c| CachedResponse {
+            status: c.status,
+            etag: c.etag,
+            body: c.body,
+            next: c.next,
+            fetched_at: c.fetched_at,
+        })
+    }
+    fn put(&self, url: &str, r: CachedResponse) {
+        let _ = self.0.http_cache_put(
+            url,
+            &CachedHttp { status: r.status, etag: r.etag, body: r.body, next: r.next, fetched_at: r.fetched_at },
+        );
+    }
+}
+
+/// Builds known to the store answer build-URL claims.
+struct StoreBuilds(Rc<Store>);
+
+impl BuildUrlResolver for StoreBuilds {
+    fn check(&self, b: &BuildUrl) -> BuildAnswer {
+        match self.0.build_known(&b.job, &b.build_id) {
+            Ok((true, _)) => BuildAnswer::Known { evidence: None },
+            Ok((false, true)) => BuildAnswer::Missing {
+                why: format!("the store has builds of {} but not {}", b.job, b.build_id),
+            },
+            Ok((false, false)) => {
+                BuildAnswer::Unchecked { why: format!("no build of {} was ingested (run `citriage fetch`)", b.job) }
+            }
+            Err(e) => BuildAnswer::Unchecked { why: e.to_string() },
+        }
+    }
+}
+
+fn client(store: Rc<Store>, api: &str, offline: bool) -> GithubClient {
+    let token = Token::first_of([std::env::var("GITHUB_TOKEN").ok(), std::env::var("GH_TOKEN").ok()]);
+    let cfg = ClientConfig { api_base: api.trim_end_matches('/').to_string(), token, offline, ..ClientConfig::default() };
+    GithubClient::new(cfg, Box::new(StoreCache(store)))
+}
+
+fn context(repo: Option<&str>) -> Result<RefContext, Failure> {
+    let mut ctx = RefContext::kubernetes();
+    if let Some(r) = repo {
+        let rr = RepoRef::parse(r).ok_or_else(|| Failure::input(format!("--repo {r:?}: expected owner/repo")))?;
+        ctx = ctx.with_default(rr);
+    }
+    Ok(ctx)
+}
+
+pub(crate) fn gh(cli: &Cli, a: &GhArgs) -> Result<(), Failure> {
+    match &a.what {
+        GhWhat::Sweep { refs, report, repo, offline, api, no_timelines } => {
+            let store = Rc::new(open_store(cli)?);
+            let ctx = context(repo.as_deref())?;
+            let mut wanted: Vec<IssueRef> = Vec::new();
+            for r in refs {
+                let parsed = IssueRef::parse(r).or_else(|| {
+                    r.strip_prefix('#').and_then(|n| n.parse::<u64>().ok()).and_then(|n| {
+                        ctx.default_repo.clone().map(|repo| IssueRef::new(repo, n))
+                    })
+                });
+                wanted.push(parsed.ok_or_else(|| {
+                    Failure::input(format!("{r:?}: expected owner/repo#N, a GitHub PR/issue URL, or #N with --repo"))
+                })?);
+            }
+            let mut ambiguous = String::new();
+            if let Some(path) = report {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+                let found = extract_refs(&text, &ctx);
+                wanted.extend(unique_refs(&found));
+                ambiguous = render_ambiguous(&found);
+            }
+            if wanted.is_empty() {
+                return Err(Failure::input("no refs to check: give refs or --report FILE"));
+            }
+            let c = client(store, api, *offline);
+            let rows = sweep(&c, &wanted, SweepOptions { walk_timelines: !no_timelines });
+            if cli.format == Format::Json {
+                print_json(&render_sweep_json(&rows, c.now()));
+            } else {
+                outln!("{}", render_sweep_markdown(&rows, c.now()));
+                if !ambiguous.is_empty() {
+                    outln!("Not checked (ambiguous):\n{ambiguous}");
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+pub(crate) fn verify(cli: &Cli, a: &VerifyArgs) -> Result<i32, Failure> {
+    let text = std::fs::read_to_string(&a.report)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", a.report.display())))?;
+    let store = Rc::new(open_store(cli)?);
+    let ctx = context(a.repo.as_deref())?;
+    let git = Git::locate().ok();
+    let mut checkouts = Checkouts::new();
+    for spec in &a.checkouts {
+        let mut parts = spec.splitn(3, '=');
+        let (Some(name), Some(path)) = (parts.next(), parts.next()) else {
+            return Err(Failure::input(format!("--checkout {spec:?}: expected name=path[=owner/repo]")));
+        };
+        let repo = parts.next().unwrap_or(name);
+        let co = Checkout::open(name, path, git.clone()).map_err(|e| Failure::input(format!("--checkout {spec}: {e}")))?;
+        checkouts.add(co, repo, &[]);
+    }
+    let gh = client(store.clone(), &a.api, a.offline);
+    let builds = StoreBuilds(store);
+    let opts = VerifyOptions { refs: ctx, prior_report: a.prior.is_some(), ..VerifyOptions::default() };
+    let v = citriage_verify::verify(&text, &Resolvers { refs: &gh, code: &checkouts, builds: &builds }, &opts);
+    let name = a.report.display().to_string();
+    if cli.format == Format::Json {
+        print_json(&citriage_verify::render_json(&v, &name, a.allow_unchecked));
+    } else {
+        outln!("{}", citriage_verify::render_markdown(&v, &name));
+    }
+    Ok(v.exit_code(a.allow_unchecked))
+}
