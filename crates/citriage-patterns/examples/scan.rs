@@ -12,9 +12,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use citriage_patterns::extract::{
-    extract_log, marker_regex, scan_reader, ExtractConfig, SPYGLASS_HIGHLIGHT,
-};
+use citriage_patterns::extract::{extract_log, marker_regex, scan_reader, ExtractConfig, SPYGLASS_HIGHLIGHT};
 
 fn generate(path: &Path, mb: usize) -> std::io::Result<()> {
     let f = std::fs::File::create(path)?;

@@ -268,8 +268,7 @@ pub fn is_variable(tok: &str) -> bool {
         return true;
     }
     // paths: a slash between two name characters
-    b.windows(3)
-        .any(|w| w[1] == b'/' && w[0].is_ascii_alphanumeric() && w[2].is_ascii_alphanumeric())
+    b.windows(3).any(|w| w[1] == b'/' && w[0].is_ascii_alphanumeric() && w[2].is_ascii_alphanumeric())
 }
 
 /// Mine templates for `lines` with `cfg`; returns the template of every line (after all lines

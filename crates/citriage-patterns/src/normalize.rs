@@ -17,6 +17,15 @@
 //!
 //! All regexes use explicit ASCII classes where Go's RE2 semantics are ASCII (`\d`, `\w`,
 //! `\s`), so the compatibility profile matches byte-for-byte on the same input.
+//!
+//! Provenance of the compatibility rules: the date rule and the hex/IP/UUID/hex-garbage/
+//! `minion-group-`/`default-pool-` rules are the long-standing published ones; the newer rules
+//! (kops/AWS/kind node names, pod names with numeric suffixes, `.go:NNN`, random suffixes,
+//! `localhost:NNNNN`, high ports, `cluster_N`/`logger_N`/`Server #N`, `goroutine N`, durations,
+//! Ginkgo `MM/DD/YY` timestamps) follow the documented list and reproduce every published
+//! golden case (including the pod-termination messages' shared id); where that material does
+//! not pin a detail down (e.g. the exact terminator set after a random suffix, what counts as
+//! a standalone high port) the choice is documented beside the rule.
 
 use crate::fxhash::FxHashMap as HashMap;
 use std::sync::LazyLock;

@@ -53,8 +53,7 @@ fn f1(pred: &BTreeSet<usize>, gold: &BTreeSet<usize>) -> f64 {
 
 #[test]
 fn cidiff_macro_f1() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/buildlogs/cidiff/data/breakages");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/buildlogs/cidiff/data/breakages");
     let Ok(rd) = std::fs::read_dir(&root) else {
         eprintln!("skipping: CiDiff data not found at {}", root.display());
         return;
@@ -67,10 +66,8 @@ fn cidiff_macro_f1() {
         let fail = std::fs::read(case.join("fail.log")).expect("fail.log");
         let pass = std::fs::read(case.join("pass.log")).expect("pass.log");
         let n = lines(&fail).count();
-        let blank: BTreeSet<usize> = lines(&fail)
-            .filter(|l| clean(l.bytes(&fail), 4096).trim().is_empty())
-            .map(|l| l.number)
-            .collect();
+        let blank: BTreeSet<usize> =
+            lines(&fail).filter(|l| clean(l.bytes(&fail), 4096).trim().is_empty()).map(|l| l.number).collect();
         let (e, c) = ground_truth(&case.join("groundtruth"), n);
         let keep = |s: &BTreeSet<usize>| -> BTreeSet<usize> {
             s.iter().filter(|l| !blank.contains(l) && !c.contains(l)).copied().collect()

@@ -68,11 +68,8 @@ fn loghub_grouping_accuracy_with_one_config() {
         eprintln!("skipping: Loghub data not found at {}", data.display());
         return;
     };
-    let mut systems: Vec<String> = rd
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut systems: Vec<String> =
+        rd.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     systems.sort();
     let mut gas = Vec::new();
     for s in &systems {

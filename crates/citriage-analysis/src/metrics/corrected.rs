@@ -241,10 +241,18 @@ fn figures_for(
         window.iter().filter(|b| b.result.as_deref() == Some("FAILURE")).filter_map(|b| b.pr).collect();
     if job.starts_with("pr:") && failures >= 2 && failing_prs.len() == 1 {
         let pr = failing_prs.iter().next().copied().unwrap_or_default();
-        flags.push(Flag {
-            kind: "single-pr".into(),
-            detail: format!("all {failures} failing run(s) come from PR #{pr}"),
-        });
+        // Name the PR with its repository (the first repo of the build's refs).
+        let repo = window
+            .iter()
+            .find(|b| b.pr == Some(pr))
+            .and_then(|b| b.repos.as_deref())
+            .and_then(|r| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(r).ok())
+            .and_then(|m| m.keys().next().cloned());
+        let name = match repo {
+            Some(r) => format!("{r}#{pr}"),
+            None => format!("pull request {pr}"),
+        };
+        flags.push(Flag { kind: "single-pr".into(), detail: format!("all {failures} failing run(s) come from {name}") });
     }
     JobFigures {
         job,
