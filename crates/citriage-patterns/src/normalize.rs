@@ -105,12 +105,15 @@ static K8S_ORDINAL: LazyLock<Regex> = LazyLock::new(|| {
         r"|kind-(?:control-plane|worker)[0-9]*",                 // kind nodes
         r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*(?:-[0-9]+){2,}",   // pod-name-2-7
         r"|\.go:[0-9]+",                                         // Go file:line
-        r"|-[a-z0-9]{4,5}[\t\n\x0C\r /\x22]",                    // k8s random suffix
-        r"|localhost:[0-9]+",                                    // local ports
-        r"|:[0-9]{5}",                                           // high ports
-        r"|(?:cluster_|logger_|Server #)[0-9]+",                 // test fixtures
-        r"|goroutine [0-9]+",                                    // goroutine ids
-        r"|[0-9]+\.[0-9]+m?s",                                   // durations
+        // k8s random suffix with its terminator: space, quote and slash are the golden
+        // cases; the other whitespace characters are assumed
+        r"|-[a-z0-9]{4,5}[\t\n\x0C\r /\x22]",
+        r"|localhost:[0-9]+", // local ports
+        // "standalone high ports": assumed spelling, a colon and five digits
+        r"|:[0-9]{5}",
+        r"|(?:cluster_|logger_|Server #)[0-9]+", // test fixtures
+        r"|goroutine [0-9]+",                    // goroutine ids
+        r"|[0-9]+\.[0-9]+m?s",                   // durations
     ))
     .expect("valid k8s ordinal regex")
 });

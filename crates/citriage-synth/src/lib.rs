@@ -144,8 +144,11 @@ impl SynthParams {
     /// Checks the parameters; returns a description of the first problem.
     pub fn validate(&self) -> Result<(), SynthError> {
         let bad = |m: &str| Err(SynthError::Params(m.to_string()));
-        if time::parse_date(&self.end_date).is_none() {
-            return bad("end_date must be a valid YYYY-MM-DD date");
+        match time::parse_date(&self.end_date) {
+            // Prow's snowflake build ids cover 2011..2100 comfortably.
+            Some(d) if (time::days_from_civil(2011, 1, 1)..=time::days_from_civil(2100, 12, 31)).contains(&d) => {}
+            Some(_) => return bad("end_date must be between 2011-01-01 and 2100-12-31"),
+            None => return bad("end_date must be a valid YYYY-MM-DD date"),
         }
         if self.jobs == 0 {
             return bad("jobs must be at least 1");
@@ -164,10 +167,10 @@ impl SynthParams {
         }
         if self.jobs > 100_000
             || self.builds_per_job > 100_000
-            || self.log_lines > 10_000_000
+            || self.log_lines > 100_000
             || self.tests_per_build > 100_000
         {
-            return bad("jobs, builds_per_job, log_lines and tests_per_build are limited to 100k (log_lines 10M)");
+            return bad("jobs, builds_per_job, log_lines and tests_per_build are limited to 100,000 each");
         }
         if self.payloads > 10_000 {
             return bad("payloads is limited to 10,000");

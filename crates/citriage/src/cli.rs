@@ -80,6 +80,10 @@ pub enum Command {
     /// local checkouts, build URLs against the store, and the runbook's structural rules.
     /// Exits 1 when anything is flagged or could not be checked.
     Verify(VerifyArgs),
+    /// Analyze an OpenShift release payload: chain back to the last all-green payload,
+    /// failed blocking jobs with evidence, root causes, scored suspect PRs and the
+    /// action. `citriage payload eval --from WORLD` scores it over a synthetic world.
+    Payload(PayloadArgs),
     /// Generate a synthetic CI world (Prow/GCS mirror, dashboards, payload stream and
     /// truth.json) into a folder; same seed and parameters, same bytes.
     Synth(SynthArgs),
@@ -290,6 +294,34 @@ pub struct VerifyArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct PayloadArgs {
+    /// The payload tag, e.g. 4.22.0-0.nightly-2026-11-20-041530 (or `eval`).
+    pub tag: String,
+    /// Offline: a folder of recorded release-controller responses (with `gcs/` and
+    /// `github/` beside them) or a payload-snapshot directory.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// Online: the release controller, e.g. https://amd64.ocp.releases.ci.openshift.org.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// A local GCS mirror of the jobs' artifacts (JUnit, build logs) for evidence.
+    #[arg(long, value_name = "DIR")]
+    pub mirror: Option<PathBuf>,
+    /// The release stream (default: derived from the tag).
+    #[arg(long)]
+    pub stream: Option<String>,
+    /// Ignore everything after this time (RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    pub as_of: Option<String>,
+    /// CI-configuration changes: a recorded JSON list or an openshift/release checkout.
+    #[arg(long, value_name = "FILE|DIR")]
+    pub ci_config: Option<PathBuf>,
+    /// Write payload-<tag>.html, .md, .json and payload-results-<tag>.yaml here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct SynthArgs {
     /// Size preset: tiny (tests), demo, k8s (1,500 jobs, ~100k builds; benchmarks).
     #[arg(long, default_value = "demo")]
@@ -420,9 +452,13 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Metrics(a) => crate::fetch::metrics(cli, a),
         Command::Synth(a) => crate::synth::synth(cli, a),
         Command::Gh(a) => crate::evidence_cmds::gh(cli, a),
+        Command::Payload(a) => crate::payload_cmd::payload(cli, a),
         Command::Verify(a) => match crate::evidence_cmds::verify(cli, a)? {
             0 => Ok(()),
-            _ => Err(Failure { bad_input: false, message: "the report has findings or unchecked claims (see above)".into() }),
+            _ => Err(Failure {
+                bad_input: false,
+                message: "the report has findings or unchecked claims (see above)".into(),
+            }),
         },
         Command::Bench(a) => match &a.what {
             BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, cli.format == Format::Json),

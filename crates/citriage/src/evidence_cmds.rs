@@ -42,9 +42,9 @@ impl BuildUrlResolver for StoreBuilds {
     fn check(&self, b: &BuildUrl) -> BuildAnswer {
         match self.0.build_known(&b.job, &b.build_id) {
             Ok((true, _)) => BuildAnswer::Known { evidence: None },
-            Ok((false, true)) => BuildAnswer::Missing {
-                why: format!("the store has builds of {} but not {}", b.job, b.build_id),
-            },
+            Ok((false, true)) => {
+                BuildAnswer::Missing { why: format!("the store has builds of {} but not {}", b.job, b.build_id) }
+            }
             Ok((false, false)) => {
                 BuildAnswer::Unchecked { why: format!("no build of {} was ingested (run `citriage fetch`)", b.job) }
             }
@@ -55,7 +55,8 @@ impl BuildUrlResolver for StoreBuilds {
 
 fn client(store: Rc<Store>, api: &str, offline: bool) -> GithubClient {
     let token = Token::first_of([std::env::var("GITHUB_TOKEN").ok(), std::env::var("GH_TOKEN").ok()]);
-    let cfg = ClientConfig { api_base: api.trim_end_matches('/').to_string(), token, offline, ..ClientConfig::default() };
+    let cfg =
+        ClientConfig { api_base: api.trim_end_matches('/').to_string(), token, offline, ..ClientConfig::default() };
     GithubClient::new(cfg, Box::new(StoreCache(store)))
 }
 
@@ -76,9 +77,9 @@ pub(crate) fn gh(cli: &Cli, a: &GhArgs) -> Result<(), Failure> {
             let mut wanted: Vec<IssueRef> = Vec::new();
             for r in refs {
                 let parsed = IssueRef::parse(r).or_else(|| {
-                    r.strip_prefix('#').and_then(|n| n.parse::<u64>().ok()).and_then(|n| {
-                        ctx.default_repo.clone().map(|repo| IssueRef::new(repo, n))
-                    })
+                    r.strip_prefix('#')
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .and_then(|n| ctx.default_repo.clone().map(|repo| IssueRef::new(repo, n)))
                 });
                 wanted.push(parsed.ok_or_else(|| {
                     Failure::input(format!("{r:?}: expected owner/repo#N, a GitHub PR/issue URL, or #N with --repo"))
@@ -123,7 +124,8 @@ pub(crate) fn verify(cli: &Cli, a: &VerifyArgs) -> Result<i32, Failure> {
             return Err(Failure::input(format!("--checkout {spec:?}: expected name=path[=owner/repo]")));
         };
         let repo = parts.next().unwrap_or(name);
-        let co = Checkout::open(name, path, git.clone()).map_err(|e| Failure::input(format!("--checkout {spec}: {e}")))?;
+        let co =
+            Checkout::open(name, path, git.clone()).map_err(|e| Failure::input(format!("--checkout {spec}: {e}")))?;
         checkouts.add(co, repo, &[]);
     }
     let gh = client(store.clone(), &a.api, a.offline);

@@ -7,5 +7,6 @@ pub mod cli;
 pub mod evidence_cmds;
 pub mod example_data;
 pub mod fetch;
+pub mod payload_cmd;
 pub mod pipeline;
 pub mod synth;
