@@ -11,6 +11,7 @@ pub mod expr;
 pub mod flakes;
 pub mod metrics;
 pub mod misclass;
+pub mod patterns;
 pub mod rules;
 pub mod select;
 pub mod severity;

@@ -44,6 +44,8 @@ pub struct Triage {
     pub jobs_with_builds: usize,
     /// Corrected figures of the dashboard's jobs that have builds.
     pub job_figures: Vec<crate::metrics::corrected::JobFigures>,
+    /// Sub-patterns of each selected category from its builds' failures (empty without builds).
+    pub patterns: Vec<crate::patterns::CategoryPatterns>,
     pub top_jobs: Vec<TopJob>,
     pub top_flaky_tests: Vec<TestRollup>,
     pub top_tests_by_lane: Vec<(String, Vec<TestRollup>)>,
@@ -73,6 +75,28 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
             job_figures = bf.figures;
         }
     }
+    let mut patterns = Vec::new();
+    if let Some(builds) = input.builds.filter(|_| jobs_with_builds > 0) {
+        let end = snap.meta.date.0 * 86_400 + 86_399;
+        let from = end - 7 * 86_400;
+        let catalogue = citriage_patterns::signatures::Catalogue::builtin();
+        let cat_of = categorized.category_of();
+        for p in &selection.picks {
+            let mine: Vec<&citriage_model::build::BuildRecord> = builds
+                .iter()
+                .filter(|b| b.started.is_some_and(|t| t > from && t <= end))
+                .filter(|b| cat_of.get(b.dashboard_job().as_str()) == Some(&p.category.as_str()))
+                .collect();
+            if !mine.is_empty() {
+                patterns.push(crate::patterns::sub_patterns(
+                    &p.category,
+                    &mine,
+                    &input.config.harness_test_names,
+                    &catalogue,
+                ));
+            }
+        }
+    }
     let mut severity_totals = BTreeMap::new();
     for c in &categorized.categories {
         for (s, n) in c.severity_counts() {
@@ -95,6 +119,7 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
         needs_build_data,
         jobs_with_builds,
         job_figures,
+        patterns,
         config: input.config.clone(),
     }
 }

@@ -13,6 +13,9 @@ use std::fmt::Write;
 /// Rows shown per pattern table before the rest is summarized.
 const ROWS_PER_PATTERN: usize = 15;
 
+/// Sub-patterns written out per pattern.
+const SUB_PATTERNS_SHOWN: usize = 5;
+
 /// `A`, `B`, ... `Z`, `AA`, `AB`, ...
 pub fn pattern_letter(i: usize) -> String {
     let mut n = i + 1;
@@ -239,8 +242,25 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         if !flagged.is_empty() {
             let _ = writeln!(s, "**Misclassified members**: {} of these jobs are flagged in §2.\n", flagged.len());
         }
-        if t.jobs_with_builds > 0 {
-            s.push_str("**Root cause**: not yet determined: build results and JUnit were ingested, but failure-line extraction and signature clustering of the logs did not run in this report.\n\n");
+        let pat = t.patterns.iter().find(|cp| cp.category == c.name);
+        if let Some(cp) = pat.filter(|cp| !cp.sub_patterns.is_empty()) {
+            let known: Vec<String> = cp
+                .sub_patterns
+                .iter()
+                .filter_map(|sp| sp.signature.as_ref().map(|k| format!("{} ({})", k.name, k.class)))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let _ = writeln!(
+                s,
+                "**Root cause**: {} failure(s) in {} build(s) of the last 7 days fall into {} failure signature(s) (sub-patterns below){}. The introducing change is not determined from build data alone.\n",
+                cp.failures,
+                cp.builds,
+                cp.sub_patterns.len(),
+                if known.is_empty() { String::new() } else { format!("; known failure modes: {}", known.join(", ")) }
+            );
+        } else if t.jobs_with_builds > 0 {
+            s.push_str("**Root cause**: not determined: the ingested builds of these jobs in the last 7 days carry no failed JUnit case with a failure text (the failure is in the build log or the harness).\n\n");
         } else {
             s.push_str("**Root cause**: not determinable from the snapshot, which carries only job names and figures. It needs each job's sampled builds (first failure line, JUnit failures) — `citriage fetch` ingests them.\n\n");
         }
@@ -318,8 +338,78 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
                 let _ = writeln!(s, "**Top flaking tests in this lane**: {}.\n", top.join(", "));
             }
         }
+        let mut owners: Vec<String> = Vec::new();
+        if let Some(cp) = pat.filter(|cp| !cp.sub_patterns.is_empty()) {
+            s.push_str("**Sub-patterns** (by failure signature, largest first):\n\n");
+            for (k, sp) in cp.sub_patterns.iter().take(SUB_PATTERNS_SHOWN).enumerate() {
+                let name = sp
+                    .signature
+                    .as_ref()
+                    .map(|sig| sig.name.clone())
+                    .unwrap_or_else(|| sp.text.lines().next().unwrap_or("").chars().take(90).collect());
+                let _ = writeln!(
+                    s,
+                    "#### Pattern {letter}.{} — {} ({} failures, {} jobs)\n",
+                    k + 1,
+                    cell(&name),
+                    sp.failures,
+                    sp.jobs.len()
+                );
+                let ids: Vec<String> = sp.evidence.iter().map(|e| ev_link(&cited.cite(e.clone()))).collect();
+                let _ = writeln!(
+                    s,
+                    "**Signature**: cluster `{}`{}; seen {} to {}.  ",
+                    sp.cluster_id,
+                    sp.signature
+                        .as_ref()
+                        .map(|k| format!(", known failure mode `{}` ({})", k.id, k.class))
+                        .unwrap_or_default(),
+                    sp.first_seen.map(|d| d.to_string()).unwrap_or_default(),
+                    sp.last_seen.map(|d| d.to_string()).unwrap_or_default()
+                );
+                let _ = writeln!(s, "**Builds**: {}  ", if ids.is_empty() { "—".to_string() } else { ids.join(" ") });
+                let shown: Vec<String> = sp.jobs.iter().take(6).map(|j| code(j)).collect();
+                let more =
+                    if sp.jobs.len() > 6 { format!(" … and {} more", sp.jobs.len() - 6) } else { String::new() };
+                let _ = writeln!(s, "**Jobs**: {}{more}  ", shown.join(", "));
+                let tests: Vec<String> = sp.tests.iter().take(3).map(|(t, n)| format!("{} ({n})", code(t))).collect();
+                let _ = writeln!(s, "**Tests**: {}  ", tests.join(", "));
+                if let Some(o) = &sp.owner {
+                    owners.push(o.clone());
+                    let _ = writeln!(s, "**Owner**: {o} (from the tests' `[{o}]` tags)  ");
+                }
+                let _ = writeln!(
+                    s,
+                    "**Fix shape**: {}\n",
+                    sp.signature
+                        .as_ref()
+                        .map(|k| cell(&k.fix))
+                        .unwrap_or_else(|| "needs investigation — see Tier 3".to_string())
+                );
+                let excerpt: String = sp.text.lines().take(6).collect::<Vec<_>>().join("\n");
+                let _ = writeln!(s, "```\n{}\n```\n", excerpt.replace("```", "'''"));
+            }
+            if cp.sub_patterns.len() > SUB_PATTERNS_SHOWN {
+                let rest: usize = cp.sub_patterns.iter().skip(SUB_PATTERNS_SHOWN).map(|sp| sp.failures).sum();
+                let _ = writeln!(
+                    s,
+                    "… and {} more sub-pattern(s) with {rest} failure(s) in all (see `report.json`).\n",
+                    cp.sub_patterns.len() - SUB_PATTERNS_SHOWN
+                );
+            }
+        }
         s.push_str("**Fix shape (overall)**: needs investigation — see Tier 3.\n\n");
-        s.push_str("**Owner**: not derivable from the snapshot (needs the job config's `testgrid-alert-email` or the tests' `[sig-x]` tags).\n\n");
+        owners.sort();
+        owners.dedup();
+        if owners.is_empty() {
+            s.push_str("**Owner**: not derivable from the snapshot (needs the job config's `testgrid-alert-email` or the tests' `[sig-x]` tags).\n\n");
+        } else {
+            let _ = writeln!(
+                s,
+                "**Owner**: {} (from the tests' `[sig-x]` tags; the job config's alert email is not read here).\n",
+                owners.join(", ")
+            );
+        }
     }
     s.push_str("---\n\n");
 

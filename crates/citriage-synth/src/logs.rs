@@ -306,13 +306,35 @@ fn setup_section(t: &mut Text, s: &LogSpec, r: &mut Rng, v: &mut Vars, clock: &m
     }
 }
 
-fn write_cause(t: &mut Text, c: &LogCause, ev: &mut LogEvidence, color: bool) {
-    for e in &c.errors {
-        let n = if color { t.line(&format!("{RED}{e}{RESET}")) } else { t.line(e) };
-        ev.errors.push(n);
+/// Re-stamps a klog header (`E1121 04:15:30.123456`) with the log's
+/// current time, so planted lines fit the surrounding timeline.
+fn restamp(line: &str, now: i64, micros: u32) -> String {
+    let b = line.as_bytes();
+    let is_klog = b.len() > 21
+        && matches!(b[0], b'I' | b'W' | b'E' | b'F')
+        && b[1..5].iter().all(u8::is_ascii_digit)
+        && b[5] == b' '
+        && b[8] == b':'
+        && b[11] == b':'
+        && b[14] == b'.'
+        && b[15..21].iter().all(u8::is_ascii_digit);
+    if is_klog && line.is_char_boundary(21) {
+        format!("{}{}{}", &line[..1], time::klog(now, micros), &line[21..])
+    } else {
+        line.to_string()
     }
-    for e in &c.context {
-        ev.context.push(t.line(e));
+}
+
+fn write_cause(t: &mut Text, c: &LogCause, ev: &mut LogEvidence, now: i64) {
+    // Sub-second digits derived from the time and the line, not constants.
+    let micros = |i: usize, e: &str| {
+        ((now.rem_euclid(1_000_003) as u64 * 7_919 + i as u64 * 104_729 + e.len() as u64 * 97) % 1_000_000) as u32
+    };
+    for (i, e) in c.errors.iter().enumerate() {
+        ev.errors.push(t.line(&restamp(e, now, micros(i, e))));
+    }
+    for (i, e) in c.context.iter().enumerate() {
+        ev.context.push(t.line(&restamp(e, now, micros(i + 7, e))));
     }
 }
 
@@ -413,7 +435,7 @@ pub fn render(s: &LogSpec, r: &mut Rng, v: &mut Vars) -> (Text, Vec<LogEvidence>
     let mut printed_all = vec![false; s.causes.len()];
     if let Some(ci) = setup_cause {
         v.now = clock.tick(r);
-        write_cause(&mut t, &s.causes[ci], &mut ev[ci], false);
+        write_cause(&mut t, &s.causes[ci], &mut ev[ci], v.now);
         // A little more noise after the error, then the harness gives up.
         let mut line = String::new();
         for _ in 0..r.range(3, 12) {
@@ -456,7 +478,7 @@ pub fn render(s: &LogSpec, r: &mut Rng, v: &mut Vars) -> (Text, Vec<LogEvidence>
     for (ci, c) in s.causes.iter().enumerate() {
         if !c.setup && !printed_all.get(ci).copied().unwrap_or(false) && !c.errors.is_empty() {
             v.now = clock.tick(r);
-            write_cause(&mut t, c, &mut ev[ci], false);
+            write_cause(&mut t, c, &mut ev[ci], v.now);
         }
     }
     // Teardown: log dumps, red herrings, uploads.
@@ -528,7 +550,7 @@ fn test_section(
             if let Some(c) = s.causes.get(f.cause) {
                 if !printed[f.cause] && !c.setup {
                     printed[f.cause] = true;
-                    write_cause(t, c, &mut ev[f.cause], false);
+                    write_cause(t, c, &mut ev[f.cause], v.now);
                 }
             }
             if ginkgo_like {
@@ -603,4 +625,18 @@ fn test_section(
         }
     }
     printed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restamps_klog_headers_only() {
+        let l = "E0101 00:00:00.000000    42 x.go:1] boom";
+        let r = restamp(l, 86_400 * 3 + 3_600, 5);
+        assert!(r.starts_with("E0104 01:00:00.000005"), "{r}");
+        assert!(r.ends_with("    42 x.go:1] boom"));
+        assert_eq!(restamp("plain line", 0, 0), "plain line");
+    }
 }

@@ -504,7 +504,7 @@ pub fn generate(
                 let pr = Pr {
                     repo: repo.to_string(),
                     number,
-                    subject: "Reconcile egress firewall status from the network controller".to_string(),
+                    subject: "Check the cluster network while rendering OVN-Kubernetes".to_string(),
                     author: "kyrtapz".to_string(),
                     merged_at: created[i] - HOUR - r.below(3 * HOUR as u64) as i64,
                     sha: r.hex(40),
@@ -620,7 +620,7 @@ pub fn generate(
         let merged = created[i] - 3 * HOUR;
         let file = "ci-operator/step-registry/gather/extra/gather-extra-commands.sh";
         let diff = format!(
-            "diff --git a/{file} b/{file}\nindex {}..{} 100755\n--- a/{file}\n+++ b/{file}\n@@ -41,6 +41,7 @@ queue() {{\n   \"$@\" > \"${{TARGET}}\" 2>&1 &\n }}\n \n+echo \"Gathering artifacts ...\"\n mkdir -p ${{ARTIFACT_DIR}}/pods\n oc --insecure-skip-tls-verify --request-timeout=5s get nodes -o jsonpath --template '{{range .items[*]}}{{.metadata.name}}{{\"\\n\"}}{{end}}' > /tmp/nodes\n",
+            "diff --git a/{file} b/{file}\nindex {}..{} 100755\n--- a/{file}\n+++ b/{file}\n@@ -41,6 +41,7 @@ queue() {{\n   \"$@\" > \"${{TARGET}}\" 2>&1 &\n }}\n \n+echo \"Gathering artifacts ...\"\n mkdir -p ${{ARTIFACT_DIR}}/pods\n oc --insecure-skip-tls-verify --request-timeout=5s get nodes -o jsonpath --template '{{range .items[*]}}{{.metadata.name}}{{\"\\n\"}}{{end}}' > \"${{ARTIFACT_DIR}}/nodes.txt\"\n",
             r.hex(7),
             r.hex(7)
         );
@@ -1016,7 +1016,7 @@ fn pr_diff(pr: &Pr, r: &mut Rng) -> (String, u32) {
                 "@@ -{},6 +{},18 @@ func renderOVNKubernetes(conf *operv1.NetworkSpec) ([]*uns.Unstructured, error) {{",
                 212, 212
             ));
-            lines.push("\tobjs := []*uns.Unstructured{}".into());
+            lines.push(" \tobjs := []*uns.Unstructured{}".into());
             lines.push(" ".into());
             lines.push(format!("+\tif err := {sym}(conf, bootstrapResult); err != nil {{"));
             symbol_line = lines.len() as u32;
@@ -1025,7 +1025,7 @@ fn pr_diff(pr: &Pr, r: &mut Rng) -> (String, u32) {
             lines.push(" \treturn objs, nil".into());
             lines.push(" }".into());
             lines.push("+".into());
-            lines.push(format!("+// {sym} copies egress firewall rule status into the operator status."));
+            lines.push(format!("+// {sym} runs while the OVN-Kubernetes manifests are rendered."));
             lines.push(format!("+func {sym}(conf *operv1.NetworkSpec, br *bootstrap.BootstrapResult) error {{"));
             lines.push("+\tfor i, rule := range br.OVN.EgressFirewallRules {".into());
             lines.push("+\t\tconf.DefaultNetwork.OVNKubernetesConfig.EgressFirewall[i].Status = rule.Status".into());

@@ -252,7 +252,8 @@ fn figures_for(
             Some(r) => format!("{r}#{pr}"),
             None => format!("pull request {pr}"),
         };
-        flags.push(Flag { kind: "single-pr".into(), detail: format!("all {failures} failing run(s) come from {name}") });
+        flags
+            .push(Flag { kind: "single-pr".into(), detail: format!("all {failures} failing run(s) come from {name}") });
     }
     JobFigures {
         job,
