@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 mod builds;
 mod http_cache;
-pub use http_cache::CachedHttp;
 pub use builds::{BuildRecord, StoredTest};
+pub use http_cache::{CachedHttp, StoredCluster};
 
 /// Store errors; the message names the database file.
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +119,17 @@ const MIGRATIONS: &[&str] = &[
         next TEXT,
         fetched_at INTEGER NOT NULL
     ) WITHOUT ROWID;",
+    // 4: failure clusters' stable ids, carried from run to run.
+    "CREATE TABLE clusters (
+        profile TEXT NOT NULL,
+        stable_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        k8s_id TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        first_seen INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL,
+        PRIMARY KEY (profile, stable_id)
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.
@@ -194,7 +205,7 @@ impl Store {
             "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
              PRAGMA cache_size = -131072; PRAGMA mmap_size = 1073741824; PRAGMA temp_store = MEMORY;",
         )
-            .map_err(sql)?;
+        .map_err(sql)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql)?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::TooNew { path, found: version, known: SCHEMA_VERSION });

@@ -80,6 +80,13 @@ pub enum Command {
     /// local checkouts, build URLs against the store, and the runbook's structural rules.
     /// Exits 1 when anything is flagged or could not be checked.
     Verify(VerifyArgs),
+    /// Cluster the stored builds' failure texts (go.k8s.io/triage-compatible ids, stable
+    /// citriage ids carried in the store, known signatures); writes failure_data.json
+    /// and clusters.json.
+    Cluster(ClusterArgs),
+    /// The lines that explain one build's failure (build log and JUnit), with 1-based
+    /// line ranges and content hashes; prefers lines absent from a passing build's log.
+    Extract(ExtractArgs),
     /// Analyze an OpenShift release payload: chain back to the last all-green payload,
     /// failed blocking jobs with evidence, root causes, scored suspect PRs and the
     /// action. `citriage payload eval --from WORLD` scores it over a synthetic world.
@@ -294,6 +301,47 @@ pub struct VerifyArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ClusterArgs {
+    /// Days of failures before --as-of.
+    #[arg(long, default_value_t = 14)]
+    pub window: i64,
+    /// End of the window: a date (its end, UTC) or Unix seconds. Default: the newest build's day.
+    #[arg(long, value_name = "DATE|SECONDS")]
+    pub as_of: Option<String>,
+    /// Normalization: `default` (citriage) or `k8s-triage` (go.k8s.io/triage exactly).
+    #[arg(long, default_value = "default")]
+    pub profile: String,
+    /// Extra known signatures (TOML) merged over the built-in catalogue.
+    #[arg(long, value_name = "FILE")]
+    pub signatures: Option<PathBuf>,
+    /// Only these jobs (dashboard naming). Repeatable.
+    #[arg(long = "job", value_name = "JOB")]
+    pub jobs: Vec<String>,
+    /// Output folder.
+    #[arg(long, default_value = "clusters")]
+    pub out: PathBuf,
+    /// Clusters listed on stdout.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct ExtractArgs {
+    /// A build folder (with build-log.txt and artifacts/), a log file, or with --mirror a
+    /// bucket path such as logs/<job>/<id>.
+    pub build: String,
+    /// A local mirror of the bucket; the passing build is then found through the store.
+    #[arg(long, value_name = "DIR")]
+    pub mirror: Option<PathBuf>,
+    /// The bucket (for evidence links with --mirror).
+    #[arg(long, default_value = "kubernetes-ci-logs")]
+    pub bucket: String,
+    /// A passing build's folder or log to diff against.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub pass: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct PayloadArgs {
     /// The payload tag, e.g. 4.22.0-0.nightly-2026-11-20-041530 (or `eval`).
     pub tag: String,
@@ -453,6 +501,8 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Synth(a) => crate::synth::synth(cli, a),
         Command::Gh(a) => crate::evidence_cmds::gh(cli, a),
         Command::Payload(a) => crate::payload_cmd::payload(cli, a),
+        Command::Cluster(a) => crate::patterns_cmd::cluster_cmd(cli, a),
+        Command::Extract(a) => crate::patterns_cmd::extract_cmd(cli, a),
         Command::Verify(a) => match crate::evidence_cmds::verify(cli, a)? {
             0 => Ok(()),
             _ => Err(Failure {

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod evidence_cmds;
 pub mod example_data;
 pub mod fetch;
+pub mod patterns_cmd;
 pub mod payload_cmd;
 pub mod pipeline;
 pub mod synth;

@@ -1,0 +1,300 @@
+//! The `cluster` and `extract` commands: failure clustering over the stored builds
+//! (go.k8s.io/triage-compatible ids and `failure_data.json`, stable citriage ids carried
+//! in the store, known signatures), and failure-line extraction from one build's log
+//! and JUnit with line-level evidence.
+
+use crate::cli::{open_store, print_json, spinner, Cli, ClusterArgs, ExtractArgs, Format};
+use crate::outln;
+use crate::pipeline::Failure;
+use citriage_patterns::cluster::{cluster, ClusterConfig, FailureRef};
+use citriage_patterns::export::{failure_data, rich_export, BuildRecord as ExportBuild, ExportOptions};
+use citriage_patterns::extract::{extract_junit, extract_log, Excerpt, ExtractConfig};
+use citriage_patterns::normalize::Profile;
+use citriage_patterns::signatures::Catalogue;
+use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableIdAssigner};
+use citriage_store::StoredCluster;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn profile_name(p: Profile) -> &'static str {
+    match p {
+        Profile::Default => "default",
+        Profile::K8sTriage => "k8s-triage",
+    }
+}
+
+pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
+    let profile = match a.profile.as_str() {
+        "default" => Profile::Default,
+        "k8s-triage" => Profile::K8sTriage,
+        other => return Err(Failure::input(format!("--profile {other:?}: expected default or k8s-triage"))),
+    };
+    let catalogue = match &a.signatures {
+        None => Catalogue::builtin(),
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
+            Catalogue::builtin_with(&text).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?
+        }
+    };
+    let mut store = open_store(cli)?;
+    let pb = spinner(cli.quiet, "loading failures");
+    let all = store.builds(None)?;
+    if all.is_empty() {
+        pb.finish_and_clear();
+        return Err(Failure::input(format!("the store {} has no builds: run `citriage fetch` first", store.path())));
+    }
+    let as_of = match &a.as_of {
+        Some(s) => crate::fetch::parse_as_of(s)?,
+        None => crate::fetch::default_as_of(&all),
+    };
+    let since = as_of - a.window.max(1) * 86_400;
+    drop(all);
+    // Failures as owned rows; builds for the export's columns.
+    let mut rows: Vec<(String, String, String, String)> = Vec::new(); // (test, text, job, build path)
+    let mut builds: Vec<ExportBuild> = Vec::new();
+    for job in store.build_jobs()? {
+        for b in store.job_builds_with_tests(&job, Some(since))? {
+            let Some(started) = b.started.filter(|s| *s > since && *s <= as_of) else { continue };
+            if !a.jobs.is_empty() && !a.jobs.contains(&b.dashboard_job()) {
+                continue;
+            }
+            let failed: Vec<&citriage_model::build::StoredTest> = b
+                .tests
+                .iter()
+                .filter(|t| (t.status == "failed" || t.status == "error") && t.failure_text.is_some())
+                .collect();
+            let path = format!("gs://{}/{}", b.bucket, b.path);
+            for t in &failed {
+                let test = match profile {
+                    Profile::K8sTriage => t.kettle_name.clone().unwrap_or_else(|| t.name.clone()),
+                    Profile::Default => t.name.clone(),
+                };
+                rows.push((test, t.failure_text.clone().unwrap_or_default(), b.dashboard_job(), path.clone()));
+            }
+            builds.push(ExportBuild {
+                path,
+                job: b.dashboard_job(),
+                number: b.build_id.parse().unwrap_or(0),
+                started,
+                elapsed: b.duration.unwrap_or(0),
+                tests_run: b.tests.len() as i64,
+                tests_failed: failed.len() as i64,
+                result: b.result.clone().unwrap_or_default(),
+                executor: b.executor.clone().unwrap_or_default(),
+                pr: b.pr.map(|p| p.to_string()).unwrap_or_default(),
+            });
+        }
+    }
+    pb.set_message(format!("clustering {} failures", rows.len()));
+    let refs: Vec<FailureRef<'_>> =
+        rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
+    let clustering = cluster(&refs, &ClusterConfig::new(profile));
+    // Stable ids carried through the store.
+    let prof = profile_name(profile);
+    let previous: Vec<PreviousCluster> =
+        store.clusters(prof)?.into_iter().map(|c| PreviousCluster { stable_id: c.stable_id, key: c.key }).collect();
+    let current: Vec<CurrentCluster<'_>> =
+        clustering.clusters.iter().map(|c| CurrentCluster { key: &c.key, size: c.members.len() }).collect();
+    let stable = StableIdAssigner::new(previous).assign(&current);
+    let stored: Vec<StoredCluster> = clustering
+        .clusters
+        .iter()
+        .zip(&stable)
+        .map(|(c, s)| {
+            let times: Vec<i64> = c
+                .members
+                .iter()
+                .filter_map(|&m| builds.iter().find(|b| b.path == rows[m as usize].3).map(|b| b.started))
+                .collect();
+            StoredCluster {
+                stable_id: s.stable_id.clone(),
+                key: c.key.clone(),
+                k8s_id: c.k8s_id.clone(),
+                size: c.members.len() as u64,
+                first_seen: times.iter().copied().min().unwrap_or(as_of),
+                last_seen: times.iter().copied().max().unwrap_or(as_of),
+            }
+        })
+        .collect();
+    store.upsert_clusters(prof, &stored)?;
+    let rich = rich_export(&clustering, &refs, Some(&stable), Some(&catalogue), &BTreeMap::new());
+    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(BTreeMap::new()));
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
+    let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
+        let p = a.out.join(name);
+        std::fs::write(&p, v).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
+        Ok(p)
+    };
+    let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
+    let f2 = write("clusters.json", serde_json::to_string_pretty(&rich).unwrap_or_default() + "\n")?;
+    pb.finish_and_clear();
+    let acc = &clustering.accounting;
+    if cli.format == Format::Json {
+        print_json(&json!({
+            "as_of": as_of, "window_days": a.window, "profile": prof, "failures": acc.input,
+            "clusters": clustering.clusters.len(), "accounting": acc,
+            "files": [f1.display().to_string(), f2.display().to_string()],
+        }));
+        return Ok(());
+    }
+    outln!(
+        "{} failures from {} builds in {} days → {} clusters ({} profile); every failure in exactly one cluster: {}",
+        acc.input,
+        builds.len(),
+        a.window,
+        clustering.clusters.len(),
+        prof,
+        acc.is_complete()
+    );
+    outln!("{:<14} {:<21} {:>7} {:>5} {:>5}  signature / text", "stable id", "k8s id", "fails", "jobs", "tests");
+    for (rc, c) in rich.clusters.iter().zip(&clustering.clusters).take(a.top) {
+        let jobs: std::collections::BTreeSet<&str> = c.members.iter().map(|&m| rows[m as usize].2.as_str()).collect();
+        let sig = catalogue.match_text(&c.text).into_iter().next().map(|m| format!("[{}] ", m.id)).unwrap_or_default();
+        let first: String = c.text.lines().next().unwrap_or("").chars().take(80).collect();
+        outln!(
+            "{:<14} {:<21} {:>7} {:>5} {:>5}  {sig}{first}",
+            rc.stable_id.clone().unwrap_or_default(),
+            c.k8s_id,
+            c.members.len(),
+            jobs.len(),
+            c.tests.len()
+        );
+    }
+    outln!("Wrote {} and {}", f1.display(), f2.display());
+    Ok(())
+}
+
+fn read_maybe(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    citriage_sources::read(&path.display().to_string(), &Default::default())
+        .map(|f| Some(f.bytes))
+        .map_err(|e| Failure::input(e.to_string()))
+}
+
+fn find_log(dir: &Path) -> Option<PathBuf> {
+    ["build-log.txt", "build-log.txt.gz"].iter().map(|n| dir.join(n)).find(|p| p.exists())
+}
+
+pub(crate) fn extract_cmd(cli: &Cli, a: &ExtractArgs) -> Result<(), Failure> {
+    let dir = match &a.mirror {
+        Some(m) => m.join(a.build.trim_start_matches('/')),
+        None => PathBuf::from(&a.build),
+    };
+    if !dir.exists() {
+        return Err(Failure::input(format!("{}: no such build folder or log", dir.display())));
+    }
+    let (log_path, build_dir) = if dir.is_dir() {
+        (find_log(&dir), dir.clone())
+    } else {
+        (Some(dir.clone()), dir.parent().map(Path::to_path_buf).unwrap_or_default())
+    };
+    let source = match &a.mirror {
+        Some(_) => format!("https://prow.k8s.io/view/gs/{}/{}", a.bucket, a.build.trim_matches('/')),
+        None => build_dir.display().to_string(),
+    };
+    let cfg = ExtractConfig::default();
+    let fail = match &log_path {
+        Some(p) => read_maybe(p)?,
+        None => None,
+    };
+    // The passing log: given, or the newest passing build of the same job before this one.
+    let mut pass_from = a.pass.clone();
+    if pass_from.is_none() && a.mirror.is_some() {
+        let parts: Vec<&str> = a.build.trim_matches('/').split('/').collect();
+        if parts.len() >= 2 {
+            let (job, id) = (parts[parts.len() - 2], parts[parts.len() - 1]);
+            if let Ok(store) = open_store(cli) {
+                if let Ok(bs) = store.builds(Some(job)) {
+                    let mine = bs.iter().find(|b| b.build_id == id).and_then(|b| b.started);
+                    if let Some(t) = mine {
+                        if let Some(p) = bs
+                            .iter()
+                            .rev()
+                            .find(|b| b.result.as_deref() == Some("SUCCESS") && b.started.is_some_and(|s| s < t))
+                        {
+                            pass_from = a.mirror.as_ref().map(|m| m.join(&p.path));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let pass = match &pass_from {
+        Some(p) if p.is_dir() => match find_log(p) {
+            Some(l) => read_maybe(&l)?,
+            None => None,
+        },
+        Some(p) => read_maybe(p)?,
+        None => None,
+    };
+    let mut excerpts: Vec<Excerpt> = Vec::new();
+    let mut used_pass = false;
+    let mut first_failure = None;
+    if let Some(f) = &fail {
+        let x = extract_log(f, pass.as_deref(), &format!("{source}/build-log.txt"), &cfg);
+        used_pass = x.used_pass_log;
+        first_failure = x.first_failure_line;
+        excerpts.extend(x.excerpts);
+    }
+    // JUnit failures under artifacts/.
+    let mut junit_files = Vec::new();
+    let mut stack = vec![build_dir.join("artifacts")];
+    while let Some(d) = stack.pop() {
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("junit") && n.to_string_lossy().ends_with(".xml"))
+                {
+                    junit_files.push(p);
+                }
+            }
+        }
+    }
+    junit_files.sort();
+    let mut junit_failures = 0;
+    for jf in &junit_files {
+        let Some(bytes) = read_maybe(jf)? else { continue };
+        let rel = jf.strip_prefix(&build_dir).unwrap_or(jf).display().to_string();
+        let parsed = citriage_formats::junit::parse_junit(&bytes, &rel);
+        for c in parsed.cases.iter().filter(|c| {
+            matches!(c.status, citriage_formats::junit::Status::Failed | citriage_formats::junit::Status::Error)
+        }) {
+            junit_failures += 1;
+            let text = c.failure_text.clone().unwrap_or_default();
+            excerpts.extend(extract_junit(&text, "", &format!("{source}/{rel} :: {}", c.name), &cfg));
+        }
+    }
+    if fail.is_none() && junit_files.is_empty() {
+        return Err(Failure::input(format!("{}: no build-log.txt and no JUnit files", build_dir.display())));
+    }
+    if cli.format == Format::Json {
+        print_json(&json!({
+            "build": source, "log": log_path.map(|p| p.display().to_string()),
+            "passing_log": pass_from.map(|p| p.display().to_string()), "used_passing_log": used_pass,
+            "first_failure_line": first_failure, "junit_failures": junit_failures, "excerpts": excerpts,
+        }));
+        return Ok(());
+    }
+    outln!(
+        "{}: {} excerpt(s){}; first failure at line {}",
+        source,
+        excerpts.len(),
+        if used_pass { " (lines absent from the passing log preferred)" } else { " (no passing log)" },
+        first_failure.map(|l| l.to_string()).unwrap_or_else(|| "?".into())
+    );
+    for e in &excerpts {
+        outln!("\n{}:{}-{}  {}", e.source, e.line_start, e.line_end, e.hash);
+        for l in e.text.lines().take(12) {
+            outln!("    {l}");
+        }
+    }
+    Ok(())
+}
