@@ -386,6 +386,26 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
                         .map(|k| cell(&k.fix))
                         .unwrap_or_else(|| "needs investigation — see Tier 3".to_string())
                 );
+                // The parts of the failure text that differ between members (go.k8s.io/triage spans).
+                let mut varies: Vec<String> = Vec::new();
+                let mut at = 0usize;
+                for (i, len) in sp.spans.iter().enumerate() {
+                    let end = (at + len).min(sp.text.len());
+                    if i % 2 == 1 && end > at && sp.text.is_char_boundary(at) && sp.text.is_char_boundary(end) {
+                        let seg = sp.text[at..end].trim();
+                        if !seg.is_empty() && varies.len() < 8 {
+                            varies.push(code(&seg.chars().take(40).collect::<String>()));
+                        }
+                    }
+                    at = end;
+                }
+                if !varies.is_empty() {
+                    let _ = writeln!(
+                        s,
+                        "**Varies between members** (highlighted spans of the text below): {}\n",
+                        varies.join(" · ")
+                    );
+                }
                 let excerpt: String = sp.text.lines().take(6).collect::<Vec<_>>().join("\n");
                 let _ = writeln!(s, "```\n{}\n```\n", excerpt.replace("```", "'''"));
             }

@@ -251,8 +251,33 @@ impl Store {
         job: &str,
         tests_since: Option<i64>,
     ) -> Result<Vec<BuildRecord>, StoreError> {
+        self.job_builds_with_tests_opts(job, tests_since, true)
+    }
+
+    /// Like [`Store::job_builds_with_tests`]; without `full`, test results carry only
+    /// what metrics need (names, status, duration, attempt): no failure text, file or
+    /// suite, which keeps reads of large windows fast.
+    pub fn job_builds_with_tests_opts(
+        &mut self,
+        job: &str,
+        tests_since: Option<i64>,
+        full: bool,
+    ) -> Result<Vec<BuildRecord>, StoreError> {
         self.ensure_string_texts()?;
-        let texts = self.string_texts.clone().unwrap_or_default();
+        // Borrow the id → text map for the read without copying it.
+        let texts = self.string_texts.take().unwrap_or_default();
+        let result = self.load_job_builds(job, tests_since, full, &texts);
+        self.string_texts = Some(texts);
+        result
+    }
+
+    fn load_job_builds(
+        &self,
+        job: &str,
+        tests_since: Option<i64>,
+        full: bool,
+        texts: &HashMap<i64, Arc<str>>,
+    ) -> Result<Vec<BuildRecord>, StoreError> {
         let text = |i: i64| texts.get(&i).map(|t| t.to_string()).unwrap_or_default();
         let mut stmt = self
             .conn
@@ -268,12 +293,17 @@ impl Store {
         drop(stmt);
         let mut tstmt = self
             .conn
-            .prepare_cached(
+            .prepare_cached(if full {
                 "SELECT t.build, t.file, t.suite, t.classname, t.name, t.kettle_name, t.status, t.duration, t.attempt,
                         t.informing, t.failure_text
-                 FROM builds b JOIN test_results t ON t.build = b.id
-                 WHERE b.job = ?1 AND (?2 IS NULL OR b.started > ?2) ORDER BY t.build, t.seq",
-            )
+                     FROM builds b JOIN test_results t ON t.build = b.id
+                     WHERE b.job = ?1 AND (?2 IS NULL OR b.started > ?2) ORDER BY t.build, t.seq"
+            } else {
+                "SELECT t.build, NULL, NULL, t.classname, t.name, t.kettle_name, t.status, t.duration, t.attempt,
+                        t.informing, NULL
+                     FROM builds b JOIN test_results t ON t.build = b.id
+                     WHERE b.job = ?1 AND (?2 IS NULL OR b.started > ?2) ORDER BY t.build, t.seq"
+            })
             .map_err(|e| self.err(e))?;
         let mut by_build: HashMap<i64, Vec<StoredTest>> = HashMap::new();
         let trows = tstmt
@@ -281,8 +311,8 @@ impl Store {
                 Ok((
                     r.get::<_, i64>(0)?,
                     StoredTest {
-                        file: text(r.get(1)?),
-                        suite: text(r.get(2)?),
+                        file: r.get::<_, Option<i64>>(1)?.map(text).unwrap_or_default(),
+                        suite: r.get::<_, Option<i64>>(2)?.map(text).unwrap_or_default(),
                         classname: text(r.get(3)?),
                         name: text(r.get(4)?),
                         kettle_name: r.get::<_, Option<i64>>(5)?.map(text),

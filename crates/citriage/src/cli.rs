@@ -355,6 +355,12 @@ pub struct PayloadArgs {
     /// A local GCS mirror of the jobs' artifacts (JUnit, build logs) for evidence.
     #[arg(long, value_name = "DIR")]
     pub mirror: Option<PathBuf>,
+    /// Online: where PR diffs are read from (e.g. https://github.com); that host is then allowed too.
+    #[arg(long, value_name = "URL")]
+    pub github: Option<String>,
+    /// Online: a Sippy instance for pass-rate enrichment; that host is then allowed too.
+    #[arg(long, value_name = "URL")]
+    pub sippy: Option<String>,
     /// The release stream (default: derived from the tag).
     #[arg(long)]
     pub stream: Option<String>,

@@ -189,7 +189,7 @@ pub(crate) fn metrics(cli: &Cli, a: &MetricsArgs) -> Result<(), Failure> {
     let jobs = store.build_jobs()?;
     pb.set_message(format!("computing metrics for {} jobs", jobs.len()));
     for job in &jobs {
-        let builds = store.job_builds_with_tests(job, Some(tests_since))?;
+        let builds = store.job_builds_with_tests_opts(job, Some(tests_since), false)?;
         if a.emit.is_some() {
             flakes_rows.extend(kettle::flakes_rows(&builds, as_of));
         } else {

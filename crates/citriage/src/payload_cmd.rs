@@ -51,7 +51,13 @@ pub(crate) fn payload(cli: &Cli, a: &PayloadArgs) -> Result<(), Failure> {
             }
         }
         (None, Some(url)) => {
-            let src = HttpSource::new(url, HttpConfig::default()).map_err(fail)?;
+            let mut src = HttpSource::new(url, HttpConfig::default()).map_err(fail)?;
+            if let Some(g) = &a.github {
+                src = src.with_github_diffs(g).map_err(fail)?;
+            }
+            if let Some(sp) = &a.sippy {
+                src = src.with_sippy(sp).map_err(fail)?;
+            }
             match &a.mirror {
                 Some(m) => analyze(&src, &GcsMirror::new(m.clone()), &opts).map_err(fail)?,
                 None => analyze(&src, &NoEvidence, &opts).map_err(fail)?,
