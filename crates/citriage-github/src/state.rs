@@ -10,10 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 
-/// The evidence kind used for GitHub state until the model has dedicated kinds
-/// (`pull-request-state`, `issue-state`). The locator (`github:` + API path) keeps the
-/// items distinguishable in the meantime.
-pub const GITHUB_EVIDENCE_KIND: EvidenceKind = EvidenceKind::ProwjobState;
+/// The evidence kind of a GitHub answer whose object kind is unknown (a 404); pull
+/// requests and issues use their own kinds. The locator is `github:` + the API path.
+pub const GITHUB_EVIDENCE_KIND: EvidenceKind = EvidenceKind::PullRequestState;
 
 /// `owner/name` of a repository.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -215,7 +214,7 @@ impl PrState {
         let excerpt =
             format!("{} {}: {} labels=[{}]", self.reference, self.state_text(), self.title, self.labels.join(","));
         Some(Evidence::new(
-            GITHUB_EVIDENCE_KIND,
+            EvidenceKind::PullRequestState,
             github_locator(&self.read.api_url),
             excerpt,
             &self.read.body_sha256,
@@ -281,7 +280,7 @@ impl IssueState {
             self.labels.join(",")
         );
         Some(Evidence::new(
-            GITHUB_EVIDENCE_KIND,
+            EvidenceKind::IssueState,
             github_locator(&self.read.api_url),
             excerpt,
             &self.read.body_sha256,

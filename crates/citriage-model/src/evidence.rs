@@ -18,6 +18,20 @@ pub enum EvidenceKind {
     ProwjobState,
     /// A build's result from its `finished.json` (with its start time and PR).
     BuildResult,
+    /// A pull request's state as GitHub answered it.
+    PullRequestState,
+    /// An issue's state as GitHub answered it.
+    IssueState,
+    /// A Prow job's configuration (file:line in a test-infra checkout).
+    JobConfig,
+    /// An OWNERS file (approvers, reviewers, labels).
+    OwnersFile,
+    /// A line of a source file in a local checkout.
+    SourceLine,
+    /// A commit found in a checkout's history.
+    GitCommit,
+    /// A release-controller answer (payload info, changelog).
+    ReleaseInfo,
 }
 
 /// One checkable piece of evidence.

@@ -58,6 +58,13 @@ fn kind_name(k: citriage_model::EvidenceKind) -> &'static str {
         citriage_model::EvidenceKind::JunitCase => "JUnit case",
         citriage_model::EvidenceKind::ProwjobState => "prowjob state",
         citriage_model::EvidenceKind::BuildResult => "build result",
+        citriage_model::EvidenceKind::PullRequestState => "PR state",
+        citriage_model::EvidenceKind::IssueState => "issue state",
+        citriage_model::EvidenceKind::JobConfig => "job config",
+        citriage_model::EvidenceKind::OwnersFile => "OWNERS file",
+        citriage_model::EvidenceKind::SourceLine => "source line",
+        citriage_model::EvidenceKind::GitCommit => "commit",
+        citriage_model::EvidenceKind::ReleaseInfo => "release info",
     }
 }
 

@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 
 mod builds;
 mod http_cache;
+mod ledger;
 pub use builds::{BuildRecord, StoredTest};
 pub use http_cache::{CachedHttp, StoredCluster};
+pub use ledger::LedgerEntry;
 
 /// Store errors; the message names the database file.
 #[derive(Debug, thiserror::Error)]
@@ -130,6 +132,17 @@ const MIGRATIONS: &[&str] = &[
         last_seen INTEGER NOT NULL,
         PRIMARY KEY (profile, stable_id)
     ) WITHOUT ROWID;",
+    // 5: the evidence ledger: every evidence item a report cited, with when it was read.
+    "CREATE TABLE evidence (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        locator TEXT NOT NULL,
+        excerpt TEXT NOT NULL,
+        source_sha256 TEXT NOT NULL,
+        as_of TEXT NOT NULL,
+        read_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX evidence_by_locator ON evidence (locator);",
 ];
 
 /// The schema version this build writes.

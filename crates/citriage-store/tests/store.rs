@@ -79,3 +79,27 @@ fn refuses_a_newer_schema() {
     let e = Store::open(&path).err().expect("refused").to_string();
     assert!(e.contains("newer than this citriage understands"), "{e}");
 }
+
+#[test]
+fn evidence_ledger_keeps_the_first_reading() {
+    use citriage_model::{Evidence, EvidenceKind};
+    let mut st = Store::open_in_memory().unwrap();
+    let a = Evidence::new(
+        EvidenceKind::BuildResult,
+        "https://prow.k8s.io/view/gs/b/logs/j/1/finished.json",
+        "result=FAILURE",
+        "",
+        "2026-11-20",
+    );
+    let b =
+        Evidence::new(EvidenceKind::PullRequestState, "github:/repos/o/r/pulls/1", "o/r#1 MERGED", "abc", "2026-11-21");
+    assert_eq!(st.record_evidence(&[a.clone(), b.clone()], "2026-11-21T10:00:00Z").unwrap(), 2);
+    assert_eq!(st.record_evidence(&[a.clone()], "2026-11-22T10:00:00Z").unwrap(), 0, "same content, same id: not new");
+    let got = st.evidence(&a.id).unwrap().unwrap();
+    assert_eq!(got.evidence, a);
+    assert_eq!(got.read_at, "2026-11-21T10:00:00Z");
+    assert!(st.evidence("ev-000000000000").unwrap().is_none());
+    let by = st.evidence_by_locator("https://prow.k8s.io/view/gs/b/").unwrap();
+    assert_eq!(by.len(), 1);
+    assert_eq!(by[0].evidence.kind, EvidenceKind::BuildResult);
+}

@@ -13,9 +13,9 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The kind of source a code evidence item points into. The model has no dedicated
-/// kinds yet; [`CodeSource::model_kind`] maps them all to the closest existing one and
-/// the locator's prefix (`job-config:`, `owners:`, `source:`, `commit:`) keeps them apart.
+/// The kind of source a code evidence item points into; [`CodeSource::model_kind`] gives
+/// its evidence kind, and the locator's prefix (`job-config:`, `owners:`, `source:`,
+/// `commit:`) names it in text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CodeSource {
@@ -26,9 +26,14 @@ pub enum CodeSource {
 }
 
 impl CodeSource {
-    /// The model kind used for now (an excerpt of a text file).
+    /// The evidence kind of this source.
     pub fn model_kind(self) -> EvidenceKind {
-        EvidenceKind::BuildLogExcerpt
+        match self {
+            CodeSource::JobConfig => EvidenceKind::JobConfig,
+            CodeSource::OwnersFile => EvidenceKind::OwnersFile,
+            CodeSource::SourceLine => EvidenceKind::SourceLine,
+            CodeSource::Commit => EvidenceKind::GitCommit,
+        }
     }
 
     fn prefix(self) -> &'static str {

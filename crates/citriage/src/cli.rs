@@ -91,6 +91,9 @@ pub enum Command {
     /// failed blocking jobs with evidence, root causes, scored suspect PRs and the
     /// action. `citriage payload eval --from WORLD` scores it over a synthetic world.
     Payload(PayloadArgs),
+    /// Look up the evidence ledger: one item by id (`ev-…`), or every item whose locator
+    /// starts with a prefix (a build URL, a snapshot file).
+    Evidence(EvidenceArgs),
     /// Generate a synthetic CI world (Prow/GCS mirror, dashboards, payload stream and
     /// truth.json) into a folder; same seed and parameters, same bytes.
     Synth(SynthArgs),
@@ -376,6 +379,15 @@ pub struct PayloadArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct EvidenceArgs {
+    /// Evidence ids as cited in reports.
+    pub ids: Vec<String>,
+    /// Every item whose locator starts with this.
+    #[arg(long, value_name = "PREFIX")]
+    pub locator: Option<String>,
+}
+
+#[derive(Args, Debug)]
 pub struct SynthArgs {
     /// Size preset: tiny (tests), demo, k8s (1,500 jobs, ~100k builds; benchmarks).
     #[arg(long, default_value = "demo")]
@@ -506,6 +518,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Metrics(a) => crate::fetch::metrics(cli, a),
         Command::Synth(a) => crate::synth::synth(cli, a),
         Command::Gh(a) => crate::evidence_cmds::gh(cli, a),
+        Command::Evidence(a) => crate::evidence_cmds::evidence(cli, a),
         Command::Payload(a) => crate::payload_cmd::payload(cli, a),
         Command::Cluster(a) => crate::patterns_cmd::cluster_cmd(cli, a),
         Command::Extract(a) => crate::patterns_cmd::extract_cmd(cli, a),
@@ -609,6 +622,7 @@ fn triage_cmd(cli: &Cli, a: &TriageArgs) -> Result<(), Failure> {
     let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref());
     pb.set_message("writing report");
     let files = pipeline::write_artifacts(&t, &a.out)?;
+    pipeline::record_report_evidence(&mut store, &t)?;
     pb.finish_and_clear();
     print_summary(cli, &t, &files);
     Ok(())
@@ -702,6 +716,7 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         let loaded = pipeline::load_with_history(&store, id)?;
         let t = pipeline::run_triage(&loaded, &rules, &config, None);
         let files = pipeline::write_artifacts(&t, &a.out.join(ds.as_str()))?;
+        pipeline::record_report_evidence(&mut store, &t)?;
         all_files.extend(files.clone());
         triages.push((t, files));
     }
@@ -744,6 +759,7 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         let loaded = pipeline::load_with_history(&wstore, id)?;
         let t = pipeline::run_triage(&loaded, &rules, &config, Some(&builds));
         let files = pipeline::write_artifacts(&t, &a.out.join(format!("world-{ds}")))?;
+        pipeline::record_report_evidence(&mut wstore, &t)?;
         triages.push((t, files));
     }
     pb.finish_and_clear();

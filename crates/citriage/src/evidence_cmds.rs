@@ -2,7 +2,7 @@
 //! the store (ETags, offline mode), and checking a triage report's claims against
 //! GitHub, local checkouts and the builds in the store.
 
-use crate::cli::{open_store, print_json, Cli, Format, GhArgs, GhWhat, VerifyArgs};
+use crate::cli::{open_store, print_json, Cli, EvidenceArgs, Format, GhArgs, GhWhat, VerifyArgs};
 use crate::outln;
 use crate::pipeline::Failure;
 use citriage_github::{
@@ -96,12 +96,20 @@ pub(crate) fn gh(cli: &Cli, a: &GhArgs) -> Result<(), Failure> {
             if wanted.is_empty() {
                 return Err(Failure::input("no refs to check: give refs or --report FILE"));
             }
-            let c = client(store, api, *offline);
+            let c = client(store.clone(), api, *offline);
             let rows = sweep(&c, &wanted, SweepOptions { walk_timelines: !no_timelines });
+            // What was read goes into the evidence ledger.
+            let items: Vec<citriage_model::Evidence> =
+                wanted.iter().filter_map(|r| citriage_github::RefResolver::resolve(&c, r).evidence()).collect();
+            let now = c.now();
+            drop(c);
+            if let Ok(mut st) = Rc::try_unwrap(store) {
+                st.record_evidence(&items, &crate::pipeline::now_rfc3339())?;
+            }
             if cli.format == Format::Json {
-                print_json(&render_sweep_json(&rows, c.now()));
+                print_json(&render_sweep_json(&rows, now));
             } else {
-                outln!("{}", render_sweep_markdown(&rows, c.now()));
+                outln!("{}", render_sweep_markdown(&rows, now));
                 if !ambiguous.is_empty() {
                     outln!("Not checked (ambiguous):\n{ambiguous}");
                 }
@@ -139,4 +147,35 @@ pub(crate) fn verify(cli: &Cli, a: &VerifyArgs) -> Result<i32, Failure> {
         outln!("{}", citriage_verify::render_markdown(&v, &name));
     }
     Ok(v.exit_code(a.allow_unchecked))
+}
+
+pub(crate) fn evidence(cli: &Cli, a: &EvidenceArgs) -> Result<(), Failure> {
+    let store = open_store(cli)?;
+    let mut found = Vec::new();
+    for id in &a.ids {
+        match store.evidence(id)? {
+            Some(e) => found.push(e),
+            None => return Err(Failure::input(format!("{id}: not in the evidence ledger of {}", store.path()))),
+        }
+    }
+    if let Some(p) = &a.locator {
+        found.extend(store.evidence_by_locator(p)?);
+    }
+    if a.ids.is_empty() && a.locator.is_none() {
+        return Err(Failure::input("give evidence ids or --locator PREFIX"));
+    }
+    if cli.format == Format::Json {
+        print_json(&serde_json::to_value(&found).unwrap_or_default());
+        return Ok(());
+    }
+    for e in &found {
+        let ev = &e.evidence;
+        outln!("{}  {:?}  read {}  (describes {})", ev.id, ev.kind, e.read_at, ev.as_of);
+        outln!("  at:   {}", ev.locator);
+        outln!("  says: {}", ev.excerpt);
+        if !ev.source_sha256.is_empty() {
+            outln!("  source sha256: {}", ev.source_sha256);
+        }
+    }
+    Ok(())
 }

@@ -191,3 +191,10 @@ pub fn write_artifacts(t: &Triage, out: &Path) -> Result<Vec<String>, Failure> {
     }
     Ok(written)
 }
+
+/// Records the evidence a triage report cites in the store's ledger; returns how many
+/// items were new.
+pub fn record_report_evidence(store: &mut Store, t: &Triage) -> Result<usize, Failure> {
+    let (_, evidence) = citriage_report::render_markdown(t);
+    Ok(store.record_evidence(&evidence, &now_rfc3339())?)
+}

@@ -449,3 +449,25 @@ fn payload_commands_over_a_synthetic_world() {
     let o = bin().args(["payload", &tag, "--from"]).arg(dir.path().join("missing")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Every evidence id a triage report cites is in the store's ledger and can be looked up.
+#[test]
+fn report_evidence_is_in_the_ledger() {
+    let d = tempfile::tempdir().unwrap();
+    let o = bin().args(["--quiet", "demo", "--out"]).arg(d.path()).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(d.path().join("world-flakes/report.md")).unwrap();
+    let ids: std::collections::BTreeSet<String> =
+        md.split("](#ev-").skip(1).map(|c| format!("ev-{}", &c[..12])).collect();
+    assert!(ids.len() > 5);
+    let db = d.path().join("world.db");
+    let mut args: Vec<String> = vec!["--format".into(), "json".into(), "evidence".into()];
+    args.extend(ids.iter().cloned());
+    let o = run(&db, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), ids.len());
+    assert!(v.as_array().unwrap().iter().all(|e| e["read_at"].as_str().is_some_and(|r| r.ends_with('Z'))));
+    let o = run(&db, &["evidence", "ev-000000000000"]);
+    assert_eq!(o.status.code(), Some(2));
+}
