@@ -94,7 +94,11 @@ fn evidence_ledger_keeps_the_first_reading() {
     let b =
         Evidence::new(EvidenceKind::PullRequestState, "github:/repos/o/r/pulls/1", "o/r#1 MERGED", "abc", "2026-11-21");
     assert_eq!(st.record_evidence(&[a.clone(), b.clone()], "2026-11-21T10:00:00Z").unwrap(), 2);
-    assert_eq!(st.record_evidence(&[a.clone()], "2026-11-22T10:00:00Z").unwrap(), 0, "same content, same id: not new");
+    assert_eq!(
+        st.record_evidence(std::slice::from_ref(&a), "2026-11-22T10:00:00Z").unwrap(),
+        0,
+        "same content, same id: not new"
+    );
     let got = st.evidence(&a.id).unwrap().unwrap();
     assert_eq!(got.evidence, a);
     assert_eq!(got.read_at, "2026-11-21T10:00:00Z");
