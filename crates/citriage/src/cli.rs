@@ -91,6 +91,10 @@ pub enum Command {
     /// failed blocking jobs with evidence, root causes, scored suspect PRs and the
     /// action. `citriage payload eval --from WORLD` scores it over a synthetic world.
     Payload(PayloadArgs),
+    /// Write agent briefs for the latest triage: a Phase 3 investigation brief per
+    /// selected cluster, filled with verified facts and evidence ids, and a Phase 4
+    /// cross-check brief of the highest-leverage claims.
+    Brief(BriefArgs),
     /// Look up the evidence ledger: one item by id (`ev-…`), or every item whose locator
     /// starts with a prefix (a build URL, a snapshot file).
     Evidence(EvidenceArgs),
@@ -379,6 +383,15 @@ pub struct PayloadArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct BriefArgs {
+    #[arg(long, value_parser = parse_dataset)]
+    pub dataset: Option<Dataset>,
+    /// Output folder.
+    #[arg(long, default_value = "briefs")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
 pub struct EvidenceArgs {
     /// Evidence ids as cited in reports.
     pub ids: Vec<String>,
@@ -519,6 +532,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Synth(a) => crate::synth::synth(cli, a),
         Command::Gh(a) => crate::evidence_cmds::gh(cli, a),
         Command::Evidence(a) => crate::evidence_cmds::evidence(cli, a),
+        Command::Brief(a) => crate::brief_cmd::brief(cli, a),
         Command::Payload(a) => crate::payload_cmd::payload(cli, a),
         Command::Cluster(a) => crate::patterns_cmd::cluster_cmd(cli, a),
         Command::Extract(a) => crate::patterns_cmd::extract_cmd(cli, a),

@@ -471,3 +471,34 @@ fn report_evidence_is_in_the_ledger() {
     let o = run(&db, &["evidence", "ev-000000000000"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `brief` writes one investigation brief per selected cluster and a cross-check brief;
+/// every evidence id they cite can be looked up in the ledger.
+#[test]
+fn briefs_cite_ledger_evidence() {
+    let d = tempfile::tempdir().unwrap();
+    let o = bin().args(["--quiet", "demo", "--out"]).arg(d.path()).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = d.path().join("world.db");
+    let out = d.path().join("briefs");
+    let o = run(&db, &["brief", "--dataset", "failures", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut files: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    assert!(files.iter().filter(|f| f.starts_with("brief-")).count() >= 8, "{files:?}");
+    assert!(files.contains(&"crosscheck.md".to_string()));
+    let a = std::fs::read_to_string(out.join(files.iter().find(|f| f.starts_with("brief-A-")).unwrap())).unwrap();
+    assert!(a.contains("## Already verified") && a.contains("https://prow.k8s.io/view/gs/"));
+    let ids: std::collections::BTreeSet<String> = a
+        .split("ev-")
+        .skip(1)
+        .filter(|c| c.len() >= 12 && c[..12].bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(|c| format!("ev-{}", &c[..12]))
+        .collect();
+    assert!(!ids.is_empty());
+    for id in ids {
+        let o = run(&db, &["evidence", &id]);
+        assert!(o.status.success(), "{id} missing from the ledger: {}", stderr(&o));
+    }
+}
