@@ -15,10 +15,10 @@ pub struct TestRollup {
     pub jobs: Vec<String>,
 }
 
-/// Tests across jobs, most flakes first (ties: more jobs, then name).
-pub fn top_flaky_tests(snapshot: &Snapshot) -> Vec<TestRollup> {
+/// Sums per-test flake counts over jobs; most flakes first (ties: more jobs, then name).
+fn rollup<'a>(entries: impl Iterator<Item = &'a citriage_model::JobEntry>) -> Vec<TestRollup> {
     let mut m: BTreeMap<&str, (u64, BTreeSet<&str>)> = BTreeMap::new();
-    for e in &snapshot.jobs {
+    for e in entries {
         if let JobStats::Flakes(f) = &e.stats {
             for (t, c) in f.test_flakes.iter().flatten() {
                 let slot = m.entry(t.as_str()).or_default();
@@ -39,36 +39,18 @@ pub fn top_flaky_tests(snapshot: &Snapshot) -> Vec<TestRollup> {
     v
 }
 
+/// Tests across jobs, most flakes first (ties: more jobs, then name).
+pub fn top_flaky_tests(snapshot: &Snapshot) -> Vec<TestRollup> {
+    rollup(snapshot.jobs.iter())
+}
+
 /// Per lane (category): its tests summed over the lane's jobs, most flakes first.
 pub fn top_tests_by_lane(cats: &Categorized) -> Vec<(String, Vec<TestRollup>)> {
     cats.categories
         .iter()
         .filter_map(|c| {
-            let mut m: BTreeMap<&str, (u64, BTreeSet<&str>)> = BTreeMap::new();
-            for j in &c.jobs {
-                if let JobStats::Flakes(f) = &j.entry.stats {
-                    for (t, n) in f.test_flakes.iter().flatten() {
-                        let slot = m.entry(t.as_str()).or_default();
-                        slot.0 += n;
-                        slot.1.insert(j.entry.job.as_str());
-                    }
-                }
-            }
-            if m.is_empty() {
-                return None;
-            }
-            let mut v: Vec<TestRollup> = m
-                .into_iter()
-                .map(|(t, (total, jobs))| TestRollup {
-                    test: t.to_string(),
-                    total,
-                    jobs: jobs.into_iter().map(String::from).collect(),
-                })
-                .collect();
-            v.sort_by(|a, b| {
-                b.total.cmp(&a.total).then(b.jobs.len().cmp(&a.jobs.len())).then_with(|| a.test.cmp(&b.test))
-            });
-            Some((c.name.clone(), v))
+            let v = rollup(c.jobs.iter().map(|j| &j.entry));
+            (!v.is_empty()).then(|| (c.name.clone(), v))
         })
         .collect()
 }
