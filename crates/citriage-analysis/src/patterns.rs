@@ -132,7 +132,7 @@ pub fn sub_patterns(
         let signature = catalogue.match_text(&c.text).into_iter().next().map(|m| KnownSignature {
             id: m.id,
             name: m.name,
-            class: format!("{:?}", m.class).to_lowercase(),
+            class: serde_json::to_value(m.class).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             fix: m.fix,
         });
         // Evidence: newest failing cases in distinct builds.

@@ -515,8 +515,38 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         );
     }
     s.push_str("### 🟡 Tier 3 — Real bugs (need investigation)\n\n| # | Action | Cleared | Owner | Status (as of the snapshot date) |\n|---|---|---:|---|---|\n");
+    let mut n3 = 0;
     for (i, p) in t.selection.picks.iter().enumerate() {
-        let _ = writeln!(s, "| 3.{} | Investigate Pattern {} ({}): sample 2-3 builds, find the first failure line, split by signature | {} | unknown | not started |", i + 1, pattern_letter(i), code(&p.category), p.count);
+        let letter = pattern_letter(i);
+        let subs = t.patterns.iter().find(|cp| cp.category == p.category).map(|cp| &cp.sub_patterns[..]).unwrap_or(&[]);
+        if subs.is_empty() {
+            n3 += 1;
+            let _ = writeln!(s, "| 3.{n3} | Investigate Pattern {letter} ({}): sample 2-3 builds, find the first failure line, split by signature | {} | unknown | not started |", code(&p.category), p.count);
+            continue;
+        }
+        // The largest sub-patterns, each with its evidence; a known failure mode gives its fix direction.
+        for (k, sp) in subs.iter().take(2).enumerate() {
+            n3 += 1;
+            let what = match &sp.signature {
+                Some(sig) => {
+                    format!("Pattern {letter}.{}: known failure mode `{}` ({}) — {}", k + 1, sig.id, sig.class, sig.fix)
+                }
+                None => format!(
+                    "Pattern {letter}.{}: unknown signature `{}` — find the introducing change",
+                    k + 1,
+                    sp.text.lines().next().unwrap_or("").chars().take(80).collect::<String>().replace('`', "'")
+                ),
+            };
+            let ev: Vec<String> = sp.evidence.iter().take(1).map(|e| ev_link(&cited.cite(e.clone()))).collect();
+            let _ = writeln!(
+                s,
+                "| 3.{n3} | {} {} | {} | {} | not started |",
+                cell(&what),
+                ev.join(" "),
+                sp.jobs.len(),
+                sp.owner.clone().unwrap_or_else(|| "unknown".into())
+            );
+        }
     }
     s.push_str("\n### 🟠 Tier 4 — Strategic / governance\n\n| # | Action | Why |\n|---|---|---|\n");
     let mut n4 = 0;
