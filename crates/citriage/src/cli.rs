@@ -95,6 +95,9 @@ pub enum Command {
     /// selected cluster, filled with verified facts and evidence ids, and a Phase 4
     /// cross-check brief of the highest-leverage claims.
     Brief(BriefArgs),
+    /// Serve the local web dashboard over the store (127.0.0.1 by default): overview,
+    /// jobs, tests, failure patterns, search, and a JSON API under /api/v1/.
+    Serve(ServeArgs),
     /// Look up the evidence ledger: one item by id (`ev-…`), or every item whose locator
     /// starts with a prefix (a build URL, a snapshot file).
     Evidence(EvidenceArgs),
@@ -392,6 +395,13 @@ pub struct BriefArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = citriage_web::DEFAULT_ADDR)]
+    pub addr: std::net::SocketAddr,
+}
+
+#[derive(Args, Debug)]
 pub struct EvidenceArgs {
     /// Evidence ids as cited in reports.
     pub ids: Vec<String>,
@@ -533,6 +543,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Gh(a) => crate::evidence_cmds::gh(cli, a),
         Command::Evidence(a) => crate::evidence_cmds::evidence(cli, a),
         Command::Brief(a) => crate::brief_cmd::brief(cli, a),
+        Command::Serve(a) => serve(cli, a),
         Command::Payload(a) => crate::payload_cmd::payload(cli, a),
         Command::Cluster(a) => crate::patterns_cmd::cluster_cmd(cli, a),
         Command::Extract(a) => crate::patterns_cmd::extract_cmd(cli, a),
@@ -802,6 +813,17 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         Path::new(&a.out).join("world-failures").join("report.md").display()
     );
     Ok(())
+}
+
+fn serve(cli: &Cli, a: &ServeArgs) -> Result<(), Failure> {
+    let db = cli.db.clone().unwrap_or_else(citriage_store::default_path);
+    let server = citriage_web::Server::bind(db, a.addr).map_err(|e| match e {
+        citriage_web::ServeError::MissingStore(_) => Failure::input(e.to_string()),
+        other => Failure::other(other.to_string()),
+    })?;
+    let addr = server.local_addr().map_err(|e| Failure::other(e.to_string()))?;
+    eprintln!("serving on http://{addr} (Ctrl-C to stop)");
+    server.run(citriage_web::ctrl_c()).map_err(|e| Failure::other(e.to_string()))
 }
 
 fn snapshots(cli: &Cli, a: &SnapshotsArgs) -> Result<(), Failure> {

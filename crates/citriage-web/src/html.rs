@@ -1,0 +1,92 @@
+//! HTML building blocks: the one escaping function every piece of CI text goes
+//! through, URL component encoding, time formatting and the page layout.
+
+use citriage_model::Day;
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Percent-encodes a URL path segment or query value (everything but unreserved
+/// characters), so the result is also safe inside an HTML attribute.
+pub fn pct(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM` (UTC) for Unix seconds.
+pub fn time(secs: i64) -> String {
+    let day = Day::from_unix_seconds(secs);
+    let s = secs.rem_euclid(86_400);
+    format!("{day} {:02}:{:02}", s / 3600, (s % 3600) / 60)
+}
+
+/// An optional time, `-` when unknown.
+pub fn opt_time(secs: Option<i64>) -> String {
+    secs.map(time).unwrap_or_else(|| "-".into())
+}
+
+/// The navigation entries: (path, label).
+const NAV: &[(&str, &str)] =
+    &[("/", "Overview"), ("/jobs", "Jobs"), ("/tests", "Tests"), ("/clusters", "Patterns"), ("/search", "Search")];
+
+/// Wraps a page body in the layout. `title` is escaped here; `body` must already be HTML.
+pub fn layout(title: &str, active: &str, body: &str) -> String {
+    let mut nav = String::new();
+    for (href, label) in NAV {
+        let class = if *href == active { " class=\"active\"" } else { "" };
+        nav.push_str(&format!("<a href=\"{href}\"{class}>{label}</a>"));
+    }
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{} · citriage</title>\n<link rel=\"stylesheet\" href=\"/static/style.css?v={}\">\n</head>\n\
+         <body>\n<header><span class=\"brand\">citriage</span><nav>{nav}</nav></header>\n<main>\n<h1>{}</h1>\n{body}\n</main>\n</body>\n</html>\n",
+        esc(title),
+        crate::style_version(),
+        esc(title)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            esc("<script>alert('x')</script> & \"y\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;y&quot;"
+        );
+    }
+
+    #[test]
+    fn percent_encodes_everything_but_unreserved() {
+        assert_eq!(pct("pr:a b/<c>\"é"), "pr%3Aa%20b%2F%3Cc%3E%22%C3%A9");
+    }
+
+    #[test]
+    fn formats_utc_times() {
+        assert_eq!(time(0), "1970-01-01 00:00");
+        assert_eq!(time(86_400 + 3600 + 120), "1970-01-02 01:02");
+    }
+}
