@@ -324,6 +324,10 @@ pub struct ClusterArgs {
     /// Extra known signatures (TOML) merged over the built-in catalogue.
     #[arg(long, value_name = "FILE")]
     pub signatures: Option<PathBuf>,
+    /// Owners by test-name prefix for tests without a `[sig-x]` tag:
+    /// JSON `{"sig-node": ["Kubelet", "NodeProblemDetector"], ...}`.
+    #[arg(long, value_name = "FILE")]
+    pub owners: Option<PathBuf>,
     /// Only these jobs (dashboard naming). Repeatable.
     #[arg(long = "job", value_name = "JOB")]
     pub jobs: Vec<String>,

@@ -38,6 +38,15 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
             Catalogue::builtin_with(&text).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?
         }
     };
+    let owners: BTreeMap<String, Vec<String>> = match &a.owners {
+        None => BTreeMap::new(),
+        Some(p) => {
+            let text = std::fs::read(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
+            serde_json::from_slice(&text).map_err(|e| {
+                Failure::input(format!("{}: expected {{\"sig-x\": [\"prefix\", ...]}}: {e}", p.display()))
+            })?
+        }
+    };
     let mut store = open_store(cli)?;
     let pb = spinner(cli.quiet, "loading failures");
     let all = store.builds(None)?;
@@ -119,8 +128,8 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
         })
         .collect();
     store.upsert_clusters(prof, &stored)?;
-    let rich = rich_export(&clustering, &refs, Some(&stable), Some(&catalogue), &BTreeMap::new());
-    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(BTreeMap::new()));
+    let rich = rich_export(&clustering, &refs, Some(&stable), Some(&catalogue), &owners);
+    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(owners.clone()));
     std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
     let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
         let p = a.out.join(name);
