@@ -6,44 +6,25 @@
 /// Seconds since 1970-01-01T00:00:00Z.
 pub type Epoch = i64;
 
-/// Days since the epoch for a proleptic Gregorian date.
+/// Days since the epoch for a proleptic Gregorian date (0 when the date does not exist;
+/// callers validate first).
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
+    citriage_model::Day::from_ymd(y, m, d).map(|d| d.0).unwrap_or(0)
 }
 
 /// The civil date of a day count since the epoch.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719468;
-    let era = if z >= 0 { z } else { z - 146096 } / 146097;
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    citriage_model::Day(z).ymd()
 }
 
-fn days_in_month(y: i64, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        _ => 0,
-    }
+/// Whether the calendar date exists.
+fn valid_date(y: i64, m: u32, d: u32) -> bool {
+    citriage_model::Day::from_ymd(y, m, d).is_some()
 }
 
 /// Builds an epoch from calendar fields, validating ranges.
 pub fn from_fields(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Option<Epoch> {
-    if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 60 {
+    if !valid_date(y, mo, d) || h > 23 || mi > 59 || s > 60 {
         return None;
     }
     Some(days_from_civil(y, mo, d) * 86400 + h as i64 * 3600 + mi as i64 * 60 + s as i64)
