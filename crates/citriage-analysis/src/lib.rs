@@ -9,6 +9,7 @@ pub mod config;
 pub mod drift;
 pub mod expr;
 pub mod flakes;
+pub mod links;
 pub mod metrics;
 pub mod misclass;
 pub mod patterns;

@@ -179,3 +179,16 @@ pub fn select(cats: &Categorized, dataset: Dataset, cfg: &AnalysisConfig) -> Sel
     picks.sort_by_key(|p| p.rank);
     Selection { picks, scores, dropped }
 }
+
+/// `A`, `B`, ... `Z`, `AA`, ...: the letter of the i-th pick (0-based).
+pub fn letter(i: usize) -> String {
+    let mut n = i + 1;
+    let mut s = Vec::new();
+    while n > 0 {
+        n -= 1;
+        s.push(b'A' + (n % 26) as u8);
+        n /= 26;
+    }
+    s.reverse();
+    String::from_utf8(s).unwrap_or_default()
+}

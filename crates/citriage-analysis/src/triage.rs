@@ -25,6 +25,8 @@ pub struct TriageInput<'a> {
     pub config: &'a AnalysisConfig,
     /// Ingested builds, when there are any: they answer the checks a snapshot cannot.
     pub builds: Option<&'a [citriage_model::build::BuildRecord]>,
+    /// Fix PRs the user linked to failures, with their states as read.
+    pub links: &'a [crate::links::PrLink],
 }
 
 /// Everything the snapshot supports, ready to render.
@@ -46,6 +48,8 @@ pub struct Triage {
     pub job_figures: Vec<crate::metrics::corrected::JobFigures>,
     /// Sub-patterns of each selected category from its builds' failures (empty without builds).
     pub patterns: Vec<crate::patterns::CategoryPatterns>,
+    /// Linked fix PRs placed against the patterns they match.
+    pub links: Vec<crate::links::PlacedLink>,
     pub top_jobs: Vec<TopJob>,
     pub top_flaky_tests: Vec<TestRollup>,
     pub top_tests_by_lane: Vec<(String, Vec<TestRollup>)>,
@@ -103,6 +107,33 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
             *severity_totals.entry(s).or_insert(0) += n;
         }
     }
+    // Place each linked PR against the selected patterns (category, tests, failure text).
+    let mut links = Vec::new();
+    for l in input.links {
+        let Ok(re) = regex::RegexBuilder::new(&l.matches).size_limit(1 << 20).build() else { continue };
+        let mut labels = Vec::new();
+        let mut jobs = std::collections::BTreeSet::new();
+        for (i, p) in selection.picks.iter().enumerate() {
+            let letter = crate::select::letter(i);
+            let subs =
+                patterns.iter().find(|cp| cp.category == p.category).map(|cp| &cp.sub_patterns[..]).unwrap_or(&[]);
+            let mut any_sub = false;
+            for (k, sp) in subs.iter().enumerate() {
+                if re.is_match(&sp.text) || sp.tests.iter().any(|(t, _)| re.is_match(t)) {
+                    labels.push(format!("Pattern {letter}.{} ({})", k + 1, p.category));
+                    jobs.extend(sp.jobs.iter().cloned());
+                    any_sub = true;
+                }
+            }
+            if !any_sub && re.is_match(&p.category) {
+                labels.push(format!("Pattern {letter} ({})", p.category));
+                if let Some(c) = categorized.get(&p.category) {
+                    jobs.extend(c.jobs.iter().map(|j| j.entry.job.clone()));
+                }
+            }
+        }
+        links.push(crate::links::PlacedLink { link: l.clone(), patterns: labels, jobs: jobs.len() });
+    }
     Triage {
         snapshot: snap.meta.clone(),
         job_count: snap.jobs.len(),
@@ -120,6 +151,7 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
         jobs_with_builds,
         job_figures,
         patterns,
+        links,
         config: input.config.clone(),
     }
 }

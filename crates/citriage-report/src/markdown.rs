@@ -18,15 +18,7 @@ const SUB_PATTERNS_SHOWN: usize = 5;
 
 /// `A`, `B`, ... `Z`, `AA`, `AB`, ...
 pub fn pattern_letter(i: usize) -> String {
-    let mut n = i + 1;
-    let mut s = Vec::new();
-    while n > 0 {
-        n -= 1;
-        s.push(b'A' + (n % 26) as u8);
-        n /= 26;
-    }
-    s.reverse();
-    String::from_utf8(s).unwrap_or_default()
+    citriage_analysis::select::letter(i)
 }
 
 /// A job name as an inline code span that is safe inside a table cell.
@@ -491,10 +483,86 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
 
     // ---- Action plan ----------------------------------------------------------------------
     s.push_str("<a id=\"3-action-plan\"></a>\n## 3. Action plan\n\n");
+    use citriage_analysis::links::LinkState;
+    let window_start = date.plus(-14);
+    let pr_cell = |l: &citriage_analysis::links::PrLink| format!("[{}]({}) {}", l.reference, l.url, cell(&l.title));
+    let fixed = |p: &citriage_analysis::links::PlacedLink| {
+        if p.patterns.is_empty() {
+            "no selected pattern matched".to_string()
+        } else {
+            p.patterns.join(", ")
+        }
+    };
     s.push_str("### 🟢 Tier 0 — Done in this run\n\n| # | Item | Status (as of the snapshot date) |\n|---|---|---|\n");
-    s.push_str("| 0.1 | No fix is known to have merged: PR state was not read in this run | not checked |\n\n");
+    let mut n0 = 0;
+    for p in &t.links {
+        if let LinkState::Merged { at } = &p.link.state {
+            n0 += 1;
+            let ev = p.link.evidence.as_ref().map(|e| ev_link(&cited.cite(e.clone()))).unwrap_or_default();
+            let when = if *at >= window_start { String::new() } else { " (before the 14-day window)".to_string() };
+            let _ = writeln!(
+                s,
+                "| 0.{n0} | {} — fixes {} ({} job(s)) | ✅ MERGED {at}{when} {ev} |",
+                pr_cell(&p.link),
+                cell(&fixed(p)),
+                p.jobs
+            );
+        }
+    }
+    if n0 == 0 {
+        let why = if t.links.is_empty() {
+            "no fix PR was linked to these failures (`triage --links FILE`)"
+        } else {
+            "none of the linked PRs has merged"
+        };
+        let _ = writeln!(s, "| 0.1 | No fix is known to have merged: {why} | — |");
+    }
+    s.push('\n');
     s.push_str("### 🟢 Tier 1 — Nudge already-written fixes (highest leverage)\n\n| # | Action | Cleared | Block | Status (as of the snapshot date) |\n|---|---|---:|---|---|\n");
-    s.push_str("| 1.1 | None listed: no PR was looked up, so none can be named with a verified state | 0 | — | not checked |\n\n");
+    let mut n1 = 0;
+    for p in &t.links {
+        let ev = p.link.evidence.as_ref().map(|e| ev_link(&cited.cite(e.clone()))).unwrap_or_default();
+        let (action, block, status) = match &p.link.state {
+            LinkState::Merged { .. } => continue,
+            LinkState::Open { draft, blocking } => (
+                format!("Nudge {} for {}", pr_cell(&p.link), cell(&fixed(p))),
+                if blocking.is_empty() {
+                    if *draft {
+                        "draft".to_string()
+                    } else {
+                        "review".to_string()
+                    }
+                } else {
+                    blocking.join(", ")
+                },
+                format!(
+                    "{} OPEN{} {ev}",
+                    if blocking.is_empty() && !draft { "🟢" } else { "🟡" },
+                    if *draft { " (draft)" } else { "" }
+                ),
+            ),
+            LinkState::ClosedUnmerged => (
+                format!("Redo {} (closed without merging) for {}", pr_cell(&p.link), cell(&fixed(p))),
+                "needs a new PR".to_string(),
+                format!("❌ CLOSED unmerged {ev}"),
+            ),
+            LinkState::Unknown { why } => (
+                format!("Check {} for {}", pr_cell(&p.link), cell(&fixed(p))),
+                "state unknown".to_string(),
+                format!("not checked: {}", cell(why)),
+            ),
+        };
+        n1 += 1;
+        let _ = writeln!(s, "| 1.{n1} | {action} | {} | {} | {status} |", p.jobs, cell(&block));
+    }
+    if n1 == 0 {
+        let _ = writeln!(
+            s,
+            "| 1.1 | None listed: {} | 0 | — | — |",
+            if t.links.is_empty() { "no fix PR was linked to these failures" } else { "every linked PR has merged" }
+        );
+    }
+    s.push('\n');
     s.push_str("### 🟢 Tier 2 — Mechanical fixes (write the PR)\n\n| # | Action | Cleared | Effort | Status (as of the snapshot date) |\n|---|---|---:|---|---|\n");
     let harness: Vec<&citriage_analysis::misclass::Finding> = t
         .misclassifications

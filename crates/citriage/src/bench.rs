@@ -68,6 +68,7 @@ pub fn triage(jobs: usize, repeat: usize, json: bool) -> Result<(), Failure> {
                 rules: &rules,
                 config: &cfg,
                 builds: None,
+                links: &[],
             });
             analyze.push(t.elapsed());
             let t = Instant::now();

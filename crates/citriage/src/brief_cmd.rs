@@ -31,7 +31,7 @@ pub(crate) fn brief(cli: &Cli, a: &BriefArgs) -> Result<(), Failure> {
     } else {
         None
     };
-    let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref());
+    let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref(), &[]);
     let snap = citriage_model::Snapshot { meta: t.snapshot.clone(), jobs: Vec::new() };
     let mut ledger = Vec::new();
     let mut briefs = Vec::new();

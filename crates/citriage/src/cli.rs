@@ -156,6 +156,18 @@ pub struct TriageArgs {
     /// Output folder for the report and data files.
     #[arg(long, default_value = "triage-report")]
     pub out: PathBuf,
+    /// Fix PRs linked to failures (TOML: `[[link]] ref = "owner/repo#N"`, `matches =
+    /// "regex over categories, test names and failure text"`, `note = "..."`); their
+    /// states are read from GitHub (token from GITHUB_TOKEN or GH_TOKEN) and placed in
+    /// Tier 0 (merged) or Tier 1 (open, or closed unmerged).
+    #[arg(long, value_name = "FILE")]
+    pub links: Option<PathBuf>,
+    /// Read PR states only from the store's cache.
+    #[arg(long)]
+    pub offline: bool,
+    /// GitHub API base URL.
+    #[arg(long, default_value = "https://api.github.com")]
+    pub api: String,
     #[command(flatten)]
     pub source: SnapshotSourceArgs,
 }
@@ -647,8 +659,18 @@ fn triage_cmd(cli: &Cli, a: &TriageArgs) -> Result<(), Failure> {
     } else {
         None
     };
+    let links = match &a.links {
+        Some(p) => {
+            pb.set_message("reading linked PRs");
+            let store_rc = std::rc::Rc::new(store);
+            let l = crate::evidence_cmds::read_links(p, store_rc.clone(), &a.api, a.offline)?;
+            store = std::rc::Rc::try_unwrap(store_rc).map_err(|_| Failure::other("store still in use"))?;
+            l
+        }
+        None => Vec::new(),
+    };
     pb.set_message("triaging");
-    let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref());
+    let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref(), &links);
     pb.set_message("writing report");
     let files = pipeline::write_artifacts(&t, &a.out)?;
     pipeline::record_report_evidence(&mut store, &t)?;
@@ -743,7 +765,7 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
     for (ds, id) in latest {
         pb.set_message(format!("triaging {ds}"));
         let loaded = pipeline::load_with_history(&store, id)?;
-        let t = pipeline::run_triage(&loaded, &rules, &config, None);
+        let t = pipeline::run_triage(&loaded, &rules, &config, None, &[]);
         let files = pipeline::write_artifacts(&t, &a.out.join(ds.as_str()))?;
         pipeline::record_report_evidence(&mut store, &t)?;
         all_files.extend(files.clone());
@@ -786,7 +808,7 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
     for (ds, id) in wlatest {
         pb.set_message(format!("triaging the world's {ds}"));
         let loaded = pipeline::load_with_history(&wstore, id)?;
-        let t = pipeline::run_triage(&loaded, &rules, &config, Some(&builds));
+        let t = pipeline::run_triage(&loaded, &rules, &config, Some(&builds), &[]);
         let files = pipeline::write_artifacts(&t, &a.out.join(format!("world-{ds}")))?;
         pipeline::record_report_evidence(&mut wstore, &t)?;
         triages.push((t, files));

@@ -163,6 +163,7 @@ pub fn run_triage(
     rules: &RuleSet,
     config: &AnalysisConfig,
     builds: Option<&[citriage_model::build::BuildRecord]>,
+    links: &[citriage_analysis::links::PrLink],
 ) -> Triage {
     triage(&TriageInput {
         snapshot: &loaded.snapshot,
@@ -171,6 +172,7 @@ pub fn run_triage(
         rules,
         config,
         builds,
+        links,
     })
 }
 

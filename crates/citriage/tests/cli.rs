@@ -502,3 +502,95 @@ fn briefs_cite_ledger_evidence() {
         assert!(o.status.success(), "{id} missing from the ledger: {}", stderr(&o));
     }
 }
+
+/// Linked fix PRs land in the tiered plan from their GitHub state (read here from the
+/// store's cache, offline): merged → Tier 0 with what it fixes, open and blocked →
+/// Tier 1 with the blocking label, closed unmerged → Tier 1 as a redo.
+#[test]
+fn linked_prs_fill_tier_0_and_tier_1() {
+    let d = tempfile::tempdir().unwrap();
+    let o = bin().args(["--quiet", "demo", "--out"]).arg(d.path()).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = d.path().join("world.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let pr = |n: u64, extra: serde_json::Value| {
+        let mut v = serde_json::json!({
+            "number": n, "title": format!("Fix number {n}"), "draft": false, "labels": [],
+            "head": {"sha": "abc"}, "merge_commit_sha": null, "mergeable": true,
+            "html_url": format!("https://github.com/kubernetes/kubernetes/pull/{n}"),
+            "state": "open", "merged": false, "merged_at": null, "closed_at": null
+        });
+        for (k, val) in extra.as_object().unwrap() {
+            v[k] = val.clone();
+        }
+        conn.execute(
+            "INSERT INTO http_cache (url, status, etag, body, next, fetched_at) VALUES (?1, 200, NULL, ?2, NULL, 1795300000)",
+            rusqlite::params![format!("https://api.github.com/repos/kubernetes/kubernetes/pulls/{n}"), serde_json::to_vec(&v).unwrap()],
+        )
+        .unwrap();
+    };
+    pr(
+        101,
+        serde_json::json!({"state": "closed", "merged": true, "merged_at": "2026-11-18T10:00:00Z", "closed_at": "2026-11-18T10:00:00Z"}),
+    );
+    pr(102, serde_json::json!({"labels": [{"name": "do-not-merge/hold"}]}));
+    pr(103, serde_json::json!({"state": "closed", "closed_at": "2026-11-10T10:00:00Z"}));
+    drop(conn);
+    let links = d.path().join("links.toml");
+    std::fs::write(
+        &links,
+        "[[link]]\nref = \"kubernetes/kubernetes#101\"\nmatches = \"ImagePullBackOff\"\n\n\
+         [[link]]\nref = \"kubernetes/kubernetes#102\"\nmatches = \"(?i)boskos|could not allocate host\"\n\n\
+         [[link]]\nref = \"kubernetes/kubernetes#103\"\nmatches = \"hyperdisk\"\n",
+    )
+    .unwrap();
+    let out = d.path().join("rep");
+    let o = run(
+        &db,
+        &[
+            "triage",
+            "--dataset",
+            "failures",
+            "--links",
+            links.to_str().unwrap(),
+            "--offline",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let tier = |name: &str| -> String {
+        let start = md.find(name).unwrap();
+        let rest = &md[start..];
+        rest[..rest[4..].find("### ").map(|i| i + 4).unwrap_or(rest.len())].to_string()
+    };
+    let t0 = tier("### 🟢 Tier 0");
+    assert!(
+        t0.contains("kubernetes/kubernetes#101") && t0.contains("✅ MERGED 2026-11-18") && t0.contains("fixes Pattern"),
+        "{t0}"
+    );
+    let t1 = tier("### 🟢 Tier 1");
+    assert!(
+        t1.contains("kubernetes/kubernetes#102") && t1.contains("do-not-merge/hold") && t1.contains("🟡 OPEN"),
+        "{t1}"
+    );
+    assert!(t1.contains("kubernetes/kubernetes#103") && t1.contains("❌ CLOSED unmerged"), "{t1}");
+    assert!(!t0.contains("#102") && !t0.contains("#103"));
+    // A bad links file is bad input.
+    std::fs::write(&links, "[[link]]\nref = \"not a ref\"\nmatches = \"x\"\n").unwrap();
+    let o = run(
+        &db,
+        &[
+            "triage",
+            "--dataset",
+            "failures",
+            "--links",
+            links.to_str().unwrap(),
+            "--offline",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
