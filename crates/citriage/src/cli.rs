@@ -98,6 +98,9 @@ pub enum Command {
     /// Serve the local web dashboard over the store (127.0.0.1 by default): overview,
     /// jobs, tests, failure patterns, search, and a JSON API under /api/v1/.
     Serve(ServeArgs),
+    /// Evidence from a local checkout: a job's Prow config, OWNERS for a path, the text
+    /// at path:line, the commit that introduced a string. Answers go into the ledger.
+    Code(CodeArgs),
     /// Look up the evidence ledger: one item by id (`ev-…`), or every item whose locator
     /// starts with a prefix (a build URL, a snapshot file).
     Evidence(EvidenceArgs),
@@ -418,6 +421,32 @@ pub struct ServeArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct CodeArgs {
+    /// The checkout: name=path (e.g. test-infra=~/src/test-infra).
+    #[arg(long, value_name = "NAME=PATH")]
+    pub checkout: String,
+    #[command(subcommand)]
+    pub what: CodeWhat,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CodeWhat {
+    /// Where a Prow job is configured (file:line), with its testgrid annotations.
+    JobConfig { job: String },
+    /// OWNERS approvers, reviewers and SIG labels for a path.
+    Owners { path: String },
+    /// The text at path:line.
+    Line { at: String },
+    /// The commit that introduced a string (`git log -S`).
+    Introduced {
+        needle: String,
+        /// Limit to a path.
+        #[arg(long)]
+        path: Option<String>,
+    },
+}
+
+#[derive(Args, Debug)]
 pub struct EvidenceArgs {
     /// Evidence ids as cited in reports.
     pub ids: Vec<String>,
@@ -559,6 +588,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Gh(a) => crate::evidence_cmds::gh(cli, a),
         Command::Evidence(a) => crate::evidence_cmds::evidence(cli, a),
         Command::Brief(a) => crate::brief_cmd::brief(cli, a),
+        Command::Code(a) => crate::code_cmd::code(cli, a),
         Command::Serve(a) => serve(cli, a),
         Command::Payload(a) => crate::payload_cmd::payload(cli, a),
         Command::Cluster(a) => crate::patterns_cmd::cluster_cmd(cli, a),

@@ -594,3 +594,45 @@ fn linked_prs_fill_tier_0_and_tier_1() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `code` answers from a git checkout the test creates, and records its evidence.
+#[test]
+fn code_evidence_from_a_checkout() {
+    let git = |dir: &Path, args: &[&str]| Command::new("git").current_dir(dir).args(args).output();
+    if git(Path::new("."), &["--version"]).is_err() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("ti");
+    std::fs::create_dir_all(repo.join("config/jobs/k")).unwrap();
+    std::fs::write(
+        repo.join("config/jobs/k/foo.yaml"),
+        "periodics:\n- name: ci-foo-e2e\n  annotations:\n    testgrid-alert-email: foo@example.com\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("config/jobs/OWNERS"), "approvers:\n- alice\nlabels:\n- sig/foo\n").unwrap();
+    for args in [
+        vec!["init", "-q"],
+        vec!["-c", "user.email=a@b", "-c", "user.name=t", "add", "-A"],
+        vec!["-c", "user.email=a@b", "-c", "user.name=t", "commit", "-qm", "add foo job"],
+    ] {
+        assert!(git(&repo, &args).unwrap().status.success());
+    }
+    let db = d.path().join("s.db");
+    let co = format!("ti={}", repo.display());
+    let o = run(&db, &["--format", "json", "code", "--checkout", &co, "job-config", "ci-foo-e2e"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["file"], "config/jobs/k/foo.yaml");
+    assert_eq!(v[0]["line"], 2);
+    let o = run(&db, &["code", "--checkout", &co, "owners", "config/jobs/k/foo.yaml"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("approvers: alice"), "{}", stderr(&o));
+    let o = run(&db, &["code", "--checkout", &co, "line", "config/jobs/k/foo.yaml:99"]);
+    assert_eq!(o.status.code(), Some(2), "past the end is bad input");
+    let o = run(&db, &["code", "--checkout", &co, "job-config", "ci-nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&db, &["--format", "json", "evidence", "--locator", "job-config:ti@"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1, "the job-config answer is in the ledger");
+}
