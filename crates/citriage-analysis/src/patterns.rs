@@ -20,6 +20,8 @@ pub struct KnownSignature {
     pub name: String,
     pub class: String,
     pub fix: String,
+    /// A mechanical fix shape, when the signature has one.
+    pub sketch: String,
 }
 
 /// One sub-pattern: a cluster of failures with the same signature.
@@ -134,6 +136,7 @@ pub fn sub_patterns(
             name: m.name,
             class: serde_json::to_value(m.class).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             fix: m.fix,
+            sketch: m.sketch,
         });
         // Evidence: newest failing cases in distinct builds.
         let mut ordered = members.clone();

@@ -76,6 +76,10 @@ pub struct SignatureSpec {
     /// What to do about it.
     #[serde(default)]
     pub fix: String,
+    /// A mechanical fix shape (a 1-8 line change sketch with the file to edit), when the
+    /// fix is the same every time; signatures with one become Tier 2 actions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sketch: String,
     /// Issues, PRs, files, documents.
     #[serde(default)]
     pub references: Vec<String>,
@@ -187,6 +191,9 @@ pub struct SignatureMatch {
     pub class: FailureClass,
     /// Fix hint.
     pub fix: String,
+    /// Mechanical fix shape, when the signature has one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sketch: String,
     /// References.
     pub references: Vec<String>,
     /// Evidence for every `any`/`all` matcher hit (first hit of each).
@@ -375,6 +382,7 @@ fn to_match(s: &CompiledSignature, evidence: Vec<SignatureEvidence>) -> Signatur
         name: s.spec.name.clone(),
         class: s.spec.class,
         fix: s.spec.fix.clone(),
+        sketch: s.spec.sketch.clone(),
         references: s.spec.references.clone(),
         evidence,
     }

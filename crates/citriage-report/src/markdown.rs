@@ -569,15 +569,38 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         .iter()
         .filter(|f| f.kind == citriage_analysis::misclass::FindingKind::HarnessTestName)
         .collect();
-    if harness.is_empty() {
-        s.push_str("| 2.1 | None: a mechanical fix needs a known failure signature, which needs build logs | 0 | — | not started |\n\n");
+    // Known failure modes with a mechanical fix shape.
+    let mut n2 = 0;
+    for (i, p) in t.selection.picks.iter().enumerate() {
+        let subs = t.patterns.iter().find(|cp| cp.category == p.category).map(|cp| &cp.sub_patterns[..]).unwrap_or(&[]);
+        for (k, sp) in subs.iter().enumerate() {
+            let Some(sig) = sp.signature.as_ref().filter(|sig| !sig.sketch.is_empty()) else { continue };
+            n2 += 1;
+            let ev: Vec<String> = sp.evidence.iter().take(1).map(|e| ev_link(&cited.cite(e.clone()))).collect();
+            let _ = writeln!(
+                s,
+                "| 2.{n2} | Pattern {}.{} — `{}`: {} {} | {} | 1-8 lines per job config | not started |",
+                pattern_letter(i),
+                k + 1,
+                sig.id,
+                cell(&sig.sketch),
+                ev.join(" "),
+                sp.jobs.len()
+            );
+        }
+    }
+    if harness.is_empty() && n2 == 0 {
+        s.push_str("| 2.1 | None: no selected pattern matched a known failure mode with a mechanical fix shape | 0 | — | not started |\n\n");
+    } else if harness.is_empty() {
+        s.push('\n');
     } else {
         let names: Vec<String> = harness.iter().map(|f| format!("'{}'", f.subject)).collect();
         let jobs: std::collections::BTreeSet<&str> =
             harness.iter().flat_map(|f| f.jobs.iter().map(String::as_str)).collect();
         let _ = writeln!(
             s,
-            "| 2.1 | Exclude harness steps from `test_flakes` in the flakes dashboard query (metrics configs, flakes SQL): add {} to its exclusion list `NOT IN ('Test', 'DiffResources', 'DumpClusterLogs', 'DumpFederationLogs')` | {} | 1 line | not started |\n",
+            "| 2.{} | Exclude harness steps from `test_flakes` in the flakes dashboard query (metrics configs, flakes SQL): add {} to its exclusion list `NOT IN ('Test', 'DiffResources', 'DumpClusterLogs', 'DumpFederationLogs')` | {} | 1 line | not started |\n",
+            n2 + 1,
             names.join(", "),
             jobs.len()
         );
