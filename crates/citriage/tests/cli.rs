@@ -545,19 +545,22 @@ fn linked_prs_fill_tier_0_and_tier_1() {
     )
     .unwrap();
     let out = d.path().join("rep");
-    let o = run(
-        &db,
-        &[
-            "triage",
-            "--dataset",
-            "failures",
-            "--links",
-            links.to_str().unwrap(),
-            "--offline",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let triage_with_links = || {
+        run(
+            &db,
+            &[
+                "triage",
+                "--dataset",
+                "failures",
+                "--links",
+                links.to_str().unwrap(),
+                "--offline",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        )
+    };
+    let o = triage_with_links();
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     let tier = |name: &str| -> String {
@@ -579,19 +582,7 @@ fn linked_prs_fill_tier_0_and_tier_1() {
     assert!(!t0.contains("#102") && !t0.contains("#103"));
     // A bad links file is bad input.
     std::fs::write(&links, "[[link]]\nref = \"not a ref\"\nmatches = \"x\"\n").unwrap();
-    let o = run(
-        &db,
-        &[
-            "triage",
-            "--dataset",
-            "failures",
-            "--links",
-            links.to_str().unwrap(),
-            "--offline",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let o = triage_with_links();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
