@@ -390,6 +390,7 @@ pub fn fetch_build(src: &dyn ArtifactSource, job_hint: &str, path: &str) -> Resu
             .into_iter()
             .map(|(p, s)| (p.strip_prefix(&format!("{base}/")).unwrap_or(&p).to_string(), s))
             .collect(),
+        excerpts: Vec::new(),
     })
 }
 
@@ -503,6 +504,7 @@ pub fn ingest_prowjobs(store: &mut Store, bucket: &str, items: &[ProwJob]) -> Re
             complete: true,
             tests: Vec::new(),
             artifacts: Vec::new(),
+            excerpts: Vec::new(),
         })?;
         n += 1;
     }

@@ -56,6 +56,20 @@ pub struct BuildRecord {
     pub tests: Vec<StoredTest>,
     /// Artifact paths (relative to the build folder) and sizes.
     pub artifacts: Vec<(String, Option<u64>)>,
+    /// Failure lines extracted from the build's log (failed builds only), in log order.
+    #[serde(default)]
+    pub excerpts: Vec<LogExcerpt>,
+}
+
+/// A run of failure lines from one of a build's logs, with where it stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogExcerpt {
+    /// The log's path relative to the build folder (`build-log.txt`).
+    pub source: String,
+    /// First and last line of the excerpt, 1-based and inclusive.
+    pub line_start: u32,
+    pub line_end: u32,
+    pub text: String,
 }
 
 impl BuildRecord {

@@ -10,7 +10,7 @@ use rusqlite::{params, OptionalExtension};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use citriage_model::build::{BuildRecord, StoredTest};
+pub use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest};
 
 const BUILD_COLUMNS: &str =
     "id, bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started,
@@ -60,9 +60,21 @@ fn build_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, BuildRecord, 
             complete: r.get(19)?,
             tests: Vec::new(),
             artifacts: Vec::new(),
+            excerpts: Vec::new(),
         },
         r.get(20)?,
     ))
+}
+
+/// A stored build as [`Store::build_index`] lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedBuild {
+    /// The build's row id in the store.
+    pub id: i64,
+    /// The build without tests, excerpts or artifacts.
+    pub record: BuildRecord,
+    /// Failed and errored test results.
+    pub failed_tests: u32,
 }
 
 impl Store {
@@ -111,10 +123,12 @@ impl Store {
             let tx = self.conn.transaction().map_err(sql)?;
             tx.execute("DELETE FROM builds WHERE bucket = ?1 AND path = ?2", params![b.bucket, b.path]).map_err(sql)?;
             let skipped = b.tests.iter().filter(|t| t.status == "skipped").count() as i64;
+            let failed = b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").count() as i64;
             tx.execute(
                 "INSERT INTO builds (bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos,
-                    started, finished, duration, result, state, executor, origin, problems, complete, skipped_tests)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                    started, finished, duration, result, state, executor, origin, problems, complete, skipped_tests,
+                    failed_tests)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
                 params![
                     b.bucket,
                     b.path,
@@ -135,7 +149,8 @@ impl Store {
                     b.origin,
                     serde_json::to_string(&b.problems).unwrap_or_else(|_| "[]".into()),
                     b.complete,
-                    skipped
+                    skipped,
+                    failed
                 ],
             )
             .map_err(sql)?;
@@ -195,6 +210,15 @@ impl Store {
                     .map_err(sql)?;
                 for (p, size) in &b.artifacts {
                     sa.execute(params![id, p, size.map(|s| s as i64)]).map_err(sql)?;
+                }
+                let mut se = tx
+                    .prepare_cached(
+                        "INSERT INTO build_excerpts (build, seq, source, line_start, line_end, text)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )
+                    .map_err(sql)?;
+                for (i, e) in b.excerpts.iter().enumerate() {
+                    se.execute(params![id, i as i64, e.source, e.line_start, e.line_end, e.text]).map_err(sql)?;
                 }
             }
             tx.commit().map_err(sql)?;
@@ -329,14 +353,127 @@ impl Store {
             let (b, t) = r.map_err(|e| self.err(e))?;
             by_build.entry(b).or_default().push(t);
         }
+        drop(tstmt);
+        let mut excerpts: HashMap<i64, Vec<LogExcerpt>> = HashMap::new();
+        if full {
+            let mut st = self
+                .conn
+                .prepare_cached(
+                    "SELECT e.build, e.source, e.line_start, e.line_end, e.text
+                     FROM builds b JOIN build_excerpts e ON e.build = b.id
+                     WHERE b.job = ?1 AND (?2 IS NULL OR b.started > ?2) ORDER BY e.build, e.seq",
+                )
+                .map_err(|e| self.err(e))?;
+            let erows = st
+                .query_map(params![job, tests_since], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        LogExcerpt { source: r.get(1)?, line_start: r.get(2)?, line_end: r.get(3)?, text: r.get(4)? },
+                    ))
+                })
+                .map_err(|e| self.err(e))?;
+            for r in erows {
+                let (b, e) = r.map_err(|e| self.err(e))?;
+                excerpts.entry(b).or_default().push(e);
+            }
+        }
         let mut out = Vec::with_capacity(rows.len());
         for (id, mut b, _) in rows {
             if let Some(tests) = by_build.remove(&id) {
                 b.tests = tests;
             }
+            if let Some(e) = excerpts.remove(&id) {
+                b.excerpts = e;
+            }
             out.push(b);
         }
         Ok(out)
+    }
+
+    /// Every stored build without its tests, as (row id, build, failed tests), ordered
+    /// by job, then start time, build id and path. The row id identifies the build in
+    /// [`Store::for_each_failure_text`] and [`Store::for_each_excerpt`].
+    pub fn build_index(&self) -> Result<Vec<IndexedBuild>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {BUILD_COLUMNS}, failed_tests FROM builds ORDER BY job, started, build_id, path"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let (id, record, _) = build_from_row(r)?;
+                Ok(IndexedBuild { id, record, failed_tests: r.get::<_, i64>(21)?.max(0) as u32 })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Calls `f` with every failed test result that has a failure text: the build's
+    /// row id, the result's position, the test name and the text; by build, then position.
+    pub fn for_each_failure_text(&mut self, mut f: impl FnMut(i64, u32, &str, &str)) -> Result<u64, StoreError> {
+        self.ensure_string_texts()?;
+        let texts = self.string_texts.take().unwrap_or_default();
+        let result = (|| {
+            let mut st = self
+                .conn
+                .prepare(
+                    "SELECT build, seq, name, failure_text FROM test_results
+                     WHERE status IN (1, 2) AND failure_text IS NOT NULL ORDER BY build, seq",
+                )
+                .map_err(|e| self.err(e))?;
+            let mut rows = st.query([]).map_err(|e| self.err(e))?;
+            let mut n = 0u64;
+            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+                let build: i64 = r.get(0).map_err(|e| self.err(e))?;
+                let seq: i64 = r.get(1).map_err(|e| self.err(e))?;
+                let name: i64 = r.get(2).map_err(|e| self.err(e))?;
+                let text = r.get_ref(3).map_err(|e| self.err(e))?.as_str().unwrap_or("");
+                let name = texts.get(&name).map(|t| &**t).unwrap_or("");
+                f(build, seq as u32, name, text);
+                n += 1;
+            }
+            Ok(n)
+        })();
+        self.string_texts = Some(texts);
+        result
+    }
+
+    /// Calls `f` with every stored log excerpt: the build's row id and the excerpt;
+    /// by build, then position.
+    pub fn for_each_excerpt(&self, mut f: impl FnMut(i64, &LogExcerpt)) -> Result<u64, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT build, source, line_start, line_end, text FROM build_excerpts ORDER BY build, seq")
+            .map_err(|e| self.err(e))?;
+        let mut rows = st.query([]).map_err(|e| self.err(e))?;
+        let mut n = 0u64;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let build: i64 = r.get(0).map_err(|e| self.err(e))?;
+            let e = LogExcerpt {
+                source: r.get(1).map_err(|e| self.err(e))?,
+                line_start: r.get(2).map_err(|e| self.err(e))?,
+                line_end: r.get(3).map_err(|e| self.err(e))?,
+                text: r.get(4).map_err(|e| self.err(e))?,
+            };
+            f(build, &e);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// A fingerprint of the store's content that changes whenever any connection
+    /// commits: the database file's and its write-ahead log's sizes and modification
+    /// times. Cheap (two `stat`s); used to notice that cached views are stale.
+    pub fn content_stamp(path: &std::path::Path) -> Option<String> {
+        let stat = |p: &std::path::Path| {
+            std::fs::metadata(p).ok().map(|m| {
+                let t = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                format!("{}:{}", m.len(), t.map(|d| d.as_nanos()).unwrap_or(0))
+            })
+        };
+        let main = stat(path)?;
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        Some(format!("{main}/{}", stat(std::path::Path::new(&wal)).unwrap_or_default()))
     }
 
     /// Test results of every stored build, as (bucket, path, test), ordered by build

@@ -9,10 +9,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod builds;
+mod clusters;
+mod documents;
 mod http_cache;
 mod ledger;
-pub use builds::{BuildRecord, StoredTest};
-pub use http_cache::{CachedHttp, StoredCluster};
+pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
+pub use clusters::{ClusterDay, ClusterFailure, ClusterMember, ClusterRun, StoredCluster};
+pub use documents::{Document, DocumentHeader};
+pub use http_cache::CachedHttp;
 pub use ledger::LedgerEntry;
 
 /// Store errors; the message names the database file.
@@ -143,6 +147,63 @@ const MIGRATIONS: &[&str] = &[
         read_at TEXT NOT NULL
     ) WITHOUT ROWID;
     CREATE INDEX evidence_by_locator ON evidence (locator);",
+    // 6: what the dashboard reads without rescanning everything: each build's failed-test
+    // count, log excerpts of failed builds, cluster membership and daily counts of the
+    // latest clustering run per profile, and stored documents (reports, payload
+    // analyses, verifier results).
+    "ALTER TABLE builds ADD COLUMN failed_tests INTEGER NOT NULL DEFAULT 0;
+    UPDATE builds SET failed_tests =
+        (SELECT count(*) FROM test_results t WHERE t.build = builds.id AND t.status IN (1, 2));
+    CREATE TABLE build_excerpts (
+        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        line_start INTEGER NOT NULL,
+        line_end INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (build, seq)
+    ) WITHOUT ROWID;
+    ALTER TABLE clusters ADD COLUMN text TEXT NOT NULL DEFAULT '';
+    ALTER TABLE clusters ADD COLUMN spans TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE clusters ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+    ALTER TABLE clusters ADD COLUMN signatures TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE clusters ADD COLUMN tests INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE clusters ADD COLUMN jobs INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE clusters ADD COLUMN run_as_of INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE cluster_runs (
+        profile TEXT PRIMARY KEY,
+        as_of INTEGER NOT NULL,
+        window_days INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        clusters INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE cluster_members (
+        profile TEXT NOT NULL,
+        stable_id TEXT NOT NULL,
+        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (profile, stable_id, build, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX cluster_members_by_build ON cluster_members (build);
+    CREATE TABLE cluster_daily (
+        profile TEXT NOT NULL,
+        stable_id TEXT NOT NULL,
+        day INTEGER NOT NULL,
+        job TEXT NOT NULL,
+        test TEXT NOT NULL,
+        failures INTEGER NOT NULL,
+        PRIMARY KEY (profile, stable_id, day, job, test)
+    ) WITHOUT ROWID;
+    CREATE TABLE documents (
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        title TEXT NOT NULL,
+        as_of TEXT NOT NULL,
+        body TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        PRIMARY KEY (kind, key, media_type)
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

@@ -12,7 +12,7 @@ use citriage_patterns::extract::{extract_junit, extract_log, Excerpt, ExtractCon
 use citriage_patterns::normalize::Profile;
 use citriage_patterns::signatures::Catalogue;
 use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableIdAssigner};
-use citriage_store::StoredCluster;
+use citriage_store::{ClusterDay, ClusterMember, ClusterRun, StoredCluster};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,27 +60,34 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
     };
     let since = as_of - a.window.max(1) * 86_400;
     drop(all);
-    // Failures as owned rows; builds for the export's columns.
+    // Failures as owned rows; builds for the export's columns; where each failure is
+    // stored (bucket, path, position) and when its build started.
     let mut rows: Vec<(String, String, String, String)> = Vec::new(); // (test, text, job, build path)
+    let mut places: Vec<(usize, u32)> = Vec::new(); // (index into `builds`, test position)
     let mut builds: Vec<ExportBuild> = Vec::new();
+    let mut stored_at: Vec<(String, String)> = Vec::new(); // (bucket, path) per entry of `builds`
     for job in store.build_jobs()? {
         for b in store.job_builds_with_tests(&job, Some(since))? {
             let Some(started) = b.started.filter(|s| *s > since && *s <= as_of) else { continue };
             if !a.jobs.is_empty() && !a.jobs.contains(&b.dashboard_job()) {
                 continue;
             }
-            let failed: Vec<&citriage_model::build::StoredTest> = b
+            // Stored tests are in position order, so a test's index is its position.
+            let failed: Vec<(u32, &citriage_model::build::StoredTest)> = b
                 .tests
                 .iter()
-                .filter(|t| (t.status == "failed" || t.status == "error") && t.failure_text.is_some())
+                .enumerate()
+                .filter(|(_, t)| (t.status == "failed" || t.status == "error") && t.failure_text.is_some())
+                .map(|(i, t)| (i as u32, t))
                 .collect();
             let path = format!("gs://{}/{}", b.bucket, b.path);
-            for t in &failed {
+            for (seq, t) in &failed {
                 let test = match profile {
                     Profile::K8sTriage => t.kettle_name.clone().unwrap_or_else(|| t.name.clone()),
                     Profile::Default => t.name.clone(),
                 };
                 rows.push((test, t.failure_text.clone().unwrap_or_default(), b.dashboard_job(), path.clone()));
+                places.push((builds.len(), *seq));
             }
             builds.push(ExportBuild {
                 path,
@@ -94,6 +101,7 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
                 executor: b.executor.clone().unwrap_or_default(),
                 pr: b.pr.map(|p| p.to_string()).unwrap_or_default(),
             });
+            stored_at.push((b.bucket.clone(), b.path.clone()));
         }
     }
     pb.set_message(format!("clustering {} failures", rows.len()));
@@ -107,28 +115,18 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
     let current: Vec<CurrentCluster<'_>> =
         clustering.clusters.iter().map(|c| CurrentCluster { key: &c.key, size: c.members.len() }).collect();
     let stable = StableIdAssigner::new(previous).assign(&current);
-    let stored: Vec<StoredCluster> = clustering
-        .clusters
-        .iter()
-        .zip(&stable)
-        .map(|(c, s)| {
-            let times: Vec<i64> = c
-                .members
-                .iter()
-                .filter_map(|&m| builds.iter().find(|b| b.path == rows[m as usize].3).map(|b| b.started))
-                .collect();
-            StoredCluster {
-                stable_id: s.stable_id.clone(),
-                key: c.key.clone(),
-                k8s_id: c.k8s_id.clone(),
-                size: c.members.len() as u64,
-                first_seen: times.iter().copied().min().unwrap_or(as_of),
-                last_seen: times.iter().copied().max().unwrap_or(as_of),
-            }
-        })
-        .collect();
-    store.upsert_clusters(prof, &stored)?;
     let rich = rich_export(&clustering, &refs, Some(&stable), Some(&catalogue), &owners);
+    pb.set_message("recording clusters");
+    let (stored, members, daily) =
+        cluster_rows(&clustering, &rich, &stable, &rows, &places, &builds, &stored_at, as_of);
+    let run = ClusterRun {
+        profile: prof.to_string(),
+        as_of,
+        window_days: a.window.max(1),
+        failures: rows.len() as u64,
+        clusters: stored.len() as u64,
+    };
+    store.record_cluster_run(&run, &stored, &members, &daily)?;
     let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(owners.clone()));
     std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
     let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
@@ -173,6 +171,68 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
     }
     outln!("Wrote {} and {}", f1.display(), f2.display());
     Ok(())
+}
+
+/// What the store keeps of a clustering run: each cluster with its representative
+/// text, spans, owner and signatures; each failure's membership; and failures per
+/// cluster, day, job and test.
+#[allow(clippy::too_many_arguments)]
+fn cluster_rows(
+    clustering: &citriage_patterns::cluster::Clustering,
+    rich: &citriage_patterns::export::RichExport,
+    stable: &[citriage_patterns::stable::StableAssignment],
+    rows: &[(String, String, String, String)],
+    places: &[(usize, u32)],
+    builds: &[ExportBuild],
+    stored_at: &[(String, String)],
+    as_of: i64,
+) -> (Vec<StoredCluster>, Vec<ClusterMember>, Vec<ClusterDay>) {
+    let mut clusters = Vec::with_capacity(clustering.clusters.len());
+    let mut members = Vec::with_capacity(rows.len());
+    let mut daily = Vec::new();
+    for ((c, rc), s) in clustering.clusters.iter().zip(&rich.clusters).zip(stable) {
+        let mut times = Vec::with_capacity(c.members.len());
+        let mut jobs = std::collections::BTreeSet::new();
+        let mut per_day: BTreeMap<(i64, &str, &str), u64> = BTreeMap::new();
+        for &m in &c.members {
+            let (test, _, job, _) = &rows[m as usize];
+            let (bi, seq) = places[m as usize];
+            let started = builds[bi].started;
+            times.push(started);
+            jobs.insert(job.as_str());
+            *per_day.entry((started.div_euclid(86_400), job.as_str(), test.as_str())).or_insert(0) += 1;
+            let (bucket, path) = &stored_at[bi];
+            members.push(ClusterMember {
+                stable_id: s.stable_id.clone(),
+                bucket: bucket.clone(),
+                path: path.clone(),
+                seq,
+            });
+        }
+        daily.extend(per_day.into_iter().map(|((day, job, test), failures)| ClusterDay {
+            stable_id: s.stable_id.clone(),
+            day,
+            job: job.to_string(),
+            test: test.to_string(),
+            failures,
+        }));
+        clusters.push(StoredCluster {
+            stable_id: s.stable_id.clone(),
+            key: c.key.clone(),
+            k8s_id: c.k8s_id.clone(),
+            size: c.members.len() as u64,
+            first_seen: times.iter().copied().min().unwrap_or(as_of),
+            last_seen: times.iter().copied().max().unwrap_or(as_of),
+            text: c.text.clone(),
+            spans: c.spans.clone(),
+            owner: rc.owner.clone(),
+            signatures: rc.signatures.iter().map(|m| m.id.clone()).collect(),
+            tests: c.tests.len() as u64,
+            jobs: jobs.len() as u64,
+            run_as_of: as_of,
+        });
+    }
+    (clusters, members, daily)
 }
 
 fn read_maybe(path: &Path) -> Result<Option<Vec<u8>>, Failure> {

@@ -52,6 +52,7 @@ fn build(job: &str, id: u32, started: i64, result: &str, tests: Vec<StoredTest>)
         complete: true,
         tests,
         artifacts: Vec::new(),
+        excerpts: Vec::new(),
     }
 }
 
@@ -111,6 +112,7 @@ pub fn fixture_store(dir: &std::path::Path) -> PathBuf {
                 size: 12,
                 first_seen: T0,
                 last_seen: T0 + 86_400,
+                ..Default::default()
             },
             StoredCluster {
                 stable_id: "c-xss".into(),
@@ -119,6 +121,7 @@ pub fn fixture_store(dir: &std::path::Path) -> PathBuf {
                 size: 3,
                 first_seen: T0 + 3600,
                 last_seen: T0 + 3600,
+                ..Default::default()
             },
         ],
     )
