@@ -1,28 +1,28 @@
-//! The data behind every page, read from the store and shaped for both the JSON API
-//! and the HTML pages: the overview (latest snapshots, counts by category and
-//! severity, drift since the previous snapshot, newest patterns), jobs with their
-//! build history and daily pass rates, and the stored failure clusters with filters.
-//! Everything is ordered deterministically.
+//! The data behind every page, shaped for both the JSON API and the HTML pages and
+//! read from the in-memory [`WebIndex`]: the overview (latest snapshots, counts by
+//! category and severity, drift since the previous snapshot, newest patterns), jobs
+//! with their history, pass rates and flake signals, a test's history across jobs,
+//! the clusters of the latest clustering run with filters and per-day counts, one
+//! cluster in full, payload streams and the stored reports. Everything is ordered
+//! deterministically.
 
+use crate::index::{BuildLite, ClusterIndex, ProfileIndex, WebIndex};
 use crate::WebError;
+use citriage_analysis::metrics::corrected::{JobFigures, Signal};
 use citriage_analysis::{categorize_snapshot, severity, RuleSet};
-use citriage_model::build::BuildRecord;
 use citriage_model::{Dataset, Day};
-use citriage_store::Store;
+use citriage_store::{ClusterFailure, Store};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Builds shown on a job page (newest first).
 pub const MAX_JOB_BUILDS: usize = 200;
-/// Days of the pass-rate chart.
-pub const CHART_DAYS: usize = 30;
 /// Most clusters one answer carries.
 pub const MAX_CLUSTERS: usize = 1000;
-
-/// The Spyglass page of a build.
-pub fn spyglass_url(b: &BuildRecord) -> String {
-    format!("https://prow.k8s.io/view/gs/{}/{}", b.bucket, b.path)
-}
+/// Latest failures shown for a cluster.
+pub const LATEST_FAILURES: usize = 20;
+/// Cluster profiles the `cluster` command writes.
+pub const PROFILES: &[&str] = &["default", "k8s-triage"];
 
 /// A build's outcome as the history strip colours it.
 pub fn outcome(result: Option<&str>) -> &'static str {
@@ -33,6 +33,10 @@ pub fn outcome(result: Option<&str>) -> &'static str {
         Some("ABORTED") => "aborted",
         _ => "unknown",
     }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -64,17 +68,15 @@ pub struct DatasetOverview {
     pub drift: Option<DriftSummary>,
 }
 
+/// A cluster as the overview lists it.
 #[derive(Debug, Clone, Serialize)]
-pub struct ClusterRow {
+pub struct ClusterBrief {
     pub profile: String,
     pub stable_id: String,
-    pub k8s_id: String,
-    /// The normalized failure text.
     pub key: String,
-    /// Failures in the cluster when it was last computed.
-    pub size: u64,
+    pub text: String,
+    pub total: u64,
     pub first_seen: i64,
-    pub last_seen: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -83,34 +85,17 @@ pub struct Overview {
     pub builds: u64,
     pub test_results: u64,
     pub build_jobs: usize,
-    pub clusters: usize,
-    /// The ten clusters first seen most recently.
-    pub newest_clusters: Vec<ClusterRow>,
+    /// Clusters of the latest run, per profile.
+    pub clusters: BTreeMap<String, usize>,
+    /// The ten clusters of the latest run first seen most recently (the first profile stored).
+    pub newest_clusters: Vec<ClusterBrief>,
+    /// Stored documents: triage reports, payload analyses, verifier results.
+    pub documents: usize,
 }
 
-/// Cluster profiles the `cluster` command writes.
-pub const PROFILES: &[&str] = &["default", "k8s-triage"];
-
-fn all_clusters(store: &Store) -> Result<Vec<ClusterRow>, WebError> {
-    let mut out = Vec::new();
-    for p in PROFILES {
-        for c in store.clusters(p)? {
-            out.push(ClusterRow {
-                profile: (*p).to_string(),
-                stable_id: c.stable_id,
-                k8s_id: c.k8s_id,
-                key: c.key,
-                size: c.size,
-                first_seen: c.first_seen,
-                last_seen: c.last_seen,
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// The overview page's data.
-pub fn overview(store: &mut Store) -> Result<Overview, WebError> {
+/// The overview's snapshot and store figures; the cluster part is filled from the
+/// profiles once they are indexed (see [`fill_overview_clusters`]).
+pub fn overview_from(store: &Store, builds: &[BuildLite], build_jobs: usize) -> Result<Overview, WebError> {
     let rules = RuleSet::builtin();
     let mut snapshots = Vec::new();
     for ds in [Dataset::Failures, Dataset::Flakes] {
@@ -151,14 +136,43 @@ pub fn overview(store: &mut Store) -> Result<Overview, WebError> {
             drift,
         });
     }
-    let (builds, test_results, _) = store.build_counts()?;
-    let build_jobs = store.build_jobs()?.len();
-    let mut clusters = all_clusters(store)?;
-    let count = clusters.len();
-    clusters
-        .sort_by(|a, b| b.first_seen.cmp(&a.first_seen).then(b.size.cmp(&a.size)).then(a.stable_id.cmp(&b.stable_id)));
-    clusters.truncate(10);
-    Ok(Overview { snapshots, builds, test_results, build_jobs, clusters: count, newest_clusters: clusters })
+    let (_, test_results, _) = store.build_counts()?;
+    Ok(Overview {
+        snapshots,
+        builds: builds.len() as u64,
+        test_results,
+        build_jobs,
+        clusters: BTreeMap::new(),
+        newest_clusters: Vec::new(),
+        documents: 0,
+    })
+}
+
+/// Completes the overview with the indexed clusters and documents.
+pub fn fill_overview_clusters(o: &mut Overview, profiles: &BTreeMap<String, ProfileIndex>, documents: usize) {
+    o.clusters = profiles.iter().map(|(p, pi)| (p.clone(), pi.clusters.len())).collect();
+    o.documents = documents;
+    let Some((name, p)) = profiles.iter().next() else { return };
+    let mut newest: Vec<&ClusterIndex> = p.clusters.iter().collect();
+    newest.sort_by(|a, b| {
+        b.stored
+            .first_seen
+            .cmp(&a.stored.first_seen)
+            .then(b.total.cmp(&a.total))
+            .then(a.stored.stable_id.cmp(&b.stored.stable_id))
+    });
+    o.newest_clusters = newest
+        .into_iter()
+        .take(10)
+        .map(|c| ClusterBrief {
+            profile: name.clone(),
+            stable_id: c.stored.stable_id.clone(),
+            key: c.stored.key.clone(),
+            text: c.stored.text.clone(),
+            total: c.total,
+            first_seen: c.stored.first_seen,
+        })
+        .collect();
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -177,51 +191,61 @@ pub struct JobSummary {
     pub last_outcome: String,
 }
 
-fn summarize(job: &str, builds: &[BuildRecord]) -> JobSummary {
-    let mut s = JobSummary { job: job.to_string(), builds: builds.len(), ..JobSummary::default() };
-    for b in builds {
-        match outcome(b.result.as_deref()) {
+/// A job's summary from its builds' (result, start), oldest first.
+pub fn summarize<'a>(job: &str, builds: impl Iterator<Item = (Option<&'a str>, Option<i64>)>) -> JobSummary {
+    let mut s = JobSummary { job: job.to_string(), ..JobSummary::default() };
+    let mut last = None;
+    for (result, started) in builds {
+        s.builds += 1;
+        match outcome(result) {
             "pass" => s.passed += 1,
             "fail" => s.failed += 1,
             "error" => s.errored += 1,
             "aborted" => s.aborted += 1,
             _ => s.unknown += 1,
         }
+        last = Some((result, started));
     }
     let finished = s.passed + s.failed + s.errored;
     s.pass_rate = (finished > 0).then(|| round3(s.passed as f64 / finished as f64));
-    // Builds come oldest first.
-    if let Some(last) = builds.last() {
-        s.last_started = last.started;
-        s.last_outcome = outcome(last.result.as_deref()).to_string();
+    if let Some((result, started)) = last {
+        s.last_started = started;
+        s.last_outcome = outcome(result).to_string();
     }
     s
 }
 
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
 /// Every job with stored builds, by name.
-pub fn jobs(store: &mut Store) -> Result<Vec<JobSummary>, WebError> {
-    let all = store.builds(None)?;
-    let mut by_job: BTreeMap<&str, Vec<BuildRecord>> = BTreeMap::new();
-    for b in &all {
-        by_job.entry(b.job.as_str()).or_default().push(b.clone());
-    }
-    Ok(by_job.iter().map(|(j, bs)| summarize(j, bs)).collect())
+pub fn jobs(ix: &WebIndex) -> Vec<JobSummary> {
+    ix.jobs.iter().map(|j| j.summary.clone()).collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct BuildRow {
     pub build_id: String,
     pub outcome: String,
+    /// The history strip's cell: the outcome, or `flake` for a pass with failed attempts.
+    pub cell: String,
     pub result: Option<String>,
     pub started: Option<i64>,
     pub duration: Option<i64>,
     pub pr: Option<u64>,
-    pub failed_tests: usize,
+    pub failed_tests: u32,
     pub url: String,
+}
+
+fn build_row(b: &BuildLite) -> BuildRow {
+    BuildRow {
+        build_id: b.build_id.clone(),
+        outcome: outcome(b.result.as_deref()).to_string(),
+        cell: b.cell().to_string(),
+        result: b.result.clone(),
+        started: b.started,
+        duration: b.duration,
+        pr: b.pr,
+        failed_tests: b.failed_tests,
+        url: b.url(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -232,163 +256,68 @@ pub struct DayRate {
     pub finished: usize,
 }
 
+/// A test with a flake signal that fired, in a job.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlakyTest {
+    pub name: String,
+    pub runs: u64,
+    pub failed_runs: u64,
+    pub flip_rate: f64,
+    pub pfs: f64,
+    /// The signals that fired.
+    pub signals: Vec<Signal>,
+    /// Build paths of failing runs, newest first (at most 5).
+    pub failing_builds: Vec<String>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct JobDetail {
     pub summary: JobSummary,
     /// Newest first, at most [`MAX_JOB_BUILDS`].
     pub builds: Vec<BuildRow>,
-    /// Oldest first, the last [`CHART_DAYS`] days that have builds.
+    /// Oldest first, the last days that have finished builds.
     pub daily: Vec<DayRate>,
-    /// The tests failing most often in the builds shown (most first, ties by name; at most 20).
+    /// The tests failing most often in the job's recent builds (most first, ties by name; at most 20).
     pub failing_tests: Vec<Count>,
+    /// The window of the figures below, in days.
+    pub window_days: i64,
+    /// Corrected figures over the window (pass rate with its sample, streak, bias
+    /// flags), without the per-test list; `None` without builds in the window.
+    pub figures: Option<JobFigures>,
+    /// Tests whose flake signals fired in the window, most failed runs first.
+    pub flaky_tests: Vec<FlakyTest>,
 }
 
 /// One job's history; unknown jobs are a 404.
-pub fn job(store: &mut Store, job: &str) -> Result<JobDetail, WebError> {
-    let builds = store.job_builds_with_tests_opts(job, None, false)?;
-    if builds.is_empty() {
-        return Err(WebError::NotFound(format!("no stored builds of job {job:?}")));
-    }
-    let summary = summarize(job, &builds);
-    let mut daily: BTreeMap<Day, DayRate> = BTreeMap::new();
-    for b in &builds {
-        let Some(t) = b.started else { continue };
-        let o = outcome(b.result.as_deref());
-        if !matches!(o, "pass" | "fail" | "error") {
-            continue;
-        }
-        let day = Day::from_unix_seconds(t);
-        let e = daily.entry(day).or_insert(DayRate { day, passed: 0, finished: 0 });
-        e.finished += 1;
-        e.passed += usize::from(o == "pass");
-    }
-    let mut daily: Vec<DayRate> = daily.into_values().collect();
-    let skip = daily.len().saturating_sub(CHART_DAYS);
-    daily.drain(..skip);
-    let rows = builds
-        .iter()
-        .rev()
-        .take(MAX_JOB_BUILDS)
-        .map(|b| BuildRow {
-            build_id: b.build_id.clone(),
-            outcome: outcome(b.result.as_deref()).to_string(),
-            result: b.result.clone(),
-            started: b.started,
-            duration: b.duration,
-            pr: b.pr,
-            failed_tests: b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").count(),
-            url: spyglass_url(b),
-        })
-        .collect();
-    let mut failing: BTreeMap<&str, usize> = BTreeMap::new();
-    for b in builds.iter().rev().take(MAX_JOB_BUILDS) {
-        for t in b.tests.iter().filter(|t| t.status == "failed" || t.status == "error") {
-            *failing.entry(t.name.as_str()).or_insert(0) += 1;
-        }
-    }
-    let mut failing_tests: Vec<Count> =
-        failing.into_iter().map(|(name, count)| Count { name: name.to_string(), count }).collect();
-    failing_tests.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
-    failing_tests.truncate(20);
-    Ok(JobDetail { summary, builds: rows, daily, failing_tests })
-}
-
-/// How the cluster list is sorted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClusterSort {
-    /// Most failures first.
-    Size,
-    /// Most recently seen first.
-    LastSeen,
-    /// Most recently appeared first.
-    FirstSeen,
-}
-
-/// The cluster list's filters, as given in the query string.
-#[derive(Debug, Clone)]
-pub struct ClusterQuery {
-    /// `None`: every profile.
-    pub profile: Option<String>,
-    pub include: Option<regex::Regex>,
-    pub exclude: Option<regex::Regex>,
-    pub sort: ClusterSort,
-    pub limit: usize,
-}
-
-impl ClusterQuery {
-    /// Reads `profile`, `include`, `exclude` (regexes on the failure text), `sort`
-    /// (`size`, `last_seen`, `first_seen`) and `limit`; empty values are ignored.
-    pub fn parse(p: &BTreeMap<String, String>) -> Result<ClusterQuery, WebError> {
-        let get = |k: &str| p.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
-        let profile = match get("profile") {
-            None => None,
-            Some(v) if PROFILES.contains(&v) => Some(v.to_string()),
-            Some(v) => {
-                return Err(WebError::BadRequest(format!(
-                    "unknown profile {v:?} (expected one of {})",
-                    PROFILES.join(", ")
-                )))
+pub fn job(ix: &WebIndex, name: &str) -> Result<JobDetail, WebError> {
+    let j = ix.job(name).ok_or_else(|| WebError::NotFound(format!("no stored builds of job {name:?}")))?;
+    let builds = ix.builds[j.builds.clone()].iter().rev().take(MAX_JOB_BUILDS).map(build_row).collect();
+    let mut flaky_tests = Vec::new();
+    let figures = j.figures.clone().map(|mut f| {
+        for t in std::mem::take(&mut f.tests) {
+            if t.is_flaky() {
+                flaky_tests.push(FlakyTest {
+                    name: t.name,
+                    runs: t.runs,
+                    failed_runs: t.failed_runs,
+                    flip_rate: t.flip_rate,
+                    pfs: t.pfs,
+                    signals: t.signals.into_iter().filter(|s| s.fired).collect(),
+                    failing_builds: t.failing_builds,
+                });
             }
-        };
-        let sort = match get("sort") {
-            None | Some("size") => ClusterSort::Size,
-            Some("last_seen") => ClusterSort::LastSeen,
-            Some("first_seen") => ClusterSort::FirstSeen,
-            Some(v) => {
-                return Err(WebError::BadRequest(format!(
-                    "unknown sort {v:?} (expected size, last_seen or first_seen)"
-                )))
-            }
-        };
-        let limit = match get("limit") {
-            None => 100,
-            Some(v) => match v.parse::<usize>() {
-                Ok(n) if (1..=MAX_CLUSTERS).contains(&n) => n,
-                _ => return Err(WebError::BadRequest(format!("limit must be 1 to {MAX_CLUSTERS}, not {v:?}"))),
-            },
-        };
-        Ok(ClusterQuery {
-            profile,
-            include: get("include").map(|v| crate::search::bounded_regex("include", v)).transpose()?,
-            exclude: get("exclude").map(|v| crate::search::bounded_regex("exclude", v)).transpose()?,
-            sort,
-            limit,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ClusterList {
-    pub sort: ClusterSort,
-    /// Clusters matching the filters.
-    pub matching: usize,
-    /// Clusters stored.
-    pub total: usize,
-    pub clusters: Vec<ClusterRow>,
-}
-
-/// The stored clusters, filtered and sorted (ties by stable id).
-pub fn clusters(store: &mut Store, q: &ClusterQuery) -> Result<ClusterList, WebError> {
-    let all = all_clusters(store)?;
-    let total = all.len();
-    let mut rows: Vec<ClusterRow> = all
-        .into_iter()
-        .filter(|c| q.profile.as_deref().map_or(true, |p| c.profile == p))
-        .filter(|c| q.include.as_ref().map_or(true, |r| r.is_match(&c.key)))
-        .filter(|c| q.exclude.as_ref().map_or(true, |r| !r.is_match(&c.key)))
-        .collect();
-    rows.sort_by(|a, b| {
-        let primary = match q.sort {
-            ClusterSort::Size => b.size.cmp(&a.size),
-            ClusterSort::LastSeen => b.last_seen.cmp(&a.last_seen),
-            ClusterSort::FirstSeen => b.first_seen.cmp(&a.first_seen),
-        };
-        primary.then(b.size.cmp(&a.size)).then(a.profile.cmp(&b.profile)).then(a.stable_id.cmp(&b.stable_id))
+        }
+        f
     });
-    let matching = rows.len();
-    rows.truncate(q.limit);
-    Ok(ClusterList { sort: q.sort, matching, total, clusters: rows })
+    Ok(JobDetail {
+        summary: j.summary.clone(),
+        builds,
+        daily: j.daily.clone(),
+        failing_tests: j.failing_tests.clone(),
+        window_days: ix.settings.window_days,
+        figures,
+        flaky_tests,
+    })
 }
 
 /// One run of a test in one build.
@@ -401,57 +330,686 @@ pub struct TestRun {
     pub url: String,
 }
 
-/// A test's runs in one job, newest first.
+/// A test's runs in one job within the window.
 #[derive(Debug, Clone, Serialize)]
 pub struct TestInJob {
     pub job: String,
-    pub runs: usize,
-    pub passed: usize,
-    pub failed: usize,
+    /// The stored test name (differs from the asked name when it was a kettle name).
+    pub test: String,
+    pub runs: u32,
+    pub passed: u32,
+    pub failed: u32,
     pub pass_rate: Option<f64>,
-    /// At most [`MAX_JOB_BUILDS`], newest first.
+    pub flip_rate: Option<f64>,
+    pub pfs: Option<f64>,
+    /// Every flake signal computed for the test in this job (empty when it never failed).
+    pub signals: Vec<Signal>,
+    /// Newest first, at most 200; empty when every run passed.
     pub history: Vec<TestRun>,
+}
+
+/// A cluster a test's failures belong to.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestCluster {
+    pub profile: String,
+    pub stable_id: String,
+    pub key: String,
+    /// This test's failures in the cluster.
+    pub failures: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TestHistory {
     pub test: String,
-    /// Jobs that ran the test, by name.
+    pub window_days: i64,
+    /// Jobs that ran the test, by job name.
     pub jobs: Vec<TestInJob>,
+    /// Clusters of the latest clustering runs holding its failures, most failures first.
+    pub clusters: Vec<TestCluster>,
 }
 
-/// A test's history across every job (matched on its name or kettle name); a test
-/// no stored build ran is a 404.
-pub fn test_history(store: &mut Store, name: &str) -> Result<TestHistory, WebError> {
+/// A test's history across every job (matched on its stored name or its kettle name);
+/// a test no build in the window ran is a 404.
+pub fn test_history(ix: &WebIndex, name: &str) -> Result<TestHistory, WebError> {
+    let mut names: BTreeSet<&str> = BTreeSet::new();
+    if ix.tests.contains_key(name) {
+        names.insert(name);
+    }
+    if let Some(a) = ix.test_aliases.get(name) {
+        names.extend(a.iter().map(String::as_str));
+    }
     let mut jobs = Vec::new();
-    for job in store.build_jobs()? {
-        let builds = store.job_builds_with_tests_opts(&job, None, false)?;
-        let mut t = TestInJob { job: job.clone(), runs: 0, passed: 0, failed: 0, pass_rate: None, history: Vec::new() };
-        for b in builds.iter().rev() {
-            for r in b.tests.iter().filter(|r| r.name == name || r.kettle_name.as_deref() == Some(name)) {
-                t.runs += 1;
-                if r.status == "passed" {
-                    t.passed += 1;
-                } else {
-                    t.failed += 1;
-                }
-                if t.history.len() < MAX_JOB_BUILDS {
-                    t.history.push(TestRun {
-                        build_id: b.build_id.clone(),
-                        started: b.started,
-                        status: r.status.clone(),
-                        url: spyglass_url(b),
-                    });
-                }
-            }
-        }
-        if t.runs > 0 {
-            t.pass_rate = Some(round3(t.passed as f64 / t.runs as f64));
-            jobs.push(t);
+    for n in &names {
+        for t in ix.tests.get(*n).into_iter().flatten() {
+            jobs.push(TestInJob {
+                job: ix.job_name(t.job).to_string(),
+                test: (*n).to_string(),
+                runs: t.runs,
+                passed: t.passed,
+                failed: t.failed,
+                pass_rate: (t.runs > 0).then(|| round3(f64::from(t.passed) / f64::from(t.runs))),
+                flip_rate: t.flip_rate,
+                pfs: t.pfs,
+                signals: t.signals.clone(),
+                history: t
+                    .history
+                    .iter()
+                    .map(|&(pos, code)| {
+                        let b = &ix.builds[pos as usize];
+                        TestRun {
+                            build_id: b.build_id.clone(),
+                            started: b.started,
+                            status: ["passed", "failed", "error"][usize::from(code.min(2))].to_string(),
+                            url: b.url(),
+                        }
+                    })
+                    .collect(),
+            });
         }
     }
     if jobs.is_empty() {
-        return Err(WebError::NotFound(format!("no stored build ran a test named {name:?}")));
+        return Err(WebError::NotFound(format!(
+            "no build in the last {} days ran a test named {name:?}",
+            ix.settings.window_days
+        )));
     }
-    Ok(TestHistory { test: name.to_string(), jobs })
+    jobs.sort_by(|a, b| a.job.cmp(&b.job).then(a.test.cmp(&b.test)));
+    let mut clusters = Vec::new();
+    for (p, pi) in &ix.profiles {
+        let tix: Vec<u32> = names
+            .iter()
+            .filter_map(|n| pi.tests.binary_search_by(|t| t.as_str().cmp(n)).ok())
+            .map(|i| i as u32)
+            .collect();
+        if tix.is_empty() {
+            continue;
+        }
+        for c in &pi.clusters {
+            let failures: u64 = c.rows.iter().filter(|r| tix.contains(&r.test)).map(|r| u64::from(r.failures)).sum();
+            if failures > 0 {
+                clusters.push(TestCluster {
+                    profile: p.clone(),
+                    stable_id: c.stored.stable_id.clone(),
+                    key: c.stored.key.clone(),
+                    failures,
+                });
+            }
+        }
+    }
+    clusters.sort_by(|a, b| {
+        b.failures.cmp(&a.failures).then(a.profile.cmp(&b.profile)).then(a.stable_id.cmp(&b.stable_id))
+    });
+    Ok(TestHistory { test: name.to_string(), window_days: ix.settings.window_days, jobs, clusters })
+}
+
+/// How the cluster list is sorted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClusterSort {
+    /// Most failures in the window first.
+    Total,
+    /// Most failures on the last day first.
+    Today,
+    /// Largest growth first: the last day's failures minus the mean of the six days before.
+    Growth,
+    /// Most recently seen first.
+    LastSeen,
+    /// Most recently appeared first.
+    FirstSeen,
+}
+
+impl ClusterSort {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterSort::Total => "total",
+            ClusterSort::Today => "today",
+            ClusterSort::Growth => "growth",
+            ClusterSort::LastSeen => "last_seen",
+            ClusterSort::FirstSeen => "first_seen",
+        }
+    }
+}
+
+/// Which jobs' failures count: all, CI jobs (periodics and postsubmits) or PR jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    All,
+    Ci,
+    Pr,
+}
+
+/// The cluster list's filters, as given in the query string.
+#[derive(Debug, Clone)]
+pub struct ClusterQuery {
+    /// `None`: the first stored profile (`default` when there is one).
+    pub profile: Option<String>,
+    /// Regexes on the failure text (the representative text or the normalized key).
+    pub include: Option<regex::Regex>,
+    pub exclude: Option<regex::Regex>,
+    /// Regexes on job names (as the dashboards write them, `pr:` for presubmits) and test names:
+    /// only matching jobs' and tests' failures count.
+    pub job: Option<regex::Regex>,
+    pub exclude_job: Option<regex::Regex>,
+    pub test: Option<regex::Regex>,
+    pub exclude_test: Option<regex::Regex>,
+    pub kind: JobKind,
+    /// Owner (SIG) of the cluster, exactly.
+    pub owner: Option<String>,
+    /// `known` (any known signature), `unknown` (none), or one signature id.
+    pub signature: Option<String>,
+    pub sort: ClusterSort,
+    pub limit: usize,
+}
+
+impl ClusterQuery {
+    /// Reads `profile`, `include`, `exclude`, `job`, `exclude_job`, `test`,
+    /// `exclude_test`, `kind` (`all`, `ci`, `pr`), `owner`, `signature`, `sort` and
+    /// `limit`; empty values are ignored.
+    pub fn parse(p: &BTreeMap<String, String>) -> Result<ClusterQuery, WebError> {
+        let get = |k: &str| p.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let re = |k: &str| get(k).map(|v| crate::search::bounded_regex(k, v)).transpose();
+        let profile = match get("profile") {
+            None => None,
+            Some(v) if PROFILES.contains(&v) => Some(v.to_string()),
+            Some(v) => {
+                return Err(WebError::BadRequest(format!(
+                    "unknown profile {v:?} (expected one of {})",
+                    PROFILES.join(", ")
+                )))
+            }
+        };
+        let sort = match get("sort") {
+            None | Some("total") | Some("size") => ClusterSort::Total,
+            Some("today") => ClusterSort::Today,
+            Some("growth") => ClusterSort::Growth,
+            Some("last_seen") => ClusterSort::LastSeen,
+            Some("first_seen") => ClusterSort::FirstSeen,
+            Some(v) => {
+                return Err(WebError::BadRequest(format!(
+                    "unknown sort {v:?} (expected total, today, growth, last_seen or first_seen)"
+                )))
+            }
+        };
+        let kind = match get("kind") {
+            None | Some("all") => JobKind::All,
+            Some("ci") => JobKind::Ci,
+            Some("pr") => JobKind::Pr,
+            Some(v) => return Err(WebError::BadRequest(format!("unknown kind {v:?} (expected all, ci or pr)"))),
+        };
+        let limit = match get("limit") {
+            None => 100,
+            Some(v) => match v.parse::<usize>() {
+                Ok(n) if (1..=MAX_CLUSTERS).contains(&n) => n,
+                _ => return Err(WebError::BadRequest(format!("limit must be 1 to {MAX_CLUSTERS}, not {v:?}"))),
+            },
+        };
+        Ok(ClusterQuery {
+            profile,
+            include: re("include")?,
+            exclude: re("exclude")?,
+            job: re("job")?,
+            exclude_job: re("exclude_job")?,
+            test: re("test")?,
+            exclude_test: re("exclude_test")?,
+            kind,
+            owner: get("owner").map(str::to_string),
+            signature: get("signature").map(str::to_string),
+            sort,
+            limit,
+        })
+    }
+
+    fn filters_rows(&self) -> bool {
+        self.job.is_some()
+            || self.exclude_job.is_some()
+            || self.test.is_some()
+            || self.exclude_test.is_some()
+            || self.kind != JobKind::All
+    }
+}
+
+/// Failures of one job or test within a cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct NameCount {
+    pub name: String,
+    pub failures: u64,
+    /// Per day of the window, oldest first.
+    pub per_day: Vec<u32>,
+}
+
+/// A cluster as the list shows it (counts after the job, test and kind filters).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterRow {
+    pub profile: String,
+    pub stable_id: String,
+    pub k8s_id: String,
+    /// The normalized failure text.
+    pub key: String,
+    /// A representative failure text and k8s triage's `commonSpans` over it
+    /// (alternating shared and differing byte lengths, starting with a shared one).
+    pub text: String,
+    pub spans: Vec<usize>,
+    pub owner: String,
+    /// Known failure signatures the text matches.
+    pub signatures: Vec<String>,
+    /// Failures in the window.
+    pub total: u64,
+    /// Failures on the window's last day.
+    pub today: u64,
+    /// `today` minus the mean per day of the six days before it.
+    pub growth: f64,
+    /// Failures per day of the window, oldest first.
+    pub per_day: Vec<u32>,
+    pub first_seen: i64,
+    pub last_seen: i64,
+    /// Distinct jobs and tests with failures.
+    pub jobs: usize,
+    pub tests: usize,
+    /// The jobs and tests with the most failures (at most three each).
+    pub top_jobs: Vec<NameCount>,
+    pub top_tests: Vec<NameCount>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterList {
+    /// The profile shown, `None` when no clustering run is stored.
+    pub profile: Option<String>,
+    /// Profiles with a stored run.
+    pub profiles: Vec<String>,
+    pub sort: ClusterSort,
+    /// The run's window: first and last day.
+    pub first_day: Option<Day>,
+    pub last_day: Option<Day>,
+    /// Clusters matching the filters.
+    pub matching: usize,
+    /// Clusters in the run.
+    pub total: usize,
+    /// Failures of the matching clusters (after the job, test and kind filters).
+    pub failures: u64,
+    pub clusters: Vec<ClusterRow>,
+    /// Choices for the owner and signature filters.
+    pub owners: Vec<String>,
+    pub signatures: Vec<String>,
+}
+
+/// The profile a query names, or the first stored one.
+fn pick_profile<'a>(
+    ix: &'a WebIndex,
+    wanted: Option<&str>,
+) -> Result<Option<(&'a String, &'a ProfileIndex)>, WebError> {
+    match wanted {
+        Some(p) => match ix.profiles.get_key_value(p) {
+            Some(x) => Ok(Some(x)),
+            None => Err(WebError::NotFound(format!("no clustering run of profile {p:?} is stored"))),
+        },
+        None => Ok(ix.profiles.get_key_value("default").or_else(|| ix.profiles.iter().next())),
+    }
+}
+
+/// Which rows of a profile count under a query's job, test and kind filters.
+struct RowFilter {
+    job_ok: Vec<bool>,
+    test_ok: Vec<bool>,
+}
+
+impl RowFilter {
+    fn new(p: &ProfileIndex, q: &ClusterQuery) -> RowFilter {
+        let job_ok = p
+            .jobs
+            .iter()
+            .map(|j| {
+                let pr = j.starts_with("pr:");
+                (match q.kind {
+                    JobKind::All => true,
+                    JobKind::Ci => !pr,
+                    JobKind::Pr => pr,
+                }) && q.job.as_ref().is_none_or(|r| r.is_match(j))
+                    && q.exclude_job.as_ref().is_none_or(|r| !r.is_match(j))
+            })
+            .collect();
+        let test_ok = p
+            .tests
+            .iter()
+            .map(|t| {
+                q.test.as_ref().is_none_or(|r| r.is_match(t)) && q.exclude_test.as_ref().is_none_or(|r| !r.is_match(t))
+            })
+            .collect();
+        RowFilter { job_ok, test_ok }
+    }
+
+    fn keeps(&self, r: &crate::index::DailyRow) -> bool {
+        self.job_ok[r.job as usize] && self.test_ok[r.test as usize]
+    }
+}
+
+fn growth(per_day: &[u32]) -> f64 {
+    let Some((&today, before)) = per_day.split_last() else { return 0.0 };
+    let prev: Vec<u32> = before.iter().rev().take(6).copied().collect();
+    let mean = if prev.is_empty() { 0.0 } else { prev.iter().map(|&x| f64::from(x)).sum::<f64>() / prev.len() as f64 };
+    ((f64::from(today) - mean) * 10.0).round() / 10.0
+}
+
+/// Failures by job or test name within a cluster's kept rows, most first (ties by name).
+fn by_name(
+    rows: &[&crate::index::DailyRow],
+    names: &[String],
+    key: impl Fn(&crate::index::DailyRow) -> u32,
+    days: usize,
+    limit: usize,
+) -> (usize, Vec<NameCount>) {
+    let mut m: BTreeMap<u32, (u64, Vec<u32>)> = BTreeMap::new();
+    for r in rows {
+        let e = m.entry(key(r)).or_insert_with(|| (0, vec![0; days]));
+        e.0 += u64::from(r.failures);
+        e.1[r.day as usize] += r.failures;
+    }
+    let distinct = m.len();
+    let mut v: Vec<NameCount> = m
+        .into_iter()
+        .map(|(i, (failures, per_day))| NameCount { name: names[i as usize].clone(), failures, per_day })
+        .collect();
+    v.sort_by(|a, b| b.failures.cmp(&a.failures).then(a.name.cmp(&b.name)));
+    v.truncate(limit);
+    (distinct, v)
+}
+
+fn cluster_row(
+    profile: &str,
+    p: &ProfileIndex,
+    c: &ClusterIndex,
+    f: Option<&RowFilter>,
+    top: usize,
+) -> Option<ClusterRow> {
+    let rows: Vec<&crate::index::DailyRow> = c.rows.iter().filter(|r| f.is_none_or(|f| f.keeps(r))).collect();
+    let (total, per_day) = match f {
+        None => (c.total, c.per_day.clone()),
+        Some(_) => {
+            let mut per_day = vec![0u32; p.days];
+            for r in &rows {
+                per_day[r.day as usize] += r.failures;
+            }
+            (rows.iter().map(|r| u64::from(r.failures)).sum(), per_day)
+        }
+    };
+    if total == 0 && f.is_some() {
+        return None;
+    }
+    let (jobs, top_jobs) = by_name(&rows, &p.jobs, |r| r.job, p.days, top);
+    let (tests, top_tests) = by_name(&rows, &p.tests, |r| r.test, p.days, top);
+    let s = &c.stored;
+    Some(ClusterRow {
+        profile: profile.to_string(),
+        stable_id: s.stable_id.clone(),
+        k8s_id: s.k8s_id.clone(),
+        key: s.key.clone(),
+        text: s.text.clone(),
+        spans: s.spans.clone(),
+        owner: s.owner.clone(),
+        signatures: s.signatures.clone(),
+        total,
+        today: u64::from(per_day.last().copied().unwrap_or(0)),
+        growth: growth(&per_day),
+        per_day,
+        first_seen: s.first_seen,
+        last_seen: s.last_seen,
+        jobs,
+        tests,
+        top_jobs,
+        top_tests,
+    })
+}
+
+/// The clusters of the latest run, filtered and sorted (ties by stable id).
+pub fn clusters(ix: &WebIndex, q: &ClusterQuery) -> Result<ClusterList, WebError> {
+    let profiles: Vec<String> = ix.profiles.keys().cloned().collect();
+    let Some((name, p)) = pick_profile(ix, q.profile.as_deref())? else {
+        return Ok(ClusterList {
+            profile: None,
+            profiles,
+            sort: q.sort,
+            first_day: None,
+            last_day: None,
+            matching: 0,
+            total: 0,
+            failures: 0,
+            clusters: Vec::new(),
+            owners: Vec::new(),
+            signatures: Vec::new(),
+        });
+    };
+    let filter = q.filters_rows().then(|| RowFilter::new(p, q));
+    let text_ok = |c: &ClusterIndex| {
+        let s = &c.stored;
+        q.include.as_ref().is_none_or(|r| r.is_match(&s.text) || r.is_match(&s.key))
+            && q.exclude.as_ref().is_none_or(|r| !r.is_match(&s.text) && !r.is_match(&s.key))
+            && q.owner.as_ref().is_none_or(|o| &s.owner == o)
+            && match q.signature.as_deref() {
+                None => true,
+                Some("known") => !s.signatures.is_empty(),
+                Some("unknown") => s.signatures.is_empty(),
+                Some(id) => s.signatures.iter().any(|x| x == id),
+            }
+    };
+    // Sort keys first (cheap), rows in full only for the clusters shown.
+    let mut keyed: Vec<(&ClusterIndex, u64, u64, f64)> = Vec::new();
+    for c in p.clusters.iter().filter(|c| text_ok(c)) {
+        let (total, today, g) = match &filter {
+            None => (c.total, u64::from(c.per_day.last().copied().unwrap_or(0)), growth(&c.per_day)),
+            Some(f) => {
+                let mut per_day = vec![0u32; p.days];
+                for r in c.rows.iter().filter(|r| f.keeps(r)) {
+                    per_day[r.day as usize] += r.failures;
+                }
+                let total: u64 = per_day.iter().map(|&x| u64::from(x)).sum();
+                if total == 0 {
+                    continue;
+                }
+                (total, u64::from(per_day.last().copied().unwrap_or(0)), growth(&per_day))
+            }
+        };
+        keyed.push((c, total, today, g));
+    }
+    keyed.sort_by(|a, b| {
+        let primary = match q.sort {
+            ClusterSort::Total => b.1.cmp(&a.1),
+            ClusterSort::Today => b.2.cmp(&a.2),
+            ClusterSort::Growth => b.3.total_cmp(&a.3),
+            ClusterSort::LastSeen => b.0.stored.last_seen.cmp(&a.0.stored.last_seen),
+            ClusterSort::FirstSeen => b.0.stored.first_seen.cmp(&a.0.stored.first_seen),
+        };
+        primary.then(b.1.cmp(&a.1)).then(a.0.stored.stable_id.cmp(&b.0.stored.stable_id))
+    });
+    let matching = keyed.len();
+    let failures = keyed.iter().map(|k| k.1).sum();
+    let rows = keyed.iter().take(q.limit).filter_map(|(c, ..)| cluster_row(name, p, c, filter.as_ref(), 3)).collect();
+    Ok(ClusterList {
+        profile: Some(name.clone()),
+        profiles,
+        sort: q.sort,
+        first_day: Some(p.first_day),
+        last_day: Some(p.last_day()),
+        matching,
+        total: p.clusters.len(),
+        failures,
+        clusters: rows,
+        owners: p.owners.clone(),
+        signatures: p.signatures.clone(),
+    })
+}
+
+/// A recent failure of a cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecentFailure {
+    pub job: String,
+    pub build_id: String,
+    pub started: Option<i64>,
+    pub pr: Option<u64>,
+    pub test: String,
+    /// The start of the failure text.
+    pub text: String,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterDetail {
+    pub cluster: ClusterRow,
+    pub first_day: Day,
+    pub last_day: Day,
+    /// Every job and test with failures, most first.
+    pub jobs: Vec<NameCount>,
+    pub tests: Vec<NameCount>,
+    /// Newest first, at most [`LATEST_FAILURES`].
+    pub latest: Vec<RecentFailure>,
+}
+
+/// Characters of failure text kept with a recent failure.
+const RECENT_TEXT: usize = 600;
+
+/// One cluster of a profile's latest run in full; the latest failures are read from the store.
+pub fn cluster_detail(
+    ix: &WebIndex,
+    profile: &str,
+    stable_id: &str,
+    latest: impl FnOnce() -> Result<Vec<ClusterFailure>, WebError>,
+) -> Result<ClusterDetail, WebError> {
+    let p = ix
+        .profiles
+        .get(profile)
+        .ok_or_else(|| WebError::NotFound(format!("no clustering run of profile {profile:?} is stored")))?;
+    let c = p
+        .cluster(stable_id)
+        .ok_or_else(|| WebError::NotFound(format!("no cluster {stable_id:?} in the latest {profile} run")))?;
+    let cluster = cluster_row(profile, p, c, None, 3).ok_or_else(|| WebError::Internal("empty cluster".into()))?;
+    let rows: Vec<&crate::index::DailyRow> = c.rows.iter().collect();
+    let (_, jobs) = by_name(&rows, &p.jobs, |r| r.job, p.days, usize::MAX);
+    let (_, tests) = by_name(&rows, &p.tests, |r| r.test, p.days, usize::MAX);
+    let latest = latest()?
+        .into_iter()
+        .map(|f| RecentFailure {
+            url: format!("https://prow.k8s.io/view/gs/{}/{}", f.bucket, f.path),
+            job: if f.kind == "presubmit" || f.kind == "batch" { format!("pr:{}", f.job) } else { f.job },
+            build_id: f.build_id,
+            started: f.started,
+            pr: f.pr,
+            test: f.test,
+            text: f.failure_text.map(|t| t.chars().take(RECENT_TEXT).collect()).unwrap_or_default(),
+        })
+        .collect();
+    Ok(ClusterDetail { cluster, first_day: p.first_day, last_day: p.last_day(), jobs, tests, latest })
+}
+
+/// Payloads of one release stream.
+#[derive(Debug, Clone, Serialize)]
+pub struct PayloadStream {
+    pub stream: String,
+    /// Newest first.
+    pub payloads: Vec<crate::index::PayloadRow>,
+    pub accepted: usize,
+    pub rejected: usize,
+    /// Payloads created per day (oldest first) by phase: accepted, rejected, other.
+    pub per_day: Vec<PhaseDay>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseDay {
+    pub day: Day,
+    pub accepted: usize,
+    pub rejected: usize,
+    pub other: usize,
+}
+
+/// The stored payload streams, by stream name.
+pub fn payloads(ix: &WebIndex) -> Vec<PayloadStream> {
+    let mut by_stream: BTreeMap<&str, Vec<&crate::index::PayloadRow>> = BTreeMap::new();
+    for p in &ix.payloads {
+        by_stream.entry(p.stream.as_str()).or_default().push(p);
+    }
+    by_stream
+        .into_iter()
+        .map(|(stream, rows)| {
+            let mut days: BTreeMap<Day, PhaseDay> = BTreeMap::new();
+            for r in &rows {
+                let Some(day) = r.created.as_deref().and_then(|c| Day::parse(c.get(..10).unwrap_or(""))) else {
+                    continue;
+                };
+                let e = days.entry(day).or_insert(PhaseDay { day, accepted: 0, rejected: 0, other: 0 });
+                match r.phase.as_str() {
+                    "Accepted" => e.accepted += 1,
+                    "Rejected" | "Failed" => e.rejected += 1,
+                    _ => e.other += 1,
+                }
+            }
+            PayloadStream {
+                stream: stream.to_string(),
+                accepted: rows.iter().filter(|r| r.phase == "Accepted").count(),
+                rejected: rows.iter().filter(|r| matches!(r.phase.as_str(), "Rejected" | "Failed")).count(),
+                payloads: rows.into_iter().cloned().collect(),
+                per_day: days.into_values().collect(),
+            }
+        })
+        .collect()
+}
+
+/// A stored document as the reports page lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportEntry {
+    pub kind: String,
+    pub key: String,
+    pub title: String,
+    pub as_of: String,
+    /// The media types stored under this kind and key.
+    pub media_types: Vec<String>,
+    pub bytes: u64,
+    /// The verifier's verdict on this document, when a result is stored
+    /// (`pass`, `fail`, `incomplete`), with its counts.
+    pub verification: Option<VerificationSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VerificationSummary {
+    /// The key of the stored verifier result (kind `verify`).
+    pub key: String,
+    pub verdict: String,
+    pub findings: usize,
+    pub unchecked: usize,
+}
+
+/// Summarizes a stored verifier result (the JSON `citriage verify --format json` prints).
+pub fn verification_summary(key: &str, body: &str) -> Option<VerificationSummary> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    Some(VerificationSummary {
+        key: key.to_string(),
+        verdict: v["verdict"].as_str().unwrap_or("unknown").to_string(),
+        findings: v["findings"].as_array().map_or(0, Vec::len),
+        unchecked: v["unchecked"].as_array().map_or(0, Vec::len),
+    })
+}
+
+/// Every stored document by kind, then newest first, each with the verifier's result
+/// on it when one is stored; verifier results about stored documents are shown with
+/// them, not on their own.
+pub fn reports(ix: &WebIndex) -> Vec<ReportEntry> {
+    let stored: BTreeSet<String> = ix.documents.iter().map(|d| format!("{}/{}", d.kind, d.key)).collect();
+    let mut out: Vec<ReportEntry> = Vec::new();
+    for d in &ix.documents {
+        if d.kind == "verify" && stored.contains(&d.key) {
+            continue;
+        }
+        if let Some(last) = out.last_mut().filter(|e| e.kind == d.kind && e.key == d.key) {
+            last.media_types.push(d.media_type.clone());
+            last.bytes += d.bytes;
+            continue;
+        }
+        out.push(ReportEntry {
+            kind: d.kind.clone(),
+            key: d.key.clone(),
+            title: d.title.clone(),
+            as_of: d.as_of.clone(),
+            media_types: vec![d.media_type.clone()],
+            bytes: d.bytes,
+            verification: ix.verifications.get(&format!("{}/{}", d.kind, d.key)).cloned(),
+        });
+    }
+    out
 }

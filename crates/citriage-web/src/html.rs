@@ -46,8 +46,15 @@ pub fn opt_time(secs: Option<i64>) -> String {
 }
 
 /// The navigation entries: (path, label).
-const NAV: &[(&str, &str)] =
-    &[("/", "Overview"), ("/jobs", "Jobs"), ("/tests", "Tests"), ("/clusters", "Patterns"), ("/search", "Search")];
+const NAV: &[(&str, &str)] = &[
+    ("/", "Overview"),
+    ("/jobs", "Jobs"),
+    ("/tests", "Tests"),
+    ("/clusters", "Patterns"),
+    ("/search", "Search"),
+    ("/payloads", "Payloads"),
+    ("/reports", "Reports"),
+];
 
 /// Wraps a page body in the layout. `title` is escaped here; `body` must already be HTML.
 pub fn layout(title: &str, active: &str, body: &str) -> String {

@@ -1,27 +1,36 @@
 //! `citriage serve`: a local web dashboard over one citriage store. This module owns
-//! the server (binding, the tokio runtime, gzip, security and caching headers,
-//! graceful shutdown) and the router; the data behind every page lives in `data`,
-//! the HTML in `pages`, the charts in `svg` and the bounded failure-text search in
-//! `search`. Every page's data is also served as JSON under `/api/v1/`.
+//! the server: binding, the tokio runtime, the in-memory view of the store
+//! ([`index::WebIndex`], rebuilt in the background when the store changes), the
+//! response cache with ETags, the Host-header check against DNS rebinding, gzip,
+//! security and caching headers, graceful shutdown, and the router. The data behind
+//! every page lives in `data`, the HTML in `pages`, the charts in `svg`, Markdown
+//! rendering in `markdown`, and the failure-text search in `search`. Every page's
+//! data is also served as JSON under `/api/v1/`.
 //!
-//! The server reads the store only: each request opens its own connection on a
-//! blocking thread, and nothing but the store file and the embedded stylesheet is
-//! ever read.
+//! The server reads the store only, and nothing but the store file and what is
+//! compiled into the binary.
 
-use axum::extract::{Path as UrlPath, Query, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path as UrlPath, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use citriage_store::Store;
-use std::collections::BTreeMap;
+use index::{IndexSettings, WebIndex};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 pub mod data;
 pub mod html;
+pub mod index;
+pub mod markdown;
 mod pages;
 pub mod search;
 pub mod svg;
@@ -32,19 +41,21 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 /// The embedded stylesheet.
 const STYLE_CSS: &str = include_str!("style.css");
 
+/// FNV-1a, 64 bits: content hashes for the stylesheet version and ETags.
+fn fnv64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
 /// A short content hash of the stylesheet: pages link `/static/style.css?v=HASH`, so
 /// the stylesheet can be cached for long and a new build's is fetched at once.
 pub(crate) fn style_version() -> &'static str {
     static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    V.get_or_init(|| {
-        // FNV-1a, 64 bits.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in STYLE_CSS.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        format!("{h:016x}")
-    })
+    V.get_or_init(|| format!("{:016x}", fnv64(STYLE_CSS.as_bytes())))
 }
 
 /// Why the server could not start or stopped.
@@ -52,8 +63,10 @@ pub(crate) fn style_version() -> &'static str {
 pub enum ServeError {
     /// The store file does not exist (the server never creates one).
     MissingStore(PathBuf),
-    /// The store exists but cannot be opened.
+    /// The store exists but cannot be opened or read.
     Store(citriage_store::StoreError),
+    /// The store could be opened but its view could not be built.
+    Index(String),
     /// Binding, the runtime or the connection loop failed.
     Io(std::io::Error),
 }
@@ -63,6 +76,7 @@ impl std::fmt::Display for ServeError {
         match self {
             ServeError::MissingStore(p) => write!(f, "store {} does not exist", p.display()),
             ServeError::Store(e) => write!(f, "{e}"),
+            ServeError::Index(e) => write!(f, "reading the store: {e}"),
             ServeError::Io(e) => write!(f, "serve: {e}"),
         }
     }
@@ -95,73 +109,241 @@ impl WebError {
     }
 }
 
+impl std::fmt::Display for WebError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
 impl From<citriage_store::StoreError> for WebError {
     fn from(e: citriage_store::StoreError) -> Self {
         WebError::Internal(e.to_string())
     }
 }
 
-/// Store reads running at once; further requests wait their turn.
-const MAX_CONCURRENT_READS: usize = 4;
-
-/// Shared state: where the store lives and the permits for reading it.
-#[derive(Clone)]
-pub struct AppState {
-    db: Arc<PathBuf>,
-    reads: Arc<tokio::sync::Semaphore>,
+/// How the dashboard serves a store.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// What the in-memory view covers.
+    pub index: IndexSettings,
+    /// The GitHub repository (`owner/name`) of the "file an issue" and issue-search links.
+    pub issue_repo: String,
+    /// Host names accepted in the `Host` header besides `localhost` and IP addresses
+    /// (requests naming any other host are refused: DNS-rebinding protection).
+    pub allow_hosts: Vec<String>,
+    /// Bytes of rendered answers kept in the response cache.
+    pub cache_bytes: usize,
 }
 
-impl AppState {
-    pub fn new(db: PathBuf) -> AppState {
-        AppState { db: Arc::new(db), reads: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_READS)) }
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            index: IndexSettings::default(),
+            issue_repo: "kubernetes/kubernetes".into(),
+            allow_hosts: Vec::new(),
+            cache_bytes: 64 << 20,
+        }
     }
 }
 
-/// The dashboard's routes (pages, `/api/v1/` and the stylesheet) with gzip and the
-/// security and caching headers. The store file must exist.
-pub fn router(db: PathBuf) -> Router {
+/// Store reads (documents, a cluster's latest failures) running at once.
+const MAX_CONCURRENT_READS: usize = 4;
+/// How often the store is checked for changes.
+const CHECK_EVERY: Duration = Duration::from_secs(1);
+
+/// Rendered answers by (view generation, URI, gzip accepted).
+#[derive(Default)]
+struct Cache {
+    entries: HashMap<(u64, String, bool), Arc<Cached>>,
+    order: VecDeque<(u64, String, bool)>,
+    bytes: usize,
+}
+
+struct Cached {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+    etag: HeaderValue,
+}
+
+struct Freshness {
+    last_check: Instant,
+    /// A changed stamp seen at the last check: the view is rebuilt once the stamp
+    /// stays the same for a whole check interval (writes have paused).
+    pending: Option<String>,
+}
+
+struct Shared {
+    db: PathBuf,
+    opts: ServeOptions,
+    view: RwLock<Arc<WebIndex>>,
+    generation: AtomicU64,
+    rebuilding: AtomicBool,
+    fresh: Mutex<Freshness>,
+    cache: Mutex<Cache>,
+    pool: Mutex<Vec<Store>>,
+    reads: tokio::sync::Semaphore,
+    hosts: Vec<String>,
+}
+
+/// Shared state of the server's handlers.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Builds the in-memory view of the store at `db`.
+pub fn build_index(db: &std::path::Path, settings: &IndexSettings) -> Result<WebIndex, WebError> {
+    let stamp = Store::content_stamp(db);
+    let mut store = Store::open(db)?;
+    WebIndex::build(&mut store, stamp, settings)
+}
+
+impl AppState {
+    /// Opens the store, builds its view, and prepares the state.
+    pub fn new(db: PathBuf, opts: ServeOptions) -> Result<AppState, ServeError> {
+        if !db.is_file() {
+            return Err(ServeError::MissingStore(db));
+        }
+        Store::open(&db).map_err(ServeError::Store)?;
+        let view = build_index(&db, &opts.index).map_err(|e| ServeError::Index(e.to_string()))?;
+        let mut hosts = vec!["localhost".to_string()];
+        hosts.extend(opts.allow_hosts.iter().map(|h| h.to_ascii_lowercase()));
+        Ok(AppState(Arc::new(Shared {
+            db,
+            opts,
+            view: RwLock::new(Arc::new(view)),
+            generation: AtomicU64::new(1),
+            rebuilding: AtomicBool::new(false),
+            fresh: Mutex::new(Freshness { last_check: Instant::now(), pending: None }),
+            cache: Mutex::new(Cache::default()),
+            pool: Mutex::new(Vec::new()),
+            reads: tokio::sync::Semaphore::new(MAX_CONCURRENT_READS),
+            hosts,
+        })))
+    }
+
+    /// The current view.
+    pub fn view(&self) -> Arc<WebIndex> {
+        self.0.view.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The view's generation; checks (at most once a second) whether the store changed
+    /// and, once writes have paused, rebuilds the view in the background.
+    fn generation(&self) -> u64 {
+        let s = &self.0;
+        let gen = s.generation.load(Ordering::Acquire);
+        let mut f = lock(&s.fresh);
+        if f.last_check.elapsed() < CHECK_EVERY {
+            return gen;
+        }
+        f.last_check = Instant::now();
+        let stamp = Store::content_stamp(&s.db);
+        if stamp == self.view().stamp {
+            f.pending = None;
+            return gen;
+        }
+        if f.pending != stamp {
+            f.pending = stamp;
+            return gen;
+        }
+        f.pending = None;
+        drop(f);
+        if !s.rebuilding.swap(true, Ordering::AcqRel) {
+            let me = self.clone();
+            std::thread::spawn(move || {
+                let s = &me.0;
+                if let Ok(v) = build_index(&s.db, &s.opts.index) {
+                    *s.view.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(v);
+                    s.generation.fetch_add(1, Ordering::AcqRel);
+                    *lock(&s.cache) = Cache::default();
+                }
+                s.rebuilding.store(false, Ordering::Release);
+            });
+        }
+        gen
+    }
+
+    /// Rebuilds the view now (tests, and callers that just wrote to the store).
+    pub fn refresh(&self) -> Result<(), WebError> {
+        let s = &self.0;
+        let v = build_index(&s.db, &s.opts.index)?;
+        *s.view.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(v);
+        s.generation.fetch_add(1, Ordering::AcqRel);
+        *lock(&s.cache) = Cache::default();
+        Ok(())
+    }
+}
+
+/// The dashboard's routes (pages, `/api/v1/`, the stylesheet) over a prepared state,
+/// with the Host check, the response cache, gzip and the security headers.
+pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/", get(page_overview))
         .route("/jobs", get(page_jobs))
         .route("/jobs/{job}", get(page_job))
         .route("/tests", get(page_test))
         .route("/clusters", get(page_clusters))
+        .route("/clusters/{profile}/{id}", get(page_cluster))
         .route("/search", get(page_search))
+        .route("/payloads", get(page_payloads))
+        .route("/payloads/{tag}", get(page_payload))
+        .route("/reports", get(page_reports))
+        .route("/reports/{kind}/{*key}", get(page_report))
         .route("/static/style.css", get(style))
+        .route("/api/v1", get(api_index))
+        .route("/api/v1/", get(api_index))
         .route("/api/v1/overview", get(api_overview))
         .route("/api/v1/jobs", get(api_jobs))
         .route("/api/v1/jobs/{job}", get(api_job))
         .route("/api/v1/tests", get(api_test))
         .route("/api/v1/clusters", get(api_clusters))
+        .route("/api/v1/clusters/{profile}/{id}", get(api_cluster))
         .route("/api/v1/search", get(api_search))
+        .route("/api/v1/payloads", get(api_payloads))
+        .route("/api/v1/payloads/{tag}", get(api_payload))
+        .route("/api/v1/reports", get(api_reports))
+        .route("/api/v1/reports/{kind}/{*key}", get(api_report))
+        .route("/api/v1/status", get(api_status))
         .fallback(not_found)
-        .with_state(AppState::new(db))
+        .with_state(state.clone())
         .layer(axum::middleware::map_response(headers))
         .layer(tower_http::compression::CompressionLayer::new())
+        .layer(axum::middleware::from_fn_with_state(state.clone(), cache))
+        .layer(axum::middleware::from_fn_with_state(state, host_check))
 }
 
 /// A bound (not yet running) server.
 pub struct Server {
-    db: PathBuf,
+    state: AppState,
     listener: std::net::TcpListener,
 }
 
 impl Server {
-    /// Checks that the store exists and opens, and binds the address (port 0 picks a
-    /// free port; see [`Server::local_addr`]).
+    /// Checks that the store exists and opens, builds its view, and binds the address
+    /// (port 0 picks a free port; see [`Server::local_addr`]).
     pub fn bind(db: PathBuf, addr: SocketAddr) -> Result<Server, ServeError> {
-        if !db.is_file() {
-            return Err(ServeError::MissingStore(db));
-        }
-        Store::open(&db).map_err(ServeError::Store)?;
+        Server::bind_with(db, addr, ServeOptions::default())
+    }
+
+    /// [`Server::bind`] with options.
+    pub fn bind_with(db: PathBuf, addr: SocketAddr, opts: ServeOptions) -> Result<Server, ServeError> {
+        let state = AppState::new(db, opts)?;
         let listener = std::net::TcpListener::bind(addr).map_err(ServeError::Io)?;
         listener.set_nonblocking(true).map_err(ServeError::Io)?;
-        Ok(Server { db, listener })
+        Ok(Server { state, listener })
     }
 
     /// The address actually bound.
     pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
         self.listener.local_addr().map_err(ServeError::Io)
+    }
+
+    /// The server's state (its view of the store).
+    pub fn state(&self) -> AppState {
+        self.state.clone()
     }
 
     /// Serves until `shutdown` completes, then finishes the requests in flight.
@@ -171,7 +353,7 @@ impl Server {
             .enable_all()
             .build()
             .map_err(ServeError::Io)?;
-        let app = router(self.db);
+        let app = router(self.state);
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(self.listener)?;
             axum::serve(listener, app).with_graceful_shutdown(shutdown).await
@@ -198,45 +380,180 @@ pub async fn ctrl_c() {
     }
 }
 
-/// Runs `f` against a fresh store connection on a blocking thread.
+/// Runs `f` against a pooled store connection on a blocking thread.
 async fn with_store<T, F>(st: &AppState, f: F) -> Result<T, WebError>
 where
     T: Send + 'static,
     F: FnOnce(&mut Store) -> Result<T, WebError> + Send + 'static,
 {
-    let db = st.db.clone();
-    let permit = st.reads.clone().acquire_owned().await.map_err(|e| WebError::Internal(format!("busy: {e}")))?;
+    let me = st.clone();
+    let _permit = st.0.reads.acquire().await.map_err(|e| WebError::Internal(format!("busy: {e}")))?;
     tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        if !db.is_file() {
-            return Err(WebError::Internal("the store file is gone".into()));
+        let s = &me.0;
+        let pooled = lock(&s.pool).pop();
+        let mut store = match pooled {
+            Some(st) => st,
+            None => {
+                if !s.db.is_file() {
+                    return Err(WebError::Internal("the store file is gone".into()));
+                }
+                Store::open(&s.db)?
+            }
+        };
+        let r = f(&mut store);
+        let mut pool = lock(&s.pool);
+        if pool.len() < MAX_CONCURRENT_READS {
+            pool.push(store);
         }
-        let mut store = Store::open(&db)?;
-        f(&mut store)
+        r
     })
     .await
     .map_err(|e| WebError::Internal(format!("request failed: {e}")))?
 }
 
+/// Runs a computation over the view on a blocking thread (searches and filtered lists
+/// can take longer than a worker thread should be held).
+async fn on_view<T, F>(st: &AppState, f: F) -> Result<T, WebError>
+where
+    T: Send + 'static,
+    F: FnOnce(&WebIndex) -> Result<T, WebError> + Send + 'static,
+{
+    let view = st.view();
+    tokio::task::spawn_blocking(move || f(&view))
+        .await
+        .map_err(|e| WebError::Internal(format!("request failed: {e}")))?
+}
+
 type Params = Query<BTreeMap<String, String>>;
+
+/// Refuses requests whose `Host` names a host other than this machine: a page on
+/// another site cannot reach the dashboard through a DNS name rebound to 127.0.0.1.
+/// IP literals and `localhost` are always accepted, other names only when allowed.
+async fn host_check(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    if let Some(host) = req.headers().get(header::HOST) {
+        let host = host.to_str().unwrap_or("").to_ascii_lowercase();
+        if !host_allowed(&host, &st.0.hosts) {
+            let msg = format!(
+                "host {host:?} is not allowed (DNS-rebinding protection); open the dashboard through localhost or an IP address, or start serve with --allow-host NAME"
+            );
+            return (StatusCode::FORBIDDEN, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], msg).into_response();
+        }
+    }
+    next.run(req).await
+}
+
+/// Whether a `Host` header value (lowercase) names an allowed host.
+pub fn host_allowed(host: &str, names: &[String]) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        // [v6]:port
+        match rest.split_once(']') {
+            Some((ip, _)) => return ip.parse::<std::net::Ipv6Addr>().is_ok(),
+            None => return false,
+        }
+    } else {
+        match host.rsplit_once(':') {
+            Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+            _ => host,
+        }
+    };
+    let name = name.trim_end_matches('.');
+    name.parse::<std::net::IpAddr>().is_ok() || names.iter().any(|n| n == name)
+}
+
+/// Answers repeated GETs from rendered copies (per view generation), with ETags and
+/// 304s for conditional requests.
+async fn cache(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    if req.method() != axum::http::Method::GET {
+        return next.run(req).await;
+    }
+    let gen = st.generation();
+    let gzip = req
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
+    let key = (gen, req.uri().to_string(), gzip);
+    let inm = req.headers().get(header::IF_NONE_MATCH).cloned();
+    let hit = lock(&st.0.cache).entries.get(&key).cloned();
+    if let Some(c) = hit {
+        return cached_response(&c, inm.as_ref());
+    }
+    let res = next.run(req).await;
+    if res.status() != StatusCode::OK {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 256 << 20).await else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "response too large").into_response();
+    };
+    let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", fnv64(&bytes)))
+        .unwrap_or_else(|_| HeaderValue::from_static("W/\"0\""));
+    let c = Arc::new(Cached { status: parts.status, headers: parts.headers, body: bytes, etag });
+    {
+        let mut cache = lock(&st.0.cache);
+        let size = c.body.len() + key.1.len();
+        if size <= st.0.opts.cache_bytes && st.0.generation.load(Ordering::Acquire) == gen {
+            while cache.bytes + size > st.0.opts.cache_bytes {
+                let Some(old) = cache.order.pop_front() else { break };
+                if let Some(o) = cache.entries.remove(&old) {
+                    cache.bytes -= o.body.len() + old.1.len();
+                }
+            }
+            if cache.entries.insert(key.clone(), c.clone()).is_none() {
+                cache.order.push_back(key);
+                cache.bytes += size;
+            }
+        }
+    }
+    cached_response(&c, inm.as_ref())
+}
+
+fn cached_response(c: &Cached, if_none_match: Option<&HeaderValue>) -> Response {
+    let matches = if_none_match
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == c.etag.to_str().unwrap_or("") || t.trim() == "*"));
+    let mut res = if matches {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        for k in [header::CACHE_CONTROL, header::VARY, header::CONTENT_SECURITY_POLICY] {
+            if let Some(v) = c.headers.get(&k) {
+                r.headers_mut().insert(k, v.clone());
+            }
+        }
+        r
+    } else {
+        let mut r = Response::new(Body::from(c.body.clone()));
+        *r.status_mut() = c.status;
+        *r.headers_mut() = c.headers.clone();
+        r
+    };
+    res.headers_mut().insert(header::ETAG, c.etag.clone());
+    res
+}
+
+/// The security policy of the dashboard's own pages: no scripts at all.
+const CSP_PAGES: &str =
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/// The policy of stored payload reports (self-contained HTML with an inline stylesheet; still no scripts).
+const CSP_REPORT: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 async fn headers(mut res: Response) -> Response {
     let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
-    );
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP_PAGES));
+    }
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     if !h.contains_key(header::CACHE_CONTROL) {
-        // Pages and API answers reflect the store as it is now.
+        // Pages and API answers reflect the store as it is now: revalidate (ETag).
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     }
     res
 }
 
 async fn style() -> Response {
-    ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=3600")], STYLE_CSS)
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=86400")], STYLE_CSS)
         .into_response()
 }
 
@@ -258,16 +575,57 @@ async fn not_found() -> Response {
     html_answer(Err(WebError::NotFound("no such page".into())))
 }
 
+/// The API's routes, for discovery.
+async fn api_index() -> Response {
+    Json(serde_json::json!({
+        "routes": [
+            "/api/v1/overview", "/api/v1/jobs", "/api/v1/jobs/{job}", "/api/v1/tests?name=",
+            "/api/v1/clusters", "/api/v1/clusters/{profile}/{stable_id}", "/api/v1/search?q=",
+            "/api/v1/payloads", "/api/v1/payloads/{tag}", "/api/v1/reports", "/api/v1/reports/{kind}/{key}",
+            "/api/v1/status"
+        ]
+    }))
+    .into_response()
+}
+
+async fn api_status(State(st): State<AppState>) -> Response {
+    let v = st.view();
+    json_answer::<serde_json::Value>(Ok(serde_json::json!({
+        "generation": st.0.generation.load(Ordering::Acquire),
+        "builds": v.builds.len(),
+        "jobs": v.jobs.len(),
+        "tests": v.tests.len(),
+        "profiles": v.profiles.keys().collect::<Vec<_>>(),
+        "documents": v.documents.len(),
+        "search": {"entries": v.search.entries, "distinct_texts": v.search.distinct()},
+        "window_days": v.settings.window_days,
+        "as_of": v.as_of,
+    })))
+}
+
 async fn api_overview(State(st): State<AppState>) -> Response {
-    json_answer(with_store(&st, data::overview).await)
+    json_answer(Ok(st.view().overview.clone()))
+}
+
+async fn page_overview(State(st): State<AppState>) -> Response {
+    let v = st.view();
+    html_answer(Ok(pages::overview(&v.overview)))
 }
 
 async fn api_jobs(State(st): State<AppState>) -> Response {
-    json_answer(with_store(&st, data::jobs).await)
+    json_answer(Ok(data::jobs(&st.view())))
+}
+
+async fn page_jobs(State(st): State<AppState>) -> Response {
+    html_answer(Ok(pages::jobs(&data::jobs(&st.view()))))
 }
 
 async fn api_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> Response {
-    json_answer(with_store(&st, move |s| data::job(s, &job)).await)
+    json_answer(data::job(&st.view(), &job))
+}
+
+async fn page_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> Response {
+    html_answer(data::job(&st.view(), &job).map(|j| pages::job(&j)))
 }
 
 async fn api_clusters(State(st): State<AppState>, Query(p): Params) -> Response {
@@ -275,7 +633,33 @@ async fn api_clusters(State(st): State<AppState>, Query(p): Params) -> Response 
         Ok(q) => q,
         Err(e) => return json_answer::<()>(Err(e)),
     };
-    json_answer(with_store(&st, move |s| data::clusters(s, &q)).await)
+    json_answer(on_view(&st, move |v| data::clusters(v, &q)).await)
+}
+
+async fn page_clusters(State(st): State<AppState>, Query(p): Params) -> Response {
+    let q = match data::ClusterQuery::parse(&p) {
+        Ok(q) => q,
+        Err(e) => return html_answer(Err(e)),
+    };
+    html_answer(on_view(&st, move |v| data::clusters(v, &q).map(|c| pages::clusters(&c, &p))).await)
+}
+
+async fn cluster_detail(st: &AppState, profile: String, id: String) -> Result<data::ClusterDetail, WebError> {
+    let view = st.view();
+    // Unknown clusters are answered without touching the store.
+    data::cluster_detail(&view, &profile, &id, || Ok(Vec::new()))?;
+    let (p, i) = (profile.clone(), id.clone());
+    let latest = with_store(st, move |s| Ok(s.cluster_failures(&p, &i, data::LATEST_FAILURES)?)).await?;
+    data::cluster_detail(&view, &profile, &id, || Ok(latest))
+}
+
+async fn api_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath<(String, String)>) -> Response {
+    json_answer(cluster_detail(&st, profile, id).await)
+}
+
+async fn page_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath<(String, String)>) -> Response {
+    let repo = st.0.opts.issue_repo.clone();
+    html_answer(cluster_detail(&st, profile, id).await.map(|d| pages::cluster(&d, &repo)))
 }
 
 async fn api_search(State(st): State<AppState>, Query(p): Params) -> Response {
@@ -284,36 +668,14 @@ async fn api_search(State(st): State<AppState>, Query(p): Params) -> Response {
         Ok(None) => return json_answer::<()>(Err(WebError::BadRequest("q (a regular expression) is required".into()))),
         Err(e) => return json_answer::<()>(Err(e)),
     };
-    json_answer(with_store(&st, move |s| search::search(s, &q)).await)
-}
-
-async fn page_overview(State(st): State<AppState>) -> Response {
-    html_answer(with_store(&st, data::overview).await.map(|o| pages::overview(&o)))
-}
-
-async fn page_jobs(State(st): State<AppState>) -> Response {
-    html_answer(with_store(&st, data::jobs).await.map(|j| pages::jobs(&j)))
-}
-
-async fn page_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> Response {
-    html_answer(with_store(&st, move |s| data::job(s, &job)).await.map(|j| pages::job(&j)))
-}
-
-async fn page_clusters(State(st): State<AppState>, Query(p): Params) -> Response {
-    let q = match data::ClusterQuery::parse(&p) {
-        Ok(q) => q,
-        Err(e) => return html_answer(Err(e)),
-    };
-    html_answer(with_store(&st, move |s| data::clusters(s, &q)).await.map(|c| pages::clusters(&c, &p)))
+    json_answer(on_view(&st, move |v| Ok(search::search(v, &q))).await)
 }
 
 async fn page_search(State(st): State<AppState>, Query(p): Params) -> Response {
     match search::SearchQuery::parse(&p) {
         Err(e) => html_answer(Err(e)),
         Ok(None) => html_answer(Ok(pages::search(&p, None))),
-        Ok(Some(q)) => {
-            html_answer(with_store(&st, move |s| search::search(s, &q)).await.map(|r| pages::search(&p, Some(&r))))
-        }
+        Ok(Some(q)) => html_answer(on_view(&st, move |v| Ok(pages::search(&p, Some(&search::search(v, &q))))).await),
     }
 }
 
@@ -325,14 +687,110 @@ async fn api_test(State(st): State<AppState>, Query(p): Params) -> Response {
     let Some(name) = test_name(&p) else {
         return json_answer::<()>(Err(WebError::BadRequest("name (a test name) is required".into())));
     };
-    json_answer(with_store(&st, move |s| data::test_history(s, &name)).await)
+    json_answer(data::test_history(&st.view(), &name))
 }
 
 async fn page_test(State(st): State<AppState>, Query(p): Params) -> Response {
     match test_name(&p) {
         None => html_answer(Ok(pages::test(&p, None))),
-        Some(name) => {
-            html_answer(with_store(&st, move |s| data::test_history(s, &name)).await.map(|h| pages::test(&p, Some(&h))))
-        }
+        Some(name) => html_answer(data::test_history(&st.view(), &name).map(|h| pages::test(&p, Some(&h)))),
     }
+}
+
+async fn api_payloads(State(st): State<AppState>) -> Response {
+    json_answer(Ok(data::payloads(&st.view())))
+}
+
+async fn page_payloads(State(st): State<AppState>) -> Response {
+    html_answer(Ok(pages::payloads(&data::payloads(&st.view()))))
+}
+
+async fn stored(st: &AppState, kind: &str, key: &str, media: &str) -> Result<citriage_store::Document, WebError> {
+    let (k, key2, m) = (kind.to_string(), key.to_string(), media.to_string());
+    with_store(st, move |s| Ok(s.document(&k, &key2, &m)?))
+        .await?
+        .ok_or_else(|| WebError::NotFound(format!("no stored {kind} document {key:?} ({media})")))
+}
+
+async fn api_payload(State(st): State<AppState>, UrlPath(tag): UrlPath<String>) -> Response {
+    match stored(&st, "payload", &tag, "application/json").await {
+        Ok(d) => ([(header::CONTENT_TYPE, "application/json")], d.body).into_response(),
+        Err(e) => json_answer::<()>(Err(e)),
+    }
+}
+
+/// The stored HTML report of a payload, as `citriage payload` wrote it, with the
+/// dashboard's navigation above it.
+async fn page_payload(State(st): State<AppState>, UrlPath(tag): UrlPath<String>) -> Response {
+    match stored(&st, "payload", &tag, "text/html").await {
+        Ok(d) => {
+            let body = pages::payload_report(&d.body, &tag);
+            ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CONTENT_SECURITY_POLICY, CSP_REPORT)], body)
+                .into_response()
+        }
+        Err(e) => html_answer(Err(e)),
+    }
+}
+
+async fn api_reports(State(st): State<AppState>) -> Response {
+    json_answer(Ok(data::reports(&st.view())))
+}
+
+async fn page_reports(State(st): State<AppState>) -> Response {
+    html_answer(Ok(pages::reports(&data::reports(&st.view()))))
+}
+
+/// A stored report: its Markdown (or JSON) and the stored verifier result on it.
+#[derive(Debug, serde::Serialize)]
+struct ReportDoc {
+    kind: String,
+    key: String,
+    title: String,
+    as_of: String,
+    media_type: String,
+    body: String,
+    /// The stored verifier result on this report (the JSON `citriage verify` prints).
+    verification: Option<serde_json::Value>,
+}
+
+async fn report_doc(st: &AppState, kind: String, key: String) -> Result<ReportDoc, WebError> {
+    let view = st.view();
+    let header = view
+        .documents
+        .iter()
+        .filter(|d| d.kind == kind && d.key == key)
+        .min_by_key(|d| match d.media_type.as_str() {
+            "text/markdown" => 0,
+            "application/json" => 1,
+            _ => 2,
+        })
+        .ok_or_else(|| WebError::NotFound(format!("no stored document {kind}/{key}")))?;
+    let doc = stored(st, &kind, &key, &header.media_type).await?;
+    let verification = match view.verifications.get(&format!("{kind}/{key}")) {
+        Some(v) => {
+            stored(st, "verify", &v.key, "application/json").await.ok().and_then(|d| serde_json::from_str(&d.body).ok())
+        }
+        None => None,
+    };
+    Ok(ReportDoc {
+        kind,
+        key,
+        title: doc.title,
+        as_of: doc.as_of,
+        media_type: doc.media_type,
+        body: doc.body,
+        verification,
+    })
+}
+
+async fn api_report(State(st): State<AppState>, UrlPath((kind, key)): UrlPath<(String, String)>) -> Response {
+    json_answer(report_doc(&st, kind, key).await)
+}
+
+async fn page_report(State(st): State<AppState>, UrlPath((kind, key)): UrlPath<(String, String)>) -> Response {
+    html_answer(
+        report_doc(&st, kind, key).await.map(|d| {
+            pages::report(&d.kind, &d.key, &d.title, &d.as_of, &d.media_type, &d.body, d.verification.as_ref())
+        }),
+    )
 }

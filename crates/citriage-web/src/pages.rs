@@ -1,20 +1,33 @@
 //! The HTML pages, built as strings from the data the API also serves. Every piece of
-//! text that came from CI (job names, test names, failure texts, sources) goes through
-//! [`esc`] or [`pct`]; nothing here emits scripts.
+//! text that came from CI (job names, test names, failure texts, sources, stored
+//! documents) goes through [`esc`] or [`pct`]; nothing here emits scripts.
 
-use crate::data::{ClusterList, ClusterSort, JobDetail, JobSummary, Overview, TestHistory, PROFILES};
+use crate::data::{
+    ClusterDetail, ClusterList, ClusterRow, JobDetail, JobSummary, NameCount, Overview, PayloadStream, ReportEntry,
+    TestHistory,
+};
 use crate::html::{esc, layout, opt_time, pct, time};
 use crate::search::SearchResult;
-use crate::svg::pass_rate_chart;
+use crate::svg::{acceptance_chart, failures_chart, pass_rate_chart, sparkline};
 use crate::WebError;
+use citriage_model::Day;
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 fn rate(r: Option<f64>) -> String {
     r.map(|r| format!("{:.1}%", r * 100.0)).unwrap_or_else(|| "-".into())
 }
 
 fn job_link(job: &str) -> String {
-    format!("<a href=\"/jobs/{}\">{}</a>", pct(job), esc(job))
+    format!("<a href=\"/jobs/{}\">{}</a>", pct(job.strip_prefix("pr:").unwrap_or(job)), esc(job))
+}
+
+fn test_link(test: &str) -> String {
+    format!("<a href=\"/tests?name={}\">{}</a>", pct(test), esc(test))
+}
+
+fn cluster_href(profile: &str, stable_id: &str) -> String {
+    format!("/clusters/{}/{}", pct(profile), pct(stable_id))
 }
 
 pub fn error_page(e: &WebError) -> String {
@@ -23,81 +36,7 @@ pub fn error_page(e: &WebError) -> String {
         WebError::NotFound(_) => "Not found",
         WebError::Internal(_) => "Server error",
     };
-    let msg = match e {
-        WebError::BadRequest(m) | WebError::NotFound(m) | WebError::Internal(m) => m,
-    };
-    layout(title, "", &format!("<p class=\"error\">{}</p>", esc(msg)))
-}
-
-pub fn overview(o: &Overview) -> String {
-    let mut b = String::new();
-    b.push_str(&format!(
-        "<section class=\"tiles\"><div class=\"tile\"><b>{}</b> builds</div><div class=\"tile\"><b>{}</b> jobs with builds</div>\
-         <div class=\"tile\"><b>{}</b> test results</div><div class=\"tile\"><b>{}</b> clusters</div></section>\n",
-        o.builds, o.build_jobs, o.test_results, o.clusters
-    ));
-    if o.snapshots.is_empty() {
-        b.push_str("<p>No dashboard snapshots are stored.</p>\n");
-    }
-    for s in &o.snapshots {
-        b.push_str(&format!(
-            "<section class=\"snapshot\" id=\"snapshot-{}\"><h2>{} snapshot of {}</h2><p>{} jobs, from <code>{}</code></p>\n",
-            esc(s.dataset.as_str()),
-            esc(s.dataset.title()),
-            esc(&s.date.to_string()),
-            s.jobs,
-            esc(&s.source)
-        ));
-        b.push_str("<div class=\"cols\"><table class=\"severity\"><tr><th>severity</th><th>jobs</th></tr>");
-        for c in &s.by_severity {
-            b.push_str(&format!(
-                "<tr><td><span class=\"sev sev-{}\">{}</span></td><td class=\"num\">{}</td></tr>",
-                esc(&c.name),
-                esc(&c.name),
-                c.count
-            ));
-        }
-        b.push_str("</table><table class=\"category\"><tr><th>category</th><th>jobs</th></tr>");
-        for c in &s.by_category {
-            b.push_str(&format!("<tr><td>{}</td><td class=\"num\">{}</td></tr>", esc(&c.name), c.count));
-        }
-        b.push_str("</table></div>\n");
-        match &s.drift {
-            None => b.push_str("<p class=\"drift\">No earlier snapshot to compare with.</p>"),
-            Some(d) => {
-                b.push_str(&format!(
-                    "<p class=\"drift\">Since {}: <b>{}</b> jobs added, <b>{}</b> removed.</p>",
-                    esc(&d.prior_date.to_string()),
-                    d.added.len(),
-                    d.removed.len()
-                ));
-                for (label, jobs) in [("added", &d.added), ("removed", &d.removed)] {
-                    if jobs.is_empty() {
-                        continue;
-                    }
-                    b.push_str(&format!("<details><summary>{label} ({})</summary><ul>", jobs.len()));
-                    for j in jobs.iter().take(100) {
-                        b.push_str(&format!("<li><code>{}</code></li>", esc(j)));
-                    }
-                    b.push_str("</ul></details>");
-                }
-            }
-        }
-        b.push_str("</section>\n");
-    }
-    if !o.newest_clusters.is_empty() {
-        b.push_str("<h2>Newest patterns</h2><table class=\"clusters\"><tr><th>first seen</th><th>failures</th><th>failure text</th></tr>");
-        for c in &o.newest_clusters {
-            b.push_str(&format!(
-                "<tr><td>{}</td><td class=\"num\">{}</td><td><pre>{}</pre></td></tr>",
-                esc(&time(c.first_seen)),
-                c.size,
-                cluster_text(clip(&c.key, 400))
-            ));
-        }
-        b.push_str("</table>\n");
-    }
-    layout("Overview", "/", &b)
+    layout(title, "", &format!("<p class=\"error\">{}</p>", esc(&e.to_string())))
 }
 
 fn clip(s: &str, max: usize) -> &str {
@@ -111,6 +50,87 @@ fn clip(s: &str, max: usize) -> &str {
     &s[..i]
 }
 
+pub fn overview(o: &Overview) -> String {
+    let mut b = String::new();
+    let clusters: usize = o.clusters.values().next().copied().unwrap_or(0);
+    let _ = writeln!(
+        b,
+        "<section class=\"tiles\"><div class=\"tile\"><b>{}</b> builds</div><div class=\"tile\"><b>{}</b> jobs with builds</div>\
+         <div class=\"tile\"><b>{}</b> test results</div><div class=\"tile\"><a href=\"/clusters\"><b>{}</b> failure clusters</a></div>\
+         <div class=\"tile\"><a href=\"/reports\"><b>{}</b> stored documents</a></div></section>",
+        o.builds, o.build_jobs, o.test_results, clusters, o.documents
+    );
+    if o.snapshots.is_empty() {
+        b.push_str("<p>No dashboard snapshots are stored.</p>\n");
+    }
+    for s in &o.snapshots {
+        let _ = writeln!(
+            b,
+            "<section class=\"snapshot\" id=\"snapshot-{}\"><h2>{} snapshot of {}</h2><p>{} jobs, from <code>{}</code></p>",
+            esc(s.dataset.as_str()),
+            esc(s.dataset.title()),
+            esc(&s.date.to_string()),
+            s.jobs,
+            esc(&s.source)
+        );
+        b.push_str("<div class=\"cols\"><table class=\"severity\"><tr><th>severity</th><th>jobs</th></tr>");
+        for c in &s.by_severity {
+            let _ = write!(
+                b,
+                "<tr><td><span class=\"sev sev-{}\">{}</span></td><td class=\"num\">{}</td></tr>",
+                esc(&c.name),
+                esc(&c.name),
+                c.count
+            );
+        }
+        b.push_str("</table><table class=\"category\"><tr><th>category</th><th>jobs</th></tr>");
+        for c in &s.by_category {
+            let _ = write!(b, "<tr><td>{}</td><td class=\"num\">{}</td></tr>", esc(&c.name), c.count);
+        }
+        b.push_str("</table></div>\n");
+        match &s.drift {
+            None => b.push_str("<p class=\"drift\">No earlier snapshot to compare with.</p>"),
+            Some(d) => {
+                let _ = write!(
+                    b,
+                    "<p class=\"drift\">Since {}: <b>{}</b> jobs added, <b>{}</b> removed.</p>",
+                    esc(&d.prior_date.to_string()),
+                    d.added.len(),
+                    d.removed.len()
+                );
+                for (label, jobs) in [("added", &d.added), ("removed", &d.removed)] {
+                    if jobs.is_empty() {
+                        continue;
+                    }
+                    let _ = write!(b, "<details><summary>{label} ({})</summary><ul>", jobs.len());
+                    for j in jobs.iter().take(100) {
+                        let _ = write!(b, "<li><code>{}</code></li>", esc(j));
+                    }
+                    b.push_str("</ul></details>");
+                }
+            }
+        }
+        b.push_str("</section>\n");
+    }
+    if !o.newest_clusters.is_empty() {
+        b.push_str(
+            "<h2>Newest patterns</h2><table class=\"clusters\"><tr><th>first seen</th><th>failures</th><th>failure text</th></tr>",
+        );
+        for c in &o.newest_clusters {
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td class=\"num\"><a href=\"{}\">{}</a></td><td><pre>{}</pre></td></tr>",
+                esc(&time(c.first_seen)),
+                cluster_href(&c.profile, &c.stable_id),
+                c.total,
+                esc(clip(if c.text.is_empty() { &c.key } else { &c.text }, 400))
+            );
+        }
+        b.push_str("</table>\n");
+    }
+    layout("Overview", "/", &b)
+}
+
 pub fn jobs(jobs: &[JobSummary]) -> String {
     let mut b = String::new();
     if jobs.is_empty() {
@@ -121,7 +141,8 @@ pub fn jobs(jobs: &[JobSummary]) -> String {
              <th>aborted</th><th>pass rate</th><th>last build</th></tr>",
         );
         for j in jobs {
-            b.push_str(&format!(
+            let _ = write!(
+                b,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td><span class=\"dot {}\"></span>{}</td></tr>",
@@ -134,12 +155,17 @@ pub fn jobs(jobs: &[JobSummary]) -> String {
                 rate(j.pass_rate),
                 esc(&j.last_outcome),
                 esc(&opt_time(j.last_started))
-            ));
+            );
         }
         b.push_str("</table>");
     }
     layout("Jobs", "/jobs", &b)
 }
+
+const LEGEND: &str =
+    "<p class=\"legend\"><span class=\"cell-l pass\"></span>pass <span class=\"cell-l flake\"></span>flake \
+    (passed after a failed attempt) <span class=\"cell-l fail\"></span>fail <span class=\"cell-l error\"></span>error \
+    <span class=\"cell-l aborted\"></span>aborted <span class=\"cell-l unknown\"></span>running or unknown</p>";
 
 pub fn job(j: &JobDetail) -> String {
     let s = &j.summary;
@@ -154,21 +180,83 @@ pub fn job(j: &JobDetail) -> String {
     );
     b.push_str("<h2>History (newest first)</h2><div class=\"strip\">");
     for r in &j.builds {
-        b.push_str(&format!(
-            "<a class=\"cell {}\" href=\"{}\" title=\"{} {} {}\"></a>",
-            esc(&r.outcome),
+        let _ = write!(
+            b,
+            "<a class=\"cell {}\" href=\"{}\" title=\"{} {} {}{}\"></a>",
+            esc(&r.cell),
             esc(&r.url),
             esc(&r.build_id),
-            esc(&r.outcome),
-            esc(&opt_time(r.started))
-        ));
+            esc(&r.cell),
+            esc(&opt_time(r.started)),
+            if r.failed_tests > 0 { format!(", {} failed tests", r.failed_tests) } else { String::new() }
+        );
     }
-    b.push_str("</div>\n<h2>Daily pass rate</h2>\n");
+    b.push_str("</div>\n");
+    b.push_str(LEGEND);
+    b.push_str("<h2>Daily pass rate</h2>\n");
     b.push_str(&pass_rate_chart(&j.daily));
+    let _ = write!(b, "\n<h2>Flake signals (last {} days)</h2>", j.window_days);
+    match &j.figures {
+        None => b.push_str("<p>No builds in the window.</p>"),
+        Some(f) => {
+            let _ = write!(
+                b,
+                "<table class=\"figures\"><tr><th>pass rate (sample)</th><td>{} ({} runs)</td></tr>\
+                 <tr><th>failing streak</th><td>{} builds{}</td></tr><tr><th>last pass</th><td>{}</td></tr>\
+                 <tr><th>commit consistency (kettle / corrected)</th><td>{} / {}</td></tr>",
+                rate(f.pass_rate),
+                f.sample,
+                f.streak_builds,
+                f.streak_days.map(|d| format!(", {d} days")).unwrap_or_default(),
+                f.last_pass.map(|d| d.to_string()).unwrap_or_else(|| "never in the stored history".into()),
+                f.kettle_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into()),
+                f.corrected_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into()),
+            );
+            if !f.mass_failure_builds.is_empty() {
+                let _ = write!(
+                    b,
+                    "<tr><th>mass-failure builds</th><td>{} (environment events, not counted as test flakes)</td></tr>",
+                    f.mass_failure_builds.len()
+                );
+            }
+            b.push_str("</table>");
+            if !f.flags.is_empty() {
+                b.push_str("<ul class=\"flags\">");
+                for fl in &f.flags {
+                    let _ = write!(b, "<li><span class=\"badge\">{}</span> {}</li>", esc(&fl.kind), esc(&fl.detail));
+                }
+                b.push_str("</ul>");
+            }
+            if j.flaky_tests.is_empty() {
+                b.push_str("<p>No test's flake signals fired.</p>");
+            } else {
+                b.push_str(
+                    "<table class=\"flaky\"><tr><th>flaky test</th><th>failed runs</th><th>flip rate</th><th>PFS</th><th>signals that fired</th></tr>",
+                );
+                for t in &j.flaky_tests {
+                    let _ = write!(
+                        b,
+                        "<tr><td>{}</td><td class=\"num\">{}/{}</td><td class=\"num\">{:.1}%</td><td class=\"num\">{:.3}</td><td>",
+                        test_link(&t.name),
+                        t.failed_runs,
+                        t.runs,
+                        t.flip_rate,
+                        t.pfs
+                    );
+                    for sig in &t.signals {
+                        let _ =
+                            write!(b, "<span class=\"badge\" title=\"{}\">{}</span> ", esc(&sig.detail), esc(sig.kind));
+                    }
+                    b.push_str("</td></tr>");
+                }
+                b.push_str("</table>");
+            }
+        }
+    }
     if !j.failing_tests.is_empty() {
         b.push_str("\n<h2>Most failing tests</h2><table class=\"failing\"><tr><th>test</th><th>failures</th></tr>");
         for t in &j.failing_tests {
-            b.push_str(&format!("<tr><td>{}</td><td class=\"num\">{}</td></tr>", test_link(&t.name), t.count));
+            let _ = write!(b, "<tr><td>{}</td><td class=\"num\">{}</td></tr>", test_link(&t.name), t.count);
         }
         b.push_str("</table>");
     }
@@ -177,17 +265,18 @@ pub fn job(j: &JobDetail) -> String {
          <th>duration</th><th>PR</th><th>failed tests</th></tr>",
     );
     for r in &j.builds {
-        b.push_str(&format!(
+        let _ = write!(
+            b,
             "<tr><td><a href=\"{}\">{}</a></td><td><span class=\"dot {}\"></span>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
             esc(&r.url),
             esc(&r.build_id),
-            esc(&r.outcome),
+            esc(&r.cell),
             esc(r.result.as_deref().unwrap_or("-")),
             esc(&opt_time(r.started)),
             r.duration.map(|d| format!("{}m", d / 60)).unwrap_or_else(|| "-".into()),
             r.pr.map(|p| format!("#{p}")).unwrap_or_default(),
             r.failed_tests
-        ));
+        );
     }
     b.push_str("</table>");
     layout(&s.job, "/jobs", &b)
@@ -204,68 +293,271 @@ fn select(name: &str, label: &str, options: &[(&str, &str)], current: &str) -> S
     let mut s = format!("<label>{label} <select name=\"{name}\">");
     for (value, text) in options {
         let sel = if *value == current { " selected" } else { "" };
-        s.push_str(&format!("<option value=\"{}\"{sel}>{}</option>", esc(value), esc(text)));
+        let _ = write!(s, "<option value=\"{}\"{sel}>{}</option>", esc(value), esc(text));
     }
     s.push_str("</select></label>");
     s
 }
 
+/// A failure text with the spans that differ between a cluster's failures marked
+/// (k8s triage's `commonSpans`: alternating shared and differing byte lengths,
+/// starting with a shared one), clipped to `max` bytes. Spans that do not fit the
+/// text leave it unmarked.
+pub fn spans_text(text: &str, spans: &[usize], max: usize) -> String {
+    let shown = clip(text, max);
+    let fits = spans.iter().sum::<usize>() == text.len();
+    let mut out = String::with_capacity(shown.len() + 64);
+    let mut at = 0usize;
+    if fits {
+        for (i, &len) in spans.iter().enumerate() {
+            if at >= shown.len() {
+                break;
+            }
+            let end = (at + len).min(shown.len());
+            if !shown.is_char_boundary(at) || !shown.is_char_boundary(end) {
+                break;
+            }
+            if i % 2 == 1 && end > at {
+                let _ = write!(out, "<mark class=\"var\">{}</mark>", esc(&shown[at..end]));
+            } else {
+                out.push_str(&esc(&shown[at..end]));
+            }
+            at = end;
+        }
+    }
+    if at < shown.len() {
+        out.push_str(&esc(&shown[at..]));
+    }
+    if shown.len() < text.len() {
+        let _ = write!(out, "\n… ({} more bytes)", text.len() - shown.len());
+    }
+    out
+}
+
+fn badges(c: &ClusterRow) -> String {
+    let mut s = String::new();
+    for sig in &c.signatures {
+        let _ = write!(s, "<span class=\"badge known\" title=\"known failure signature\">{}</span> ", esc(sig));
+    }
+    if !c.owner.is_empty() {
+        let _ = write!(s, "<span class=\"badge owner\">sig/{}</span>", esc(&c.owner));
+    }
+    s
+}
+
+fn name_counts(b: &mut String, title: &str, rows: &[NameCount], first_day: Day, link: fn(&str) -> String) {
+    let _ = write!(b, "<table class=\"counts\"><tr><th>{title}</th><th>failures</th><th>per day</th></tr>");
+    for r in rows {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            link(&r.name),
+            r.failures,
+            sparkline(&r.per_day, first_day)
+        );
+    }
+    b.push_str("</table>");
+}
+
 pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
-    let sort = match c.sort {
-        ClusterSort::Size => "size",
-        ClusterSort::LastSeen => "last_seen",
-        ClusterSort::FirstSeen => "first_seen",
-    };
-    let mut profiles = vec![("", "all profiles")];
-    profiles.extend(PROFILES.iter().map(|p| (*p, *p)));
+    let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
+    let mut profiles = vec![("", "default profile")];
+    profiles.extend(c.profiles.iter().map(|p| (p.as_str(), p.as_str())));
+    let mut owners = vec![("", "any owner")];
+    owners.extend(c.owners.iter().map(|o| (o.as_str(), o.as_str())));
+    let mut sigs = vec![("", "any"), ("known", "known signature"), ("unknown", "no known signature")];
+    sigs.extend(c.signatures.iter().map(|s| (s.as_str(), s.as_str())));
     let mut b = format!(
-        "<form class=\"filters\" method=\"get\" action=\"/clusters\">{}{}{}{}<button type=\"submit\">Filter</button></form>\n",
-        input("include", "include regex", p),
-        input("exclude", "exclude regex", p),
+        "<form class=\"filters\" method=\"get\" action=\"/clusters\">{}{}{}{}{}{}{}{}{}{}{}<button type=\"submit\">Filter</button></form>\n",
+        input("include", "text include regex", p),
+        input("exclude", "text exclude regex", p),
+        input("job", "job regex", p),
+        input("exclude_job", "job exclude", p),
+        input("test", "test regex", p),
+        input("exclude_test", "test exclude", p),
+        select("kind", "jobs", &[("all", "CI and PR"), ("ci", "CI only"), ("pr", "PR only")], get("kind")),
+        select("owner", "owner", &owners, get("owner")),
+        select("signature", "signature", &sigs, get("signature")),
         select(
             "sort",
             "sort by",
-            &[("size", "failures"), ("last_seen", "last seen"), ("first_seen", "first seen")],
-            sort
+            &[
+                ("total", "failures"),
+                ("today", "last day"),
+                ("growth", "growth"),
+                ("last_seen", "last seen"),
+                ("first_seen", "first seen")
+            ],
+            c.sort.as_str()
         ),
-        select("profile", "profile", &profiles, p.get("profile").map(String::as_str).unwrap_or("")),
+        select("profile", "profile", &profiles, get("profile")),
     );
-    b.push_str(&format!("<p>{} of {} clusters match; showing {}.</p>\n", c.matching, c.total, c.clusters.len()));
-    if !c.clusters.is_empty() {
-        b.push_str(
-            "<table class=\"clusters\"><tr><th>failures</th><th>first seen</th><th>last seen</th><th>profile</th><th>failure text</th></tr>",
+    let (Some(profile), Some(first), Some(last)) = (&c.profile, c.first_day, c.last_day) else {
+        b.push_str("<p>No clustering run is stored: run <code>citriage cluster</code> first.</p>");
+        return layout("Patterns", "/clusters", &b);
+    };
+    let _ = writeln!(
+        b,
+        "<p class=\"result-count\">{} of {} clusters match ({} failures), {} to {}, profile <code>{}</code>; showing {}.</p>",
+        c.matching,
+        c.total,
+        c.failures,
+        first,
+        last,
+        esc(profile),
+        c.clusters.len()
+    );
+    for r in &c.clusters {
+        let href = cluster_href(&r.profile, &r.stable_id);
+        let _ = write!(
+            b,
+            "<section class=\"cluster\" id=\"c-{}\"><h3><a href=\"{href}\">{} failures ({} today)</a> \
+             <span class=\"growth\">growth {:+.1}/day</span> {}{}</h3>\
+             <p class=\"meta\">{} jobs, {} tests · first seen {} · last seen {} · <code>{}</code></p>\
+             <pre class=\"ftext\">{}</pre>",
+            pct(&r.stable_id),
+            r.total,
+            r.today,
+            r.growth,
+            sparkline(&r.per_day, first),
+            badges(r),
+            r.jobs,
+            r.tests,
+            esc(&time(r.first_seen)),
+            esc(&time(r.last_seen)),
+            esc(&r.stable_id),
+            spans_text(&r.text, &r.spans, 1500)
         );
-        for r in &c.clusters {
-            b.push_str(&format!(
-                "<tr id=\"c-{}\"><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre><small>{}</small></td></tr>",
-                pct(&r.stable_id),
-                r.size,
-                esc(&time(r.first_seen)),
-                esc(&time(r.last_seen)),
-                esc(&r.profile),
-                cluster_text(clip(&r.key, 2000)),
-                esc(&r.stable_id)
-            ));
-        }
-        b.push_str("</table>");
+        b.push_str("<div class=\"cols\">");
+        name_counts(&mut b, "top jobs", &r.top_jobs, first, job_link);
+        name_counts(&mut b, "top tests", &r.top_tests, first, test_link);
+        b.push_str("</div></section>\n");
     }
     layout("Patterns", "/clusters", &b)
 }
 
-pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String {
+/// The prefilled "file an issue" link of a cluster.
+pub fn issue_url(repo: &str, d: &ClusterDetail) -> String {
+    let c = &d.cluster;
+    let first_line = c.text.lines().next().unwrap_or("").trim();
+    let title = format!("Failure cluster {}: {}", c.stable_id, clip(first_line, 80));
+    let mut body = format!(
+        "### Failure cluster {} (go.k8s.io/triage id {})\n\n{} failures between {} and {} ({} on the last day) in {} jobs and {} tests.\n\n#### Error text:\n```\n{}\n```\n\n#### Recent failures:\n",
+        c.stable_id,
+        c.k8s_id,
+        c.total,
+        d.first_day,
+        d.last_day,
+        c.today,
+        c.jobs,
+        c.tests,
+        clip(&c.text, 1500)
+    );
+    for f in d.latest.iter().take(5) {
+        let _ = writeln!(body, "- {} {} [{}]({})", opt_time(f.started), f.job, f.build_id, f.url);
+    }
+    body.push_str("\n#### Jobs:\n");
+    for j in d.jobs.iter().take(10) {
+        let _ = writeln!(body, "- {} ({} failures)", j.name, j.failures);
+    }
+    body.push_str("\n#### Tests:\n");
+    for t in d.tests.iter().take(10) {
+        let _ = writeln!(body, "- {} ({} failures)", t.name, t.failures);
+    }
+    body.push_str(
+        "\n#### Reason for failure (if possible):\n\n#### Anything else we need to know:\n\n/kind failing-test\n",
+    );
+    if !c.owner.is_empty() && c.owner != "testing" {
+        let _ = writeln!(body, "/sig {}", c.owner);
+    }
+    format!("https://github.com/{}/issues/new?title={}&body={}", pct_path(repo), pct(&title), pct(clip(&body, 6000)))
+}
+
+/// Percent-encodes an `owner/name` repository, keeping its slash.
+fn pct_path(repo: &str) -> String {
+    repo.split('/').map(pct).collect::<Vec<_>>().join("/")
+}
+
+/// GitHub issue searches for a cluster: by its ids, and by the start of its text.
+pub fn issue_search_urls(repo: &str, c: &ClusterRow) -> (String, String) {
+    let ids = format!("is:issue {} OR {}", c.stable_id, c.k8s_id);
+    let first_line: String = c.text.lines().next().unwrap_or("").trim().chars().take(60).collect();
+    let text = format!("is:issue \"{}\"", first_line.replace('"', " "));
+    let base = format!("https://github.com/{}/issues", pct_path(repo));
+    (format!("{base}?q={}", pct(&ids)), format!("{base}?q={}", pct(&text)))
+}
+
+pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
+    let c = &d.cluster;
+    let (by_id, by_text) = issue_search_urls(repo, c);
     let mut b = format!(
-        "<form class=\"filters\" method=\"get\" action=\"/search\">{}{}{}{}{}{}<button type=\"submit\">Search</button></form>\n",
+        "<p class=\"summary\"><b>{} failures ({} today)</b>, growth {:+.1}/day, in {} jobs and {} tests, {} to {} · \
+         first seen {} · last seen {} {}</p>\n<p class=\"meta\">stable id <code>{}</code> · go.k8s.io/triage id <code>{}</code> · profile <code>{}</code></p>\n\
+         <p class=\"actions\"><a class=\"button\" href=\"{}\">File an issue</a> <a href=\"{}\">Issues naming this cluster</a> · <a href=\"{}\">Issues with this text</a></p>\n",
+        c.total,
+        c.today,
+        c.growth,
+        c.jobs,
+        c.tests,
+        d.first_day,
+        d.last_day,
+        esc(&time(c.first_seen)),
+        esc(&time(c.last_seen)),
+        badges(c),
+        esc(&c.stable_id),
+        esc(&c.k8s_id),
+        esc(&c.profile),
+        esc(&issue_url(repo, d)),
+        esc(&by_id),
+        esc(&by_text)
+    );
+    b.push_str("<h2>Failures per day</h2>");
+    b.push_str(&failures_chart(&c.per_day, d.first_day));
+    let _ = write!(
+        b,
+        "<h2>Failure text</h2><p class=\"meta\">Marked: the spans that differ between the cluster's failures.</p><pre class=\"ftext\">{}</pre>",
+        spans_text(&c.text, &c.spans, 20_000)
+    );
+    if c.key != c.text {
+        let _ =
+            write!(b, "<details><summary>normalized key</summary><pre>{}</pre></details>", esc(clip(&c.key, 20_000)));
+    }
+    b.push_str("<div class=\"cols\"><div>");
+    b.push_str("<h2>Jobs</h2>");
+    name_counts(&mut b, "job", &d.jobs, d.first_day, job_link);
+    b.push_str("</div><div><h2>Tests</h2>");
+    name_counts(&mut b, "test", &d.tests, d.first_day, test_link);
+    b.push_str("</div></div>");
+    b.push_str("<h2>Latest failures</h2><table class=\"latest\"><tr><th>started</th><th>job</th><th>build</th><th>test</th><th>failure</th></tr>");
+    for f in &d.latest {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{}</td><td><a href=\"{}\">{}</a>{}</td><td>{}</td><td><pre>{}</pre></td></tr>",
+            esc(&opt_time(f.started)),
+            job_link(&f.job),
+            esc(&f.url),
+            esc(&f.build_id),
+            f.pr.map(|p| format!(" (PR #{p})")).unwrap_or_default(),
+            test_link(&f.test),
+            esc(clip(&f.text, 300))
+        );
+    }
+    b.push_str("</table>");
+    layout(&format!("Cluster {}", c.stable_id), "/clusters", &b)
+}
+
+pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String {
+    let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
+    let mut b = format!(
+        "<form class=\"filters\" method=\"get\" action=\"/search\">{}{}{}{}{}{}{}{}<button type=\"submit\">Search</button></form>\n",
         input("q", "regex", p),
         input("job", "job include", p),
         input("exclude_job", "job exclude", p),
         input("max_age_days", "max age (days)", p),
+        input("context", "context lines", p),
         input("max", "max matches", p),
-        select(
-            "group",
-            "group",
-            &[("none", "no grouping"), ("job", "by job")],
-            p.get("group").map(String::as_str).unwrap_or("none")
-        ),
+        select("within", "search in", &[("all", "failures and logs"), ("tests", "test failures"), ("logs", "build logs")], get("within")),
+        select("group", "group", &[("none", "no grouping"), ("job", "by job")], get("group")),
     );
     if let Some(r) = r {
         let mut notes = Vec::new();
@@ -273,19 +565,22 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
             notes.push("more matches exist than are shown");
         }
         if r.timed_out {
-            notes.push("the scan stopped at its time limit");
+            notes.push("the search stopped at its time limit");
         }
-        b.push_str(&format!(
-            "<p class=\"result-count\">{} matches shown, {} failure texts scanned{}{}.</p>\n",
+        let _ = writeln!(
+            b,
+            "<p class=\"result-count\">{} matches shown of {} found; {} distinct texts of {} failure texts and log excerpts searched{}{}.</p>",
             r.matches.len(),
+            r.found,
             r.scanned,
+            r.indexed,
             if notes.is_empty() { "" } else { "; " },
             notes.join("; ")
-        ));
+        );
         if let Some(groups) = r.groups.as_ref().filter(|g| !g.is_empty()) {
             b.push_str("<table class=\"groups\"><tr><th>job</th><th>matches</th></tr>");
             for g in groups {
-                b.push_str(&format!("<tr><td>{}</td><td class=\"num\">{}</td></tr>", job_link(&g.job), g.matches));
+                let _ = write!(b, "<tr><td>{}</td><td class=\"num\">{}</td></tr>", job_link(&g.job), g.matches);
             }
             b.push_str("</table>\n");
         }
@@ -293,77 +588,265 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
         for m in &r.matches {
             let (pre, hit, post) =
                 (&m.excerpt[..m.match_start], &m.excerpt[m.match_start..m.match_end], &m.excerpt[m.match_end..]);
-            b.push_str(&format!(
+            let what = match m.line {
+                Some(l) => format!("<code>{}:{l}</code>", esc(&m.name)),
+                None => test_link(&m.name),
+            };
+            let _ = write!(
+                b,
                 "<li>{} <a href=\"{}\">{}</a> {}<br>{}<pre>{}<mark>{}</mark>{}</pre></li>",
                 job_link(&m.job),
                 esc(&m.url),
                 esc(&m.build_id),
                 esc(&opt_time(m.started)),
-                test_link(&m.test),
+                what,
                 esc(pre),
                 esc(hit),
                 esc(post)
-            ));
+            );
         }
         b.push_str("</ol>");
     }
     layout("Search", "/search", &b)
 }
 
-fn test_link(test: &str) -> String {
-    format!("<a href=\"/tests?name={}\">{}</a>", pct(test), esc(test))
-}
-
 pub fn test(p: &BTreeMap<String, String>, h: Option<&TestHistory>) -> String {
     let mut b = format!(
         "<form class=\"filters\" method=\"get\" action=\"/tests\">{}<button type=\"submit\">Show</button></form>\n",
-        input("name", "test name (exact)", p)
+        input("name", "test name (exact, or its kettle name)", p)
     );
     if let Some(h) = h {
-        b.push_str(&format!("<h2><code>{}</code></h2>", esc(&h.test)));
+        let _ = write!(
+            b,
+            "<h2><code>{}</code></h2><p class=\"meta\">Runs in the last {} days.</p>",
+            esc(&h.test),
+            h.window_days
+        );
         for j in &h.jobs {
-            b.push_str(&format!(
-                "<section class=\"test-job\"><h3>{}</h3><p>{} runs: {} passed, {} failed; pass rate <b>{}</b>.</p><div class=\"strip\">",
+            let _ = write!(
+                b,
+                "<section class=\"test-job\"><h3>{}</h3><p>{} runs: {} passed, {} failed; pass rate <b>{}</b>{}{}.</p>",
                 job_link(&j.job),
                 j.runs,
                 j.passed,
                 j.failed,
-                rate(j.pass_rate)
-            ));
-            for r in &j.history {
-                let class = if r.status == "passed" { "pass" } else { "fail" };
-                b.push_str(&format!(
-                    "<a class=\"cell {class}\" href=\"{}\" title=\"{} {} {}\"></a>",
-                    esc(&r.url),
-                    esc(&r.build_id),
-                    esc(&r.status),
-                    esc(&opt_time(r.started))
-                ));
+                rate(j.pass_rate),
+                j.flip_rate.map(|f| format!("; flip rate {f:.1}%")).unwrap_or_default(),
+                j.pfs.map(|f| format!("; PFS {f:.3}")).unwrap_or_default(),
+            );
+            if j.test != h.test {
+                let _ = write!(b, "<p class=\"meta\">stored as <code>{}</code></p>", esc(&j.test));
             }
-            b.push_str("</div></section>\n");
+            if !j.signals.is_empty() {
+                b.push_str("<p class=\"signals\">");
+                for s in &j.signals {
+                    let _ = write!(
+                        b,
+                        "<span class=\"badge{}\" title=\"{}\">{}: {}</span> ",
+                        if s.fired { " fired" } else { "" },
+                        esc(&s.detail),
+                        esc(s.kind),
+                        if s.fired { "fired" } else { "quiet" }
+                    );
+                }
+                b.push_str("</p>");
+            }
+            if !j.history.is_empty() {
+                b.push_str("<div class=\"strip\">");
+                for r in &j.history {
+                    let class = if r.status == "passed" { "pass" } else { "fail" };
+                    let _ = write!(
+                        b,
+                        "<a class=\"cell {class}\" href=\"{}\" title=\"{} {} {}\"></a>",
+                        esc(&r.url),
+                        esc(&r.build_id),
+                        esc(&r.status),
+                        esc(&opt_time(r.started))
+                    );
+                }
+                b.push_str("</div>");
+            }
+            b.push_str("</section>\n");
+        }
+        if !h.clusters.is_empty() {
+            b.push_str("<h2>Clusters of its failures</h2><table class=\"clusters\"><tr><th>profile</th><th>failures</th><th>cluster</th></tr>");
+            for c in &h.clusters {
+                let _ = write!(
+                    b,
+                    "<tr><td>{}</td><td class=\"num\">{}</td><td><a href=\"{}\"><pre>{}</pre></a></td></tr>",
+                    esc(&c.profile),
+                    c.failures,
+                    cluster_href(&c.profile, &c.stable_id),
+                    esc(clip(&c.key, 300))
+                );
+            }
+            b.push_str("</table>");
         }
     }
     layout("Test history", "/tests", &b)
 }
 
-/// Escapes a cluster's normalized failure text and marks the placeholders that stand
-/// for the spans differing between its failures (`UNIQ1`, `NUM`, `TIME`, ...).
-pub fn cluster_text(key: &str) -> String {
-    static VAR: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let Some(re) = VAR.get_or_init(|| regex::Regex::new(r"\b(?:UNIQ\d*|NUM|DURATION|TIME|LINE)\b").ok()) else {
-        return esc(key);
-    };
-    let mut out = String::with_capacity(key.len() + 32);
-    let mut last = 0;
-    for m in re.find_iter(key) {
-        out.push_str(&esc(&key[last..m.start()]));
-        out.push_str("<mark class=\"var\">");
-        out.push_str(&esc(m.as_str()));
-        out.push_str("</mark>");
-        last = m.end();
+pub fn payloads(streams: &[PayloadStream]) -> String {
+    let mut b = String::new();
+    if streams.is_empty() {
+        b.push_str("<p>No payload analyses are stored: run <code>citriage payload TAG</code> first.</p>");
     }
-    out.push_str(&esc(&key[last..]));
-    out
+    for s in streams {
+        let _ = write!(
+            b,
+            "<section class=\"stream\"><h2>{}</h2><p>{} payloads: {} accepted, {} rejected.</p>",
+            esc(&s.stream),
+            s.payloads.len(),
+            s.accepted,
+            s.rejected
+        );
+        b.push_str(&acceptance_chart(&s.per_day));
+        b.push_str(
+            "<table class=\"payloads\"><tr><th>payload</th><th>phase</th><th>created</th><th>blocking failed</th><th>analysis</th></tr>",
+        );
+        for p in &s.payloads {
+            let tag = if p.analyzed {
+                format!("<a href=\"/payloads/{}\">{}</a>", pct(&p.tag), esc(&p.tag))
+            } else {
+                esc(&p.tag)
+            };
+            let _ = write!(
+                b,
+                "<tr><td>{tag}</td><td><span class=\"phase phase-{}\">{}</span></td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                esc(&p.phase.to_ascii_lowercase()),
+                esc(&p.phase),
+                esc(p.created.as_deref().unwrap_or("-")),
+                match (p.blocking_failed, p.blocking_total) {
+                    (Some(f), Some(t)) => format!("{f}/{t}"),
+                    _ => "-".into(),
+                },
+                if p.analyzed { esc(p.verdict.as_deref().unwrap_or("analysed")) } else { String::new() }
+            );
+        }
+        b.push_str("</table></section>\n");
+    }
+    layout("Payloads", "/payloads", &b)
+}
+
+/// A stored payload report with the dashboard's navigation bar above it. The report
+/// is the exact HTML `citriage payload` wrote (it escapes everything from CI itself).
+pub fn payload_report(stored_html: &str, tag: &str) -> String {
+    let bar = format!(
+        "<nav style=\"font:14px system-ui,sans-serif;padding:8px 16px;background:#1d2430;color:#cfd6e4\">\
+         <a style=\"color:#fff;margin-right:16px\" href=\"/payloads\">← Payloads</a>\
+         <a style=\"color:#cfd6e4;margin-right:16px\" href=\"/api/v1/payloads/{}\">JSON</a>\
+         <span>{}</span></nav>",
+        pct(tag),
+        esc(tag)
+    );
+    match stored_html.find("<body>") {
+        Some(i) => format!("{}{bar}{}", &stored_html[..i + 6], &stored_html[i + 6..]),
+        None => format!("{bar}{stored_html}"),
+    }
+}
+
+fn report_href(kind: &str, key: &str) -> String {
+    format!("/reports/{}/{}", pct(kind), key.split('/').map(pct).collect::<Vec<_>>().join("/"))
+}
+
+pub fn reports(entries: &[ReportEntry]) -> String {
+    let mut b = String::new();
+    if entries.is_empty() {
+        b.push_str("<p>No reports are stored: <code>citriage triage --out DIR</code>, <code>citriage payload</code> and <code>citriage verify</code> record theirs.</p>");
+    } else {
+        b.push_str("<table class=\"reports\"><tr><th>kind</th><th>report</th><th>as of</th><th>formats</th><th>verifier</th></tr>");
+        for e in entries {
+            let href =
+                if e.kind == "payload" { format!("/payloads/{}", pct(&e.key)) } else { report_href(&e.kind, &e.key) };
+            let verdict = match &e.verification {
+                None => "<span class=\"meta\">not verified</span>".to_string(),
+                Some(v) => format!(
+                    "<span class=\"verdict verdict-{}\">{}</span> {} findings, {} unchecked",
+                    esc(&v.verdict),
+                    esc(&v.verdict),
+                    v.findings,
+                    v.unchecked
+                ),
+            };
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{verdict}</td></tr>",
+                esc(&e.kind),
+                href,
+                esc(&e.title),
+                esc(&e.as_of),
+                esc(&e.media_types.join(", "))
+            );
+        }
+        b.push_str("</table>");
+    }
+    layout("Reports", "/reports", &b)
+}
+
+pub fn report(
+    kind: &str,
+    key: &str,
+    title: &str,
+    as_of: &str,
+    media_type: &str,
+    body: &str,
+    verification: Option<&serde_json::Value>,
+) -> String {
+    let mut b = format!(
+        "<p class=\"meta\"><code>{}/{}</code> · as of {} · {} · <a href=\"/api/v1{}\">JSON</a></p>",
+        esc(kind),
+        esc(key),
+        esc(as_of),
+        esc(media_type),
+        report_href(kind, key)
+    );
+    let (rendered, anchors) = if media_type == "text/markdown" {
+        crate::markdown::to_html(body)
+    } else {
+        let pretty = serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| body.to_string());
+        (format!("<pre>{}</pre>", esc(&pretty)), Vec::new())
+    };
+    match verification {
+        None => b.push_str("<p class=\"meta\">No verifier result is stored for this report (<code>citriage verify</code> records one).</p>"),
+        Some(v) => {
+            let verdict = v["verdict"].as_str().unwrap_or("unknown");
+            let findings = v["findings"].as_array().cloned().unwrap_or_default();
+            let unchecked = v["unchecked"].as_array().map_or(0, Vec::len);
+            let _ = write!(
+                b,
+                "<section class=\"verification\"><h2>Verifier: <span class=\"verdict verdict-{}\">{}</span></h2><p>{} findings, {} claims not checked.</p>",
+                esc(verdict),
+                esc(verdict),
+                findings.len(),
+                unchecked
+            );
+            if !findings.is_empty() {
+                b.push_str("<table class=\"findings\"><tr><th>line</th><th>rule</th><th>finding</th></tr>");
+                for f in &findings {
+                    let line = f["line"].as_u64().unwrap_or(0) as usize;
+                    let at = match crate::markdown::anchor_for(&anchors, line) {
+                        Some(a) => format!("<a href=\"#L{a}\">{line}</a>"),
+                        None => line.to_string(),
+                    };
+                    let _ = write!(
+                        b,
+                        "<tr><td>{at}</td><td><code>{}</code></td><td>{}</td></tr>",
+                        esc(f["rule_id"].as_str().unwrap_or("")),
+                        esc(f["message"].as_str().unwrap_or(""))
+                    );
+                }
+                b.push_str("</table>");
+            }
+            b.push_str("</section>");
+        }
+    }
+    b.push_str("<article class=\"report\">");
+    b.push_str(&rendered);
+    b.push_str("</article>");
+    layout(title, "/reports", &b)
 }
 
 #[cfg(test)]
@@ -371,11 +854,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cluster_text_marks_placeholders_and_escapes_the_rest() {
-        assert_eq!(
-            cluster_text("dial <tcp> UNIQ12:NUM failed at log.go:LINE after DURATION; NUMBER"),
-            "dial &lt;tcp&gt; <mark class=\"var\">UNIQ12</mark>:<mark class=\"var\">NUM</mark> failed at log.go:\
-             <mark class=\"var\">LINE</mark> after <mark class=\"var\">DURATION</mark>; NUMBER"
-        );
+    fn spans_mark_differing_parts_and_escape() {
+        // "pod <a-1> failed": shared "pod <", differing "a-1", shared "> failed".
+        let text = "pod <a-1> failed";
+        assert_eq!(spans_text(text, &[5, 3, 8], 1000), "pod &lt;<mark class=\"var\">a-1</mark>&gt; failed");
+        // Spans that do not add up leave the text unmarked but escaped.
+        assert_eq!(spans_text(text, &[5, 3], 1000), "pod &lt;a-1&gt; failed");
+        // Clipping keeps marks inside the clip and says how much is left.
+        let out = spans_text(text, &[5, 3, 8], 7);
+        assert!(out.starts_with("pod &lt;<mark class=\"var\">a-</mark>"), "{out}");
+        assert!(out.ends_with("(9 more bytes)"), "{out}");
+    }
+
+    #[test]
+    fn payload_reports_get_the_navigation_after_body() {
+        let out = payload_report("<html><body><main>x</main></body></html>", "4.22.0-<x>");
+        assert!(out.starts_with("<html><body><nav"), "{out}");
+        assert!(out.contains("4.22.0-&lt;x&gt;"));
+        assert!(out.contains("/api/v1/payloads/4.22.0-%3Cx%3E"));
     }
 }

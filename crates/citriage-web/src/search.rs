@@ -1,12 +1,18 @@
-//! Regex search over stored failure texts, bounded in every direction: the pattern's
-//! length and compiled size, the number of matches returned and the time spent
-//! scanning. Builds are scanned job by job (sorted), newest build first.
+//! Regex search over stored failure texts and build-log excerpts, like
+//! search.ci.openshift.org: max age, job include and exclude, context lines, max
+//! matches, grouping by job. Answered from [`SearchIndex`]: every distinct text is
+//! kept once with the places it occurs (a failed test of a build, or an excerpt of a
+//! build's log), so a search runs the regex over distinct texts only and the
+//! matches are expanded to their occurrences afterwards.
+//!
+//! Bounded in every direction: the pattern's length and compiled size, the number of
+//! matches returned and the time spent.
 
-use crate::data::spyglass_url;
+use crate::index::WebIndex;
 use crate::WebError;
 use citriage_store::Store;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 /// Longest pattern accepted, in bytes.
@@ -15,10 +21,14 @@ pub const MAX_PATTERN_LEN: usize = 500;
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// Most matches one search may ask for.
 pub const MAX_MATCHES: usize = 1000;
-/// Time budget of one search's scan.
+/// Most context lines either side of a match.
+pub const MAX_CONTEXT: usize = 20;
+/// Time budget of one search.
 pub const SEARCH_DEADLINE: Duration = Duration::from_secs(3);
-/// Characters of context kept either side of a match.
-const CONTEXT: usize = 120;
+/// Matching occurrences gathered before ordering (beyond it the answer says `truncated`).
+const GATHER_LIMIT: usize = 50_000;
+/// Bytes of one excerpt line shown.
+const LINE_CAP: usize = 400;
 
 /// Compiles a user's regex within the size bounds; errors are a 400 naming `what`.
 pub fn bounded_regex(what: &str, pattern: &str) -> Result<regex::Regex, WebError> {
@@ -35,6 +45,107 @@ pub fn bounded_regex(what: &str, pattern: &str) -> Result<regex::Regex, WebError
         .map_err(|e| WebError::BadRequest(format!("{what}: {e}")))
 }
 
+/// Where a text occurs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A failed test of a build: the test name's index in [`SearchIndex::names`].
+    Test { name: u32 },
+    /// An excerpt of a build's log: the log's name in [`SearchIndex::names`] and the
+    /// excerpt's first line in the log.
+    Excerpt { source: u32, line_start: u32 },
+}
+
+/// One occurrence of a distinct text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occurrence {
+    /// Position of the build in [`WebIndex::builds`].
+    pub build: u32,
+    pub place: Place,
+}
+
+/// Distinct texts with their occurrences.
+#[derive(Debug, Default)]
+pub struct SearchIndex {
+    texts: Vec<Box<str>>,
+    /// Occurrences of text `i`: `occurrences[starts[i]..starts[i + 1]]`.
+    starts: Vec<u32>,
+    occurrences: Vec<Occurrence>,
+    /// Test names and log names.
+    pub names: Vec<String>,
+    /// Failure texts and excerpts indexed (occurrences).
+    pub entries: u64,
+}
+
+impl SearchIndex {
+    /// Reads every failure text and log excerpt of the builds in `positions` (store row
+    /// id → position in the view's builds).
+    pub fn build(store: &mut Store, positions: &HashMap<i64, u32>) -> Result<SearchIndex, WebError> {
+        let mut text_ids: HashMap<Box<str>, u32> = HashMap::new();
+        let mut texts: Vec<Box<str>> = Vec::new();
+        let mut name_ids: HashMap<String, u32> = HashMap::new();
+        let mut names: Vec<String> = Vec::new();
+        let mut raw: Vec<(u32, Occurrence)> = Vec::new();
+        let mut intern_text = |t: &str, texts: &mut Vec<Box<str>>| -> u32 {
+            if let Some(&i) = text_ids.get(t) {
+                return i;
+            }
+            let i = texts.len() as u32;
+            texts.push(t.into());
+            text_ids.insert(t.into(), i);
+            i
+        };
+        let mut intern_name = |n: &str| -> u32 {
+            if let Some(&i) = name_ids.get(n) {
+                return i;
+            }
+            let i = names.len() as u32;
+            names.push(n.to_string());
+            name_ids.insert(n.to_string(), i);
+            i
+        };
+        store.for_each_failure_text(|build, _seq, name, text| {
+            let Some(&b) = positions.get(&build) else { return };
+            let t = intern_text(text, &mut texts);
+            raw.push((t, Occurrence { build: b, place: Place::Test { name: intern_name(name) } }));
+        })?;
+        store.for_each_excerpt(|build, e| {
+            let Some(&b) = positions.get(&build) else { return };
+            let t = intern_text(&e.text, &mut texts);
+            raw.push((
+                t,
+                Occurrence {
+                    build: b,
+                    place: Place::Excerpt { source: intern_name(&e.source), line_start: e.line_start },
+                },
+            ));
+        })?;
+        let entries = raw.len() as u64;
+        // Group occurrences by text (stable: store order within a text).
+        raw.sort_by_key(|(t, _)| *t);
+        let mut starts = Vec::with_capacity(texts.len() + 1);
+        let mut occurrences = Vec::with_capacity(raw.len());
+        let mut next = 0usize;
+        for t in 0..texts.len() as u32 {
+            starts.push(occurrences.len() as u32);
+            while next < raw.len() && raw[next].0 == t {
+                occurrences.push(raw[next].1);
+                next += 1;
+            }
+        }
+        starts.push(occurrences.len() as u32);
+        Ok(SearchIndex { texts, starts, occurrences, names, entries })
+    }
+
+    /// Distinct texts.
+    pub fn distinct(&self) -> usize {
+        self.texts.len()
+    }
+
+    fn occurrences_of(&self, t: usize) -> &[Occurrence] {
+        &self.occurrences[self.starts[t] as usize..self.starts[t + 1] as usize]
+    }
+}
+
 /// A parsed search request.
 #[derive(Debug, Clone)]
 pub struct SearchQuery {
@@ -44,22 +155,38 @@ pub struct SearchQuery {
     /// Only builds started within this many days of the newest stored build.
     pub max_age_days: Option<u32>,
     pub max_matches: usize,
+    /// Lines of context either side of the matching lines.
+    pub context: usize,
     pub group_by_job: bool,
+    /// `all`, `tests` (failure texts) or `logs` (log excerpts).
+    pub within: Within,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Within {
+    All,
+    Tests,
+    Logs,
 }
 
 impl SearchQuery {
-    /// Reads `q`, `job`, `exclude_job`, `max_age_days`, `max` and `group` (`job`);
-    /// `Ok(None)` when no `q` was given (the search form alone).
+    /// Reads `q`, `job`, `exclude_job`, `max_age_days`, `max`, `context`, `group`
+    /// (`job` or `none`) and `within` (`all`, `tests`, `logs`); `Ok(None)` when no
+    /// `q` was given (the search form alone).
     pub fn parse(p: &BTreeMap<String, String>) -> Result<Option<SearchQuery>, WebError> {
         let get = |k: &str| p.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
         let Some(q) = p.get("q").filter(|v| !v.is_empty()) else { return Ok(None) };
-        let max_age_days = match get("max_age_days") {
-            None => None,
-            Some(v) => match v.parse::<u32>() {
-                Ok(n) if n <= 3650 => Some(n),
-                _ => return Err(WebError::BadRequest(format!("max_age_days must be 0 to 3650, not {v:?}"))),
-            },
+        let number = |k: &str, max: usize| -> Result<Option<usize>, WebError> {
+            match get(k) {
+                None => Ok(None),
+                Some(v) => match v.parse::<usize>() {
+                    Ok(n) if n <= max => Ok(Some(n)),
+                    _ => Err(WebError::BadRequest(format!("{k} must be 0 to {max}, not {v:?}"))),
+                },
+            }
         };
+        let max_age_days = number("max_age_days", 3650)?.map(|n| n as u32);
         let max_matches = match get("max") {
             None => 100,
             Some(v) => match v.parse::<usize>() {
@@ -67,10 +194,17 @@ impl SearchQuery {
                 _ => return Err(WebError::BadRequest(format!("max must be 1 to {MAX_MATCHES}, not {v:?}"))),
             },
         };
+        let context = number("context", MAX_CONTEXT)?.unwrap_or(2);
         let group_by_job = match get("group") {
             None | Some("none") => false,
             Some("job") => true,
             Some(v) => return Err(WebError::BadRequest(format!("group must be job or none, not {v:?}"))),
+        };
+        let within = match get("within") {
+            None | Some("all") => Within::All,
+            Some("tests") => Within::Tests,
+            Some("logs") => Within::Logs,
+            Some(v) => return Err(WebError::BadRequest(format!("within must be all, tests or logs, not {v:?}"))),
         };
         Ok(Some(SearchQuery {
             pattern: bounded_regex("q", q)?,
@@ -78,21 +212,28 @@ impl SearchQuery {
             exclude_job: get("exclude_job").map(|v| bounded_regex("exclude_job", v)).transpose()?,
             max_age_days,
             max_matches,
+            context,
             group_by_job,
+            within,
         }))
     }
 }
 
-/// One matching failure.
+/// One matching failure text or log excerpt.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchMatch {
     pub job: String,
     pub build_id: String,
     pub started: Option<i64>,
-    pub test: String,
-    /// The text around the first match (at most a few hundred characters).
+    /// `test` or `log`.
+    pub kind: &'static str,
+    /// The failed test's name, or the log's name (`build-log.txt`).
+    pub name: String,
+    /// For a log excerpt: the log line of the match (1-based).
+    pub line: Option<u32>,
+    /// The matching lines with their context, each line capped at a few hundred bytes.
     pub excerpt: String,
-    /// Byte range of the match inside `excerpt`.
+    /// Byte range of the (first) match inside `excerpt`.
     pub match_start: usize,
     pub match_end: usize,
     pub url: String,
@@ -110,11 +251,14 @@ pub struct SearchResult {
     pub matches: Vec<SearchMatch>,
     /// Matches per job, by job name (only when grouped by job).
     pub groups: Option<Vec<JobCount>>,
-    /// Failure texts scanned.
+    /// Failure texts and excerpts in the index, and distinct texts the regex ran over.
+    pub indexed: u64,
     pub scanned: usize,
+    /// Matching occurrences found (within the filters).
+    pub found: usize,
     /// True when more matches existed than were returned.
     pub truncated: bool,
-    /// True when the scan stopped at the time budget.
+    /// True when the search stopped at its time budget.
     pub timed_out: bool,
 }
 
@@ -126,83 +270,153 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-fn ceil_boundary(s: &str, mut i: usize) -> usize {
-    i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
-}
-
-/// The excerpt around `start..end` of `text` and the match's range inside it.
-fn excerpt(text: &str, start: usize, end: usize) -> (String, usize, usize) {
-    let end = ceil_boundary(text, end.min(start + 4 * CONTEXT));
-    let from = floor_boundary(text, start.saturating_sub(CONTEXT));
-    let to = ceil_boundary(text, end + CONTEXT);
-    (text[from..to].to_string(), start - from, end - from)
-}
-
-/// Runs a search over the store.
-pub fn search(store: &mut Store, q: &SearchQuery) -> Result<SearchResult, WebError> {
-    let deadline = Instant::now() + SEARCH_DEADLINE;
-    let since = match q.max_age_days {
-        None => None,
-        Some(days) => {
-            let newest = store.builds(None)?.iter().filter_map(|b| b.started).max();
-            newest.map(|n| n - i64::from(days) * 86_400)
+/// The lines around `start..end` of `text` with `context` lines either side (each
+/// line capped), the match's range inside it, and the match's line (0-based).
+fn excerpt(text: &str, start: usize, end: usize, context: usize) -> (String, usize, usize, usize) {
+    let line_of = |i: usize| text[..i].bytes().filter(|&b| b == b'\n').count();
+    let (first, last) = (line_of(start), line_of(end.max(start)));
+    let lines: Vec<&str> = text.split('\n').collect();
+    let from = first.saturating_sub(context);
+    let to = (last + context).min(lines.len().saturating_sub(1));
+    let mut out = String::new();
+    let (mut ms, mut me) = (0, 0);
+    let mut offset = lines[..from].iter().map(|l| l.len() + 1).sum::<usize>();
+    for (i, line) in lines.iter().enumerate().take(to + 1).skip(from) {
+        if i > from {
+            out.push('\n');
         }
+        let shown_from = if i == first && start - offset > LINE_CAP / 2 {
+            // A long line: keep the text around the match.
+            floor_boundary(line, start - offset - LINE_CAP / 4)
+        } else {
+            0
+        };
+        let shown_to = floor_boundary(line, shown_from + LINE_CAP);
+        let base = out.len();
+        if shown_from > 0 {
+            out.push('…');
+        }
+        let prefix = out.len() - base;
+        out.push_str(&line[shown_from..shown_to]);
+        if i == first {
+            ms = base + prefix + (start - offset - shown_from).min(shown_to - shown_from);
+        }
+        if i == last {
+            let at = end.max(start) - offset;
+            me = if at <= shown_to && at >= shown_from { base + prefix + at - shown_from } else { out.len() };
+        }
+        if shown_to < line.len() {
+            out.push('…');
+        }
+        offset += line.len() + 1;
+    }
+    let me = me.max(ms);
+    (out, ms, me, first)
+}
+
+/// Runs a search over the view.
+pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
+    let deadline = Instant::now() + SEARCH_DEADLINE;
+    let si = &ix.search;
+    let since = match (q.max_age_days, ix.builds.iter().filter_map(|b| b.started).max()) {
+        (Some(days), Some(newest)) => Some(newest - i64::from(days) * 86_400),
+        _ => None,
     };
+    let mut job_ok: HashMap<u32, bool> = HashMap::new();
     let mut out = SearchResult {
         pattern: q.pattern.as_str().to_string(),
         matches: Vec::new(),
         groups: None,
+        indexed: si.entries,
         scanned: 0,
+        found: 0,
         truncated: false,
         timed_out: false,
     };
-    let mut groups: BTreeMap<String, usize> = BTreeMap::new();
-    'jobs: for job in store.build_jobs()? {
-        if q.job.as_ref().is_some_and(|r| !r.is_match(&job)) || q.exclude_job.as_ref().is_some_and(|r| r.is_match(&job))
-        {
-            continue;
+    // (text, occurrence, match range)
+    let mut hits: Vec<(usize, Occurrence, usize, usize)> = Vec::new();
+    'texts: for (t, text) in si.texts.iter().enumerate() {
+        if out.scanned % 1024 == 0 && Instant::now() > deadline {
+            out.timed_out = true;
+            break;
         }
-        // `since` keeps the tests of newer builds only; older builds come back without tests.
-        let builds = store.job_builds_with_tests(&job, since.map(|s| s - 1))?;
-        for b in builds.iter().rev() {
-            if Instant::now() > deadline {
-                out.timed_out = true;
-                break 'jobs;
+        out.scanned += 1;
+        let Some(m) = q.pattern.find(text) else { continue };
+        for o in si.occurrences_of(t) {
+            let wanted = match o.place {
+                Place::Test { .. } => q.within != Within::Logs,
+                Place::Excerpt { .. } => q.within != Within::Tests,
+            };
+            if !wanted {
+                continue;
             }
-            for t in &b.tests {
-                let Some(text) = t.failure_text.as_deref() else { continue };
-                out.scanned += 1;
-                let Some(m) = q.pattern.find(text) else { continue };
-                *groups.entry(job.clone()).or_insert(0) += 1;
-                if out.matches.len() >= q.max_matches {
-                    out.truncated = true;
-                    if !q.group_by_job {
-                        break 'jobs;
-                    }
-                    continue;
-                }
-                let (excerpt, match_start, match_end) = excerpt(text, m.start(), m.end());
-                out.matches.push(SearchMatch {
-                    job: job.clone(),
-                    build_id: b.build_id.clone(),
-                    started: b.started,
-                    test: t.name.clone(),
-                    excerpt,
-                    match_start,
-                    match_end,
-                    url: spyglass_url(b),
-                });
+            let b = &ix.builds[o.build as usize];
+            if since.is_some_and(|s| b.started.is_none_or(|t| t < s)) {
+                continue;
             }
+            let ok = *job_ok.entry(b.job).or_insert_with(|| {
+                let j = ix.job_name(b.job);
+                q.job.as_ref().is_none_or(|r| r.is_match(j)) && q.exclude_job.as_ref().is_none_or(|r| !r.is_match(j))
+            });
+            if !ok {
+                continue;
+            }
+            if hits.len() >= GATHER_LIMIT {
+                out.truncated = true;
+                break 'texts;
+            }
+            hits.push((t, *o, m.start(), m.end()));
         }
     }
+    out.found = hits.len();
+    // Newest build first; ties by job, build, then place.
+    let key = |o: &Occurrence| {
+        let b = &ix.builds[o.build as usize];
+        (
+            std::cmp::Reverse(b.started),
+            b.job,
+            b.build_id.as_str(),
+            match o.place {
+                Place::Test { name } => (0, name, 0),
+                Place::Excerpt { source, line_start } => (1, source, line_start),
+            },
+        )
+    };
+    hits.sort_by(|a, b| key(&a.1).cmp(&key(&b.1)).then(a.0.cmp(&b.0)));
     if q.group_by_job {
-        out.groups = Some(groups.into_iter().map(|(job, matches)| JobCount { job, matches }).collect());
+        let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
+        for h in &hits {
+            *groups.entry(ix.job_name(ix.builds[h.1.build as usize].job)).or_insert(0) += 1;
+        }
+        out.groups =
+            Some(groups.into_iter().map(|(job, matches)| JobCount { job: job.to_string(), matches }).collect());
     }
-    Ok(out)
+    if hits.len() > q.max_matches {
+        out.truncated = true;
+    }
+    for (t, o, s, e) in hits.into_iter().take(q.max_matches) {
+        let b = &ix.builds[o.build as usize];
+        let (text, ms, me, line) = excerpt(&si.texts[t], s, e, q.context);
+        let (kind, name, line) = match o.place {
+            Place::Test { name } => ("test", si.names[name as usize].clone(), None),
+            Place::Excerpt { source, line_start } => {
+                ("log", si.names[source as usize].clone(), Some(line_start + line as u32))
+            }
+        };
+        out.matches.push(SearchMatch {
+            job: ix.job_name(b.job).to_string(),
+            build_id: b.build_id.clone(),
+            started: b.started,
+            kind,
+            name,
+            line,
+            excerpt: text,
+            match_start: ms,
+            match_end: me,
+            url: b.url(),
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -219,11 +433,27 @@ mod tests {
     }
 
     #[test]
-    fn excerpts_respect_char_boundaries() {
-        let text = format!("{}é match é{}", "ü".repeat(200), "ö".repeat(200));
+    fn excerpts_keep_context_lines_and_the_match() {
+        let text = "l1\nl2\nl3 the match here\nl4\nl5\nl6";
         let start = text.find("match").unwrap_or(0);
-        let (ex, s, e) = excerpt(&text, start, start + 5);
+        let (ex, s, e, line) = excerpt(text, start, start + 5, 1);
+        assert_eq!(ex, "l2\nl3 the match here\nl4");
         assert_eq!(&ex[s..e], "match");
-        assert!(ex.len() < text.len());
+        assert_eq!(line, 2);
+        let (ex, s, e, _) = excerpt(text, start, start + 5, 0);
+        assert_eq!((ex.as_str(), &ex[s..e]), ("l3 the match here", "match"));
+        // The first line: no context before it.
+        let (ex, s, e, line) = excerpt(text, 0, 2, 2);
+        assert_eq!((ex.as_str(), &ex[s..e], line), ("l1\nl2\nl3 the match here", "l1", 0));
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_match_on_char_boundaries() {
+        let text = format!("{}é match é{}", "ü".repeat(600), "ö".repeat(600));
+        let start = text.find("match").unwrap_or(0);
+        let (ex, s, e, _) = excerpt(&text, start, start + 5, 2);
+        assert_eq!(&ex[s..e], "match");
+        assert!(ex.len() < LINE_CAP + 8, "{}", ex.len());
+        assert!(ex.starts_with('…') && ex.ends_with('…'));
     }
 }

@@ -1,28 +1,52 @@
 //! Server-side SVG charts (no scripts, no external resources): a job's daily pass
-//! rate as bars, the passed share green over the failed share red.
+//! rate, failures per day as sparklines and bar charts with a scale, and payload
+//! acceptance per day. Each bar carries a `<title>` tooltip with its figures.
 
-use crate::data::DayRate;
+use crate::data::{DayRate, PhaseDay};
 use crate::html::esc;
+use citriage_model::Day;
+use std::fmt::Write;
 
 const WIDTH: usize = 600;
 const HEIGHT: usize = 120;
 const AXIS: usize = 16;
 
+fn open(class: &str, w: usize, h: usize, label: &str) -> String {
+    format!(
+        "<svg class=\"{class}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+         viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\">",
+        esc(label)
+    )
+}
+
+fn empty(mut out: String, w: usize, h: usize, text: &str) -> String {
+    let _ = write!(
+        out,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#555\">{}</text></svg>",
+        w / 2,
+        h / 2,
+        esc(text)
+    );
+    out
+}
+
+fn axis_labels(out: &mut String, first: &str, last: &str, w: usize, h: usize) {
+    let _ = write!(
+        out,
+        "<text x=\"0\" y=\"{h}\" font-size=\"11\" fill=\"#555\">{}</text>\
+         <text x=\"{w}\" y=\"{h}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{}</text>",
+        esc(first),
+        esc(last)
+    );
+}
+
 /// Daily pass-rate bars, oldest day left. Empty input gives a labelled empty chart.
 pub fn pass_rate_chart(days: &[DayRate]) -> String {
     let plot_h = HEIGHT - AXIS;
-    let mut out = format!(
-        "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
-         viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"daily pass rate\">\
-         <rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{plot_h}\" fill=\"#f4f5f7\"/>"
-    );
+    let mut out = open("chart", WIDTH, HEIGHT, "daily pass rate");
+    let _ = write!(out, "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{plot_h}\" fill=\"#f4f5f7\"/>");
     if days.is_empty() {
-        out.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#555\">no finished builds</text></svg>",
-            WIDTH / 2,
-            plot_h / 2
-        ));
-        return out;
+        return empty(out, WIDTH, plot_h, "no finished builds");
     }
     let slot = WIDTH as f64 / days.len() as f64;
     let bar = (slot * 0.8).max(1.0);
@@ -31,7 +55,8 @@ pub fn pass_rate_chart(days: &[DayRate]) -> String {
         let h = (rate * plot_h as f64).round();
         let x = i as f64 * slot + (slot - bar) / 2.0;
         // A full-height red bar (failed share) with the passed share in green over its foot.
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             "<g><title>{}: {}/{} passed</title>\
              <rect x=\"{x:.1}\" y=\"0\" width=\"{bar:.1}\" height=\"{plot_h}\" fill=\"#c62828\"/>\
              <rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{bar:.1}\" height=\"{h:.1}\" fill=\"#2e7d32\"/></g>",
@@ -39,22 +64,104 @@ pub fn pass_rate_chart(days: &[DayRate]) -> String {
             d.passed,
             d.finished,
             plot_h as f64 - h,
-        ));
+        );
     }
-    let (first, last) = (&days[0], &days[days.len() - 1]);
-    out.push_str(&format!(
-        "<text x=\"0\" y=\"{HEIGHT}\" font-size=\"11\" fill=\"#555\">{}</text>\
-         <text x=\"{WIDTH}\" y=\"{HEIGHT}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{}</text></svg>",
-        esc(&first.day.to_string()),
-        esc(&last.day.to_string())
-    ));
+    axis_labels(&mut out, &days[0].day.to_string(), &days[days.len() - 1].day.to_string(), WIDTH, HEIGHT);
+    out.push_str("</svg>");
+    out
+}
+
+/// A small bar sparkline of counts per day (oldest left), the last day darker.
+pub fn sparkline(per_day: &[u32], first_day: Day) -> String {
+    let (w, h) = (per_day.len().max(1) * 5, 20usize);
+    let mut out = open("spark", w, h, "failures per day");
+    let max = per_day.iter().copied().max().unwrap_or(0).max(1);
+    for (i, &n) in per_day.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let bh = ((f64::from(n) / f64::from(max)) * (h as f64 - 1.0)).ceil().max(1.0);
+        let fill = if i + 1 == per_day.len() { "#8e1b1b" } else { "#d9534f" };
+        let _ = write!(
+            out,
+            "<rect x=\"{}\" y=\"{:.0}\" width=\"4\" height=\"{bh:.0}\" fill=\"{fill}\"><title>{}: {n}</title></rect>",
+            i * 5,
+            h as f64 - bh,
+            first_day.plus(i as i64)
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// Failures per day as bars with the maximum marked, oldest day left.
+pub fn failures_chart(per_day: &[u32], first_day: Day) -> String {
+    let plot_h = HEIGHT - AXIS;
+    let mut out = open("chart", WIDTH, HEIGHT, "failures per day");
+    let _ = write!(out, "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{plot_h}\" fill=\"#f4f5f7\"/>");
+    if per_day.is_empty() {
+        return empty(out, WIDTH, plot_h, "no failures");
+    }
+    let max = per_day.iter().copied().max().unwrap_or(0).max(1);
+    let slot = WIDTH as f64 / per_day.len() as f64;
+    let bar = (slot * 0.8).max(1.0);
+    for (i, &n) in per_day.iter().enumerate() {
+        let bh = (f64::from(n) / f64::from(max) * (plot_h as f64 - 12.0)).round();
+        let x = i as f64 * slot + (slot - bar) / 2.0;
+        let _ = write!(
+            out,
+            "<g><title>{}: {n} failures</title><rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{bar:.1}\" height=\"{bh:.1}\" fill=\"#c62828\"/></g>",
+            first_day.plus(i as i64),
+            plot_h as f64 - bh
+        );
+    }
+    let _ = write!(out, "<text x=\"4\" y=\"11\" font-size=\"11\" fill=\"#555\">max {max}/day</text>");
+    let last = first_day.plus(per_day.len() as i64 - 1);
+    axis_labels(&mut out, &first_day.to_string(), &last.to_string(), WIDTH, HEIGHT);
+    out.push_str("</svg>");
+    out
+}
+
+/// Payloads created per day, stacked: accepted (green), rejected (red), other (grey).
+pub fn acceptance_chart(days: &[PhaseDay]) -> String {
+    let plot_h = HEIGHT - AXIS;
+    let mut out = open("chart", WIDTH, HEIGHT, "payload acceptance per day");
+    let _ = write!(out, "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{plot_h}\" fill=\"#f4f5f7\"/>");
+    if days.is_empty() {
+        return empty(out, WIDTH, plot_h, "no payloads with a creation time");
+    }
+    let max = days.iter().map(|d| d.accepted + d.rejected + d.other).max().unwrap_or(0).max(1);
+    let slot = WIDTH as f64 / days.len() as f64;
+    let bar = (slot * 0.8).max(1.0);
+    let unit = (plot_h as f64 - 12.0) / max as f64;
+    for (i, d) in days.iter().enumerate() {
+        let x = i as f64 * slot + (slot - bar) / 2.0;
+        let mut y = plot_h as f64;
+        let _ = write!(
+            out,
+            "<g><title>{}: {} accepted, {} rejected, {} other</title>",
+            d.day, d.accepted, d.rejected, d.other
+        );
+        for (n, fill) in [(d.accepted, "#2e7d32"), (d.rejected, "#c62828"), (d.other, "#9e9e9e")] {
+            if n == 0 {
+                continue;
+            }
+            let bh = n as f64 * unit;
+            y -= bh;
+            let _ =
+                write!(out, "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{bar:.1}\" height=\"{bh:.1}\" fill=\"{fill}\"/>");
+        }
+        out.push_str("</g>");
+    }
+    let _ = write!(out, "<text x=\"4\" y=\"11\" font-size=\"11\" fill=\"#555\">max {max}/day</text>");
+    axis_labels(&mut out, &days[0].day.to_string(), &days[days.len() - 1].day.to_string(), WIDTH, HEIGHT);
+    out.push_str("</svg>");
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use citriage_model::Day;
 
     #[test]
     fn one_bar_per_day_with_tooltips() {
@@ -67,5 +174,23 @@ mod tests {
         assert!(svg.contains("3/4 passed"));
         assert!(svg.ends_with("</svg>"));
         assert!(pass_rate_chart(&[]).contains("no finished builds"));
+    }
+
+    #[test]
+    fn sparklines_draw_nonzero_days_only() {
+        let svg = sparkline(&[0, 2, 0, 4], Day(20_000));
+        assert_eq!(svg.matches("<rect").count(), 2);
+        // The tallest bar fills the height; the last day is drawn darker.
+        assert!(svg.contains("height=\"19\" fill=\"#8e1b1b\""), "{svg}");
+        assert!(svg.contains(&format!("{}: 2", Day(20_001))));
+    }
+
+    #[test]
+    fn acceptance_stacks_phases() {
+        let svg = acceptance_chart(&[PhaseDay { day: Day(20_000), accepted: 2, rejected: 1, other: 0 }]);
+        assert!(svg.contains("2 accepted, 1 rejected, 0 other"));
+        assert_eq!(svg.matches("fill=\"#2e7d32\"").count(), 1);
+        assert_eq!(svg.matches("fill=\"#c62828\"").count(), 1);
+        assert!(failures_chart(&[], Day(0)).contains("no failures"));
     }
 }

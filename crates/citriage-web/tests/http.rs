@@ -1,11 +1,31 @@
 //! HTTP tests of every route against a server on a free port: JSON shapes and
-//! figures, HTML pages, 400s and 404s, escaping of hostile CI text, gzip, headers
-//! and graceful shutdown.
+//! figures, HTML pages, 400s and 404s, escaping of hostile CI text, gzip, ETags and
+//! 304s, the Host check, headers, refreshing after the store changes, and graceful
+//! shutdown.
 
 mod common;
 
-use common::{get, get_json, start, GOOD_JOB, HOSTILE_JOB, HOSTILE_TEXT};
+use common::{
+    get, get_json, start, start_with, GOOD_JOB, HOSTILE_JOB, HOSTILE_TEXT, PAYLOAD_JSON, PAYLOAD_TAG, REPORT_MD,
+};
+use serde_json::json;
 use std::io::{Read, Write};
+
+#[test]
+fn api_index_lists_the_routes() {
+    let srv = start();
+    let (status, v) = get_json(&format!("{}/api/v1/", srv.base));
+    assert_eq!(status, 200);
+    let routes = v["routes"].as_array().expect("routes");
+    assert!(routes.iter().any(|r| r == "/api/v1/clusters/{profile}/{stable_id}"));
+    assert!(routes.len() >= 12);
+    let (status, v) = get_json(&format!("{}/api/v1/status", srv.base));
+    assert_eq!(status, 200);
+    assert_eq!(v["builds"], 7);
+    assert_eq!(v["profiles"], json!(["default"]));
+    // Two failure texts and one log excerpt, all distinct.
+    assert_eq!(v["search"]["entries"], 4);
+}
 
 #[test]
 fn api_overview_counts_severity_categories_and_drift() {
@@ -14,7 +34,8 @@ fn api_overview_counts_severity_categories_and_drift() {
     assert_eq!(status, 200);
     assert_eq!(v["builds"], 7);
     assert_eq!(v["build_jobs"], 2);
-    assert_eq!(v["clusters"], 2);
+    assert_eq!(v["clusters"], json!({"default": 2}));
+    assert_eq!(v["documents"], 5);
     let snaps = v["snapshots"].as_array().expect("snapshots");
     assert_eq!(snaps.len(), 1);
     let s = &snaps[0];
@@ -33,13 +54,15 @@ fn api_overview_counts_severity_categories_and_drift() {
         s["by_category"].as_array().expect("cats").iter().map(|c| c["count"].as_u64().unwrap_or(0)).sum();
     assert_eq!(cat_total, 3);
     assert_eq!(s["drift"]["prior_date"], "2026-11-19");
-    assert_eq!(s["drift"]["added"], serde_json::json!([HOSTILE_JOB, "ci-new-job"]));
-    assert_eq!(s["drift"]["removed"], serde_json::json!(["ci-old-job"]));
-    assert_eq!(v["newest_clusters"][0]["stable_id"], "c-xss");
+    assert_eq!(s["drift"]["added"], json!([HOSTILE_JOB, "ci-new-job"]));
+    assert_eq!(s["drift"]["removed"], json!(["ci-old-job"]));
+    // The DNS cluster appeared later than the hostile one.
+    assert_eq!(v["newest_clusters"][0]["stable_id"], "c-dns");
+    assert_eq!(v["newest_clusters"][1]["stable_id"], "c-xss");
 }
 
 #[test]
-fn api_jobs_and_job_history() {
+fn api_jobs_and_job_history_with_flake_signals() {
     let srv = start();
     let (status, v) = get_json(&format!("{}/api/v1/jobs", srv.base));
     assert_eq!(status, 200);
@@ -63,6 +86,11 @@ fn api_jobs_and_job_history() {
     assert_eq!(builds[5]["build_id"], "100");
     assert_eq!(builds[4]["outcome"], "fail");
     assert_eq!(builds[4]["failed_tests"], 1);
+    // Build 102 passed after a failed attempt: a flake cell, not a plain pass.
+    assert_eq!(builds[3]["build_id"], "102");
+    assert_eq!(builds[3]["outcome"], "pass");
+    assert_eq!(builds[3]["cell"], "flake");
+    assert_eq!(builds[0]["cell"], "pass");
     assert_eq!(builds[0]["url"], format!("https://prow.k8s.io/view/gs/kubernetes-ci-logs/logs/{GOOD_JOB}/105"));
     // Two builds a day over three days; the aborted one does not count.
     let daily = v["daily"].as_array().expect("daily");
@@ -70,7 +98,16 @@ fn api_jobs_and_job_history() {
     assert_eq!(daily[0]["day"], "2026-11-20");
     assert_eq!(daily[0]["passed"], 1);
     assert_eq!(daily[0]["finished"], 2);
-    assert_eq!(v["failing_tests"], serde_json::json!([{"name": "[sig-network] DNS resolves", "count": 1}]));
+    assert_eq!(
+        v["failing_tests"],
+        json!([{"name": "[sig-network] DNS resolves", "count": 1}, {"name": "[sig-node] pods run", "count": 1}])
+    );
+    // The retried test's in-run retry signal fired.
+    let flaky = v["flaky_tests"].as_array().expect("flaky tests");
+    let pods = flaky.iter().find(|t| t["name"] == "[sig-node] pods run").expect("pods run is flaky");
+    assert!(pods["signals"].as_array().expect("signals").iter().any(|s| s["kind"] == "in-run-retry"), "{pods}");
+    assert!(v["figures"]["tests"].is_null() || v["figures"]["tests"] == json!([]), "per-test list moved out");
+    assert_eq!(v["figures"]["sample"], 4);
 
     // Hostile name, percent-encoded, round-trips.
     let (status, v) = get_json(&format!("{}/api/v1/jobs/%3Cscript%3Ealert(1)%3C%2Fscript%3E", srv.base));
@@ -83,23 +120,58 @@ fn api_jobs_and_job_history() {
 }
 
 #[test]
-fn api_clusters_filters_and_sorts() {
+fn api_clusters_filter_sort_and_count() {
     let srv = start();
     let (status, v) = get_json(&format!("{}/api/v1/clusters", srv.base));
     assert_eq!(status, 200);
+    assert_eq!(v["profile"], "default");
     assert_eq!(v["total"], 2);
+    assert_eq!(v["failures"], 2);
+    assert_eq!(v["first_day"], "2026-11-20");
+    assert_eq!(v["last_day"], "2026-11-22");
+    // Equal totals: ties by stable id.
     assert_eq!(v["clusters"][0]["stable_id"], "c-dns");
-    let (_, v) = get_json(&format!("{}/api/v1/clusters?sort=first_seen", srv.base));
-    assert_eq!(v["clusters"][0]["stable_id"], "c-xss");
-    let (_, v) = get_json(&format!("{}/api/v1/clusters?include=timeout", srv.base));
-    assert_eq!(v["matching"], 1);
-    assert_eq!(v["clusters"][0]["stable_id"], "c-dns");
-    let (_, v) = get_json(&format!("{}/api/v1/clusters?exclude=timeout&profile=default", srv.base));
-    assert_eq!(v["matching"], 1);
-    assert_eq!(v["clusters"][0]["stable_id"], "c-xss");
-    let (_, v) = get_json(&format!("{}/api/v1/clusters?profile=k8s-triage", srv.base));
-    assert_eq!(v["matching"], 0);
-    for bad in ["sort=nope", "profile=other", "include=(", "limit=0", "limit=abc"] {
+    let dns = &v["clusters"][0];
+    assert_eq!(dns["total"], 1);
+    assert_eq!(dns["per_day"], json!([1, 0, 0]));
+    assert_eq!(dns["today"], 0);
+    // Today 0 against a mean of 0.5 over the days before.
+    assert_eq!(dns["growth"], -0.5);
+    assert_eq!(dns["top_jobs"][0]["name"], GOOD_JOB);
+    assert_eq!(dns["top_tests"][0]["name"], "[sig-network] DNS resolves");
+    assert_eq!(dns["signatures"], json!(["dns-timeout"]));
+    assert_eq!(v["owners"], json!(["network"]));
+
+    let ids = |q: &str| -> Vec<String> {
+        let (status, v) = get_json(&format!("{}/api/v1/clusters?{q}", srv.base));
+        assert_eq!(status, 200, "{q}");
+        v["clusters"]
+            .as_array()
+            .expect("clusters")
+            .iter()
+            .map(|c| c["stable_id"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(ids("sort=first_seen"), ["c-dns", "c-xss"]);
+    assert_eq!(ids("include=timeout"), ["c-dns"]);
+    assert_eq!(ids("exclude=timeout"), ["c-xss"]);
+    assert_eq!(ids("job=script"), ["c-xss"]);
+    assert_eq!(ids("exclude_job=script"), ["c-dns"]);
+    assert_eq!(ids("test=DNS"), ["c-dns"]);
+    assert_eq!(ids("exclude_test=bold"), ["c-dns"]);
+    assert_eq!(ids("kind=ci"), ["c-dns", "c-xss"]);
+    assert!(ids("kind=pr").is_empty(), "no presubmit failures in the fixture");
+    assert_eq!(ids("owner=network"), ["c-dns"]);
+    assert_eq!(ids("signature=known"), ["c-dns"]);
+    assert_eq!(ids("signature=unknown"), ["c-xss"]);
+    assert_eq!(ids("signature=dns-timeout&limit=1"), ["c-dns"]);
+    let (_, v) = get_json(&format!("{}/api/v1/clusters?limit=1", srv.base));
+    assert_eq!((v["matching"].as_u64(), v["clusters"].as_array().map(Vec::len)), (Some(2), Some(1)));
+
+    let (status, v) = get_json(&format!("{}/api/v1/clusters?profile=k8s-triage", srv.base));
+    assert_eq!(status, 404, "no k8s-triage run is stored");
+    assert!(v["error"].as_str().unwrap_or("").contains("k8s-triage"));
+    for bad in ["sort=nope", "profile=other", "include=(", "job=(", "limit=0", "limit=abc", "kind=batch"] {
         let (status, v) = get_json(&format!("{}/api/v1/clusters?{bad}", srv.base));
         assert_eq!(status, 400, "{bad}");
         assert!(v["error"].is_string(), "{bad}");
@@ -107,29 +179,65 @@ fn api_clusters_filters_and_sorts() {
 }
 
 #[test]
-fn api_search_is_bounded_and_groups() {
+fn api_cluster_detail_with_latest_failures() {
+    let srv = start();
+    let (status, v) = get_json(&format!("{}/api/v1/clusters/default/c-dns", srv.base));
+    assert_eq!(status, 200);
+    assert_eq!(v["cluster"]["stable_id"], "c-dns");
+    assert_eq!(v["cluster"]["spans"], json!([9, 11, 23]));
+    assert_eq!(v["jobs"], json!([{"name": GOOD_JOB, "failures": 1, "per_day": [1, 0, 0]}]));
+    let latest = v["latest"].as_array().expect("latest");
+    assert_eq!(latest.len(), 1);
+    assert_eq!(latest[0]["build_id"], "101");
+    assert_eq!(latest[0]["test"], "[sig-network] DNS resolves");
+    assert_eq!(latest[0]["text"], "dial tcp 10.0.0.1:53: i/o timeout after 30s");
+    assert_eq!(latest[0]["url"], format!("https://prow.k8s.io/view/gs/kubernetes-ci-logs/logs/{GOOD_JOB}/101"));
+    let (status, _) = get_json(&format!("{}/api/v1/clusters/default/nope", srv.base));
+    assert_eq!(status, 404);
+    let (status, _) = get_json(&format!("{}/api/v1/clusters/k8s-triage/c-dns", srv.base));
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn api_search_uses_texts_and_log_excerpts() {
     let srv = start();
     let (status, v) = get_json(&format!("{}/api/v1/search?q=i%2Fo%20timeout", srv.base));
     assert_eq!(status, 200);
     let m = v["matches"].as_array().expect("matches");
-    assert_eq!(m.len(), 1);
-    assert_eq!(m[0]["job"], GOOD_JOB);
-    assert_eq!(m[0]["build_id"], "101");
-    let ex = m[0]["excerpt"].as_str().unwrap_or("");
-    let (a, b) = (m[0]["match_start"].as_u64().unwrap_or(0) as usize, m[0]["match_end"].as_u64().unwrap_or(0) as usize);
+    // The failed test's text and the log excerpt of the same build.
+    assert_eq!(m.len(), 2, "{v}");
+    assert!(m.iter().all(|x| x["job"] == GOOD_JOB && x["build_id"] == "101"));
+    let test = m.iter().find(|x| x["kind"] == "test").expect("test match");
+    assert_eq!(test["name"], "[sig-network] DNS resolves");
+    let ex = test["excerpt"].as_str().unwrap_or("");
+    let (a, b) = (test["match_start"].as_u64().unwrap_or(0) as usize, test["match_end"].as_u64().unwrap_or(0) as usize);
     assert_eq!(&ex[a..b], "i/o timeout");
-    assert_eq!(v["scanned"], 2);
+    let log = m.iter().find(|x| x["kind"] == "log").expect("log match");
+    assert_eq!((log["name"].as_str(), log["line"].as_u64()), (Some("build-log.txt"), Some(43)));
+    // Context: one line before the matching log line.
+    assert_eq!(
+        log["excerpt"],
+        "E1120 12:00:01 dns.go:10] lookup failed\nF1120 12:00:02 dial tcp 10.0.0.1:53: i/o timeout"
+    );
+    let (_, v) = get_json(&format!("{}/api/v1/search?q=i%2Fo%20timeout&context=0&within=logs", srv.base));
+    assert_eq!(v["matches"][0]["excerpt"], "F1120 12:00:02 dial tcp 10.0.0.1:53: i/o timeout");
+    assert_eq!(v["matches"].as_array().map(Vec::len), Some(1));
+    let (_, v) = get_json(&format!("{}/api/v1/search?q=i%2Fo%20timeout&within=tests", srv.base));
+    assert_eq!(v["matches"].as_array().map(Vec::len), Some(1));
 
     let (_, v) = get_json(&format!("{}/api/v1/search?q=.&max=1&group=job", srv.base));
     assert_eq!(v["matches"].as_array().map(Vec::len), Some(1));
     assert_eq!(v["truncated"], true);
-    assert_eq!(v["groups"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["found"], 4);
+    assert_eq!(v["groups"], json!([{"job": HOSTILE_JOB, "matches": 1}, {"job": GOOD_JOB, "matches": 3}]));
+    // Newest first: build 102's retried attempt.
+    assert_eq!(v["matches"][0]["build_id"], "102");
 
     let (_, v) = get_json(&format!("{}/api/v1/search?q=.&exclude_job=script", srv.base));
-    assert_eq!(v["matches"].as_array().map(Vec::len), Some(1));
+    assert_eq!(v["matches"].as_array().map(Vec::len), Some(3));
     let (_, v) = get_json(&format!("{}/api/v1/search?q=.&job=script", srv.base));
     assert_eq!(v["matches"][0]["excerpt"], HOSTILE_TEXT);
-    // Only the newest day's builds: the hostile build and the good job's failure are older.
+    // Only builds within a day of the newest: the failures sit in older builds.
     let (_, v) = get_json(&format!("{}/api/v1/search?q=.&max_age_days=1", srv.base));
     assert_eq!(v["matches"].as_array().map(Vec::len), Some(0));
 
@@ -140,7 +248,9 @@ fn api_search_is_bounded_and_groups() {
         format!("{}/api/v1/search?q=%5Cw%7B1000%7D%5Cw%7B1000%7D", srv.base),
         format!("{}/api/v1/search?q=a&max=0", srv.base),
         format!("{}/api/v1/search?q=a&max_age_days=-1", srv.base),
+        format!("{}/api/v1/search?q=a&context=99", srv.base),
         format!("{}/api/v1/search?q=a&group=test", srv.base),
+        format!("{}/api/v1/search?q=a&within=nowhere", srv.base),
         huge,
     ] {
         let (status, v) = get_json(&url);
@@ -150,7 +260,7 @@ fn api_search_is_bounded_and_groups() {
 }
 
 #[test]
-fn api_test_history_across_jobs() {
+fn api_test_history_across_jobs_with_clusters() {
     let srv = start();
     let (status, v) = get_json(&format!("{}/api/v1/tests?name=%5Bsig-network%5D%20DNS%20resolves", srv.base));
     assert_eq!(status, 200);
@@ -162,6 +272,14 @@ fn api_test_history_across_jobs() {
     assert_eq!(jobs[0]["failed"], 1);
     assert_eq!(jobs[0]["history"][0]["build_id"], "105");
     assert_eq!(jobs[0]["history"][4]["status"], "failed");
+    assert_eq!(
+        v["clusters"],
+        json!([{"profile": "default", "stable_id": "c-dns", "key": "dial tcp UNIQ1: i/o timeout after DURATION", "failures": 1}])
+    );
+    // Always passing elsewhere: counts without a history strip.
+    let (_, v) = get_json(&format!("{}/api/v1/tests?name=%5Bsig-node%5D%20pods%20run", srv.base));
+    assert_eq!(v["jobs"][0]["runs"], 7, "six builds plus the retried attempt");
+    assert_eq!(v["jobs"][0]["failed"], 1);
     let (status, v) = get_json(&format!("{}/api/v1/tests?name=%3Cb%3Ebold%20test%3C%2Fb%3E", srv.base));
     assert_eq!(status, 200);
     assert_eq!(v["jobs"][0]["job"], HOSTILE_JOB);
@@ -172,6 +290,52 @@ fn api_test_history_across_jobs() {
 }
 
 #[test]
+fn api_payloads_and_reports() {
+    let srv = start();
+    let (status, v) = get_json(&format!("{}/api/v1/payloads", srv.base));
+    assert_eq!(status, 200);
+    let s = &v[0];
+    assert_eq!(s["stream"], "4.22.0-0.nightly");
+    assert_eq!((s["accepted"].as_u64(), s["rejected"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(s["payloads"][0]["tag"], PAYLOAD_TAG, "newest first");
+    assert_eq!(s["payloads"][0]["analyzed"], true);
+    assert_eq!(s["payloads"][0]["verdict"], "Bisect");
+    assert_eq!(s["payloads"][0]["blocking_failed"], 2);
+    assert_eq!(s["payloads"][1]["analyzed"], false);
+    assert_eq!(
+        s["per_day"],
+        json!([{"day": "2026-11-19", "accepted": 1, "rejected": 0, "other": 0}, {"day": "2026-11-20", "accepted": 0, "rejected": 1, "other": 0}])
+    );
+    let (status, _, body) = get(&format!("{}/api/v1/payloads/{PAYLOAD_TAG}", srv.base));
+    assert_eq!(status, 200);
+    assert_eq!(body, PAYLOAD_JSON);
+    let (status, _) = get_json(&format!("{}/api/v1/payloads/4.22.0-nope", srv.base));
+    assert_eq!(status, 404);
+
+    let (status, v) = get_json(&format!("{}/api/v1/reports", srv.base));
+    assert_eq!(status, 200);
+    let kinds: Vec<(&str, &str)> = v
+        .as_array()
+        .expect("reports")
+        .iter()
+        .map(|r| (r["kind"].as_str().unwrap_or(""), r["key"].as_str().unwrap_or("")))
+        .collect();
+    // The verifier's result is shown with the report it verified, not on its own.
+    assert_eq!(kinds, [("payload", PAYLOAD_TAG), ("triage", "failures/2026-11-20")]);
+    let triage = &v[1];
+    assert_eq!(triage["media_types"], json!(["application/json", "text/markdown"]));
+    assert_eq!(triage["verification"]["verdict"], "fail");
+    assert_eq!(triage["verification"]["findings"], 1);
+    let (status, v) = get_json(&format!("{}/api/v1/reports/triage/failures/2026-11-20", srv.base));
+    assert_eq!(status, 200);
+    assert_eq!(v["media_type"], "text/markdown");
+    assert_eq!(v["body"], REPORT_MD);
+    assert_eq!(v["verification"]["findings"][0]["line"], 7);
+    let (status, _) = get_json(&format!("{}/api/v1/reports/triage/failures/1999-01-01", srv.base));
+    assert_eq!(status, 404);
+}
+
+#[test]
 fn pages_render_and_escape_hostile_text() {
     let srv = start();
     let pages = [
@@ -179,11 +343,16 @@ fn pages_render_and_escape_hostile_text() {
         ("/jobs", "Jobs"),
         (&format!("/jobs/{GOOD_JOB}") as &str, "class=\"strip\""),
         ("/jobs/%3Cscript%3Ealert(1)%3C%2Fscript%3E", "History"),
-        ("/clusters?include=&sort=size", "Patterns"),
+        ("/clusters?include=&sort=total", "Patterns"),
+        ("/clusters/default/c-dns", "File an issue"),
+        ("/clusters/default/c-xss", "Latest failures"),
         ("/search", "Search"),
         ("/search?q=alert&group=job", "<mark>alert</mark>"),
         ("/tests", "Test history"),
         ("/tests?name=%3Cb%3Ebold%20test%3C%2Fb%3E", "&lt;b&gt;bold test&lt;/b&gt;"),
+        ("/payloads", "4.22.0-0.nightly"),
+        ("/reports", "Failures triage 2026-11-20"),
+        ("/reports/triage/failures/2026-11-20", "Verifier"),
     ];
     for (path, expect) in pages {
         let (status, ctype, body) = get(&format!("{}{path}", srv.base));
@@ -193,19 +362,54 @@ fn pages_render_and_escape_hostile_text() {
         assert!(!body.contains("<script"), "{path} carries a script element");
         assert!(!body.contains("<img"), "{path} carries an img element");
         assert!(!body.contains("<b>bold"), "{path} carries raw markup");
+        assert!(!body.contains("<i>without"), "{path} carries raw markup");
     }
     let (_, _, body) = get(&format!("{}/jobs", srv.base));
     assert!(body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(body.contains("href=\"/jobs/%3Cscript%3Ealert%281%29%3C%2Fscript%3E\""));
     let (_, _, body) = get(&format!("{}/clusters", srv.base));
     assert!(body.contains("&lt;img src=x onerror=alert(2)&gt;"));
+    assert!(body.contains("1 failures (0 today)"));
+    // The differing span of the DNS failure is marked.
+    assert!(body.contains("dial tcp <mark class=\"var\">10.0.0.1:53</mark>: i/o timeout"), "spans not marked");
+    assert!(body.contains("<svg class=\"spark\""));
+    assert!(body.contains("href=\"/clusters/default/c-dns\""));
+    let (_, _, body) = get(&format!("{}/clusters/default/c-dns", srv.base));
+    assert!(body.contains("https://github.com/kubernetes/kubernetes/issues/new?title=Failure%20cluster%20c-dns"));
+    assert!(body.contains("https://github.com/kubernetes/kubernetes/issues?q=is%3Aissue%20c-dns%20OR%20k-c-dns"));
+    assert!(body.contains("<svg class=\"chart\""));
+    assert!(body.contains(&format!("https://prow.k8s.io/view/gs/kubernetes-ci-logs/logs/{GOOD_JOB}/101")));
     let (_, _, body) = get(&format!("{}/jobs/{GOOD_JOB}", srv.base));
     assert!(body.contains("<svg class=\"chart\""));
     assert_eq!(body.matches("class=\"cell ").count(), 6);
+    assert_eq!(body.matches("class=\"cell flake\"").count(), 1);
+    assert!(body.contains("in-run-retry"));
     assert!(body.contains("<a href=\"/tests?name=%5Bsig-network%5D%20DNS%20resolves\">"));
+    // The report: Markdown rendered, raw HTML as text, findings linked to their line.
+    let (_, _, body) = get(&format!("{}/reports/triage/failures/2026-11-20", srv.base));
+    assert!(body.contains("&lt;script&gt;alert(3)&lt;/script&gt;"));
+    assert!(body.contains("<a href=\"#L7\">7</a>"));
+    assert!(body.contains("<a id=\"L7\"></a>"));
+    assert!(body.contains("claim &lt;i&gt;without&lt;/i&gt; evidence"));
     // Filters are echoed into the form, escaped.
     let (_, _, body) = get(&format!("{}/clusters?include=%22%3E%3Cscript%3E", srv.base));
     assert!(body.contains("value=\"&quot;&gt;&lt;script&gt;\""));
+}
+
+#[test]
+fn payload_page_is_the_stored_report_with_navigation() {
+    let srv = start();
+    let client: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut res = client.get(&format!("{}/payloads/{PAYLOAD_TAG}", srv.base)).call().expect("payload page");
+    assert_eq!(res.status().as_u16(), 200);
+    let csp = res.headers().get("content-security-policy").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    assert!(csp.contains("style-src 'unsafe-inline'") && csp.contains("default-src 'none'"), "{csp}");
+    assert!(!csp.contains("script-src"), "{csp}");
+    let body = res.body_mut().read_to_string().expect("body");
+    assert!(body.contains("<h1>Payload analysis</h1>"));
+    assert!(body.contains("href=\"/payloads\""));
+    let (status, _, _) = get(&format!("{}/payloads/4.22.0-nope", srv.base));
+    assert_eq!(status, 404);
 }
 
 #[test]
@@ -220,9 +424,12 @@ fn errors_are_pages_with_status() {
     assert_eq!(status, 400);
     assert!(body.contains("class=\"error\""));
     // Paths that look like files outside the store are just unknown pages.
-    let (status, _, body) = get(&format!("{}/static/..%2F..%2FCargo.toml", srv.base));
-    assert_eq!(status, 404);
-    assert!(!body.contains("[package]"));
+    for path in ["/static/..%2F..%2FCargo.toml", "/reports/triage/..%2F..%2F..%2Fetc%2Fpasswd", "/static/../Cargo.toml"]
+    {
+        let (status, _, body) = get(&format!("{}{path}", srv.base));
+        assert_eq!(status, 404, "{path}");
+        assert!(!body.contains("[package]") && !body.contains("root:"), "{path}");
+    }
 }
 
 #[test]
@@ -250,27 +457,114 @@ fn stylesheet_is_embedded_and_cacheable() {
     assert_eq!(res.status().as_u16(), 200);
 }
 
-/// A raw HTTP/1.1 GET asking for gzip; returns the response head and body bytes.
-fn raw_get(base: &str, path: &str) -> (String, Vec<u8>) {
+/// A raw HTTP/1.1 GET with extra header lines; returns the status, the response
+/// head and the body bytes.
+fn raw_get(base: &str, path: &str, extra: &str) -> (u16, String, Vec<u8>) {
     let addr = base.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n")
-        .expect("write");
+    let host = if extra.to_ascii_lowercase().contains("host:") { String::new() } else { format!("Host: {addr}\r\n") };
+    write!(s, "GET {path} HTTP/1.1\r\n{host}{extra}Connection: close\r\n\r\n").expect("write");
     let mut buf = Vec::new();
     s.read_to_end(&mut buf).expect("read");
     let split = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("head") + 4;
-    (String::from_utf8_lossy(&buf[..split]).to_ascii_lowercase(), buf[split..].to_vec())
+    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head, buf[split..].to_vec())
+}
+
+fn header_value(head: &str, name: &str) -> Option<String> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+    })
 }
 
 #[test]
 fn responses_are_gzipped_when_asked() {
     let srv = start();
-    let (head, body) = raw_get(&srv.base, "/api/v1/overview");
-    assert!(head.contains("content-encoding: gzip"), "{head}");
+    let (_, head, body) = raw_get(&srv.base, "/api/v1/overview", "Accept-Encoding: gzip\r\n");
+    assert_eq!(header_value(&head, "content-encoding").as_deref(), Some("gzip"), "{head}");
     // Chunked or not, a gzip member starts with its magic number somewhere early.
     assert!(body.windows(2).take(16).any(|w| w == [0x1f, 0x8b]), "no gzip magic");
-    let (head, _) = raw_get(&srv.base, "/static/style.css");
-    assert!(head.contains("content-encoding: gzip"), "{head}");
+    let (_, head, _) = raw_get(&srv.base, "/static/style.css", "Accept-Encoding: gzip\r\n");
+    assert_eq!(header_value(&head, "content-encoding").as_deref(), Some("gzip"), "{head}");
+    // Without asking, plain text (the cache keeps the two apart).
+    let (_, head, body) = raw_get(&srv.base, "/api/v1/overview", "");
+    assert_eq!(header_value(&head, "content-encoding"), None, "{head}");
+    assert!(body.contains(&b'{'));
+}
+
+#[test]
+fn etags_answer_conditional_requests_with_304() {
+    let srv = start();
+    let (status, head, body) = raw_get(&srv.base, "/clusters", "");
+    assert_eq!(status, 200);
+    let etag = header_value(&head, "etag").expect("etag");
+    let (status, head2, body2) = raw_get(&srv.base, "/clusters", "");
+    assert_eq!((status, header_value(&head2, "etag")), (200, Some(etag.clone())), "same content, same tag");
+    assert_eq!(body, body2);
+    let (status, head3, body3) = raw_get(&srv.base, "/clusters", &format!("If-None-Match: {etag}\r\n"));
+    assert_eq!(status, 304, "{head3}");
+    assert!(body3.is_empty());
+    let (status, _, _) = raw_get(&srv.base, "/clusters", "If-None-Match: W/\"0000\"\r\n");
+    assert_eq!(status, 200);
+    // Another page has another tag.
+    let (_, head4, _) = raw_get(&srv.base, "/jobs", "");
+    assert_ne!(header_value(&head4, "etag"), Some(etag));
+}
+
+#[test]
+fn other_hosts_are_refused() {
+    let srv =
+        start_with(citriage_web::ServeOptions { allow_hosts: vec!["ci-box.internal".into()], ..Default::default() });
+    let port = srv.base.rsplit(':').next().unwrap_or("").to_string();
+    for (host, want) in [
+        ("evil.example.com", 403),
+        (&format!("evil.example.com:{port}") as &str, 403),
+        ("localhost.evil.example", 403),
+        (&format!("localhost:{port}"), 200),
+        ("127.0.0.1", 200),
+        (&format!("[::1]:{port}"), 200),
+        ("192.168.1.20:8080", 200),
+        (&format!("ci-box.internal:{port}"), 200),
+        ("CI-BOX.internal", 200),
+    ] {
+        let (status, _, body) = raw_get(&srv.base, "/api/v1/overview", &format!("Host: {host}\r\n"));
+        assert_eq!(status, want, "{host}");
+        if want == 403 {
+            assert!(String::from_utf8_lossy(&body).contains("DNS-rebinding"), "{host}");
+        }
+    }
+    assert!(citriage_web::host_allowed("[::1]", &[]));
+    assert!(!citriage_web::host_allowed("[evil]:80", &[]));
+}
+
+#[test]
+fn the_view_follows_the_store() {
+    let srv = start();
+    let db = srv.dir.path().join("citriage.db");
+    let (_, v) = get_json(&format!("{}/api/v1/jobs", srv.base));
+    assert_eq!(v.as_array().map(Vec::len), Some(2));
+    // Another process adds a build of a new job.
+    {
+        let mut s = citriage_store::Store::open(&db).expect("store");
+        let mut b = s.builds(Some(GOOD_JOB)).expect("builds").remove(0);
+        b.job = "ci-added-later".into();
+        b.path = "logs/ci-added-later/1".into();
+        s.put_build(&b).expect("put");
+    }
+    // The server notices once writes pause (checks once a second); bounded wait.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (_, v) = get_json(&format!("{}/api/v1/jobs", srv.base));
+        if v.as_array().map(Vec::len) == Some(3) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the new job never appeared: {v}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let (status, _) = get_json(&format!("{}/api/v1/jobs/ci-added-later", srv.base));
+    assert_eq!(status, 200);
 }
 
 #[test]
@@ -288,22 +582,31 @@ fn graceful_shutdown_and_missing_store() {
     let err = citriage_web::Server::bind(missing.clone(), "127.0.0.1:0".parse().expect("addr"));
     assert!(matches!(err, Err(citriage_web::ServeError::MissingStore(_))));
     assert!(!missing.exists(), "bind must not create a store");
+    // A file that is not a store is refused with a message, not served.
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, b"this is not an SQLite database, just text").expect("write");
+    let err = citriage_web::Server::bind(junk, "127.0.0.1:0".parse().expect("addr"));
+    assert!(matches!(err, Err(citriage_web::ServeError::Store(_))), "{:?}", err.err());
 }
 
 #[test]
 fn concurrent_requests_all_answer_identically() {
     let srv = start();
-    let url = format!("{}/api/v1/overview", srv.base);
-    let (_, _, first) = get(&url);
-    let handles: Vec<_> = (0..12)
-        .map(|_| {
-            let url = url.clone();
-            std::thread::spawn(move || get(&url))
+    let urls: Vec<String> =
+        ["/api/v1/overview", "/clusters", "/clusters/default/c-dns", &format!("/jobs/{GOOD_JOB}"), "/search?q=timeout"]
+            .iter()
+            .map(|p| format!("{}{p}", srv.base))
+            .collect();
+    let first: Vec<String> = urls.iter().map(|u| get(u).2).collect();
+    let handles: Vec<_> = (0..24)
+        .map(|i| {
+            let url = urls[i % urls.len()].clone();
+            std::thread::spawn(move || (i % 5, get(&url)))
         })
         .collect();
     for h in handles {
-        let (status, _, body) = h.join().expect("client thread");
+        let (k, (status, _, body)) = h.join().expect("client thread");
         assert_eq!(status, 200);
-        assert_eq!(body, first, "answers must be deterministic");
+        assert_eq!(body, first[k], "answers must be deterministic");
     }
 }

@@ -3,9 +3,9 @@
 
 #![allow(dead_code)]
 
-use citriage_model::build::{BuildRecord, StoredTest};
+use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest};
 use citriage_model::{Dataset, Day, JobEntry, JobStats, Snapshot, SnapshotMeta};
-use citriage_store::{Store, StoredCluster};
+use citriage_store::{ClusterDay, ClusterMember, ClusterRun, Document, Store, StoredCluster};
 use std::path::PathBuf;
 
 pub const HOSTILE_JOB: &str = "<script>alert(1)</script>";
@@ -13,6 +13,13 @@ pub const HOSTILE_TEXT: &str = "boom <script>alert(\"xss\")</script> & <img src=
 pub const GOOD_JOB: &str = "ci-kubernetes-e2e-gce";
 /// 2026-11-20 00:00 UTC.
 pub const T0: i64 = 1_795_132_800;
+/// The clustering run's as-of: the end of 2026-11-22 (a three-day window).
+pub const RUN_AS_OF: i64 = T0 + 3 * 86_400 - 1;
+pub const PAYLOAD_TAG: &str = "4.22.0-0.nightly-2026-11-20-041530";
+pub const REPORT_MD: &str = "# Failures triage\n\nSee <script>alert(3)</script> and [a build](https://prow.k8s.io/view/gs/b/1).\n\n## Tier 1\n\nA claim on line 7.\n";
+pub const VERIFY_JSON: &str = r#"{"format": "citriage-verify/1", "report": "failures/2026-11-20", "verdict": "fail", "findings": [{"line": 7, "rule_id": "evidence", "rule": "r", "message": "claim <i>without</i> evidence", "evidence": []}], "unchecked": []}"#;
+pub const PAYLOAD_JSON: &str = r#"{"format_version": 1, "payload": {"tag": "4.22.0-0.nightly-2026-11-20-041530", "stream_name": "4.22.0-0.nightly", "phase": "Rejected", "created": "2026-11-20T04:15:30Z"}, "blocking": {"total": 10, "succeeded": 8, "failed": 2, "pending": 0}, "history": [{"tag": "4.22.0-0.nightly-2026-11-20-041530", "phase": "Rejected", "created": "2026-11-20T04:15:30Z", "blocking": {"total": 10, "succeeded": 8, "failed": 2, "pending": 0}}, {"tag": "4.22.0-0.nightly-2026-11-19-101010", "phase": "Accepted", "created": "2026-11-19T10:10:10Z", "blocking": {"total": 10, "succeeded": 10, "failed": 0, "pending": 0}}], "decision": {"verdict": "Bisect"}}"#;
+pub const PAYLOAD_HTML: &str = "<!DOCTYPE html>\n<html><head><style>h1{color:red}</style></head><body><main><h1>Payload analysis</h1></main></body></html>";
 
 fn test(name: &str, status: &str, text: Option<&str>) -> StoredTest {
     StoredTest {
@@ -84,7 +91,7 @@ pub fn fixture_store(dir: &std::path::Path) -> PathBuf {
     let results = ["SUCCESS", "FAILURE", "SUCCESS", "ERROR", "ABORTED", "SUCCESS"];
     for (i, r) in results.iter().enumerate() {
         let failing = *r == "FAILURE";
-        let tests = vec![
+        let mut tests = vec![
             test("[sig-node] pods run", "passed", None),
             test(
                 "[sig-network] DNS resolves",
@@ -92,7 +99,24 @@ pub fn fixture_store(dir: &std::path::Path) -> PathBuf {
                 failing.then_some("dial tcp 10.0.0.1:53: i/o timeout after 30s"),
             ),
         ];
-        s.put_build(&build(GOOD_JOB, 100 + i as u32, T0 + i as i64 * 43_200, r, tests)).expect("put");
+        if i == 2 {
+            // Build 102 passed after a retry: its first attempt of "pods run" failed.
+            let mut first = test("[sig-node] pods run", "failed", Some("pod sandbox changed, it will be killed"));
+            first.attempt = 0;
+            tests[0].attempt = 1;
+            tests.insert(0, first);
+        }
+        let mut b = build(GOOD_JOB, 100 + i as u32, T0 + i as i64 * 43_200, r, tests);
+        if failing {
+            b.excerpts = vec![LogExcerpt {
+                source: "build-log.txt".into(),
+                line_start: 42,
+                line_end: 43,
+                text: "E1120 12:00:01 dns.go:10] lookup failed\nF1120 12:00:02 dial tcp 10.0.0.1:53: i/o timeout"
+                    .into(),
+            }];
+        }
+        s.put_build(&b).expect("put");
     }
     s.put_build(&build(
         HOSTILE_JOB,
@@ -102,30 +126,94 @@ pub fn fixture_store(dir: &std::path::Path) -> PathBuf {
         vec![test("<b>bold test</b>", "failed", Some(HOSTILE_TEXT))],
     ))
     .expect("put");
-    s.upsert_clusters(
-        "default",
+    // A clustering run: the DNS failure of build 101 and the hostile failure of build 7.
+    let cluster =
+        |id: &str, key: &str, text: &str, size: u64, first: i64, spans: Vec<usize>, owner: &str| StoredCluster {
+            stable_id: id.into(),
+            key: key.into(),
+            k8s_id: format!("k-{id}"),
+            size,
+            first_seen: first,
+            last_seen: first,
+            text: text.into(),
+            spans,
+            owner: owner.into(),
+            signatures: if id == "c-dns" { vec!["dns-timeout".into()] } else { Vec::new() },
+            tests: 1,
+            jobs: 1,
+            run_as_of: RUN_AS_OF,
+        };
+    let dns_text = "dial tcp 10.0.0.1:53: i/o timeout after 30s";
+    let run = ClusterRun { profile: "default".into(), as_of: RUN_AS_OF, window_days: 3, failures: 2, clusters: 2 };
+    s.record_cluster_run(
+        &run,
         &[
-            StoredCluster {
+            cluster(
+                "c-dns",
+                "dial tcp UNIQ1: i/o timeout after DURATION",
+                dns_text,
+                1,
+                T0 + 43_200,
+                vec![9, 11, 23],
+                "network",
+            ),
+            cluster("c-xss", HOSTILE_TEXT, HOSTILE_TEXT, 1, T0 + 3600, vec![HOSTILE_TEXT.len()], ""),
+        ],
+        &[
+            ClusterMember {
                 stable_id: "c-dns".into(),
-                key: "dial tcp NUM.NUM.NUM.NUM:NUM: i/o timeout".into(),
-                k8s_id: "k1".into(),
-                size: 12,
-                first_seen: T0,
-                last_seen: T0 + 86_400,
-                ..Default::default()
+                bucket: "kubernetes-ci-logs".into(),
+                path: format!("logs/{GOOD_JOB}/101"),
+                seq: 1,
             },
-            StoredCluster {
+            ClusterMember {
                 stable_id: "c-xss".into(),
-                key: HOSTILE_TEXT.into(),
-                k8s_id: "k2".into(),
-                size: 3,
-                first_seen: T0 + 3600,
-                last_seen: T0 + 3600,
-                ..Default::default()
+                bucket: "kubernetes-ci-logs".into(),
+                path: format!("logs/{HOSTILE_JOB}/7"),
+                seq: 0,
+            },
+        ],
+        &[
+            ClusterDay {
+                stable_id: "c-dns".into(),
+                day: Day::from_unix_seconds(T0 + 43_200).0,
+                job: GOOD_JOB.into(),
+                test: "[sig-network] DNS resolves".into(),
+                failures: 1,
+            },
+            ClusterDay {
+                stable_id: "c-xss".into(),
+                day: Day::from_unix_seconds(T0 + 3600).0,
+                job: HOSTILE_JOB.into(),
+                test: "<b>bold test</b>".into(),
+                failures: 1,
             },
         ],
     )
-    .expect("clusters");
+    .expect("cluster run");
+    // Documents: a triage report with a verifier result, and a payload analysis.
+    let doc = |kind: &str, key: &str, media: &str, title: &str, body: &str| Document {
+        kind: kind.into(),
+        key: key.into(),
+        media_type: media.into(),
+        title: title.into(),
+        as_of: "2026-11-20".into(),
+        body: body.into(),
+    };
+    s.put_document(&doc("triage", "failures/2026-11-20", "text/markdown", "Failures triage 2026-11-20", REPORT_MD))
+        .expect("doc");
+    s.put_document(&doc(
+        "triage",
+        "failures/2026-11-20",
+        "application/json",
+        "Failures triage 2026-11-20",
+        "{\"jobs\": 3}",
+    ))
+    .expect("doc");
+    s.put_document(&doc("verify", "triage/failures/2026-11-20", "application/json", "Verification", VERIFY_JSON))
+        .expect("doc");
+    s.put_document(&doc("payload", PAYLOAD_TAG, "application/json", "Payload", PAYLOAD_JSON)).expect("doc");
+    s.put_document(&doc("payload", PAYLOAD_TAG, "text/html", "Payload", PAYLOAD_HTML)).expect("doc");
     path
 }
 
@@ -159,9 +247,19 @@ impl Drop for Running {
 }
 
 pub fn start() -> Running {
+    start_with(citriage_web::ServeOptions::default())
+}
+
+/// A server over the fixture store with the given options.
+pub fn start_with(opts: citriage_web::ServeOptions) -> Running {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = fixture_store(dir.path());
-    let server = citriage_web::Server::bind(db, "127.0.0.1:0".parse().expect("addr")).expect("bind");
+    serve_store(db, dir, opts)
+}
+
+/// A server over a given store (kept alive by `dir`).
+pub fn serve_store(db: PathBuf, dir: tempfile::TempDir, opts: citriage_web::ServeOptions) -> Running {
+    let server = citriage_web::Server::bind_with(db, "127.0.0.1:0".parse().expect("addr"), opts).expect("bind");
     let addr = server.local_addr().expect("addr");
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {

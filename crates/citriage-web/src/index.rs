@@ -1,0 +1,527 @@
+//! The dashboard's in-memory view of the store, built once when the server starts
+//! and again whenever the store changes: every build (without tests), each job's
+//! summary, daily pass rates and corrected figures with flake signals, each test's
+//! history across jobs, the latest clustering run of each profile with per-day,
+//! per-job and per-test counts, the stored documents and payload streams, and the
+//! overview. Pages are answered from this view, so a request costs a lookup and some
+//! formatting, never a scan of the store.
+//!
+//! Test-level figures (flake signals, failing tests, test histories) cover the
+//! builds started within the window (`IndexSettings::window_days`, ending at the
+//! end of the newest build's day); build-level views (history strips, pass rates)
+//! cover every stored build.
+
+use crate::data::{self, Count, DayRate, JobSummary, Overview};
+use crate::WebError;
+use citriage_analysis::metrics::corrected::{self, JobFigures, Signal, TestFigures};
+use citriage_analysis::AnalysisConfig;
+use citriage_model::Day;
+use citriage_store::{ClusterRun, DocumentHeader, IndexedBuild, Store, StoredCluster};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Days of the chart of a job's daily pass rate.
+pub const CHART_DAYS: usize = 30;
+/// Builds whose tests count for a job's most failing tests.
+pub const RECENT_BUILDS: usize = 200;
+/// Runs kept per (job, test) history.
+pub const TEST_HISTORY: usize = 200;
+
+/// What the view covers.
+#[derive(Debug, Clone)]
+pub struct IndexSettings {
+    /// Days of test-level history (flake signals, failing tests, test histories).
+    pub window_days: i64,
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        IndexSettings { window_days: 14 }
+    }
+}
+
+/// A build as the dashboard shows it.
+#[derive(Debug, Clone)]
+pub struct BuildLite {
+    /// The build's row id in the store.
+    pub id: i64,
+    /// Index into [`WebIndex::jobs`].
+    pub job: u32,
+    pub build_id: String,
+    pub bucket: String,
+    pub path: String,
+    pub kind: String,
+    pub pr: Option<u64>,
+    pub started: Option<i64>,
+    pub duration: Option<i64>,
+    pub result: Option<String>,
+    pub failed_tests: u32,
+}
+
+impl BuildLite {
+    /// The build's Spyglass page.
+    pub fn url(&self) -> String {
+        format!("https://prow.k8s.io/view/gs/{}/{}", self.bucket, self.path)
+    }
+
+    /// The history strip's cell: `pass`, `fail`, `error`, `aborted`, `unknown`, or
+    /// `flake` for a passing build in which some test failed before passing (a retry).
+    pub fn cell(&self) -> &'static str {
+        match data::outcome(self.result.as_deref()) {
+            "pass" if self.failed_tests > 0 => "flake",
+            o => o,
+        }
+    }
+}
+
+/// A job with stored builds.
+#[derive(Debug, Clone)]
+pub struct JobIndex {
+    pub name: String,
+    /// Its builds in [`WebIndex::builds`], oldest first.
+    pub builds: std::ops::Range<usize>,
+    pub summary: JobSummary,
+    /// Oldest first, the last [`CHART_DAYS`] days with finished builds.
+    pub daily: Vec<DayRate>,
+    /// Corrected figures over the window (pass rate, streak, flags, flaky tests).
+    pub figures: Option<JobFigures>,
+    /// Tests failing most often in the last [`RECENT_BUILDS`] builds within the window.
+    pub failing_tests: Vec<Count>,
+}
+
+/// One test's runs in one job within the window.
+#[derive(Debug, Clone)]
+pub struct TestInJobIndex {
+    pub job: u32,
+    pub runs: u32,
+    pub passed: u32,
+    pub failed: u32,
+    /// Newest first, at most [`TEST_HISTORY`], only for tests that failed at least
+    /// once: (index into [`WebIndex::builds`], status code 0 passed, 1 failed, 2 error).
+    pub history: Vec<(u32, u8)>,
+    /// The test's flake signals in the job, when it failed in the window.
+    pub signals: Vec<Signal>,
+    pub flip_rate: Option<f64>,
+    pub pfs: Option<f64>,
+}
+
+/// Failures of a cluster on one day in one job and test (indices into the profile's
+/// job and test name tables; `day` counts from the run's first day).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DailyRow {
+    pub day: u16,
+    pub job: u32,
+    pub test: u32,
+    pub failures: u32,
+}
+
+/// A cluster of the latest run, with its counts.
+#[derive(Debug, Clone)]
+pub struct ClusterIndex {
+    pub stored: StoredCluster,
+    /// Sorted by day, job, test.
+    pub rows: Vec<DailyRow>,
+    pub total: u64,
+    /// Failures per day of the run's window, oldest first.
+    pub per_day: Vec<u32>,
+}
+
+/// The latest clustering run of one profile.
+#[derive(Debug, Clone)]
+pub struct ProfileIndex {
+    pub run: ClusterRun,
+    /// The run's window: its first day and how many days it has (the last is "today").
+    pub first_day: Day,
+    pub days: usize,
+    /// Dashboard job names (`pr:` for presubmits) and test names, sorted.
+    pub jobs: Vec<String>,
+    pub tests: Vec<String>,
+    /// Owners (SIGs) of the clusters, sorted.
+    pub owners: Vec<String>,
+    /// Known signatures among the clusters, sorted.
+    pub signatures: Vec<String>,
+    pub clusters: Vec<ClusterIndex>,
+    by_id: HashMap<String, usize>,
+}
+
+impl ProfileIndex {
+    pub fn cluster(&self, stable_id: &str) -> Option<&ClusterIndex> {
+        self.by_id.get(stable_id).map(|&i| &self.clusters[i])
+    }
+
+    /// The last day of the window ("today" for "N failures (M today)").
+    pub fn last_day(&self) -> Day {
+        self.first_day.plus(self.days.saturating_sub(1) as i64)
+    }
+}
+
+/// One payload of a release stream as the stored analyses record it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PayloadRow {
+    pub stream: String,
+    pub tag: String,
+    pub phase: String,
+    pub created: Option<String>,
+    pub blocking_failed: Option<u64>,
+    pub blocking_total: Option<u64>,
+    /// True when an analysis of this very payload is stored.
+    pub analyzed: bool,
+    /// The stored analysis's verdict, when analyzed.
+    pub verdict: Option<String>,
+}
+
+/// The whole view.
+pub struct WebIndex {
+    /// The store content stamp this view was built from.
+    pub stamp: Option<String>,
+    pub settings: IndexSettings,
+    /// End of the newest build's day (Unix seconds); the window ends here.
+    pub as_of: Option<i64>,
+    pub overview: Overview,
+    /// By job, then start time.
+    pub builds: Vec<BuildLite>,
+    /// By name.
+    pub jobs: Vec<JobIndex>,
+    job_by_name: HashMap<String, u32>,
+    build_by_id: HashMap<i64, u32>,
+    /// Test name → its runs per job (by job name).
+    pub tests: BTreeMap<String, Vec<TestInJobIndex>>,
+    /// Kettle names that differ from the stored name → the stored names.
+    pub test_aliases: BTreeMap<String, BTreeSet<String>>,
+    /// By profile name.
+    pub profiles: BTreeMap<String, ProfileIndex>,
+    pub documents: Vec<DocumentHeader>,
+    /// By stream, then creation time (newest first), then tag.
+    pub payloads: Vec<PayloadRow>,
+    /// Stored verifier results by their key (`{kind}/{key}` of the verified document,
+    /// or a file name).
+    pub verifications: BTreeMap<String, data::VerificationSummary>,
+    /// Failure texts and log excerpts for the regex search.
+    pub search: crate::search::SearchIndex,
+}
+
+impl WebIndex {
+    pub fn job(&self, name: &str) -> Option<&JobIndex> {
+        self.job_by_name.get(name).map(|&i| &self.jobs[i as usize])
+    }
+
+    pub fn job_name(&self, i: u32) -> &str {
+        &self.jobs[i as usize].name
+    }
+
+    /// The position of a build (by store row id) in [`WebIndex::builds`].
+    pub fn build_position(&self, id: i64) -> Option<u32> {
+        self.build_by_id.get(&id).copied()
+    }
+
+    /// Builds, reads and computes the whole view from a store.
+    pub fn build(store: &mut Store, stamp: Option<String>, settings: &IndexSettings) -> Result<WebIndex, WebError> {
+        let indexed = store.build_index()?;
+        let (builds, mut jobs, job_by_name) = builds_and_jobs(indexed);
+        let build_by_id: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
+        let newest = builds.iter().filter_map(|b| b.started).max();
+        let as_of = newest.map(|n| Day::from_unix_seconds(n).0 * 86_400 + 86_399);
+        let mut tests: BTreeMap<String, Vec<TestInJobIndex>> = BTreeMap::new();
+        let mut test_aliases: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        if let Some(as_of) = as_of {
+            let mut cfg = corrected::Settings::new(as_of, AnalysisConfig::default().harness_test_names);
+            cfg.window_days = settings.window_days;
+            let since = as_of - settings.window_days * 86_400;
+            let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+            for (ji, name) in names.iter().enumerate() {
+                let loaded = store.job_builds_with_tests_opts(name, Some(since), false)?;
+                let job = &mut jobs[ji];
+                job.figures = corrected::job_figures(&loaded, &cfg).into_iter().next();
+                let positions: Vec<u32> = job.builds.clone().map(|p| p as u32).collect();
+                test_figures(ji as u32, &loaded, &positions, since, job, &mut tests, &mut test_aliases);
+            }
+        }
+        let mut overview = data::overview_from(store, &builds, jobs.len())?;
+        let mut profiles = BTreeMap::new();
+        for p in data::PROFILES {
+            if let Some(pi) = profile_index(store, p)? {
+                profiles.insert((*p).to_string(), pi);
+            }
+        }
+        let documents = store.documents(None)?;
+        data::fill_overview_clusters(&mut overview, &profiles, documents.len());
+        let payloads = payload_rows(store, &documents)?;
+        let mut verifications = BTreeMap::new();
+        for d in documents.iter().filter(|d| d.kind == "verify" && d.media_type == "application/json") {
+            if let Some(doc) = store.document(&d.kind, &d.key, &d.media_type)? {
+                if let Some(v) = data::verification_summary(&d.key, &doc.body) {
+                    verifications.insert(d.key.clone(), v);
+                }
+            }
+        }
+        let search = crate::search::SearchIndex::build(store, &build_by_id)?;
+        Ok(WebIndex {
+            stamp,
+            settings: settings.clone(),
+            as_of,
+            overview,
+            builds,
+            jobs,
+            job_by_name,
+            build_by_id,
+            tests,
+            test_aliases,
+            profiles,
+            documents,
+            payloads,
+            verifications,
+            search,
+        })
+    }
+}
+
+fn builds_and_jobs(indexed: Vec<IndexedBuild>) -> (Vec<BuildLite>, Vec<JobIndex>, HashMap<String, u32>) {
+    let mut builds = Vec::with_capacity(indexed.len());
+    let mut jobs: Vec<JobIndex> = Vec::new();
+    let mut job_by_name: HashMap<String, u32> = HashMap::new();
+    // `build_index` orders by job, then start time.
+    for ib in indexed {
+        let r = ib.record;
+        if jobs.last().map(|j| j.name != r.job).unwrap_or(true) {
+            job_by_name.insert(r.job.clone(), jobs.len() as u32);
+            jobs.push(JobIndex {
+                name: r.job.clone(),
+                builds: builds.len()..builds.len(),
+                summary: JobSummary::default(),
+                daily: Vec::new(),
+                figures: None,
+                failing_tests: Vec::new(),
+            });
+        }
+        let ji = jobs.len() - 1;
+        builds.push(BuildLite {
+            id: ib.id,
+            job: ji as u32,
+            build_id: r.build_id,
+            bucket: r.bucket,
+            path: r.path,
+            kind: r.kind,
+            pr: r.pr,
+            started: r.started,
+            duration: r.duration,
+            result: r.result,
+            failed_tests: ib.failed_tests,
+        });
+        jobs[ji].builds.end = builds.len();
+    }
+    for j in &mut jobs {
+        let bs = &builds[j.builds.clone()];
+        j.summary = data::summarize(&j.name, bs.iter().map(|b| (b.result.as_deref(), b.started)));
+        j.daily = daily_rates(bs);
+    }
+    (builds, jobs, job_by_name)
+}
+
+fn daily_rates(builds: &[BuildLite]) -> Vec<DayRate> {
+    let mut daily: BTreeMap<Day, DayRate> = BTreeMap::new();
+    for b in builds {
+        let Some(t) = b.started else { continue };
+        let o = data::outcome(b.result.as_deref());
+        if !matches!(o, "pass" | "fail" | "error") {
+            continue;
+        }
+        let day = Day::from_unix_seconds(t);
+        let e = daily.entry(day).or_insert(DayRate { day, passed: 0, finished: 0 });
+        e.finished += 1;
+        e.passed += usize::from(o == "pass");
+    }
+    let mut daily: Vec<DayRate> = daily.into_values().collect();
+    let skip = daily.len().saturating_sub(CHART_DAYS);
+    daily.drain(..skip);
+    daily
+}
+
+/// Per-test runs, histories and signals of one job's builds in the window, and the
+/// job's most failing tests among its last [`RECENT_BUILDS`] builds.
+fn test_figures(
+    ji: u32,
+    loaded: &[citriage_model::build::BuildRecord],
+    positions: &[u32],
+    since: i64,
+    job: &mut JobIndex,
+    tests: &mut BTreeMap<String, Vec<TestInJobIndex>>,
+    aliases: &mut BTreeMap<String, BTreeSet<String>>,
+) {
+    // `loaded` and the job's builds list the same builds in the same order.
+    let mut per_test: BTreeMap<&str, TestInJobIndex> = BTreeMap::new();
+    let mut failing: BTreeMap<&str, usize> = BTreeMap::new();
+    let recent_from = loaded.len().saturating_sub(RECENT_BUILDS);
+    for (i, b) in loaded.iter().enumerate().rev() {
+        if b.started.is_none_or(|t| t <= since) {
+            continue;
+        }
+        let pos = positions.get(i).copied().unwrap_or(0);
+        for t in &b.tests {
+            if let Some(k) = t.kettle_name.as_deref().filter(|k| *k != t.name) {
+                aliases.entry(k.to_string()).or_default().insert(t.name.clone());
+            }
+            let e = per_test.entry(t.name.as_str()).or_insert_with(|| TestInJobIndex {
+                job: ji,
+                runs: 0,
+                passed: 0,
+                failed: 0,
+                history: Vec::new(),
+                signals: Vec::new(),
+                flip_rate: None,
+                pfs: None,
+            });
+            e.runs += 1;
+            let code = match t.status.as_str() {
+                "failed" => 1,
+                "error" => 2,
+                _ => 0,
+            };
+            if code == 0 {
+                e.passed += 1;
+            } else {
+                e.failed += 1;
+                if i >= recent_from {
+                    *failing.entry(t.name.as_str()).or_insert(0) += 1;
+                }
+            }
+            if e.history.len() < TEST_HISTORY {
+                e.history.push((pos, code));
+            }
+        }
+    }
+    let by_name: HashMap<&str, &TestFigures> =
+        job.figures.iter().flat_map(|f| f.tests.iter()).map(|t| (t.name.as_str(), t)).collect();
+    for (name, mut t) in per_test {
+        if t.failed == 0 {
+            // Always passed: the counts say it all.
+            t.history = Vec::new();
+        }
+        if let Some(f) = by_name.get(name) {
+            t.signals = f.signals.clone();
+            t.flip_rate = Some(f.flip_rate);
+            t.pfs = Some(f.pfs);
+        }
+        tests.entry(name.to_string()).or_default().push(t);
+    }
+    let mut failing: Vec<Count> =
+        failing.into_iter().map(|(name, count)| Count { name: name.to_string(), count }).collect();
+    failing.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
+    failing.truncate(20);
+    job.failing_tests = failing;
+}
+
+fn profile_index(store: &Store, profile: &str) -> Result<Option<ProfileIndex>, WebError> {
+    let Some(run) = store.cluster_run(profile)? else { return Ok(None) };
+    let last = Day::from_unix_seconds(run.as_of);
+    let days = run.window_days.clamp(1, 366) as usize;
+    let first_day = last.plus(1 - days as i64);
+    let stored: Vec<StoredCluster> =
+        store.clusters(profile)?.into_iter().filter(|c| c.run_as_of == run.as_of).collect();
+    let daily = store.cluster_daily(profile)?;
+    let jobs: Vec<String> = daily.iter().map(|d| d.job.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let tests: Vec<String> = daily.iter().map(|d| d.test.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let job_ix: HashMap<&str, u32> = jobs.iter().enumerate().map(|(i, j)| (j.as_str(), i as u32)).collect();
+    let test_ix: HashMap<&str, u32> = tests.iter().enumerate().map(|(i, t)| (t.as_str(), i as u32)).collect();
+    let mut rows: HashMap<&str, Vec<DailyRow>> = HashMap::new();
+    for d in &daily {
+        let offset = d.day - first_day.0;
+        if offset < 0 || offset >= days as i64 {
+            continue;
+        }
+        rows.entry(d.stable_id.as_str()).or_default().push(DailyRow {
+            day: offset as u16,
+            job: job_ix[d.job.as_str()],
+            test: test_ix[d.test.as_str()],
+            failures: d.failures.min(u64::from(u32::MAX)) as u32,
+        });
+    }
+    let mut clusters: Vec<ClusterIndex> = stored
+        .into_iter()
+        .map(|c| {
+            let mut r = rows.remove(c.stable_id.as_str()).unwrap_or_default();
+            r.sort_by_key(|x| (x.day, x.job, x.test));
+            let mut per_day = vec![0u32; days];
+            for x in &r {
+                per_day[x.day as usize] += x.failures;
+            }
+            let total = r.iter().map(|x| u64::from(x.failures)).sum();
+            ClusterIndex { stored: c, rows: r, total, per_day }
+        })
+        .collect();
+    clusters.sort_by(|a, b| b.total.cmp(&a.total).then(a.stored.stable_id.cmp(&b.stored.stable_id)));
+    let by_id = clusters.iter().enumerate().map(|(i, c)| (c.stored.stable_id.clone(), i)).collect();
+    let owners = clusters.iter().map(|c| c.stored.owner.clone()).filter(|o| !o.is_empty()).collect::<BTreeSet<_>>();
+    let signatures = clusters.iter().flat_map(|c| c.stored.signatures.iter().cloned()).collect::<BTreeSet<_>>();
+    Ok(Some(ProfileIndex {
+        run,
+        first_day,
+        days,
+        jobs,
+        tests,
+        owners: owners.into_iter().collect(),
+        signatures: signatures.into_iter().collect(),
+        clusters,
+        by_id,
+    }))
+}
+
+/// The payloads named by the stored analyses: each analysis's own payload and the
+/// history it walked, merged per stream (an analysed payload's own record wins).
+fn payload_rows(store: &Store, docs: &[DocumentHeader]) -> Result<Vec<PayloadRow>, WebError> {
+    let mut rows: BTreeMap<(String, String), PayloadRow> = BTreeMap::new();
+    for d in docs.iter().filter(|d| d.kind == "payload" && d.media_type == "application/json") {
+        let Some(doc) = store.document(&d.kind, &d.key, &d.media_type)? else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&doc.body) else { continue };
+        let s = |v: &serde_json::Value| v.as_str().map(str::to_string);
+        let stream = s(&v["payload"]["stream_name"]).unwrap_or_default();
+        let tag = s(&v["payload"]["tag"]).unwrap_or_else(|| d.key.clone());
+        for h in v["history"].as_array().into_iter().flatten() {
+            let Some(htag) = s(&h["tag"]) else { continue };
+            let e = rows.entry((stream.clone(), htag.clone())).or_insert_with(|| PayloadRow {
+                stream: stream.clone(),
+                tag: htag.clone(),
+                phase: String::new(),
+                created: None,
+                blocking_failed: None,
+                blocking_total: None,
+                analyzed: false,
+                verdict: None,
+            });
+            if !e.analyzed {
+                e.phase = phase(&h["phase"]);
+                e.created = s(&h["created"]).or(e.created.take());
+                e.blocking_failed = h["blocking"]["failed"].as_u64().or(e.blocking_failed);
+                e.blocking_total = h["blocking"]["total"].as_u64().or(e.blocking_total);
+            }
+        }
+        let e = rows.entry((stream.clone(), tag.clone())).or_insert_with(|| PayloadRow {
+            stream: stream.clone(),
+            tag: tag.clone(),
+            phase: String::new(),
+            created: None,
+            blocking_failed: None,
+            blocking_total: None,
+            analyzed: false,
+            verdict: None,
+        });
+        e.analyzed = true;
+        e.phase = phase(&v["payload"]["phase"]);
+        e.created = s(&v["payload"]["created"]).or(e.created.take());
+        e.blocking_failed = v["blocking"]["failed"].as_u64();
+        e.blocking_total = v["blocking"]["total"].as_u64();
+        e.verdict = s(&v["decision"]["verdict"]);
+    }
+    let mut out: Vec<PayloadRow> = rows.into_values().collect();
+    out.sort_by(|a, b| a.stream.cmp(&b.stream).then(b.created.cmp(&a.created)).then(b.tag.cmp(&a.tag)));
+    Ok(out)
+}
+
+/// A payload phase as JSON writes it: a string, or `{"Other": "..."}` for phases the
+/// release controller invented later.
+fn phase(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Object(m) => m.values().next().and_then(|x| x.as_str()).unwrap_or("").to_string(),
+        _ => String::new(),
+    }
+}

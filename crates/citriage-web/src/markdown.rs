@@ -1,0 +1,124 @@
+//! Stored Markdown reports rendered to HTML for the dashboard, safely: raw HTML in
+//! the Markdown is shown as text, links keep only `http`, `https`, `mailto`,
+//! relative and fragment targets, and images become links (the pages load nothing
+//! from elsewhere). Each rendered block that starts a source line gets an anchor
+//! `L<n>` so verifier findings (which name report lines) can link to it.
+
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+
+/// Whether a link target is safe to keep.
+fn safe_url(u: &str) -> bool {
+    let lower = u.trim().to_ascii_lowercase();
+    match lower.split_once(':') {
+        // No scheme (relative) or a colon after a path separator.
+        None => true,
+        Some((scheme, _)) if scheme.contains('/') || scheme.contains('#') || scheme.contains('?') => true,
+        Some((scheme, _)) => matches!(scheme, "http" | "https" | "mailto"),
+    }
+}
+
+/// 1-based line of a byte offset.
+fn line_at(starts: &[usize], offset: usize) -> usize {
+    match starts.binary_search(&offset) {
+        Ok(i) => i + 1,
+        Err(i) => i,
+    }
+}
+
+/// Renders Markdown to HTML (see the module documentation for what is kept) and
+/// returns it with the source lines that got an anchor, ascending.
+pub fn to_html(md: &str) -> (String, Vec<usize>) {
+    let mut starts = vec![0usize];
+    starts.extend(md.match_indices('\n').map(|(i, _)| i + 1));
+    let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let mut events: Vec<Event<'_>> = Vec::new();
+    let mut anchors: Vec<usize> = Vec::new();
+    // A table row's line waits for the row's first cell, where the anchor can stand.
+    let mut row_line: Option<usize> = None;
+    for (ev, range) in Parser::new_ext(md, opts).into_offset_iter() {
+        let ev = match ev {
+            Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+            Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
+                let dest_url = if safe_url(&dest_url) { dest_url } else { CowStr::Borrowed("#unsafe-link") };
+                Event::Start(Tag::Link { link_type, dest_url, title, id })
+            }
+            Event::Start(Tag::Image { link_type, dest_url, title, id }) => {
+                let dest_url = if safe_url(&dest_url) { dest_url } else { CowStr::Borrowed("#unsafe-link") };
+                Event::Start(Tag::Link { link_type, dest_url, title, id })
+            }
+            Event::End(pulldown_cmark::TagEnd::Image) => Event::End(pulldown_cmark::TagEnd::Link),
+            other => other,
+        };
+        let line = line_at(&starts, range.start);
+        let anchor_here = match &ev {
+            Event::Start(Tag::Paragraph | Tag::Heading { .. } | Tag::Item | Tag::CodeBlock(_)) => Some(line),
+            Event::Start(Tag::TableHead | Tag::TableRow) => {
+                row_line = Some(line);
+                None
+            }
+            Event::Start(Tag::TableCell) => row_line.take(),
+            _ => None,
+        };
+        events.push(ev);
+        if let Some(l) = anchor_here.filter(|l| anchors.last().is_none_or(|last| l > last)) {
+            anchors.push(l);
+            events.push(Event::InlineHtml(CowStr::Boxed(format!("<a id=\"L{l}\"></a>").into())));
+        }
+    }
+    let mut out = String::with_capacity(md.len() * 3 / 2);
+    pulldown_cmark::html::push_html(&mut out, events.into_iter());
+    (out, anchors)
+}
+
+/// The anchor to link a report line to: the nearest anchored line at or before it.
+pub fn anchor_for(anchors: &[usize], line: usize) -> Option<usize> {
+    match anchors.binary_search(&line) {
+        Ok(i) => Some(anchors[i]),
+        Err(0) => None,
+        Err(i) => Some(anchors[i - 1]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_html_is_text_and_unsafe_links_are_dropped() {
+        let (html, _) = to_html(
+            "# Title\n\n<script>alert(1)</script>\n\nA [link](javascript:alert(2)) and [ok](https://prow.k8s.io/x) \
+             ![img](https://example.com/a.png) <b>x</b>\n",
+        );
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<b>"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+        assert!(!html.contains("javascript:"), "{html}");
+        assert!(html.contains("href=\"https://prow.k8s.io/x\""), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(html.contains("<h1><a id=\"L1\"></a>Title</h1>"), "{html}");
+    }
+
+    #[test]
+    fn blocks_carry_their_source_line() {
+        let (html, anchors) = to_html("# A\n\ntext on line 3\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\ncode\n```\n");
+        assert!(html.contains("<h1><a id=\"L1\"></a>A</h1>"), "{html}");
+        assert!(html.contains("<p><a id=\"L3\"></a>text"), "{html}");
+        assert!(html.contains("<th><a id=\"L5\"></a>a</th>"), "{html}");
+        assert!(html.contains("<td><a id=\"L7\"></a>1</td>"), "{html}");
+        assert_eq!(anchors, vec![1, 3, 5, 7, 9]);
+        assert_eq!(anchor_for(&anchors, 6), Some(5));
+        assert_eq!(anchor_for(&anchors, 7), Some(7));
+        assert_eq!(anchor_for(&anchors, 100), Some(9));
+        assert_eq!(anchor_for(&[3], 1), None);
+    }
+
+    #[test]
+    fn url_schemes() {
+        for ok in ["https://a", "http://a", "mailto:x@y", "/jobs/x", "#L3", "report.md", "a/b:c"] {
+            assert!(safe_url(ok), "{ok}");
+        }
+        for bad in ["javascript:x", " JavaScript:x", "data:text/html,x", "vbscript:x", "file:///etc/passwd"] {
+            assert!(!safe_url(bad), "{bad}");
+        }
+    }
+}
