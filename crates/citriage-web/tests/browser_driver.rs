@@ -25,15 +25,11 @@ fn session() -> Option<Session> {
     Some(Session::start().unwrap_or_else(|e| panic!("browser session: {e}")))
 }
 
-/// Console entries at WARNING or SEVERE since the last call. One is tolerated: the
-/// 404 of the browser's own `/favicon.ico` request (the dashboard serves no icon
-/// today); every other failed load, script error or CSP refusal counts.
+/// Console entries at WARNING or SEVERE since the last call: failed loads (the
+/// browser's own `/favicon.ico` request included), script errors, CSP refusals.
 fn console_problems(s: &Session) -> Vec<LogEntry> {
     let log = s.browser_log().unwrap_or_else(|e| panic!("browser log: {e}"));
-    log.into_iter()
-        .filter(|e| e.level == "SEVERE" || e.level == "WARNING")
-        .filter(|e| !(e.message.contains("/favicon.ico ") && e.message.contains("status of 404")))
-        .collect()
+    log.into_iter().filter(|e| e.level == "SEVERE" || e.level == "WARNING").collect()
 }
 
 fn goto(s: &Session, url: &str) {
@@ -185,10 +181,15 @@ fn clusters_filter_narrows_the_table_and_keeps_the_regex_in_the_url() {
     let re = regex::Regex::new(REGEX).expect("regex");
     let expected: BTreeSet<&str> = all.iter().filter(|(_, k)| re.is_match(k)).map(|(id, _)| id.as_str()).collect();
     assert!(!expected.is_empty() && expected.len() < all.len(), "the fixture must let the filter drop rows");
-    // The clusters a page shows: the ids named in its table rows.
+    // The clusters a page shows: one section per cluster, its id in the element id.
     let shown = |s: &Session| -> BTreeSet<String> {
-        let rows = texts(s, "table tr:has(td)");
-        all.iter().filter(|(id, _)| rows.iter().any(|r| r.contains(id.as_str()))).map(|(id, _)| id.clone()).collect()
+        let sections = s.find_all("section.cluster").expect("cluster sections");
+        sections
+            .iter()
+            .map(|e| {
+                e.attr("id").expect("id").expect("a section id").strip_prefix("c-").expect("c- prefix").to_string()
+            })
+            .collect()
     };
 
     goto(&s, &format!("{}/clusters", srv.base));
