@@ -363,6 +363,61 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Serves on a thread of its own until the returned handle is stopped or dropped
+    /// (benchmarks, tests, embedding).
+    pub fn spawn(self) -> Result<Running, ServeError> {
+        let addr = self.local_addr()?;
+        let state = self.state();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("citriage-serve".into())
+            .spawn(move || {
+                self.run(async move {
+                    let _ = rx.await;
+                })
+            })
+            .map_err(ServeError::Io)?;
+        Ok(Running { addr, state, stop: Some(tx), thread: Some(thread) })
+    }
+}
+
+/// A server running on its own thread; dropping it stops the server and waits.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<(), ServeError>>>,
+}
+
+impl Running {
+    /// `http://ADDR`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the server (requests in flight finish) and returns how it ended.
+    pub fn stop(mut self) -> Result<(), ServeError> {
+        self.halt()
+    }
+
+    fn halt(&mut self) -> Result<(), ServeError> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or_else(|_| Err(ServeError::Index("the server thread panicked".into()))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.halt();
+    }
+}
+
 /// Binds `addr` and serves the store at `db` until `shutdown` completes (pass
 /// [`ctrl_c`] for the command line).
 pub fn serve(

@@ -418,6 +418,17 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = citriage_web::DEFAULT_ADDR)]
     pub addr: std::net::SocketAddr,
+    /// Days of test-level history shown (flake signals, failing tests, test pages),
+    /// ending with the newest build's day.
+    #[arg(long, default_value_t = 14, value_name = "DAYS")]
+    pub window: i64,
+    /// GitHub repository of the "file an issue" and issue-search links.
+    #[arg(long, default_value = "kubernetes/kubernetes", value_name = "OWNER/NAME")]
+    pub issue_repo: String,
+    /// A host name the dashboard may be reached by besides localhost and IP addresses
+    /// (requests naming other hosts are refused against DNS rebinding). Repeatable.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_hosts: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -514,6 +525,23 @@ pub enum BenchWhat {
         #[arg(long)]
         world: Option<PathBuf>,
     },
+    /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
+    /// concurrent clients request cluster lists, cluster pages and job pages; prints
+    /// latency percentiles, errors and throughput.
+    Serve {
+        /// Concurrent clients (keep-alive connections).
+        #[arg(long, default_value_t = 100)]
+        clients: usize,
+        /// Requests in all, at most.
+        #[arg(long, default_value_t = 20_000)]
+        requests: usize,
+        /// Seconds in all, at most.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Cluster pages and job pages requested (each, at most).
+        #[arg(long, default_value_t = 300)]
+        pages: usize,
+    },
 }
 
 fn parse_dataset(s: &str) -> Result<Dataset, String> {
@@ -604,6 +632,20 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, cli.format == Format::Json),
             BenchWhat::Ingest { preset, concurrency, world } => {
                 crate::bench::ingest(preset, *concurrency, world.as_deref(), cli.format == Format::Json)
+            }
+            BenchWhat::Serve { clients, requests, seconds, pages } => {
+                let db = cli.db.clone().unwrap_or_else(citriage_store::default_path);
+                let spec = crate::bench_serve::LoadSpec {
+                    clients: *clients,
+                    requests: *requests,
+                    seconds: *seconds,
+                    pages_per_kind: *pages,
+                };
+                let report = crate::bench_serve::serve(&db, &spec, cli.format == Format::Json)?;
+                if report.errors > 0 {
+                    return Err(Failure::other(format!("{} of {} requests failed", report.errors, report.requests)));
+                }
+                Ok(())
             }
         },
     }
@@ -873,11 +915,36 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
 
 fn serve(cli: &Cli, a: &ServeArgs) -> Result<(), Failure> {
     let db = cli.db.clone().unwrap_or_else(citriage_store::default_path);
-    let server = citriage_web::Server::bind(db, a.addr).map_err(|e| match e {
-        citriage_web::ServeError::MissingStore(_) => Failure::input(e.to_string()),
+    if a.window < 1 {
+        return Err(Failure::input(format!("--window {}: must be at least 1 day", a.window)));
+    }
+    if a.issue_repo.split('/').filter(|p| !p.is_empty()).count() != 2 {
+        return Err(Failure::input(format!("--issue-repo {:?}: expected OWNER/NAME", a.issue_repo)));
+    }
+    let opts = citriage_web::ServeOptions {
+        index: citriage_web::index::IndexSettings { window_days: a.window },
+        issue_repo: a.issue_repo.clone(),
+        allow_hosts: a.allow_hosts.clone(),
+        ..Default::default()
+    };
+    let pb = spinner(cli.quiet, &format!("reading {}", db.display()));
+    let started = std::time::Instant::now();
+    let server = citriage_web::Server::bind_with(db, a.addr, opts).map_err(|e| match e {
+        citriage_web::ServeError::MissingStore(_) | citriage_web::ServeError::Store(_) => Failure::input(e.to_string()),
         other => Failure::other(other.to_string()),
     })?;
+    pb.finish_and_clear();
     let addr = server.local_addr().map_err(|e| Failure::other(e.to_string()))?;
+    let view = server.state().view();
+    eprintln!(
+        "read {} builds of {} jobs, {} failure texts and log excerpts, {} documents in {:.1} s",
+        view.builds.len(),
+        view.jobs.len(),
+        view.search.entries,
+        view.documents.len(),
+        started.elapsed().as_secs_f64()
+    );
+    drop(view);
     eprintln!("serving on http://{addr} (Ctrl-C to stop)");
     server.run(citriage_web::ctrl_c()).map_err(|e| Failure::other(e.to_string()))
 }

@@ -1,0 +1,262 @@
+//! `citriage bench serve`: a load test of the dashboard on loopback. It serves a
+//! store in-process on a free 127.0.0.1 port and lets N concurrent clients (threads
+//! with keep-alive connections that accept gzip, like browsers) request cluster
+//! lists with various filters, cluster pages and job pages, picked at random with a
+//! fixed seed, until a request count or a time limit is reached. It prints latency
+//! percentiles per kind of page, the first request of each URL (answered before any
+//! cache had it) apart, errors, throughput and peak memory.
+
+use crate::pipeline::Failure;
+use serde::Serialize;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What one load test is asked to do.
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    pub clients: usize,
+    /// Requests in all, at most.
+    pub requests: usize,
+    /// Seconds in all, at most.
+    pub seconds: u64,
+    /// URLs per kind of page (cluster pages, job pages) at most.
+    pub pages_per_kind: usize,
+}
+
+/// The URLs of a load test, by kind: `cluster-list`, `cluster`, `job`.
+pub fn pick_urls(view: &citriage_web::index::WebIndex, per_kind: usize) -> Vec<(&'static str, String)> {
+    let enc = citriage_web::html::pct;
+    let mut urls: Vec<(&'static str, String)> = Vec::new();
+    let lists = [
+        "/clusters",
+        "/clusters?sort=today",
+        "/clusters?sort=growth",
+        "/clusters?kind=ci",
+        "/clusters?kind=pr",
+        "/clusters?signature=known",
+        "/clusters?job=e2e&exclude_test=Conformance",
+        "/clusters?include=timeout&sort=last_seen",
+    ];
+    urls.extend(lists.iter().map(|u| ("cluster-list", (*u).to_string())));
+    for (p, pi) in &view.profiles {
+        if p != "default" {
+            urls.push(("cluster-list", format!("/clusters?profile={}", enc(p))));
+        }
+        // The largest clusters, then every k-th of the rest.
+        let n = pi.clusters.len();
+        let take = per_kind.min(n);
+        let step = if take == 0 { 1 } else { (n / take).max(1) };
+        for c in pi.clusters.iter().step_by(step).take(take) {
+            urls.push(("cluster", format!("/clusters/{}/{}", enc(p), enc(&c.stored.stable_id))));
+        }
+    }
+    let n = view.jobs.len();
+    let take = per_kind.min(n);
+    let step = if take == 0 { 1 } else { (n / take).max(1) };
+    for j in view.jobs.iter().step_by(step).take(take) {
+        urls.push(("job", format!("/jobs/{}", enc(&j.name))));
+    }
+    urls
+}
+
+/// Latency figures of one kind of request, in milliseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figures {
+    pub kind: String,
+    pub requests: usize,
+    pub errors: usize,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+fn figures(kind: &str, mut lat: Vec<Duration>, errors: usize) -> Figures {
+    lat.sort();
+    let q = |p: f64| -> f64 {
+        if lat.is_empty() {
+            return 0.0;
+        }
+        let i = ((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1;
+        lat[i].as_secs_f64() * 1000.0
+    };
+    Figures {
+        kind: kind.to_string(),
+        requests: lat.len(),
+        errors,
+        p50_ms: q(0.50),
+        p90_ms: q(0.90),
+        p99_ms: q(0.99),
+        max_ms: lat.last().map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0),
+    }
+}
+
+/// A load test's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadReport {
+    pub clients: usize,
+    pub urls: usize,
+    pub requests: usize,
+    pub errors: usize,
+    /// Error messages (at most ten distinct).
+    pub error_samples: Vec<String>,
+    pub seconds: f64,
+    pub requests_per_second: f64,
+    /// All requests, then each kind, then the first request of each URL.
+    pub figures: Vec<Figures>,
+}
+
+/// Runs a load test against a running server.
+pub fn run_load(base: &str, urls: &[(&'static str, String)], spec: &LoadSpec) -> LoadReport {
+    let issued = Arc::new(AtomicUsize::new(0));
+    let first = Arc::new((0..urls.len()).map(|_| AtomicBool::new(false)).collect::<Vec<_>>());
+    let samples = Arc::new(Mutex::new(Vec::<String>::new()));
+    let urls = Arc::new(urls.to_vec());
+    let deadline = Instant::now() + Duration::from_secs(spec.seconds.max(1));
+    let started = Instant::now();
+    let handles: Vec<_> = (0..spec.clients.max(1))
+        .map(|c| {
+            let (issued, first, samples, urls) = (issued.clone(), first.clone(), samples.clone(), urls.clone());
+            let base = base.to_string();
+            let max = spec.requests;
+            std::thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .timeout_global(Some(Duration::from_secs(30)))
+                    .build()
+                    .into();
+                // xorshift64*, seeded per client: the same test picks the same URLs.
+                let mut x: u64 = 0x9E37_79B9_7F4A_7C15 ^ (c as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
+                let mut out: Vec<(usize, Duration, bool, bool)> = Vec::new();
+                while issued.fetch_add(1, Ordering::Relaxed) < max && Instant::now() < deadline {
+                    x ^= x >> 12;
+                    x ^= x << 25;
+                    x ^= x >> 27;
+                    let i = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) % urls.len() as u64) as usize;
+                    let cold = !first[i].swap(true, Ordering::Relaxed);
+                    let t = Instant::now();
+                    let ok = match agent.get(&format!("{base}{}", urls[i].1)).call() {
+                        Ok(mut r) if r.status().as_u16() == 200 => match r.body_mut().read_to_vec() {
+                            Ok(_) => true,
+                            Err(e) => {
+                                note(&samples, format!("{}: reading the body: {e}", urls[i].1));
+                                false
+                            }
+                        },
+                        Ok(r) => {
+                            note(&samples, format!("{}: status {}", urls[i].1, r.status()));
+                            false
+                        }
+                        Err(e) => {
+                            note(&samples, format!("{}: {e}", urls[i].1));
+                            false
+                        }
+                    };
+                    out.push((i, t.elapsed(), ok, cold));
+                }
+                out
+            })
+        })
+        .collect();
+    let mut all: Vec<(usize, Duration, bool, bool)> = Vec::new();
+    for h in handles {
+        all.extend(h.join().unwrap_or_default());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let errors = all.iter().filter(|r| !r.2).count();
+    let mut figs = vec![figures("all", all.iter().map(|r| r.1).collect(), errors)];
+    for kind in ["cluster-list", "cluster", "job"] {
+        let mine: Vec<&(usize, Duration, bool, bool)> = all.iter().filter(|r| urls[r.0].0 == kind).collect();
+        figs.push(figures(kind, mine.iter().map(|r| r.1).collect(), mine.iter().filter(|r| !r.2).count()));
+    }
+    let cold: Vec<&(usize, Duration, bool, bool)> = all.iter().filter(|r| r.3).collect();
+    figs.push(figures(
+        "first request of a URL",
+        cold.iter().map(|r| r.1).collect(),
+        cold.iter().filter(|r| !r.2).count(),
+    ));
+    let error_samples = samples.lock().map(|s| s.clone()).unwrap_or_default();
+    LoadReport {
+        clients: spec.clients,
+        urls: urls.len(),
+        requests: all.len(),
+        errors,
+        error_samples,
+        seconds,
+        requests_per_second: all.len() as f64 / seconds.max(1e-9),
+        figures: figs,
+    }
+}
+
+fn note(samples: &Mutex<Vec<String>>, msg: String) {
+    if let Ok(mut s) = samples.lock() {
+        if s.len() < 10 && !s.contains(&msg) {
+            s.push(msg);
+        }
+    }
+}
+
+/// `citriage bench serve`: serves `db` and load-tests it.
+pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failure> {
+    let t = Instant::now();
+    let server = citriage_web::Server::bind(db.to_path_buf(), "127.0.0.1:0".parse().expect("a socket address"))
+        .map_err(|e| match e {
+            citriage_web::ServeError::MissingStore(_) | citriage_web::ServeError::Store(_) => {
+                Failure::input(e.to_string())
+            }
+            other => Failure::other(other.to_string()),
+        })?;
+    let index_time = t.elapsed();
+    let view = server.state().view();
+    let urls = pick_urls(&view, spec.pages_per_kind);
+    let (builds, jobs, entries) = (view.builds.len(), view.jobs.len(), view.search.entries);
+    let clusters: usize = view.profiles.values().map(|p| p.clusters.len()).sum();
+    drop(view);
+    if urls.is_empty() {
+        return Err(Failure::input(format!("{}: nothing to request (no jobs and no clusters)", db.display())));
+    }
+    let running = server.spawn().map_err(|e| Failure::other(e.to_string()))?;
+    let report = run_load(&running.base_url(), &urls, spec);
+    running.stop().map_err(|e| Failure::other(e.to_string()))?;
+    let rss = crate::bench::peak_rss_mib();
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "store": db.display().to_string(), "builds": builds, "jobs": jobs, "clusters": clusters,
+                "search_entries": entries, "index_ms": index_time.as_secs_f64() * 1000.0, "peak_rss_mib": rss,
+                "load": report,
+            }))
+            .unwrap_or_default()
+        );
+        return Ok(report);
+    }
+    println!(
+        "bench serve: {} ({builds} builds, {jobs} jobs, {clusters} clusters, {entries} failure texts and excerpts)",
+        db.display()
+    );
+    println!("view built in {:.2} s", index_time.as_secs_f64());
+    println!(
+        "{} clients, {} URLs, {} requests in {:.1} s = {:.0} req/s, {} errors",
+        report.clients, report.urls, report.requests, report.seconds, report.requests_per_second, report.errors
+    );
+    println!(
+        "{:<24} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "requests", "count", "errors", "p50 ms", "p90 ms", "p99 ms", "max ms"
+    );
+    for f in &report.figures {
+        println!(
+            "{:<24} {:>8} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
+            f.kind, f.requests, f.errors, f.p50_ms, f.p90_ms, f.p99_ms, f.max_ms
+        );
+    }
+    for e in &report.error_samples {
+        println!("error: {e}");
+    }
+    if let Some(r) = rss {
+        println!("peak RSS {r:.0} MiB (server and clients)");
+    }
+    Ok(report)
+}
