@@ -47,14 +47,14 @@ pub fn pick_urls(view: &citriage_web::index::WebIndex, per_kind: usize) -> Vec<(
         // The largest clusters, then every k-th of the rest.
         let n = pi.clusters.len();
         let take = per_kind.min(n);
-        let step = if take == 0 { 1 } else { (n / take).max(1) };
+        let step = n.checked_div(take).unwrap_or(1).max(1);
         for c in pi.clusters.iter().step_by(step).take(take) {
             urls.push(("cluster", format!("/clusters/{}/{}", enc(p), enc(&c.stored.stable_id))));
         }
     }
     let n = view.jobs.len();
     let take = per_kind.min(n);
-    let step = if take == 0 { 1 } else { (n / take).max(1) };
+    let step = n.checked_div(take).unwrap_or(1).max(1);
     for j in view.jobs.iter().step_by(step).take(take) {
         urls.push(("job", format!("/jobs/{}", enc(&j.name))));
     }
