@@ -49,16 +49,91 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
     };
     let mut store = open_store(cli)?;
     let pb = spinner(cli.quiet, "loading failures");
+    let out = cluster_store(&mut store, profile, a.window, a.as_of.as_deref(), &a.jobs, &catalogue, &owners, &pb)?;
+    let ClusterOutcome { as_of, rows, builds, clustering, rich } = out;
+    let prof = profile_name(profile);
+    let refs: Vec<FailureRef<'_>> =
+        rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
+    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(owners.clone()));
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
+    let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
+        let p = a.out.join(name);
+        std::fs::write(&p, v).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
+        Ok(p)
+    };
+    let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
+    let f2 = write("clusters.json", serde_json::to_string_pretty(&rich).unwrap_or_default() + "\n")?;
+    pb.finish_and_clear();
+    let acc = &clustering.accounting;
+    if cli.format == Format::Json {
+        print_json(&json!({
+            "as_of": as_of, "window_days": a.window, "profile": prof, "failures": acc.input,
+            "clusters": clustering.clusters.len(), "accounting": acc,
+            "files": [f1.display().to_string(), f2.display().to_string()],
+        }));
+        return Ok(());
+    }
+    outln!(
+        "{} failures from {} builds in {} days → {} clusters ({} profile); every failure in exactly one cluster: {}",
+        acc.input,
+        builds.len(),
+        a.window,
+        clustering.clusters.len(),
+        prof,
+        acc.is_complete()
+    );
+    outln!("{:<14} {:<21} {:>7} {:>5} {:>5}  signature / text", "stable id", "k8s id", "fails", "jobs", "tests");
+    for (rc, c) in rich.clusters.iter().zip(&clustering.clusters).take(a.top) {
+        let jobs: std::collections::BTreeSet<&str> = c.members.iter().map(|&m| rows[m as usize].2.as_str()).collect();
+        let sig = catalogue.match_text(&c.text).into_iter().next().map(|m| format!("[{}] ", m.id)).unwrap_or_default();
+        let first: String = c.text.lines().next().unwrap_or("").chars().take(80).collect();
+        outln!(
+            "{:<14} {:<21} {:>7} {:>5} {:>5}  {sig}{first}",
+            rc.stable_id.clone().unwrap_or_default(),
+            c.k8s_id,
+            c.members.len(),
+            jobs.len(),
+            c.tests.len()
+        );
+    }
+    outln!("Wrote {} and {}", f1.display(), f2.display());
+    Ok(())
+}
+
+/// What a clustering run computed (and recorded in the store).
+pub(crate) struct ClusterOutcome {
+    pub as_of: i64,
+    /// (test, failure text, job, build path) per failure, in input order.
+    pub rows: Vec<(String, String, String, String)>,
+    pub builds: Vec<ExportBuild>,
+    pub clustering: citriage_patterns::cluster::Clustering,
+    pub rich: citriage_patterns::export::RichExport,
+}
+
+/// Clusters the stored failures of builds started in the window ending at `as_of`
+/// (default: the newest build's day), carries stable ids through the store and
+/// records the run (clusters, membership, daily counts).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn cluster_store(
+    store: &mut citriage_store::Store,
+    profile: Profile,
+    window: i64,
+    as_of: Option<&str>,
+    jobs: &[String],
+    catalogue: &Catalogue,
+    owners: &BTreeMap<String, Vec<String>>,
+    pb: &indicatif::ProgressBar,
+) -> Result<ClusterOutcome, Failure> {
     let all = store.builds(None)?;
     if all.is_empty() {
         pb.finish_and_clear();
         return Err(Failure::input(format!("the store {} has no builds: run `citriage fetch` first", store.path())));
     }
-    let as_of = match &a.as_of {
+    let as_of = match as_of {
         Some(s) => crate::fetch::parse_as_of(s)?,
         None => crate::fetch::default_as_of(&all),
     };
-    let since = as_of - a.window.max(1) * 86_400;
+    let since = as_of - window.max(1) * 86_400;
     drop(all);
     // Failures as owned rows; builds for the export's columns; where each failure is
     // stored (bucket, path, position) and when its build started.
@@ -66,10 +141,10 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
     let mut places: Vec<(usize, u32)> = Vec::new(); // (index into `builds`, test position)
     let mut builds: Vec<ExportBuild> = Vec::new();
     let mut stored_at: Vec<(String, String)> = Vec::new(); // (bucket, path) per entry of `builds`
-    for job in store.build_jobs()? {
-        for b in store.job_builds_with_tests(&job, Some(since))? {
+    for job_name in store.build_jobs()? {
+        for b in store.job_builds_with_tests(&job_name, Some(since))? {
             let Some(started) = b.started.filter(|s| *s > since && *s <= as_of) else { continue };
-            if !a.jobs.is_empty() && !a.jobs.contains(&b.dashboard_job()) {
+            if !jobs.is_empty() && !jobs.contains(&b.dashboard_job()) {
                 continue;
             }
             // Stored tests are in position order, so a test's index is its position.
@@ -115,62 +190,20 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
     let current: Vec<CurrentCluster<'_>> =
         clustering.clusters.iter().map(|c| CurrentCluster { key: &c.key, size: c.members.len() }).collect();
     let stable = StableIdAssigner::new(previous).assign(&current);
-    let rich = rich_export(&clustering, &refs, Some(&stable), Some(&catalogue), &owners);
+    let rich = rich_export(&clustering, &refs, Some(&stable), Some(catalogue), owners);
     pb.set_message("recording clusters");
     let (stored, members, daily) =
         cluster_rows(&clustering, &rich, &stable, &rows, &places, &builds, &stored_at, as_of);
     let run = ClusterRun {
         profile: prof.to_string(),
         as_of,
-        window_days: a.window.max(1),
+        window_days: window.max(1),
         failures: rows.len() as u64,
         clusters: stored.len() as u64,
     };
     store.record_cluster_run(&run, &stored, &members, &daily)?;
-    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(owners.clone()));
-    std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
-    let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
-        let p = a.out.join(name);
-        std::fs::write(&p, v).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
-        Ok(p)
-    };
-    let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
-    let f2 = write("clusters.json", serde_json::to_string_pretty(&rich).unwrap_or_default() + "\n")?;
-    pb.finish_and_clear();
-    let acc = &clustering.accounting;
-    if cli.format == Format::Json {
-        print_json(&json!({
-            "as_of": as_of, "window_days": a.window, "profile": prof, "failures": acc.input,
-            "clusters": clustering.clusters.len(), "accounting": acc,
-            "files": [f1.display().to_string(), f2.display().to_string()],
-        }));
-        return Ok(());
-    }
-    outln!(
-        "{} failures from {} builds in {} days → {} clusters ({} profile); every failure in exactly one cluster: {}",
-        acc.input,
-        builds.len(),
-        a.window,
-        clustering.clusters.len(),
-        prof,
-        acc.is_complete()
-    );
-    outln!("{:<14} {:<21} {:>7} {:>5} {:>5}  signature / text", "stable id", "k8s id", "fails", "jobs", "tests");
-    for (rc, c) in rich.clusters.iter().zip(&clustering.clusters).take(a.top) {
-        let jobs: std::collections::BTreeSet<&str> = c.members.iter().map(|&m| rows[m as usize].2.as_str()).collect();
-        let sig = catalogue.match_text(&c.text).into_iter().next().map(|m| format!("[{}] ", m.id)).unwrap_or_default();
-        let first: String = c.text.lines().next().unwrap_or("").chars().take(80).collect();
-        outln!(
-            "{:<14} {:<21} {:>7} {:>5} {:>5}  {sig}{first}",
-            rc.stable_id.clone().unwrap_or_default(),
-            c.k8s_id,
-            c.members.len(),
-            jobs.len(),
-            c.tests.len()
-        );
-    }
-    outln!("Wrote {} and {}", f1.display(), f2.display());
-    Ok(())
+    drop(refs);
+    Ok(ClusterOutcome { as_of, rows, builds, clustering, rich })
 }
 
 /// What the store keeps of a clustering run: each cluster with its representative
