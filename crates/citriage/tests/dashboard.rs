@@ -1,0 +1,305 @@
+//! The dashboard over a synthetic CI world, end to end: a tiny world is generated,
+//! fetched from its local mirror, its dashboards imported, its failures clustered
+//! with both profiles and its triage and payload reports written, all through the
+//! `citriage` binary; then `citriage serve`'s server answers every page and API
+//! route with figures that agree with what the commands printed, survives a bounded
+//! load test with zero errors, and is driven in headless Chromium (each page loads
+//! without console problems, a filter and a cluster are clicked, screenshots are
+//! taken). The browser part is skipped, with the reason printed, without Chromium.
+
+#[path = "../../citriage-web/tests/webdriver/mod.rs"]
+mod webdriver;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_citriage"));
+    c.env_remove("CITRIAGE_DB").env("NO_COLOR", "1");
+    c
+}
+
+fn run(db: &Path, args: &[&str]) -> Output {
+    let o = bin().arg("--db").arg(db).arg("--quiet").args(args).output().expect("runs");
+    assert!(o.status.success(), "citriage {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+/// The world's store, built once per test binary: (folder kept alive, store, the
+/// `cluster --format json` answers of both profiles).
+struct World {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+    clustered: Vec<serde_json::Value>,
+}
+
+fn world() -> &'static World {
+    static W: OnceLock<World> = OnceLock::new();
+    W.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let world = dir.path().join("world");
+        let p = citriage_synth::SynthParams::preset("tiny").expect("tiny preset");
+        citriage_synth::generate(&p, &world, &mut |_| {}).expect("generate");
+        let db = dir.path().join("world.db");
+        let mirror = world.join("gcs/kubernetes-ci-logs");
+        let prowjobs = world.join("prow/prowjobs.js");
+        run(
+            &db,
+            &[
+                "fetch",
+                "--mirror",
+                mirror.to_str().expect("path"),
+                "--all",
+                "--prowjobs",
+                prowjobs.to_str().expect("path"),
+            ],
+        );
+        for ds in ["failures", "flakes"] {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(world.join("k8s-metrics").join(ds))
+                .expect("dashboards")
+                .map(|e| e.expect("entry").path())
+                .collect();
+            files.sort();
+            for f in files {
+                run(&db, &["import", f.to_str().expect("path"), "--dataset", ds]);
+            }
+            let out = dir.path().join(format!("triage-{ds}"));
+            run(&db, &["triage", "--dataset", ds, "--out", out.to_str().expect("path")]);
+        }
+        let mut clustered = Vec::new();
+        for profile in ["default", "k8s-triage"] {
+            let out = dir.path().join(format!("clusters-{profile}"));
+            let o =
+                run(&db, &["--format", "json", "cluster", "--profile", profile, "--out", out.to_str().expect("path")]);
+            clustered.push(json(&o));
+        }
+        World { _dir: dir, db, clustered }
+    })
+}
+
+fn serve(db: &Path) -> citriage_web::Running {
+    citriage_web::Server::bind(db.to_path_buf(), "127.0.0.1:0".parse().expect("addr"))
+        .expect("bind")
+        .spawn()
+        .expect("serve")
+}
+
+fn get(url: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut r = agent.get(url).call().unwrap_or_else(|e| panic!("{url}: {e}"));
+    (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_else(|e| panic!("{url}: {e}")))
+}
+
+fn get_json(url: &str) -> serde_json::Value {
+    let (status, body) = get(url);
+    assert_eq!(status, 200, "{url}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{url}: {e}"))
+}
+
+/// The first line of the newest failure of a cluster (from its page's data), and that failure.
+fn latest_line(base: &str, cluster: &serde_json::Value) -> (String, serde_json::Value) {
+    let id = cluster["stable_id"].as_str().expect("id");
+    let profile = cluster["profile"].as_str().expect("profile");
+    let d = get_json(&format!("{base}/api/v1/clusters/{profile}/{}", pct(id)));
+    let latest = d["latest"][0].clone();
+    let line = latest["text"].as_str().expect("text").lines().next().expect("a line").to_string();
+    (line, latest)
+}
+
+fn pct(s: &str) -> String {
+    citriage_web::html::pct(s)
+}
+
+#[test]
+fn every_route_agrees_with_the_commands() {
+    let w = world();
+    let srv = serve(&w.db);
+    let base = srv.base_url();
+    for (profile, c) in ["default", "k8s-triage"].iter().zip(&w.clustered) {
+        let v = get_json(&format!("{base}/api/v1/clusters?profile={profile}&limit=1000"));
+        assert_eq!(v["total"], c["clusters"], "{profile}: clusters listed = clusters the command made");
+        assert_eq!(v["failures"], c["failures"], "{profile}: every clustered failure is counted once");
+        let clusters = v["clusters"].as_array().expect("clusters");
+        let sum: u64 = clusters.iter().map(|c| c["total"].as_u64().unwrap_or(0)).sum();
+        assert_eq!(Some(sum), c["failures"].as_u64());
+        for c in clusters.iter().take(15) {
+            let id = c["stable_id"].as_str().expect("id");
+            let d = get_json(&format!("{base}/api/v1/clusters/{profile}/{id}"));
+            let jobs: u64 =
+                d["jobs"].as_array().expect("jobs").iter().map(|j| j["failures"].as_u64().unwrap_or(0)).sum();
+            assert_eq!(Some(jobs), c["total"].as_u64(), "{id}: failures by job add up");
+            let latest = d["latest"].as_array().expect("latest");
+            assert!(!latest.is_empty() && latest.len() <= 20, "{id}: latest failures");
+            assert!(latest
+                .iter()
+                .all(|f| f["url"].as_str().is_some_and(|u| u.starts_with("https://prow.k8s.io/view/gs/"))));
+            let (status, page) = get(&format!("{base}/clusters/{profile}/{}", pct(id)));
+            assert_eq!(status, 200);
+            assert!(page.contains("File an issue") && page.contains("<svg class=\"chart\""), "{id}");
+        }
+    }
+    // Every job page, and each job's strip covers its builds.
+    let jobs = get_json(&format!("{base}/api/v1/jobs"));
+    let jobs = jobs.as_array().expect("jobs");
+    assert!(jobs.len() > 10);
+    let mut flaky_seen = 0;
+    for j in jobs {
+        let name = j["job"].as_str().expect("job");
+        let d = get_json(&format!("{base}/api/v1/jobs/{}", pct(name)));
+        assert_eq!(d["builds"].as_array().map(Vec::len), Some(j["builds"].as_u64().unwrap_or(0).min(200) as usize));
+        flaky_seen += d["flaky_tests"].as_array().map_or(0, Vec::len);
+        let (status, _) = get(&format!("{base}/jobs/{}", pct(name)));
+        assert_eq!(status, 200, "{name}");
+    }
+    assert!(flaky_seen > 0, "the world plants flakes; some job must show a fired signal");
+    // A test of the largest cluster: its history and the cluster it belongs to.
+    let top = &get_json(&format!("{base}/api/v1/clusters"))["clusters"][0];
+    let test = top["top_tests"][0]["name"].as_str().expect("a test");
+    let t = get_json(&format!("{base}/api/v1/tests?name={}", pct(test)));
+    assert!(t["jobs"].as_array().is_some_and(|j| !j.is_empty()));
+    assert!(t["clusters"].as_array().expect("clusters").iter().any(|c| c["stable_id"] == top["stable_id"]));
+    // Search finds the top cluster's latest failure by the first line of its text.
+    let (needle, latest) = latest_line(&base, top);
+    let s = get_json(&format!("{base}/api/v1/search?q={}&group=job&max=1000", pct(&regex::escape(&needle))));
+    assert!(
+        s["matches"]
+            .as_array()
+            .expect("matches")
+            .iter()
+            .any(|m| m["build_id"] == latest["build_id"] && m["name"] == latest["test"] && m["kind"] == "test"),
+        "{needle:?} did not find build {} test {}",
+        latest["build_id"],
+        latest["test"]
+    );
+    // Overview, reports and payload pages answer.
+    for path in
+        ["/", "/jobs", "/clusters", "/search", "/tests", "/payloads", "/reports", "/api/v1/overview", "/api/v1/status"]
+    {
+        let (status, _) = get(&format!("{base}{path}"));
+        assert_eq!(status, 200, "{path}");
+    }
+}
+
+#[test]
+fn a_bounded_load_test_has_no_errors() {
+    let w = world();
+    let srv = serve(&w.db);
+    let view = srv.state.view();
+    let urls = citriage::bench_serve::pick_urls(&view, 50);
+    assert!(urls.iter().any(|u| u.0 == "cluster") && urls.iter().any(|u| u.0 == "job"));
+    let spec = citriage::bench_serve::LoadSpec { clients: 24, requests: 1_500, seconds: 60, pages_per_kind: 50 };
+    let r = citriage::bench_serve::run_load(&srv.base_url(), &urls, &spec);
+    assert_eq!(r.errors, 0, "errors: {:?}", r.error_samples);
+    assert!(r.requests > 0 && r.requests <= 1_500 + spec.clients, "{} requests", r.requests);
+    let per_kind: u64 = r.figures[1..4].iter().map(|f| f.requests as u64).sum();
+    assert_eq!(per_kind, r.requests as u64, "every request is of one kind");
+}
+
+/// Takes a screenshot, checks it is a PNG with content, and keeps it in
+/// `$CITRIAGE_WEB_SCREENSHOTS/<name>.png` when that is set.
+fn screenshot(s: &webdriver::Session, name: &str) {
+    let png = s.screenshot_png().unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 5_000, "{name}: not a real screenshot");
+    if let Some(dir) = std::env::var_os("CITRIAGE_WEB_SCREENSHOTS") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        std::fs::write(dir.join(format!("world-{name}.png")), &png).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+fn console_problems(s: &webdriver::Session) -> Vec<webdriver::LogEntry> {
+    let log = s.browser_log().unwrap_or_else(|e| panic!("browser log: {e}"));
+    log.into_iter().filter(|e| e.level == "SEVERE" || e.level == "WARNING").collect()
+}
+
+#[test]
+fn the_world_in_a_browser() {
+    if let Some(why) = webdriver::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let w = world();
+    let srv = serve(&w.db);
+    let base = srv.base_url();
+    let s = webdriver::Session::start().unwrap_or_else(|e| panic!("browser session: {e}"));
+    let wait = Duration::from_secs(15);
+    let jobs = get_json(&format!("{base}/api/v1/jobs"));
+    let job = jobs[0]["job"].as_str().expect("a job").to_string();
+    let top = get_json(&format!("{base}/api/v1/clusters"))["clusters"][0].clone();
+    let test = top["top_tests"][0]["name"].as_str().expect("a test").to_string();
+    let (needle, _) = latest_line(&base, &top);
+    // (path, screenshot name, an element the page must have)
+    let pages: Vec<(String, &str, &str)> = vec![
+        ("/".into(), "overview", "section.snapshot"),
+        ("/jobs".into(), "jobs", "table.jobs a[href]"),
+        (format!("/jobs/{}", pct(&job)), "job", ".strip a.cell"),
+        ("/clusters".into(), "clusters", "section.cluster svg.spark"),
+        (format!("/tests?name={}", pct(&test)), "test", "section.test-job"),
+        (format!("/search?q={}&group=job", pct(&regex::escape(&needle))), "search", "ol.matches mark"),
+        ("/payloads".into(), "payloads", "main"),
+        ("/reports".into(), "reports", "main"),
+    ];
+    for (path, name, css) in &pages {
+        s.goto(&format!("{base}{path}")).unwrap_or_else(|e| panic!("{path}: {e}"));
+        s.wait_for(css, wait).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let problems = console_problems(&s);
+        assert!(problems.is_empty(), "{path}: console: {problems:?}");
+        screenshot(&s, name);
+    }
+
+    // A filter: CI jobs only, with a job regex, by growth; the list the page shows is
+    // the list the API gives for the same query.
+    s.goto(&format!("{base}/clusters")).expect("clusters");
+    s.find("select[name=kind] option[value=ci]").and_then(|o| o.click()).expect("choose CI only");
+    s.find("select[name=sort] option[value=growth]").and_then(|o| o.click()).expect("sort by growth");
+    s.find("input[name=job]").and_then(|f| f.send_keys("e2e|kind")).expect("type a job regex");
+    let buttons = s.find_all("button").expect("buttons");
+    buttons.iter().find(|b| b.text().is_ok_and(|t| t == "Filter")).expect("Filter").click().expect("click Filter");
+    s.wait_until("the filtered URL", wait, |s| Ok(s.current_url()?.contains("kind=ci"))).expect("navigated");
+    let url = s.current_url().expect("url");
+    assert!(url.contains("sort=growth") && url.contains("job=e2e%7Ckind"), "{url}");
+    let query = url.split_once('?').map(|x| x.1).unwrap_or("");
+    let api = get_json(&format!("{base}/api/v1/clusters?{query}"));
+    let want: Vec<String> = api["clusters"]
+        .as_array()
+        .expect("clusters")
+        .iter()
+        .map(|c| format!("c-{}", pct(c["stable_id"].as_str().unwrap_or(""))))
+        .collect();
+    let shown: Vec<String> = s
+        .find_all("section.cluster")
+        .expect("sections")
+        .iter()
+        .map(|e| e.attr("id").expect("id").unwrap_or_default())
+        .collect();
+    assert!(!want.is_empty(), "the filter should keep some clusters: {url}");
+    assert_eq!(shown, want, "the page lists what the API answers, in order");
+    assert!(console_problems(&s).is_empty());
+    screenshot(&s, "clusters-filtered");
+
+    // A cluster: its header link leads to its page, with the issue link and its chart.
+    let first = s.find("section.cluster h3 a").expect("a cluster link");
+    let href = first.attr("href").expect("href").expect("a link");
+    first.click().expect("click the cluster");
+    s.wait_until("the cluster page", wait, |s| Ok(s.current_url()?.ends_with(&href))).expect("navigated");
+    s.wait_for("svg.chart", wait).expect("failures chart");
+    let issue = s
+        .find_all("a")
+        .expect("links")
+        .into_iter()
+        .find(|a| a.text().is_ok_and(|t| t == "File an issue"))
+        .expect("a file-an-issue link");
+    let issue = issue.attr("href").expect("href").expect("a link");
+    assert!(issue.starts_with("https://github.com/kubernetes/kubernetes/issues/new?title="), "{issue}");
+    let latest = s.find_all("table.latest tr").expect("rows");
+    assert!(latest.len() > 1, "latest failures are listed");
+    assert!(console_problems(&s).is_empty());
+    screenshot(&s, "cluster");
+}
