@@ -6,6 +6,7 @@ pub mod bench;
 pub mod brief_cmd;
 pub mod cli;
 pub mod code_cmd;
+pub mod documents;
 pub mod evidence_cmds;
 pub mod example_data;
 pub mod fetch;
