@@ -55,7 +55,8 @@ pub enum Format {
 pub enum Command {
     /// Run the whole triage on the bundled example dashboards (no network):
     /// import three days of failures and flakes snapshots into a fresh store and
-    /// write both reports.
+    /// write both reports; then the same over a synthetic world, with its payload
+    /// stream analysed and every report verified (all recorded in the stores).
     Demo(DemoArgs),
     /// Import dashboard snapshots (files or URLs) into the store.
     Import(ImportArgs),
@@ -78,8 +79,12 @@ pub enum Command {
     Gh(GhArgs),
     /// Check a Markdown triage report's claims: PR/issue states, file:line references in
     /// local checkouts, build URLs against the store, and the runbook's structural rules.
-    /// Exits 1 when anything is flagged or could not be checked.
+    /// The result is recorded in the store (when it exists). Exits 1 when anything is
+    /// flagged or could not be checked.
     Verify(VerifyArgs),
+    /// List the documents recorded in the store (triage reports, payload analyses,
+    /// verifier results), or print one with `reports show KIND KEY`.
+    Reports(ReportsArgs),
     /// Cluster the stored builds' failure texts (go.k8s.io/triage-compatible ids, stable
     /// citriage ids carried in the store, known signatures); writes failure_data.json
     /// and clusters.json.
@@ -304,7 +309,12 @@ pub enum GhWhat {
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// The Markdown report to check.
-    pub report: PathBuf,
+    #[arg(required_unless_present = "stored", conflicts_with = "stored")]
+    pub report: Option<PathBuf>,
+    /// Check a Markdown document recorded in the store instead of a file: KIND/KEY as
+    /// `citriage reports` lists it (e.g. triage/failures/2026-11-21).
+    #[arg(long, value_name = "KIND/KEY")]
+    pub stored: Option<String>,
     /// A local checkout for file:line claims: name=path[=owner/repo]. Repeatable.
     #[arg(long = "checkout", value_name = "NAME=PATH[=OWNER/REPO]")]
     pub checkouts: Vec<String>,
@@ -323,6 +333,31 @@ pub struct VerifyArgs {
     /// GitHub API base URL.
     #[arg(long, default_value = "https://api.github.com")]
     pub api: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportsArgs {
+    /// Only documents of this kind (triage, payload, verify).
+    #[arg(long)]
+    pub kind: Option<String>,
+    #[command(subcommand)]
+    pub what: Option<ReportsWhat>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReportsWhat {
+    /// Print one stored document's body (with --format json: the document with its
+    /// title and date).
+    Show {
+        /// triage, payload or verify.
+        kind: String,
+        /// As listed, e.g. failures/2026-11-21 or a payload tag.
+        key: String,
+        /// text/markdown, application/json or text/html. Default: the first stored of
+        /// these, in that order.
+        #[arg(long, value_name = "TYPE")]
+        media_type: Option<String>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -402,6 +437,9 @@ pub struct PayloadArgs {
     /// Write payload-<tag>.html, .md, .json and payload-results-<tag>.yaml here.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Do not record the analysis (JSON, HTML, Markdown) in the store's documents.
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 #[derive(Args, Debug)]
@@ -621,6 +659,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Payload(a) => crate::payload_cmd::payload(cli, a),
         Command::Cluster(a) => crate::patterns_cmd::cluster_cmd(cli, a),
         Command::Extract(a) => crate::patterns_cmd::extract_cmd(cli, a),
+        Command::Reports(a) => crate::documents::reports(cli, a),
         Command::Verify(a) => match crate::evidence_cmds::verify(cli, a)? {
             0 => Ok(()),
             _ => Err(Failure {
@@ -744,7 +783,7 @@ fn triage_cmd(cli: &Cli, a: &TriageArgs) -> Result<(), Failure> {
     pb.set_message("triaging");
     let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref(), &links);
     pb.set_message("writing report");
-    let files = pipeline::write_artifacts(&t, &a.out)?;
+    let files = pipeline::write_and_record(&mut store, &t, &a.out)?;
     pipeline::record_report_evidence(&mut store, &t)?;
     pb.finish_and_clear();
     print_summary(cli, &t, &files);
@@ -838,11 +877,12 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         pb.set_message(format!("triaging {ds}"));
         let loaded = pipeline::load_with_history(&store, id)?;
         let t = pipeline::run_triage(&loaded, &rules, &config, None, &[]);
-        let files = pipeline::write_artifacts(&t, &a.out.join(ds.as_str()))?;
+        let files = pipeline::write_and_record(&mut store, &t, &a.out.join(ds.as_str()))?;
         pipeline::record_report_evidence(&mut store, &t)?;
         all_files.extend(files.clone());
         triages.push((t, files));
     }
+    let bundled = triages.len();
     // The synthetic world: a Prow mirror with builds and JUnit, ingested for real.
     pb.set_message("generating the synthetic world (tiny preset)");
     let world = a.out.join("world");
@@ -881,10 +921,32 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         pb.set_message(format!("triaging the world's {ds}"));
         let loaded = pipeline::load_with_history(&wstore, id)?;
         let t = pipeline::run_triage(&loaded, &rules, &config, Some(&builds), &[]);
-        let files = pipeline::write_artifacts(&t, &a.out.join(format!("world-{ds}")))?;
+        let files = pipeline::write_and_record(&mut wstore, &t, &a.out.join(format!("world-{ds}")))?;
         pipeline::record_report_evidence(&mut wstore, &t)?;
         triages.push((t, files));
     }
+    // The world's payload stream, analysed as `payload TAG --from WORLD` would, so the
+    // dashboard over the world store has payloads to show.
+    pb.set_message("analysing the world's payloads");
+    let payloads = crate::payload_cmd::analyze_world_payloads(&world)?;
+    for p in &payloads {
+        crate::documents::record_payload(&mut wstore, p)?;
+    }
+    // Each report verified as stored, the result recorded beside it. Findings are
+    // reported below; they do not fail the demo.
+    pb.set_message("verifying the reports");
+    let mut checks = Vec::new();
+    for (t, _) in &triages[..bundled] {
+        let (s, c) = verify_demo_report(store, t, &db)?;
+        store = s;
+        checks.push(c);
+    }
+    for (t, _) in &triages[bundled..] {
+        let (s, c) = verify_demo_report(wstore, t, &world_db)?;
+        wstore = s;
+        checks.push(c);
+    }
+    drop((store, wstore));
     pb.finish_and_clear();
     if cli.format == Format::Json {
         print_json(&json!({
@@ -892,12 +954,27 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
             "world_store": world_db.display().to_string(),
             "world_builds": ingest.builds_found,
             "reports": triages.iter().map(|(t, f)| json!({"dataset": t.snapshot.dataset, "date": t.snapshot.date, "jobs": t.job_count, "jobs_with_builds": t.jobs_with_builds, "selected": t.selection.picks.len(), "misclassifications": t.misclassifications.len(), "files": f})).collect::<Vec<_>>(),
+            "payloads": payloads.iter().map(|p| json!({"tag": p.payload.tag, "phase": p.payload.phase.as_str(), "verdict": p.decision.verdict.as_str()})).collect::<Vec<_>>(),
+            "verifications": checks.iter().map(|c| json!({"store": c.store, "key": c.key, "verdict": c.verdict, "findings": c.findings, "unchecked": c.unchecked})).collect::<Vec<_>>(),
         }));
         return Ok(());
     }
     for (t, files) in &triages {
         print_summary(cli, t, files);
         outln!();
+    }
+    match payloads.first() {
+        Some(first) => outln!(
+            "Payloads: {} of the world's {} stream analysed and recorded in {}",
+            payloads.len(),
+            first.payload.stream_name,
+            world_db.display()
+        ),
+        None => outln!("Payloads: the world has no payload stream"),
+    }
+    outln!("Verification of the reports (recorded in the stores; `citriage reports` lists them):");
+    for c in &checks {
+        outln!("  {}", c.describe());
     }
     outln!(
         "Stores: {} (bundled dashboards), {} (synthetic world: {} builds)",
@@ -911,6 +988,60 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         Path::new(&a.out).join("world-failures").join("report.md").display()
     );
     Ok(())
+}
+
+/// A demo report's verification, for the summary.
+struct DemoCheck {
+    store: String,
+    key: String,
+    verdict: &'static str,
+    /// Findings per rule id.
+    findings: std::collections::BTreeMap<String, usize>,
+    unchecked: usize,
+}
+
+impl DemoCheck {
+    fn describe(&self) -> String {
+        let mut s = format!("{} in {}: {}", self.key, self.store, self.verdict);
+        if !self.findings.is_empty() {
+            let rules: Vec<String> = self.findings.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
+            s.push_str(&format!(" — {} finding(s): {}", self.findings.values().sum::<usize>(), rules.join(", ")));
+        }
+        if self.unchecked > 0 {
+            s.push_str(&format!("; {} claim(s) not checked (offline, no checkout)", self.unchecked));
+        }
+        s
+    }
+}
+
+/// Verifies a demo report as stored (offline, no checkouts) and records the result.
+fn verify_demo_report(store: Store, t: &citriage_analysis::Triage, db: &Path) -> Result<(Store, DemoCheck), Failure> {
+    let key = crate::documents::triage_key(t);
+    let header = store
+        .documents(Some("triage"))?
+        .into_iter()
+        .find(|h| h.key == key && h.media_type == crate::documents::MARKDOWN)
+        .ok_or_else(|| Failure::other(format!("the report triage/{key} was not recorded in {}", store.path())))?;
+    let text = store
+        .document("triage", &key, crate::documents::MARKDOWN)?
+        .map(|d| d.body)
+        .ok_or_else(|| Failure::other(format!("the report triage/{key} was not recorded in {}", store.path())))?;
+    let name = format!("triage/{key}");
+    let verified = crate::documents::Verified { document: Some(&header), file_name: &name, text: &text };
+    let setup = crate::evidence_cmds::VerifySetup::offline();
+    let (store, c) = crate::evidence_cmds::check_report(store, &text, &name, &verified, &setup, true)?;
+    let mut findings = std::collections::BTreeMap::new();
+    for f in &c.verification.findings {
+        *findings.entry(f.rule_id.clone()).or_insert(0) += 1;
+    }
+    let check = DemoCheck {
+        store: db.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| db.display().to_string()),
+        key: c.recorded.unwrap_or(name),
+        verdict: c.verification.verdict(),
+        findings,
+        unchecked: c.verification.unchecked.len(),
+    };
+    Ok((store, check))
 }
 
 fn serve(cli: &Cli, a: &ServeArgs) -> Result<(), Failure> {

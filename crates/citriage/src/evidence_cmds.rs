@@ -1,16 +1,19 @@
 //! The `gh sweep` and `verify` commands: GitHub PR/issue state with answers cached in
-//! the store (ETags, offline mode), and checking a triage report's claims against
-//! GitHub, local checkouts and the builds in the store.
+//! the store (ETags, offline mode), and checking a triage report's claims (a file or
+//! a stored document) against GitHub, local checkouts and the builds in the store,
+//! with the result recorded in the store's documents.
 
 use crate::cli::{open_store, print_json, Cli, EvidenceArgs, Format, GhArgs, GhWhat, VerifyArgs};
+use crate::documents::{find_by_body, split_stored, Verified, MARKDOWN};
 use crate::outln;
 use crate::pipeline::Failure;
 use citriage_github::{
     extract_refs, render_ambiguous, render_sweep_json, render_sweep_markdown, sweep, unique_refs, CachedResponse,
     ClientConfig, GithubClient, HttpCache, IssueRef, RefContext, RepoRef, SweepOptions, Token,
 };
-use citriage_store::{CachedHttp, Store};
-use citriage_verify::rules::{BuildAnswer, BuildUrl, BuildUrlResolver, Resolvers, VerifyOptions};
+use citriage_model::evidence::sha256_hex;
+use citriage_store::{CachedHttp, DocumentHeader, Store};
+use citriage_verify::rules::{BuildAnswer, BuildUrl, BuildUrlResolver, Resolvers, Verification, VerifyOptions};
 use citriage_verify::{Checkout, Checkouts, Git};
 use std::rc::Rc;
 
@@ -119,34 +122,147 @@ pub(crate) fn gh(cli: &Cli, a: &GhArgs) -> Result<(), Failure> {
     }
 }
 
+/// How reports are checked: repository context, checkouts and GitHub access.
+pub(crate) struct VerifySetup {
+    pub ctx: RefContext,
+    pub checkouts: Checkouts,
+    pub api: String,
+    pub offline: bool,
+    pub prior_report: bool,
+    pub allow_unchecked: bool,
+}
+
+impl VerifySetup {
+    /// Offline, no checkouts, no prior report: what the demo verifies its reports with.
+    pub(crate) fn offline() -> VerifySetup {
+        VerifySetup {
+            ctx: RefContext::kubernetes(),
+            checkouts: Checkouts::new(),
+            api: "https://api.github.com".into(),
+            offline: true,
+            prior_report: false,
+            allow_unchecked: false,
+        }
+    }
+}
+
+/// A finished verification: the verifier's answer, the JSON `--format json` prints
+/// (and the store records), and the key it was recorded under.
+pub(crate) struct Checked {
+    pub verification: Verification,
+    pub json: String,
+    pub recorded: Option<String>,
+}
+
+/// Checks a report's text against GitHub (through the store's cache), the checkouts and
+/// the store's builds; records the result in the store when `record`. Gives the store back.
+pub(crate) fn check_report(
+    store: Store,
+    text: &str,
+    name: &str,
+    verified: &Verified<'_>,
+    setup: &VerifySetup,
+    record: bool,
+) -> Result<(Store, Checked), Failure> {
+    let store = Rc::new(store);
+    let verification = {
+        let gh = client(store.clone(), &setup.api, setup.offline);
+        let builds = StoreBuilds(store.clone());
+        let opts =
+            VerifyOptions { refs: setup.ctx.clone(), prior_report: setup.prior_report, ..VerifyOptions::default() };
+        citriage_verify::verify(text, &Resolvers { refs: &gh, code: &setup.checkouts, builds: &builds }, &opts)
+    };
+    let mut store = Rc::try_unwrap(store).map_err(|_| Failure::other("the store is still in use"))?;
+    let value = citriage_verify::render_json(&verification, name, setup.allow_unchecked);
+    let json = format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default());
+    let recorded =
+        if record { Some(crate::documents::record_verification(&mut store, verified, &json)?) } else { None };
+    Ok((store, Checked { verification, json, recorded }))
+}
+
 pub(crate) fn verify(cli: &Cli, a: &VerifyArgs) -> Result<i32, Failure> {
-    let text = std::fs::read_to_string(&a.report)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", a.report.display())))?;
-    let store = Rc::new(open_store(cli)?);
-    let ctx = context(a.repo.as_deref())?;
+    let db = cli.db.clone().unwrap_or_else(citriage_store::default_path);
+    // Results are recorded only in a store that exists; without one, the check runs
+    // against an empty in-memory store and nothing is written.
+    let exists = db.exists();
+    let store = if exists {
+        Store::open(&db)?
+    } else if a.stored.is_some() {
+        return Err(Failure::input(format!(
+            "{}: no store there, so no stored document to verify (pass --db FILE)",
+            db.display()
+        )));
+    } else {
+        Store::open_in_memory()?
+    };
+    let (text, name, document) = match (&a.stored, &a.report) {
+        (Some(spec), _) => {
+            let (kind, key) = split_stored(spec)?;
+            let doc = store.document(kind, key, MARKDOWN)?.ok_or_else(|| {
+                Failure::input(format!(
+                    "--stored {spec}: no {MARKDOWN} document of kind {kind:?} with key {key:?} in {} (`citriage reports` lists them)",
+                    store.path()
+                ))
+            })?;
+            let header = DocumentHeader {
+                kind: doc.kind,
+                key: doc.key,
+                media_type: doc.media_type,
+                title: doc.title,
+                as_of: doc.as_of,
+                bytes: doc.body.len() as u64,
+                sha256: sha256_hex(doc.body.as_bytes()),
+            };
+            (doc.body, spec.clone(), Some(header))
+        }
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+            let header = if exists { find_by_body(&store, text.as_bytes())? } else { None };
+            (text, path.display().to_string(), header)
+        }
+        (None, None) => return Err(Failure::input("give a report file or --stored KIND/KEY")),
+    };
     let git = Git::locate().ok();
     let mut checkouts = Checkouts::new();
     for spec in &a.checkouts {
         let mut parts = spec.splitn(3, '=');
-        let (Some(name), Some(path)) = (parts.next(), parts.next()) else {
+        let (Some(co_name), Some(path)) = (parts.next(), parts.next()) else {
             return Err(Failure::input(format!("--checkout {spec:?}: expected name=path[=owner/repo]")));
         };
-        let repo = parts.next().unwrap_or(name);
-        let co =
-            Checkout::open(name, path, git.clone()).map_err(|e| Failure::input(format!("--checkout {spec}: {e}")))?;
+        let repo = parts.next().unwrap_or(co_name);
+        let co = Checkout::open(co_name, path, git.clone())
+            .map_err(|e| Failure::input(format!("--checkout {spec}: {e}")))?;
         checkouts.add(co, repo, &[]);
     }
-    let gh = client(store.clone(), &a.api, a.offline);
-    let builds = StoreBuilds(store);
-    let opts = VerifyOptions { refs: ctx, prior_report: a.prior.is_some(), ..VerifyOptions::default() };
-    let v = citriage_verify::verify(&text, &Resolvers { refs: &gh, code: &checkouts, builds: &builds }, &opts);
-    let name = a.report.display().to_string();
+    let setup = VerifySetup {
+        ctx: context(a.repo.as_deref())?,
+        checkouts,
+        api: a.api.clone(),
+        offline: a.offline,
+        prior_report: a.prior.is_some(),
+        allow_unchecked: a.allow_unchecked,
+    };
+    let file_name = a
+        .report
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.clone());
+    let verified = Verified { document: document.as_ref(), file_name: &file_name, text: &text };
+    let (store, checked) = check_report(store, &text, &name, &verified, &setup, exists)?;
     if cli.format == Format::Json {
-        print_json(&citriage_verify::render_json(&v, &name, a.allow_unchecked));
+        use std::io::Write;
+        let _ = std::io::stdout().lock().write_all(checked.json.as_bytes());
     } else {
-        outln!("{}", citriage_verify::render_markdown(&v, &name));
+        outln!("{}", citriage_verify::render_markdown(&checked.verification, &name));
     }
-    Ok(v.exit_code(a.allow_unchecked))
+    match &checked.recorded {
+        Some(key) if !cli.quiet => eprintln!("recorded as verify {key} in {}", store.path()),
+        Some(_) => {}
+        None => eprintln!("note: no store at {}: the result is not recorded", db.display()),
+    }
+    Ok(checked.verification.exit_code(a.allow_unchecked))
 }
 
 pub(crate) fn evidence(cli: &Cli, a: &EvidenceArgs) -> Result<(), Failure> {

@@ -7,6 +7,7 @@ pub mod bench_serve;
 pub mod brief_cmd;
 pub mod cli;
 pub mod code_cmd;
+pub mod documents;
 pub mod evidence_cmds;
 pub mod example_data;
 pub mod fetch;

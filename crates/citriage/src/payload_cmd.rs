@@ -1,14 +1,17 @@
 //! The `payload` command: analyze an OpenShift release payload (online against a
 //! release controller, or offline from recorded responses or a payload-snapshot
-//! directory) and write the HTML, Markdown, JSON and results-YAML reports; and
-//! `payload eval` over a synthetic world's payload stream.
+//! directory), write the HTML, Markdown, JSON and results-YAML reports and record the
+//! analysis in the store's documents; and `payload eval` over a synthetic world's
+//! payload stream.
 
-use crate::cli::{print_json, Cli, Format, PayloadArgs};
+use crate::cli::{open_store, print_json, Cli, Format, PayloadArgs};
 use crate::outln;
 use crate::pipeline::Failure;
 use citriage_payload::{
-    analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, NoEvidence, RecordedDir, SnapshotDir,
+    analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadAnalysis, PayloadSource,
+    RecordedDir, SnapshotDir,
 };
+use std::path::Path;
 
 fn fail(e: citriage_payload::PayloadError) -> Failure {
     if e.is_bad_input() {
@@ -37,19 +40,7 @@ pub(crate) fn payload(cli: &Cli, a: &PayloadArgs) -> Result<(), Failure> {
     }
     opts.ci_config_changes = a.ci_config.clone();
     let analysis = match (&a.from, &a.url) {
-        (Some(dir), _) => {
-            if !dir.is_dir() {
-                return Err(Failure::input(format!("{}: not a folder", dir.display())));
-            }
-            if dir.join("release-controller").is_dir() || dir.join("api").is_dir() {
-                let src = RecordedDir::open(dir);
-                let ev = GcsMirror::new(a.mirror.clone().unwrap_or_else(|| dir.join("gcs")));
-                analyze(&src, &ev, &opts).map_err(fail)?
-            } else {
-                let snap = SnapshotDir::open(dir).map_err(fail)?;
-                analyze(&snap, &snap, &opts).map_err(fail)?
-            }
-        }
+        (Some(dir), _) => analyze_from_dir(dir, a.mirror.as_deref(), &opts)?,
         (None, Some(url)) => {
             let mut src = HttpSource::new(url, HttpConfig::default()).map_err(fail)?;
             if let Some(g) = &a.github {
@@ -73,13 +64,74 @@ pub(crate) fn payload(cli: &Cli, a: &PayloadArgs) -> Result<(), Failure> {
         Some(out) => citriage_payload::write_reports(&analysis, out).map_err(fail)?,
         None => Vec::new(),
     };
+    let recorded = if a.no_store {
+        None
+    } else {
+        let mut store = open_store(cli)?;
+        crate::documents::record_payload(&mut store, &analysis)?;
+        Some(store.path().to_string())
+    };
     if cli.format == Format::Json {
-        outln!("{}", citriage_payload::render_json(&analysis));
+        // Exactly the recorded JSON document.
+        use std::io::Write;
+        let _ = std::io::stdout().lock().write_all(citriage_payload::render_json(&analysis).as_bytes());
     } else {
         outln!("{}", citriage_payload::render_markdown(&analysis));
-        for f in files {
-            eprintln!("wrote {}", f.display());
+        if !cli.quiet {
+            for f in files {
+                eprintln!("wrote {}", f.display());
+            }
+            if let Some(db) = recorded {
+                eprintln!("recorded as payload {} in {db}", analysis.payload.tag);
+            }
         }
     }
     Ok(())
+}
+
+/// Analyzes a payload offline from a folder: recorded release-controller responses
+/// (with `gcs/` beside them, or `mirror`) or a payload-snapshot directory.
+pub(crate) fn analyze_from_dir(
+    dir: &Path,
+    mirror: Option<&Path>,
+    opts: &AnalyzeOptions,
+) -> Result<PayloadAnalysis, Failure> {
+    if !dir.is_dir() {
+        return Err(Failure::input(format!("{}: not a folder", dir.display())));
+    }
+    if dir.join("release-controller").is_dir() || dir.join("api").is_dir() {
+        let src = RecordedDir::open(dir);
+        let ev = GcsMirror::new(mirror.map(Path::to_path_buf).unwrap_or_else(|| dir.join("gcs")));
+        analyze(&src, &ev, opts).map_err(fail)
+    } else {
+        let snap = SnapshotDir::open(dir).map_err(fail)?;
+        analyze(&snap, &snap, opts).map_err(fail)
+    }
+}
+
+/// Analyzes every payload of a world's recorded release-controller streams (as
+/// `payload TAG --from WORLD` would, one by one), streams and tags in name order.
+/// A world without a payload stream has none.
+pub(crate) fn analyze_world_payloads(world: &Path) -> Result<Vec<PayloadAnalysis>, Failure> {
+    let streams_dir = world.join("release-controller/api/v1/releasestream");
+    if !streams_dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut streams: Vec<String> = std::fs::read_dir(&streams_dir)
+        .map_err(|e| Failure::other(format!("{}: {e}", streams_dir.display())))?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    streams.sort();
+    let src = RecordedDir::open(world);
+    let mut tags = Vec::new();
+    for stream in streams {
+        let mut names: Vec<String> = src.tags(&stream).map_err(fail)?.tags.into_iter().map(|t| t.name).collect();
+        names.sort();
+        tags.extend(names);
+    }
+    // Independent analyses, in parallel; `collect` keeps the tags' order.
+    use rayon::prelude::*;
+    tags.par_iter().map(|tag| analyze_from_dir(world, None, &AnalyzeOptions::new(tag))).collect()
 }

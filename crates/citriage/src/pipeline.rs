@@ -1,5 +1,6 @@
 //! Runs the snapshot pipeline for the commands: read a snapshot from a path or URL,
-//! validate it, store it, load the prior one, triage, and write the artifacts.
+//! validate it, store it, load the prior one, triage, and write the artifacts (and
+//! record the report in the store's documents).
 //! Errors say whether the input was at fault (exit code 2) or something else (1).
 
 use citriage_analysis::{triage, AnalysisConfig, RuleSet, Triage, TriageInput};
@@ -178,9 +179,27 @@ pub fn run_triage(
 
 /// Writes the artifacts of a triage to a folder; returns their paths.
 pub fn write_artifacts(t: &Triage, out: &Path) -> Result<Vec<String>, Failure> {
+    write_rendered(&render_all(t), out)
+}
+
+/// Writes the artifacts of a triage to a folder and records its report (`report.md`
+/// and `report.json`, the same bytes) in the store's documents; returns the paths.
+pub fn write_and_record(store: &mut Store, t: &Triage, out: &Path) -> Result<Vec<String>, Failure> {
+    let arts = render_all(t);
+    let written = write_rendered(&arts, out)?;
+    let body = |name: &str| {
+        arts.iter()
+            .find(|a| a.name == name)
+            .map(|a| a.contents.as_str())
+            .ok_or_else(|| Failure::other(format!("the report renderer produced no {name}")))
+    };
+    crate::documents::record_triage(store, t, body("report.md")?, body("report.json")?)?;
+    Ok(written)
+}
+
+fn write_rendered(arts: &[Artifact], out: &Path) -> Result<Vec<String>, Failure> {
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::other(format!("{}: cannot create the output folder: {e}", out.display())))?;
-    let arts: Vec<Artifact> = render_all(t);
     let mut written = Vec::new();
     for a in arts {
         let p = out.join(&a.name);
