@@ -509,7 +509,7 @@ fn payload_rows(store: &Store, docs: &[DocumentHeader]) -> Result<Vec<PayloadRow
         e.created = s(&v["payload"]["created"]).or(e.created.take());
         e.blocking_failed = v["blocking"]["failed"].as_u64();
         e.blocking_total = v["blocking"]["total"].as_u64();
-        e.verdict = s(&v["decision"]["verdict"]);
+        e.verdict = s(&v["decision"]["verdict"]).map(|v| verdict_text(&v));
     }
     let mut out: Vec<PayloadRow> = rows.into_values().collect();
     out.sort_by(|a, b| a.stream.cmp(&b.stream).then(b.created.cmp(&a.created)).then(b.tag.cmp(&a.tag)));
@@ -524,4 +524,16 @@ fn phase(v: &serde_json::Value) -> String {
         serde_json::Value::Object(m) => m.values().next().and_then(|x| x.as_str()).unwrap_or("").to_string(),
         _ => String::new(),
     }
+}
+
+/// A verdict as the payload report writes it: `StageRevert` → `STAGE REVERT`.
+fn verdict_text(v: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in v.chars().enumerate() {
+        if i > 0 && c.is_ascii_uppercase() {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
 }

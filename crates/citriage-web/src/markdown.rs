@@ -17,6 +17,18 @@ fn safe_url(u: &str) -> bool {
     }
 }
 
+/// The id of an empty anchor (`<a id="x"></a>` or `<a name="x"></a>`, id of letters,
+/// digits, `-`, `_`, `.`), the only raw HTML kept.
+fn anchor_id(html: &str) -> Option<&str> {
+    let rest = html.trim().strip_prefix("<a ")?.strip_suffix("</a>")?.strip_suffix('>')?;
+    let (attr, value) = rest.trim().split_once('=')?;
+    if attr != "id" && attr != "name" {
+        return None;
+    }
+    let id = value.strip_prefix('"')?.strip_suffix('"')?;
+    (!id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))).then_some(id)
+}
+
 /// 1-based line of a byte offset.
 fn line_at(starts: &[usize], offset: usize) -> usize {
     match starts.binary_search(&offset) {
@@ -35,9 +47,30 @@ pub fn to_html(md: &str) -> (String, Vec<usize>) {
     let mut anchors: Vec<usize> = Vec::new();
     // A table row's line waits for the row's first cell, where the anchor can stand.
     let mut row_line: Option<usize> = None;
-    for (ev, range) in Parser::new_ext(md, opts).into_offset_iter() {
+    let raw: Vec<(Event<'_>, std::ops::Range<usize>)> = Parser::new_ext(md, opts).into_offset_iter().collect();
+    let mut i = 0;
+    while i < raw.len() {
+        let (ev, range) = raw[i].clone();
+        i += 1;
         let ev = match ev {
-            Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+            Event::Html(h) | Event::InlineHtml(h) => {
+                // Reports mark sections with empty named anchors for their own links; the
+                // parser may hand the opening and closing tags over one by one.
+                let closing = match raw.get(i) {
+                    Some((Event::Html(c) | Event::InlineHtml(c), _)) if c.trim() == "</a>" => Some(c.to_string()),
+                    _ => None,
+                };
+                let joined = format!("{}{}", h.trim(), closing.as_deref().unwrap_or("").trim());
+                match anchor_id(&joined) {
+                    Some(id) => {
+                        if closing.is_some() {
+                            i += 1;
+                        }
+                        Event::InlineHtml(CowStr::Boxed(format!("<a id=\"{id}\"></a>").into()))
+                    }
+                    None => Event::Text(h),
+                }
+            }
             Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
                 let dest_url = if safe_url(&dest_url) { dest_url } else { CowStr::Borrowed("#unsafe-link") };
                 Event::Start(Tag::Link { link_type, dest_url, title, id })
@@ -110,6 +143,16 @@ mod tests {
         assert_eq!(anchor_for(&anchors, 7), Some(7));
         assert_eq!(anchor_for(&anchors, 100), Some(9));
         assert_eq!(anchor_for(&[3], 1), None);
+    }
+
+    #[test]
+    fn empty_named_anchors_are_kept_and_nothing_else() {
+        let (html, _) = to_html("<a id=\"status\"></a>\n\n## Status\n\n[go](#status) <a id=\"x\" onclick=\"y\"></a>\n");
+        assert!(html.contains("<a id=\"status\"></a>"), "{html}");
+        assert!(html.contains("&lt;a id=\"x\" onclick=\"y\"&gt;&lt;/a&gt;"), "{html}");
+        assert_eq!(anchor_id("<a name=\"tier-1\"></a>"), Some("tier-1"));
+        assert_eq!(anchor_id("<a id=\"a b\"></a>"), None);
+        assert_eq!(anchor_id("<a id=\"x\">text</a>"), None);
     }
 
     #[test]

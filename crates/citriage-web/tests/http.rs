@@ -299,7 +299,7 @@ fn api_payloads_and_reports() {
     assert_eq!((s["accepted"].as_u64(), s["rejected"].as_u64()), (Some(1), Some(1)));
     assert_eq!(s["payloads"][0]["tag"], PAYLOAD_TAG, "newest first");
     assert_eq!(s["payloads"][0]["analyzed"], true);
-    assert_eq!(s["payloads"][0]["verdict"], "Bisect");
+    assert_eq!(s["payloads"][0]["verdict"], "BISECT");
     assert_eq!(s["payloads"][0]["blocking_failed"], 2);
     assert_eq!(s["payloads"][1]["analyzed"], false);
     assert_eq!(

@@ -932,6 +932,23 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
     for p in &payloads {
         crate::documents::record_payload(&mut wstore, p)?;
     }
+    // The world's failures clustered with both profiles, so the dashboard over the world
+    // store has patterns to show.
+    pb.set_message("clustering the world's failures");
+    let mut clustered = Vec::new();
+    for profile in [citriage_patterns::normalize::Profile::Default, citriage_patterns::normalize::Profile::K8sTriage] {
+        let c = crate::patterns_cmd::cluster_store(
+            &mut wstore,
+            profile,
+            14,
+            None,
+            &[],
+            &citriage_patterns::signatures::Catalogue::builtin(),
+            &Default::default(),
+            &pb,
+        )?;
+        clustered.push((crate::patterns_cmd::profile_name(profile), c.rows.len(), c.clustering.clusters.len()));
+    }
     // Each report verified as stored, the result recorded beside it. Findings are
     // reported below; they do not fail the demo.
     pb.set_message("verifying the reports");
@@ -955,6 +972,7 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
             "world_builds": ingest.builds_found,
             "reports": triages.iter().map(|(t, f)| json!({"dataset": t.snapshot.dataset, "date": t.snapshot.date, "jobs": t.job_count, "jobs_with_builds": t.jobs_with_builds, "selected": t.selection.picks.len(), "misclassifications": t.misclassifications.len(), "files": f})).collect::<Vec<_>>(),
             "payloads": payloads.iter().map(|p| json!({"tag": p.payload.tag, "phase": p.payload.phase.as_str(), "verdict": p.decision.verdict.as_str()})).collect::<Vec<_>>(),
+            "clusters": clustered.iter().map(|(p, f, c)| json!({"profile": p, "failures": f, "clusters": c})).collect::<Vec<_>>(),
             "verifications": checks.iter().map(|c| json!({"store": c.store, "key": c.key, "verdict": c.verdict, "findings": c.findings, "unchecked": c.unchecked})).collect::<Vec<_>>(),
         }));
         return Ok(());
@@ -972,6 +990,12 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         ),
         None => outln!("Payloads: the world has no payload stream"),
     }
+    for (p, f, c) in &clustered {
+        outln!(
+            "Clusters ({p} profile): {f} failures of the last 14 days in {c} clusters, recorded in {}",
+            world_db.display()
+        );
+    }
     outln!("Verification of the reports (recorded in the stores; `citriage reports` lists them):");
     for c in &checks {
         outln!("  {}", c.describe());
@@ -987,6 +1011,7 @@ fn demo(cli: &Cli, a: &DemoArgs) -> Result<(), Failure> {
         "Open {} for the same triage backed by build data.",
         Path::new(&a.out).join("world-failures").join("report.md").display()
     );
+    outln!("Browse it all: citriage serve --db {}", world_db.display());
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-fn profile_name(p: Profile) -> &'static str {
+pub(crate) fn profile_name(p: Profile) -> &'static str {
     match p {
         Profile::Default => "default",
         Profile::K8sTriage => "k8s-triage",
