@@ -71,7 +71,7 @@ pub fn apply_as_of(info: &mut ReleaseInfo, as_of: Option<Epoch>) -> bool {
 /// Drops tags created after `as_of`.
 pub fn tags_as_of(mut tags: TagList, as_of: Option<Epoch>) -> TagList {
     if let Some(cut) = as_of {
-        tags.tags.retain(|t| timeutil::tag_timestamp(&t.name).map_or(true, |ts| ts <= cut));
+        tags.tags.retain(|t| timeutil::tag_timestamp(&t.name).is_none_or(|ts| ts <= cut));
     }
     tags
 }
