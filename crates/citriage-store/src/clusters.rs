@@ -255,13 +255,13 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT b.job, b.build_id, b.bucket, b.path, b.kind, b.pr, b.started, s.text, t.failure_text
-                 FROM cluster_members m
-                 JOIN builds b ON b.id = m.build
-                 JOIN test_results t ON t.build = m.build AND t.seq = m.seq
+                 FROM (SELECT m.build, m.seq FROM cluster_members m JOIN builds b ON b.id = m.build
+                       WHERE m.profile = ?1 AND m.stable_id = ?2
+                       ORDER BY b.started DESC, b.job, b.build_id, m.seq LIMIT ?3) x
+                 JOIN builds b ON b.id = x.build
+                 JOIN test_results t ON t.build = x.build AND t.seq = x.seq
                  JOIN strings s ON s.id = t.name
-                 WHERE m.profile = ?1 AND m.stable_id = ?2
-                 ORDER BY b.started DESC, b.job, b.build_id, m.seq
-                 LIMIT ?3",
+                 ORDER BY b.started DESC, b.job, b.build_id, x.seq",
             )
             .map_err(|e| self.err(e))?;
         let rows = st

@@ -80,18 +80,32 @@ impl SearchIndex {
     /// Reads every failure text and log excerpt of the builds in `positions` (store row
     /// id → position in the view's builds).
     pub fn build(store: &mut Store, positions: &HashMap<i64, u32>) -> Result<SearchIndex, WebError> {
-        let mut text_ids: HashMap<Box<str>, u32> = HashMap::new();
+        // Distinct texts are kept once: looked up by a hash of their bytes, the rare
+        // colliding texts kept apart in a side table.
+        let mut text_ids: HashMap<u64, u32> = HashMap::new();
+        let mut collided: HashMap<u64, Vec<u32>> = HashMap::new();
         let mut texts: Vec<Box<str>> = Vec::new();
         let mut name_ids: HashMap<String, u32> = HashMap::new();
         let mut names: Vec<String> = Vec::new();
         let mut raw: Vec<(u32, Occurrence)> = Vec::new();
         let mut intern_text = |t: &str, texts: &mut Vec<Box<str>>| -> u32 {
-            if let Some(&i) = text_ids.get(t) {
-                return i;
+            let h = text_hash(t);
+            match text_ids.get(&h) {
+                Some(&i) if &*texts[i as usize] == t => return i,
+                Some(_) => {
+                    if let Some(&i) = collided.get(&h).and_then(|v| v.iter().find(|&&i| &*texts[i as usize] == t)) {
+                        return i;
+                    }
+                    let i = texts.len() as u32;
+                    texts.push(t.into());
+                    collided.entry(h).or_default().push(i);
+                    return i;
+                }
+                None => {}
             }
             let i = texts.len() as u32;
             texts.push(t.into());
-            text_ids.insert(t.into(), i);
+            text_ids.insert(h, i);
             i
         };
         let mut intern_name = |n: &str| -> u32 {
@@ -144,6 +158,16 @@ impl SearchIndex {
     fn occurrences_of(&self, t: usize) -> &[Occurrence] {
         &self.occurrences[self.starts[t] as usize..self.starts[t + 1] as usize]
     }
+}
+
+/// 64-bit FNV-1a of a text, for finding its earlier copy.
+fn text_hash(t: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in t.as_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// A parsed search request.
