@@ -36,24 +36,26 @@ fn main() {
     let gen_time = t0.elapsed();
     let raw_bytes: usize = texts.iter().map(String::len).sum();
 
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), cpu_time());
     let mut b = IndexBuilder::new();
     for t in &texts {
         b.add(t);
     }
-    let add_time = t0.elapsed();
+    let (add_time, add_cpu) = (t0.elapsed(), cpu_time().saturating_sub(c0));
     drop(texts);
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), cpu_time());
     let ix = b.finish();
-    let finish_time = t0.elapsed();
+    let (finish_time, finish_cpu) = (t0.elapsed(), cpu_time().saturating_sub(c0));
 
     println!("corpus: {n} texts generated in {}, {} of text", secs(gen_time), mib(raw_bytes));
     println!("threads: {}", rayon::current_num_threads());
     println!("distinct texts: {} ({} of text stored)", ix.len(), mib(ix.text_bytes()));
     println!(
-        "build: add+dedup {}, finish (postings) {}, total {}",
+        "build: add+dedup {} ({} CPU), finish (postings) {} ({} CPU), total {}",
         secs(add_time),
+        secs(add_cpu),
         secs(finish_time),
+        secs(finish_cpu),
         secs(add_time + finish_time)
     );
     println!(
@@ -66,14 +68,16 @@ fn main() {
         ix.posting_bytes() as f64 / ix.posting_count().max(1) as f64
     );
     println!();
-    println!("| query | plan trigrams | candidates | matches | index (median) | index, first 100 | scan (median) |");
+    println!(
+        "| query | plan trigrams | candidates | matches | index: all matches | index: first 100 | scan: all matches |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for q in QUERIES {
         let re = Regex::new(q).expect("benchmark queries are valid");
         let plan = plan_pattern(q);
-        let (stats, index_time) = median(5, || search_all(&ix, &re));
-        let (_, first_time) = median(5, || search_first(&ix, &re, 100));
-        let (scan_matches, scan_time) = median(3, || scan(&ix, &re));
+        let (stats, index_time) = measure(9, || search_all(&ix, &re));
+        let (_, first_time) = measure(9, || search_first(&ix, &re, 100));
+        let (scan_matches, scan_time) = measure(5, || scan(&ix, &re));
         if scan_matches != stats.matched {
             eprintln!("bench: {q}: index found {} matches, the scan {scan_matches}", stats.matched);
             std::process::exit(1);
@@ -84,11 +88,13 @@ fn main() {
             plan.leaves(),
             if stats.used_index { stats.candidates.to_string() } else { format!("{} (scan)", stats.candidates) },
             stats.matched,
-            ms(index_time),
-            ms(first_time),
-            ms(scan_time)
+            index_time,
+            first_time,
+            scan_time
         );
     }
+    println!();
+    println!("times: median wall-clock / mean CPU per run (CPU in 10 ms ticks over all runs)");
 }
 
 fn search_all(ix: &TextIndex, re: &Regex) -> citriage_search::SearchStats {
@@ -114,17 +120,32 @@ fn scan(ix: &TextIndex, re: &Regex) -> usize {
     ix.iter().filter_map(|(_, t)| re.find(t)).count()
 }
 
-/// Runs `f` `runs` times; its last result and the median time.
-fn median<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {
+/// Runs `f` `runs` times: its last result and "median wall / mean CPU" per run.
+fn measure<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, String) {
     let mut times = Vec::with_capacity(runs);
     let mut last = None;
+    let c0 = cpu_time();
     for _ in 0..runs {
         let t0 = Instant::now();
         last = Some(f());
         times.push(t0.elapsed());
     }
+    let cpu = cpu_time().saturating_sub(c0) / runs as u32;
     times.sort();
-    (last.expect("runs > 0"), times[runs / 2])
+    (last.expect("runs > 0"), format!("{} / {}", ms(times[runs / 2]), ms(cpu)))
+}
+
+/// CPU time of this process so far (user + system, from `/proc/self/stat` on Linux;
+/// zero elsewhere): wall-clock figures on a shared machine overstate the work done.
+fn cpu_time() -> Duration {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return Duration::ZERO };
+    // Fields after the command name (which is in parentheses and may contain spaces).
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return Duration::ZERO };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let ticks: u64 = fields.get(11..13).map_or(0, |f| f.iter().filter_map(|v| v.parse::<u64>().ok()).sum());
+    // Clock ticks are 100 per second on Linux.
+    Duration::from_millis(ticks * 10)
 }
 
 fn secs(d: Duration) -> String {

@@ -160,7 +160,12 @@ pub struct Postings<'a> {
     cur: u32,
 }
 
-impl Postings<'_> {
+impl<'a> Postings<'a> {
+    #[cfg(test)]
+    pub(crate) fn new(bytes: &'a [u8], count: u32) -> Postings<'a> {
+        Postings { bytes, pos: 0, left: count, cur: 0 }
+    }
+
     /// Number of ids not yet returned.
     pub fn remaining(&self) -> u32 {
         self.left

@@ -1,24 +1,27 @@
 //! Answering a regex from the index: plan it, evaluate the plan over the posting lists
-//! to get candidate ids (ascending), verify each candidate with the regex and hand the
-//! matches to the caller in ascending id order, within a budget.
+//! as a tree of cursors that yields candidate ids in ascending order, verify each
+//! candidate with the regex and hand the matches to the caller in ascending id order,
+//! within a budget.
 //!
-//! Evaluation intersects an `And`'s children rarest first and stops intersecting when
-//! the candidates left are so few that verifying them is cheaper than decoding the next
-//! list (a decision made on list lengths alone, so it is deterministic); skipping a
-//! constraint only admits more candidates, never fewer.
+//! Evaluation is lazy: an `And` leapfrogs its children (each seeks the smallest id at
+//! or after the others' current one), an `Or` takes the smallest of its children's, and
+//! lists are decoded only as far as the search goes, so a search stopped after its first
+//! matches decodes only the start of each list. An `And` leaves out children far more
+//! common than its rarest one (a decision made on list lengths alone, so deterministic):
+//! leaving out a constraint only admits more candidates, never fewer.
 
-use crate::index::{TextId, TextIndex};
+use crate::index::{Postings, TextId, TextIndex};
 use crate::plan::plan_pattern;
 use crate::query::Query;
 use regex::{Match, Regex};
 use std::ops::ControlFlow;
 use std::time::Instant;
 
-/// Stop intersecting once the candidates times this is below the next list's length:
-/// decoding a posting costs a few nanoseconds, verifying a candidate some hundreds, and
-/// the trigrams of one phrase are so correlated that the common ones left after the
-/// rare ones rarely eliminate anything.
-const VERIFY_VS_DECODE: usize = 16;
+/// An `And` child whose estimated size is more than this many times the rarest child's
+/// is left out: decoding a posting costs a few nanoseconds, verifying a candidate some
+/// hundreds, and the trigrams of one phrase are so correlated that the common ones
+/// rarely eliminate a candidate the rare ones let through.
+const COMMON_VS_RAREST: usize = 8;
 /// How many candidates are verified between two looks at the deadline.
 const DEADLINE_STRIDE: usize = 64;
 
@@ -55,7 +58,8 @@ impl SearchBudget {
 /// What one search did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SearchStats {
-    /// Candidates the plan admitted (every text when the index was not used).
+    /// Candidates the plan yielded up to where the search ended: all it admits (every
+    /// text when the index was not used) unless `stopped_early`.
     pub candidates: usize,
     /// Candidates run through the regex.
     pub verified: usize,
@@ -66,12 +70,6 @@ pub struct SearchStats {
     /// Whether the search ended before verifying every candidate: the budget ran out or
     /// the visitor broke.
     pub stopped_early: bool,
-}
-
-/// A candidate set: every text, or these ids ascending.
-enum Ids {
-    All,
-    Some(Vec<u32>),
 }
 
 impl TextIndex {
@@ -99,84 +97,81 @@ impl TextIndex {
         budget: SearchBudget,
         mut visit: impl FnMut(TextId, &'a str, Match<'a>) -> ControlFlow<()>,
     ) -> SearchStats {
-        let ids = self.eval(plan);
-        let (total, used_index) = match &ids {
-            Ids::All => (self.len(), false),
-            Ids::Some(v) => (v.len(), true),
-        };
-        let mut stats = SearchStats { candidates: total, used_index, ..SearchStats::default() };
-        let mut next = 0usize;
-        while next < total {
+        let mut cursor = self.cursor(plan);
+        let mut stats = SearchStats { used_index: !matches!(cursor, Cursor::All { .. }), ..SearchStats::default() };
+        let mut from = 0u32;
+        loop {
             if budget.max_candidates.is_some_and(|max| stats.verified >= max)
-                || (next % DEADLINE_STRIDE == 0 && budget.deadline.is_some_and(|d| Instant::now() >= d))
+                || (stats.candidates % DEADLINE_STRIDE == 0 && budget.deadline.is_some_and(|d| Instant::now() >= d))
             {
+                stats.stopped_early = cursor.seek(from).is_some();
                 break;
             }
-            let id = match &ids {
-                Ids::All => TextId(next as u32),
-                Ids::Some(v) => TextId(v[next]),
-            };
-            next += 1;
-            let Some(text) = self.get(id) else { continue };
+            let Some(id) = cursor.seek(from) else { break };
+            stats.candidates += 1;
+            // Ids are below u32::MAX (the builder's limit), so this cannot wrap.
+            from = id + 1;
+            let Some(text) = self.get(TextId(id)) else { continue };
             stats.verified += 1;
             if let Some(m) = re.find(text) {
                 stats.matched += 1;
-                if visit(id, text, m).is_break() {
+                if visit(TextId(id), text, m).is_break() {
+                    stats.stopped_early = cursor.seek(from).is_some();
                     break;
                 }
             }
         }
-        stats.stopped_early = next < total;
         stats
     }
 
     /// The candidates `plan` admits, ascending; `None` when it admits every text.
     pub fn candidates(&self, plan: &Query) -> Option<Vec<TextId>> {
-        match self.eval(plan) {
-            Ids::All => None,
-            Ids::Some(v) => Some(v.into_iter().map(TextId).collect()),
+        let mut cursor = self.cursor(plan);
+        if matches!(cursor, Cursor::All { .. }) {
+            return None;
         }
+        let mut out = Vec::new();
+        let mut from = 0u32;
+        while let Some(id) = cursor.seek(from) {
+            out.push(TextId(id));
+            from = id + 1;
+        }
+        Some(out)
     }
 
-    fn eval(&self, q: &Query) -> Ids {
+    fn cursor(&self, q: &Query) -> Cursor<'_> {
         match q {
-            Query::All => Ids::All,
-            Query::Trigram(t) => Ids::Some(self.postings(*t).map(|id| id.0).collect()),
+            Query::All => Cursor::All { end: self.len() as u32 },
+            Query::Trigram(t) => Cursor::List { list: self.postings(*t), head: None },
             Query::Or(children) => {
-                let mut acc: Vec<u32> = Vec::new();
+                let mut cs = Vec::with_capacity(children.len());
                 for c in children {
-                    match self.eval(c) {
-                        Ids::All => return Ids::All,
-                        Ids::Some(v) => acc = union(&acc, &v),
+                    let c = self.cursor(c);
+                    if matches!(c, Cursor::All { .. }) {
+                        return c;
                     }
+                    cs.push(c);
                 }
-                Ids::Some(acc)
+                Cursor::Or(cs)
             }
-            Query::And(children) => self.eval_and(children),
-        }
-    }
-
-    fn eval_and(&self, children: &[Query]) -> Ids {
-        let mut parts: Vec<(usize, &Query)> = children.iter().map(|c| (self.estimate(c), c)).collect();
-        // Rarest first; ties keep the plan's canonical order.
-        parts.sort_by_key(|&(est, _)| est);
-        let mut cur: Option<Vec<u32>> = None;
-        for (est, c) in parts {
-            if let Some(ids) = &cur {
-                if ids.is_empty() || ids.len().saturating_mul(VERIFY_VS_DECODE) < est {
-                    break;
+            Query::And(children) => {
+                let mut parts: Vec<(usize, &Query)> = children.iter().map(|c| (self.estimate(c), c)).collect();
+                // Rarest first; ties keep the plan's canonical order.
+                parts.sort_by_key(|&(est, _)| est);
+                let rarest = parts.first().map_or(0, |p| p.0);
+                let mut cs: Vec<Cursor<'_>> = parts
+                    .into_iter()
+                    .filter(|&(est, _)| est <= rarest.saturating_mul(COMMON_VS_RAREST))
+                    .map(|(_, c)| self.cursor(c))
+                    .filter(|c| !matches!(c, Cursor::All { .. }))
+                    .collect();
+                match cs.len() {
+                    0 => Cursor::All { end: self.len() as u32 },
+                    1 => cs.pop().unwrap_or(Cursor::All { end: self.len() as u32 }),
+                    _ => Cursor::And(cs),
                 }
             }
-            cur = match (cur, c) {
-                (Some(ids), Query::Trigram(t)) => Some(intersect_stream(&ids, self.postings(*t).map(|id| id.0))),
-                (cur, c) => match (cur, self.eval(c)) {
-                    (cur, Ids::All) => cur,
-                    (None, Ids::Some(v)) => Some(v),
-                    (Some(ids), Ids::Some(v)) => Some(intersect_stream(&ids, v.into_iter())),
-                },
-            };
         }
-        cur.map_or(Ids::All, Ids::Some)
     }
 
     /// An upper bound on the candidates `q` admits, used as its cost.
@@ -190,61 +185,100 @@ impl TextIndex {
     }
 }
 
-/// The ids of `small` that `list` (ascending) also yields; stops reading `list` once
-/// `small` is exhausted.
-fn intersect_stream(small: &[u32], list: impl Iterator<Item = u32>) -> Vec<u32> {
-    let mut out = Vec::with_capacity(small.len());
-    let mut i = 0;
-    for id in list {
-        while i < small.len() && small[i] < id {
-            i += 1;
-        }
-        if i == small.len() {
-            break;
-        }
-        if small[i] == id {
-            out.push(id);
-            i += 1;
-        }
-    }
-    out
+/// A lazily evaluated candidate set.
+enum Cursor<'a> {
+    /// Every id below `end`.
+    All {
+        end: u32,
+    },
+    /// One posting list; `head` is the last id decoded (`None` before the first).
+    List {
+        list: Postings<'a>,
+        head: Option<u32>,
+    },
+    And(Vec<Cursor<'a>>),
+    Or(Vec<Cursor<'a>>),
 }
 
-fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => {
-                out.push(a[i]);
-                i += 1;
+impl Cursor<'_> {
+    /// The smallest id at or after `target` in the set, if any. Targets must not
+    /// decrease from one call to the next; the same target gives the same answer.
+    fn seek(&mut self, target: u32) -> Option<u32> {
+        match self {
+            Cursor::All { end } => (target < *end).then_some(target),
+            Cursor::List { list, head } => loop {
+                if let Some(h) = *head {
+                    if h >= target {
+                        return Some(h);
+                    }
+                }
+                *head = Some(list.next()?.as_u32());
+            },
+            Cursor::And(children) => {
+                let mut x = target;
+                'again: loop {
+                    for c in children.iter_mut() {
+                        let y = c.seek(x)?;
+                        if y > x {
+                            x = y;
+                            continue 'again;
+                        }
+                    }
+                    return Some(x);
+                }
             }
-            std::cmp::Ordering::Greater => {
-                out.push(b[j]);
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                out.push(a[i]);
-                i += 1;
-                j += 1;
-            }
+            Cursor::Or(children) => children.iter_mut().filter_map(|c| c.seek(target)).min(),
         }
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn list(ids: &[u32]) -> (Vec<u8>, u32) {
+        let mut buf = Vec::new();
+        let mut prev = 0;
+        for &id in ids {
+            crate::index::write_varint(&mut buf, id - prev);
+            prev = id;
+        }
+        (buf, ids.len() as u32)
+    }
+
+    fn drain(mut c: Cursor<'_>) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some(id) = c.seek(from) {
+            out.push(id);
+            from = id + 1;
+        }
+        out
+    }
+
     #[test]
-    fn intersect_and_union_of_sorted_lists() {
-        assert_eq!(intersect_stream(&[1, 3, 5, 7], [0, 3, 4, 5, 8].into_iter()), vec![3, 5]);
-        assert_eq!(intersect_stream(&[], [1, 2].into_iter()), Vec::<u32>::new());
-        assert_eq!(intersect_stream(&[9], [1, 2].into_iter()), Vec::<u32>::new());
-        assert_eq!(union(&[1, 4, 6], &[2, 4, 9]), vec![1, 2, 4, 6, 9]);
-        assert_eq!(union(&[], &[2]), vec![2]);
+    fn cursors_intersect_unite_and_seek() {
+        let (a, na) = list(&[1, 3, 5, 7, 9]);
+        let (b, nb) = list(&[0, 3, 4, 5, 9, 12]);
+        let (c, nc) = list(&[5, 12]);
+        fn cur(bytes: &[u8], n: u32) -> Cursor<'_> {
+            Cursor::List { list: Postings::new(bytes, n), head: None }
+        }
+        assert_eq!(drain(cur(&a, na)), vec![1, 3, 5, 7, 9]);
+        assert_eq!(drain(Cursor::And(vec![cur(&a, na), cur(&b, nb)])), vec![3, 5, 9]);
+        assert_eq!(drain(Cursor::Or(vec![cur(&a, na), cur(&c, nc)])), vec![1, 3, 5, 7, 9, 12]);
+        assert_eq!(
+            drain(Cursor::And(vec![Cursor::Or(vec![cur(&a, na), cur(&c, nc)]), cur(&b, nb)])),
+            vec![3, 5, 9, 12]
+        );
+        assert_eq!(drain(Cursor::And(vec![cur(&a, na), cur(&c, nc), cur(&b, nb)])), vec![5]);
+        assert_eq!(drain(Cursor::All { end: 3 }), vec![0, 1, 2]);
+        assert_eq!(drain(Cursor::And(vec![cur(&[], 0), cur(&a, na)])), Vec::<u32>::new());
+        // Seeking is idempotent and skips ahead.
+        let mut s = cur(&b, nb);
+        assert_eq!(s.seek(4), Some(4));
+        assert_eq!(s.seek(4), Some(4));
+        assert_eq!(s.seek(6), Some(9));
+        assert_eq!(s.seek(13), None);
     }
 }
