@@ -10,6 +10,26 @@
 //! The plan never excludes a text that has a match: correctness over selectivity. A
 //! plan of [`Query::All`] means a scan of every text (reported as `used_index: false`).
 //!
+//! ```
+//! use citriage_search::{IndexBuilder, SearchBudget};
+//! use std::ops::ControlFlow;
+//!
+//! let mut b = IndexBuilder::new();
+//! let a = b.add("dial tcp 10.0.0.1:6443: i/o timeout");
+//! b.add("pods \"web-1\" not found");
+//! assert_eq!(b.add("dial tcp 10.0.0.1:6443: i/o timeout"), a);
+//! let ix = b.finish();
+//!
+//! let re = regex::Regex::new(r"(?i)I/O timeout").unwrap();
+//! let mut found = Vec::new();
+//! let stats = ix.search(&re, SearchBudget::max_candidates(10_000), |id, text, m| {
+//!     found.push((id, &text[m.range()]));
+//!     ControlFlow::Continue(())
+//! });
+//! assert_eq!(found, vec![(a, "i/o timeout")]);
+//! assert!(stats.used_index && stats.candidates == 1 && !stats.stopped_early);
+//! ```
+//!
 //! Pure: no file system, network or clock. The only time read is the caller's optional
 //! deadline, compared with `Instant::now()` during a search.
 

@@ -4,8 +4,8 @@
 //! Each HIR node is summarised by what is known about the (ASCII-lowercased) strings it
 //! can match: either the exact set of them, when small, or a set of possible prefixes, a
 //! set of possible suffixes and a query every match satisfies. Literals and small
-//! classes give exact sets (`(?i)a` is `{"a"}` after folding; `(?i)k` is `{"k", "K"}`
-//! where `K` is the Kelvin sign, which Unicode case folding also matches);
+//! classes give exact sets (`(?i)a` is `{"a"}` after folding; `(?i)k` is
+//! `{"k", "\u{212A}"}`, the Kelvin sign, which Unicode case folding also matches);
 //! concatenations take cross products while they stay small and otherwise AND their
 //! parts plus the trigrams that span the boundary between them; alternations take
 //! unions or OR their branches; a repetition with a minimum of at least one keeps its
