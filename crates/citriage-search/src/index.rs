@@ -1,0 +1,248 @@
+//! The built index: distinct texts stored once in one buffer, and for each trigram of
+//! their ASCII-lowercased bytes the ascending list of ids of texts containing it,
+//! delta + varint (LEB128) encoded into one buffer addressed by offsets.
+
+use crate::query::Trigram;
+use std::fmt;
+
+/// A distinct text's id: dense, in first-seen order of [`crate::IndexBuilder::add`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TextId(pub(crate) u32);
+
+impl TextId {
+    /// The id with this number (it belongs to an index when below its `len()`).
+    pub fn from_u32(v: u32) -> TextId {
+        TextId(v)
+    }
+
+    pub fn as_u32(self) -> u32 {
+        self.0
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for TextId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// An immutable trigram index over distinct texts. Build it with
+/// [`crate::IndexBuilder`]; search it with [`TextIndex::search`].
+#[derive(Clone, Default)]
+pub struct TextIndex {
+    text: String,
+    /// `ends[i]` is where text `i` ends in `text`; it starts where text `i - 1` ends.
+    ends: Vec<usize>,
+    /// Distinct trigrams (three lowercased bytes packed big-endian), ascending.
+    keys: Vec<u32>,
+    /// `post_ends[k]` is where key `k`'s list ends in `postings`.
+    post_ends: Vec<usize>,
+    /// Number of ids in key `k`'s list.
+    counts: Vec<u32>,
+    postings: Vec<u8>,
+}
+
+impl TextIndex {
+    pub(crate) fn from_parts(
+        text: String,
+        ends: Vec<usize>,
+        keys: Vec<u32>,
+        post_ends: Vec<usize>,
+        counts: Vec<u32>,
+        postings: Vec<u8>,
+    ) -> TextIndex {
+        TextIndex { text, ends, keys, post_ends, counts, postings }
+    }
+
+    /// Number of distinct texts.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The text with id `id`, if `id` belongs to this index.
+    pub fn get(&self, id: TextId) -> Option<&str> {
+        let i = id.index();
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.text[start..end])
+    }
+
+    /// All texts with their ids, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = (TextId, &str)> + '_ {
+        (0..self.ends.len()).map(move |i| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            (TextId(i as u32), &self.text[start..self.ends[i]])
+        })
+    }
+
+    /// Number of distinct trigrams indexed.
+    pub fn trigram_count(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Number of (trigram, text) postings.
+    pub fn posting_count(&self) -> u64 {
+        self.counts.iter().map(|&c| u64::from(c)).sum()
+    }
+
+    /// Total bytes of text stored (each distinct text once).
+    pub fn text_bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Bytes of the encoded posting lists alone.
+    pub fn posting_bytes(&self) -> usize {
+        self.postings.len()
+    }
+
+    /// Heap bytes held by the index: texts, their offsets, the trigram table and the
+    /// posting lists (allocated capacity).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.text.capacity()
+            + self.ends.capacity() * size_of::<usize>()
+            + self.keys.capacity() * size_of::<u32>()
+            + self.post_ends.capacity() * size_of::<usize>()
+            + self.counts.capacity() * size_of::<u32>()
+            + self.postings.capacity()
+    }
+
+    /// Number of texts containing trigram `t` (ASCII case folded).
+    pub fn trigram_frequency(&self, t: Trigram) -> u32 {
+        self.lookup(t).map_or(0, |k| self.counts[k])
+    }
+
+    /// The ids of texts containing trigram `t` (ASCII case folded), ascending.
+    pub fn postings(&self, t: Trigram) -> Postings<'_> {
+        match self.lookup(t) {
+            None => Postings { bytes: &[], pos: 0, left: 0, cur: 0 },
+            Some(k) => {
+                let start = if k == 0 { 0 } else { self.post_ends[k - 1] };
+                Postings { bytes: &self.postings[start..self.post_ends[k]], pos: 0, left: self.counts[k], cur: 0 }
+            }
+        }
+    }
+
+    fn lookup(&self, t: Trigram) -> Option<usize> {
+        let k = (u32::from(t[0].to_ascii_lowercase()) << 16)
+            | (u32::from(t[1].to_ascii_lowercase()) << 8)
+            | u32::from(t[2].to_ascii_lowercase());
+        self.keys.binary_search(&k).ok()
+    }
+}
+
+impl fmt::Debug for TextIndex {
+    /// Sizes only (the texts can be gigabytes).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TextIndex")
+            .field("texts", &self.len())
+            .field("text_bytes", &self.text_bytes())
+            .field("trigrams", &self.trigram_count())
+            .field("posting_bytes", &self.posting_bytes())
+            .finish()
+    }
+}
+
+/// An iterator over one posting list, decoding as it goes.
+#[derive(Debug, Clone)]
+pub struct Postings<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    left: u32,
+    cur: u32,
+}
+
+impl<'a> Postings<'a> {
+    #[cfg(test)]
+    pub(crate) fn new(bytes: &'a [u8], count: u32) -> Postings<'a> {
+        Postings { bytes, pos: 0, left: count, cur: 0 }
+    }
+
+    /// Number of ids not yet returned.
+    pub fn remaining(&self) -> u32 {
+        self.left
+    }
+}
+
+impl Iterator for Postings<'_> {
+    type Item = TextId;
+
+    #[inline]
+    fn next(&mut self) -> Option<TextId> {
+        if self.left == 0 {
+            return None;
+        }
+        let (delta, n) = read_varint(self.bytes, self.pos);
+        self.pos += n;
+        self.left -= 1;
+        self.cur += delta;
+        Some(TextId(self.cur))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+/// Appends `v` as LEB128.
+pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads a LEB128 value at `pos`: the value and the bytes it took. The index writes
+/// every buffer it reads, so the input is well formed.
+#[inline]
+pub(crate) fn read_varint(b: &[u8], pos: usize) -> (u32, usize) {
+    let mut v: u32 = 0;
+    let mut shift = 0;
+    let mut n = 0;
+    while let Some(&byte) = b.get(pos + n) {
+        n += 1;
+        v |= u32::from(byte & 0x7f) << shift;
+        if byte < 0x80 || shift >= 28 {
+            break;
+        }
+        shift += 7;
+    }
+    (v, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varint_round_trips_boundaries() {
+        let values = [0u32, 1, 127, 128, 255, 16_383, 16_384, 2_097_151, 2_097_152, u32::MAX - 1, u32::MAX];
+        let mut buf = Vec::new();
+        for &v in &values {
+            write_varint(&mut buf, v);
+        }
+        let mut pos = 0;
+        for &v in &values {
+            let (got, n) = read_varint(&buf, pos);
+            assert_eq!(got, v);
+            pos += n;
+        }
+        assert_eq!(pos, buf.len());
+        // One byte below 128, five at the top.
+        let mut one = Vec::new();
+        write_varint(&mut one, 127);
+        assert_eq!(one.len(), 1);
+        let mut five = Vec::new();
+        write_varint(&mut five, u32::MAX);
+        assert_eq!(five.len(), 5);
+    }
+}
