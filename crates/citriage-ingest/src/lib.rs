@@ -4,7 +4,10 @@
 //! [`ArtifactSource`], and write one transaction per build. Builds already stored
 //! complete are skipped, so an interrupted run resumes where it stopped. Malformed
 //! files are recorded on the build with their reason; a build whose result cannot be
-//! read is never stored as passing.
+//! read is never stored as passing. Failed builds also get the failure-line excerpts
+//! of their build log ([`excerpts`]).
+
+pub mod excerpts;
 
 use citriage_formats::junit::{self, Status};
 use citriage_formats::prow::{self, ProwJob};
@@ -12,6 +15,7 @@ use citriage_model::build::{BuildRecord, StoredTest};
 use citriage_sources::artifacts::ArtifactSource;
 use citriage_sources::SourceError;
 use citriage_store::{Store, StoreError};
+pub use excerpts::ExcerptLimits;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,11 +33,21 @@ pub struct IngestOptions {
     pub deck: Option<std::sync::Arc<citriage_sources::deck::DeckPages>>,
     /// Pages of job history read per job.
     pub deck_pages: usize,
+    /// Failure-line excerpts of failed builds' `build-log.txt` within these limits;
+    /// `None` stores none.
+    pub log_excerpts: Option<ExcerptLimits>,
 }
 
 impl Default for IngestOptions {
     fn default() -> Self {
-        IngestOptions { concurrency: 8, max_builds_per_job: None, incremental: false, deck: None, deck_pages: 5 }
+        IngestOptions {
+            concurrency: 8,
+            max_builds_per_job: None,
+            incremental: false,
+            deck: None,
+            deck_pages: 5,
+            log_excerpts: Some(ExcerptLimits::default()),
+        }
     }
 }
 
@@ -62,6 +76,8 @@ pub struct IngestSummary {
     pub builds_stored: usize,
     pub builds_skipped: usize,
     pub tests_stored: usize,
+    /// Log excerpts stored with the builds.
+    pub excerpts_stored: usize,
     /// Builds stored with a problem (malformed or missing files).
     pub builds_with_problems: usize,
     pub failures: Vec<FetchFailure>,
@@ -245,9 +261,21 @@ pub fn pr_head_regex() -> regex::Regex {
     regex::Regex::new(r#"[^,]+,\d+:([a-f0-9]+)""#).unwrap_or_else(|e| unreachable!("fixed regex: {e}"))
 }
 
-/// Reads one build folder through the source. Missing or malformed files become
-/// problems on the record; only source errors (network, permissions) fail.
+/// Reads one build folder through the source, with log excerpts within the default
+/// limits. Missing or malformed files become problems on the record; only source errors
+/// (network, permissions) fail.
 pub fn fetch_build(src: &dyn ArtifactSource, job_hint: &str, path: &str) -> Result<BuildRecord, SourceError> {
+    fetch_build_with(src, job_hint, path, Some(&ExcerptLimits::default()))
+}
+
+/// Like [`fetch_build`]; `log_excerpts` says whether (and within which limits) a failed
+/// build's log is excerpted.
+pub fn fetch_build_with(
+    src: &dyn ArtifactSource,
+    job_hint: &str,
+    path: &str,
+    log_excerpts: Option<&ExcerptLimits>,
+) -> Result<BuildRecord, SourceError> {
     let mut problems = Vec::new();
     let base = path.trim_end_matches('/');
     let build_id = base.rsplit('/').next().unwrap_or_default().to_string();
@@ -359,6 +387,12 @@ pub fn fetch_build(src: &dyn ArtifactSource, job_hint: &str, path: &str) -> Resu
         result = Some("ERROR".into());
     }
     let complete = finished_raw.is_some() || matches!(state.as_deref(), Some("error" | "aborted"));
+    let mut taken = Vec::new();
+    if let Some(limits) = log_excerpts.filter(|_| excerpts::wants_excerpts(result.as_deref())) {
+        let read = excerpts::read_build_log(src, base, &artifacts, limits)?;
+        taken = read.excerpts;
+        problems.extend(read.problems);
+    }
     Ok(BuildRecord {
         bucket: src.bucket().to_string(),
         path: base.to_string(),
@@ -390,7 +424,7 @@ pub fn fetch_build(src: &dyn ArtifactSource, job_hint: &str, path: &str) -> Resu
             .into_iter()
             .map(|(p, s)| (p.strip_prefix(&format!("{base}/")).unwrap_or(&p).to_string(), s))
             .collect(),
-        excerpts: Vec::new(),
+        excerpts: taken,
     })
 }
 
@@ -444,14 +478,19 @@ pub fn ingest_jobs(
         // Fetch in parallel in chunks; store sequentially in build order so the store
         // always holds whole builds.
         for chunk in todo.chunks(opts.concurrency.max(1) * 4) {
-            let fetched: Vec<(String, Result<BuildRecord, SourceError>)> =
-                pool.install(|| chunk.par_iter().map(|p| (p.clone(), fetch_build(src, job, p))).collect());
+            let fetched: Vec<(String, Result<BuildRecord, SourceError>)> = pool.install(|| {
+                chunk
+                    .par_iter()
+                    .map(|p| (p.clone(), fetch_build_with(src, job, p, opts.log_excerpts.as_ref())))
+                    .collect()
+            });
             for (p, r) in fetched {
                 match r {
                     Ok(b) => {
                         store.put_build(&b)?;
                         summary.builds_stored += 1;
                         summary.tests_stored += b.tests.len();
+                        summary.excerpts_stored += b.excerpts.len();
                         if !b.problems.is_empty() {
                             summary.builds_with_problems += 1;
                         }

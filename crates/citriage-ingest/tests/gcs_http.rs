@@ -159,6 +159,12 @@ fn dump(store: &mut Store) -> Vec<String> {
     let mut v: Vec<String> =
         store.builds(None).unwrap().into_iter().map(|b| serde_json::to_string(&b).unwrap()).collect();
     v.extend(store.test_results().unwrap().into_iter().map(|t| serde_json::to_string(&t).unwrap()));
+    // Log excerpts (from build-log.txt served gzip-encoded over HTTP), by build path.
+    for job in store.build_jobs().unwrap() {
+        for b in store.job_builds_with_tests(&job, None).unwrap() {
+            v.extend(b.excerpts.iter().map(|e| format!("{} {}", b.path, serde_json::to_string(e).unwrap())));
+        }
+    }
     v
 }
 

@@ -244,6 +244,10 @@ pub struct FetchArgs {
     /// Skip jobs whose latest-build.txt names a build already stored complete.
     #[arg(long)]
     pub incremental: bool,
+    /// Do not store failure-line excerpts of failed builds' build-log.txt (stored by
+    /// default: at most 20 excerpts and 64 KiB of text per build, from the log's last 16 MiB).
+    #[arg(long)]
+    pub no_log_excerpts: bool,
     /// HTTP timeout in seconds.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,

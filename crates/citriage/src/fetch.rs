@@ -7,7 +7,7 @@ use crate::pipeline::Failure;
 use citriage_analysis::metrics::corrected::{job_figures, Settings};
 use citriage_analysis::metrics::kettle;
 use citriage_analysis::AnalysisConfig;
-use citriage_ingest::{discover_jobs, ingest_jobs, ingest_prowjobs, IngestOptions, Progress};
+use citriage_ingest::{discover_jobs, ingest_jobs, ingest_prowjobs, ExcerptLimits, IngestOptions, Progress};
 use citriage_model::build::BuildRecord;
 use citriage_model::Day;
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
@@ -85,6 +85,7 @@ pub(crate) fn fetch(cli: &Cli, a: &FetchArgs) -> Result<(), Failure> {
         incremental: a.incremental,
         deck,
         deck_pages: a.deck_pages,
+        log_excerpts: (!a.no_log_excerpts).then(ExcerptLimits::default),
     };
     let progress = |p: Progress| match p {
         Progress::Discovered { builds, .. } => bar.inc_length(builds as u64),
@@ -99,12 +100,13 @@ pub(crate) fn fetch(cli: &Cli, a: &FetchArgs) -> Result<(), Failure> {
         );
     } else {
         outln!(
-            "{} job(s): {} build(s) found, {} stored, {} already complete, {} test result(s), {} with problems",
+            "{} job(s): {} build(s) found, {} stored, {} already complete, {} test result(s), {} log excerpt(s), {} with problems",
             summary.jobs,
             summary.builds_found,
             summary.builds_stored,
             summary.builds_skipped,
             summary.tests_stored,
+            summary.excerpts_stored,
             summary.builds_with_problems
         );
         if a.prowjobs.is_some() {

@@ -1,0 +1,342 @@
+//! Failure-line excerpts of a failed build's log, taken at ingest so the store can be
+//! searched for the lines that explain a failure.
+//!
+//! For a build whose result is `FAILURE` or `ERROR`, the build folder's `build-log.txt`
+//! (or `build-log.txt.gz`; gzip content is inflated by the source layer either way) is
+//! read through the [`ArtifactSource`] and handed to the failure-line extractor of
+//! `citriage-patterns` (no passing log). Each excerpt keeps the extractor's line range
+//! (1-based, inclusive, counted over the whole log with `\r\n`, lone `\r` and `\n` each
+//! ending a line) and its cleaned text, whose k-th line is log line `line_start + k`.
+//!
+//! Bounds, so one huge log cannot exhaust memory or bloat the store:
+//!
+//! * a log whose listed size is above [`ExcerptLimits::max_log_bytes`] is not read at all
+//!   (a problem on the build says so). The source reads a whole object at once, so this
+//!   is what bounds the bytes held per build; a gzip object is listed by its compressed
+//!   size and a listing may give no size, so then only the source's own limits apply;
+//! * only the last [`ExcerptLimits::tail_bytes`] of a log are analysed, starting at the
+//!   first line that begins inside that tail. Line numbers stay exact (the lines before
+//!   are counted, not analysed); failures stated only before the tail are not excerpted;
+//! * excerpts on consecutive lines are joined into one (the extractor opens a new block
+//!   at every failure head, so a run of error lines would otherwise take one excerpt
+//!   each), as long as the joined text stays within [`ExcerptLimits::max_excerpt_bytes`];
+//! * at most [`ExcerptLimits::max_excerpts`] excerpts and
+//!   [`ExcerptLimits::max_total_bytes`] of text are kept per build: the first failure of
+//!   the analysed part always, then the last ones (they carry the build's verdict);
+//! * each excerpt's text is cut to [`ExcerptLimits::max_excerpt_bytes`] at a line
+//!   boundary (`line_end` then names the last line kept);
+//! * each line is matched on its first 4 KiB only (the extractor's cap).
+//!
+//! A missing log gives no excerpts and no problem. A log that cannot be read (corrupt or
+//! truncated gzip, too large for the source, an I/O error, HTTP 4xx) or that looks binary
+//! is recorded in the build's problems with its reason; ingest goes on. Transient source
+//! errors (network, HTTP 429/5xx after retries) fail the build like any other artifact,
+//! so a later run fetches it again.
+
+use citriage_model::build::LogExcerpt;
+use citriage_patterns::extract::{self, ExtractConfig};
+use citriage_patterns::lines;
+use citriage_sources::artifacts::ArtifactSource;
+use citriage_sources::SourceError;
+
+/// The log files read, by preference, relative to the build folder.
+pub const LOG_FILES: [&str; 2] = ["build-log.txt", "build-log.txt.gz"];
+
+/// Bytes at the start of a log inspected to tell text from binary content.
+const BINARY_SAMPLE: usize = 64 * 1024;
+
+/// Share of bytes in the sample (control bytes other than tab and escape, line ends
+/// included, and invalid UTF-8) above which a log is treated as binary. A text log's
+/// line ends make up a few percent.
+const BINARY_RATIO: f32 = 0.3;
+
+/// Bounds on what is read and stored per build (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExcerptLimits {
+    /// At most this many excerpts per build; the first failure is always kept.
+    pub max_excerpts: usize,
+    /// Excerpt text is cut to this many bytes at a line boundary.
+    pub max_excerpt_bytes: usize,
+    /// At most this many bytes of excerpt text per build (the first failure is kept
+    /// even when it alone is larger).
+    pub max_total_bytes: usize,
+    /// Logs listed larger than this are not read.
+    pub max_log_bytes: u64,
+    /// Only this many trailing bytes of a log are analysed.
+    pub tail_bytes: usize,
+}
+
+impl Default for ExcerptLimits {
+    fn default() -> Self {
+        ExcerptLimits {
+            max_excerpts: 20,
+            max_excerpt_bytes: 8 * 1024,
+            max_total_bytes: 64 * 1024,
+            max_log_bytes: 256 << 20,
+            tail_bytes: 16 << 20,
+        }
+    }
+}
+
+/// True for the results whose logs are excerpted.
+pub fn wants_excerpts(result: Option<&str>) -> bool {
+    matches!(result, Some("FAILURE" | "ERROR"))
+}
+
+/// What reading one build's log gave.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogRead {
+    pub excerpts: Vec<LogExcerpt>,
+    /// Why the log could not be excerpted, naming it (at most one entry).
+    pub problems: Vec<String>,
+}
+
+/// Reads the log of the build folder `base` (its objects as listed, paths from the bucket
+/// root, with sizes) and extracts its failure lines. Only transient source errors are
+/// returned as errors; any other reason the log cannot be used becomes a problem.
+pub fn read_build_log(
+    src: &dyn ArtifactSource,
+    base: &str,
+    listed: &[(String, Option<u64>)],
+    limits: &ExcerptLimits,
+) -> Result<LogRead, SourceError> {
+    let base = base.trim_end_matches('/');
+    let found = LOG_FILES.iter().find_map(|name| {
+        let full = format!("{base}/{name}");
+        listed.iter().find(|(p, _)| *p == full).map(|(_, size)| (*name, full, *size))
+    });
+    let Some((name, full, size)) = found else {
+        return Ok(LogRead::default());
+    };
+    if let Some(size) = size.filter(|s| *s > limits.max_log_bytes) {
+        return Ok(LogRead {
+            excerpts: Vec::new(),
+            problems: vec![format!(
+                "{}: {size} bytes, larger than the {}-byte limit for log excerpts; not read",
+                src.locator(&full),
+                limits.max_log_bytes
+            )],
+        });
+    }
+    let bytes = match src.get(&full) {
+        Ok(Some(b)) => b,
+        // Listed but gone by now: the same as no log.
+        Ok(None) => return Ok(LogRead::default()),
+        Err(e) if is_transient(&e) => return Err(e),
+        Err(e) => return Ok(LogRead { excerpts: Vec::new(), problems: vec![format!("{e}; no log excerpts")] }),
+    };
+    Ok(match excerpts_from_log(&bytes, name, limits) {
+        Ok(excerpts) => LogRead { excerpts, problems: Vec::new() },
+        Err(reason) => LogRead { excerpts: Vec::new(), problems: vec![format!("{}: {reason}", src.locator(&full))] },
+    })
+}
+
+/// Errors worth a later retry (network, HTTP 429/5xx); anything else about a log is
+/// its own problem and will not change on a rerun.
+fn is_transient(e: &SourceError) -> bool {
+    match e {
+        SourceError::Transport { .. } => true,
+        SourceError::Http { status, .. } => *status == 429 || *status >= 500,
+        SourceError::Io { .. } | SourceError::Gzip { .. } | SourceError::TooLarge { .. } => false,
+    }
+}
+
+/// Failure-line excerpts of a whole log's bytes (`source`: its path relative to the build
+/// folder). Pure; `Err` says why the log is not excerpted (binary content).
+pub fn excerpts_from_log(bytes: &[u8], source: &str, limits: &ExcerptLimits) -> Result<Vec<LogExcerpt>, String> {
+    let sample = &bytes[..bytes.len().min(BINARY_SAMPLE)];
+    let ratio = lines::binary_ratio(sample);
+    if ratio > BINARY_RATIO {
+        return Err(format!(
+            "looks binary ({:.0}% of its first {} bytes are control bytes or invalid UTF-8); no log excerpts",
+            ratio * 100.0,
+            sample.len()
+        ));
+    }
+    let (skipped_lines, window) = tail_window(bytes, limits.tail_bytes);
+    // Every block of the window, uncapped in number: joining and capping happen below.
+    let cfg = ExtractConfig {
+        max_excerpts: usize::MAX,
+        max_excerpt_bytes: limits.max_excerpt_bytes.max(1),
+        ..ExtractConfig::default()
+    };
+    let found = extract::extract_log(window, None, source, &cfg);
+    // (first line, last line, text) with lines local to the window.
+    let mut runs: Vec<(usize, usize, String)> = Vec::with_capacity(found.excerpts.len());
+    for e in found.excerpts {
+        let mut text = e.text;
+        if text.is_empty() {
+            // The block's first line alone is longer than the byte cap: keep its start.
+            text = first_line_text(window, e.line_start, cfg.match_cap);
+            truncate_at_char(&mut text, cfg.max_excerpt_bytes);
+        }
+        // The text may stop before the block does (byte cap): name the lines it holds.
+        let line_end = e.line_end.min(e.line_start + text.matches('\n').count());
+        match runs.last_mut() {
+            Some(last) if last.1 + 1 == e.line_start && last.2.len() + 1 + text.len() <= cfg.max_excerpt_bytes => {
+                last.1 = line_end;
+                last.2.push('\n');
+                last.2.push_str(&text);
+            }
+            _ => runs.push((e.line_start, line_end, text)),
+        }
+    }
+    let mut out = Vec::new();
+    for (start, end, text) in cap(runs, limits.max_excerpts.max(1), limits.max_total_bytes) {
+        let (Ok(line_start), Ok(line_end)) = (u32::try_from(skipped_lines + start), u32::try_from(skipped_lines + end))
+        else {
+            continue;
+        };
+        out.push(LogExcerpt { source: source.to_string(), line_start, line_end, text });
+    }
+    Ok(out)
+}
+
+/// Keeps the first excerpt, then as many of the last ones as fit in `max` excerpts and
+/// `max_bytes` of text; log order is kept.
+fn cap(mut runs: Vec<(usize, usize, String)>, max: usize, max_bytes: usize) -> Vec<(usize, usize, String)> {
+    if runs.is_empty() {
+        return runs;
+    }
+    let rest = runs.split_off(1);
+    let mut budget = max_bytes.saturating_sub(runs[0].2.len());
+    let mut tail = Vec::new();
+    for r in rest.into_iter().rev() {
+        if tail.len() + 1 >= max || r.2.len() > budget {
+            break;
+        }
+        budget -= r.2.len();
+        tail.push(r);
+    }
+    runs.extend(tail.into_iter().rev());
+    runs
+}
+
+/// The part of `bytes` analysed: at most the last `tail` bytes, starting after the first
+/// line end found in them (so no line is analysed from its middle unless one line spans
+/// the whole tail), with the number of lines before it.
+fn tail_window(bytes: &[u8], tail: usize) -> (usize, &[u8]) {
+    if bytes.len() <= tail {
+        return (0, bytes);
+    }
+    let from = bytes.len() - tail;
+    let mut cut = from;
+    // A cut right after a `\r` whose `\n` follows would split one line end in two.
+    if from > 0 && bytes[from - 1] == b'\r' && bytes[from] == b'\n' {
+        cut = from + 1;
+    } else if from > 0 && !matches!(bytes[from - 1], b'\n' | b'\r') {
+        // Mid-line: start at the next line.
+        if let Some(i) = bytes[from..].iter().position(|b| matches!(b, b'\n' | b'\r')) {
+            let at = from + i;
+            cut = at + 1;
+            if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') {
+                cut += 1;
+            }
+        }
+    }
+    let prefix = &bytes[..cut];
+    let mut before = lines::count_lines(prefix);
+    if prefix.last().is_some_and(|b| !matches!(b, b'\n' | b'\r')) {
+        // The window starts inside that last counted line; it is numbered again there.
+        before -= 1;
+    }
+    (before, &bytes[cut..])
+}
+
+/// The cleaned text of 1-based line `n` of `data`.
+fn first_line_text(data: &[u8], n: usize, cap: usize) -> String {
+    lines::lines(data).nth(n.saturating_sub(1)).map(|l| extract::clean(l.bytes(data), cap)).unwrap_or_default()
+}
+
+fn truncate_at_char(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_window_keeps_line_numbers() {
+        let log = b"one\r\ntwo\rthree\nfour\n";
+        // Every cut point gives a window whose first line has the number it has in the log.
+        let all: Vec<String> = lines::lines(log).map(|l| String::from_utf8_lossy(l.bytes(log)).into_owned()).collect();
+        for tail in 1..=log.len() + 2 {
+            let (before, w) = tail_window(log, tail);
+            let first = lines::lines(w).next().map(|l| String::from_utf8_lossy(l.bytes(w)).into_owned());
+            if let Some(first) = first {
+                assert!(
+                    all[before].ends_with(&first),
+                    "tail {tail}: line {} is {:?}, window starts {first:?}",
+                    before + 1,
+                    all[before]
+                );
+            }
+            assert!(w.len() <= tail, "tail {tail}: window of {} bytes", w.len());
+        }
+        assert_eq!(tail_window(log, 6), (3, &b"four\n"[..]));
+        assert_eq!(tail_window(log, 100), (0, &log[..]));
+    }
+
+    #[test]
+    fn excerpt_lines_are_absolute_and_text_matches() {
+        let mut log = String::new();
+        for i in 0..2000 {
+            log.push_str(&format!("I0101 00:00:00.000000 step {i} ok\n"));
+        }
+        log.push_str("--- FAIL: TestThing (1.00s)\n    thing_test.go:12: boom\n");
+        let limits = ExcerptLimits { tail_bytes: 500, ..ExcerptLimits::default() };
+        let ex = excerpts_from_log(log.as_bytes(), "build-log.txt", &limits).unwrap();
+        let first = ex.first().expect("an excerpt");
+        assert_eq!(first.line_start, 2001);
+        assert!(first.text.starts_with("--- FAIL: TestThing"), "{first:?}");
+        let full = excerpts_from_log(log.as_bytes(), "build-log.txt", &ExcerptLimits::default()).unwrap();
+        assert_eq!(full, ex, "the tail holds the failure, so the window changes nothing");
+    }
+
+    #[test]
+    fn consecutive_blocks_are_joined_and_caps_keep_first_and_last() {
+        // Four heads in a row: one excerpt.
+        let log = b"+ make\n--- FAIL: TestA (0.1s)\nE0101 00:00:00.000000 1 x.go:1] boom\nFAIL\tpkg\t0.2s\n";
+        let ex = excerpts_from_log(log, "build-log.txt", &ExcerptLimits::default()).unwrap();
+        assert_eq!(ex.len(), 1, "{ex:?}");
+        assert_eq!((ex[0].line_start, ex[0].line_end), (2, 4));
+        assert_eq!(ex[0].text.lines().count(), 3);
+        // Thirty separate failures: the first and the last ones within the caps.
+        let mut log = String::new();
+        for i in 1..=30 {
+            log.push_str(&format!("--- FAIL: Test{i} (0.1s)\nI0101 00:00:00.000000 1 x.go:1] between\n"));
+        }
+        let limits = ExcerptLimits { max_excerpts: 5, ..ExcerptLimits::default() };
+        let ex = excerpts_from_log(log.as_bytes(), "build-log.txt", &limits).unwrap();
+        let starts: Vec<u32> = ex.iter().map(|e| e.line_start).collect();
+        assert_eq!(starts, vec![1, 53, 55, 57, 59]);
+        let budget = "--- FAIL: Test1 (0.1s)".len() + 2 * "--- FAIL: Test30 (0.1s)".len();
+        let limits = ExcerptLimits { max_total_bytes: budget, ..ExcerptLimits::default() };
+        let ex = excerpts_from_log(log.as_bytes(), "build-log.txt", &limits).unwrap();
+        let names: Vec<&str> = ex.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(names, vec!["--- FAIL: Test1 (0.1s)", "--- FAIL: Test29 (0.1s)", "--- FAIL: Test30 (0.1s)"]);
+        // A text cut at the byte cap names only the lines it holds.
+        let mut log = String::from("panic: boom\n");
+        for i in 0..100 {
+            log.push_str(&format!("\tframe{i}.go:{i} +0x1\n"));
+        }
+        let limits = ExcerptLimits { max_excerpt_bytes: 200, ..ExcerptLimits::default() };
+        let ex = excerpts_from_log(log.as_bytes(), "build-log.txt", &limits).unwrap();
+        assert!(ex[0].text.len() <= 200);
+        assert_eq!(ex[0].line_end - ex[0].line_start + 1, ex[0].text.lines().count() as u32);
+    }
+
+    #[test]
+    fn binary_is_refused() {
+        let junk: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 32) as u8).collect();
+        let err = excerpts_from_log(&junk, "build-log.txt", &ExcerptLimits::default()).unwrap_err();
+        assert!(err.contains("binary"), "{err}");
+    }
+}
