@@ -63,10 +63,10 @@ pub struct Occurrence {
     pub place: Place,
 }
 
-/// Distinct texts with their occurrences.
-#[derive(Debug, Default)]
+/// Distinct texts (in a trigram index) with their occurrences.
+#[derive(Debug)]
 pub struct SearchIndex {
-    texts: Vec<Box<str>>,
+    texts: citriage_search::TextIndex,
     /// Occurrences of text `i`: `occurrences[starts[i]..starts[i + 1]]`.
     starts: Vec<u32>,
     occurrences: Vec<Occurrence>,
@@ -80,34 +80,11 @@ impl SearchIndex {
     /// Reads every failure text and log excerpt of the builds in `positions` (store row
     /// id → position in the view's builds).
     pub fn build(store: &mut Store, positions: &HashMap<i64, u32>) -> Result<SearchIndex, WebError> {
-        // Distinct texts are kept once: looked up by a hash of their bytes, the rare
-        // colliding texts kept apart in a side table.
-        let mut text_ids: HashMap<u64, u32> = HashMap::new();
-        let mut collided: HashMap<u64, Vec<u32>> = HashMap::new();
-        let mut texts: Vec<Box<str>> = Vec::new();
+        // Distinct texts are kept once, with dense ids in first-seen order.
+        let mut texts = citriage_search::IndexBuilder::new();
         let mut name_ids: HashMap<String, u32> = HashMap::new();
         let mut names: Vec<String> = Vec::new();
         let mut raw: Vec<(u32, Occurrence)> = Vec::new();
-        let mut intern_text = |t: &str, texts: &mut Vec<Box<str>>| -> u32 {
-            let h = text_hash(t);
-            match text_ids.get(&h) {
-                Some(&i) if &*texts[i as usize] == t => return i,
-                Some(_) => {
-                    if let Some(&i) = collided.get(&h).and_then(|v| v.iter().find(|&&i| &*texts[i as usize] == t)) {
-                        return i;
-                    }
-                    let i = texts.len() as u32;
-                    texts.push(t.into());
-                    collided.entry(h).or_default().push(i);
-                    return i;
-                }
-                None => {}
-            }
-            let i = texts.len() as u32;
-            texts.push(t.into());
-            text_ids.insert(h, i);
-            i
-        };
         let mut intern_name = |n: &str| -> u32 {
             if let Some(&i) = name_ids.get(n) {
                 return i;
@@ -119,12 +96,12 @@ impl SearchIndex {
         };
         store.for_each_failure_text(|build, _seq, name, text| {
             let Some(&b) = positions.get(&build) else { return };
-            let t = intern_text(text, &mut texts);
+            let t = texts.add(text).as_u32();
             raw.push((t, Occurrence { build: b, place: Place::Test { name: intern_name(name) } }));
         })?;
         store.for_each_excerpt(|build, e| {
             let Some(&b) = positions.get(&build) else { return };
-            let t = intern_text(&e.text, &mut texts);
+            let t = texts.add(&e.text).as_u32();
             raw.push((
                 t,
                 Occurrence {
@@ -134,6 +111,7 @@ impl SearchIndex {
             ));
         })?;
         let entries = raw.len() as u64;
+        let texts = texts.finish();
         // Group occurrences by text (stable: store order within a text).
         raw.sort_by_key(|(t, _)| *t);
         let mut starts = Vec::with_capacity(texts.len() + 1);
@@ -155,19 +133,14 @@ impl SearchIndex {
         self.texts.len()
     }
 
+    /// Bytes the texts and their trigram postings hold.
+    pub fn heap_bytes(&self) -> usize {
+        self.texts.heap_bytes()
+    }
+
     fn occurrences_of(&self, t: usize) -> &[Occurrence] {
         &self.occurrences[self.starts[t] as usize..self.starts[t + 1] as usize]
     }
-}
-
-/// 64-bit FNV-1a of a text, for finding its earlier copy.
-fn text_hash(t: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in t.as_bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 /// A parsed search request.
@@ -275,9 +248,13 @@ pub struct SearchResult {
     pub matches: Vec<SearchMatch>,
     /// Matches per job, by job name (only when grouped by job).
     pub groups: Option<Vec<JobCount>>,
-    /// Failure texts and excerpts in the index, and distinct texts the regex ran over.
+    /// Failure texts and excerpts in the index, and distinct texts the regex ran over
+    /// (the trigram index's candidates).
     pub indexed: u64,
     pub scanned: usize,
+    /// False when the pattern had no literal the trigram index could use (every
+    /// distinct text was scanned).
+    pub used_index: bool,
     /// Matching occurrences found (within the filters).
     pub found: usize,
     /// True when more matches existed than were returned.
@@ -353,19 +330,16 @@ pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
         groups: None,
         indexed: si.entries,
         scanned: 0,
+        used_index: false,
         found: 0,
         truncated: false,
         timed_out: false,
     };
     // (text, occurrence, match range)
     let mut hits: Vec<(usize, Occurrence, usize, usize)> = Vec::new();
-    'texts: for (t, text) in si.texts.iter().enumerate() {
-        if out.scanned % 1024 == 0 && Instant::now() > deadline {
-            out.timed_out = true;
-            break;
-        }
-        out.scanned += 1;
-        let Some(m) = q.pattern.find(text) else { continue };
+    let budget = citriage_search::SearchBudget::unlimited().with_deadline(deadline);
+    let stats = si.texts.search(&q.pattern, budget, |id, _text, m| {
+        let t = id.index();
         for o in si.occurrences_of(t) {
             let wanted = match o.place {
                 Place::Test { .. } => q.within != Within::Logs,
@@ -387,11 +361,15 @@ pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
             }
             if hits.len() >= GATHER_LIMIT {
                 out.truncated = true;
-                break 'texts;
+                return std::ops::ControlFlow::Break(());
             }
             hits.push((t, *o, m.start(), m.end()));
         }
-    }
+        std::ops::ControlFlow::Continue(())
+    });
+    out.scanned = stats.verified;
+    out.used_index = stats.used_index;
+    out.timed_out = stats.stopped_early && !out.truncated;
     out.found = hits.len();
     // Newest build first; ties by job, build, then place.
     let key = |o: &Occurrence| {
@@ -420,7 +398,8 @@ pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
     }
     for (t, o, s, e) in hits.into_iter().take(q.max_matches) {
         let b = &ix.builds[o.build as usize];
-        let (text, ms, me, line) = excerpt(&si.texts[t], s, e, q.context);
+        let full = si.texts.get(citriage_search::TextId::from_u32(t as u32)).unwrap_or("");
+        let (text, ms, me, line) = excerpt(full, s, e, q.context);
         let (kind, name, line) = match o.place {
             Place::Test { name } => ("test", si.names[name as usize].clone(), None),
             Place::Excerpt { source, line_start } => {

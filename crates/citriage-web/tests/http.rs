@@ -203,6 +203,9 @@ fn api_search_uses_texts_and_log_excerpts() {
     let srv = start();
     let (status, v) = get_json(&format!("{}/api/v1/search?q=i%2Fo%20timeout", srv.base));
     assert_eq!(status, 200);
+    // Answered from the trigram index: only texts holding every trigram were verified.
+    assert_eq!(v["used_index"], true);
+    assert_eq!(v["scanned"], 2, "the DNS text and the log excerpt are the only candidates");
     let m = v["matches"].as_array().expect("matches");
     // The failed test's text and the log excerpt of the same build.
     assert_eq!(m.len(), 2, "{v}");
@@ -226,6 +229,7 @@ fn api_search_uses_texts_and_log_excerpts() {
     assert_eq!(v["matches"].as_array().map(Vec::len), Some(1));
 
     let (_, v) = get_json(&format!("{}/api/v1/search?q=.&max=1&group=job", srv.base));
+    assert_eq!(v["used_index"], false, "no literal: every distinct text is scanned");
     assert_eq!(v["matches"].as_array().map(Vec::len), Some(1));
     assert_eq!(v["truncated"], true);
     assert_eq!(v["found"], 4);
