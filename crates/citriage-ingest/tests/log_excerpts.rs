@@ -172,7 +172,7 @@ fn reingest_gives_the_same_excerpts() {
     ingest_jobs(&src, &mut store, &jobs, &IngestOptions::default(), &|_| {}).unwrap();
     let excerpts = |st: &Store| {
         let mut v = Vec::new();
-        st.for_each_excerpt(|b, e| v.push((b, e.clone()))).unwrap();
+        st.for_each_excerpt(None, |b, e| v.push((b, e.clone()))).unwrap();
         v
     };
     let first = excerpts(&store);

@@ -407,20 +407,27 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
-    /// Calls `f` with every failed test result that has a failure text: the build's
-    /// row id, the result's position, the test name and the text; by build, then position.
-    pub fn for_each_failure_text(&mut self, mut f: impl FnMut(i64, u32, &str, &str)) -> Result<u64, StoreError> {
+    /// Calls `f` with every failed test result that has a failure text, of builds
+    /// started after `since` (all builds when `None`): the build's row id, the result's
+    /// position, the test name and the text; by build, then position.
+    pub fn for_each_failure_text(
+        &mut self,
+        since: Option<i64>,
+        mut f: impl FnMut(i64, u32, &str, &str),
+    ) -> Result<u64, StoreError> {
         self.ensure_string_texts()?;
         let texts = self.string_texts.take().unwrap_or_default();
         let result = (|| {
             let mut st = self
                 .conn
                 .prepare(
-                    "SELECT build, seq, name, failure_text FROM test_results
-                     WHERE status IN (1, 2) AND failure_text IS NOT NULL ORDER BY build, seq",
+                    // Builds first (CROSS JOIN keeps the order): a window reads only its builds' results.
+                    "SELECT t.build, t.seq, t.name, t.failure_text FROM builds b CROSS JOIN test_results t ON t.build = b.id
+                     WHERE (?1 IS NULL OR b.started > ?1) AND t.status IN (1, 2) AND t.failure_text IS NOT NULL
+                     ORDER BY t.build, t.seq",
                 )
                 .map_err(|e| self.err(e))?;
-            let mut rows = st.query([]).map_err(|e| self.err(e))?;
+            let mut rows = st.query(params![since]).map_err(|e| self.err(e))?;
             let mut n = 0u64;
             while let Some(r) = rows.next().map_err(|e| self.err(e))? {
                 let build: i64 = r.get(0).map_err(|e| self.err(e))?;
@@ -437,14 +444,17 @@ impl Store {
         result
     }
 
-    /// Calls `f` with every stored log excerpt: the build's row id and the excerpt;
-    /// by build, then position.
-    pub fn for_each_excerpt(&self, mut f: impl FnMut(i64, &LogExcerpt)) -> Result<u64, StoreError> {
+    /// Calls `f` with every stored log excerpt of builds started after `since` (all
+    /// when `None`): the build's row id and the excerpt; by build, then position.
+    pub fn for_each_excerpt(&self, since: Option<i64>, mut f: impl FnMut(i64, &LogExcerpt)) -> Result<u64, StoreError> {
         let mut st = self
             .conn
-            .prepare("SELECT build, source, line_start, line_end, text FROM build_excerpts ORDER BY build, seq")
+            .prepare(
+                "SELECT e.build, e.source, e.line_start, e.line_end, e.text FROM builds b CROSS JOIN build_excerpts e
+                 ON e.build = b.id WHERE ?1 IS NULL OR b.started > ?1 ORDER BY e.build, e.seq",
+            )
             .map_err(|e| self.err(e))?;
-        let mut rows = st.query([]).map_err(|e| self.err(e))?;
+        let mut rows = st.query(params![since]).map_err(|e| self.err(e))?;
         let mut n = 0u64;
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
             let build: i64 = r.get(0).map_err(|e| self.err(e))?;

@@ -67,17 +67,23 @@ fn failed_counts_and_excerpts_travel_with_the_build() {
     assert_eq!(idx.len(), 1);
     assert_eq!(idx[0].failed_tests, 2);
     let mut seen = Vec::new();
-    let n =
-        st.for_each_failure_text(|b, seq, name, text| seen.push((b, seq, name.to_string(), text.to_string()))).unwrap();
+    let n = st
+        .for_each_failure_text(None, |b, seq, name, text| seen.push((b, seq, name.to_string(), text.to_string())))
+        .unwrap();
     assert_eq!(n, 2);
     // Skipped tests are not stored, so "b" sits at position 1.
     assert_eq!(seen, vec![(idx[0].id, 1, "b".into(), "boom".into()), (idx[0].id, 2, "c".into(), "bang".into())]);
+    // A window that starts at the build's start leaves it out; one before it keeps it.
+    assert_eq!(st.for_each_failure_text(Some(100), |_, _, _, _| {}).unwrap(), 0);
+    assert_eq!(st.for_each_failure_text(Some(99), |_, _, _, _| {}).unwrap(), 2);
+    assert_eq!(st.for_each_excerpt(Some(100), |_, _| {}).unwrap(), 0);
+    assert_eq!(st.for_each_excerpt(Some(99), |_, _| {}).unwrap(), 2);
     let loaded = st.job_builds_with_tests("ci-x", None).unwrap();
     assert_eq!(loaded[0].excerpts, vec![excerpt(7, "E1 boom"), excerpt(9, "F2 bang")]);
     // Re-ingesting replaces the excerpts instead of adding to them.
     st.put_build(&build("ci-x", "1", 100, tests, vec![excerpt(8, "only")])).unwrap();
     let mut ex = Vec::new();
-    st.for_each_excerpt(|b, e| ex.push((b, e.clone()))).unwrap();
+    st.for_each_excerpt(None, |b, e| ex.push((b, e.clone()))).unwrap();
     assert_eq!(ex.len(), 1);
     assert_eq!(ex[0].1, excerpt(8, "only"));
     assert_eq!(st.build_index().unwrap()[0].id, ex[0].0);

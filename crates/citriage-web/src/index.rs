@@ -254,7 +254,9 @@ impl WebIndex {
                 }
             }
         }
-        let search = crate::search::SearchIndex::build(store, &build_by_id)?;
+        // Search covers the window's builds, like the test-level views.
+        let since = as_of.map(|a| a - settings.window_days * 86_400);
+        let search = crate::search::SearchIndex::build(store, &build_by_id, since)?;
         Ok(WebIndex {
             stamp,
             settings: settings.clone(),

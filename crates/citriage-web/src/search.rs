@@ -77,9 +77,13 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
-    /// Reads every failure text and log excerpt of the builds in `positions` (store row
-    /// id → position in the view's builds).
-    pub fn build(store: &mut Store, positions: &HashMap<i64, u32>) -> Result<SearchIndex, WebError> {
+    /// Reads the failure texts and log excerpts of the builds started after `since`
+    /// (all when `None`) that are in `positions` (store row id → position in the view's builds).
+    pub fn build(
+        store: &mut Store,
+        positions: &HashMap<i64, u32>,
+        since: Option<i64>,
+    ) -> Result<SearchIndex, WebError> {
         // Distinct texts are kept once, with dense ids in first-seen order.
         let mut texts = citriage_search::IndexBuilder::new();
         let mut name_ids: HashMap<String, u32> = HashMap::new();
@@ -94,12 +98,12 @@ impl SearchIndex {
             name_ids.insert(n.to_string(), i);
             i
         };
-        store.for_each_failure_text(|build, _seq, name, text| {
+        store.for_each_failure_text(since, |build, _seq, name, text| {
             let Some(&b) = positions.get(&build) else { return };
             let t = texts.add(text).as_u32();
             raw.push((t, Occurrence { build: b, place: Place::Test { name: intern_name(name) } }));
         })?;
-        store.for_each_excerpt(|build, e| {
+        store.for_each_excerpt(since, |build, e| {
             let Some(&b) = positions.get(&build) else { return };
             let t = texts.add(&e.text).as_u32();
             raw.push((
