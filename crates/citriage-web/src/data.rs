@@ -21,6 +21,8 @@ pub const MAX_JOB_BUILDS: usize = 200;
 pub const MAX_CLUSTERS: usize = 1000;
 /// Latest failures shown for a cluster.
 pub const LATEST_FAILURES: usize = 20;
+/// Jobs and tests listed for one cluster (the most failing first).
+pub const DETAIL_NAMES: usize = 100;
 /// Cluster profiles the `cluster` command writes.
 pub const PROFILES: &[&str] = &["default", "k8s-triage"];
 
@@ -500,6 +502,8 @@ pub struct ClusterQuery {
     pub signature: Option<String>,
     pub sort: ClusterSort,
     pub limit: usize,
+    /// Matching clusters skipped before the ones shown (paging).
+    pub offset: usize,
 }
 
 impl ClusterQuery {
@@ -538,11 +542,17 @@ impl ClusterQuery {
             Some(v) => return Err(WebError::BadRequest(format!("unknown kind {v:?} (expected all, ci or pr)"))),
         };
         let limit = match get("limit") {
-            None => 100,
+            None => 50,
             Some(v) => match v.parse::<usize>() {
                 Ok(n) if (1..=MAX_CLUSTERS).contains(&n) => n,
                 _ => return Err(WebError::BadRequest(format!("limit must be 1 to {MAX_CLUSTERS}, not {v:?}"))),
             },
+        };
+        let offset = match get("offset") {
+            None => 0,
+            Some(v) => v
+                .parse::<usize>()
+                .map_err(|_| WebError::BadRequest(format!("offset must be a number of clusters, not {v:?}")))?,
         };
         Ok(ClusterQuery {
             profile,
@@ -557,6 +567,7 @@ impl ClusterQuery {
             signature: get("signature").map(str::to_string),
             sort,
             limit,
+            offset,
         })
     }
 
@@ -618,6 +629,8 @@ pub struct ClusterList {
     /// Profiles with a stored run.
     pub profiles: Vec<String>,
     pub sort: ClusterSort,
+    /// Matching clusters skipped before `clusters`.
+    pub offset: usize,
     /// The run's window: first and last day.
     pub first_day: Option<Day>,
     pub last_day: Option<Day>,
@@ -768,6 +781,7 @@ pub fn clusters(ix: &WebIndex, q: &ClusterQuery) -> Result<ClusterList, WebError
             profile: None,
             profiles,
             sort: q.sort,
+            offset: q.offset,
             first_day: None,
             last_day: None,
             matching: 0,
@@ -822,11 +836,17 @@ pub fn clusters(ix: &WebIndex, q: &ClusterQuery) -> Result<ClusterList, WebError
     });
     let matching = keyed.len();
     let failures = keyed.iter().map(|k| k.1).sum();
-    let rows = keyed.iter().take(q.limit).filter_map(|(c, ..)| cluster_row(name, p, c, filter.as_ref(), 3)).collect();
+    let rows = keyed
+        .iter()
+        .skip(q.offset)
+        .take(q.limit)
+        .filter_map(|(c, ..)| cluster_row(name, p, c, filter.as_ref(), 3))
+        .collect();
     Ok(ClusterList {
         profile: Some(name.clone()),
         profiles,
         sort: q.sort,
+        offset: q.offset,
         first_day: Some(p.first_day),
         last_day: Some(p.last_day()),
         matching,
@@ -856,8 +876,10 @@ pub struct ClusterDetail {
     pub cluster: ClusterRow,
     pub first_day: Day,
     pub last_day: Day,
-    /// Every job and test with failures, most first.
+    /// Jobs and tests with failures (how many in all), most first, at most [`DETAIL_NAMES`] each.
+    pub jobs_total: usize,
     pub jobs: Vec<NameCount>,
+    pub tests_total: usize,
     pub tests: Vec<NameCount>,
     /// Newest first, at most [`LATEST_FAILURES`].
     pub latest: Vec<RecentFailure>,
@@ -882,8 +904,8 @@ pub fn cluster_detail(
         .ok_or_else(|| WebError::NotFound(format!("no cluster {stable_id:?} in the latest {profile} run")))?;
     let cluster = cluster_row(profile, p, c, None, 3).ok_or_else(|| WebError::Internal("empty cluster".into()))?;
     let rows: Vec<&crate::index::DailyRow> = c.rows.iter().collect();
-    let (_, jobs) = by_name(&rows, &p.jobs, |r| r.job, p.days, usize::MAX);
-    let (_, tests) = by_name(&rows, &p.tests, |r| r.test, p.days, usize::MAX);
+    let (jobs_total, jobs) = by_name(&rows, &p.jobs, |r| r.job, p.days, DETAIL_NAMES);
+    let (tests_total, tests) = by_name(&rows, &p.tests, |r| r.test, p.days, DETAIL_NAMES);
     let latest = latest()?
         .into_iter()
         .map(|f| RecentFailure {
@@ -896,7 +918,16 @@ pub fn cluster_detail(
             text: f.failure_text.map(|t| t.chars().take(RECENT_TEXT).collect()).unwrap_or_default(),
         })
         .collect();
-    Ok(ClusterDetail { cluster, first_day: p.first_day, last_day: p.last_day(), jobs, tests, latest })
+    Ok(ClusterDetail {
+        cluster,
+        first_day: p.first_day,
+        last_day: p.last_day(),
+        jobs_total,
+        jobs,
+        tests_total,
+        tests,
+        latest,
+    })
 }
 
 /// Payloads of one release stream.

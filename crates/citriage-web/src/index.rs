@@ -198,6 +198,29 @@ pub struct WebIndex {
     pub verifications: BTreeMap<String, data::VerificationSummary>,
     /// Failure texts and log excerpts for the regex search.
     pub search: crate::search::SearchIndex,
+    /// How long each part of building the view took (milliseconds): for the status
+    /// route and the command line, never shown in pages.
+    pub timings: Vec<(&'static str, u64)>,
+}
+
+/// Laps of building the view.
+struct Timings {
+    last: std::time::Instant,
+    laps: Vec<(&'static str, u64)>,
+}
+
+impl Default for Timings {
+    fn default() -> Self {
+        Timings { last: std::time::Instant::now(), laps: Vec::new() }
+    }
+}
+
+impl Timings {
+    fn lap(&mut self, what: &'static str) {
+        let now = std::time::Instant::now();
+        self.laps.push((what, (now - self.last).as_millis() as u64));
+        self.last = now;
+    }
 }
 
 impl WebIndex {
@@ -216,11 +239,13 @@ impl WebIndex {
 
     /// Builds, reads and computes the whole view from a store.
     pub fn build(store: &mut Store, stamp: Option<String>, settings: &IndexSettings) -> Result<WebIndex, WebError> {
+        let mut timings = Timings::default();
         let indexed = store.build_index()?;
         let (builds, mut jobs, job_by_name) = builds_and_jobs(indexed);
         let build_by_id: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
         let newest = builds.iter().filter_map(|b| b.started).max();
         let as_of = newest.map(|n| Day::from_unix_seconds(n).0 * 86_400 + 86_399);
+        timings.lap("builds");
         let mut tests: BTreeMap<String, Vec<TestInJobIndex>> = BTreeMap::new();
         let mut test_aliases: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         if let Some(as_of) = as_of {
@@ -236,6 +261,7 @@ impl WebIndex {
                 test_figures(ji as u32, &loaded, &positions, since, job, &mut tests, &mut test_aliases);
             }
         }
+        timings.lap("job figures and test histories");
         let mut overview = data::overview_from(store, &builds, jobs.len())?;
         let mut profiles = BTreeMap::new();
         for p in data::PROFILES {
@@ -243,6 +269,7 @@ impl WebIndex {
                 profiles.insert((*p).to_string(), pi);
             }
         }
+        timings.lap("overview and clusters");
         let documents = store.documents(None)?;
         data::fill_overview_clusters(&mut overview, &profiles, documents.len());
         let payloads = payload_rows(store, &documents)?;
@@ -256,8 +283,11 @@ impl WebIndex {
         }
         // Search covers the window's builds, like the test-level views.
         let since = as_of.map(|a| a - settings.window_days * 86_400);
+        timings.lap("documents");
         let search = crate::search::SearchIndex::build(store, &build_by_id, since)?;
+        timings.lap("search index");
         Ok(WebIndex {
+            timings: timings.laps,
             stamp,
             settings: settings.clone(),
             as_of,

@@ -662,6 +662,7 @@ async fn api_status(State(st): State<AppState>) -> Response {
         "search": {"entries": v.search.entries, "distinct_texts": v.search.distinct()},
         "window_days": v.settings.window_days,
         "as_of": v.as_of,
+        "build_ms": v.timings.iter().map(|(k, ms)| (k.to_string(), *ms)).collect::<BTreeMap<String, u64>>(),
     })))
 }
 

@@ -407,6 +407,25 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
         esc(profile),
         c.clusters.len()
     );
+    let page_link = |offset: usize, label: &str| -> String {
+        let mut q: Vec<(String, String)> =
+            p.iter().filter(|(k, _)| k.as_str() != "offset").map(|(k, v)| (k.clone(), v.clone())).collect();
+        q.push(("offset".into(), offset.to_string()));
+        let qs: Vec<String> = q.iter().map(|(k, v)| format!("{}={}", pct(k), pct(v))).collect();
+        format!("<a href=\"/clusters?{}\">{label}</a>", esc(&qs.join("&")))
+    };
+    let shown_to = c.offset + c.clusters.len();
+    let mut pager = String::new();
+    if c.offset > 0 {
+        pager.push_str(&page_link(c.offset.saturating_sub(c.clusters.len().max(50)), "← previous"));
+        pager.push(' ');
+    }
+    if shown_to < c.matching {
+        pager.push_str(&page_link(shown_to, "next →"));
+    }
+    if !pager.is_empty() {
+        let _ = write!(b, "<p class=\"pager\">clusters {}–{shown_to} · {pager}</p>", c.offset + 1);
+    }
     for r in &c.clusters {
         let href = cluster_href(&r.profile, &r.stable_id);
         let _ = write!(
@@ -426,12 +445,15 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
             esc(&time(r.first_seen)),
             esc(&time(r.last_seen)),
             esc(&r.stable_id),
-            spans_text(&r.text, &r.spans, 1500)
+            spans_text(&r.text, &r.spans, 1000)
         );
         b.push_str("<div class=\"cols\">");
         name_counts(&mut b, "top jobs", &r.top_jobs, first, job_link);
         name_counts(&mut b, "top tests", &r.top_tests, first, test_link);
         b.push_str("</div></section>\n");
+    }
+    if !pager.is_empty() {
+        let _ = write!(b, "<p class=\"pager\">{pager}</p>");
     }
     layout("Patterns", "/clusters", &b)
 }
@@ -487,6 +509,12 @@ pub fn issue_search_urls(repo: &str, c: &ClusterRow) -> (String, String) {
     (format!("{base}?q={}", pct(&ids)), format!("{base}?q={}", pct(&text)))
 }
 
+fn more(b: &mut String, total: usize, shown: usize, what: &str) {
+    if total > shown {
+        let _ = write!(b, "<p class=\"meta\">and {} more {what} with fewer failures</p>", total - shown);
+    }
+}
+
 pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
     let c = &d.cluster;
     let (by_id, by_text) = issue_search_urls(repo, c);
@@ -523,10 +551,12 @@ pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
             write!(b, "<details><summary>normalized key</summary><pre>{}</pre></details>", esc(clip(&c.key, 20_000)));
     }
     b.push_str("<div class=\"cols\"><div>");
-    b.push_str("<h2>Jobs</h2>");
+    let _ = write!(b, "<h2>Jobs ({})</h2>", d.jobs_total);
     name_counts(&mut b, "job", &d.jobs, d.first_day, job_link);
-    b.push_str("</div><div><h2>Tests</h2>");
+    more(&mut b, d.jobs_total, d.jobs.len(), "jobs");
+    let _ = write!(b, "</div><div><h2>Tests ({})</h2>", d.tests_total);
     name_counts(&mut b, "test", &d.tests, d.first_day, test_link);
+    more(&mut b, d.tests_total, d.tests.len(), "tests");
     b.push_str("</div></div>");
     b.push_str("<h2>Latest failures</h2><table class=\"latest\"><tr><th>started</th><th>job</th><th>build</th><th>test</th><th>failure</th></tr>");
     for f in &d.latest {

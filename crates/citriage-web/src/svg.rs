@@ -71,24 +71,28 @@ pub fn pass_rate_chart(days: &[DayRate]) -> String {
     out
 }
 
-/// A small bar sparkline of counts per day (oldest left), the last day darker.
+/// A small bar sparkline of counts per day (oldest left), the last day darker; one
+/// path per colour and one tooltip with the whole series keep it small.
 pub fn sparkline(per_day: &[u32], first_day: Day) -> String {
     let (w, h) = (per_day.len().max(1) * 5, 20usize);
     let mut out = open("spark", w, h, "failures per day");
     let max = per_day.iter().copied().max().unwrap_or(0).max(1);
+    let last = first_day.plus(per_day.len() as i64 - 1);
+    let series: Vec<String> = per_day.iter().map(u32::to_string).collect();
+    let _ = write!(out, "<title>{first_day} to {last}: {}</title>", series.join(" "));
+    let (mut body, mut today) = (String::new(), String::new());
     for (i, &n) in per_day.iter().enumerate() {
         if n == 0 {
             continue;
         }
-        let bh = ((f64::from(n) / f64::from(max)) * (h as f64 - 1.0)).ceil().max(1.0);
-        let fill = if i + 1 == per_day.len() { "#8e1b1b" } else { "#d9534f" };
-        let _ = write!(
-            out,
-            "<rect x=\"{}\" y=\"{:.0}\" width=\"4\" height=\"{bh:.0}\" fill=\"{fill}\"><title>{}: {n}</title></rect>",
-            i * 5,
-            h as f64 - bh,
-            first_day.plus(i as i64)
-        );
+        let bh = ((f64::from(n) / f64::from(max)) * (h as f64 - 1.0)).ceil().max(1.0) as usize;
+        let d = if i + 1 == per_day.len() { &mut today } else { &mut body };
+        let _ = write!(d, "M{} {}h4v{bh}h-4z", i * 5, h - bh);
+    }
+    for (d, fill) in [(body, "#d9534f"), (today, "#8e1b1b")] {
+        if !d.is_empty() {
+            let _ = write!(out, "<path d=\"{d}\" fill=\"{fill}\"/>");
+        }
     }
     out.push_str("</svg>");
     out
@@ -179,10 +183,11 @@ mod tests {
     #[test]
     fn sparklines_draw_nonzero_days_only() {
         let svg = sparkline(&[0, 2, 0, 4], Day(20_000));
-        assert_eq!(svg.matches("<rect").count(), 2);
-        // The tallest bar fills the height; the last day is drawn darker.
-        assert!(svg.contains("height=\"19\" fill=\"#8e1b1b\""), "{svg}");
-        assert!(svg.contains(&format!("{}: 2", Day(20_001))));
+        // Two bars: day 1 (half height) in the body path, the last day (full height) darker.
+        assert!(svg.contains("<path d=\"M5 10h4v10h-4z\" fill=\"#d9534f\"/>"), "{svg}");
+        assert!(svg.contains("<path d=\"M15 1h4v19h-4z\" fill=\"#8e1b1b\"/>"), "{svg}");
+        assert!(svg.contains(&format!("<title>{} to {}: 0 2 0 4</title>", Day(20_000), Day(20_003))));
+        assert!(!sparkline(&[0, 0], Day(0)).contains("<path"));
     }
 
     #[test]

@@ -167,11 +167,16 @@ fn api_clusters_filter_sort_and_count() {
     assert_eq!(ids("signature=dns-timeout&limit=1"), ["c-dns"]);
     let (_, v) = get_json(&format!("{}/api/v1/clusters?limit=1", srv.base));
     assert_eq!((v["matching"].as_u64(), v["clusters"].as_array().map(Vec::len)), (Some(2), Some(1)));
+    // Paging: the second of two.
+    assert_eq!(ids("limit=1&offset=1"), ["c-xss"]);
+    assert!(ids("offset=2").is_empty());
+    let (_, _, page) = get(&format!("{}/clusters?limit=1&sort=total", srv.base));
+    assert!(page.contains("href=\"/clusters?limit=1&amp;sort=total&amp;offset=1\">next →</a>"), "no next link");
 
     let (status, v) = get_json(&format!("{}/api/v1/clusters?profile=k8s-triage", srv.base));
     assert_eq!(status, 404, "no k8s-triage run is stored");
     assert!(v["error"].as_str().unwrap_or("").contains("k8s-triage"));
-    for bad in ["sort=nope", "profile=other", "include=(", "job=(", "limit=0", "limit=abc", "kind=batch"] {
+    for bad in ["sort=nope", "profile=other", "include=(", "job=(", "limit=0", "limit=abc", "kind=batch", "offset=-1"] {
         let (status, v) = get_json(&format!("{}/api/v1/clusters?{bad}", srv.base));
         assert_eq!(status, 400, "{bad}");
         assert!(v["error"].is_string(), "{bad}");
@@ -186,6 +191,7 @@ fn api_cluster_detail_with_latest_failures() {
     assert_eq!(v["cluster"]["stable_id"], "c-dns");
     assert_eq!(v["cluster"]["spans"], json!([9, 11, 23]));
     assert_eq!(v["jobs"], json!([{"name": GOOD_JOB, "failures": 1, "per_day": [1, 0, 0]}]));
+    assert_eq!((v["jobs_total"].as_u64(), v["tests_total"].as_u64()), (Some(1), Some(1)));
     let latest = v["latest"].as_array().expect("latest");
     assert_eq!(latest.len(), 1);
     assert_eq!(latest[0]["build_id"], "101");

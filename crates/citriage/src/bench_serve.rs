@@ -1,10 +1,14 @@
 //! `citriage bench serve`: a load test of the dashboard on loopback. It serves a
 //! store in-process on a free 127.0.0.1 port and lets N concurrent clients (threads
-//! with keep-alive connections that accept gzip, like browsers) request cluster
-//! lists with various filters, cluster pages and job pages, picked at random with a
-//! fixed seed, until a request count or a time limit is reached. It prints latency
-//! percentiles per kind of page, the first request of each URL (answered before any
-//! cache had it) apart, errors, throughput and peak memory.
+//! with keep-alive HTTP/1.1 connections that accept gzip, like browsers) request
+//! cluster lists with various filters, cluster pages and job pages, picked at random
+//! with a fixed seed, until a request count or a time limit is reached. It prints
+//! latency percentiles per kind of page, the first request of each URL (answered
+//! before any cache had it) apart, errors, throughput and peak memory.
+//!
+//! The clients share the machine with the server, so they do as little as a load
+//! generator can (like `wrk`): they read each response in full, as bytes, without
+//! decompressing it.
 
 use crate::pipeline::Failure;
 use serde::Serialize;
@@ -122,11 +126,7 @@ pub fn run_load(base: &str, urls: &[(&'static str, String)], spec: &LoadSpec) ->
             let base = base.to_string();
             let max = spec.requests;
             std::thread::spawn(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder()
-                    .http_status_as_error(false)
-                    .timeout_global(Some(Duration::from_secs(30)))
-                    .build()
-                    .into();
+                let mut conn: Option<Conn> = None;
                 // xorshift64*, seeded per client: the same test picks the same URLs.
                 let mut x: u64 = 0x9E37_79B9_7F4A_7C15 ^ (c as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
                 let mut out: Vec<(usize, Duration, bool, bool)> = Vec::new();
@@ -137,19 +137,14 @@ pub fn run_load(base: &str, urls: &[(&'static str, String)], spec: &LoadSpec) ->
                     let i = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) % urls.len() as u64) as usize;
                     let cold = !first[i].swap(true, Ordering::Relaxed);
                     let t = Instant::now();
-                    let ok = match agent.get(&format!("{base}{}", urls[i].1)).call() {
-                        Ok(mut r) if r.status().as_u16() == 200 => match r.body_mut().read_to_vec() {
-                            Ok(_) => true,
-                            Err(e) => {
-                                note(&samples, format!("{}: reading the body: {e}", urls[i].1));
-                                false
-                            }
-                        },
-                        Ok(r) => {
-                            note(&samples, format!("{}: status {}", urls[i].1, r.status()));
+                    let ok = match get(&mut conn, &base, &urls[i].1) {
+                        Ok((200, _)) => true,
+                        Ok((status, _)) => {
+                            note(&samples, format!("{}: status {status}", urls[i].1));
                             false
                         }
                         Err(e) => {
+                            conn = None;
                             note(&samples, format!("{}: {e}", urls[i].1));
                             false
                         }
@@ -190,6 +185,85 @@ pub fn run_load(base: &str, urls: &[(&'static str, String)], spec: &LoadSpec) ->
     }
 }
 
+/// A keep-alive connection.
+struct Conn {
+    reader: std::io::BufReader<std::net::TcpStream>,
+}
+
+/// One GET over a keep-alive connection (opened when there is none); returns the
+/// status and the body's length. Reads `Content-Length` and chunked bodies.
+fn get(conn: &mut Option<Conn>, base: &str, path: &str) -> std::io::Result<(u16, usize)> {
+    use std::io::{BufRead, Read, Write};
+    let host = base.trim_start_matches("http://");
+    if conn.is_none() {
+        let s = std::net::TcpStream::connect(host)?;
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(Duration::from_secs(30)))?;
+        *conn = Some(Conn { reader: std::io::BufReader::with_capacity(64 * 1024, s) });
+    }
+    let c = conn.as_mut().expect("a connection");
+    write!(c.reader.get_mut(), "GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept-Encoding: gzip\r\n\r\n")?;
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    let mut line = String::new();
+    c.reader.read_line(&mut line)?;
+    let status: u16 =
+        line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| bad("no status line"))?;
+    let (mut length, mut chunked, mut close) = (None, false, false);
+    loop {
+        line.clear();
+        if c.reader.read_line(&mut line)? == 0 {
+            return Err(bad("connection closed in the headers"));
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let Some((k, v)) = l.split_once(':') else { continue };
+        let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
+        match k.as_str() {
+            "content-length" => length = v.parse::<usize>().ok(),
+            "transfer-encoding" => chunked = v.eq_ignore_ascii_case("chunked"),
+            "connection" => close = v.eq_ignore_ascii_case("close"),
+            _ => {}
+        }
+    }
+    let mut body = 0usize;
+    let mut sink = vec![0u8; 64 * 1024];
+    let mut take = |r: &mut std::io::BufReader<std::net::TcpStream>, mut n: usize| -> std::io::Result<()> {
+        while n > 0 {
+            let k = r.read(&mut sink[..n.min(64 * 1024)])?;
+            if k == 0 {
+                return Err(bad("connection closed in the body"));
+            }
+            n -= k;
+            body += k;
+        }
+        Ok(())
+    };
+    if chunked {
+        loop {
+            line.clear();
+            c.reader.read_line(&mut line)?;
+            let n = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
+                .map_err(|_| bad("chunk size"))?;
+            take(&mut c.reader, n)?;
+            line.clear();
+            c.reader.read_line(&mut line)?;
+            if n == 0 {
+                break;
+            }
+        }
+    } else if let Some(n) = length {
+        take(&mut c.reader, n)?;
+    } else if status != 304 && status != 204 {
+        return Err(bad("a body of unknown length"));
+    }
+    if close {
+        *conn = None;
+    }
+    Ok((status, body))
+}
+
 fn note(samples: &Mutex<Vec<String>>, msg: String) {
     if let Ok(mut s) = samples.lock() {
         if s.len() < 10 && !s.contains(&msg) {
@@ -212,6 +286,7 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
     let view = server.state().view();
     let urls = pick_urls(&view, spec.pages_per_kind);
     let (builds, jobs, entries) = (view.builds.len(), view.jobs.len(), view.search.entries);
+    let timings = view.timings.clone();
     let clusters: usize = view.profiles.values().map(|p| p.clusters.len()).sum();
     drop(view);
     if urls.is_empty() {
@@ -238,6 +313,9 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
         db.display()
     );
     println!("view built in {:.2} s", index_time.as_secs_f64());
+    for (what, ms) in &timings {
+        println!("  {what:<32} {:>8.2} s", *ms as f64 / 1000.0);
+    }
     println!(
         "{} clients, {} URLs, {} requests in {:.1} s = {:.0} req/s, {} errors",
         report.clients, report.urls, report.requests, report.seconds, report.requests_per_second, report.errors
