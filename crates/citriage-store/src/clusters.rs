@@ -36,6 +36,9 @@ pub struct StoredCluster {
     pub run_as_of: i64,
 }
 
+/// A stored test result's name and failure text.
+pub type NamedFailure = (String, Option<String>);
+
 /// One clustering run of a profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterRun {
@@ -280,6 +283,42 @@ impl Store {
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+}
+
+impl Store {
+    /// The (build row id, test position) of every member of a cluster in its profile's
+    /// latest run, by build then position.
+    pub fn cluster_member_rows(&self, profile: &str, stable_id: &str) -> Result<Vec<(i64, u32)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT build, seq FROM cluster_members WHERE profile = ?1 AND stable_id = ?2 ORDER BY build, seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![profile, stable_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u32)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// The test name and failure text of stored test results, by (build row id, position),
+    /// in the order asked; `None` for a result that is not stored.
+    pub fn test_results_at(&self, at: &[(i64, u32)]) -> Result<Vec<Option<NamedFailure>>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT s.text, t.failure_text FROM test_results t JOIN strings s ON s.id = t.name
+                 WHERE t.build = ?1 AND t.seq = ?2",
+            )
+            .map_err(|e| self.err(e))?;
+        at.iter()
+            .map(|(b, seq)| {
+                st.query_row(params![b, seq], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))
+                    .optional()
+                    .map_err(|e| self.err(e))
+            })
+            .collect()
     }
 }
 

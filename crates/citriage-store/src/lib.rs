@@ -14,7 +14,7 @@ mod documents;
 mod http_cache;
 mod ledger;
 pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
-pub use clusters::{ClusterDay, ClusterFailure, ClusterMember, ClusterRun, StoredCluster};
+pub use clusters::{ClusterDay, ClusterFailure, ClusterMember, ClusterRun, NamedFailure, StoredCluster};
 pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;
 pub use ledger::LedgerEntry;

@@ -145,6 +145,12 @@ fn a_clustering_run_replaces_the_previous_membership() {
     assert_eq!(latest[0].test, "a");
     assert_eq!(latest[0].failure_text.as_deref(), Some("x"));
     assert_eq!(st.cluster_failures("default", "c1", 1).unwrap().len(), 1);
+    let ids: Vec<i64> = st.build_index().unwrap().iter().map(|b| b.id).collect();
+    assert_eq!(st.cluster_member_rows("default", "c1").unwrap(), vec![(ids[0], 0), (ids[1], 0)]);
+    assert_eq!(
+        st.test_results_at(&[(ids[1], 1), (ids[1], 9)]).unwrap(),
+        vec![Some(("b".to_string(), Some("y".to_string()))), None]
+    );
 
     // A second run keeps first sightings but replaces members and daily counts.
     let run2 = ClusterRun { as_of: 4 * 86_400, failures: 1, clusters: 1, ..run };

@@ -703,28 +703,44 @@ fn growth(per_day: &[u32]) -> f64 {
     ((f64::from(today) - mean) * 10.0).round() / 10.0
 }
 
-/// Failures by job or test name within a cluster's kept rows, most first (ties by name).
-fn by_name(
-    rows: &[&crate::index::DailyRow],
+/// Failures by job or test name within a cluster's kept rows: how many distinct
+/// names, and the `limit` with the most failures (ties by name) with their per-day
+/// counts. Linear in the rows; per-day series are built for the names shown only.
+pub(crate) fn by_name<'r>(
+    rows: impl Iterator<Item = &'r crate::index::DailyRow> + Clone,
     names: &[String],
     key: impl Fn(&crate::index::DailyRow) -> u32,
     days: usize,
     limit: usize,
 ) -> (usize, Vec<NameCount>) {
-    let mut m: BTreeMap<u32, (u64, Vec<u32>)> = BTreeMap::new();
-    for r in rows {
-        let e = m.entry(key(r)).or_insert_with(|| (0, vec![0; days]));
-        e.0 += u64::from(r.failures);
-        e.1[r.day as usize] += r.failures;
+    let mut totals: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+    for r in rows.clone() {
+        *totals.entry(key(r)).or_insert(0) += u64::from(r.failures);
     }
-    let distinct = m.len();
-    let mut v: Vec<NameCount> = m
+    let distinct = totals.len();
+    let mut top: Vec<(u32, u64)> = totals.into_iter().collect();
+    let order =
+        |a: &(u32, u64), b: &(u32, u64)| b.1.cmp(&a.1).then_with(|| names[a.0 as usize].cmp(&names[b.0 as usize]));
+    if top.len() > limit && limit > 0 {
+        top.select_nth_unstable_by(limit - 1, order);
+        top.truncate(limit);
+    } else if limit == 0 {
+        top.clear();
+    }
+    top.sort_by(order);
+    let slot: std::collections::HashMap<u32, usize> = top.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
+    let mut per_day = vec![vec![0u32; days]; top.len()];
+    for r in rows {
+        if let Some(&i) = slot.get(&key(r)) {
+            per_day[i][r.day as usize] += r.failures;
+        }
+    }
+    let out = top
         .into_iter()
-        .map(|(i, (failures, per_day))| NameCount { name: names[i as usize].clone(), failures, per_day })
+        .zip(per_day)
+        .map(|((k, failures), per_day)| NameCount { name: names[k as usize].clone(), failures, per_day })
         .collect();
-    v.sort_by(|a, b| b.failures.cmp(&a.failures).then(a.name.cmp(&b.name)));
-    v.truncate(limit);
-    (distinct, v)
+    (distinct, out)
 }
 
 fn cluster_row(
@@ -734,22 +750,32 @@ fn cluster_row(
     f: Option<&RowFilter>,
     top: usize,
 ) -> Option<ClusterRow> {
-    let rows: Vec<&crate::index::DailyRow> = c.rows.iter().filter(|r| f.is_none_or(|f| f.keeps(r))).collect();
-    let (total, per_day) = match f {
-        None => (c.total, c.per_day.clone()),
-        Some(_) => {
+    let (total, per_day, (jobs, top_jobs), (tests, top_tests)) = match f {
+        // Unfiltered: figures computed when the view was built.
+        None if top <= crate::index::TOP_NAMES => (
+            c.total,
+            c.per_day.clone(),
+            (c.jobs, c.top_jobs.iter().take(top).cloned().collect()),
+            (c.tests, c.top_tests.iter().take(top).cloned().collect()),
+        ),
+        _ => {
+            let kept = c.rows.iter().filter(|r| f.is_none_or(|f| f.keeps(r)));
             let mut per_day = vec![0u32; p.days];
-            for r in &rows {
+            for r in kept.clone() {
                 per_day[r.day as usize] += r.failures;
             }
-            (rows.iter().map(|r| u64::from(r.failures)).sum(), per_day)
+            let total = per_day.iter().map(|&x| u64::from(x)).sum::<u64>();
+            if total == 0 {
+                return None;
+            }
+            (
+                total,
+                per_day,
+                by_name(kept.clone(), &p.jobs, |r| r.job, p.days, top),
+                by_name(kept, &p.tests, |r| r.test, p.days, top),
+            )
         }
     };
-    if total == 0 && f.is_some() {
-        return None;
-    }
-    let (jobs, top_jobs) = by_name(&rows, &p.jobs, |r| r.job, p.days, top);
-    let (tests, top_tests) = by_name(&rows, &p.tests, |r| r.test, p.days, top);
     let s = &c.stored;
     Some(ClusterRow {
         profile: profile.to_string(),
@@ -903,9 +929,8 @@ pub fn cluster_detail(
         .cluster(stable_id)
         .ok_or_else(|| WebError::NotFound(format!("no cluster {stable_id:?} in the latest {profile} run")))?;
     let cluster = cluster_row(profile, p, c, None, 3).ok_or_else(|| WebError::Internal("empty cluster".into()))?;
-    let rows: Vec<&crate::index::DailyRow> = c.rows.iter().collect();
-    let (jobs_total, jobs) = by_name(&rows, &p.jobs, |r| r.job, p.days, DETAIL_NAMES);
-    let (tests_total, tests) = by_name(&rows, &p.tests, |r| r.test, p.days, DETAIL_NAMES);
+    let (jobs_total, jobs) = by_name(c.rows.iter(), &p.jobs, |r| r.job, p.days, DETAIL_NAMES);
+    let (tests_total, tests) = by_name(c.rows.iter(), &p.tests, |r| r.test, p.days, DETAIL_NAMES);
     let latest = latest()?
         .into_iter()
         .map(|f| RecentFailure {

@@ -124,7 +124,15 @@ pub struct ClusterIndex {
     pub total: u64,
     /// Failures per day of the run's window, oldest first.
     pub per_day: Vec<u32>,
+    /// Distinct jobs and tests, and the [`TOP_NAMES`] of each with the most failures.
+    pub jobs: usize,
+    pub tests: usize,
+    pub top_jobs: Vec<crate::data::NameCount>,
+    pub top_tests: Vec<crate::data::NameCount>,
 }
+
+/// Jobs and tests kept per cluster for the unfiltered list.
+pub const TOP_NAMES: usize = 3;
 
 /// The latest clustering run of one profile.
 #[derive(Debug, Clone)]
@@ -252,13 +260,16 @@ impl WebIndex {
             let mut cfg = corrected::Settings::new(as_of, AnalysisConfig::default().harness_test_names);
             cfg.window_days = settings.window_days;
             let since = as_of - settings.window_days * 86_400;
-            let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
-            for (ji, name) in names.iter().enumerate() {
-                let loaded = store.job_builds_with_tests_opts(name, Some(since), false)?;
-                let job = &mut jobs[ji];
-                job.figures = corrected::job_figures(&loaded, &cfg).into_iter().next();
-                let positions: Vec<u32> = job.builds.clone().map(|p| p as u32).collect();
-                test_figures(ji as u32, &loaded, &positions, since, job, &mut tests, &mut test_aliases);
+            let work = all_job_work(store, &jobs, since, &cfg)?;
+            for (job, w) in jobs.iter_mut().zip(work) {
+                job.figures = w.figures;
+                job.failing_tests = w.failing_tests;
+                for (name, t) in w.tests {
+                    tests.entry(name).or_default().push(t);
+                }
+                for (k, name) in w.aliases {
+                    test_aliases.entry(k).or_default().insert(name);
+                }
             }
         }
         timings.lap("job figures and test histories");
@@ -368,20 +379,28 @@ fn daily_rates(builds: &[BuildLite]) -> Vec<DayRate> {
     daily
 }
 
-/// Per-test runs, histories and signals of one job's builds in the window, and the
-/// job's most failing tests among its last [`RECENT_BUILDS`] builds.
-fn test_figures(
+/// What one job contributes to the view beyond its builds: corrected figures, most
+/// failing tests, its tests' runs, histories and signals, and kettle-name aliases.
+struct JobWork {
+    figures: Option<JobFigures>,
+    failing_tests: Vec<Count>,
+    tests: Vec<(String, TestInJobIndex)>,
+    aliases: Vec<(String, String)>,
+}
+
+/// Computes a job's [`JobWork`] from its builds (`loaded`, with the window's tests,
+/// in the same order as the view's builds `positions`).
+fn job_work(
     ji: u32,
     loaded: &[citriage_model::build::BuildRecord],
     positions: &[u32],
     since: i64,
-    job: &mut JobIndex,
-    tests: &mut BTreeMap<String, Vec<TestInJobIndex>>,
-    aliases: &mut BTreeMap<String, BTreeSet<String>>,
-) {
-    // `loaded` and the job's builds list the same builds in the same order.
+    cfg: &corrected::Settings,
+) -> JobWork {
+    let figures = corrected::job_figures(loaded, cfg).into_iter().next();
     let mut per_test: BTreeMap<&str, TestInJobIndex> = BTreeMap::new();
     let mut failing: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut aliases: BTreeSet<(&str, &str)> = BTreeSet::new();
     let recent_from = loaded.len().saturating_sub(RECENT_BUILDS);
     for (i, b) in loaded.iter().enumerate().rev() {
         if b.started.is_none_or(|t| t <= since) {
@@ -390,7 +409,7 @@ fn test_figures(
         let pos = positions.get(i).copied().unwrap_or(0);
         for t in &b.tests {
             if let Some(k) = t.kettle_name.as_deref().filter(|k| *k != t.name) {
-                aliases.entry(k.to_string()).or_default().insert(t.name.clone());
+                aliases.insert((k, t.name.as_str()));
             }
             let e = per_test.entry(t.name.as_str()).or_insert_with(|| TestInJobIndex {
                 job: ji,
@@ -422,24 +441,63 @@ fn test_figures(
         }
     }
     let by_name: HashMap<&str, &TestFigures> =
-        job.figures.iter().flat_map(|f| f.tests.iter()).map(|t| (t.name.as_str(), t)).collect();
-    for (name, mut t) in per_test {
-        if t.failed == 0 {
-            // Always passed: the counts say it all.
-            t.history = Vec::new();
-        }
-        if let Some(f) = by_name.get(name) {
-            t.signals = f.signals.clone();
-            t.flip_rate = Some(f.flip_rate);
-            t.pfs = Some(f.pfs);
-        }
-        tests.entry(name.to_string()).or_default().push(t);
-    }
+        figures.iter().flat_map(|f| f.tests.iter()).map(|t| (t.name.as_str(), t)).collect();
+    let tests = per_test
+        .into_iter()
+        .map(|(name, mut t)| {
+            if t.failed == 0 {
+                // Always passed: the counts say it all.
+                t.history = Vec::new();
+            }
+            if let Some(f) = by_name.get(name) {
+                t.signals = f.signals.clone();
+                t.flip_rate = Some(f.flip_rate);
+                t.pfs = Some(f.pfs);
+            }
+            (name.to_string(), t)
+        })
+        .collect();
     let mut failing: Vec<Count> =
         failing.into_iter().map(|(name, count)| Count { name: name.to_string(), count }).collect();
     failing.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
     failing.truncate(20);
-    job.failing_tests = failing;
+    JobWork {
+        figures,
+        failing_tests: failing,
+        tests,
+        aliases: aliases.into_iter().map(|(k, n)| (k.to_string(), n.to_string())).collect(),
+    }
+}
+
+/// Every job's [`JobWork`], in job order. Jobs are read and computed on all cores,
+/// each worker with a connection of its own (an in-memory store is read on one).
+fn all_job_work(
+    store: &mut Store,
+    jobs: &[JobIndex],
+    since: i64,
+    cfg: &corrected::Settings,
+) -> Result<Vec<JobWork>, WebError> {
+    use rayon::prelude::*;
+    let one = |s: &mut Store, ji: usize| -> Result<JobWork, WebError> {
+        let j = &jobs[ji];
+        let loaded = s.job_builds_with_tests_opts(&j.name, Some(since), false)?;
+        let positions: Vec<u32> = j.builds.clone().map(|p| p as u32).collect();
+        Ok(job_work(ji as u32, &loaded, &positions, since, cfg))
+    };
+    let path = std::path::PathBuf::from(store.path());
+    if store.path() == ":memory:" || !path.is_file() {
+        return (0..jobs.len()).map(|ji| one(store, ji)).collect();
+    }
+    (0..jobs.len())
+        .into_par_iter()
+        .map_init(
+            || Store::open(&path).map_err(WebError::from),
+            |s, ji| match s {
+                Ok(s) => one(s, ji),
+                Err(e) => Err(e.clone()),
+            },
+        )
+        .collect()
 }
 
 fn profile_index(store: &Store, profile: &str) -> Result<Option<ProfileIndex>, WebError> {
@@ -477,7 +535,9 @@ fn profile_index(store: &Store, profile: &str) -> Result<Option<ProfileIndex>, W
                 per_day[x.day as usize] += x.failures;
             }
             let total = r.iter().map(|x| u64::from(x.failures)).sum();
-            ClusterIndex { stored: c, rows: r, total, per_day }
+            let (jobs_n, top_jobs) = data::by_name(r.iter(), &jobs, |x| x.job, days, TOP_NAMES);
+            let (tests_n, top_tests) = data::by_name(r.iter(), &tests, |x| x.test, days, TOP_NAMES);
+            ClusterIndex { stored: c, rows: r, total, per_day, jobs: jobs_n, tests: tests_n, top_jobs, top_tests }
         })
         .collect();
     clusters.sort_by(|a, b| b.total.cmp(&a.total).then(a.stored.stable_id.cmp(&b.stored.stable_id)));

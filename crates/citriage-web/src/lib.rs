@@ -711,9 +711,54 @@ async fn cluster_detail(st: &AppState, profile: String, id: String) -> Result<da
     let view = st.view();
     // Unknown clusters are answered without touching the store.
     data::cluster_detail(&view, &profile, &id, || Ok(Vec::new()))?;
-    let (p, i) = (profile.clone(), id.clone());
-    let latest = with_store(st, move |s| Ok(s.cluster_failures(&p, &i, data::LATEST_FAILURES)?)).await?;
+    let (p, i, v) = (profile.clone(), id.clone(), view.clone());
+    let latest = with_store(st, move |s| latest_failures(s, &v, &p, &i)).await?;
     data::cluster_detail(&view, &profile, &id, || Ok(latest))
+}
+
+/// A cluster's newest failures: its members ordered by their builds' start (newest
+/// first; ties by job, build, position) in memory, then only those read in full.
+fn latest_failures(
+    store: &mut Store,
+    view: &WebIndex,
+    profile: &str,
+    id: &str,
+) -> Result<Vec<citriage_store::ClusterFailure>, WebError> {
+    let mut members: Vec<(u32, u32)> = store
+        .cluster_member_rows(profile, id)?
+        .into_iter()
+        .filter_map(|(b, seq)| view.build_position(b).map(|p| (p, seq)))
+        .collect();
+    let key = |&(p, seq): &(u32, u32)| {
+        let b = &view.builds[p as usize];
+        (std::cmp::Reverse(b.started), view.job_name(b.job), b.build_id.as_str(), seq)
+    };
+    let n = data::LATEST_FAILURES.min(members.len());
+    if n > 0 && members.len() > n {
+        members.select_nth_unstable_by(n - 1, |a, b| key(a).cmp(&key(b)));
+        members.truncate(n);
+    }
+    members.sort_by(|a, b| key(a).cmp(&key(b)));
+    let at: Vec<(i64, u32)> = members.iter().map(|&(p, seq)| (view.builds[p as usize].id, seq)).collect();
+    let details = store.test_results_at(&at)?;
+    Ok(members
+        .iter()
+        .zip(details)
+        .filter_map(|(&(p, _), d)| {
+            let b = &view.builds[p as usize];
+            d.map(|(test, failure_text)| citriage_store::ClusterFailure {
+                job: view.job_name(b.job).to_string(),
+                build_id: b.build_id.clone(),
+                bucket: b.bucket.clone(),
+                path: b.path.clone(),
+                kind: b.kind.clone(),
+                pr: b.pr,
+                started: b.started,
+                test,
+                failure_text,
+            })
+        })
+        .collect())
 }
 
 async fn api_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath<(String, String)>) -> Response {
