@@ -470,20 +470,11 @@ impl Store {
         Ok(n)
     }
 
-    /// A fingerprint of the store's content that changes whenever any connection
-    /// commits: the database file's and its write-ahead log's sizes and modification
-    /// times. Cheap (two `stat`s); used to notice that cached views are stale.
-    pub fn content_stamp(path: &std::path::Path) -> Option<String> {
-        let stat = |p: &std::path::Path| {
-            std::fs::metadata(p).ok().map(|m| {
-                let t = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                format!("{}:{}", m.len(), t.map(|d| d.as_nanos()).unwrap_or(0))
-            })
-        };
-        let main = stat(path)?;
-        let mut wal = path.as_os_str().to_owned();
-        wal.push("-wal");
-        Some(format!("{main}/{}", stat(std::path::Path::new(&wal)).unwrap_or_default()))
+    /// SQLite's `data_version` of this connection: it changes whenever another
+    /// connection commits to the database, and never for reads. Keep the connection
+    /// open and compare successive values to notice that the store changed.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        self.conn.query_row("PRAGMA data_version", [], |r| r.get(0)).map_err(|e| self.err(e))
     }
 
     /// Test results of every stored build, as (bucket, path, test), ordered by build

@@ -180,7 +180,8 @@ pub struct PayloadRow {
 
 /// The whole view.
 pub struct WebIndex {
-    /// The store content stamp this view was built from.
+    /// Which state of the store this view shows (a `data_version` of the server's
+    /// watching connection).
     pub stamp: Option<String>,
     pub settings: IndexSettings,
     /// End of the newest build's day (Unix seconds); the window ends here.

@@ -133,6 +133,9 @@ pub struct ServeOptions {
     pub allow_hosts: Vec<String>,
     /// Bytes of rendered answers kept in the response cache.
     pub cache_bytes: usize,
+    /// Render every job page, cluster page and unfiltered cluster list into the cache
+    /// in the background whenever a view is built.
+    pub prewarm: bool,
 }
 
 impl Default for ServeOptions {
@@ -141,7 +144,8 @@ impl Default for ServeOptions {
             index: IndexSettings::default(),
             issue_repo: "kubernetes/kubernetes".into(),
             allow_hosts: Vec::new(),
-            cache_bytes: 64 << 20,
+            cache_bytes: 128 << 20,
+            prewarm: true,
         }
     }
 }
@@ -157,6 +161,18 @@ struct Cache {
     entries: HashMap<(u64, String, bool), Arc<Cached>>,
     order: VecDeque<(u64, String, bool)>,
     bytes: usize,
+    /// Requests answered from the cache and requests that had to be rendered.
+    hits: u64,
+    misses: u64,
+}
+
+impl Cache {
+    /// Drops every answer (a new view), keeping the counters.
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.order.clear();
+        self.bytes = 0;
+    }
 }
 
 struct Cached {
@@ -171,6 +187,8 @@ struct Freshness {
     /// A changed stamp seen at the last check: the view is rebuilt once the stamp
     /// stays the same for a whole check interval (writes have paused).
     pending: Option<String>,
+    /// The connection whose `data_version` tells that another one committed.
+    watcher: Store,
 }
 
 struct Shared {
@@ -178,6 +196,8 @@ struct Shared {
     opts: ServeOptions,
     view: RwLock<Arc<WebIndex>>,
     generation: AtomicU64,
+    /// The last generation whose pages were all rendered ahead.
+    prewarmed: AtomicU64,
     rebuilding: AtomicBool,
     fresh: Mutex<Freshness>,
     cache: Mutex<Cache>,
@@ -194,9 +214,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Builds the in-memory view of the store at `db`.
-pub fn build_index(db: &std::path::Path, settings: &IndexSettings) -> Result<WebIndex, WebError> {
-    let stamp = Store::content_stamp(db);
+/// Builds the in-memory view of the store at `db`; `stamp` records which state of the
+/// store it shows (the watcher's `data_version` read before building).
+pub fn build_index(
+    db: &std::path::Path,
+    stamp: Option<String>,
+    settings: &IndexSettings,
+) -> Result<WebIndex, WebError> {
     let mut store = Store::open(db)?;
     WebIndex::build(&mut store, stamp, settings)
 }
@@ -207,8 +231,11 @@ impl AppState {
         if !db.is_file() {
             return Err(ServeError::MissingStore(db));
         }
-        Store::open(&db).map_err(ServeError::Store)?;
-        let view = build_index(&db, &opts.index).map_err(|e| ServeError::Index(e.to_string()))?;
+        // A connection kept open for the server's life: its `data_version` moves when
+        // another connection commits (reads never move it).
+        let watcher = Store::open(&db).map_err(ServeError::Store)?;
+        let stamp = watcher.data_version().map_err(ServeError::Store)?.to_string();
+        let view = build_index(&db, Some(stamp), &opts.index).map_err(|e| ServeError::Index(e.to_string()))?;
         let mut hosts = vec!["localhost".to_string()];
         hosts.extend(opts.allow_hosts.iter().map(|h| h.to_ascii_lowercase()));
         Ok(AppState(Arc::new(Shared {
@@ -216,8 +243,9 @@ impl AppState {
             opts,
             view: RwLock::new(Arc::new(view)),
             generation: AtomicU64::new(1),
+            prewarmed: AtomicU64::new(0),
             rebuilding: AtomicBool::new(false),
-            fresh: Mutex::new(Freshness { last_check: Instant::now(), pending: None }),
+            fresh: Mutex::new(Freshness { last_check: Instant::now(), pending: None, watcher }),
             cache: Mutex::new(Cache::default()),
             pool: Mutex::new(Vec::new()),
             reads: tokio::sync::Semaphore::new(MAX_CONCURRENT_READS),
@@ -240,7 +268,7 @@ impl AppState {
             return gen;
         }
         f.last_check = Instant::now();
-        let stamp = Store::content_stamp(&s.db);
+        let stamp = f.watcher.data_version().ok().map(|v| v.to_string());
         if stamp == self.view().stamp {
             f.pending = None;
             return gen;
@@ -255,10 +283,10 @@ impl AppState {
             let me = self.clone();
             std::thread::spawn(move || {
                 let s = &me.0;
-                if let Ok(v) = build_index(&s.db, &s.opts.index) {
+                if let Ok(v) = build_index(&s.db, stamp, &s.opts.index) {
                     *s.view.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(v);
                     s.generation.fetch_add(1, Ordering::AcqRel);
-                    *lock(&s.cache) = Cache::default();
+                    lock(&s.cache).clear();
                 }
                 s.rebuilding.store(false, Ordering::Release);
             });
@@ -266,13 +294,21 @@ impl AppState {
         gen
     }
 
+    /// True once the current view's pages have been rendered ahead (see
+    /// [`ServeOptions::prewarm`]).
+    pub fn prewarmed(&self) -> bool {
+        let s = &self.0;
+        s.prewarmed.load(Ordering::Acquire) == s.generation.load(Ordering::Acquire)
+    }
+
     /// Rebuilds the view now (tests, and callers that just wrote to the store).
     pub fn refresh(&self) -> Result<(), WebError> {
         let s = &self.0;
-        let v = build_index(&s.db, &s.opts.index)?;
+        let stamp = lock(&s.fresh).watcher.data_version().ok().map(|v| v.to_string());
+        let v = build_index(&s.db, stamp, &s.opts.index)?;
         *s.view.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(v);
         s.generation.fetch_add(1, Ordering::AcqRel);
-        *lock(&s.cache) = Cache::default();
+        lock(&s.cache).clear();
         Ok(())
     }
 }
@@ -354,9 +390,13 @@ impl Server {
             .enable_all()
             .build()
             .map_err(ServeError::Io)?;
+        let state = self.state.clone();
         let app = router(self.state);
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(self.listener)?;
+            if state.0.opts.prewarm {
+                tokio::spawn(prewarm_loop(state, app.clone()));
+            }
             axum::serve(listener, app).with_graceful_shutdown(shutdown).await
         })
         .map_err(ServeError::Io)
@@ -415,6 +455,59 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.halt();
+    }
+}
+
+/// The pages rendered ahead of requests for a view: every job page, every cluster
+/// page of every profile, the unfiltered cluster lists in each sort, and the other
+/// top-level pages.
+pub fn prewarm_urls(v: &WebIndex) -> Vec<String> {
+    let mut urls: Vec<String> =
+        ["/", "/jobs", "/payloads", "/reports", "/clusters", "/clusters?kind=ci", "/clusters?kind=pr"]
+            .iter()
+            .map(|u| (*u).to_string())
+            .collect();
+    for sort in ["today", "growth", "last_seen", "first_seen"] {
+        urls.push(format!("/clusters?sort={sort}"));
+    }
+    for (p, pi) in &v.profiles {
+        urls.push(format!("/clusters?profile={}", html::pct(p)));
+        urls.extend(
+            pi.clusters.iter().map(|c| format!("/clusters/{}/{}", html::pct(p), html::pct(&c.stored.stable_id))),
+        );
+    }
+    urls.extend(v.jobs.iter().map(|j| format!("/jobs/{}", html::pct(&j.name))));
+    urls
+}
+
+/// Renders [`prewarm_urls`] into the response cache, one request at a time, for
+/// every new view (gzip-accepting requests, as browsers make them). Answers then cost
+/// a cache lookup from the first request on.
+async fn prewarm_loop(state: AppState, app: Router) {
+    use tower::ServiceExt;
+    let mut done_for = 0u64;
+    loop {
+        let gen = state.0.generation.load(Ordering::Acquire);
+        if gen != done_for {
+            let view = state.view();
+            for url in prewarm_urls(&view) {
+                if state.0.generation.load(Ordering::Acquire) != gen {
+                    break;
+                }
+                let Ok(req) = axum::http::Request::get(url)
+                    .header(header::HOST, "localhost")
+                    .header(header::ACCEPT_ENCODING, "gzip")
+                    .body(Body::empty())
+                else {
+                    continue;
+                };
+                let _ = app.clone().oneshot(req).await;
+                tokio::task::yield_now().await;
+            }
+            done_for = gen;
+            state.0.prewarmed.store(gen, Ordering::Release);
+        }
+        tokio::time::sleep(CHECK_EVERY).await;
     }
 }
 
@@ -519,7 +612,8 @@ pub fn host_allowed(host: &str, names: &[String]) -> bool {
 /// Answers repeated GETs from rendered copies (per view generation), with ETags and
 /// 304s for conditional requests.
 async fn cache(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    if req.method() != axum::http::Method::GET {
+    // The status route describes the server itself, as it is now.
+    if req.method() != axum::http::Method::GET || req.uri().path() == "/api/v1/status" {
         return next.run(req).await;
     }
     let gen = st.generation();
@@ -530,7 +624,16 @@ async fn cache(State(st): State<AppState>, req: Request, next: Next) -> Response
         .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
     let key = (gen, req.uri().to_string(), gzip);
     let inm = req.headers().get(header::IF_NONE_MATCH).cloned();
-    let hit = lock(&st.0.cache).entries.get(&key).cloned();
+    let hit = {
+        let mut cache = lock(&st.0.cache);
+        let hit = cache.entries.get(&key).cloned();
+        if hit.is_some() {
+            cache.hits += 1;
+        } else {
+            cache.misses += 1;
+        }
+        hit
+    };
     if let Some(c) = hit {
         return cached_response(&c, inm.as_ref());
     }
@@ -652,8 +755,14 @@ async fn api_index() -> Response {
 
 async fn api_status(State(st): State<AppState>) -> Response {
     let v = st.view();
+    let cache = {
+        let c = lock(&st.0.cache);
+        serde_json::json!({"entries": c.entries.len(), "bytes": c.bytes, "hits": c.hits, "misses": c.misses})
+    };
     json_answer::<serde_json::Value>(Ok(serde_json::json!({
         "generation": st.0.generation.load(Ordering::Acquire),
+        "prewarmed": st.prewarmed(),
+        "cache": cache,
         "builds": v.builds.len(),
         "jobs": v.jobs.len(),
         "tests": v.tests.len(),

@@ -524,6 +524,32 @@ fn etags_answer_conditional_requests_with_304() {
 }
 
 #[test]
+fn pages_are_rendered_ahead_into_the_cache() {
+    let srv = start();
+    let status = |srv: &common::Running| get_json(&format!("{}/api/v1/status", srv.base)).1;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while status(&srv)["prewarmed"] != true {
+        assert!(std::time::Instant::now() < deadline, "never prewarmed: {}", status(&srv));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let before = status(&srv)["cache"].clone();
+    // Every job page and cluster page is there: asking for them renders nothing new.
+    for path in [format!("/jobs/{GOOD_JOB}"), "/clusters/default/c-dns".into(), "/clusters".into()] {
+        let (status, _, _) = raw_get(&srv.base, &path, "Accept-Encoding: gzip\r\n");
+        assert_eq!(status, 200, "{path}");
+    }
+    let after = status(&srv)["cache"].clone();
+    assert_eq!(after["misses"], before["misses"], "{before} → {after}");
+    assert_eq!(after["hits"].as_u64(), before["hits"].as_u64().map(|h| h + 3), "{before} → {after}");
+    // A page that was not rendered ahead is a miss, once.
+    raw_get(&srv.base, "/clusters?job=gce", "Accept-Encoding: gzip\r\n");
+    raw_get(&srv.base, "/clusters?job=gce", "Accept-Encoding: gzip\r\n");
+    let last = status(&srv)["cache"].clone();
+    assert_eq!(last["misses"].as_u64(), after["misses"].as_u64().map(|m| m + 1), "{after} → {last}");
+    assert_eq!(last["hits"].as_u64(), after["hits"].as_u64().map(|h| h + 1), "{after} → {last}");
+}
+
+#[test]
 fn other_hosts_are_refused() {
     let srv =
         start_with(citriage_web::ServeOptions { allow_hosts: vec!["ci-box.internal".into()], ..Default::default() });

@@ -27,6 +27,9 @@ pub struct LoadSpec {
     pub seconds: u64,
     /// URLs per kind of page (cluster pages, job pages) at most.
     pub pages_per_kind: usize,
+    /// Let the server render its pages ahead and wait for it before the load (the
+    /// server's default); without, every URL's first request renders it.
+    pub prewarm: bool,
 }
 
 /// The URLs of a load test, by kind: `cluster-list`, `cluster`, `job`.
@@ -275,13 +278,15 @@ fn note(samples: &Mutex<Vec<String>>, msg: String) {
 /// `citriage bench serve`: serves `db` and load-tests it.
 pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failure> {
     let t = Instant::now();
-    let server = citriage_web::Server::bind(db.to_path_buf(), "127.0.0.1:0".parse().expect("a socket address"))
-        .map_err(|e| match e {
-            citriage_web::ServeError::MissingStore(_) | citriage_web::ServeError::Store(_) => {
-                Failure::input(e.to_string())
-            }
-            other => Failure::other(other.to_string()),
-        })?;
+    let opts = citriage_web::ServeOptions { prewarm: spec.prewarm, ..Default::default() };
+    let server =
+        citriage_web::Server::bind_with(db.to_path_buf(), "127.0.0.1:0".parse().expect("a socket address"), opts)
+            .map_err(|e| match e {
+                citriage_web::ServeError::MissingStore(_) | citriage_web::ServeError::Store(_) => {
+                    Failure::input(e.to_string())
+                }
+                other => Failure::other(other.to_string()),
+            })?;
     let index_time = t.elapsed();
     let view = server.state().view();
     let urls = pick_urls(&view, spec.pages_per_kind);
@@ -293,15 +298,26 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
         return Err(Failure::input(format!("{}: nothing to request (no jobs and no clusters)", db.display())));
     }
     let running = server.spawn().map_err(|e| Failure::other(e.to_string()))?;
+    let t = Instant::now();
+    if spec.prewarm {
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while !running.state.prewarmed() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let prewarm_time = t.elapsed();
     let report = run_load(&running.base_url(), &urls, spec);
     running.stop().map_err(|e| Failure::other(e.to_string()))?;
     let rss = crate::bench::peak_rss_mib();
+    let (anon, file) = rss_parts();
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "store": db.display().to_string(), "builds": builds, "jobs": jobs, "clusters": clusters,
                 "search_entries": entries, "index_ms": index_time.as_secs_f64() * 1000.0, "peak_rss_mib": rss,
+                "prewarm_ms": spec.prewarm.then_some(prewarm_time.as_secs_f64() * 1000.0),
+                "rss_anon_mib": anon, "rss_file_mib": file,
                 "load": report,
             }))
             .unwrap_or_default()
@@ -315,6 +331,11 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
     println!("view built in {:.2} s", index_time.as_secs_f64());
     for (what, ms) in &timings {
         println!("  {what:<32} {:>8.2} s", *ms as f64 / 1000.0);
+    }
+    if spec.prewarm {
+        println!("pages rendered ahead in {:.2} s", prewarm_time.as_secs_f64());
+    } else {
+        println!("no pages rendered ahead: each URL's first request renders it");
     }
     println!(
         "{} clients, {} URLs, {} requests in {:.1} s = {:.0} req/s, {} errors",
@@ -334,7 +355,22 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
         println!("error: {e}");
     }
     if let Some(r) = rss {
-        println!("peak RSS {r:.0} MiB (server and clients)");
+        println!(
+            "peak RSS {r:.0} MiB (server and clients); now {:.0} MiB anonymous + {:.0} MiB of mapped store file",
+            anon.unwrap_or(0.0),
+            file.unwrap_or(0.0)
+        );
     }
     Ok(report)
+}
+
+/// This process's resident memory now: anonymous and file-backed (the store's
+/// memory-mapped pages), in MiB.
+fn rss_parts() -> (Option<f64>, Option<f64>) {
+    let Ok(s) = std::fs::read_to_string("/proc/self/status") else { return (None, None) };
+    let field = |name: &str| -> Option<f64> {
+        let line = s.lines().find(|l| l.starts_with(name))?;
+        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
+    };
+    (field("RssAnon:"), field("RssFile:"))
 }

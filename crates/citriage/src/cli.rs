@@ -583,6 +583,10 @@ pub enum BenchWhat {
         /// Cluster pages and job pages requested (each, at most).
         #[arg(long, default_value_t = 300)]
         pages: usize,
+        /// Do not let the server render its pages ahead: measure every URL's first
+        /// request rendering it.
+        #[arg(long)]
+        no_prewarm: bool,
     },
 }
 
@@ -676,13 +680,14 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             BenchWhat::Ingest { preset, concurrency, world } => {
                 crate::bench::ingest(preset, *concurrency, world.as_deref(), cli.format == Format::Json)
             }
-            BenchWhat::Serve { clients, requests, seconds, pages } => {
+            BenchWhat::Serve { clients, requests, seconds, pages, no_prewarm } => {
                 let db = cli.db.clone().unwrap_or_else(citriage_store::default_path);
                 let spec = crate::bench_serve::LoadSpec {
                     clients: *clients,
                     requests: *requests,
                     seconds: *seconds,
                     pages_per_kind: *pages,
+                    prewarm: !*no_prewarm,
                 };
                 let report = crate::bench_serve::serve(&db, &spec, cli.format == Format::Json)?;
                 if report.errors > 0 {
