@@ -178,6 +178,22 @@ pub struct PayloadRow {
     pub verdict: Option<String>,
 }
 
+impl PayloadRow {
+    /// A payload known by name only, so far.
+    fn new(stream: &str, tag: &str) -> PayloadRow {
+        PayloadRow {
+            stream: stream.to_string(),
+            tag: tag.to_string(),
+            phase: String::new(),
+            created: None,
+            blocking_failed: None,
+            blocking_total: None,
+            analyzed: false,
+            verdict: None,
+        }
+    }
+}
+
 /// The whole view.
 pub struct WebIndex {
     /// Which state of the store this view shows (a `data_version` of the server's
@@ -570,16 +586,7 @@ fn payload_rows(store: &Store, docs: &[DocumentHeader]) -> Result<Vec<PayloadRow
         let tag = s(&v["payload"]["tag"]).unwrap_or_else(|| d.key.clone());
         for h in v["history"].as_array().into_iter().flatten() {
             let Some(htag) = s(&h["tag"]) else { continue };
-            let e = rows.entry((stream.clone(), htag.clone())).or_insert_with(|| PayloadRow {
-                stream: stream.clone(),
-                tag: htag.clone(),
-                phase: String::new(),
-                created: None,
-                blocking_failed: None,
-                blocking_total: None,
-                analyzed: false,
-                verdict: None,
-            });
+            let e = rows.entry((stream.clone(), htag.clone())).or_insert_with(|| PayloadRow::new(&stream, &htag));
             if !e.analyzed {
                 e.phase = phase(&h["phase"]);
                 e.created = s(&h["created"]).or(e.created.take());
@@ -587,16 +594,7 @@ fn payload_rows(store: &Store, docs: &[DocumentHeader]) -> Result<Vec<PayloadRow
                 e.blocking_total = h["blocking"]["total"].as_u64().or(e.blocking_total);
             }
         }
-        let e = rows.entry((stream.clone(), tag.clone())).or_insert_with(|| PayloadRow {
-            stream: stream.clone(),
-            tag: tag.clone(),
-            phase: String::new(),
-            created: None,
-            blocking_failed: None,
-            blocking_total: None,
-            analyzed: false,
-            verdict: None,
-        });
+        let e = rows.entry((stream.clone(), tag.clone())).or_insert_with(|| PayloadRow::new(&stream, &tag));
         e.analyzed = true;
         e.phase = phase(&v["payload"]["phase"]);
         e.created = s(&v["payload"]["created"]).or(e.created.take());
