@@ -73,6 +73,30 @@ fn world() -> &'static World {
             let out = dir.path().join(format!("triage-{ds}"));
             run(&db, &["triage", "--dataset", ds, "--out", out.to_str().expect("path")]);
         }
+        // Two payloads of the world's stream, and the failures report verified.
+        let eval = bin()
+            .args(["--quiet", "--format", "json", "payload", "eval", "--from"])
+            .arg(&world)
+            .output()
+            .expect("eval");
+        let rows = json(&eval);
+        for row in rows["rows"].as_array().expect("rows").iter().take(2) {
+            let tag = row["tag"].as_str().expect("tag");
+            run(&db, &["payload", tag, "--from", world.to_str().expect("path")]);
+        }
+        let date = json(&run(&db, &["--format", "json", "snapshots", "--dataset", "failures"]))["snapshots"]
+            .as_array()
+            .and_then(|s| s.last().cloned())
+            .expect("a failures snapshot")["date"]
+            .as_str()
+            .expect("date")
+            .to_string();
+        // The verdict is the verifier's business; recording it is what matters here.
+        let _ = bin()
+            .arg("--db")
+            .arg(&db)
+            .args(["--quiet", "verify", "--offline", "--stored", &format!("triage/failures/{date}")])
+            .output();
         let mut clustered = Vec::new();
         for profile in ["default", "k8s-triage"] {
             let out = dir.path().join(format!("clusters-{profile}"));
@@ -308,4 +332,31 @@ fn the_world_in_a_browser() {
     assert!(latest.len() > 1, "latest failures are listed");
     assert!(console_problems(&s).is_empty());
     screenshot(&s, "cluster");
+
+    // A payload from the stream's list: its stored report under the dashboard's bar.
+    s.goto(&format!("{base}/payloads")).expect("payloads");
+    let link = s.find("table.payloads a").expect("an analysed payload");
+    let href = link.attr("href").expect("href").expect("a link");
+    link.click().expect("click the payload");
+    s.wait_until("the payload page", wait, |s| Ok(s.current_url()?.ends_with(&href))).expect("navigated");
+    s.wait_for("main h1", wait).expect("the report's heading");
+    assert!(s.find("nav a[href='/payloads']").is_ok(), "the navigation bar above the report");
+    let problems = console_problems(&s);
+    assert!(problems.is_empty(), "inline styles of the stored report are allowed: {problems:?}");
+    screenshot(&s, "payload");
+
+    // A triage report from the reports list: rendered, with the verifier's findings.
+    s.goto(&format!("{base}/reports")).expect("reports");
+    let link = s
+        .find_all("table.reports a")
+        .expect("report links")
+        .into_iter()
+        .find(|a| a.attr("href").ok().flatten().is_some_and(|h| h.starts_with("/reports/triage/failures/")))
+        .expect("the failures report");
+    link.click().expect("click the report");
+    s.wait_for("article.report h1", wait).expect("the rendered report");
+    s.wait_for("section.verification", wait).expect("the verifier's result");
+    let problems = console_problems(&s);
+    assert!(problems.is_empty(), "{problems:?}");
+    screenshot(&s, "report");
 }
