@@ -5,23 +5,13 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_citriage"));
-    c.env_remove("CITRIAGE_DB").env("NO_COLOR", "1");
-    c
-}
+mod common;
 
-fn run(db: &Path, args: &[&str]) -> Output {
-    bin().arg("--db").arg(db).arg("--quiet").args(args).output().expect("runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{bin, run, stderr};
 
 fn stored(db: &Path) -> usize {
     let o = run(db, &["--format", "json", "snapshots"]);

@@ -11,19 +11,18 @@
 mod webdriver;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_citriage"));
-    c.env_remove("CITRIAGE_DB").env("NO_COLOR", "1");
-    c
-}
+mod common;
 
+use common::bin;
+
+/// `citriage --db DB --quiet ARGS...`, which must succeed.
 fn run(db: &Path, args: &[&str]) -> Output {
-    let o = bin().arg("--db").arg(db).arg("--quiet").args(args).output().expect("runs");
-    assert!(o.status.success(), "citriage {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    let o = common::run(db, args);
+    assert!(o.status.success(), "citriage {args:?}: {}", common::stderr(&o));
     o
 }
 

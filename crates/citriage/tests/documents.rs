@@ -5,21 +5,10 @@
 //! temporary folder and reads the store back with SQLite.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_citriage"));
-    c.env_remove("CITRIAGE_DB").env("NO_COLOR", "1");
-    c
-}
+mod common;
 
-fn run(db: &Path, args: &[&str]) -> Output {
-    bin().arg("--db").arg(db).arg("--quiet").args(args).output().expect("runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{bin, run, stderr};
 
 /// (kind, key, media type, title, as_of, body) of every stored document, read with SQLite.
 type Row = (String, String, String, String, String, String);

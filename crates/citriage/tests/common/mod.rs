@@ -1,0 +1,23 @@
+//! Running the `citriage` binary in tests: without the user's store variable, without
+//! colour, on a given store.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The binary, with `CITRIAGE_DB` unset and `NO_COLOR` set.
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_citriage"));
+    c.env_remove("CITRIAGE_DB").env("NO_COLOR", "1");
+    c
+}
+
+/// `citriage --db DB --quiet ARGS...`, whatever its exit.
+pub fn run(db: &Path, args: &[&str]) -> Output {
+    bin().arg("--db").arg(db).arg("--quiet").args(args).output().expect("runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
