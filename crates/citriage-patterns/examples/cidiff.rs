@@ -1,36 +1,28 @@
-//! CiDiff failure-line benchmark: writes predictions for every case in two modes (with the
-//! passing log, and from the failed log alone) in the scorer's naming, then optionally runs
-//! the scorer.
+//! CiDiff failure-line benchmark: cross-validated choice of the extraction settings (held-in
+//! and held-out macro F1 per fold, with and without the passing log), and predictions of the
+//! default settings in the scorer's naming (`cidiff_eval.py --pred citriage=OUT_DIR/with-pass`).
 //!
-//! Usage: cidiff SHARED_DIR OUT_DIR [--score]
-//!   SHARED_DIR  the shared reference directory (holding data/buildlogs/cidiff/data)
-//!   OUT_DIR     predictions go to OUT_DIR/with-pass and OUT_DIR/fail-only
+//! Usage: cidiff CASES_DIR OUT_DIR [--folds K]
+//!   CASES_DIR  folders holding fail.log, pass.log and groundtruth (searched recursively)
+//!   OUT_DIR    predictions go to OUT_DIR/with-pass and OUT_DIR/fail-only
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use citriage_patterns::extract::{extract_log, ExtractConfig};
+use citriage_patterns::extract::ExtractConfig;
+use citriage_patterns::extract_eval::{cross_validate, grid_fail_only, grid_with_pass, prepare_case, Case};
 
-fn cases(root: &Path) -> Vec<PathBuf> {
+fn case_dirs(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut stack = vec![root.join("breakages")];
+    let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        let mut has = (false, false, false);
         for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Some(n) = p.file_name().and_then(|n| n.to_str()) {
-                match n {
-                    "pass.log" => has.0 = true,
-                    "fail.log" => has.1 = true,
-                    "groundtruth" => has.2 = true,
-                    _ => {}
-                }
+            if e.path().is_dir() {
+                stack.push(e.path());
             }
         }
-        if has.0 && has.1 && has.2 {
+        if ["fail.log", "pass.log", "groundtruth"].iter().all(|f| d.join(f).is_file()) {
             out.push(d);
         }
     }
@@ -41,48 +33,58 @@ fn cases(root: &Path) -> Vec<PathBuf> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: cidiff SHARED_DIR OUT_DIR [--score]");
+        eprintln!("usage: cidiff CASES_DIR OUT_DIR [--folds K]");
         std::process::exit(2);
     }
-    let shared = PathBuf::from(&args[1]);
-    let root = shared.join("data/buildlogs/cidiff/data");
+    let root = PathBuf::from(&args[1]);
     let out = PathBuf::from(&args[2]);
-    let cfg = ExtractConfig::default();
-    let mut total_bytes = 0usize;
+    let k: usize = args
+        .iter()
+        .position(|a| a == "--folds")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6);
     let t0 = Instant::now();
-    for (mode, use_pass) in [("with-pass", true), ("fail-only", false)] {
+    let cfg = ExtractConfig::default();
+    let mut prepared = Vec::new();
+    for d in case_dirs(&root) {
+        let rel = d.strip_prefix(root.parent().unwrap_or(&root)).unwrap_or(&d).display().to_string();
+        let case = Case {
+            name: rel,
+            fail: std::fs::read(d.join("fail.log")).expect("fail.log"),
+            pass: std::fs::read(d.join("pass.log")).expect("pass.log"),
+            truth: std::fs::read_to_string(d.join("groundtruth")).expect("groundtruth"),
+        };
+        prepared.push(prepare_case(&case, cfg.match_cap).expect("case"));
+    }
+    println!("{} cases prepared in {:.2} s", prepared.len(), t0.elapsed().as_secs_f64());
+    for (mode, with_pass, grid) in [("with-pass", true, grid_with_pass()), ("fail-only", false, grid_fail_only())] {
+        let cv = cross_validate(&prepared, &grid, k, with_pass);
+        println!("== {mode}: {k}-fold cross-validation by project over {} settings", grid.len());
+        for f in &cv.folds {
+            println!(
+                "fold {}: {:>2} cases  held-in {:.3}  held-out {:.3}  {:?}",
+                f.fold,
+                f.cases.len(),
+                f.held_in_f1,
+                f.held_out_f1,
+                f.chosen
+            );
+        }
+        println!(
+            "held-out macro F1 {:.3} (mean held-in {:.3}); chosen on all: F1 {:.3} {:?}",
+            cv.held_out_f1, cv.held_in_f1, cv.fitted_f1, cv.chosen_on_all
+        );
         let dir = out.join(mode);
         std::fs::create_dir_all(&dir).expect("create output dir");
-        for case in cases(&root) {
-            let fail = std::fs::read(case.join("fail.log")).expect("fail.log");
-            let pass = std::fs::read(case.join("pass.log")).expect("pass.log");
-            total_bytes += fail.len() + if use_pass { pass.len() } else { 0 };
-            let res = extract_log(
-                &fail,
-                if use_pass { Some(&pass[..]) } else { None },
-                &case.join("fail.log").display().to_string(),
-                &cfg,
-            );
-            let rel = case.strip_prefix(&root).expect("case under root");
-            let name = rel.to_string_lossy().replace('/', "__");
-            let body: Vec<String> = res.lines.iter().map(|l| l.to_string()).collect();
-            std::fs::write(dir.join(format!("{name}.txt")), body.join("\n") + "\n").expect("write prediction");
+        let mut sum = 0.0;
+        for c in &prepared {
+            let lines = c.predict(&cfg, with_pass);
+            sum += c.score(&lines).f1;
+            let body: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            std::fs::write(dir.join(format!("{}.txt", c.name.replace('/', "__"))), body.join("\n") + "\n")
+                .expect("write");
         }
-    }
-    let dt = t0.elapsed().as_secs_f64();
-    println!("extracted 2 x {} cases ({:.1} MB) in {:.3} s", cases(&root).len(), total_bytes as f64 / 1e6, dt);
-    if args.iter().any(|a| a == "--score") {
-        let script = shared.join("bench/cidiff_eval.py");
-        for mode in ["with-pass", "fail-only"] {
-            println!("== {mode}");
-            let status = std::process::Command::new("python3")
-                .arg(&script)
-                .arg("--pred")
-                .arg(format!("citriage={}", out.join(mode).display()))
-                .status();
-            if let Err(e) = status {
-                eprintln!("could not run scorer: {e}");
-            }
-        }
+        println!("default settings: macro F1 {:.3}", sum / prepared.len().max(1) as f64);
     }
 }

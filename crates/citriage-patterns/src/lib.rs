@@ -5,13 +5,14 @@
 //! go.k8s.io/triage similarity measure and ids ([`similarity`]), clustering ([`cluster`]),
 //! stable cluster ids across days ([`stable`]), log template mining ([`drain`], token classes in
 //! [`tokens`], leave-one-system-out evaluation in [`mining_eval`]), failure-line
-//! extraction from build logs ([`extract`]), the known-signature knowledge base
+//! extraction from build logs ([`extract`], cross-validated in [`extract_eval`]), the known-signature knowledge base
 //! ([`signatures`]) and `failure_data.json` export ([`export`]).
 
 pub mod cluster;
 pub mod drain;
 pub mod export;
 pub mod extract;
+pub mod extract_eval;
 pub mod fxhash;
 pub mod lines;
 pub mod mining_eval;
