@@ -16,8 +16,13 @@
 //!    is a constant of `k` different templates when `2 <= k <= split_max_words` and
 //!    `k * split_min_repeat <= n` (`VM Paused` / `VM Resumed`, `from NEW to RUNNING`);
 //!    otherwise its words are values (user, host or program names). Positions are taken in
-//!    order of fewest distinct words, recursively. Word positions are never decided by what
-//!    the words are, only by how they are distributed.
+//!    order of fewest distinct words, recursively. A position holding a dotted name (file,
+//!    host, package, class or property names: `chrome.exe`, `org.example.Main`) is a value
+//!    position whatever its counts. Groups that differ in one word position whose words
+//!    would not split (many distinct words, or dotted names) are joined.
+//!
+//! Word positions are never decided by what the words are, only by how they are distributed
+//! and by their token class.
 //!
 //! One [`DrainConfig::default`] serves every log source; its settings were chosen by
 //! leave-one-system-out evaluation ([`crate::mining_eval`]). The miner does no I/O, and its
@@ -84,6 +89,8 @@ pub struct Drain {
     names: Vec<Box<str>>,
     /// Token holds a wildcard (a masked value, possibly with a kept key).
     has_wild: Vec<bool>,
+    /// Token is a dotted name (`chrome.exe`, `org.example.Main`, `rpc.statd`).
+    dotted: Vec<bool>,
     by_len: FxHashMap<usize, Vec<u32>>,
     groups: Vec<Group>,
     scratch: Vec<u32>,
@@ -123,6 +130,7 @@ impl Drain {
             tok_ids: FxHashMap::default(),
             names: vec![WILDCARD.into()],
             has_wild: vec![true],
+            dotted: vec![false],
             by_len: FxHashMap::default(),
             groups: Vec::new(),
             scratch: Vec::new(),
@@ -144,6 +152,7 @@ impl Drain {
         let id = self.names.len() as u32;
         self.names.push(tok.into());
         self.has_wild.push(tok.contains(WILDCARD));
+        self.dotted.push(crate::tokens::is_dotted_name(tok));
         self.tok_ids.insert(tok.into(), id);
         id
     }
@@ -348,11 +357,14 @@ impl Drain {
         for ((_, p), gs) in &fams {
             let mut words: FxHashMap<u32, u64> = FxHashMap::default();
             let mut lines = 0u64;
+            let mut names = false;
             for &g in gs {
-                *words.entry(templates[g][*p]).or_insert(0) += sizes[g];
+                let w = templates[g][*p];
+                names |= self.dotted[w as usize];
+                *words.entry(w).or_insert(0) += sizes[g];
                 lines += sizes[g];
             }
-            if words.len() > 1 && self.splits(words.len(), lines) {
+            if words.len() > 1 && !names && self.splits(words.len(), lines) {
                 continue;
             }
             let r0 = root(&mut parent, gs[0]);
@@ -397,7 +409,7 @@ impl Drain {
                 for &s in members {
                     let sh = &self.shapes[s as usize];
                     let t = sh.toks[p];
-                    if self.has_wild[t as usize] {
+                    if self.has_wild[t as usize] || self.dotted[t as usize] {
                         usable = false;
                         break;
                     }
@@ -502,6 +514,18 @@ mod tests {
         let (t, c) = mine(&lines, &DrainConfig::default());
         assert_eq!(c.len(), 1, "{t:?}");
         assert_eq!(t[0], "<*> - <*> open through proxy HTTPS");
+    }
+
+    #[test]
+    fn dotted_names_are_values_even_when_few_and_frequent() {
+        let mut lines = Vec::new();
+        for i in 0..40 {
+            let prog = ["chrome.exe", "mail.exe", "sync.exe"][i % 3];
+            lines.push(format!("{prog} - proxy.example.org:80 close, {i} bytes sent"));
+        }
+        let (t, c) = mine(&lines, &DrainConfig::default());
+        assert_eq!(c.len(), 1, "{t:?}");
+        assert_eq!(t[0], "<*> - <*> close, <*> sent");
     }
 
     #[test]

@@ -201,6 +201,14 @@ pub fn is_date_name(core: &str) -> bool {
     )
 }
 
+/// A dotted name: letters, a `.`, letters (`chrome.exe`, `org.example.Main`, `rpc.statd`),
+/// ignoring surrounding punctuation: file, host, package, class and property names.
+pub fn is_dotted_name(tok: &str) -> bool {
+    let (_, core, _) = peel(tok);
+    let b = core.as_bytes();
+    b.windows(3).any(|w| w[1] == b'.' && w[0].is_ascii_alphanumeric() && w[2].is_ascii_alphabetic())
+}
+
 /// Units that make one value with the number before them.
 pub fn is_unit(core: &str) -> bool {
     core.len() <= 7

@@ -407,6 +407,15 @@ pub struct ExtractArgs {
     /// A passing build's folder or log to diff against.
     #[arg(long, value_name = "DIR|FILE")]
     pub pass: Option<PathBuf>,
+    /// Show everything: every excerpt with all its lines (the text output otherwise shows
+    /// 20 excerpts of at most 12 lines and says what it left out), and excerpt texts over
+    /// 64 KiB in full in the JSON output too. Extraction itself is never capped.
+    #[arg(long)]
+    pub all: bool,
+    /// Print only the build log's failure line numbers as ranges (`a-b`, one per line),
+    /// the format CiDiff-style scorers read.
+    #[arg(long, conflicts_with = "all")]
+    pub lines: bool,
 }
 
 #[derive(Args, Debug)]
@@ -567,6 +576,37 @@ pub enum BenchWhat {
         #[arg(long)]
         world: Option<PathBuf>,
     },
+    /// Template mining on labelled logs (Loghub-2k layout: DIR/<S>/<S>_2k.log_structured.csv):
+    /// leave-one-system-out grouping accuracy per system (each setting chosen on the other
+    /// systems) and single-threaded lines per second of the default configuration.
+    Mining {
+        /// The folder of systems.
+        #[arg(long, value_name = "DIR")]
+        data: PathBuf,
+        /// Also write DIR/<S>.pred (the default configuration's template per input line).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Throughput input: every system's lines repeated this many times.
+        #[arg(long, default_value_t = 30)]
+        repeat: usize,
+    },
+    /// Failure-line extraction on CiDiff-format cases (folders with fail.log, pass.log and
+    /// groundtruth, searched recursively): k-fold cross-validation of the settings by
+    /// project, held-in and held-out macro F1 per fold with and without the passing log,
+    /// and the macro F1 of what `citriage extract` returns.
+    Extract {
+        /// The folder of cases.
+        #[arg(long, value_name = "DIR")]
+        cases: PathBuf,
+        /// Also write DIR/with-pass/<case>.txt and DIR/fail-only/<case>.txt (the lines
+        /// `citriage extract` returns) for an independent scorer; <case> is the case's path
+        /// from the parent of --cases with `/` as `__` (e.g. `breakages__guava_1947`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Number of folds.
+        #[arg(long, default_value_t = 6)]
+        folds: usize,
+    },
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
     /// latency percentiles, errors and throughput.
@@ -676,6 +716,12 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             }),
         },
         Command::Bench(a) => match &a.what {
+            BenchWhat::Mining { data, out, repeat } => {
+                crate::bench_patterns::mining(cli, data, out.as_deref(), *repeat)
+            }
+            BenchWhat::Extract { cases, out, folds } => {
+                crate::bench_patterns::extract(cli, cases, out.as_deref(), *folds)
+            }
             BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, cli.format == Format::Json),
             BenchWhat::Ingest { preset, concurrency, world } => {
                 crate::bench::ingest(preset, *concurrency, world.as_deref(), cli.format == Format::Json)

@@ -3,6 +3,7 @@
 //! The binary in `main.rs` only calls [`cli::main_with_args`].
 
 pub mod bench;
+pub mod bench_patterns;
 pub mod bench_serve;
 pub mod brief_cmd;
 pub mod cli;
