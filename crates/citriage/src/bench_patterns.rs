@@ -11,10 +11,9 @@ use citriage_patterns::extract_eval::{cross_validate, grid_fail_only, grid_with_
 use citriage_patterns::mining_eval::{evaluate, grid, leave_one_system_out, parse_structured_csv, Labeled};
 use serde_json::json;
 
-use crate::cli::{print_json, spinner, Cli, Format};
+use crate::commands::extract::{extract_build_log, extract_config};
+use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use crate::patterns_cmd::{extract_build_log, extract_config};
-use crate::pipeline::Failure;
 
 fn read_text(p: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))
@@ -50,10 +49,11 @@ fn load_systems(data: &Path) -> Result<Vec<Labeled>, Failure> {
     Ok(out)
 }
 
-pub(crate) fn mining(cli: &Cli, data: &Path, out: Option<&Path>, repeat: usize) -> Result<(), Failure> {
+/// Runs `citriage bench mining`.
+pub fn mining(ctx: &Context, data: &Path, out: Option<&Path>, repeat: usize) -> Result<(), Failure> {
     let systems = load_systems(data)?;
     let g = grid();
-    let pb = spinner(cli.quiet, "leave-one-system-out");
+    let pb = ctx.spinner("leave-one-system-out");
     let loso = leave_one_system_out(&systems, &g, |i| {
         pb.set_message(format!("leave-one-system-out: setting {i}/{}", g.len()))
     });
@@ -98,7 +98,7 @@ pub(crate) fn mining(cli: &Cli, data: &Path, out: Option<&Path>, repeat: usize) 
     cpu_times.sort_by(f64::total_cmp);
     let (best, median) = (lines.len() as f64 / times[0], lines.len() as f64 / times[2]);
     let cpu_median = cpu_times.get(cpu_times.len() / 2).map(|t| lines.len() as f64 / t.max(1e-9));
-    if cli.format == Format::Json {
+    if ctx.json() {
         print_json(&json!({
             "systems": systems.len(), "settings": g.len(), "leave_one_system_out": loso,
             "default": cfg, "default_ga": systems.iter().zip(&default_ga).map(|(s, g)| json!({"system": s.system, "ga": g})).collect::<Vec<_>>(),
@@ -187,7 +187,8 @@ fn case_dirs(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-pub(crate) fn extract(cli: &Cli, root: &Path, out: Option<&Path>, k: usize) -> Result<(), Failure> {
+/// Runs `citriage bench extract`.
+pub fn extract(ctx: &Context, root: &Path, out: Option<&Path>, k: usize) -> Result<(), Failure> {
     if k < 2 {
         return Err(Failure::input(format!("--folds {k}: cross-validation needs at least 2 folds")));
     }
@@ -199,7 +200,7 @@ pub(crate) fn extract(cli: &Cli, root: &Path, out: Option<&Path>, k: usize) -> R
             dirs.len()
         )));
     }
-    let pb = spinner(cli.quiet, "reading cases");
+    let pb = ctx.spinner("reading cases");
     let cfg = extract_config();
     let mut cases = Vec::new();
     let mut prepared = Vec::new();
@@ -239,7 +240,7 @@ pub(crate) fn extract(cli: &Cli, root: &Path, out: Option<&Path>, k: usize) -> R
         reports.push((mode, grid.len(), cv, cli_f1));
     }
     pb.finish_and_clear();
-    if cli.format == Format::Json {
+    if ctx.json() {
         print_json(&json!({
             "cases": prepared.len(), "folds": k,
             "modes": reports.iter().map(|(mode, n, cv, cli_f1)| json!({
