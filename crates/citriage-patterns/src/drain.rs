@@ -68,6 +68,9 @@ pub struct TemplateCluster {
     pub size: u64,
 }
 
+/// A template with one position wildcarded, and that position.
+type Family = (Vec<u32>, usize);
+
 struct Shape {
     toks: Box<[u32]>,
     count: u64,
@@ -331,7 +334,7 @@ impl Drain {
         let templates: Vec<Vec<u32>> = finals.iter().map(|m| self.template_of(m)).collect();
         let sizes: Vec<u64> = finals.iter().map(|m| m.iter().map(|&s| self.shapes[s as usize].count).sum()).collect();
         // (template with position p wildcarded, p) -> groups
-        let mut families: FxHashMap<(Vec<u32>, usize), Vec<usize>> = FxHashMap::default();
+        let mut families: FxHashMap<Family, Vec<usize>> = FxHashMap::default();
         for (g, t) in templates.iter().enumerate() {
             for p in 0..t.len() {
                 if self.has_wild[t[p] as usize] {
@@ -342,8 +345,7 @@ impl Drain {
                 families.entry((key, p)).or_default().push(g);
             }
         }
-        let mut fams: Vec<((Vec<u32>, usize), Vec<usize>)> =
-            families.into_iter().filter(|(_, v)| v.len() > 1).collect();
+        let mut fams: Vec<(Family, Vec<usize>)> = families.into_iter().filter(|(_, v)| v.len() > 1).collect();
         fams.sort_unstable();
         let mut parent: Vec<usize> = (0..finals.len()).collect();
         fn root(parent: &mut [usize], mut x: usize) -> usize {
@@ -381,13 +383,13 @@ impl Drain {
         }
         let mut merged: FxHashMap<usize, Vec<u32>> = FxHashMap::default();
         let mut order = Vec::new();
-        for g in 0..finals.len() {
+        for (g, members) in finals.iter().enumerate() {
             let r = root(&mut parent, g);
             let e = merged.entry(r).or_insert_with(|| {
                 order.push(r);
                 Vec::new()
             });
-            e.extend_from_slice(&finals[g]);
+            e.extend_from_slice(members);
         }
         *finals = order.into_iter().map(|r| merged.remove(&r).unwrap_or_default()).collect();
         true
