@@ -7,6 +7,7 @@
 //! extraction from build logs ([`extract`]), the known-signature knowledge base
 //! ([`signatures`]) and `failure_data.json` export ([`export`]).
 
+pub mod benchgen;
 pub mod cluster;
 pub mod drain;
 pub mod export;

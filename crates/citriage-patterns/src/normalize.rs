@@ -457,6 +457,84 @@ fn apply_pass(pass: &Pass, s: &str, names: &mut HashMap<String, usize>) -> Strin
     out
 }
 
+// ---------------------------------------------------------------------------------------------
+// name templates (default profile)
+
+/// Placeholders the default profile writes.
+const PLACEHOLDERS: &[&str] = &["UNIQ", "NAME", "HASH", "TMPPATH", "NUM", "DURATION", "TIME"];
+
+/// Is the core of a token (punctuation around it removed) the name of an object rather than
+/// a word of the message? Names carry a placeholder, a URL, or name punctuation (`-`, `_`,
+/// `/`, `.`, `=`) or mix digits and letters. Code locations (`pkg.(*T).f`, `file.go:LINE`)
+/// and plain numbers (exit codes) are part of the message.
+fn is_name_token(core: &str) -> bool {
+    if core.contains('(') || core.contains('*') || core.contains(".go") || core.contains(".py") {
+        return false;
+    }
+    if matches!(core, "DURATION" | "NUM" | "TIME" | "HASH" | "TMPPATH") {
+        return false; // already the same in every text
+    }
+    if PLACEHOLDERS.iter().any(|p| core.contains(p)) {
+        return true;
+    }
+    if core.starts_with("http://") || core.starts_with("https://") || core.starts_with("gs://") {
+        return true;
+    }
+    let b = core.as_bytes();
+    if !b[0].is_ascii_alphanumeric()
+        || !b.iter().all(|&c| c.is_ascii_alphanumeric() || b"-_./:=%?&".contains(&c))
+    {
+        return false;
+    }
+    let digits = b.iter().any(u8::is_ascii_digit);
+    let letters = b.iter().any(u8::is_ascii_alphabetic);
+    b.iter().any(|c| b"-_/.=".contains(c)) && letters || digits && letters
+}
+
+/// The name template of a normalized text: every token that names an object (see
+/// `is_name_token`) becomes `<*>`, the words of the message stay. Texts that differ only in
+/// which pod, namespace, container, zone or URL they name share a template
+/// (`Timed out after DURATION: pod <*> never became Ready: ...`). None when too little of
+/// the message would remain (fewer than three words, or fewer words than names): such a
+/// text is its own template.
+pub fn name_template(norm: &str) -> Option<String> {
+    let mut out = String::with_capacity(norm.len());
+    let (mut words, mut names) = (0usize, 0usize);
+    let mut last = 0usize;
+    let bytes = norm.as_bytes();
+    let mut i = 0usize;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let tok = &norm[start..i];
+        let lead = tok.len() - tok.trim_start_matches(['[', '(', '"', '\'', '{', '<']).len();
+        let trail = tok.len() - tok.trim_end_matches([']', ')', '"', '\'', ',', ':', ';', '.', '}', '>']).len();
+        if lead + trail >= tok.len() {
+            continue;
+        }
+        let core = &tok[lead..tok.len() - trail];
+        if is_name_token(core) {
+            names += 1;
+            out.push_str(&norm[last..start + lead]);
+            out.push_str("<*>");
+            last = start + lead + core.len();
+        } else if core.len() >= 2 && core.bytes().all(|c| c.is_ascii_alphabetic()) {
+            words += 1;
+        }
+    }
+    if names == 0 || words < 3 || words < names {
+        return None;
+    }
+    out.push_str(&norm[last..]);
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,5 +575,24 @@ mod tests {
         assert_eq!(n("dial tcp 10.0.3.17:6443: refused"), "dial tcp UNIQ1: refused");
         // words made of hex letters stay
         assert_eq!(n("deadbeef facade accede"), "deadbeef facade accede");
+    }
+
+    #[test]
+    fn name_templates() {
+        let t = |s: &str| {
+            let n = normalize(s, Profile::Default);
+            Some(name_template(&n).unwrap_or(n))
+        };
+        let a = t("Timed out after 300s: pod services-5405/pause-7d9f8c6b5-x2x4z never became Ready: containers with unready status: [core-dns]");
+        let b = t("Timed out after 12m3s: pod dns-1234/httpd-5c4b3a2d1-q8w9z never became Ready: containers with unready status: [etcd-client]");
+        assert_eq!(a, b);
+        assert_eq!(a.as_deref(), Some("Timed out after DURATION: pod <*> never became Ready: containers with unready status: [<*>]"));
+        // exit codes, code locations and short messages keep their identity
+        assert_ne!(t("exit 1"), t("exit 2"));
+        assert_ne!(
+            t("[FAILED] Expected 0 to equal 3 In [It] at: k8s.io/kubernetes/test/e2e/apps/deployment.go:933 @ 11/02/26 10:00:00.000"),
+            t("[FAILED] Expected 0 to equal 3 In [It] at: k8s.io/kubernetes/test/e2e/node/pods.go:933 @ 11/02/26 10:00:00.000")
+        );
+        assert_ne!(t("process exited with code 1 after the step"), t("process exited with code 2 after the step"));
     }
 }
