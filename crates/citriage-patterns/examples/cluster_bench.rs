@@ -234,11 +234,23 @@ fn main() {
                 build: &r.build,
             })
             .collect();
+        let t_load = t.elapsed().as_secs_f64();
         let c = cluster(&refs, &ClusterConfig::new(profile));
+        let t_cluster = t.elapsed().as_secs_f64();
         let fd = failure_data(&c, &refs, &loaded.builds, &ExportOptions::default());
         let path = dir.join(format!("citriage-{}.json", profile.name()));
         std::fs::write(&path, serde_json::to_vec(&fd).expect("json")).expect("write export");
         let wall = t.elapsed().as_secs_f64();
+        eprintln!(
+            "citriage {}: load {:.2}s, cluster {:.2}s, export {:.2}s; {} exact checks ({} global), {} bound checks",
+            profile.name(),
+            t_load,
+            t_cluster - t_load,
+            wall - t_cluster,
+            c.accounting.exact_checks,
+            c.accounting.global_exact_checks,
+            c.accounting.bound_checks
+        );
         ours.push((profile, wall));
         let (m, _) = exported(&serde_json::to_value(&fd).expect("json"));
         let (labels, missing) = labels_from(&m, &loaded.tests, &loaded.job_of);

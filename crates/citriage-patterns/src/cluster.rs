@@ -406,10 +406,13 @@ impl KeyIndex {
                 }
             }
         }
-        cands.sort_unstable();
         if let Some(cap) = self.cap {
-            cands.truncate(cap);
+            if cands.len() > cap {
+                cands.select_nth_unstable(cap);
+                cands.truncate(cap);
+            }
         }
+        cands.sort_unstable();
         let verifier = Verifier::new(table, q, &self.profiles);
         // Candidates are verified cheapest bound first; long lists in parallel chunks, still
         // returning the first match in order.

@@ -210,7 +210,7 @@ pub fn shorten(s: String) -> String {
 
 /// Timestamps with their zones (the k8s profile leaves `+0000 UTC` behind).
 static DEF_TIME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    Regex::new(&concat!(
         r"(?:[A-Z][a-z]{2},? )?[0-9]{4}[-/][0-9]{2}[-/][0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?",
         r"(?: ?(?:Z|[-+][0-9]{2}:?[0-9]{2}))?(?: (?:UTC|GMT|[A-Z]{2,3}T)\b)?",
         r"|[A-Z][a-z]{2}, [0-9]{1,2} [A-Za-z]+ [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?: ?(?:[-+][0-9]{4}|UTC|GMT|[A-Z]{2,3}T)\b)?",
@@ -219,7 +219,8 @@ static DEF_TIME: LazyLock<Regex> = LazyLock::new(|| {
         r"|\b[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}[ ,T]+[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?: ?[AP]M)?",
         r"|\b[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+",
         r"|\b[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?\b",
-    ))
+    )
+    .replace(r"\b", r"(?-u:\b)"))
     .expect("valid default time regex")
 });
 
@@ -279,16 +280,31 @@ enum Class {
     Num,
 }
 
-/// One pass: a combined regex with one capture group per class, in order.
+/// One pass: the classes as one alternation (found with the fast DFA, no captures), and each
+/// class alone for an anchored search at a match's start that tells which class won
+/// (leftmost-first: the first class matching there).
 struct Pass {
     classes: &'static [(Class, &'static str)],
     combined: Regex,
+    each: Vec<regex_automata::meta::Regex>,
 }
 
 impl Pass {
     fn new(classes: &'static [(Class, &'static str)]) -> Pass {
-        let combined = classes.iter().map(|(_, p)| format!("({p})")).collect::<Vec<_>>().join("|");
-        Pass { classes, combined: Regex::new(&combined).expect("valid default regex") }
+        // ASCII word boundaries (the classes are ASCII) keep every search on the fast DFA
+        let ascii = |p: &str| p.replace(r"\b", r"(?-u:\b)");
+        let combined = classes.iter().map(|(_, p)| format!("(?:{})", ascii(p))).collect::<Vec<_>>().join("|");
+        let each = classes
+            .iter()
+            .map(|(_, p)| regex_automata::meta::Regex::new(&ascii(p)).expect("valid default regex"))
+            .collect();
+        Pass { classes, combined: Regex::new(&combined).expect("valid default regex"), each }
+    }
+
+    /// The class of a match of `combined` starting at `start`, and the match's end.
+    fn class_at(&self, s: &str, start: usize) -> Option<(Class, usize)> {
+        let input = regex_automata::Input::new(s).span(start..s.len()).anchored(regex_automata::Anchored::Yes);
+        self.each.iter().zip(self.classes).find_map(|(re, (c, _))| re.find(input.clone()).map(|m| (*c, m.end())))
     }
 }
 
@@ -387,15 +403,12 @@ fn apply_pass(pass: &Pass, s: &str, names: &mut HashMap<String, usize>) -> Strin
         out.push_str("UNIQ");
         push_usize(out, n);
     };
-    for caps in pass.combined.captures_iter(s) {
-        let Some(m) = caps.get(0) else { continue };
-        let tok = m.as_str();
-        let class = (0..pass.classes.len())
-            .find(|&i| caps.get(i + 1).is_some())
-            .map(|i| pass.classes[i].0)
-            .unwrap_or(Class::Uniq);
+    for m in pass.combined.find_iter(s) {
+        let (class, end) = pass.class_at(s, m.start()).unwrap_or((Class::Uniq, m.end()));
+        let end = if end == m.end() { end } else { m.end() };
+        let tok = &s[m.start()..end];
         out.push_str(&s[last..m.start()]);
-        last = m.end();
+        last = end;
         match class {
             Class::Hash => out.push_str("HASH"),
             Class::TmpPath => out.push_str("TMPPATH"),
