@@ -7,8 +7,9 @@
 //! Ordering follows the reference: clusters by most failures, tests by most failures, jobs
 //! by most builds then name, build numbers descending as strings, build columns by job then
 //! number. Ties the reference leaves to map order are broken by name, so output is stable.
-//! The reference hides single-failure clusters; [`ExportOptions::hide_singletons`] keeps
-//! that behaviour optional (citriage shows them by default in its own JSON).
+//! The reference hides single-failure clusters; citriage exports every cluster, so every
+//! input failure is in exactly one `clustered[]` entry ([`ExportOptions::hide_singletons`]
+//! exists only to reproduce the reference's file for comparison).
 //!
 //! The richer JSON adds the profile, the no-drop accounting, member indices, stable ids and
 //! known-signature matches with their evidence.
@@ -143,9 +144,15 @@ pub struct ExportOptions {
 }
 
 impl ExportOptions {
-    /// Options reproducing go.k8s.io/triage (singletons hidden).
+    /// Options reproducing go.k8s.io/triage's file exactly (singletons hidden: failures are
+    /// left out; for comparisons only).
     pub fn k8s_triage(owners: BTreeMap<String, Vec<String>>) -> Self {
         ExportOptions { hide_singletons: true, owners }
+    }
+
+    /// citriage's export: every cluster, so nothing is left out.
+    pub fn complete(owners: BTreeMap<String, Vec<String>>) -> Self {
+        ExportOptions { hide_singletons: false, owners }
     }
 }
 
@@ -406,6 +413,9 @@ pub struct RichCluster {
     pub members: Vec<u32>,
     /// Known signatures matching the representative text, with evidence.
     pub signatures: Vec<SignatureMatch>,
+    /// Sub-patterns by template, job family and signature (see [`attach_sub_patterns`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sub_patterns: Vec<crate::hierarchy::SubPattern>,
 }
 
 /// citriage's JSON for a clustering.
@@ -481,6 +491,7 @@ pub fn rich_export(
                 tests,
                 members: c.members.clone(),
                 signatures: catalogue.map(|cat| cat.match_text(&c.text)).unwrap_or_default(),
+                sub_patterns: Vec::new(),
             }
         })
         .collect();
@@ -489,6 +500,26 @@ pub fn rich_export(
         profile: clustering.profile,
         accounting: clustering.accounting.clone(),
         clusters,
+    }
+}
+
+/// Fill every cluster's sub-patterns (by template, job family and signature; see
+/// [`crate::hierarchy`]). `started` is each failure's time, indexed like `failures`.
+pub fn attach_sub_patterns(
+    rich: &mut RichExport,
+    clustering: &Clustering,
+    failures: &[FailureRef<'_>],
+    started: &[i64],
+    catalogue: Option<&Catalogue>,
+) {
+    use rayon::prelude::*;
+    let subs: Vec<Vec<crate::hierarchy::SubPattern>> = clustering
+        .clusters
+        .par_iter()
+        .map(|c| crate::hierarchy::sub_patterns(c, failures, started, catalogue))
+        .collect();
+    for (rc, s) in rich.clusters.iter_mut().zip(subs) {
+        rc.sub_patterns = s;
     }
 }
 

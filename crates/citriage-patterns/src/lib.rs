@@ -9,10 +9,12 @@
 
 pub mod benchgen;
 pub mod cluster;
+pub mod drift;
 pub mod drain;
 pub mod export;
 pub mod extract;
 pub mod fxhash;
+pub mod hierarchy;
 pub mod lines;
 pub mod normalize;
 pub mod signatures;
