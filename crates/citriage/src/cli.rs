@@ -391,6 +391,16 @@ pub struct ClusterArgs {
     /// Clusters listed on stdout.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// Pattern drift from this date (the end of its window, YYYY-MM-DD). Default: 7 days
+    /// before --drift-to.
+    #[arg(long, value_name = "DATE")]
+    pub drift_from: Option<String>,
+    /// Pattern drift to this date (the end of its window, YYYY-MM-DD). Default: the as-of day.
+    #[arg(long, value_name = "DATE")]
+    pub drift_to: Option<String>,
+    /// Days in each pattern-drift window.
+    #[arg(long, default_value_t = 7)]
+    pub drift_span: i64,
 }
 
 #[derive(Args, Debug)]

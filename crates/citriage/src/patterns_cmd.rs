@@ -7,12 +7,16 @@ use crate::cli::{open_store, print_json, spinner, Cli, ClusterArgs, ExtractArgs,
 use crate::outln;
 use crate::pipeline::Failure;
 use citriage_patterns::cluster::{cluster, ClusterConfig, FailureRef};
-use citriage_patterns::export::{failure_data, rich_export, BuildRecord as ExportBuild, ExportOptions};
+use citriage_patterns::drift::{pattern_drift, DriftConfig, PatternDrift};
+use citriage_patterns::export::{
+    attach_sub_patterns, failure_data, rich_export, BuildRecord as ExportBuild, ExportOptions,
+};
 use citriage_patterns::extract::{extract_junit, extract_log, Excerpt, ExtractConfig};
 use citriage_patterns::normalize::Profile;
 use citriage_patterns::signatures::Catalogue;
 use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableIdAssigner};
-use citriage_store::{ClusterDay, ClusterMember, ClusterRun, StoredCluster};
+use citriage_model::Day;
+use citriage_store::{ClusterDay, ClusterMember, ClusterRun, StoredCluster, StoredSubPattern};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,11 +54,29 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
     let mut store = open_store(cli)?;
     let pb = spinner(cli.quiet, "loading failures");
     let out = cluster_store(&mut store, profile, a.window, a.as_of.as_deref(), &a.jobs, &catalogue, &owners, &pb)?;
-    let ClusterOutcome { as_of, rows, builds, clustering, rich } = out;
+    let ClusterOutcome { as_of, rows, builds, clustering, rich, daily } = out;
     let prof = profile_name(profile);
     let refs: Vec<FailureRef<'_>> =
         rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
-    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(owners.clone()));
+    // Every cluster is exported, so every failure is in exactly one `clustered[]` entry.
+    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::complete(owners.clone()));
+    // Pattern drift between two dates, from the run's failures per cluster and day.
+    let day_of = |s: &str, flag: &str| {
+        Day::parse(s).map(|d| d.0).ok_or_else(|| Failure::input(format!("{flag} {s:?}: expected YYYY-MM-DD")))
+    };
+    let to_day = match &a.drift_to {
+        Some(s) => day_of(s, "--drift-to")?,
+        None => as_of.div_euclid(86_400),
+    };
+    let from_day = match &a.drift_from {
+        Some(s) => day_of(s, "--drift-from")?,
+        None => to_day - 7,
+    };
+    if a.drift_span < 1 {
+        return Err(Failure::input(format!("--drift-span {}: expected at least 1 day", a.drift_span)));
+    }
+    let dcfg = DriftConfig { span: a.drift_span, ..DriftConfig::default() };
+    let drift = cluster_drift(&daily, from_day, to_day, &dcfg);
     std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
     let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
         let p = a.out.join(name);
@@ -63,13 +85,19 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
     };
     let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
     let f2 = write("clusters.json", serde_json::to_string_pretty(&rich).unwrap_or_default() + "\n")?;
+    let drift_json = json!({
+        "from": Day(from_day).to_string(), "to": Day(to_day).to_string(), "span_days": dcfg.span,
+        "min_change": dcfg.min_change, "patterns": drift,
+    });
+    let f3 = write("pattern_drift.json", serde_json::to_string_pretty(&drift_json).unwrap_or_default() + "\n")?;
     pb.finish_and_clear();
     let acc = &clustering.accounting;
     if cli.format == Format::Json {
         print_json(&json!({
             "as_of": as_of, "window_days": a.window, "profile": prof, "failures": acc.input,
             "clusters": clustering.clusters.len(), "accounting": acc,
-            "files": [f1.display().to_string(), f2.display().to_string()],
+            "files": [f1.display().to_string(), f2.display().to_string(), f3.display().to_string()],
+            "pattern_drift": drift_json,
         }));
         return Ok(());
     }
@@ -95,9 +123,46 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
             jobs.len(),
             c.tests.len()
         );
+        let subs: Vec<String> = rc
+            .sub_patterns
+            .iter()
+            .filter(|s| s.kind == citriage_patterns::hierarchy::SubKind::JobFamily)
+            .take(3)
+            .map(|s| format!("{} ({})", s.label, s.members.len()))
+            .collect();
+        if !subs.is_empty() {
+            outln!("{:<14} job families: {}", "", subs.join(", "));
+        }
     }
-    outln!("Wrote {} and {}", f1.display(), f2.display());
+    let moving: Vec<&PatternDrift> = drift.iter().filter(|d| d.kind != citriage_patterns::drift::DriftKind::Steady).collect();
+    outln!(
+        "\nPattern drift {} → {} ({}-day windows): {} new, {} growing, {} shrinking, {} gone",
+        Day(from_day),
+        Day(to_day),
+        dcfg.span,
+        moving.iter().filter(|d| d.kind == citriage_patterns::drift::DriftKind::New).count(),
+        moving.iter().filter(|d| d.kind == citriage_patterns::drift::DriftKind::Growing).count(),
+        moving.iter().filter(|d| d.kind == citriage_patterns::drift::DriftKind::Shrinking).count(),
+        moving.iter().filter(|d| d.kind == citriage_patterns::drift::DriftKind::Gone).count(),
+    );
+    for d in moving.iter().take(a.top) {
+        let text = rich
+            .clusters
+            .iter()
+            .find(|c| c.stable_id.as_deref() == Some(d.id.as_str()))
+            .map(|c| c.text.lines().next().unwrap_or("").chars().take(70).collect::<String>())
+            .unwrap_or_default();
+        let days: Vec<String> = d.per_day.iter().map(|(_, n)| n.to_string()).collect();
+        outln!("{:<10} {:<14} {:>5} → {:<5} [{}]  {text}", d.kind.name(), d.id, d.before, d.after, days.join(" "));
+    }
+    outln!("Wrote {}, {} and {}", f1.display(), f2.display(), f3.display());
     Ok(())
+}
+
+/// Pattern drift of a run's clusters from its daily rows.
+pub(crate) fn cluster_drift(daily: &[ClusterDay], from_day: i64, to_day: i64, cfg: &DriftConfig) -> Vec<PatternDrift> {
+    let rows: Vec<(String, i64, u64)> = daily.iter().map(|d| (d.stable_id.clone(), d.day, d.failures)).collect();
+    pattern_drift(&rows, from_day, to_day, cfg)
 }
 
 /// What a clustering run computed (and recorded in the store).
@@ -108,6 +173,8 @@ pub(crate) struct ClusterOutcome {
     pub builds: Vec<ExportBuild>,
     pub clustering: citriage_patterns::cluster::Clustering,
     pub rich: citriage_patterns::export::RichExport,
+    /// Failures per cluster, day, job and test (as recorded).
+    pub daily: Vec<ClusterDay>,
 }
 
 /// Clusters the stored failures of builds started in the window ending at `as_of`
@@ -183,14 +250,38 @@ pub(crate) fn cluster_store(
     let refs: Vec<FailureRef<'_>> =
         rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
     let clustering = cluster(&refs, &ClusterConfig::new(profile));
-    // Stable ids carried through the store.
+    // Stable ids carried through the store: an id follows the failures first seen under it.
     let prof = profile_name(profile);
     let previous: Vec<PreviousCluster> =
         store.clusters(prof)?.into_iter().map(|c| PreviousCluster { stable_id: c.stable_id, key: c.key }).collect();
+    let first: std::collections::HashMap<(String, String, u32), String> = store
+        .cluster_first_ids(prof)?
+        .into_iter()
+        .map(|f| ((f.bucket, f.path, f.seq), f.stable_id))
+        .collect();
+    let votes: Vec<Vec<(String, u64)>> = clustering
+        .clusters
+        .iter()
+        .map(|c| {
+            let mut v: BTreeMap<&str, u64> = BTreeMap::new();
+            for &m in &c.members {
+                let (bi, seq) = places[m as usize];
+                let (bucket, path) = &stored_at[bi];
+                if let Some(id) = first.get(&(bucket.clone(), path.clone(), seq)) {
+                    *v.entry(id.as_str()).or_insert(0) += 1;
+                }
+            }
+            v.into_iter().map(|(k, n)| (k.to_string(), n)).collect()
+        })
+        .collect();
+    drop(first);
     let current: Vec<CurrentCluster<'_>> =
         clustering.clusters.iter().map(|c| CurrentCluster { key: &c.key, size: c.members.len() }).collect();
-    let stable = StableIdAssigner::new(previous).assign(&current);
-    let rich = rich_export(&clustering, &refs, Some(&stable), Some(catalogue), owners);
+    let stable = StableIdAssigner::new(previous).assign_with_votes(&current, &votes);
+    let mut rich = rich_export(&clustering, &refs, Some(&stable), Some(catalogue), owners);
+    pb.set_message("sub-patterns");
+    let started: Vec<i64> = places.iter().map(|&(bi, _)| builds[bi].started).collect();
+    attach_sub_patterns(&mut rich, &clustering, &refs, &started, Some(catalogue));
     pb.set_message("recording clusters");
     let (stored, members, daily) =
         cluster_rows(&clustering, &rich, &stable, &rows, &places, &builds, &stored_at, as_of);
@@ -201,9 +292,32 @@ pub(crate) fn cluster_store(
         failures: rows.len() as u64,
         clusters: stored.len() as u64,
     };
-    store.record_cluster_run(&run, &stored, &members, &daily)?;
+    let missing = store.record_cluster_run(&run, &stored, &members, &daily)?;
+    if missing > 0 {
+        return Err(Failure::other(format!("{missing} clustered failures have no stored build")));
+    }
+    let subs: Vec<StoredSubPattern> = rich
+        .clusters
+        .iter()
+        .zip(&stable)
+        .flat_map(|(rc, s)| {
+            rc.sub_patterns.iter().map(move |sp| StoredSubPattern {
+                stable_id: s.stable_id.clone(),
+                kind: sp.kind.name().to_string(),
+                label: sp.label.clone(),
+                failures: sp.members.len() as u64,
+                first_seen: sp.first_seen,
+                last_seen: sp.last_seen,
+                job: sp.evidence.job.clone(),
+                build: sp.evidence.build.clone(),
+                test: sp.evidence.test.clone(),
+                excerpt: sp.evidence.excerpt.clone(),
+            })
+        })
+        .collect();
+    store.record_cluster_subpatterns(prof, &subs)?;
     drop(refs);
-    Ok(ClusterOutcome { as_of, rows, builds, clustering, rich })
+    Ok(ClusterOutcome { as_of, rows, builds, clustering, rich, daily })
 }
 
 /// What the store keeps of a clustering run: each cluster with its representative
