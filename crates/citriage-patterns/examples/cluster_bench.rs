@@ -160,8 +160,11 @@ fn canonical(c: &Clustering, refs: &[FailureRef<'_>]) -> BTreeSet<Vec<(String, S
     c.clusters
         .iter()
         .map(|cl| {
-            let mut v: Vec<(String, String)> =
-                cl.members.iter().map(|&m| (refs[m as usize].test.to_string(), refs[m as usize].build.to_string())).collect();
+            let mut v: Vec<(String, String)> = cl
+                .members
+                .iter()
+                .map(|&m| (refs[m as usize].test.to_string(), refs[m as usize].build.to_string()))
+                .collect();
             v.sort();
             v
         })

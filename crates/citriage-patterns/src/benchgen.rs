@@ -351,7 +351,16 @@ pub fn render(pattern: usize, r_seed: u64) -> String {
     if r.below(50) == 0 {
         let lines = 20 + r.below(60);
         for i in 0..lines {
-            let _ = write!(out, "\n    I{} {:02}:{:02}:{:02}.{:06} step {i} of the {} check", 1100 + r.below(28), r.below(24), r.below(60), r.below(60), r.below(1_000_000), PATTERNS[pattern]);
+            let _ = write!(
+                out,
+                "\n    I{} {:02}:{:02}:{:02}.{:06} step {i} of the {} check",
+                1100 + r.below(28),
+                r.below(24),
+                r.below(60),
+                r.below(60),
+                r.below(1_000_000),
+                PATTERNS[pattern]
+            );
         }
     }
     out
@@ -366,7 +375,8 @@ pub fn generate(n: usize, seed: u64) -> GenData {
             format!("[sig-{sig}] Feature {} should behave case {i}", i % 97)
         })
         .collect();
-    let jobs: Vec<String> = (0..(n / 500).clamp(5, 1500)).map(|i| format!("ci-kubernetes-e2e-gce-variant-{i}")).collect();
+    let jobs: Vec<String> =
+        (0..(n / 500).clamp(5, 1500)).map(|i| format!("ci-kubernetes-e2e-gce-variant-{i}")).collect();
     // each pattern hits its own few tests often and every test rarely
     let mut data = GenData::default();
     let mut next_number: HashMap<usize, u64> = HashMap::new();

@@ -624,7 +624,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     // Normalize in chunks and intern at once, so only distinct normalized texts are kept.
     let mut interned: HashMap<Box<str>, u32> = HashMap::default();
     let mut raw_tmp: Vec<u32> = Vec::with_capacity(raw_texts.len());
-    for chunk in raw_texts.chunks(1 <<15) {
+    for chunk in raw_texts.chunks(1 << 15) {
         let normed: Vec<String> = chunk.par_iter().map(|t| normalize(t, profile)).collect();
         for s in normed {
             let next = interned.len() as u32;
@@ -686,8 +686,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
         }
         Profile::Default => {
             // Distinct keys (templates, else the normalized text) in text order.
-            let mut keys: Vec<&str> =
-                uniq.iter().zip(&templates).map(|(u, t)| t.as_deref().unwrap_or(u)).collect();
+            let mut keys: Vec<&str> = uniq.iter().zip(&templates).map(|(u, t)| t.as_deref().unwrap_or(u)).collect();
             keys.par_sort_unstable();
             keys.dedup();
             let norm_key: Vec<u32> = uniq

@@ -240,20 +240,21 @@ pub fn test_owner(name: &str, owners: &BTreeMap<String, Vec<String>>) -> Option<
     None
 }
 
-/// Reference `testsGroupByJob`: builds of `members` grouped by job.
+/// Reference `testsGroupByJob`: builds of `members` grouped by job. Unlike the reference,
+/// a build appears once per failure (a test that failed twice in one build, e.g. retried,
+/// is listed twice), so no failure is lost.
 fn jobs_of(members: &[u32], failures: &[FailureRef<'_>], by_path: &HashMap<&str, &BuildRecord>) -> Vec<JsonJob> {
-    let mut groups: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut groups: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for &m in members {
         if let Some(b) = by_path.get(failures[m as usize].build) {
             if b.number != 0 {
-                groups.entry(b.job.as_str()).or_default().insert(b.number.to_string());
+                groups.entry(b.job.as_str()).or_default().push(b.number.to_string());
             }
         }
     }
     let mut jobs: Vec<JsonJob> = groups
         .into_iter()
-        .map(|(name, set)| {
-            let mut builds: Vec<String> = set.into_iter().collect();
+        .map(|(name, mut builds)| {
             builds.sort_by(|a, b| b.cmp(a));
             JsonJob { name: name.to_string(), builds }
         })

@@ -87,7 +87,10 @@ pub fn job_family(job: &str) -> String {
             return false;
         }
         // k35, u2404, v1, r2, 1.33-style versions
-        if b.len() >= 2 && matches!(b[0], b'k' | b'u' | b'v' | b'r') && b[1..].iter().all(|c| c.is_ascii_digit() || *c == b'.') {
+        if b.len() >= 2
+            && matches!(b[0], b'k' | b'u' | b'v' | b'r')
+            && b[1..].iter().all(|c| c.is_ascii_digit() || *c == b'.')
+        {
             return false;
         }
         !matches!(seg, "master" | "main" | "beta" | "stable" | "latest" | "release")

@@ -9,8 +9,8 @@
 
 pub mod benchgen;
 pub mod cluster;
-pub mod drift;
 pub mod drain;
+pub mod drift;
 pub mod export;
 pub mod extract;
 pub mod fxhash;

@@ -494,9 +494,7 @@ fn is_name_token(core: &str) -> bool {
         return true;
     }
     let b = core.as_bytes();
-    if !b[0].is_ascii_alphanumeric()
-        || !b.iter().all(|&c| c.is_ascii_alphanumeric() || b"-_./:=%?&".contains(&c))
-    {
+    if !b[0].is_ascii_alphanumeric() || !b.iter().all(|&c| c.is_ascii_alphanumeric() || b"-_./:=%?&".contains(&c)) {
         return false;
     }
     let digits = b.iter().any(u8::is_ascii_digit);
@@ -599,7 +597,10 @@ mod tests {
         let a = t("Timed out after 300s: pod services-5405/pause-7d9f8c6b5-x2x4z never became Ready: containers with unready status: [core-dns]");
         let b = t("Timed out after 12m3s: pod dns-1234/httpd-5c4b3a2d1-q8w9z never became Ready: containers with unready status: [etcd-client]");
         assert_eq!(a, b);
-        assert_eq!(a.as_deref(), Some("Timed out after DURATION: pod <*> never became Ready: containers with unready status: [<*>]"));
+        assert_eq!(
+            a.as_deref(),
+            Some("Timed out after DURATION: pod <*> never became Ready: containers with unready status: [<*>]")
+        );
         // exit codes, code locations and short messages keep their identity
         assert_ne!(t("exit 1"), t("exit 2"));
         assert_ne!(

@@ -98,7 +98,11 @@ impl StableIdAssigner {
 
     /// Assign ids to `current`, first by `votes`: for each current cluster (same order), the
     /// ids its member failures were first given, with how many failures carry each.
-    pub fn assign_with_votes(&self, current: &[CurrentCluster<'_>], votes: &[Vec<(String, u64)>]) -> Vec<StableAssignment> {
+    pub fn assign_with_votes(
+        &self,
+        current: &[CurrentCluster<'_>],
+        votes: &[Vec<(String, u64)>],
+    ) -> Vec<StableAssignment> {
         let mut out: Vec<Option<StableAssignment>> = vec![None; current.len()];
         // 0. ids follow their failures
         let mut triples: Vec<(u64, usize, &str)> = Vec::new();

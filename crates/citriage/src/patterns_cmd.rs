@@ -6,6 +6,7 @@
 use crate::cli::{open_store, print_json, spinner, Cli, ClusterArgs, ExtractArgs, Format};
 use crate::outln;
 use crate::pipeline::Failure;
+use citriage_model::Day;
 use citriage_patterns::cluster::{cluster, ClusterConfig, FailureRef};
 use citriage_patterns::drift::{pattern_drift, DriftConfig, PatternDrift};
 use citriage_patterns::export::{
@@ -15,7 +16,6 @@ use citriage_patterns::extract::{extract_junit, extract_log, Excerpt, ExtractCon
 use citriage_patterns::normalize::Profile;
 use citriage_patterns::signatures::Catalogue;
 use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableIdAssigner};
-use citriage_model::Day;
 use citriage_store::{ClusterDay, ClusterMember, ClusterRun, StoredCluster, StoredSubPattern};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -134,7 +134,8 @@ pub(crate) fn cluster_cmd(cli: &Cli, a: &ClusterArgs) -> Result<(), Failure> {
             outln!("{:<14} job families: {}", "", subs.join(", "));
         }
     }
-    let moving: Vec<&PatternDrift> = drift.iter().filter(|d| d.kind != citriage_patterns::drift::DriftKind::Steady).collect();
+    let moving: Vec<&PatternDrift> =
+        drift.iter().filter(|d| d.kind != citriage_patterns::drift::DriftKind::Steady).collect();
     outln!(
         "\nPattern drift {} → {} ({}-day windows): {} new, {} growing, {} shrinking, {} gone",
         Day(from_day),
@@ -254,11 +255,8 @@ pub(crate) fn cluster_store(
     let prof = profile_name(profile);
     let previous: Vec<PreviousCluster> =
         store.clusters(prof)?.into_iter().map(|c| PreviousCluster { stable_id: c.stable_id, key: c.key }).collect();
-    let first: std::collections::HashMap<(String, String, u32), String> = store
-        .cluster_first_ids(prof)?
-        .into_iter()
-        .map(|f| ((f.bucket, f.path, f.seq), f.stable_id))
-        .collect();
+    let first: std::collections::HashMap<(String, String, u32), String> =
+        store.cluster_first_ids(prof)?.into_iter().map(|f| ((f.bucket, f.path, f.seq), f.stable_id)).collect();
     let votes: Vec<Vec<(String, u64)>> = clustering
         .clusters
         .iter()
