@@ -512,3 +512,64 @@ pub(crate) fn extract_cmd(cli: &Cli, a: &ExtractArgs) -> Result<(), Failure> {
     }
     Ok(())
 }
+
+/// The triage report's pattern drift: the store's latest clustering run (default profile,
+/// else k8s-triage), the 7 days to `date` (or to the run's as-of day when earlier) against
+/// the 7 days before, each moving pattern with its newest failure as evidence. None when no
+/// clustering run is stored.
+pub(crate) fn drift_report(
+    store: &citriage_store::Store,
+    date: Day,
+) -> Result<Option<citriage_analysis::triage::PatternDriftReport>, Failure> {
+    use citriage_analysis::triage::{DriftingPattern, PatternDriftReport};
+    use citriage_model::{Evidence, EvidenceKind};
+    let mut run = None;
+    for prof in ["default", "k8s-triage"] {
+        if let Some(r) = store.cluster_run(prof)? {
+            run = Some(r);
+            break;
+        }
+    }
+    let Some(run) = run else { return Ok(None) };
+    let cfg = DriftConfig::default();
+    let to_day = date.0.min(run.as_of.div_euclid(86_400));
+    let from_day = to_day - cfg.span;
+    let daily = store.cluster_daily(&run.profile)?;
+    let mut patterns = Vec::new();
+    for d in cluster_drift(&daily, from_day, to_day, &cfg) {
+        if d.kind == citriage_patterns::drift::DriftKind::Steady {
+            continue;
+        }
+        let text = store
+            .cluster(&run.profile, &d.id)?
+            .map(|c| c.text.lines().next().unwrap_or("").chars().take(160).collect())
+            .unwrap_or_default();
+        let evidence = store.cluster_failures(&run.profile, &d.id, 1)?.into_iter().next().map(|f| {
+            let body = f.failure_text.unwrap_or_default();
+            let first: String = body.lines().next().unwrap_or("").chars().take(300).collect();
+            Evidence::new(
+                EvidenceKind::JunitCase,
+                format!("https://prow.k8s.io/view/gs/{}/{} :: {}", f.bucket, f.path, f.test),
+                first,
+                citriage_model::evidence::sha256_hex(body.as_bytes()),
+                f.started.map(|s| Day::from_unix_seconds(s).to_string()).unwrap_or_default(),
+            )
+        });
+        patterns.push(DriftingPattern {
+            stable_id: d.id,
+            kind: d.kind,
+            before: d.before,
+            after: d.after,
+            per_day: d.per_day.iter().map(|(_, n)| *n).collect(),
+            text,
+            evidence,
+        });
+    }
+    Ok(Some(PatternDriftReport {
+        profile: run.profile,
+        from: Day(from_day),
+        to: Day(to_day),
+        span_days: cfg.span,
+        patterns,
+    }))
+}

@@ -234,4 +234,17 @@ fn pattern_drift_matches_the_world_truth() {
     }
     eprintln!("pattern drift: {checked} patterns checked, {moving} of them moving");
     assert!(checked >= 3, "only {checked} patterns had enough failures");
+    // The triage report carries the pattern drift of the stored run, with evidence.
+    let snap = w.root.join("k8s-metrics/failures-latest.json");
+    let rep = w.db.parent().unwrap().join("report");
+    let o =
+        run(&w.db, &["triage", "--snapshot", snap.to_str().unwrap(), "--date", &to, "--out", rep.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let section = md.split("### Pattern drift").nth(1).expect("a pattern drift section");
+    let moving_ours = drift["patterns"].as_array().unwrap().iter().filter(|p| p["kind"] != "steady").count();
+    if moving_ours > 0 {
+        assert!(section.contains("| Change | Pattern |"), "{section}");
+        assert!(section.contains("(#ev-") || section.contains("ev-"), "rows cite evidence");
+    }
 }
