@@ -270,7 +270,8 @@ const QGRAM_MIN_LEN: usize = 512;
 pub struct KeyIndex {
     rule: MatchRule,
     /// key text length → (insertion sequence, text id), in insertion order.
-    by_len: BTreeMap<u32, Vec<(u32, u32)>>,
+    /// Each entry carries the key's coarse sketch, so the first screen reads memory in order.
+    by_len: BTreeMap<u32, Vec<(Sketch, u32, u32)>>,
     exact: HashMap<u32, u32>,
     removed: FxHashSet<u32>,
     /// Exact 4-gram profiles of long keys (for the q-gram lower bound).
@@ -351,7 +352,8 @@ impl KeyIndex {
         if len as usize >= QGRAM_MIN_LEN {
             self.profiles.insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
         }
-        self.by_len.entry(len).or_default().push((seq, key));
+        let sk = self.feats[seq as usize].sketch;
+        self.by_len.entry(len).or_default().push((sk, seq, key));
     }
 
     /// True when `key` is itself a key.
@@ -396,13 +398,17 @@ impl KeyIndex {
             if len_bound > limit {
                 continue;
             }
-            for &(seq, k) in keys {
-                if !self.removed.is_empty() && self.removed.contains(&k) {
+            let max_l1 = (limit as u32) * 4 + 3;
+            res.bound_checks += keys.len() as u64;
+            for (sk, seq, k) in keys {
+                if l1_sketch(&qf.sketch, sk) > max_l1 {
                     continue;
                 }
-                res.bound_checks += 1;
-                if let Some((lb, hopeless)) = screen(&qf, &self.feats[seq as usize], limit) {
-                    cands.push(Candidate { lb, key: k, limit, hopeless });
+                if !self.removed.is_empty() && self.removed.contains(k) {
+                    continue;
+                }
+                if let Some((lb, hopeless)) = screen(&qf, &self.feats[*seq as usize], limit) {
+                    cands.push(Candidate { lb, key: *k, limit, hopeless });
                 }
             }
         }
