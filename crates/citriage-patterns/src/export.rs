@@ -139,6 +139,9 @@ pub struct FailureData {
 pub struct ExportOptions {
     /// Drop clusters with a single failure (the reference does).
     pub hide_singletons: bool,
+    /// List a build once per test even when the test failed in it more than once (the
+    /// reference does; citriage lists it once per failure so none is lost).
+    pub dedup_builds: bool,
     /// SIG → test-name prefixes (`owners.json`), used when a test name has no `[sig-x]`.
     pub owners: BTreeMap<String, Vec<String>>,
 }
@@ -147,12 +150,12 @@ impl ExportOptions {
     /// Options reproducing go.k8s.io/triage's file exactly (singletons hidden: failures are
     /// left out; for comparisons only).
     pub fn k8s_triage(owners: BTreeMap<String, Vec<String>>) -> Self {
-        ExportOptions { hide_singletons: true, owners }
+        ExportOptions { hide_singletons: true, dedup_builds: true, owners }
     }
 
     /// citriage's export: every cluster, so nothing is left out.
     pub fn complete(owners: BTreeMap<String, Vec<String>>) -> Self {
-        ExportOptions { hide_singletons: false, owners }
+        ExportOptions { hide_singletons: false, dedup_builds: false, owners }
     }
 }
 
@@ -243,7 +246,12 @@ pub fn test_owner(name: &str, owners: &BTreeMap<String, Vec<String>>) -> Option<
 /// Reference `testsGroupByJob`: builds of `members` grouped by job. Unlike the reference,
 /// a build appears once per failure (a test that failed twice in one build, e.g. retried,
 /// is listed twice), so no failure is lost.
-fn jobs_of(members: &[u32], failures: &[FailureRef<'_>], by_path: &HashMap<&str, &BuildRecord>) -> Vec<JsonJob> {
+fn jobs_of(
+    members: &[u32],
+    failures: &[FailureRef<'_>],
+    by_path: &HashMap<&str, &BuildRecord>,
+    dedup: bool,
+) -> Vec<JsonJob> {
     let mut groups: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for &m in members {
         if let Some(b) = by_path.get(failures[m as usize].build) {
@@ -256,6 +264,9 @@ fn jobs_of(members: &[u32], failures: &[FailureRef<'_>], by_path: &HashMap<&str,
         .into_iter()
         .map(|(name, mut builds)| {
             builds.sort_by(|a, b| b.cmp(a));
+            if dedup {
+                builds.dedup();
+            }
             JsonJob { name: name.to_string(), builds }
         })
         .collect();
@@ -334,7 +345,10 @@ pub fn failure_data(
         let tests: Vec<JsonTest> = c
             .tests
             .iter()
-            .map(|t| JsonTest { name: t.test.clone(), jobs: jobs_of(&t.members, failures, &by_path) })
+            .map(|t| JsonTest {
+                name: t.test.clone(),
+                jobs: jobs_of(&t.members, failures, &by_path, opts.dedup_builds),
+            })
             .collect();
         let owner = cluster_owner(&tests, &cols, &by_path, &opts.owners);
         clustered.push(JsonCluster {

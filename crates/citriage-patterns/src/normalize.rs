@@ -609,4 +609,24 @@ mod tests {
         );
         assert_ne!(t("process exited with code 1 after the step"), t("process exited with code 2 after the step"));
     }
+
+    /// Details of today's Go `flakeReasonOrdinalRE` (test-infra 9cd5798) that the older,
+    /// documented list left open.
+    #[test]
+    fn k8s_follows_todays_go_rules() {
+        let n = |s| normalize(s, Profile::K8sTriage);
+        assert_eq!(n("node i-0123456789 up"), "node UNIQ1 up"); // AWS ids: 10+ hex
+        assert_eq!(n("node i-01234567 up"), "node i-01234567 up");
+        assert_eq!(n("dial localhost:8080 failed"), "dial UNIQ1 failed"); // 4-5 digit ports only
+        assert_eq!(n("dial localhost:80 failed"), "dial localhost:80 failed");
+        assert_eq!(n("port :30000 open"), "port UNIQ1open"); // the terminator is part of the match
+        assert_eq!(n("port :30000x"), "port :30000x");
+        assert_eq!(n("cluster5 and logger_7 and Server #3"), "UNIQ1 and UNIQ2 and UNIQ3");
+        assert_eq!(n("took 1.500s"), "took UNIQ1"); // durations need milliseconds
+        assert_eq!(n("took 1.5s"), "took 1.5s");
+        // only kind workers are node names; `-plane` at the end is a random suffix to Go
+        assert_eq!(n("on kind-control-plane"), "on kind-controlUNIQ1");
+        assert_eq!(n("pod-a-b-1-2 and web-1-2"), "UNIQ1 and web-1-2"); // pod- prefix only
+        assert_eq!(n("ends with -ab12"), "ends withUNIQ1"); // `$` ends a random suffix
+    }
 }
