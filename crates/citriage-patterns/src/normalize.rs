@@ -627,6 +627,6 @@ mod tests {
         // only kind workers are node names; `-plane` at the end is a random suffix to Go
         assert_eq!(n("on kind-control-plane"), "on kind-controlUNIQ1");
         assert_eq!(n("pod-a-b-1-2 and web-1-2"), "UNIQ1 and web-1-2"); // pod- prefix only
-        assert_eq!(n("ends with -ab12"), "ends withUNIQ1"); // `$` ends a random suffix
+        assert_eq!(n("ends with -ab12"), "ends with UNIQ1"); // `$` ends a random suffix
     }
 }
