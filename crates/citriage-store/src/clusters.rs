@@ -86,7 +86,7 @@ pub struct ClusterFailure {
 }
 
 /// A sub-pattern of a cluster in its profile's latest run, with one failure as evidence.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StoredSubPattern {
     pub stable_id: String,
     /// `template`, `job-family` or `signature`.
