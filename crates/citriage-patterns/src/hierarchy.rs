@@ -93,8 +93,9 @@ pub fn job_family(job: &str) -> String {
         {
             return false;
         }
-        !matches!(seg, "master" | "main" | "beta" | "stable" | "latest" | "release")
-            && !(seg.starts_with("stable") && b[6..].iter().all(u8::is_ascii_digit))
+        let branch = matches!(seg, "master" | "main" | "beta" | "stable" | "latest" | "release")
+            || seg.starts_with("stable") && b[6..].iter().all(u8::is_ascii_digit);
+        !branch
     };
     let parts: Vec<&str> = job.split('-').filter(|s| keep(s)).collect();
     if parts.is_empty() {

@@ -499,7 +499,7 @@ fn is_name_token(core: &str) -> bool {
     }
     let digits = b.iter().any(u8::is_ascii_digit);
     let letters = b.iter().any(u8::is_ascii_alphabetic);
-    b.iter().any(|c| b"-_/.=".contains(c)) && letters || digits && letters
+    letters && (digits || b.iter().any(|c| b"-_/.=".contains(c)))
 }
 
 /// The name template of a normalized text: every token that names an object (see

@@ -237,8 +237,9 @@ fn id_variants_form_one_cluster_in_both_profiles() {
             hex(&mut rnd, 12)
         );
         texts.push(format!(
-            "error attaching disk pvc-{uuid} to node {}: image registry.k8s.io/pause@sha256:{} at commit {} from {}.{}.{}.{}:6443 failed for pod webserver-{}-{} after {}.{:03}s",
-            format!("gke-e2e-default-pool-{}-{}", hex(&mut rnd, 8), k8s(&mut rnd, 4)),
+            "error attaching disk pvc-{uuid} to node gke-e2e-default-pool-{}-{}: image registry.k8s.io/pause@sha256:{} at commit {} from {}.{}.{}.{}:6443 failed for pod webserver-{}-{} after {}.{:03}s",
+            hex(&mut rnd, 8),
+            k8s(&mut rnd, 4),
             hex(&mut rnd, 64),
             hex(&mut rnd, 40),
             10,
