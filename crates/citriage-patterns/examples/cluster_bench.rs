@@ -46,6 +46,16 @@ struct TestRow {
     failure_text: String,
 }
 
+/// CPU seconds (user + system) this process has used so far.
+fn cpu_seconds() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // fields after the command name (which is in parentheses): utime is the 14th, stime the 15th
+    let rest = s.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn peak_rss_mib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -221,11 +231,12 @@ fn main() {
         dir.display(),
         t.elapsed().as_secs_f64()
     );
-    println!("| run | wall s | clusters | P | R | ARI | exported / input | shuffle-invariant |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| run | wall s | CPU s | clusters | P | R | ARI | exported / input | shuffle-invariant |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut ours: Vec<(Profile, f64)> = Vec::new();
     for &profile in &profiles {
         let t = Instant::now();
+        let cpu0 = cpu_seconds();
         let loaded = load(&dir);
         let refs: Vec<FailureRef<'_>> = loaded
             .tests
@@ -244,12 +255,14 @@ fn main() {
         let path = dir.join(format!("citriage-{}.json", profile.name()));
         std::fs::write(&path, serde_json::to_vec(&fd).expect("json")).expect("write export");
         let wall = t.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu0;
         eprintln!(
-            "citriage {}: load {:.2}s, cluster {:.2}s, export {:.2}s; {} exact checks ({} global), {} bound checks",
+            "citriage {}: load {:.2}s, cluster {:.2}s, export {:.2}s (CPU {:.1}s); {} exact checks ({} global), {} bound checks",
             profile.name(),
             t_load,
             t_cluster - t_load,
             wall - t_cluster,
+            cpu,
             c.accounting.exact_checks,
             c.accounting.global_exact_checks,
             c.accounting.bound_checks
@@ -278,9 +291,10 @@ fn main() {
             "not checked"
         };
         println!(
-            "| citriage {} | {:.2} | {} | {:.3} | {:.3} | {:.3} | {} / {} (accounting complete: {}) | {} |",
+            "| citriage {} | {:.2} | {:.1} | {} | {:.3} | {:.3} | {:.3} | {} / {} (accounting complete: {}) | {} |",
             profile.name(),
             wall,
+            cpu,
             c.clusters.len(),
             s.precision,
             s.recall,
@@ -333,7 +347,7 @@ fn main() {
     let (labels, missing) = labels_from(&m, &loaded.tests, &loaded.job_of);
     let s = pair_scores(&labels, &truth);
     println!(
-        "| reference summarize.py | {:.2} | {} (+{} failures left out) | {:.3} | {:.3} | {:.3} | {} / {} | - |",
+        "| reference summarize.py | {:.2} | - | {} (+{} failures left out) | {:.3} | {:.3} | {:.3} | {} / {} | - |",
         wall,
         nclusters,
         missing,

@@ -966,9 +966,11 @@ fn build_cluster(
         .unwrap_or("")
         .to_string();
     let spans = if want_spans {
-        let mut distinct: Vec<&str> = members.iter().map(|&m| failures[m as usize].text).collect();
-        distinct.sort_unstable();
-        distinct.dedup();
+        // distinct texts in first-member order (the intersection does not depend on order)
+        let mut seen: FxHashSet<&str> = FxHashSet::default();
+        let distinct: Vec<&str> =
+            members.iter().map(|&m| failures[m as usize].text).filter(|t| seen.insert(t)).collect();
+        drop(seen);
         let mut list: Vec<&str> = Vec::with_capacity(distinct.len());
         list.push(text.as_str());
         list.extend(distinct.into_iter().filter(|t| *t != text));

@@ -14,7 +14,9 @@
 //! The richer JSON adds the profile, the no-drop accounting, member indices, stable ids and
 //! known-signature matches with their evidence.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::fxhash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
