@@ -279,6 +279,8 @@ pub struct KeyIndex {
     /// Screening features of the keys, by insertion sequence.
     feats: Vec<Features>,
     next_seq: u32,
+    /// Key text id by insertion sequence.
+    order: Vec<u32>,
     /// At most this many candidates verified per query (None: all).
     cap: Option<usize>,
     /// Exact edit-distance computations run.
@@ -309,6 +311,7 @@ impl KeyIndex {
             profiles: HashMap::default(),
             feats: Vec::new(),
             next_seq: 0,
+            order: Vec::new(),
             cap: None,
             exact_checks: 0,
             bound_checks: 0,
@@ -346,6 +349,7 @@ impl KeyIndex {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.order.push(key);
         self.exact.insert(key, seq);
         self.feats.push(Features::of(table.text(key)));
         let len = table.text(key).len() as u32;
@@ -444,6 +448,20 @@ impl KeyIndex {
     /// Sequence number of `key` (its age), if it is a key.
     fn seq_of(&self, key: u32) -> Option<u32> {
         self.exact.get(&key).copied()
+    }
+
+    /// Keys inserted so far (removals do not count): a version for memoized answers.
+    pub fn version(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Would any key inserted since `version` be a candidate for `q`? When none would, an
+    /// answer found at `version` still stands (the candidate order is unchanged).
+    pub fn any_candidate_since(&self, table: &TextTable<'_>, q: u32, version: usize) -> bool {
+        let qf = Features::of(table.text(q));
+        self.order[version.min(self.order.len())..]
+            .iter()
+            .any(|&k| !self.removed.contains(&k) && self.qualifies(table, &qf, q, k))
     }
 
     /// Would `key` be a candidate (pass the reference's histogram rule) for `q`?
@@ -907,7 +925,8 @@ fn k8s_keys(
 /// every entry and the local clusters, largest first (ties by key text).
 fn local_cluster(table: &TextTable<'_>, seq: &[u32], cap: Option<usize>) -> (Vec<u32>, Vec<LocalCluster>, u64, u64) {
     let mut index = KeyIndex::new().with_cap(cap);
-    // A repeated text gets the answer of its last search unless keys were added since.
+    // A repeated text keeps the answer of its last search unless a key added since would be
+    // one of its candidates.
     let mut memo: HashMap<u32, (u32, usize)> = HashMap::default();
     let mut size: HashMap<u32, u64> = HashMap::default();
     let mut keys = Vec::with_capacity(seq.len());
@@ -915,8 +934,11 @@ fn local_cluster(table: &TextTable<'_>, seq: &[u32], cap: Option<usize>) -> (Vec
         let key = if index.contains(m) {
             m
         } else {
-            match memo.get(&m) {
-                Some(&(k, at)) if at == index.len() => k,
+            match memo.get(&m).copied() {
+                Some((k, at)) if at == index.version() || !index.any_candidate_since(table, m, at) => {
+                    memo.insert(m, (k, index.version()));
+                    k
+                }
                 _ => {
                     let k = match index.find(table, m) {
                         Some(k) => k,
@@ -925,7 +947,7 @@ fn local_cluster(table: &TextTable<'_>, seq: &[u32], cap: Option<usize>) -> (Vec
                             m
                         }
                     };
-                    memo.insert(m, (k, index.len()));
+                    memo.insert(m, (k, index.version()));
                     k
                 }
             }
