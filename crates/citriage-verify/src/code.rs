@@ -470,6 +470,14 @@ impl Checkout {
         }))
     }
 
+    /// The last commit of HEAD's history committed at or before `until` (Unix seconds).
+    pub fn revision_at(&self, until: i64) -> Option<String> {
+        let git = self.git.as_ref()?;
+        let out = git.run(&self.root, &["rev-list", "-1", &format!("--before={until}"), "HEAD"]).ok()?;
+        let sha = String::from_utf8_lossy(&out).trim().to_string();
+        is_hex_sha(&sha).then_some(sha)
+    }
+
     /// Whether the checkout is a shallow clone (its history is cut off).
     pub fn is_shallow(&self) -> bool {
         self.root.join(".git").join("shallow").exists()
@@ -1164,6 +1172,12 @@ pub trait CodeResolver {
     fn find_commit(&self, _repo: Option<&str>, _sha: &str) -> CommitAnswer {
         CommitAnswer::Unchecked { why: "no local checkout was named".into() }
     }
+
+    /// The last commit at or before `until` (Unix seconds) of the checkout holding
+    /// `path`: what a report dated then could have read.
+    fn revision_at(&self, _repo: Option<&str>, _path: &str, _until: i64) -> Option<String> {
+        None
+    }
 }
 
 /// No checkouts: every claim is unchecked.
@@ -1307,6 +1321,11 @@ impl CodeResolver for Checkouts {
             Located::Missing(why) => FileAnswer::Missing { why },
             Located::Unchecked(why) => FileAnswer::Unchecked { why },
         }
+    }
+
+    fn revision_at(&self, repo: Option<&str>, path: &str, until: i64) -> Option<String> {
+        let Located::At(c, _) = self.locate(repo, path) else { return None };
+        c.revision_at(until)
     }
 
     fn find_commit(&self, repo: Option<&str>, sha: &str) -> CommitAnswer {

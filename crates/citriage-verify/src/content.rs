@@ -187,7 +187,7 @@ pub(crate) fn attached_quotes(line: &str, span: (usize, usize), others: &[(usize
     let (lo, hi) = clause_range(line, span.0);
     let cands = quote_candidates(line, lo, hi, markdown);
     let mut out = Vec::new();
-    for (k, (a, b, text)) in cands.iter().enumerate() {
+    for (a, b, text) in &cands {
         // The citation itself, or another citation, in a code span.
         if *a <= span.0 && *b >= span.1 {
             continue;
@@ -201,7 +201,7 @@ pub(crate) fn attached_quotes(line: &str, span: (usize, usize), others: &[(usize
             continue;
         }
         let prev_word = before.rsplit(|c: char| c.is_whitespace()).next().unwrap_or("").to_ascii_lowercase();
-        if (prev_word == "to" || prev_word == "with" || prev_word == "into") && k > 0 {
+        if prev_word == "to" || prev_word == "with" || prev_word == "into" {
             continue;
         }
         // The text between the quote and the citation: nothing but attaching words.
@@ -216,16 +216,21 @@ pub(crate) fn attached_quotes(line: &str, span: (usize, usize), others: &[(usize
                 gap.replace_range(c - ga..d - ga, &" ".repeat(d - c));
             }
         }
+        let arrow_between = line[ga..gb].contains('→') || line[ga..gb].contains("->");
         let words: Vec<String> = gap
             .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ':' | ',' | '—' | '–' | '=' | '[' | ']'))
             .map(|w| w.trim_matches(|c: char| matches!(c, '*' | '_')).to_ascii_lowercase())
             .filter(|w| !w.is_empty() && w != "-" && w != "→" && w != "->")
             .collect();
-        let arrow_between = gap.contains('→') || gap.contains("->");
         // A change sketch before the citation (`x` to `y` at file:line) may join its two
         // sides with `to` / `with`.
-        let sketch = *b <= span.0 && cands.iter().any(|(c, d, _)| *c >= ga && *d <= gb);
-        let allowed = |w: &str| ATTACH.contains(&w) || (sketch && ["to", "with", "into", "by"].contains(&w));
+        // Another quote in between is allowed only as the new side of a sketch.
+        let between = cands.iter().any(|(c, d, _)| *c >= ga && *d <= gb);
+        let connector = arrow_between || words.iter().any(|w| ["to", "with", "into"].contains(&w.as_str()));
+        if between && !(*b <= span.0 && connector) {
+            continue;
+        }
+        let allowed = |w: &str| ATTACH.contains(&w) || (between && ["to", "with", "into", "by"].contains(&w));
         if words.len() > 5 || !words.iter().all(|w| allowed(w.as_str())) {
             continue;
         }
@@ -347,11 +352,23 @@ fn judge(t: &FileText, r: &FileLineRef, q: &Quote) -> ContentOutcome {
     }
 }
 
-/// The evidence and verdict of one quote, with drift since a cited commit.
-fn content_claim(code: &dyn CodeResolver, r: &FileLineRef, now: &FileText, q: &Quote) -> (Verdict, String, bool, Vec<Evidence>) {
+/// The evidence and verdict of one quote, with drift since the commit the citation
+/// names, or since the last commit before the report's date (`dated`).
+fn content_claim(
+    code: &dyn CodeResolver,
+    r: &FileLineRef,
+    now: &FileText,
+    q: &Quote,
+    dated: Option<&str>,
+) -> (Verdict, String, bool, Vec<Evidence>) {
     let ev_now = now.evidence(r.start, r.end);
-    if let Some(sha) = &r.commit {
-        if let FileAnswer::Found(then) = code.read_file(r.repo.as_deref(), &r.path, Some(sha)) {
+    let pinned: Option<(String, String)> = match (&r.commit, dated) {
+        (Some(sha), _) => Some((sha.clone(), format!("at {sha}"))),
+        (None, Some(rev)) => Some((rev.to_string(), format!("on the report's date ({})", &rev[..rev.len().min(12)]))),
+        _ => None,
+    };
+    if let Some((sha, when)) = pinned {
+        if let FileAnswer::Found(then) = code.read_file(r.repo.as_deref(), &r.path, Some(&sha)) {
             match judge(&then, r, q) {
                 ContentOutcome::Verified(_) => {
                     let ev_then = then.evidence(r.start, r.end);
@@ -359,14 +376,18 @@ fn content_claim(code: &dyn CodeResolver, r: &FileLineRef, now: &FileText, q: &Q
                         ContentOutcome::Verified(d) => (Verdict::Verified, d, false, vec![ev_then, ev_now]),
                         ContentOutcome::False(d) => (
                             Verdict::False,
-                            format!("right at {sha}, but the file has changed since: {d}"),
+                            format!("right {when}, but the file has changed since: {d}"),
                             true,
                             vec![ev_then, ev_now],
                         ),
                     };
                 }
                 ContentOutcome::False(d) => {
-                    return (Verdict::False, format!("at {sha}: {d}"), false, vec![then.evidence(r.start, r.end)])
+                    let now_note = match judge(now, r, q) {
+                        ContentOutcome::Verified(_) => " (it is there now)".to_string(),
+                        ContentOutcome::False(_) => String::new(),
+                    };
+                    return (Verdict::False, format!("{when}: {d}{now_note}"), false, vec![then.evidence(r.start, r.end), ev_now]);
                 }
             }
         }
@@ -381,7 +402,15 @@ fn join(v: &[usize]) -> String {
     v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
 }
 
-pub(crate) fn check_file_lines(cx: &mut Ctx<'_>, claims: &[FileLineRef], code: &dyn CodeResolver, stats: &mut Stats) {
+pub(crate) fn check_file_lines(
+    cx: &mut Ctx<'_>,
+    claims: &[FileLineRef],
+    code: &dyn CodeResolver,
+    stats: &mut Stats,
+    day: Option<Day>,
+) {
+    // What a report dated D could have read: the last commit of D (UTC).
+    let until = day.map(|d| (d.0 + 1) * 86_400 - 1);
     type Key = (Option<String>, String, usize, usize, Vec<usize>, Option<String>);
     let mut groups: BTreeMap<Key, Vec<&FileLineRef>> = BTreeMap::new();
     for c in claims {
@@ -463,7 +492,8 @@ pub(crate) fn check_file_lines(cx: &mut Ctx<'_>, claims: &[FileLineRef], code: &
                     _ => None,
                 });
                 let Some(now) = f.as_deref() else { continue };
-                let (verdict, detail, drift, evidence) = content_claim(code, u, now, &q);
+                let dated = until.and_then(|t| code.revision_at(repo.as_deref(), &path, t));
+                let (verdict, detail, drift, evidence) = content_claim(code, u, now, &q, dated.as_deref());
                 if verdict == Verdict::False {
                     let id = if drift { "file-drift" } else { "file-content" };
                     cx.flag(u.line, id, format!("{}: {detail}", u.raw), evidence.clone());

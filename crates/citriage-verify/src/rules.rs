@@ -468,7 +468,7 @@ pub fn verify_report(report: &Report, resolvers: &Resolvers<'_>, opts: &VerifyOp
 
     let states = check_refs(&mut cx, &refs, resolvers.refs, &mut stats);
     crate::refcheck::check_state_claims(&mut cx, &refs, &states, resolvers.refs, day.map(Window::of_day));
-    crate::content::check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats);
+    crate::content::check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats, day);
     crate::content::check_commits(&mut cx, &commits, resolvers.code, resolvers.refs, opts.refs.default_repo.as_ref(), day);
     crate::builds::check_builds(&mut cx, resolvers.builds, &mut stats);
     check_tldr(&mut cx, &refs, opts);
