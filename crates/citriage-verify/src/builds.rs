@@ -282,7 +282,7 @@ fn claimed_result(line: &str, span: (usize, usize), markdown: bool) -> Option<(b
             cands.push(k);
             break;
         }
-        let glue = t.kind == TokKind::Punct && [")", "]", ":", "—", "–", "-", ","].contains(&t.text.as_str())
+        let glue = t.kind == TokKind::Punct && ["(", ")", "]", ":", "—", "–", "-", ","].contains(&t.text.as_str())
             || t.kind == TokKind::Word && (GLUE.contains(&t.lower.as_str()) || BUILD_NOUNS.contains(&t.lower.as_str()));
         if !glue {
             break;

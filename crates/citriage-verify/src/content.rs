@@ -608,6 +608,19 @@ pub(crate) fn extract_commits(report: &Report, ctx: &RefContext) -> Vec<CommitRe
                     ctx.aliases.get(w).cloned().or_else(|| RepoRef::parse(w))
                 });
             }
+            // `<sha> in k/k`, `<sha> of kubernetes/kops`.
+            if repo.is_none() {
+                let tail: Vec<&str> = lower[b..].split_whitespace().take(2).collect();
+                if let [prep, name] = tail.as_slice() {
+                    if *prep == "in" || *prep == "of" || *prep == "from" {
+                        let name = name.trim_matches(|c: char| !(c.is_alphanumeric() || matches!(c, '/' | '-' | '.')));
+                        // Only names the alias table knows: `in pkg/kubelet` is a path.
+                        repo = ctx.aliases.get(name).cloned().or_else(|| {
+                            RepoRef::parse(name).filter(|r| ctx.aliases.values().any(|known| known == r))
+                        });
+                    }
+                }
+            }
             let after: Vec<String> = lower[b..]
                 .split(|c: char| c.is_whitespace() || matches!(c, ')' | ',' | ':' | '"' | '('))
                 .filter(|w| !w.is_empty())

@@ -114,6 +114,8 @@ struct At {
     state: Option<&'static str>,
     labels: Option<Vec<String>>,
     draft: Option<bool>,
+    /// The instant is the read itself (mergeability is known only then).
+    current: bool,
 }
 
 fn state_from_times(h: &History, t: i64) -> Option<&'static str> {
@@ -154,6 +156,7 @@ fn at(h: &History, t: i64, events: Option<&[TimelineEvent]>) -> At {
             state: if h.created.is_some_and(|c| c > t) { None } else { Some(state) },
             labels: Some(r.labels),
             draft: Some(draft),
+            current: h.read_at.is_some_and(|r| t >= r),
         };
     }
     let unchanged_since = h.updated.or(h.read_at).is_some_and(|u| u <= t);
@@ -163,6 +166,7 @@ fn at(h: &History, t: i64, events: Option<&[TimelineEvent]>) -> At {
         state: state_from_times(h, t),
         labels: current_valid.then(|| h.labels_now.clone()),
         draft: if current_valid { Some(h.draft_now) } else { None },
+        current: is_now,
     }
 }
 
@@ -223,7 +227,7 @@ fn holds(c: &StateClaim, h: &History, a: &At) -> Option<bool> {
             if !h.pr {
                 return Some(false);
             }
-            if state? != "open" {
+            if state? != "open" || !a.current {
                 return None;
             }
             h.mergeable_now.map(|m| m == *mergeable)

@@ -375,8 +375,17 @@ pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<S
         for f in refs.iter().filter(|f| f.line == n) {
             parts.insert(format!("ref {}", f.raw));
         }
-        for m in file_line_re().find_iter(l) {
-            parts.insert(format!("file {}", m.as_str()));
+        // A configuration path with its lines, or a line range: where a change was made.
+        for c in file_line_re().captures_iter(l) {
+            let path = c.get(3).map(|m| m.as_str()).unwrap_or("");
+            let config = path.contains("config/")
+                || path.contains("configs/")
+                || [".yaml", ".yml", ".json", ".toml", ".cfg", ".conf", ".ini", ".jsonnet", ".libsonnet", ".properties", ".mk", "Makefile", "Dockerfile", ".bzl"]
+                    .iter()
+                    .any(|e| path.ends_with(e));
+            if config || c.get(5).is_some() {
+                parts.insert(format!("file {}", c.get(0).map(|m| m.as_str()).unwrap_or("")));
+            }
         }
         if change_re().is_match(l) && marker_date_or_version_re().is_match(l) {
             if let Some(m) = change_re().find(l) {

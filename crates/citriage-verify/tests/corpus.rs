@@ -436,6 +436,14 @@ fn every_planted_fault_is_caught_on_its_line_and_clean_reports_have_no_findings(
         labels.len()
     );
     eprintln!("false findings: {} (planted and clean reports)", false_findings.len());
+    // `CORPUS_CLAIMS=name.md` prints the claims read in one report (for writing reports).
+    if let Some(name) = std::env::var_os("CORPUS_CLAIMS") {
+        for c in cases.iter().filter(|c| std::ffi::OsStr::new(&c.name) == name) {
+            for x in run(&w, c).claims {
+                eprintln!("{}:{} [{}] {} {} ({:?}) — {:?} {}", c.name, x.line, x.kind, x.subject, x.claim, x.words, x.verdict, x.detail);
+            }
+        }
+    }
     if std::env::var_os("CORPUS_UNCHECKED").is_some() {
         for c in &cases {
             for u in run(&w, c).unchecked {
