@@ -414,14 +414,26 @@ fn same_object(toks: &[Tok], ids: &[usize], a: usize, b: usize) -> bool {
     }
 }
 
+const VERBS: &[&str] = &["is", "was", "are", "were", "has", "have", "had", "remains", "stays", "got", "gets"];
+
+/// The subject of a clause: a reference it opens with (`#5 applies ... and is open`).
+fn clause_subject(toks: &[Tok], cs: usize, ids: &[usize]) -> Option<Vec<usize>> {
+    let k = (cs..toks.len()).find(|k| !matches!(toks[*k].kind, TokKind::Punct | TokKind::Emoji))?;
+    matches!(toks[k].kind, TokKind::Ref(_)).then(|| list_group(toks, k, ids))
+}
+
 /// The reference a state word at `i` follows across glue (`#5 is still OPEN`,
-/// `#5 (~40 jobs) DRAFT`), with its list.
+/// `#5 (~40 jobs) DRAFT`), with its list. A predicate coordinated with `and` /
+/// `but` (`#5 applies the recipe of #6 and is open`) belongs to the clause's subject.
 fn postposed(toks: &[Tok], cs: usize, i: usize, ids: &[usize]) -> Option<Vec<usize>> {
     let mut k = i;
     let mut steps = 0;
     while k > cs {
         k -= 1;
         let t = &toks[k];
+        if (t.is("and") || t.is("but")) && toks.get(k + 1).is_some_and(|n| VERBS.contains(&n.lower.as_str())) {
+            return clause_subject(toks, cs, ids);
+        }
         if let TokKind::Ref(_) = t.kind {
             return Some(list_group(toks, k, ids));
         }
@@ -742,6 +754,10 @@ mod tests {
         assert_eq!(got("k/k#2 applies the recipe of the merged k/k#1", None), pairs(&[("k/k#1", "merged")]));
         assert_eq!(got("If k/k#5 gets merged, Pattern B clears.", None), pairs(&[]));
         assert_eq!(got("k/k#5 rebases onto the merged k/k#1", None), pairs(&[("k/k#1", "merged")]));
+        assert_eq!(
+            got("#2 applies the recipe of the merged #1 (a finalizer) and is open with lgtm.", None),
+            pairs(&[("#1", "merged"), ("#2", "open"), ("#2", "labelled lgtm")])
+        );
         assert_eq!(got("k/k#5 will be merged tomorrow", None), pairs(&[]));
         assert_eq!(got("Two clusters merged into one; k/k#5 is OPEN.", None), pairs(&[("k/k#5", "open")]));
     }

@@ -478,6 +478,16 @@ impl Checkout {
         is_hex_sha(&sha).then_some(sha)
     }
 
+    /// The commits that changed a file, newest first, at most `max`.
+    pub fn file_history(&self, path: &str, max: usize) -> Vec<String> {
+        let Some(git) = self.git.as_ref() else { return Vec::new() };
+        let Ok(rel) = clean_rel(path) else { return Vec::new() };
+        let rel = rel.display().to_string();
+        git.run(&self.root, &["log", &format!("-n{max}"), "--format=%H", "--", &rel])
+            .map(|o| String::from_utf8_lossy(&o).lines().map(str::to_string).filter(|s| is_hex_sha(s)).collect())
+            .unwrap_or_default()
+    }
+
     /// Whether the checkout is a shallow clone (its history is cut off).
     pub fn is_shallow(&self) -> bool {
         self.root.join(".git").join("shallow").exists()
@@ -1178,6 +1188,11 @@ pub trait CodeResolver {
     fn revision_at(&self, _repo: Option<&str>, _path: &str, _until: i64) -> Option<String> {
         None
     }
+
+    /// The commits that changed `path`, newest first, at most `max`.
+    fn file_history(&self, _repo: Option<&str>, _path: &str, _max: usize) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// No checkouts: every claim is unchecked.
@@ -1326,6 +1341,11 @@ impl CodeResolver for Checkouts {
     fn revision_at(&self, repo: Option<&str>, path: &str, until: i64) -> Option<String> {
         let Located::At(c, _) = self.locate(repo, path) else { return None };
         c.revision_at(until)
+    }
+
+    fn file_history(&self, repo: Option<&str>, path: &str, max: usize) -> Vec<String> {
+        let Located::At(c, f) = self.locate(repo, path) else { return Vec::new() };
+        c.file_history(&f, max)
     }
 
     fn find_commit(&self, repo: Option<&str>, sha: &str) -> CommitAnswer {

@@ -394,7 +394,24 @@ fn content_claim(
     }
     match judge(now, r, q) {
         ContentOutcome::Verified(d) => (Verdict::Verified, d, false, vec![ev_now]),
-        ContentOutcome::False(d) => (Verdict::False, d, false, vec![ev_now]),
+        ContentOutcome::False(d) => {
+            // An undated citation that names no commit: if an earlier version of the file
+            // had the quote on that line, the line moved since; it was not made up.
+            for sha in code.file_history(r.repo.as_deref(), &r.path, 20).iter().skip(1) {
+                if let FileAnswer::Found(then) = code.read_file(r.repo.as_deref(), &r.path, Some(sha)) {
+                    if let ContentOutcome::Verified(_) = judge(&then, r, q) {
+                        let short = &sha[..sha.len().min(12)];
+                        return (
+                            Verdict::False,
+                            format!("right at {short} ({}), but the file has changed since: {d}", then.as_of),
+                            true,
+                            vec![then.evidence(r.start, r.end), ev_now],
+                        );
+                    }
+                }
+            }
+            (Verdict::False, d, false, vec![ev_now])
+        }
     }
 }
 

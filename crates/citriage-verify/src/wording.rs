@@ -400,8 +400,9 @@ pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<S
 fn labelled_halves(r: &Report, s: &Section) -> (bool, bool) {
     static I: OnceLock<Regex> = OnceLock::new();
     static E: OnceLock<Regex> = OnceLock::new();
-    let intro = re(&I, r"(?i)introduced by\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(\S.*)");
-    let expo = re(&E, r"(?i)exposed by\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(\S.*)");
+    // `Introduced by: X` as a label, or `introduced by X` in a sentence.
+    let intro = re(&I, r"(?i)\bintroduced (?:by|in)\s*(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*(\S.*)");
+    let expo = re(&E, r"(?i)\bexposed (?:by|in)\s*(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*(\S.*)");
     let filled = |rx: &Regex| {
         (s.line..=s.end).any(|n| {
             rx.captures(r.line(n)).and_then(|c| c.get(1)).is_some_and(|m| {
