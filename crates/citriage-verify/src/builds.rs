@@ -290,6 +290,14 @@ fn claimed_result(line: &str, span: (usize, usize), markdown: bool) -> Option<(b
         steps += 1;
         k += 1;
     }
+    // A Markdown link's text speaks for its URL: `[passed after the fix](url)`.
+    if cands.is_empty() && at >= 2 && toks[at - 1].is_punct("(") && toks[at - 2].is_punct("]") {
+        if let Some(open) = prose::open_paren(&toks, at - 2) {
+            if let Some(k) = (open + 1..at - 2).find(|k| toks[*k].kind == TokKind::Word && result_word(&toks[*k].lower).is_some()) {
+                cands.push(k);
+            }
+        }
+    }
     let k = *cands.first()?;
     let t = &toks[k];
     if t.quoted {
@@ -451,5 +459,6 @@ mod tests {
         assert_eq!(r(&format!("TestFoo fails in {u}."), u), None);
         assert_eq!(r(&format!("the failed build {u} shows it"), u), Some(false));
         assert_eq!(r(&format!("if the rerun {u} passes, close it"), u), None);
+        assert_eq!(r(&format!("the AWS leg [passed after the fix]({u})."), u), Some(true));
     }
 }

@@ -418,7 +418,9 @@ const VERBS: &[&str] = &["is", "was", "are", "were", "has", "have", "had", "rema
 
 /// The subject of a clause: a reference it opens with (`#5 applies ... and is open`).
 fn clause_subject(toks: &[Tok], cs: usize, ids: &[usize]) -> Option<Vec<usize>> {
-    let k = (cs..toks.len()).find(|k| !matches!(toks[*k].kind, TokKind::Punct | TokKind::Emoji))?;
+    // A leading label (`**Fix**:`) is not the subject.
+    let start = (cs..(cs + 4).min(toks.len())).find(|k| toks[*k].is_punct(":")).map(|k| k + 1).unwrap_or(cs);
+    let k = (start..toks.len()).find(|k| !matches!(toks[*k].kind, TokKind::Punct | TokKind::Emoji))?;
     matches!(toks[k].kind, TokKind::Ref(_)).then(|| list_group(toks, k, ids))
 }
 

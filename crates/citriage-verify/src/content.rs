@@ -181,15 +181,61 @@ fn quote_candidates(line: &str, lo: usize, hi: usize, markdown: bool) -> Vec<(us
     out
 }
 
-/// The quotes attached to the citation at `span` (other citations on the line given
-/// so that a quote goes to its nearest one).
+/// How well a quote at `a..b` attaches to the citation at `span`: `None` when it does
+/// not (other words in between, another citation in between, the new side of a change
+/// sketch); else a score, lower is closer (commas and `and` in the gap separate).
+fn attach_score(line: &str, cands: &[(usize, usize, String)], a: usize, b: usize, span: (usize, usize), others: &[(usize, usize)]) -> Option<usize> {
+    let (ga, gb) = if b <= span.0 {
+        (b, span.0)
+    } else if a >= span.1 {
+        (span.1, a)
+    } else {
+        return None;
+    };
+    if others.iter().any(|(oa, ob)| *oa >= ga && *ob <= gb && (*oa, *ob) != span) {
+        return None;
+    }
+    let mut gap = line[ga..gb].to_string();
+    // Other quotes in between (`x` → `y` before `at file:line`).
+    for (c, d, _) in cands {
+        if *c >= ga && *d <= gb {
+            gap.replace_range(c - ga..d - ga, &" ".repeat(d - c));
+        }
+    }
+    let arrow_between = line[ga..gb].contains('→') || line[ga..gb].contains("->");
+    let words: Vec<String> = gap
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ':' | ',' | '—' | '–' | '=' | '[' | ']'))
+        .map(|w| w.trim_matches(|c: char| matches!(c, '*' | '_')).to_ascii_lowercase())
+        .filter(|w| !w.is_empty() && w != "-" && w != "→" && w != "->")
+        .collect();
+    // Another quote in between is allowed only as the new side of a change sketch
+    // before the citation (`x` → `y` at file:line, `x` to `y` in file:line).
+    let between = cands.iter().any(|(c, d, _)| *c >= ga && *d <= gb);
+    let connector = arrow_between || words.iter().any(|w| ["to", "with", "into"].contains(&w.as_str()));
+    if between && !(b <= span.0 && connector) {
+        return None;
+    }
+    let allowed = |w: &str| ATTACH.contains(&w) || (between && ["to", "with", "into", "by"].contains(&w));
+    if words.len() > 5 || !words.iter().all(|w| allowed(w.as_str())) {
+        return None;
+    }
+    // A quote after the citation and past an arrow is the new text.
+    if a >= span.1 && arrow_between {
+        return None;
+    }
+    let separators = gap.matches([',', ';']).count() + words.iter().filter(|w| *w == "and").count();
+    Some(words.len() + 3 * separators)
+}
+
+/// The quotes attached to the citation at `span`: each quote of the clause goes to the
+/// citation it attaches to most closely (`others` are the line's other citations).
 pub(crate) fn attached_quotes(line: &str, span: (usize, usize), others: &[(usize, usize)], markdown: bool) -> Vec<Quote> {
     let (lo, hi) = clause_range(line, span.0);
     let cands = quote_candidates(line, lo, hi, markdown);
     let mut out = Vec::new();
     for (a, b, text) in &cands {
         // The citation itself, or another citation, in a code span.
-        if *a <= span.0 && *b >= span.1 {
+        if *a <= span.0 && *b >= span.1 || others.iter().any(|(oa, ob)| a <= oa && b >= ob) {
             continue;
         }
         if file_line_re().is_match(text) || text.len() < 2 || text.chars().filter(|c| !c.is_whitespace()).count() < 2 {
@@ -204,38 +250,13 @@ pub(crate) fn attached_quotes(line: &str, span: (usize, usize), others: &[(usize
         if prev_word == "to" || prev_word == "with" || prev_word == "into" {
             continue;
         }
-        // The text between the quote and the citation: nothing but attaching words.
-        let (ga, gb) = if *b <= span.0 { (*b, span.0) } else if *a >= span.1 { (span.1, *a) } else { continue };
-        if others.iter().any(|(oa, ob)| *oa >= ga && *ob <= gb && (*oa, *ob) != span) {
-            continue;
-        }
-        let mut gap = line[ga..gb].to_string();
-        // Other quotes in between (`x` → `y` before `at file:line`).
-        for (c, d, _) in &cands {
-            if *c >= ga && *d <= gb {
-                gap.replace_range(c - ga..d - ga, &" ".repeat(d - c));
-            }
-        }
-        let arrow_between = line[ga..gb].contains('→') || line[ga..gb].contains("->");
-        let words: Vec<String> = gap
-            .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ':' | ',' | '—' | '–' | '=' | '[' | ']'))
-            .map(|w| w.trim_matches(|c: char| matches!(c, '*' | '_')).to_ascii_lowercase())
-            .filter(|w| !w.is_empty() && w != "-" && w != "→" && w != "->")
-            .collect();
-        // A change sketch before the citation (`x` to `y` at file:line) may join its two
-        // sides with `to` / `with`.
-        // Another quote in between is allowed only as the new side of a sketch.
-        let between = cands.iter().any(|(c, d, _)| *c >= ga && *d <= gb);
-        let connector = arrow_between || words.iter().any(|w| ["to", "with", "into"].contains(&w.as_str()));
-        if between && !(*b <= span.0 && connector) {
-            continue;
-        }
-        let allowed = |w: &str| ATTACH.contains(&w) || (between && ["to", "with", "into", "by"].contains(&w));
-        if words.len() > 5 || !words.iter().all(|w| allowed(w.as_str())) {
-            continue;
-        }
-        // A quote after the citation and past an arrow is the new text.
-        if *a >= span.1 && arrow_between {
+        let Some(mine) = attach_score(line, &cands, *a, *b, span, others) else { continue };
+        // Another citation of the clause that the quote attaches to more closely takes it;
+        // on a tie, the citation after the quote (`x` (file:line)) does.
+        let better = others.iter().filter(|o| **o != span && o.0 >= lo && o.1 <= hi).any(|o| {
+            attach_score(line, &cands, *a, *b, *o, others).is_some_and(|theirs| theirs < mine || (theirs == mine && o.0 >= *b && span.1 <= *a))
+        });
+        if better {
             continue;
         }
         out.push(Quote { text: text.clone(), span: (*a, *b) });
@@ -362,6 +383,13 @@ fn content_claim(
     dated: Option<&str>,
 ) -> (Verdict, String, bool, Vec<Evidence>) {
     let ev_now = now.evidence(r.start, r.end);
+    // Without a commit in the citation, a quote that is on the line now is right now,
+    // whenever the report was written.
+    if r.commit.is_none() {
+        if let ContentOutcome::Verified(d) = judge(now, r, q) {
+            return (Verdict::Verified, d, false, vec![ev_now]);
+        }
+    }
     let pinned: Option<(String, String)> = match (&r.commit, dated) {
         (Some(sha), _) => Some((sha.clone(), format!("at {sha}"))),
         (None, Some(rev)) => Some((rev.to_string(), format!("on the report's date ({})", &rev[..rev.len().min(12)]))),
@@ -812,6 +840,15 @@ mod tests {
         assert_eq!(quotes("the retry loop in pkg/a.go:12 and the `x` flag elsewhere", "pkg/a.go:12"), Vec::<String>::new());
         assert_eq!(quotes("pkg/a.go:12 says \"unknown flag\"", "pkg/a.go:12"), vec!["unknown flag"]);
         assert_eq!(quotes("`pkg/a.go:12` polls for 10s", "pkg/a.go:12"), Vec::<String>::new());
+        // Each quote goes to the citation it sits closest to.
+        let line = "`Start` (a/b.go:41), the options (a/b.go:42), `run` (a/b.go:69).";
+        let spans: Vec<(usize, usize)> =
+            ["a/b.go:41", "a/b.go:42", "a/b.go:69"].iter().map(|c| (line.find(c).unwrap(), line.find(c).unwrap() + c.len())).collect();
+        let got: Vec<Vec<String>> = spans
+            .iter()
+            .map(|s| attached_quotes(line, *s, &spans, true).into_iter().map(|q| q.text).collect())
+            .collect();
+        assert_eq!(got, vec![vec!["Start".to_string()], vec![], vec!["run".to_string()]]);
     }
 
     #[test]

@@ -294,6 +294,12 @@ const MODALS: &[&str] = &[
 ];
 const NEGATORS: &[&str] = &["not", "never", "no", "nor", "without", "neither"];
 const PAST_MARKERS: &[&str] = &["was", "were", "had", "previously", "earlier", "originally", "formerly"];
+/// Verbs that report someone else's words: what follows is their claim, not the report's.
+const REPORTING: &[&str] = &[
+    "said", "says", "claimed", "claims", "called", "calls", "listed", "lists", "described", "describes", "reported",
+    "reports", "stated", "states", "wrote", "writes", "thought", "assumed", "believed", "suggested", "implied",
+    "counted", "treated",
+];
 
 /// The modality of the token at `i`, inside the clause `[cs, i]`, and whether it is
 /// negated and in the past tense.
@@ -320,6 +326,10 @@ pub fn modality(toks: &[Tok], cs: usize, i: usize, question: bool) -> (Modality,
         }
     }
     let words: Vec<&Tok> = toks[span..i].iter().filter(|t| t.kind == TokKind::Word).collect();
+    // `v2 called #5 merged`, `the first pass listed #5 as open`: reported words.
+    if toks[cs..i].iter().any(|t| t.kind == TokKind::Word && REPORTING.contains(&t.lower.as_str())) {
+        return (Modality::Quoted, false, false);
+    }
     // Negation and modals: close to the word (within three words).
     let near: Vec<&&Tok> = words.iter().rev().take(3).collect();
     let negated = near.iter().any(|t| {
@@ -456,6 +466,7 @@ mod tests {
         assert_eq!(m("X isn't merged yet", "merged"), (Modality::Asserted, true, false));
         assert_eq!(m("Is X merged?", "merged").0, Modality::Question);
         assert_eq!(m("they said \"X merged\"", "merged").0, Modality::Quoted);
+        assert_eq!(m("v2 called X merged", "merged").0, Modality::Quoted);
     }
 
     #[test]
