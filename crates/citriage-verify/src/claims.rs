@@ -528,9 +528,51 @@ fn kind_before(toks: &[Tok], k: usize) -> Option<bool> {
     }
 }
 
+/// Which references of a line name the same object as the one before them (a link's
+/// text and its URL): equal ids mean one object.
+pub fn object_ids(text: &str, found: &[citriage_github::FoundRef]) -> Vec<usize> {
+    let mut ids: Vec<usize> = Vec::with_capacity(found.len());
+    for (k, f) in found.iter().enumerate() {
+        let same = k > 0 && {
+            let p = &found[k - 1];
+            let between = text.get(p.span().1..f.span().0).unwrap_or("x");
+            (between == "](" || between.trim().is_empty()) && (p.reference() == f.reference() || p.number() == f.number())
+        };
+        ids.push(if same { ids[k - 1] } else { k });
+    }
+    ids
+}
+
+/// A Markdown link whose text and URL name the same object (`[#5](https://.../pull/5)`)
+/// becomes one reference token, so lists of links read as lists.
+fn collapse_links(toks: Vec<Tok>, ids: &[usize]) -> Vec<Tok> {
+    let id = |t: &Tok| match t.kind {
+        TokKind::Ref(r) => ids.get(r).copied(),
+        _ => None,
+    };
+    let mut out: Vec<Tok> = Vec::with_capacity(toks.len());
+    let mut i = 0;
+    while i < toks.len() {
+        let w = toks.get(i..i + 6);
+        if let Some([open, text, close, lp, url, rp]) = w {
+            if open.is_punct("[") && close.is_punct("]") && lp.is_punct("(") && rp.is_punct(")") && id(text).is_some() && id(text) == id(url) {
+                let mut t = text.clone();
+                t.depth = open.depth;
+                t.end = rp.end;
+                out.push(t);
+                i += 6;
+                continue;
+            }
+        }
+        out.push(toks[i].clone());
+        i += 1;
+    }
+    out
+}
+
 /// The state claims of one line.
 pub fn line_claims(cx: &LineContext<'_>) -> Vec<StateClaim> {
-    let toks = prose::tokenize(cx.text, cx.refs, cx.markdown);
+    let toks = collapse_links(prose::tokenize(cx.text, cx.refs, cx.markdown), cx.ids);
     let mut out: Vec<StateClaim> = Vec::new();
     if toks.is_empty() {
         return out;
@@ -728,7 +770,7 @@ mod tests {
     fn got(line: &str, header: Option<&[&str]>) -> Vec<(String, String)> {
         let found = extract_refs(line, &RefContext::kubernetes().with_default(citriage_github::RepoRef::new("o", "r")));
         let spans: Vec<(usize, usize)> = found.iter().map(|f| f.span()).collect();
-        let ids: Vec<usize> = (0..spans.len()).collect();
+        let ids = object_ids(line, &found);
         let h: Option<Vec<String>> = header.map(|h| h.iter().map(|s| s.to_string()).collect());
         let cx = LineContext { line: 1, text: line, refs: &spans, ids: &ids, markdown: true, header: h.as_deref() };
         let mut v: Vec<(String, String)> = line_claims(&cx)
@@ -806,5 +848,10 @@ mod tests {
             pairs(&[("descheduler#1871", "open"), ("descheduler#1871", "labelled lgtm"), ("descheduler#1871", "labelled needs-ok-to-test"), ("descheduler#1871", "a pull request")])
         );
         assert_eq!(got("| #5 | 🟡 OPEN | various needs-ok-to-test |", Some(&h2)), pairs(&[("#5", "open"), ("#5", "a pull request")]));
+        let h3 = ["Change", "What", "State"];
+        assert_eq!(
+            got("| [#5](https://github.com/o/r/pull/5) and [#6](https://github.com/o/r/pull/6) | abandoned | ❌ closed |", Some(&h3)),
+            pairs(&[("#5", "closed"), ("#6", "closed")])
+        );
     }
 }

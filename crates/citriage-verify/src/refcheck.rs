@@ -364,16 +364,7 @@ pub(crate) fn report_claims(report: &Report, refs: &[FoundRef]) -> Vec<(StateCla
         let text = report.line(line);
         let spans: Vec<(usize, usize)> = found.iter().map(|f| f.span()).collect();
         // A link's text and its URL naming the same object count once.
-        let mut ids: Vec<usize> = Vec::with_capacity(found.len());
-        for (k, f) in found.iter().enumerate() {
-            let same = k > 0 && {
-                let p = &found[k - 1];
-                let between = text.get(p.span().1..f.span().0).unwrap_or("x");
-                (between == "](" || between.trim().is_empty())
-                    && (p.reference() == f.reference() || p.number() == f.number())
-            };
-            ids.push(if same { ids[k - 1] } else { k });
-        }
+        let ids = crate::claims::object_ids(text, &found);
         let cx = LineContext {
             line,
             text,
