@@ -337,6 +337,10 @@ pub struct VerifyArgs {
     /// GitHub API base URL.
     #[arg(long, default_value = "https://api.github.com")]
     pub api: String,
+    /// The day the report's claims describe (YYYY-MM-DD). Default: the report's own
+    /// `Date:` line, else claims are judged against the state as read.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub as_of: Option<String>,
 }
 
 #[derive(Args, Debug)]
