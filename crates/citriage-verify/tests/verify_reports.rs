@@ -68,7 +68,23 @@ fn seed_reports_offline_say_what_they_could_not_check() {
             assert!(listed, "{name}: {r} is not listed as unchecked");
         }
         assert_eq!(v.unchecked.iter().filter(|u| u.kind == "ref").count(), st.refs_unchecked);
-        assert!(v.findings_of("ref-exists").is_empty() && v.findings_of("ref-state").is_empty(), "{name}");
+        for rule in ["ref-exists", "ref-state", "ref-labels", "ref-kind", "commit", "build-url", "build-result"] {
+            assert!(v.findings_of(rule).is_empty(), "{name}: nothing offline can refute a claim: {rule}");
+        }
+        // No placeholder findings: the `TODO`s in these reports quote code comments.
+        assert!(v.findings_of("placeholder").is_empty(), "{name}: {:?}", v.findings_of("placeholder"));
+        // What could not be checked, and why, grouped.
+        let summary = v.not_checked_summary();
+        let has = |kind: &str, why: &str| summary.iter().any(|g| g.kind == kind && g.why.contains(why));
+        assert!(has("ref", "offline: no cached answer"), "{name}: {summary:?}");
+        assert!(has("file-line", "no local checkout was named"), "{name}: {summary:?}");
+        assert!(has("build-url", "no build ledger was given"), "{name}: {summary:?}");
+        assert!(has("commit", "its repository is not named"), "{name}: {summary:?}");
+        assert_eq!(summary.iter().map(|g| g.count).sum::<usize>(), v.unchecked.len());
+        eprintln!("{name}: not checked —");
+        for g in &summary {
+            eprintln!("  {:>3} {:<13} {}", g.count, g.kind, g.why);
+        }
         assert_eq!(v.check("ref-exists").unwrap().status, CheckStatus::Incomplete);
         assert_eq!(v.check("file-line").unwrap().status, CheckStatus::Incomplete);
         // Rendered text: table checks say they do not apply rather than guess.
@@ -79,7 +95,8 @@ fn seed_reports_offline_say_what_they_could_not_check() {
         assert_ne!(v.verdict(), "pass");
         assert_eq!(v.exit_code(false), 1);
         let md = render_markdown(&v, name);
-        assert!(md.contains("| offline: no cached answer |"));
+        assert!(md.contains("offline: no cached answer"));
+        assert!(md.contains("| Kind | Why | Count | Examples |"));
         // The sweep over the same references marks every row as not checked.
         let rows = sweep(&client, &distinct, SweepOptions::default());
         assert!(rows.iter().all(|r| r.mark == Mark::NotChecked), "{name}");
