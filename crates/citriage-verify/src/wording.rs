@@ -49,7 +49,11 @@ fn code_like_braces(line: &str, a: usize, b: usize) -> bool {
     let inner = &line[a + 1..b - 1];
     let before = line[..a].chars().next_back();
     let after = line[b..].chars().next();
-    if matches!(before, Some('$' | '%' | '#' | '{' | '\\')) || inner.starts_with('{') {
+    if matches!(before, Some('$' | '%' | '#' | '{' | '\\' | '&')) || inner.starts_with('{') {
+        return true;
+    }
+    // Format strings (`{%Y-%m-%d}`) and printed values (`&{0xc000 0xc001}`).
+    if inner.contains('%') || inner.split_whitespace().all(|w| w.starts_with("0x")) {
         return true;
     }
     let glued = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '/' | '.' | '@'));
@@ -142,6 +146,11 @@ fn marker_hits(line: &str) -> (Vec<String>, usize) {
     (flagged, mentions)
 }
 
+fn log_line_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(&R, r"^\s*(?:[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}|[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}|\$ |==> )")
+}
+
 pub(crate) fn check_placeholders(cx: &mut Ctx<'_>) {
     let markdown = cx.report.format == ReportFormat::Markdown;
     let mut hits: Vec<(usize, Vec<String>)> = Vec::new();
@@ -155,6 +164,10 @@ pub(crate) fn check_placeholders(cx: &mut Ctx<'_>) {
         // indented lines and diff lines stand for its code blocks.
         let t = if markdown { without_code(l) } else { l.clone() };
         if !markdown && (l.starts_with("    ") && !l.trim_start().starts_with(['•', '-', '*']) || l.trim_start().starts_with("+ ")) {
+            continue;
+        }
+        // Pasted log lines and shell sessions are output, not the author's words.
+        if log_line_re().is_match(l) {
             continue;
         }
         let mut words: BTreeSet<String> = BTreeSet::new();
@@ -473,6 +486,7 @@ mod tests {
         assert!(slot("e2e-kops-staging-registry-{azure,gcp} and ${PHASE:-x} and {{ .Values }}").is_empty());
         assert!(slot("+ if x { timeout = 60 * time.Second }").is_empty());
         assert!(slot("capz-{nnagb6,mvdhdg,admxf9}-md-win").is_empty());
+        assert!(slot("queue &{0xc00039eae0 0xc0004142e8}: invalid; ts {%Y-%m-%dT%H:%M:%S.###Z}").is_empty());
     }
 
     #[test]
