@@ -362,17 +362,18 @@ pub fn extract_refs(text: &str, ctx: &RefContext) -> Vec<FoundRef> {
             },
             RawKind::Bare(number) => {
                 // A link's text `[#5](https://github.com/o/r/pull/5)` is its URL's reference.
-                let linked = raws.get(idx + 1).filter(|next| next.line == r.line && next.start == r.end + 2).and_then(|next| {
-                    let line = lines.get(r.line - 1).copied().unwrap_or("");
-                    match &next.kind {
-                        RawKind::Full(ir, Resolution::Url)
-                            if line.get(r.end..r.end + 2) == Some("](") && ir.number == *number =>
-                        {
-                            Some(ir.clone())
+                let linked =
+                    raws.get(idx + 1).filter(|next| next.line == r.line && next.start == r.end + 2).and_then(|next| {
+                        let line = lines.get(r.line - 1).copied().unwrap_or("");
+                        match &next.kind {
+                            RawKind::Full(ir, Resolution::Url)
+                                if line.get(r.end..r.end + 2) == Some("](") && ir.number == *number =>
+                            {
+                                Some(ir.clone())
+                            }
+                            _ => None,
                         }
-                        _ => None,
-                    }
-                });
+                    });
                 if let Some(reference) = linked {
                     out.push(FoundRef {
                         line: r.line,
@@ -479,7 +480,10 @@ mod tests {
             &RefContext::kubernetes(),
         );
         let got: Vec<String> = found.iter().map(resolved).collect();
-        assert_eq!(got, vec!["kubernetes/kubernetes#138851 Url", "kubernetes/kubernetes#138851 Url", "kubernetes/kops#1 Alias"]);
+        assert_eq!(
+            got,
+            vec!["kubernetes/kubernetes#138851 Url", "kubernetes/kubernetes#138851 Url", "kubernetes/kops#1 Alias"]
+        );
     }
 
     #[test]

@@ -141,11 +141,7 @@ impl BuildUrlResolver for KnownBuilds {
             BuildAnswer::Missing { why: format!("build {} of {} is not in the ledger", b.build_id, b.job) }
         } else if b.area().is_some_and(|a| self.covered.contains(&a)) {
             BuildAnswer::Missing {
-                why: format!(
-                    "the ledger holds {}'s builds and has no job {}",
-                    b.area().unwrap_or_default(),
-                    b.job
-                ),
+                why: format!("the ledger holds {}'s builds and has no job {}", b.area().unwrap_or_default(), b.job),
             }
         } else {
             BuildAnswer::Unchecked { why: format!("no build of {} is in the ledger", b.job) }
@@ -211,7 +207,11 @@ pub fn extract_builds(report: &Report) -> Vec<(usize, (usize, usize), BuildUrl)>
 
 /// Every build URL with its report line (URLs only).
 pub fn extract_build_urls(report: &Report) -> Vec<(usize, BuildUrl)> {
-    extract_builds(report).into_iter().filter(|(_, _, b)| b.bucket.is_some() || b.url.contains("://")).map(|(l, _, b)| (l, b)).collect()
+    extract_builds(report)
+        .into_iter()
+        .filter(|(_, _, b)| b.bucket.is_some() || b.url.contains("://"))
+        .map(|(l, _, b)| (l, b))
+        .collect()
 }
 
 fn bare_build_re() -> &'static Regex {
@@ -238,8 +238,34 @@ fn result_word(w: &str) -> Option<bool> {
 
 const BUILD_NOUNS: &[&str] = &["run", "runs", "build", "builds", "job", "rerun", "retest", "attempt", "lane", "sample"];
 const GLUE: &[&str] = &[
-    "the", "a", "an", "is", "was", "were", "newest", "latest", "last", "most", "recent", "first", "still", "now",
-    "post-merge", "today", "again", "and", "which", "that", "it", "build", "run", "here", "see", "in", "at", "as",
+    "the",
+    "a",
+    "an",
+    "is",
+    "was",
+    "were",
+    "newest",
+    "latest",
+    "last",
+    "most",
+    "recent",
+    "first",
+    "still",
+    "now",
+    "post-merge",
+    "today",
+    "again",
+    "and",
+    "which",
+    "that",
+    "it",
+    "build",
+    "run",
+    "here",
+    "see",
+    "in",
+    "at",
+    "as",
 ];
 
 /// The result the report claims for the build cited at `span` on `line`: a result
@@ -293,7 +319,9 @@ fn claimed_result(line: &str, span: (usize, usize), markdown: bool) -> Option<(b
     // A Markdown link's text speaks for its URL: `[passed after the fix](url)`.
     if cands.is_empty() && at >= 2 && toks[at - 1].is_punct("(") && toks[at - 2].is_punct("]") {
         if let Some(open) = prose::open_paren(&toks, at - 2) {
-            if let Some(k) = (open + 1..at - 2).find(|k| toks[*k].kind == TokKind::Word && result_word(&toks[*k].lower).is_some()) {
+            if let Some(k) =
+                (open + 1..at - 2).find(|k| toks[*k].kind == TokKind::Word && result_word(&toks[*k].lower).is_some())
+            {
                 cands.push(k);
             }
         }
@@ -370,9 +398,11 @@ pub(crate) fn check_builds(cx: &mut Ctx<'_>, resolver: &dyn BuildUrlResolver, st
                         evidence.iter().cloned().collect::<Vec<_>>(),
                     )
                 }
-                BuildAnswer::Known { outcome: None, .. } => {
-                    (Verdict::Unchecked, "the build has no recorded result (still running or unfinished)".into(), Vec::new())
-                }
+                BuildAnswer::Known { outcome: None, .. } => (
+                    Verdict::Unchecked,
+                    "the build has no recorded result (still running or unfinished)".into(),
+                    Vec::new(),
+                ),
                 BuildAnswer::Missing { why } => (Verdict::False, why.clone(), Vec::new()),
                 BuildAnswer::Unchecked { why } => (Verdict::Unchecked, why.clone(), Vec::new()),
             };
@@ -396,9 +426,10 @@ pub(crate) fn check_builds(cx: &mut Ctx<'_>, resolver: &dyn BuildUrlResolver, st
             });
         }
         let (verdict, detail) = match &answer {
-            BuildAnswer::Known { outcome, .. } => {
-                (Verdict::Verified, format!("in the ledger{}", outcome.as_ref().map(|o| format!(" ({o})")).unwrap_or_default()))
-            }
+            BuildAnswer::Known { outcome, .. } => (
+                Verdict::Verified,
+                format!("in the ledger{}", outcome.as_ref().map(|o| format!(" ({o})")).unwrap_or_default()),
+            ),
             BuildAnswer::Missing { why } => (Verdict::False, why.clone()),
             BuildAnswer::Unchecked { why } => (Verdict::Unchecked, why.clone()),
         };
@@ -453,7 +484,10 @@ mod tests {
         };
         let u = "https://prow.k8s.io/view/gs/b/logs/ci-x/2053458703197147136";
         assert_eq!(r(&format!("The newest passing run is [2053458703197147136]({u})."), u), Some(true));
-        assert_eq!(r(&format!("The newest passing run is [2053458703197147136]({u})."), "2053458703197147136"), Some(true));
+        assert_eq!(
+            r(&format!("The newest passing run is [2053458703197147136]({u})."), "2053458703197147136"),
+            Some(true)
+        );
         assert_eq!(r(&format!("AWS variant: green post-merge (build {u})."), u), Some(true));
         assert_eq!(r(&format!("Sample build: {u} shows the timeout."), u), None);
         assert_eq!(r(&format!("TestFoo fails in {u}."), u), None);

@@ -19,7 +19,9 @@ pub enum Claimed {
     Merged,
     /// `CLOSED`, `closed`, `❌`. `strict` when written as GitHub's state (upper case or
     /// ❌): a merged PR is then not "closed".
-    Closed { strict: bool },
+    Closed {
+        strict: bool,
+    },
     Open,
     Draft,
     /// `WIP`: a draft, a `do-not-merge/work-in-progress` label or a WIP title.
@@ -27,13 +29,20 @@ pub enum Claimed {
     /// `✅` alone: a merged PR or a closed issue.
     Done,
     /// A label present (`present`) or absent (`needs lgtm`, `missing approved`).
-    Label { name: String, present: bool },
+    Label {
+        name: String,
+        present: bool,
+    },
     /// `waiting on tide`, `ready to merge`: open with lgtm and approved and nothing
     /// blocking.
     Ready,
-    Mergeable { mergeable: bool },
+    Mergeable {
+        mergeable: bool,
+    },
     /// `PR #N` / `issue #N`.
-    Kind { pr: bool },
+    Kind {
+        pr: bool,
+    },
 }
 
 impl Claimed {
@@ -164,7 +173,10 @@ fn state_at(toks: &[Tok], i: usize) -> Option<StateTok> {
                 break;
             }
             if state_at(toks, k).is_some_and(|s| {
-                matches!(s.claimed, Claimed::Merged | Claimed::Closed { .. } | Claimed::Open | Claimed::Draft | Claimed::Wip)
+                matches!(
+                    s.claimed,
+                    Claimed::Merged | Claimed::Closed { .. } | Claimed::Open | Claimed::Draft | Claimed::Wip
+                )
             }) {
                 return None;
             }
@@ -217,7 +229,8 @@ fn state_at(toks: &[Tok], i: usize) -> Option<StateTok> {
         }),
         "/lgtm" | "/approve" | "/ok-to-test" => {
             // A slash command names an action unless something says it was given.
-            let given = i > 0 && ["got", "received", "given", "granted", "has", "had", "with"].contains(&toks[i - 1].lower.as_str());
+            let given = i > 0
+                && ["got", "received", "given", "granted", "has", "had", "with"].contains(&toks[i - 1].lower.as_str());
             let after = toks.get(i + 1).is_some_and(|n| n.is("granted") || n.is("given"));
             let suffixed = t.lower.ends_with("'d") || t.lower.ends_with("’d") || t.lower.ends_with("-ed");
             if given || after || suffixed {
@@ -246,14 +259,52 @@ fn multiword() -> &'static [Phrase] {
         let absent = |n: &str| Claimed::Label { name: n.into(), present: false };
         let present = |n: &str| Claimed::Label { name: n.into(), present: true };
         vec![
-            (4, &["waiting on merge tide", "awaiting the merge", "in the tide pool", "in the merge pool"][..], Claimed::Ready),
+            (
+                4,
+                &["waiting on merge tide", "awaiting the merge", "in the tide pool", "in the merge pool"][..],
+                Claimed::Ready,
+            ),
             (3, &["closed without merging", "closed without merge"][..], Claimed::Closed { strict: true }),
-            (3, &["waiting on tide", "waiting for tide", "awaiting merge tide", "in tide pool", "in merge pool", "needs an approver", "needs a rebase", "awaiting an approver", "waiting on approver", "waiting for approval", "waiting for lgtm", "waiting on lgtm", "waiting for review"][..], Claimed::Ready),
+            (
+                3,
+                &[
+                    "waiting on tide",
+                    "waiting for tide",
+                    "awaiting merge tide",
+                    "in tide pool",
+                    "in merge pool",
+                    "needs an approver",
+                    "needs a rebase",
+                    "awaiting an approver",
+                    "waiting on approver",
+                    "waiting for approval",
+                    "waiting for lgtm",
+                    "waiting on lgtm",
+                    "waiting for review",
+                ][..],
+                Claimed::Ready,
+            ),
             (2, &["awaiting tide", "ready to", "ready for"][..], Claimed::Ready),
             (2, &["on hold"][..], present("do-not-merge/hold")),
             (2, &["needs rebase"][..], present("needs-rebase")),
-            (2, &["needs approval", "needs approver", "awaiting approval", "awaiting approver", "missing approved", "missing approval", "needs approve"][..], absent("approved")),
-            (2, &["needs lgtm", "awaiting lgtm", "missing lgtm", "needs review", "awaiting review"][..], absent("lgtm")),
+            (
+                2,
+                &[
+                    "needs approval",
+                    "needs approver",
+                    "awaiting approval",
+                    "awaiting approver",
+                    "missing approved",
+                    "missing approval",
+                    "needs approve",
+                ][..],
+                absent("approved"),
+            ),
+            (
+                2,
+                &["needs lgtm", "awaiting lgtm", "missing lgtm", "needs review", "awaiting review"][..],
+                absent("lgtm"),
+            ),
             (2, &["merge conflict", "merge conflicts", "has conflicts"][..], Claimed::Mergeable { mergeable: false }),
             (2, &["help wanted"][..], present("help wanted")),
             (3, &["good first issue"][..], present("good first issue")),
@@ -290,21 +341,144 @@ fn refine(toks: &[Tok], i: usize, s: StateTok) -> StateTok {
 }
 
 const LEFT_GLUE: &[&str] = &[
-    "is", "was", "were", "are", "be", "been", "being", "has", "have", "had", "got", "gets", "get", "become", "became",
-    "now", "already", "just", "also", "both", "all", "still", "since", "finally", "today", "yesterday", "tonight",
-    "recently", "then", "currently", "remains", "remained", "stays", "stayed", "status", "state", "pr", "a", "an",
-    "the", "as", "marked", "labeled", "labelled", "with", "carries", "carrying", "and", "utc", "am", "pm", "z", "by",
-    "at", "on", "not", "never", "no", "longer", "yet", "isn't", "wasn't", "hasn't", "haven't", "aren't", "weren't",
-    "didn't", "its", "it", "which", "that", "in", "this", "morning", "afternoon", "evening", "week", "so", "far",
-    "again", "immediately", "quickly", "indeed", "fully", "partially",
+    "is",
+    "was",
+    "were",
+    "are",
+    "be",
+    "been",
+    "being",
+    "has",
+    "have",
+    "had",
+    "got",
+    "gets",
+    "get",
+    "become",
+    "became",
+    "now",
+    "already",
+    "just",
+    "also",
+    "both",
+    "all",
+    "still",
+    "since",
+    "finally",
+    "today",
+    "yesterday",
+    "tonight",
+    "recently",
+    "then",
+    "currently",
+    "remains",
+    "remained",
+    "stays",
+    "stayed",
+    "status",
+    "state",
+    "pr",
+    "a",
+    "an",
+    "the",
+    "as",
+    "marked",
+    "labeled",
+    "labelled",
+    "with",
+    "carries",
+    "carrying",
+    "and",
+    "utc",
+    "am",
+    "pm",
+    "z",
+    "by",
+    "at",
+    "on",
+    "not",
+    "never",
+    "no",
+    "longer",
+    "yet",
+    "isn't",
+    "wasn't",
+    "hasn't",
+    "haven't",
+    "aren't",
+    "weren't",
+    "didn't",
+    "its",
+    "it",
+    "which",
+    "that",
+    "in",
+    "this",
+    "morning",
+    "afternoon",
+    "evening",
+    "week",
+    "so",
+    "far",
+    "again",
+    "immediately",
+    "quickly",
+    "indeed",
+    "fully",
+    "partially",
 ];
 
 const RIGHT_GLUE: &[&str] = &[
-    "the", "a", "an", "its", "their", "this", "that", "these", "those", "now", "already", "recently", "just", "today",
-    "yesterday", "fix", "fixes", "pr", "prs", "pull", "request", "requests", "attempt", "attempts", "change", "changes",
-    "issue", "issues", "tracker", "trackers", "umbrella", "tracking", "bug", "bugs", "in", "via", "as", "upstream",
-    "predecessor", "sibling", "earlier", "original", "follow-up", "followup", "work", "cherry-pick", "cherry-picks",
-    "backport", "backports", "revert",
+    "the",
+    "a",
+    "an",
+    "its",
+    "their",
+    "this",
+    "that",
+    "these",
+    "those",
+    "now",
+    "already",
+    "recently",
+    "just",
+    "today",
+    "yesterday",
+    "fix",
+    "fixes",
+    "pr",
+    "prs",
+    "pull",
+    "request",
+    "requests",
+    "attempt",
+    "attempts",
+    "change",
+    "changes",
+    "issue",
+    "issues",
+    "tracker",
+    "trackers",
+    "umbrella",
+    "tracking",
+    "bug",
+    "bugs",
+    "in",
+    "via",
+    "as",
+    "upstream",
+    "predecessor",
+    "sibling",
+    "earlier",
+    "original",
+    "follow-up",
+    "followup",
+    "work",
+    "cherry-pick",
+    "cherry-picks",
+    "backport",
+    "backports",
+    "revert",
 ];
 
 /// Nouns that make lower-case `open` / `draft` a state when they follow it.
@@ -314,7 +488,9 @@ const OBJECT_NOUNS: &[&str] =
 fn is_glue_left(t: &Tok) -> bool {
     match t.kind {
         TokKind::Date | TokKind::Time | TokKind::Emoji => true,
-        TokKind::Punct => matches!(t.text.as_str(), ":" | "—" | "–" | "-" | "," | "(" | "=" | "+" | "→" | "/" | "&" | "["),
+        TokKind::Punct => {
+            matches!(t.text.as_str(), ":" | "—" | "–" | "-" | "," | "(" | "=" | "+" | "→" | "/" | "&" | "[")
+        }
         TokKind::Word => LEFT_GLUE.contains(&t.lower.as_str()) || t.text.starts_with('@'),
         _ => false,
     }
@@ -332,10 +508,49 @@ fn is_glue_right(t: &Tok) -> bool {
 /// Words before a reference that make it something other than the row's subject: the
 /// reference is what the row's object is done to, not the object itself.
 const NOT_SUBJECT: &[&str] = &[
-    "cherry-pick", "cherry-picks", "backport", "backports", "revert", "reverts", "reverting", "after", "see", "per",
-    "like", "supersedes", "superseded", "replaces", "replaced", "duplicate", "dup", "re-do", "redo", "of", "from",
-    "tracked", "tracker", "umbrella", "onto", "than", "vs", "versus", "follow-up", "followup", "predecessor", "sibling",
-    "original", "instead", "unlike", "since", "until", "once", "beside", "besides", "closes", "fixes", "tracking",
+    "cherry-pick",
+    "cherry-picks",
+    "backport",
+    "backports",
+    "revert",
+    "reverts",
+    "reverting",
+    "after",
+    "see",
+    "per",
+    "like",
+    "supersedes",
+    "superseded",
+    "replaces",
+    "replaced",
+    "duplicate",
+    "dup",
+    "re-do",
+    "redo",
+    "of",
+    "from",
+    "tracked",
+    "tracker",
+    "umbrella",
+    "onto",
+    "than",
+    "vs",
+    "versus",
+    "follow-up",
+    "followup",
+    "predecessor",
+    "sibling",
+    "original",
+    "instead",
+    "unlike",
+    "since",
+    "until",
+    "once",
+    "beside",
+    "besides",
+    "closes",
+    "fixes",
+    "tracking",
 ];
 
 /// The reference list a reference belongs to: neighbours joined only by separators
@@ -345,9 +560,8 @@ fn list_group(toks: &[Tok], at: usize, ids: &[usize]) -> Vec<usize> {
         TokKind::Ref(r) => Some(r),
         _ => None,
     };
-    let sep = |t: &Tok| {
-        t.is_punct(",") || t.is_punct("+") || t.is_punct("/") || t.is_punct("&") || t.is("and") || t.is("or")
-    };
+    let sep =
+        |t: &Tok| t.is_punct(",") || t.is_punct("+") || t.is_punct("/") || t.is_punct("&") || t.is("and") || t.is("or");
     let mut members = vec![at];
     // Forwards.
     let mut k = at + 1;
@@ -496,8 +710,12 @@ fn weak_ok(toks: &[Tok], cs: usize, i: usize, in_status_cell: bool) -> bool {
             || p.is_punct("(")
     });
     let closes_paren = prev.is_some_and(|p| p.is_punct("(")) && next.is_some_and(|n| n.is_punct(")"));
-    let attributive = next.is_some_and(|n| OBJECT_NOUNS.contains(&n.lower.as_str()) || matches!(n.kind, TokKind::Ref(_)))
-        && prev.is_some_and(|p| ["the", "an", "a", "its", "still", "one", "two", "three", "all"].contains(&p.lower.as_str()) || OBJECT_NOUNS.contains(&toks[i + 1].lower.as_str()));
+    let attributive = next
+        .is_some_and(|n| OBJECT_NOUNS.contains(&n.lower.as_str()) || matches!(n.kind, TokKind::Ref(_)))
+        && prev.is_some_and(|p| {
+            ["the", "an", "a", "its", "still", "one", "two", "three", "all"].contains(&p.lower.as_str())
+                || OBJECT_NOUNS.contains(&toks[i + 1].lower.as_str())
+        });
     copula || closes_paren || attributive
 }
 
@@ -536,7 +754,8 @@ pub fn object_ids(text: &str, found: &[citriage_github::FoundRef]) -> Vec<usize>
         let same = k > 0 && {
             let p = &found[k - 1];
             let between = text.get(p.span().1..f.span().0).unwrap_or("x");
-            (between == "](" || between.trim().is_empty()) && (p.reference() == f.reference() || p.number() == f.number())
+            (between == "](" || between.trim().is_empty())
+                && (p.reference() == f.reference() || p.number() == f.number())
         };
         ids.push(if same { ids[k - 1] } else { k });
     }
@@ -555,7 +774,13 @@ fn collapse_links(toks: Vec<Tok>, ids: &[usize]) -> Vec<Tok> {
     while i < toks.len() {
         let w = toks.get(i..i + 6);
         if let Some([open, text, close, lp, url, rp]) = w {
-            if open.is_punct("[") && close.is_punct("]") && lp.is_punct("(") && rp.is_punct(")") && id(text).is_some() && id(text) == id(url) {
+            if open.is_punct("[")
+                && close.is_punct("]")
+                && lp.is_punct("(")
+                && rp.is_punct(")")
+                && id(text).is_some()
+                && id(text) == id(url)
+            {
                 let mut t = text.clone();
                 t.depth = open.depth;
                 t.end = rp.end;
@@ -655,8 +880,12 @@ pub fn line_claims(cx: &LineContext<'_>) -> Vec<StateClaim> {
                 None if cell.is_some() && !row_subjects.is_empty() && !hedged_cell => {
                     // A status cell speaks for the row's subject.
                     let c = cell.unwrap_or(0);
-                    let cell_has_refs = (0..toks.len()).any(|k| cell_of(&toks[k]) == Some(c) && matches!(toks[k].kind, TokKind::Ref(_)));
-                    if cell_has_refs || !(in_status_cell || matches!(st.claimed, Claimed::Merged | Claimed::Closed { strict: true } | Claimed::Done)) {
+                    let cell_has_refs = (0..toks.len())
+                        .any(|k| cell_of(&toks[k]) == Some(c) && matches!(toks[k].kind, TokKind::Ref(_)));
+                    if cell_has_refs
+                        || !(in_status_cell
+                            || matches!(st.claimed, Claimed::Merged | Claimed::Closed { strict: true } | Claimed::Done))
+                    {
                         i += len;
                         continue;
                     }
@@ -826,7 +1055,11 @@ mod tests {
         );
         assert_eq!(
             got("k/k#3 is lgtm + approved, waiting on tide", None),
-            pairs(&[("k/k#3", "labelled lgtm"), ("k/k#3", "labelled approved"), ("k/k#3", "ready to merge (lgtm, approved, nothing blocking)")])
+            pairs(&[
+                ("k/k#3", "labelled lgtm"),
+                ("k/k#3", "labelled approved"),
+                ("k/k#3", "ready to merge (lgtm, approved, nothing blocking)")
+            ])
         );
         assert_eq!(got("the open issue #7 tracks it", None), pairs(&[("#7", "open"), ("#7", "an issue")]));
         assert_eq!(got("We should open a PR against #7.", None), pairs(&[]));
@@ -841,13 +1074,24 @@ mod tests {
             got("| 0.8 | test-infra#36989, #36991 cleanup | ✅ all MERGED |", Some(&h)),
             pairs(&[("#36991", "merged"), ("test-infra#36989", "merged")])
         );
-        assert_eq!(got("| 1.2 | k/k#1 and then k/k#2 | 🟡 OPEN |", Some(&h)), pairs(&[("k/k#1", "open (?)"), ("k/k#2", "open (?)")]));
+        assert_eq!(
+            got("| 1.2 | k/k#1 and then k/k#2 | 🟡 OPEN |", Some(&h)),
+            pairs(&[("k/k#1", "open (?)"), ("k/k#2", "open (?)")])
+        );
         let h2 = ["PR", "State", "Block"];
         assert_eq!(
             got("| descheduler#1871 | 🟢 lgtm | needs-ok-to-test |", Some(&h2)),
-            pairs(&[("descheduler#1871", "open"), ("descheduler#1871", "labelled lgtm"), ("descheduler#1871", "labelled needs-ok-to-test"), ("descheduler#1871", "a pull request")])
+            pairs(&[
+                ("descheduler#1871", "open"),
+                ("descheduler#1871", "labelled lgtm"),
+                ("descheduler#1871", "labelled needs-ok-to-test"),
+                ("descheduler#1871", "a pull request")
+            ])
         );
-        assert_eq!(got("| #5 | 🟡 OPEN | various needs-ok-to-test |", Some(&h2)), pairs(&[("#5", "open"), ("#5", "a pull request")]));
+        assert_eq!(
+            got("| #5 | 🟡 OPEN | various needs-ok-to-test |", Some(&h2)),
+            pairs(&[("#5", "open"), ("#5", "a pull request")])
+        );
         let h3 = ["Change", "What", "State"];
         assert_eq!(
             got("| [#5](https://github.com/o/r/pull/5) and [#6](https://github.com/o/r/pull/6) | abandoned | ❌ closed |", Some(&h3)),

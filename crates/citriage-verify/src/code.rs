@@ -171,7 +171,13 @@ impl FileText {
         let b = b.max(a).min(self.lines.len());
         let text = self.lines.get(a.saturating_sub(1)..b).map(|l| l.join("\n")).unwrap_or_default();
         let loc = if b > a { format!("{}#L{a}-L{b}", self.path) } else { format!("{}#L{a}", self.path) };
-        Evidence::new(EvidenceKind::SourceLine, format!("source:{}:{loc}", self.at), text, &self.sha256, self.as_of.clone())
+        Evidence::new(
+            EvidenceKind::SourceLine,
+            format!("source:{}:{loc}", self.at),
+            text,
+            &self.sha256,
+            self.as_of.clone(),
+        )
     }
 }
 
@@ -505,7 +511,8 @@ impl Checkout {
         let out = git.run(&self.root, &["log", "-1", "--format=%H%x00%ct%x00%an%x00%s", sha])?;
         let text = String::from_utf8_lossy(&out);
         let mut parts = text.trim_end().splitn(4, '\0');
-        let (Some(full), Some(ct), Some(author), Some(subject)) = (parts.next(), parts.next(), parts.next(), parts.next())
+        let (Some(full), Some(ct), Some(author), Some(subject)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return Ok(None);
         };
@@ -1152,8 +1159,12 @@ pub enum CodeAnswer {
 pub enum FileAnswer {
     Found(Box<FileText>),
     /// Definitely not there: the file is not in the checkout it belongs to.
-    Missing { why: String },
-    Unchecked { why: String },
+    Missing {
+        why: String,
+    },
+    Unchecked {
+        why: String,
+    },
 }
 
 /// The answer to "does this commit exist?".
@@ -1163,8 +1174,13 @@ pub enum CommitAnswer {
     Found(Box<LocalCommit>),
     /// Not in a checkout that has its repository's full history: `head_day` is the day
     /// of the checkout's HEAD (a commit newer than that cannot be there).
-    Missing { why: String, head_day: String },
-    Unchecked { why: String },
+    Missing {
+        why: String,
+        head_day: String,
+    },
+    Unchecked {
+        why: String,
+    },
 }
 
 /// Anything that can check a `path:line` claim.
@@ -1374,7 +1390,10 @@ impl CodeResolver for Checkouts {
             },
             _ => CommitAnswer::Unchecked {
                 why: if problems.is_empty() {
-                    format!("not in the checkouts {}", missing.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "))
+                    format!(
+                        "not in the checkouts {}",
+                        missing.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+                    )
                 } else {
                     problems.join("; ")
                 },

@@ -126,11 +126,64 @@ pub fn extract_file_lines(report: &Report) -> Vec<FileLineRef> {
 
 /// Words allowed between a quote and the citation it is attached to.
 const ATTACH: &[&str] = &[
-    "at", "in", "on", "line", "lines", "from", "is", "are", "sits", "lives", "defined", "declared", "called", "set",
-    "pinned", "hardcoded", "hard-coded", "says", "reads", "has", "contains", "calls", "sets", "pins", "defines",
-    "declares", "returns", "uses", "emits", "runs", "shows", "holds", "passes", "invokes", "still", "currently",
-    "which", "where", "the", "a", "an", "change", "changes", "replace", "replaces", "bump", "switch", "with", "its",
-    "see", "whose", "of", "does", "do", "checks", "tests", "compares", "assigns",
+    "at",
+    "in",
+    "on",
+    "line",
+    "lines",
+    "from",
+    "is",
+    "are",
+    "sits",
+    "lives",
+    "defined",
+    "declared",
+    "called",
+    "set",
+    "pinned",
+    "hardcoded",
+    "hard-coded",
+    "says",
+    "reads",
+    "has",
+    "contains",
+    "calls",
+    "sets",
+    "pins",
+    "defines",
+    "declares",
+    "returns",
+    "uses",
+    "emits",
+    "runs",
+    "shows",
+    "holds",
+    "passes",
+    "invokes",
+    "still",
+    "currently",
+    "which",
+    "where",
+    "the",
+    "a",
+    "an",
+    "change",
+    "changes",
+    "replace",
+    "replaces",
+    "bump",
+    "switch",
+    "with",
+    "its",
+    "see",
+    "whose",
+    "of",
+    "does",
+    "do",
+    "checks",
+    "tests",
+    "compares",
+    "assigns",
 ];
 
 /// Clause boundaries of a line (or table cell) as byte positions.
@@ -184,7 +237,14 @@ fn quote_candidates(line: &str, lo: usize, hi: usize, markdown: bool) -> Vec<(us
 /// How well a quote at `a..b` attaches to the citation at `span`: `None` when it does
 /// not (other words in between, another citation in between, the new side of a change
 /// sketch); else a score, lower is closer (commas and `and` in the gap separate).
-fn attach_score(line: &str, cands: &[(usize, usize, String)], a: usize, b: usize, span: (usize, usize), others: &[(usize, usize)]) -> Option<usize> {
+fn attach_score(
+    line: &str,
+    cands: &[(usize, usize, String)],
+    a: usize,
+    b: usize,
+    span: (usize, usize),
+    others: &[(usize, usize)],
+) -> Option<usize> {
     let (ga, gb) = if b <= span.0 {
         (b, span.0)
     } else if a >= span.1 {
@@ -229,7 +289,12 @@ fn attach_score(line: &str, cands: &[(usize, usize, String)], a: usize, b: usize
 
 /// The quotes attached to the citation at `span`: each quote of the clause goes to the
 /// citation it attaches to most closely (`others` are the line's other citations).
-pub(crate) fn attached_quotes(line: &str, span: (usize, usize), others: &[(usize, usize)], markdown: bool) -> Vec<Quote> {
+pub(crate) fn attached_quotes(
+    line: &str,
+    span: (usize, usize),
+    others: &[(usize, usize)],
+    markdown: bool,
+) -> Vec<Quote> {
     let (lo, hi) = clause_range(line, span.0);
     let cands = quote_candidates(line, lo, hi, markdown);
     let mut out = Vec::new();
@@ -254,7 +319,8 @@ pub(crate) fn attached_quotes(line: &str, span: (usize, usize), others: &[(usize
         // Another citation of the clause that the quote attaches to more closely takes it;
         // on a tie, the citation after the quote (`x` (file:line)) does.
         let better = others.iter().filter(|o| **o != span && o.0 >= lo && o.1 <= hi).any(|o| {
-            attach_score(line, &cands, *a, *b, *o, others).is_some_and(|theirs| theirs < mine || (theirs == mine && o.0 >= *b && span.1 <= *a))
+            attach_score(line, &cands, *a, *b, *o, others)
+                .is_some_and(|theirs| theirs < mine || (theirs == mine && o.0 >= *b && span.1 <= *a))
         });
         if better {
             continue;
@@ -301,7 +367,10 @@ fn matches_at(lines: &[String], a: usize, b: usize, parts: &[String]) -> bool {
 fn identifier(q: &str) -> Option<&str> {
     let t = q.trim().trim_end_matches("()");
     let t = t.rsplit('.').next().unwrap_or(t);
-    (t.len() >= 3 && t.chars().all(|c| c.is_alphanumeric() || c == '_') && t.chars().next().is_some_and(|c| !c.is_ascii_digit())).then_some(t)
+    (t.len() >= 3
+        && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && t.chars().next().is_some_and(|c| !c.is_ascii_digit()))
+    .then_some(t)
 }
 
 /// The line (1-based) of the definition enclosing `line` named `name`, if `line` lies
@@ -309,8 +378,10 @@ fn identifier(q: &str) -> Option<&str> {
 fn enclosing_definition(lines: &[String], line: usize, name: &str) -> Option<usize> {
     static DEF: OnceLock<Regex> = OnceLock::new();
     let def = DEF.get_or_init(|| {
-        Regex::new(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?(?:async\s+)?(?:func|def|function|fn|class|type|struct|interface|impl)\b")
-            .expect("static regex")
+        Regex::new(
+            r"^\s*(?:pub(?:\([a-z]+\))?\s+)?(?:async\s+)?(?:func|def|function|fn|class|type|struct|interface|impl)\b",
+        )
+        .expect("static regex")
     });
     let top = line.saturating_sub(400).max(1);
     for n in (top..=line.min(lines.len())).rev() {
@@ -415,7 +486,12 @@ fn content_claim(
                         ContentOutcome::Verified(_) => " (it is there now)".to_string(),
                         ContentOutcome::False(_) => String::new(),
                     };
-                    return (Verdict::False, format!("{when}: {d}{now_note}"), false, vec![then.evidence(r.start, r.end), ev_now]);
+                    return (
+                        Verdict::False,
+                        format!("{when}: {d}{now_note}"),
+                        false,
+                        vec![then.evidence(r.start, r.end), ev_now],
+                    );
                 }
             }
         }
@@ -500,8 +576,14 @@ pub(crate) fn check_file_lines(
             })
             .collect();
         let (verdict, detail) = if !missing.is_empty() {
-            let also = if lines.len() > 1 { format!(" (also cited on lines {})", join(&lines[1..])) } else { String::new() };
-            cx.flag(lines[0], "file-line", format!("{shown} does not resolve: {}{also}", missing.join("; ")), evidence.clone());
+            let also =
+                if lines.len() > 1 { format!(" (also cited on lines {})", join(&lines[1..])) } else { String::new() };
+            cx.flag(
+                lines[0],
+                "file-line",
+                format!("{shown} does not resolve: {}{also}", missing.join("; ")),
+                evidence.clone(),
+            );
             (Verdict::False, missing.join("; "))
         } else if let Some(why) = unchecked {
             cx.skip(lines[0], "file-line", shown.clone(), why.clone(), lines[1..].to_vec());
@@ -573,15 +655,37 @@ pub(crate) struct CommitRef {
 }
 
 const COMMIT_WORDS: &[&str] = &[
-    "commit", "commits", "sha", "cherry-pick", "cherry-picked", "revert", "reverted", "reverts", "introduced",
-    "introducing", "regression", "landed", "pushed", "direct-pushed", "authored", "bisect", "bisected", "culprit",
-    "git", "change", "removed", "added", "broke", "by",
+    "commit",
+    "commits",
+    "sha",
+    "cherry-pick",
+    "cherry-picked",
+    "revert",
+    "reverted",
+    "reverts",
+    "introduced",
+    "introducing",
+    "regression",
+    "landed",
+    "pushed",
+    "direct-pushed",
+    "authored",
+    "bisect",
+    "bisected",
+    "culprit",
+    "git",
+    "change",
+    "removed",
+    "added",
+    "broke",
+    "by",
 ];
 
 fn commit_url_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r"https?://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/commit/([0-9a-f]{7,40})").expect("static regex")
+        Regex::new(r"https?://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/commit/([0-9a-f]{7,40})")
+            .expect("static regex")
     })
 }
 
@@ -615,7 +719,9 @@ pub(crate) fn extract_commits(report: &Report, ctx: &RefContext) -> Vec<CommitRe
             }
             let prev = line[..a].chars().next_back();
             let next = line[b..].chars().next();
-            let before_ok = prev.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.' | ':' | '#' | '@' | '=' | '$')));
+            let before_ok = prev.is_none_or(|c| {
+                !(c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.' | ':' | '#' | '@' | '=' | '$'))
+            });
             let at_form = prev == Some('@');
             let after_ok = next.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.' | ':')))
                 || (next == Some('.') && line[b + 1..].chars().next().is_none_or(|c| c.is_whitespace()));
@@ -660,9 +766,10 @@ pub(crate) fn extract_commits(report: &Report, ctx: &RefContext) -> Vec<CommitRe
                     if *prep == "in" || *prep == "of" || *prep == "from" {
                         let name = name.trim_matches(|c: char| !(c.is_alphanumeric() || matches!(c, '/' | '-' | '.')));
                         // Only names the alias table knows: `in pkg/kubelet` is a path.
-                        repo = ctx.aliases.get(name).cloned().or_else(|| {
-                            RepoRef::parse(name).filter(|r| ctx.aliases.values().any(|known| known == r))
-                        });
+                        repo =
+                            ctx.aliases.get(name).cloned().or_else(|| {
+                                RepoRef::parse(name).filter(|r| ctx.aliases.values().any(|known| known == r))
+                            });
                     }
                 }
             }
@@ -676,7 +783,9 @@ pub(crate) fn extract_commits(report: &Report, ctx: &RefContext) -> Vec<CommitRe
             // Content hashes and digests are not commits.
             if words.iter().take(2).any(|w| {
                 let w = clean(w);
-                w.starts_with("sha256") || w.starts_with("sha1") || ["md5", "digest", "checksum", "etag", "hash"].contains(&w.as_str())
+                w.starts_with("sha256")
+                    || w.starts_with("sha1")
+                    || ["md5", "digest", "checksum", "etag", "hash"].contains(&w.as_str())
             }) {
                 continue;
             }
@@ -728,9 +837,11 @@ pub(crate) fn check_commits(
             _ => local,
         };
         let (verdict, detail, evidence): (Verdict, String, Vec<Evidence>) = match local {
-            CommitAnswer::Found(c) => {
-                (Verdict::Verified, format!("{} in {}: {} ({})", &c.sha[..12.min(c.sha.len())], c.checkout, c.subject, c.day), vec![c.evidence.clone()])
-            }
+            CommitAnswer::Found(c) => (
+                Verdict::Verified,
+                format!("{} in {}: {} ({})", &c.sha[..12.min(c.sha.len())], c.checkout, c.subject, c.day),
+                vec![c.evidence.clone()],
+            ),
             local => {
                 let remote = repo.as_ref().and_then(|r| refs.commit_info(r, &sha));
                 match remote {
@@ -744,7 +855,11 @@ pub(crate) fn check_commits(
                         );
                         (Verdict::Verified, format!("{}: {}", ci.sha, ci.subject), vec![ev])
                     }
-                    Some(Ok(None)) => (Verdict::False, format!("GitHub has no commit {sha} in {}", repo_name.clone().unwrap_or_default()), Vec::new()),
+                    Some(Ok(None)) => (
+                        Verdict::False,
+                        format!("GitHub has no commit {sha} in {}", repo_name.clone().unwrap_or_default()),
+                        Vec::new(),
+                    ),
                     other => {
                         let remote_why = match other {
                             Some(Err(w)) => format!("; GitHub: {w}"),
@@ -762,12 +877,20 @@ pub(crate) fn check_commits(
                                 if newer {
                                     (Verdict::False, why, Vec::new())
                                 } else {
-                                    (Verdict::Unchecked, format!("{why}, older than the report{remote_why}"), Vec::new())
+                                    (
+                                        Verdict::Unchecked,
+                                        format!("{why}, older than the report{remote_why}"),
+                                        Vec::new(),
+                                    )
                                 }
                             }
                             CommitAnswer::Unchecked { why } => (
                                 Verdict::Unchecked,
-                                if repo.is_none() { format!("its repository is not named; {why}") } else { format!("{why}{remote_why}") },
+                                if repo.is_none() {
+                                    format!("its repository is not named; {why}")
+                                } else {
+                                    format!("{why}{remote_why}")
+                                },
                                 Vec::new(),
                             ),
                             CommitAnswer::Found(_) => unreachable!("handled above"),
@@ -779,7 +902,11 @@ pub(crate) fn check_commits(
         let verdict = if verdict == Verdict::False && !context { Verdict::Unchecked } else { verdict };
         match verdict {
             Verdict::False => {
-                let also = if lines.len() > 1 { format!(" (also cited on lines {})", join(&lines[1..])) } else { String::new() };
+                let also = if lines.len() > 1 {
+                    format!(" (also cited on lines {})", join(&lines[1..]))
+                } else {
+                    String::new()
+                };
                 cx.flag(lines[0], "commit", format!("commit {shown} does not exist: {detail}{also}"), evidence.clone());
             }
             Verdict::Unchecked => cx.skip(lines[0], "commit", shown.clone(), detail.clone(), lines[1..].to_vec()),
@@ -807,10 +934,8 @@ mod tests {
     fn file_line_claims() {
         let r = parse("see pkg/a/b.go:12, kubernetes-sigs/x:hack/c.sh:3-5 and t.go:3306,3458 or https://h.io/a.go:9 v1.2.3:4 127.0.0.1:2380 k8s@abc1234:d/e.go:7 https://github.com/o/r/blob/0123abc4/f/g.go#L3-L4\n");
         type Got = (Option<String>, String, usize, usize, Vec<usize>, Option<String>);
-        let mut got: Vec<Got> = extract_file_lines(&r)
-            .into_iter()
-            .map(|f| (f.repo, f.path, f.start, f.end, f.more, f.commit))
-            .collect();
+        let mut got: Vec<Got> =
+            extract_file_lines(&r).into_iter().map(|f| (f.repo, f.path, f.start, f.end, f.more, f.commit)).collect();
         got.sort();
         let mut want: Vec<Got> = vec![
             (None, "pkg/a/b.go".into(), 12, 12, vec![], None),
@@ -837,13 +962,18 @@ mod tests {
             vec!["10*time.Second"]
         );
         assert_eq!(quotes("change `10s` to `30s` at pkg/a.go:12", "pkg/a.go:12"), vec!["10s"]);
-        assert_eq!(quotes("the retry loop in pkg/a.go:12 and the `x` flag elsewhere", "pkg/a.go:12"), Vec::<String>::new());
+        assert_eq!(
+            quotes("the retry loop in pkg/a.go:12 and the `x` flag elsewhere", "pkg/a.go:12"),
+            Vec::<String>::new()
+        );
         assert_eq!(quotes("pkg/a.go:12 says \"unknown flag\"", "pkg/a.go:12"), vec!["unknown flag"]);
         assert_eq!(quotes("`pkg/a.go:12` polls for 10s", "pkg/a.go:12"), Vec::<String>::new());
         // Each quote goes to the citation it sits closest to.
         let line = "`Start` (a/b.go:41), the options (a/b.go:42), `run` (a/b.go:69).";
-        let spans: Vec<(usize, usize)> =
-            ["a/b.go:41", "a/b.go:42", "a/b.go:69"].iter().map(|c| (line.find(c).unwrap(), line.find(c).unwrap() + c.len())).collect();
+        let spans: Vec<(usize, usize)> = ["a/b.go:41", "a/b.go:42", "a/b.go:69"]
+            .iter()
+            .map(|c| (line.find(c).unwrap(), line.find(c).unwrap() + c.len()))
+            .collect();
         let got: Vec<Vec<String>> = spans
             .iter()
             .map(|s| attached_quotes(line, *s, &spans, true).into_iter().map(|q| q.text).collect())
@@ -853,10 +983,11 @@ mod tests {
 
     #[test]
     fn matching() {
-        let lines: Vec<String> = ["package a", "", "func Poll(t int) {", "\ttimeout := 10 * time.Second", "\treturn", "}"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let lines: Vec<String> =
+            ["package a", "", "func Poll(t int) {", "\ttimeout := 10 * time.Second", "\treturn", "}"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         assert!(matches_at(&lines, 4, 4, &pieces("timeout := 10 * time.Second")));
         assert!(matches_at(&lines, 4, 4, &pieces("timeout := ... time.Second")));
         assert!(!matches_at(&lines, 5, 5, &pieces("timeout")));

@@ -289,16 +289,55 @@ const SUBORDINATORS: &[&str] = &["if", "unless", "whether", "assuming", "provide
 const TEMPORAL: &[&str] = &["once", "when", "whenever", "until", "till", "before", "after"];
 const PRESENT_AUX: &[&str] = &["is", "are", "gets", "get", "becomes", "become", "be", "merges", "lands"];
 const MODALS: &[&str] = &[
-    "will", "would", "could", "should", "may", "might", "can", "shall", "must", "going", "about", "expected", "likely",
-    "to", "pending", "awaiting", "waiting", "hopefully", "soon", "wont", "won't",
+    "will",
+    "would",
+    "could",
+    "should",
+    "may",
+    "might",
+    "can",
+    "shall",
+    "must",
+    "going",
+    "about",
+    "expected",
+    "likely",
+    "to",
+    "pending",
+    "awaiting",
+    "waiting",
+    "hopefully",
+    "soon",
+    "wont",
+    "won't",
 ];
 const NEGATORS: &[&str] = &["not", "never", "no", "nor", "without", "neither"];
 const PAST_MARKERS: &[&str] = &["was", "were", "had", "previously", "earlier", "originally", "formerly"];
 /// Verbs that report someone else's words: what follows is their claim, not the report's.
 const REPORTING: &[&str] = &[
-    "said", "says", "claimed", "claims", "called", "calls", "listed", "lists", "described", "describes", "reported",
-    "reports", "stated", "states", "wrote", "writes", "thought", "assumed", "believed", "suggested", "implied",
-    "counted", "treated",
+    "said",
+    "says",
+    "claimed",
+    "claims",
+    "called",
+    "calls",
+    "listed",
+    "lists",
+    "described",
+    "describes",
+    "reported",
+    "reports",
+    "stated",
+    "states",
+    "wrote",
+    "writes",
+    "thought",
+    "assumed",
+    "believed",
+    "suggested",
+    "implied",
+    "counted",
+    "treated",
 ];
 
 /// The modality of the token at `i`, inside the clause `[cs, i]`, and whether it is
@@ -332,18 +371,17 @@ pub fn modality(toks: &[Tok], cs: usize, i: usize, question: bool) -> (Modality,
     }
     // Negation and modals: close to the word (within three words).
     let near: Vec<&&Tok> = words.iter().rev().take(3).collect();
-    let negated = near.iter().any(|t| {
-        NEGATORS.contains(&t.lower.as_str()) || t.lower.ends_with("n't") || t.lower.ends_with("n’t")
-    }) || words.windows(2).rev().take(3).any(|w| w[0].is("no") && w[1].is("longer"));
+    let negated = near
+        .iter()
+        .any(|t| NEGATORS.contains(&t.lower.as_str()) || t.lower.ends_with("n't") || t.lower.ends_with("n’t"))
+        || words.windows(2).rev().take(3).any(|w| w[0].is("no") && w[1].is("longer"));
     let past = near.iter().any(|t| PAST_MARKERS.contains(&t.lower.as_str()));
-    if near.iter().any(|t| {
-        MODALS.contains(&t.lower.as_str()) || t.lower.ends_with("'ll") || t.lower.ends_with("’ll")
-    }) {
+    if near.iter().any(|t| MODALS.contains(&t.lower.as_str()) || t.lower.ends_with("'ll") || t.lower.ends_with("’ll"))
+    {
         return (Modality::Future, negated, past);
     }
     for (k, w) in words.iter().enumerate() {
-        if SUBORDINATORS.contains(&w.lower.as_str()) || (w.is("in") && words.get(k + 1).is_some_and(|n| n.is("case")))
-        {
+        if SUBORDINATORS.contains(&w.lower.as_str()) || (w.is("in") && words.get(k + 1).is_some_and(|n| n.is("case"))) {
             return (Modality::Conditional, negated, past);
         }
         let as_soon_as = w.is("as") && words.get(k + 1).is_some_and(|n| n.is("soon"));

@@ -261,10 +261,7 @@ fn instants(c: &StateClaim, h: &History, w: Option<Window>, events: Option<&[Tim
 fn describe_now(h: &History) -> String {
     let kind = if h.pr { "PR" } else { "issue" };
     let state = match h.now_state {
-        "merged" => format!(
-            "MERGED {}",
-            h.merged.map(|m| citriage_github::time::format_utc(m)).unwrap_or_default()
-        ),
+        "merged" => format!("MERGED {}", h.merged.map(|m| citriage_github::time::format_utc(m)).unwrap_or_default()),
         "closed" if h.pr => format!(
             "CLOSED without merging{}",
             h.closed.map(|c| format!(" {}", citriage_github::time::format_utc(c))).unwrap_or_default()
@@ -276,16 +273,12 @@ fn describe_now(h: &History) -> String {
         _ if h.draft_now => "OPEN (draft)".into(),
         _ => "OPEN".into(),
     };
-    let labels = if h.labels_now.is_empty() { "no labels".to_string() } else { format!("labels {}", h.labels_now.join(", ")) };
+    let labels =
+        if h.labels_now.is_empty() { "no labels".to_string() } else { format!("labels {}", h.labels_now.join(", ")) };
     format!("{kind} {state}, {labels}")
 }
 
-fn evaluate(
-    c: &StateClaim,
-    h: &History,
-    w: Option<Window>,
-    events: Option<&[TimelineEvent]>,
-) -> Outcome {
+fn evaluate(c: &StateClaim, h: &History, w: Option<Window>, events: Option<&[TimelineEvent]>) -> Outcome {
     // A merged claim with a day: the day must match (±1 day for time zones).
     if matches!(c.claimed, Claimed::Merged | Claimed::Done) && !c.negated && h.pr {
         if let (Some(d), Some(m)) = (c.day.as_deref().and_then(Day::parse), h.merged) {
@@ -304,7 +297,10 @@ fn evaluate(
             Outcome::False("it is an issue, not a pull request".into())
         };
     }
-    if !h.pr && matches!(c.claimed, Claimed::Merged | Claimed::Draft | Claimed::Ready | Claimed::Mergeable { .. }) && !c.negated {
+    if !h.pr
+        && matches!(c.claimed, Claimed::Merged | Claimed::Draft | Claimed::Ready | Claimed::Mergeable { .. })
+        && !c.negated
+    {
         return Outcome::False("it is an issue: issues are not merged, drafts or mergeable".into());
     }
     let mut unknown = false;
@@ -413,7 +409,8 @@ pub(crate) fn check_state_claims(
             let mut evidence: Vec<Evidence> = st.evidence().into_iter().collect();
             let Some(h) = history(st) else {
                 let why = st.unknown_reason().unwrap_or("the state could not be read").to_string();
-                let why = if matches!(st, RefState::NotFound { .. }) { "it does not exist (404)".to_string() } else { why };
+                let why =
+                    if matches!(st, RefState::NotFound { .. }) { "it does not exist (404)".to_string() } else { why };
                 results.push((shown, Outcome::Unknown(why), evidence));
                 continue;
             };
@@ -423,7 +420,9 @@ pub(crate) fn check_state_claims(
             let needs_timeline = match &outcome {
                 Outcome::True(_) => false,
                 Outcome::False(_) => window.is_some() && !matches!(c.claimed, Claimed::Kind { .. }),
-                Outcome::Unknown(_) => !matches!(c.claimed, Claimed::Mergeable { .. } | Claimed::Closed { strict: false }),
+                Outcome::Unknown(_) => {
+                    !matches!(c.claimed, Claimed::Mergeable { .. } | Claimed::Closed { strict: false })
+                }
             };
             if needs_timeline {
                 let tl = timelines.entry(r.clone()).or_insert_with(|| resolver.timeline_events(r));
@@ -438,7 +437,10 @@ pub(crate) fn check_state_claims(
                         } else if let Outcome::False(f) = &outcome {
                             // Open/closed/merged times settle state claims on their own;
                             // labels and drafts need the timeline.
-                            if matches!(c.claimed, Claimed::Label { .. } | Claimed::Ready | Claimed::Draft | Claimed::Wip) {
+                            if matches!(
+                                c.claimed,
+                                Claimed::Label { .. } | Claimed::Ready | Claimed::Draft | Claimed::Wip
+                            ) {
                                 outcome = Outcome::Unknown(format!("{f}, but the timeline could not be read ({why})"));
                             }
                         }
@@ -460,7 +462,10 @@ pub(crate) fn check_state_claims(
             let (verdict, detail) = if all_true {
                 (Verdict::Verified, "holds for every reference it could describe".to_string())
             } else {
-                (Verdict::Unchecked, format!("\"{}\" could describe {}; the sentence does not say which", c.words, names.join(" or ")))
+                (
+                    Verdict::Unchecked,
+                    format!("\"{}\" could describe {}; the sentence does not say which", c.words, names.join(" or ")),
+                )
             };
             if verdict == Verdict::Unchecked {
                 cx.skip(c.line, "claim", format!("{} {}", names.join(" / "), claim_text), detail.clone(), Vec::new());

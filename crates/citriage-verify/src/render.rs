@@ -83,7 +83,13 @@ pub fn render_markdown(v: &Verification, name: &str) -> String {
         s.push_str("These were neither confirmed nor refuted; the report's claims about them stand unverified.\n\n");
         s.push_str("| Kind | Why | Count | Examples |\n|---|---|---:|---|\n");
         for g in v.not_checked_summary() {
-            s.push_str(&format!("| {} | {} | {} | {} |\n", g.kind, cell(&g.why), g.count, cell(&g.examples.join(", "))));
+            s.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                g.kind,
+                cell(&g.why),
+                g.count,
+                cell(&g.examples.join(", "))
+            ));
         }
         s.push_str("\n| Line | Kind | What | Why | Also on lines |\n|---:|---|---|---|---|\n");
         for u in &v.unchecked {

@@ -8,14 +8,14 @@
 //! report line, the rule, its severity and the evidence. Output is sorted and
 //! deterministic.
 
+use crate::builds::bare_build_ids;
 pub use crate::builds::{
     extract_build_urls, parse_build_url, BuildAnswer, BuildUrl, BuildUrlResolver, KnownBuilds, NoBuilds,
 };
 use crate::code::CodeResolver;
 pub use crate::content::{extract_file_lines, FileLineRef};
-use crate::builds::bare_build_ids;
-use crate::report::{code_spans, parse, Report, ReportFormat, Section, SectionKind};
 pub use crate::refcheck::Window;
+use crate::report::{code_spans, parse, Report, ReportFormat, Section, SectionKind};
 use citriage_github::{extract_refs, FoundRef, IssueRef, RefContext, RefResolver, RefState, RefTarget};
 use citriage_model::{Day, Evidence};
 use regex::Regex;
@@ -318,10 +318,22 @@ fn general_reason(why: &str) -> String {
             (Regex::new(r"no build of \S+ (is in the ledger|was ingested.*)").expect("re"), "no build of this job $1"),
             (Regex::new(r"^\S+ is not in any named checkout").expect("re"), "the path is not in any named checkout"),
             (Regex::new(r"^no checkout was named for \S+").expect("re"), "no checkout was named for its repository"),
-            (Regex::new(r"^ambiguous: `[^`]+` is not a known repository.*").expect("re"), "ambiguous: a short repository name that is not known (write owner/repo#N)"),
-            (Regex::new(r"^[0-9]+ files end with .*").expect("re"), "several files end with the path (write a longer path)"),
-            (Regex::new(r"^names one change \(.*").expect("re"), "names one change and does not say the other half is unknown"),
-            (Regex::new(r"^\x22[^\x22]+\x22 could describe .*").expect("re"), "a state word that could describe several references"),
+            (
+                Regex::new(r"^ambiguous: `[^`]+` is not a known repository.*").expect("re"),
+                "ambiguous: a short repository name that is not known (write owner/repo#N)",
+            ),
+            (
+                Regex::new(r"^[0-9]+ files end with .*").expect("re"),
+                "several files end with the path (write a longer path)",
+            ),
+            (
+                Regex::new(r"^names one change \(.*").expect("re"),
+                "names one change and does not say the other half is unknown",
+            ),
+            (
+                Regex::new(r"^\x22[^\x22]+\x22 could describe .*").expect("re"),
+                "a state word that could describe several references",
+            ),
         ]
     });
     for (re, rep) in rules {
@@ -469,7 +481,14 @@ pub fn verify_report(report: &Report, resolvers: &Resolvers<'_>, opts: &VerifyOp
     let states = check_refs(&mut cx, &refs, resolvers.refs, &mut stats);
     crate::refcheck::check_state_claims(&mut cx, &refs, &states, resolvers.refs, day.map(Window::of_day));
     crate::content::check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats, day);
-    crate::content::check_commits(&mut cx, &commits, resolvers.code, resolvers.refs, opts.refs.default_repo.as_ref(), day);
+    crate::content::check_commits(
+        &mut cx,
+        &commits,
+        resolvers.code,
+        resolvers.refs,
+        opts.refs.default_repo.as_ref(),
+        day,
+    );
     crate::builds::check_builds(&mut cx, resolvers.builds, &mut stats);
     check_tldr(&mut cx, &refs, opts);
     crate::wording::check_placeholders(&mut cx);
@@ -716,7 +735,9 @@ fn check_tiers(cx: &mut Ctx<'_>, refs: &[FoundRef], file_lines: &[FileLineRef]) 
                 tables
                     .iter()
                     .flat_map(|t| {
-                        t.rows.iter().map(|r| (r.line, r.cells.iter().skip(1).find(|c| !c.is_empty()).cloned().unwrap_or_default()))
+                        t.rows.iter().map(|r| {
+                            (r.line, r.cells.iter().skip(1).find(|c| !c.is_empty()).cloned().unwrap_or_default())
+                        })
                     })
                     .collect()
             };
@@ -732,7 +753,8 @@ fn check_tiers(cx: &mut Ctx<'_>, refs: &[FoundRef], file_lines: &[FileLineRef]) 
                     || crate::builds::bare_build_ids(text) > 0
                     || text.contains("ev-")
                     || sha_re().find_iter(text).any(|m| {
-                        m.as_str().bytes().any(|b| b.is_ascii_digit()) && m.as_str().bytes().any(|b| b.is_ascii_alphabetic())
+                        m.as_str().bytes().any(|b| b.is_ascii_digit())
+                            && m.as_str().bytes().any(|b| b.is_ascii_alphabetic())
                     });
                 if !evidence {
                     cx.flag(

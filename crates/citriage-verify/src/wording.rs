@@ -64,10 +64,13 @@ fn code_like_braces(line: &str, a: usize, b: usize) -> bool {
     if t.is_empty() {
         return true;
     }
-    [":=", "==", "!=", "=>", ">=", "<=", "&&", "||", "return ", "\": ", "': ", "();", " = "].iter().any(|p| t.contains(p))
+    [":=", "==", "!=", "=>", ">=", "<=", "&&", "||", "return ", "\": ", "': ", "();", " = "]
+        .iter()
+        .any(|p| t.contains(p))
         || t.ends_with(';')
         || t.starts_with('"')
-        || re(&CALL, r"[A-Za-z_][A-Za-z0-9_.]*\([^)]*\)").is_match(t) && (t.contains(';') || t.contains('=') || t.starts_with(char::is_lowercase))
+        || re(&CALL, r"[A-Za-z_][A-Za-z0-9_.]*\([^)]*\)").is_match(t)
+            && (t.contains(';') || t.contains('=') || t.starts_with(char::is_lowercase))
 }
 static CALL: OnceLock<Regex> = OnceLock::new();
 
@@ -77,14 +80,72 @@ fn marker_re() -> &'static Regex {
 }
 
 const MENTION_BEFORE: &[&str] = &[
-    "a", "an", "the", "this", "that", "its", "their", "his", "her", "by", "with", "of", "old", "original", "existing",
-    "no", "any", "every", "without", "each", "removed", "remaining", "same", "another", "one", "left", "leaves",
-    "added", "adds", "has", "had", "referencing", "quoted",
+    "a",
+    "an",
+    "the",
+    "this",
+    "that",
+    "its",
+    "their",
+    "his",
+    "her",
+    "by",
+    "with",
+    "of",
+    "old",
+    "original",
+    "existing",
+    "no",
+    "any",
+    "every",
+    "without",
+    "each",
+    "removed",
+    "remaining",
+    "same",
+    "another",
+    "one",
+    "left",
+    "leaves",
+    "added",
+    "adds",
+    "has",
+    "had",
+    "referencing",
+    "quoted",
 ];
 const MENTION_AFTER: &[&str] = &[
-    "comment", "comments", "marker", "markers", "note", "notes", "referencing", "mentioning", "says", "reads", "left",
-    "tag", "tags", "line", "lines", "in", "image", "images", "value", "values", "pod", "pods", "that", "which", "above",
-    "below", "was", "were", "is", "remains", "text",
+    "comment",
+    "comments",
+    "marker",
+    "markers",
+    "note",
+    "notes",
+    "referencing",
+    "mentioning",
+    "says",
+    "reads",
+    "left",
+    "tag",
+    "tags",
+    "line",
+    "lines",
+    "in",
+    "image",
+    "images",
+    "value",
+    "values",
+    "pod",
+    "pods",
+    "that",
+    "which",
+    "above",
+    "below",
+    "was",
+    "were",
+    "is",
+    "remains",
+    "text",
 ];
 
 /// Whether the marker at `a..b` is a quotation of code or a mention of one
@@ -104,7 +165,11 @@ fn mentioned(line: &str, a: usize, b: usize) -> bool {
         return !line[b..].starts_with(')');
     }
     let prev = before.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("").to_ascii_lowercase();
-    let next = after.split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ')' | ':')).next().unwrap_or("").to_ascii_lowercase();
+    let next = after
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ')' | ':'))
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let prev = prev.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
     if word.eq_ignore_ascii_case("placeholder") || word.eq_ignore_ascii_case("placeholders") {
         // The word is a placeholder only when it stands as one: alone, bracketed, in caps,
@@ -163,7 +228,10 @@ pub(crate) fn check_placeholders(cx: &mut Ctx<'_>) {
         // Code spans are quoted code: masked. A rendered report has lost them; there,
         // indented lines and diff lines stand for its code blocks.
         let t = if markdown { without_code(l) } else { l.clone() };
-        if !markdown && (l.starts_with("    ") && !l.trim_start().starts_with(['•', '-', '*']) || l.trim_start().starts_with("+ ")) {
+        if !markdown
+            && (l.starts_with("    ") && !l.trim_start().starts_with(['•', '-', '*'])
+                || l.trim_start().starts_with("+ "))
+        {
             continue;
         }
         // Pasted log lines and shell sessions are output, not the author's words.
@@ -305,7 +373,8 @@ pub(crate) fn check_hedges(cx: &mut Ctx<'_>, refs: &[FoundRef]) {
             }
             // Root-cause text may point at its evidence; a tier row's PR or diff is the
             // action, not evidence for the hedge.
-            if root && has_evidence(sentence, ref_lines.contains(&n) && crate::report::has_ref_text(sentence), markdown) {
+            if root && has_evidence(sentence, ref_lines.contains(&n) && crate::report::has_ref_text(sentence), markdown)
+            {
                 continue;
             }
             words.push(m.as_str().to_string());
@@ -352,7 +421,10 @@ fn marker_date_or_version_re() -> &'static Regex {
 
 fn unknown_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
-    re(&R, r"(?i)\bunknown\b|\bnot (?:yet )?(?:identified|pinned|found|known)\b|\bsee (?:the )?(?:uncertainty|still open)")
+    re(
+        &R,
+        r"(?i)\bunknown\b|\bnot (?:yet )?(?:identified|pinned|found|known)\b|\bsee (?:the )?(?:uncertainty|still open)",
+    )
 }
 
 fn sha_token_re() -> &'static Regex {
@@ -393,9 +465,24 @@ pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<S
             let path = c.get(3).map(|m| m.as_str()).unwrap_or("");
             let config = path.contains("config/")
                 || path.contains("configs/")
-                || [".yaml", ".yml", ".json", ".toml", ".cfg", ".conf", ".ini", ".jsonnet", ".libsonnet", ".properties", ".mk", "Makefile", "Dockerfile", ".bzl"]
-                    .iter()
-                    .any(|e| path.ends_with(e));
+                || [
+                    ".yaml",
+                    ".yml",
+                    ".json",
+                    ".toml",
+                    ".cfg",
+                    ".conf",
+                    ".ini",
+                    ".jsonnet",
+                    ".libsonnet",
+                    ".properties",
+                    ".mk",
+                    "Makefile",
+                    "Dockerfile",
+                    ".bzl",
+                ]
+                .iter()
+                .any(|e| path.ends_with(e));
             if config || c.get(5).is_some() {
                 parts.insert(format!("file {}", c.get(0).map(|m| m.as_str()).unwrap_or("")));
             }
@@ -480,8 +567,17 @@ mod tests {
 
     #[test]
     fn braces() {
-        let slot = |l: &str| brace_groups(l).into_iter().filter(|(a, b)| !code_like_braces(l, *a, *b)).map(|(a, b)| l[a..b].to_string()).collect::<Vec<_>>();
-        assert_eq!(slot("**{N1} of {N2} ({PCT}%)** {one-sentence overview}"), vec!["{N1}", "{N2}", "{PCT}", "{one-sentence overview}"]);
+        let slot = |l: &str| {
+            brace_groups(l)
+                .into_iter()
+                .filter(|(a, b)| !code_like_braces(l, *a, *b))
+                .map(|(a, b)| l[a..b].to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            slot("**{N1} of {N2} ({PCT}%)** {one-sentence overview}"),
+            vec!["{N1}", "{N2}", "{PCT}", "{one-sentence overview}"]
+        );
         assert_eq!(slot("Date: {YYYY-MM-DD}; CI {failures|flakes}"), vec!["{YYYY-MM-DD}", "{failures|flakes}"]);
         assert!(slot("e2e-kops-staging-registry-{azure,gcp} and ${PHASE:-x} and {{ .Values }}").is_empty());
         assert!(slot("+ if x { timeout = 60 * time.Second }").is_empty());

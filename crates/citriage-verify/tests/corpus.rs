@@ -130,14 +130,16 @@ fn pull_json(o: &Value) -> Value {
     let merged = o.get("merged").is_some_and(|m| !m.is_null());
     v["merged"] = json!(merged);
     v["merged_at"] = o.get("merged").cloned().unwrap_or(Value::Null);
-    v["mergeable"] = if merged || v["state"] == "closed" { Value::Null } else { o.get("mergeable").cloned().unwrap_or(Value::Null) };
+    v["mergeable"] =
+        if merged || v["state"] == "closed" { Value::Null } else { o.get("mergeable").cloned().unwrap_or(Value::Null) };
     v["head"] = json!({"sha": "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeed", "ref": "topic"});
     v.as_object_mut().map(|m| m.remove("pull_request"));
     v
 }
 
 fn route(world: &Value, base: &str, url: &str) -> (u16, Vec<(String, String)>, String) {
-    let not_found = (404, vec![], json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}).to_string());
+    let not_found =
+        (404, vec![], json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}).to_string());
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let objects = world["objects"].as_array().unwrap();
@@ -154,18 +156,18 @@ fn route(world: &Value, base: &str, url: &str) -> (u16, Vec<(String, String)>, S
         ["repos", o, r, "issues", n, "timeline"] => match find(&format!("{o}/{r}"), n) {
             Some(obj) => {
                 // Three events a page, linked like GitHub's pagination.
-                let page: usize = query
-                    .split('&')
-                    .find_map(|kv| kv.strip_prefix("page="))
-                    .and_then(|p| p.parse().ok())
-                    .unwrap_or(1);
+                let page: usize =
+                    query.split('&').find_map(|kv| kv.strip_prefix("page=")).and_then(|p| p.parse().ok()).unwrap_or(1);
                 let evs = events_of(obj);
                 let chunk: Vec<Value> = evs.iter().skip((page - 1) * 3).take(3).cloned().collect();
                 let mut headers = vec![];
                 if evs.len() > page * 3 {
                     headers.push((
                         "Link".to_string(),
-                        format!("<{base}/repos/{o}/{r}/issues/{n}/timeline?per_page=100&page={}>; rel=\"next\"", page + 1),
+                        format!(
+                            "<{base}/repos/{o}/{r}/issues/{n}/timeline?per_page=100&page={}>; rel=\"next\"",
+                            page + 1
+                        ),
                     ));
                 }
                 (200, headers, Value::Array(chunk).to_string())
@@ -229,7 +231,16 @@ fn git(dir: &Path, args: &[&str], date: &str) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", "-c", "user.name=Corpus", "-c", "user.email=corpus@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "user.name=Corpus",
+            "-c",
+            "user.email=corpus@example.com",
+        ])
         .args(args)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -311,7 +322,8 @@ fn load_case(path: &Path, planted: bool, subs: &BTreeMap<String, String>) -> Cas
         while let Some(a) = line.find("«fault:") {
             let b = line[a..].find('»').map(|b| a + b).expect("closed tag");
             let tag = line[a + "«fault:".len()..b].to_string();
-            let (rule, label) = tag.split_once('/').map(|(r, l)| (r.to_string(), l.to_string())).unwrap_or((tag.clone(), tag.clone()));
+            let (rule, label) =
+                tag.split_once('/').map(|(r, l)| (r.to_string(), l.to_string())).unwrap_or((tag.clone(), tag.clone()));
             faults.push((lines.len() + 1, rule, label));
             line.replace_range(a..b + '»'.len_utf8(), "");
         }
@@ -364,7 +376,12 @@ fn world() -> Option<World> {
     let world: Value = serde_json::from_str(&std::fs::read_to_string(corpus().join("github.json")).unwrap()).unwrap();
     let api = start_api(world);
     let client = GithubClient::new(
-        ClientConfig { api_base: api.base.clone(), max_retries: 0, timeout: Duration::from_secs(10), ..Default::default() },
+        ClientConfig {
+            api_base: api.base.clone(),
+            max_retries: 0,
+            timeout: Duration::from_secs(10),
+            ..Default::default()
+        },
         Box::new(MemoryCache::new()),
     );
     let tmp = tempfile::tempdir().unwrap();
@@ -405,7 +422,11 @@ fn every_planted_fault_is_caught_on_its_line_and_clean_reports_have_no_findings(
             if got.contains(&(*l, r.clone())) {
                 e.1 += 1;
             } else {
-                missed.push(format!("{}:{l} {r} ({label}) — line: {}", c.name, c.text.lines().nth(l - 1).unwrap_or("")));
+                missed.push(format!(
+                    "{}:{l} {r} ({label}) — line: {}",
+                    c.name,
+                    c.text.lines().nth(l - 1).unwrap_or("")
+                ));
             }
         }
         for f in &v.findings {
@@ -440,7 +461,10 @@ fn every_planted_fault_is_caught_on_its_line_and_clean_reports_have_no_findings(
     if let Some(name) = std::env::var_os("CORPUS_CLAIMS") {
         for c in cases.iter().filter(|c| std::ffi::OsStr::new(&c.name) == name) {
             for x in run(&w, c).claims {
-                eprintln!("{}:{} [{}] {} {} ({:?}) — {:?} {}", c.name, x.line, x.kind, x.subject, x.claim, x.words, x.verdict, x.detail);
+                eprintln!(
+                    "{}:{} [{}] {} {} ({:?}) — {:?} {}",
+                    c.name, x.line, x.kind, x.subject, x.claim, x.words, x.verdict, x.detail
+                );
             }
         }
     }
@@ -474,7 +498,10 @@ fn json_lists_every_claim_with_its_verdict_and_evidence() {
         let line = x["line"].as_u64().unwrap();
         assert!(js["findings"].as_array().unwrap().iter().any(|f| f["line"].as_u64() == Some(line)), "{x}");
     }
-    assert_eq!(js["severity_counts"]["error"].as_u64().unwrap() as usize, v.findings.iter().filter(|f| f.severity == citriage_verify::Severity::Error).count());
+    assert_eq!(
+        js["severity_counts"]["error"].as_u64().unwrap() as usize,
+        v.findings.iter().filter(|f| f.severity == citriage_verify::Severity::Error).count()
+    );
     // The text output groups findings by severity, errors first.
     let md = render_markdown(&v, &c.name);
     let errors = md.find("## Errors").expect("errors section");

@@ -258,7 +258,13 @@ fn world() -> World {
     for l in LETTERS {
         let p = dir.path().join(format!("pkg/p{}/file.go", l.to_ascii_lowercase()));
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, (1..=50).map(|n| if n == 10 { "\ttimeout := 10*time.Second\n".to_string() } else { format!("line {n}\n") }).collect::<String>()).unwrap();
+        std::fs::write(
+            &p,
+            (1..=50)
+                .map(|n| if n == 10 { "\ttimeout := 10*time.Second\n".to_string() } else { format!("line {n}\n") })
+                .collect::<String>(),
+        )
+        .unwrap();
     }
     let mut checkouts = Checkouts::new();
     checkouts.add(Checkout::open("kubernetes", dir.path(), None).unwrap(), "kubernetes/kubernetes", &[]);

@@ -75,7 +75,10 @@ impl BuildUrlResolver for StoreBuilds {
         }
         if self.listed().contains(&b.job) {
             return BuildAnswer::Unchecked {
-                why: format!("{} is on a stored dashboard but none of its builds were fetched (`citriage fetch`)", b.job),
+                why: format!(
+                    "{} is on a stored dashboard but none of its builds were fetched (`citriage fetch`)",
+                    b.job
+                ),
             };
         }
         match b.area() {

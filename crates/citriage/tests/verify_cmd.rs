@@ -64,23 +64,40 @@ fn api() -> Api {
         for rq in srv.incoming_requests() {
             let labels = |names: &[&str]| names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>();
             let (status, body) = match rq.url() {
-                "/repos/kubernetes/kubernetes/issues/1" => (200, json!({"number": 1, "state": "closed", "title": "fix",
+                "/repos/kubernetes/kubernetes/issues/1" => (
+                    200,
+                    json!({"number": 1, "state": "closed", "title": "fix",
                     "labels": labels(&["lgtm", "approved"]), "created_at": "2026-05-01T00:00:00Z", "updated_at": "2026-05-09T10:00:00Z",
-                    "closed_at": "2026-05-09T10:00:00Z", "pull_request": {"merged_at": "2026-05-09T10:00:00Z"}})),
-                "/repos/kubernetes/kubernetes/issues/2" => (200, json!({"number": 2, "state": "open", "title": "held",
+                    "closed_at": "2026-05-09T10:00:00Z", "pull_request": {"merged_at": "2026-05-09T10:00:00Z"}}),
+                ),
+                "/repos/kubernetes/kubernetes/issues/2" => (
+                    200,
+                    json!({"number": 2, "state": "open", "title": "held",
                     "labels": labels(&["approved", "do-not-merge/hold", "lgtm"]), "created_at": "2026-05-01T00:00:00Z",
-                    "updated_at": "2026-05-08T00:00:00Z", "draft": false, "pull_request": {"merged_at": null}})),
-                "/repos/kubernetes/kubernetes/pulls/2" => (200, json!({"number": 2, "state": "open", "merged": false, "draft": false,
+                    "updated_at": "2026-05-08T00:00:00Z", "draft": false, "pull_request": {"merged_at": null}}),
+                ),
+                "/repos/kubernetes/kubernetes/pulls/2" => (
+                    200,
+                    json!({"number": 2, "state": "open", "merged": false, "draft": false,
                     "mergeable": true, "title": "held", "labels": labels(&["approved", "do-not-merge/hold", "lgtm"]),
-                    "created_at": "2026-05-01T00:00:00Z", "updated_at": "2026-05-08T00:00:00Z"})),
-                "/repos/kubernetes/kubernetes/issues/2/timeline?per_page=100" => (200, json!([
-                    {"event": "labeled", "created_at": "2026-05-02T00:00:00Z", "label": {"name": "lgtm"}},
-                    {"event": "labeled", "created_at": "2026-05-03T00:00:00Z", "label": {"name": "approved"}},
-                    {"event": "labeled", "created_at": "2026-05-08T00:00:00Z", "label": {"name": "do-not-merge/hold"}}
-                ])),
-                u if u.starts_with("/repos/kubernetes/kubernetes/commits/4c7f84c517c") => (200, json!({"sha": "4c7f84c517c0aa11bb22cc33dd44ee55ff667788",
-                    "commit": {"author": {"name": "A", "date": "2026-05-09T00:00:00Z"}, "message": "Fix the chaos test"}})),
-                u if u.starts_with("/repos/kubernetes/kubernetes/commits/") => (422, json!({"message": "No commit found for SHA"})),
+                    "created_at": "2026-05-01T00:00:00Z", "updated_at": "2026-05-08T00:00:00Z"}),
+                ),
+                "/repos/kubernetes/kubernetes/issues/2/timeline?per_page=100" => (
+                    200,
+                    json!([
+                        {"event": "labeled", "created_at": "2026-05-02T00:00:00Z", "label": {"name": "lgtm"}},
+                        {"event": "labeled", "created_at": "2026-05-03T00:00:00Z", "label": {"name": "approved"}},
+                        {"event": "labeled", "created_at": "2026-05-08T00:00:00Z", "label": {"name": "do-not-merge/hold"}}
+                    ]),
+                ),
+                u if u.starts_with("/repos/kubernetes/kubernetes/commits/4c7f84c517c") => (
+                    200,
+                    json!({"sha": "4c7f84c517c0aa11bb22cc33dd44ee55ff667788",
+                    "commit": {"author": {"name": "A", "date": "2026-05-09T00:00:00Z"}, "message": "Fix the chaos test"}}),
+                ),
+                u if u.starts_with("/repos/kubernetes/kubernetes/commits/") => {
+                    (422, json!({"message": "No commit found for SHA"}))
+                }
                 _ => (404, json!({"message": "Not Found"})),
             };
             let _ = rq.respond(tiny_http::Response::from_string(body.to_string()).with_status_code(status));
@@ -121,7 +138,8 @@ fn setup(dir: &Path) -> std::path::PathBuf {
     drop(store);
     let co = dir.join("kubernetes");
     std::fs::create_dir_all(co.join("pkg")).unwrap();
-    std::fs::write(co.join("pkg/server.go"), "package pkg\n\nfunc StartTestServer() {\n\tpoll(10 * time.Second)\n}\n").unwrap();
+    std::fs::write(co.join("pkg/server.go"), "package pkg\n\nfunc StartTestServer() {\n\tpoll(10 * time.Second)\n}\n")
+        .unwrap();
     std::fs::write(dir.join("report.md"), REPORT).unwrap();
     db
 }
@@ -137,10 +155,8 @@ fn verify_checks_builds_refs_commits_and_code_and_lists_claims() {
     let gh = api();
     let report = dir.path().join("report.md");
     let checkout = format!("kubernetes={}=kubernetes/kubernetes", dir.path().join("kubernetes").display());
-    let o = run(
-        &db,
-        &["--format", "json", "verify", report.to_str().unwrap(), "--api", &gh.base, "--checkout", &checkout],
-    );
+    let o =
+        run(&db, &["--format", "json", "verify", report.to_str().unwrap(), "--api", &gh.base, "--checkout", &checkout]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let mut found: Vec<(u64, String)> = v["findings"]
@@ -153,7 +169,9 @@ fn verify_checks_builds_refs_commits_and_code_and_lists_claims() {
     // Structure rules fire on this small report too; the claims are what matter here.
     let claims_found: Vec<&(u64, String)> = found
         .iter()
-        .filter(|(_, r)| ["ref-state", "ref-labels", "commit", "build-url", "build-result", "file-content"].contains(&r.as_str()))
+        .filter(|(_, r)| {
+            ["ref-state", "ref-labels", "commit", "build-url", "build-result", "file-content"].contains(&r.as_str())
+        })
         .collect();
     let want = vec![
         (line_of("waiting on tide"), "ref-labels".to_string()),
@@ -187,7 +205,10 @@ fn verify_checks_builds_refs_commits_and_code_and_lists_claims() {
     assert!(b["evidence"][0]["locator"].as_str().unwrap().ends_with("/finished.json"), "{b}");
     // What could not be checked is summarised by reason.
     let summary = v["not_checked_summary"].as_array().unwrap();
-    assert!(summary.iter().any(|g| g["kind"] == "build-url" && g["why"].as_str().unwrap().contains("no build of this job")), "{summary:?}");
+    assert!(
+        summary.iter().any(|g| g["kind"] == "build-url" && g["why"].as_str().unwrap().contains("no build of this job")),
+        "{summary:?}"
+    );
     // The text output groups findings by severity, errors first.
     let t = run(&db, &["verify", report.to_str().unwrap(), "--api", &gh.base, "--checkout", &checkout]);
     let text = String::from_utf8_lossy(&t.stdout);
