@@ -802,10 +802,7 @@ impl RefResolver for GithubClient {
         Some(self.fix_prs(issue).map_err(why_not))
     }
 
-    fn timeline_events(
-        &self,
-        r: &IssueRef,
-    ) -> Option<Result<(Vec<TimelineEvent>, Option<citriage_model::Evidence>), String>> {
+    fn timeline_events(&self, r: &IssueRef) -> crate::state::TimelineAnswer {
         Some(
             self.timeline_events(r)
                 .map(|(events, read)| {

@@ -18,7 +18,7 @@ pub use refs::{extract_refs, fenced_lines, unique_refs, FoundRef, RefContext, Re
 pub use state::{
     replay_timeline, Answered, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState,
     PrStatus, ReadInfo, RefResolver, RefState, ReplayedState, RepoRef, SearchItem, SearchResult, StaticResolver,
-    TimelineEvent, GITHUB_EVIDENCE_KIND,
+    TimelineAnswer, TimelineEvent, GITHUB_EVIDENCE_KIND,
 };
 pub use sweep::{
     mark_counts, render_ambiguous, render_sweep_json, render_sweep_markdown, row_for, sweep, Mark, SweepOptions,

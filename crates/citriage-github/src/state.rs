@@ -465,6 +465,11 @@ pub fn replay_timeline(events: &[TimelineEvent], until: i64, initial_draft: bool
     ReplayedState { labels, state, draft }
 }
 
+/// What [`RefResolver::timeline_events`] answers: `None` when the resolver cannot read
+/// timelines, `Some(Err(why))` when it tried and could not, else the events and the
+/// evidence of the read.
+pub type TimelineAnswer = Option<Result<(Vec<TimelineEvent>, Option<Evidence>), String>>;
+
 /// Anything that can answer the state of a PR/issue reference: the live client, a
 /// cache-only client, or a fixed table in tests.
 pub trait RefResolver {
@@ -480,7 +485,7 @@ pub trait RefResolver {
     /// The timeline of an issue or pull request (label, state and draft changes), with
     /// the evidence of the read. `None` when the resolver cannot read timelines;
     /// `Some(Err(why))` when it tried and could not (offline and not cached, ...).
-    fn timeline_events(&self, _r: &IssueRef) -> Option<Result<(Vec<TimelineEvent>, Option<Evidence>), String>> {
+    fn timeline_events(&self, _r: &IssueRef) -> TimelineAnswer {
         None
     }
 
@@ -533,7 +538,7 @@ impl RefResolver for StaticResolver {
         self.timelines.get(issue).map(|prs| Ok(prs.iter().map(|p| self.resolve(p)).collect()))
     }
 
-    fn timeline_events(&self, r: &IssueRef) -> Option<Result<(Vec<TimelineEvent>, Option<Evidence>), String>> {
+    fn timeline_events(&self, r: &IssueRef) -> TimelineAnswer {
         Some(self.events.get(r).map(|e| (e.clone(), None)).ok_or_else(|| self.missing_reason.clone()))
     }
 

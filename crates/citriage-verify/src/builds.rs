@@ -170,9 +170,12 @@ pub(crate) fn url_spans(line: &str) -> Vec<(usize, usize, String)> {
         .collect()
 }
 
+/// A build cited on a report line: (line, byte span, the build).
+pub type Citation = (usize, (usize, usize), BuildUrl);
+
 /// Every build citation with its report line and byte span: URLs, and `job/id`
 /// outside URLs.
-pub fn extract_builds(report: &Report) -> Vec<(usize, (usize, usize), BuildUrl)> {
+pub fn extract_builds(report: &Report) -> Vec<Citation> {
     let mut out = Vec::new();
     for (i, line) in report.lines.iter().enumerate() {
         let urls = url_spans(line);
@@ -362,7 +365,7 @@ pub(crate) fn check_builds(cx: &mut Ctx<'_>, resolver: &dyn BuildUrlResolver, st
             cx.notes.insert("build-url", why);
         }
     }
-    let mut groups: BTreeMap<(String, String), Vec<(usize, (usize, usize), BuildUrl)>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String), Vec<Citation>> = BTreeMap::new();
     for (line, span, b) in builds {
         if report.fenced.contains(&line) {
             continue;

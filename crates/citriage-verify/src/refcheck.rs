@@ -261,7 +261,7 @@ fn instants(c: &StateClaim, h: &History, w: Option<Window>, events: Option<&[Tim
 fn describe_now(h: &History) -> String {
     let kind = if h.pr { "PR" } else { "issue" };
     let state = match h.now_state {
-        "merged" => format!("MERGED {}", h.merged.map(|m| citriage_github::time::format_utc(m)).unwrap_or_default()),
+        "merged" => format!("MERGED {}", h.merged.map(citriage_github::time::format_utc).unwrap_or_default()),
         "closed" if h.pr => format!(
             "CLOSED without merging{}",
             h.closed.map(|c| format!(" {}", citriage_github::time::format_utc(c))).unwrap_or_default()
@@ -385,8 +385,7 @@ pub(crate) fn check_state_claims(
     window: Option<Window>,
 ) {
     let claims = report_claims(cx.report, refs);
-    let mut timelines: BTreeMap<IssueRef, Option<Result<(Vec<TimelineEvent>, Option<Evidence>), String>>> =
-        BTreeMap::new();
+    let mut timelines: BTreeMap<IssueRef, citriage_github::TimelineAnswer> = BTreeMap::new();
     let mut seen: std::collections::BTreeSet<(usize, String, String)> = Default::default();
     for (c, found) in claims {
         if c.modality != Modality::Asserted {

@@ -143,7 +143,10 @@ fn route(world: &Value, base: &str, url: &str) -> (u16, Vec<(String, String)>, S
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let objects = world["objects"].as_array().unwrap();
-    let find = |repo: &str, n: &str| objects.iter().find(|o| o["repo"] == repo && o["number"].to_string() == n);
+    let find = |repo: &str, n: &str| {
+        let n: u64 = n.parse().ok()?;
+        objects.iter().find(|o| o["repo"] == repo && o["number"].as_u64() == Some(n))
+    };
     match parts.as_slice() {
         ["repos", o, r, "issues", n] => match find(&format!("{o}/{r}"), n) {
             Some(obj) => (200, vec![("ETag".into(), format!("\"{o}-{r}-{n}\""))], issue_json(obj).to_string()),
@@ -331,7 +334,7 @@ fn load_case(path: &Path, planted: bool, subs: &BTreeMap<String, String>) -> Cas
     }
     let mut text = lines.join("\n");
     text.push('\n');
-    assert!(planted == !faults.is_empty(), "{}: planted reports carry faults, clean ones none", path.display());
+    assert_eq!(planted, !faults.is_empty(), "{}: planted reports carry faults, clean ones none", path.display());
     Case { name: path.file_name().unwrap().to_string_lossy().into_owned(), planted, text, faults, opts }
 }
 
