@@ -607,6 +607,7 @@ pub(crate) fn check_file_lines(
         }
         // What the report says is there.
         let mut file: Option<Option<Box<FileText>>> = None;
+        let mut dated: Option<Option<String>> = None;
         for u in &uses {
             if cx.report.fenced.contains(&u.line) {
                 continue;
@@ -619,7 +620,8 @@ pub(crate) fn check_file_lines(
                     _ => None,
                 });
                 let Some(now) = f.as_deref() else { continue };
-                let dated = until.and_then(|t| code.revision_at(repo.as_deref(), &path, t));
+                let dated =
+                    dated.get_or_insert_with(|| until.and_then(|t| code.revision_at(repo.as_deref(), &path, t)));
                 let (verdict, detail, drift, evidence) = content_claim(code, u, now, &q, dated.as_deref());
                 if verdict == Verdict::False {
                     let id = if drift { "file-drift" } else { "file-content" };

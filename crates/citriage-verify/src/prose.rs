@@ -134,7 +134,18 @@ pub fn tokenize(line: &str, refs: &[(usize, usize)], markdown: bool) -> Vec<Tok>
             (m.start(), m.start() + t.len())
         })
         .collect();
-    let in_quote = |i: usize| quotes.iter().any(|(a, b)| i > *a && i < *b);
+    // Lookups by byte offset, so a long line stays linear.
+    let mut quoted_at = vec![false; masked.len() + 1];
+    for (a, b) in &quotes {
+        for q in quoted_at.iter_mut().take(*b).skip(a + 1) {
+            *q = true;
+        }
+    }
+    let in_quote = |i: usize| quoted_at.get(i).copied().unwrap_or(false);
+    let ref_at: std::collections::BTreeMap<usize, (usize, (usize, usize))> =
+        refs.iter().copied().enumerate().map(|(k, r)| (r.0, (k, r))).collect();
+    let code_at: std::collections::BTreeMap<usize, usize> = code.iter().copied().collect();
+    let url_at: std::collections::BTreeMap<usize, usize> = urls.iter().copied().collect();
     let mut toks: Vec<Tok> = Vec::new();
     let mut depth = 0u32;
     let push = |toks: &mut Vec<Tok>, kind: TokKind, start: usize, end: usize, depth: u32| {
@@ -145,24 +156,24 @@ pub fn tokenize(line: &str, refs: &[(usize, usize)], markdown: bool) -> Vec<Tok>
     let bytes_len = masked.len();
     let mut i = 0;
     while i < bytes_len {
-        if let Some((k, (a, b))) = refs.iter().enumerate().find(|(_, (a, _))| *a == i) {
-            push(&mut toks, TokKind::Ref(k), *a, *b, depth);
-            i = *b;
+        if let Some(&(k, (a, b))) = ref_at.get(&i) {
+            push(&mut toks, TokKind::Ref(k), a, b, depth);
+            i = b.max(i + 1);
             continue;
         }
-        if let Some((a, b)) = code.iter().find(|(a, _)| *a == i) {
-            push(&mut toks, TokKind::Code, *a, *b, depth);
-            i = *b;
+        if let Some(&b) = code_at.get(&i) {
+            push(&mut toks, TokKind::Code, i, b, depth);
+            i = b.max(i + 1);
             continue;
         }
-        if let Some((a, b)) = urls.iter().find(|(a, _)| *a == i) {
+        if let Some(&b) = url_at.get(&i) {
             // A URL holding a reference is the reference.
-            if let Some((k, (ra, rb))) = refs.iter().enumerate().find(|(_, (ra, _))| *ra >= *a && *ra < *b) {
-                push(&mut toks, TokKind::Ref(k), *ra, *rb, depth);
+            if let Some((_, &(k, (ra, rb)))) = ref_at.range(i..b).next() {
+                push(&mut toks, TokKind::Ref(k), ra, rb, depth);
             } else {
-                push(&mut toks, TokKind::Url, *a, *b, depth);
+                push(&mut toks, TokKind::Url, i, b, depth);
             }
-            i = *b;
+            i = b.max(i + 1);
             continue;
         }
         let Some(c) = masked[i..].chars().next() else { break };
@@ -180,7 +191,7 @@ pub fn tokenize(line: &str, refs: &[(usize, usize)], markdown: bool) -> Vec<Tok>
             let mut j = i;
             for (off, d) in masked[i..].char_indices() {
                 let at = i + off;
-                if refs.iter().any(|(a, _)| *a == at) && at > i {
+                if at > i && ref_at.contains_key(&at) {
                     break;
                 }
                 if !word_char(d) || (d == '~' && masked[at..].starts_with("~~")) {

@@ -344,6 +344,9 @@ fn row_headers(report: &Report) -> BTreeMap<usize, Vec<String>> {
     out
 }
 
+/// Longest line whose state claims are read (bytes).
+pub const MAX_CLAIM_LINE: usize = 20_000;
+
 /// Every state claim of the report, with its line's references.
 pub(crate) fn report_claims(report: &Report, refs: &[FoundRef]) -> Vec<(StateClaim, Vec<FoundRef>)> {
     let headers = row_headers(report);
@@ -358,6 +361,10 @@ pub(crate) fn report_claims(report: &Report, refs: &[FoundRef]) -> Vec<(StateCla
             continue;
         }
         let text = report.line(line);
+        // Claims are read sentence by sentence; a line this long is data, not prose.
+        if text.len() > MAX_CLAIM_LINE {
+            continue;
+        }
         let spans: Vec<(usize, usize)> = found.iter().map(|f| f.span()).collect();
         // A link's text and its URL naming the same object count once.
         let ids = crate::claims::object_ids(text, &found);
@@ -385,6 +392,18 @@ pub(crate) fn check_state_claims(
     window: Option<Window>,
 ) {
     let claims = report_claims(cx.report, refs);
+    let long: Vec<usize> = (1..=cx.report.lines.len())
+        .filter(|n| cx.report.line(*n).len() > MAX_CLAIM_LINE && refs.iter().any(|f| f.line == *n))
+        .collect();
+    for n in long {
+        cx.skip(
+            n,
+            "claim",
+            format!("line {n}"),
+            format!("longer than {MAX_CLAIM_LINE} bytes: its state claims were not read"),
+            Vec::new(),
+        );
+    }
     let mut timelines: BTreeMap<IssueRef, citriage_github::TimelineAnswer> = BTreeMap::new();
     let mut seen: std::collections::BTreeSet<(usize, String, String)> = Default::default();
     for (c, found) in claims {

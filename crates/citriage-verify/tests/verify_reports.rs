@@ -580,3 +580,21 @@ fn cached_github_answers_catch_a_closed_pr_called_merged() {
     assert_eq!(what, vec!["o/r#3", "o/r#4"]);
     assert!(v.unchecked.iter().all(|u| u.why == "offline: no cached answer"));
 }
+
+#[test]
+fn hostile_lines_are_read_without_panics_and_very_long_ones_are_listed_not_read() {
+    let long: String = (0..6000).map(|i| format!("k/k#{} MERGED, ", 100 + i)).collect();
+    let odd = "`unclosed code ``x`` \"half quote ~~strike {{{ {a,b} ${X} (( [[ ]] )) ✅ #12 merged? \u{200d}\u{fe0f} é́";
+    let text = format!("# Triage Report\n\n**Date**: 2026-05-10\n\n## TL;DR\n\n1. {odd}\n2. {long}\n");
+    let res = StaticResolver::new("not in the test table");
+    let v = verify(&text, &Resolvers { refs: &res, code: &NoCode, builds: &NoBuilds }, &VerifyOptions::default());
+    assert!(
+        v.unchecked
+            .iter()
+            .any(|u| u.kind == "claim" && u.line == 8 && u.why.contains("its state claims were not read")),
+        "{:?}",
+        v.unchecked.iter().filter(|u| u.kind == "claim").collect::<Vec<_>>()
+    );
+    // The odd line is tokenized: its `{a,b}` and `${X}` are code-like, `{{{` is not a slot.
+    assert!(v.findings_of("placeholder").iter().all(|f| f.line != 7), "{:?}", v.findings_of("placeholder"));
+}
