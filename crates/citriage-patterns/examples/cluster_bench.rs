@@ -56,6 +56,15 @@ fn cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
+/// CPU seconds (user + system) of the finished child processes.
+fn child_cpu_seconds() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let rest = s.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(13) + ticks(14)) / 100.0
+}
+
 fn peak_rss_mib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -233,7 +242,7 @@ fn main() {
     );
     println!("| run | wall s | CPU s | clusters | P | R | ARI | exported / input | shuffle-invariant |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    let mut ours: Vec<(Profile, f64)> = Vec::new();
+    let mut ours: Vec<(Profile, f64, f64)> = Vec::new();
     for &profile in &profiles {
         let t = Instant::now();
         let cpu0 = cpu_seconds();
@@ -267,7 +276,7 @@ fn main() {
             c.accounting.global_exact_checks,
             c.accounting.bound_checks
         );
-        ours.push((profile, wall));
+        ours.push((profile, wall, cpu));
         let (m, _) = exported(&serde_json::to_value(&fd).expect("json"));
         let (labels, missing) = labels_from(&m, &loaded.tests, &loaded.job_of);
         let s = pair_scores(&labels, &truth);
@@ -335,6 +344,7 @@ fn main() {
         .status()
         .expect("run python3");
     let wall = t.elapsed().as_secs_f64();
+    let ref_cpu = child_cpu_seconds();
     if !status.success() {
         eprintln!("the reference failed: {status}");
         std::process::exit(1);
@@ -347,8 +357,9 @@ fn main() {
     let (labels, missing) = labels_from(&m, &loaded.tests, &loaded.job_of);
     let s = pair_scores(&labels, &truth);
     println!(
-        "| reference summarize.py | {:.2} | - | {} (+{} failures left out) | {:.3} | {:.3} | {:.3} | {} / {} | - |",
+        "| reference summarize.py | {:.2} | {:.1} | {} (+{} failures left out) | {:.3} | {:.3} | {:.3} | {} / {} | - |",
         wall,
+        ref_cpu,
         nclusters,
         missing,
         s.precision,
@@ -358,7 +369,12 @@ fn main() {
         loaded.tests.len()
     );
     println!();
-    for (p, w) in ours {
-        println!("speed ratio reference / citriage {}: {:.1}x", p.name(), wall / w);
+    for (p, w, c) in ours {
+        println!(
+            "speed ratio reference / citriage {}: {:.1}x wall, {:.1}x CPU",
+            p.name(),
+            wall / w,
+            ref_cpu / c.max(0.01)
+        );
     }
 }
