@@ -8,12 +8,15 @@
 //! extraction from build logs ([`extract`], cross-validated in [`extract_eval`]), the known-signature knowledge base
 //! ([`signatures`]) and `failure_data.json` export ([`export`]).
 
+pub mod benchgen;
 pub mod cluster;
 pub mod drain;
+pub mod drift;
 pub mod export;
 pub mod extract;
 pub mod extract_eval;
 pub mod fxhash;
+pub mod hierarchy;
 pub mod lines;
 pub mod mining_eval;
 pub mod normalize;
