@@ -175,6 +175,7 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
                 }
                 Some(JunitState::Missing) => "no JUnit: unknown, not green".into(),
                 Some(JunitState::Unparseable { .. }) => "JUnit unparseable".into(),
+                Some(JunitState::Empty { .. }) => "JUnit export empty: insufficient evidence".into(),
             };
             let _ = writeln!(o, "Evidence: {}.\n", cell(&ev));
             for m in &j.modes {

@@ -9,6 +9,7 @@ use crate::error::PayloadError;
 mod html;
 mod markdown;
 mod yaml;
+pub mod consistency;
 
 pub use html::render_html;
 pub use markdown::render_markdown;
