@@ -983,6 +983,67 @@ pub fn analyze_with(
         });
     }
 
+    // Consequences: a failure that names a component whose own failure in the
+    // same jobs is infrastructure (an upgrade that did not complete because
+    // clusteroperator/insights stayed unavailable, which an external service caused).
+    {
+        let comps_of = |r: &RootCause| -> Vec<crate::components::ComponentRef> {
+            let mut out = Vec::new();
+            for (j, i) in groups.iter().find(|g| rc_of.get(&(g.1[0].0.clone(), g.1[0].1)) == Some(&r.id)).map(|g| g.1.clone()).unwrap_or_default() {
+                let d = &drafts_by_job[&j][i].draft;
+                let texts: Vec<String> = d.lines.iter().map(|l| l.text.clone()).collect();
+                out.extend(crate::components::failure_components(&d.tests, &texts, &d.binaries, d.test_binary));
+            }
+            out
+        };
+        let infra: Vec<(String, bool, Vec<String>, BTreeSet<String>)> = root_causes
+            .iter()
+            .filter(|r| r.class.class == FailureClass::Infrastructure)
+            .map(|r| {
+                let subj: BTreeSet<String> = comps_of(r).into_iter().filter(|c| c.subject).map(|c| c.key).collect();
+                (r.id.clone(), r.class.temporary, r.jobs.clone(), subj)
+            })
+            .collect();
+        let mut changed: Vec<(String, Classification)> = Vec::new();
+        for r in root_causes.iter().filter(|r| r.class.class == FailureClass::ProductRegression) {
+            let named: Vec<crate::components::ComponentRef> = comps_of(r);
+            for c in named.iter().filter(|c| !c.subject) {
+                let causes: Vec<&(String, bool, Vec<String>, BTreeSet<String>)> =
+                    infra.iter().filter(|(_, _, _, subj)| subj.contains(&c.key)).collect();
+                let covered = !causes.is_empty()
+                    && r.jobs.iter().all(|j| causes.iter().any(|(_, _, jobs, _)| jobs.contains(j)));
+                if covered {
+                    let ids: Vec<&str> = causes.iter().map(|(id, _, _, _)| id.as_str()).collect();
+                    changed.push((
+                        r.id.clone(),
+                        Classification {
+                            class: FailureClass::Infrastructure,
+                            reason: format!(
+                                "a consequence of {}: {}, and {} failed in the same job(s) for an infrastructure reason",
+                                ids.join(", "),
+                                c.how,
+                                c.key
+                            ),
+                            evidence: r.class.evidence.clone(),
+                            temporary: causes.iter().all(|(_, t, _, _)| *t),
+                        },
+                    ));
+                    break;
+                }
+            }
+        }
+        for (id, c) in changed {
+            if let Some(r) = root_causes.iter_mut().find(|r| r.id == id) {
+                r.class = c.clone();
+            }
+            for (k, v) in rc_of.iter() {
+                if *v == id {
+                    mode_class.insert(k.clone(), c.clone());
+                }
+            }
+        }
+    }
+
     // 6. Broader context: the same signatures in failed informing / async jobs.
     let mut informing_failures = Vec::new();
     let sig_to_rc: BTreeMap<String, String> =
@@ -1406,22 +1467,25 @@ pub fn analyze_with(
         root_causes.iter().filter(|r| r.class.class == FailureClass::Unknown).collect();
     let summary = match verdict {
         Verdict::StageRevert => {
-            let list: Vec<String> = suspects
+            let mut list: Vec<String> = suspects
                 .iter()
                 .filter(|s| s.action == CandidateAction::StageRevert)
                 .map(|s| format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total))
                 .collect();
+            list.dedup();
             format!(
                 "Stage a revert of {}: a specific string of the failure appears in the change, the failure began with its payload, and a second link corroborates it.",
                 list.join(", ")
             )
         }
         Verdict::Bisect => {
-            let list: Vec<String> = suspects
-                .iter()
-                .filter(|s| s.action == CandidateAction::Bisect)
-                .map(|s| format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total))
-                .collect();
+            let mut list: Vec<String> = Vec::new();
+            for s in suspects.iter().filter(|s| s.action == CandidateAction::Bisect) {
+                let item = format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total);
+                if !list.contains(&item) {
+                    list.push(item);
+                }
+            }
             format!(
                 "Bisect {}: linked to the failure by specific, corroborated evidence, but short of a revert.",
                 list.join(", ")
@@ -1431,10 +1495,24 @@ pub fn analyze_with(
         Verdict::ReportOnly => {
             let best = suspects.iter().max_by_key(|s| (s.score.total, std::cmp::Reverse(s.candidate.clone())));
             let mut why = Vec::new();
+            let infra: Vec<&RootCause> =
+                root_causes.iter().filter(|r| r.class.class == FailureClass::Infrastructure).collect();
             if all_temp_infra {
                 why.push("every failure is temporary infrastructure".to_string());
-            } else if root_causes.iter().all(|r| r.class.class == FailureClass::Infrastructure) {
-                why.push("every failure is infrastructure".to_string());
+            } else if !infra.is_empty() {
+                let mut reasons: Vec<String> = infra
+                    .iter()
+                    .map(|r| r.class.reason.split(" (").next().unwrap_or(&r.class.reason).to_string())
+                    .collect();
+                reasons.sort();
+                reasons.dedup();
+                why.push(format!(
+                    "{} of the {} root cause(s) {} infrastructure ({})",
+                    infra.len(),
+                    root_causes.len(),
+                    if infra.len() == 1 { "is" } else { "are" },
+                    reasons.join("; ")
+                ));
             }
             if !insufficient.is_empty() {
                 why.push(format!(
@@ -1457,14 +1535,25 @@ pub fn analyze_with(
                     b.score.total,
                     b.score.cap.as_ref().map(|c| format!(", {c}")).unwrap_or_default()
                 )),
-                None if why.is_empty() => why.push("no candidate is linked to any failure".to_string()),
+                None if infra.len() + insufficient.len() < root_causes.len() => {
+                    why.push("no candidate is linked to the other failures".to_string())
+                }
                 None => {}
             }
             format!("Report only: {}.", why.join("; "))
         }
     };
     let mut recommendations = Vec::new();
+    let mut recommended: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for s in suspects.iter().filter(|s| s.action != CandidateAction::ReportOnly) {
+        recommended.entry(s.candidate.clone()).or_default().push(s.root_cause.clone());
+    }
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    for s in suspects.iter().filter(|s| s.action != CandidateAction::ReportOnly) {
+        if !done.insert(s.candidate.clone()) {
+            continue;
+        }
+        let rcs = recommended.get(&s.candidate).map(|v| v.join(", ")).unwrap_or_default();
         let c = &all_candidates[&s.candidate];
         let mut ev = Vec::new();
         if let Some(m) = &s.score.error_match {
@@ -1478,8 +1567,8 @@ pub fn analyze_with(
             ev.push(format!("{} +{}: {}", i.signal.name(), i.points, i.evidence));
         }
         let text = match s.action {
-            CandidateAction::StageRevert => format!("Revert {} ({}) — {}; policy requires reverting a change that breaks payloads.", c.short(), c.title, s.action_reason),
-            CandidateAction::Bisect => format!("Bisect {} ({}): draft a revert and run the failing payload jobs ({}) against it — {}.", c.short(), c.title, s.jobs.join(", "), s.action_reason),
+            CandidateAction::StageRevert => format!("Revert {} ({}) for {rcs} — {}; policy requires reverting a change that breaks payloads.", c.short(), c.title, s.action_reason),
+            CandidateAction::Bisect => format!("Bisect {} ({}) for {rcs}: draft a revert and run the failing payload jobs ({}) against it — {}.", c.short(), c.title, s.jobs.join(", "), s.action_reason),
             CandidateAction::EscalateRhcos => format!("Escalate {} to the RHCOS team: RPM changes cannot be reverted through a PR.", c.title),
             CandidateAction::WaitForKubeletRebuild => format!("Do not revert {}: wait for the RHCOS carrying the kubelet rebuilt from the rebase (kubelet version skew).", c.short()),
             CandidateAction::ReportOnly => continue,
@@ -1522,9 +1611,9 @@ pub fn analyze_with(
             )),
             FailureClass::Flake => Some(format!("{}: flake ({}) — track it, do not revert.", r.id, r.class.reason)),
             FailureClass::Unknown if !acted => Some(format!(
-                "{}: insufficient evidence for {jobs} ({}) — no action; collect the job's JUnit and build log. The job has failed since {}.{}",
+                "{}: {} for {jobs} — no action; collect the job's JUnit and build log. The job has failed since {}.{}",
                 r.id,
-                r.class.reason,
+                r.title,
                 r.first_failed_in,
                 ci_hint(r)
             )),

@@ -230,8 +230,7 @@ impl Classifier {
         if f.no_evidence {
             return Classification {
                 class: FailureClass::Unknown,
-                reason: "insufficient evidence: no failing test and no error line was found for the run (unknown, not green)"
-                    .into(),
+                reason: "insufficient evidence (unknown, not green)".into(),
                 evidence: None,
                 temporary: false,
             };

@@ -226,10 +226,12 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
     };
     let agg_names: BTreeSet<&str> = ev.aggregated.iter().map(|a| a.name.as_str()).collect();
     let all_failing: BTreeSet<&str> = ev.gating().filter(|f| !f.is_step).map(|f| f.name.as_str()).collect();
-    let gating: Vec<_> = ev
+    let gating_all: Vec<_> = ev
         .gating()
         .filter(|f| !f.is_step && !agg_names.contains(f.name.as_str()) && !is_failing_parent(&f.name, &all_failing))
         .collect();
+    // An aggregator that lacked finished underlying runs judged nothing.
+    let (too_few, gating): (Vec<_>, Vec<_>) = gating_all.into_iter().partition(|f| too_few_runs(&f.text));
     let steps: Vec<_> = ev.gating().filter(|f| f.is_step).collect();
     let log: Vec<&LogLine> =
         ev.log_lines.iter().filter(|l| !lines::is_wrapper_line(&l.text) && !lines::is_info_line(&l.text)).collect();
@@ -245,9 +247,9 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
         let mut order: Vec<String> = Vec::new();
         for f in &gating {
             let expl = explaining(&f.text, &f.at, 8);
-            // A header line ("Unexpected error:") is completed by the next one.
+            // A bare header line ("fail [x.go:12]: Unexpected error:") is completed by the next one.
             let basis = match (expl.first(), expl.get(1)) {
-                (Some(a), Some(b)) if a.text.trim_end().ends_with(':') => format!("{} {}", a.text.trim(), b.text.trim()),
+                (Some(a), Some(b)) if is_bare_header(&a.text) => format!("{} {}", a.text.trim(), b.text.trim()),
                 (Some(a), _) => a.text.clone(),
                 _ => f.name.clone(),
             };
@@ -280,6 +282,7 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
             if d.lines.iter().any(|l| lines::is_test_binary_failure(&l.text)) {
                 d.test_binary = true;
                 d.binaries = binaries_of(&d.lines, &ctx);
+                retitle_test_binary(&mut d);
             }
             drafts.push(d);
         }
@@ -300,7 +303,20 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
                 },
             }
         };
-        if let Some((why, k, n)) = run_level(&failed_agg) {
+        let too_few = |a: &AggregatedTest| {
+            a.failures.is_empty()
+                && a.verdict.as_ref().is_none_or(|v| v.failures == 0 && v.required_passes.is_none_or(|r| v.passes < r))
+        };
+        if failed_agg.iter().all(|a| too_few(a)) {
+            let mut d = no_evidence_draft(
+                "aggregated",
+                "the aggregator had too few finished underlying runs to judge (not enough data to aggregate); the underlying jobs hold the evidence",
+            );
+            d.sig = Signature::of_text("aggregated: not enough underlying runs");
+            d.tests = failed_agg.iter().map(|a| a.name.clone()).collect();
+            d.lines = failed_agg.iter().take(3).map(|a| agg_line(a)).collect();
+            drafts.push(d);
+        } else if let Some((why, k, n)) = run_level(&failed_agg) {
             let mut d = Draft::new(
                 Signature::of_text(&format!("aggregated runs failed together: {k} of {n}")),
                 why.clone(),
@@ -324,6 +340,16 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
                 drafts.push(d);
             }
         }
+    }
+    if drafts.is_empty() && !too_few.is_empty() {
+        let mut d = no_evidence_draft(
+            "aggregated",
+            "the aggregator had too few finished underlying runs to judge (not enough data to aggregate); the underlying jobs hold the evidence",
+        );
+        d.sig = Signature::of_text("aggregated: not enough underlying runs");
+        d.tests = too_few.iter().map(|f| f.name.clone()).collect();
+        d.lines = too_few.iter().take(3).map(|f| LogLine { text: format!("{}: {}", f.name, f.message), at: f.at.clone() }).collect();
+        drafts.push(d);
     }
     if !drafts.is_empty() {
         return drafts;
@@ -408,8 +434,28 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
     if d.lines.iter().any(|l| lines::is_test_binary_failure(&l.text)) {
         d.test_binary = true;
         d.binaries = binaries_of(&d.lines, &ctx);
+        retitle_test_binary(&mut d);
     }
     vec![d]
+}
+
+/// An aggregated verdict saying the aggregator could not judge.
+fn too_few_runs(text: &str) -> bool {
+    static FEW: OnceLock<Regex> = OnceLock::new();
+    re(&FEW, r"(?i)not enough data to aggregate|we require at least \d+ attempts|too few (finished )?(underlying )?runs").is_match(text)
+}
+
+/// A line that only announces an error ("fail [x.go:12]: Unexpected error:").
+fn is_bare_header(text: &str) -> bool {
+    let t = text.trim_end();
+    if !t.ends_with(':') {
+        return false;
+    }
+    let body = match t.find("]: ") {
+        Some(i) if t.trim_start().starts_with("fail [") => &t[i + 3..],
+        _ => t,
+    };
+    body.split_whitespace().count() <= 4
 }
 
 /// A payload binary (`oc`, `openshift-install`, `openshift-tests`) ran and
@@ -422,6 +468,18 @@ fn payload_command_failed(text: &str) -> bool {
 fn re_explicit() -> &'static Regex {
     static EXPLICIT: OnceLock<Regex> = OnceLock::new();
     re(&EXPLICIT, r"^\s*(Error|ERROR|error|FATAL|fatal)(:| )|level=(error|fatal)")
+}
+
+/// Test-binary failures naming the same binaries are one failure, whatever
+/// wrapper printed them (`couldn't retrieve test suites: …` or not).
+fn retitle_test_binary(d: &mut Draft) {
+    let mut named: Vec<&str> = d.binaries.iter().filter(|(_, s)| *s).map(|(b, _)| b.as_str()).collect();
+    if named.is_empty() {
+        return;
+    }
+    named.sort();
+    named.dedup();
+    d.sig = Signature::of_text(&format!("test binaries could not be extracted: {}", named.join(", ")));
 }
 
 /// Test binaries of a test-binary failure: those its error lines name (the
