@@ -269,7 +269,7 @@ pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
     }
     let mut false_reverts = Vec::new();
     let mut false_bisects = Vec::new();
-    for s in &a.suspects {
+    for s in a.suspects.iter().filter(|_| truth.is_some()) {
         let key = candidate_key(a, &s.candidate).unwrap_or_else(|| s.candidate.clone());
         if culprit_set.contains(key.as_str()) {
             continue;

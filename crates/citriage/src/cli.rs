@@ -94,7 +94,8 @@ pub enum Command {
     Extract(ExtractArgs),
     /// Analyze an OpenShift release payload: chain back to the last all-green payload,
     /// failed blocking jobs with evidence, root causes, scored suspect PRs and the
-    /// action. `citriage payload eval --from WORLD` scores it over a synthetic world.
+    /// action. `citriage payload eval --from DIR [--truth FILE]` scores the verdicts over a
+    /// synthetic world or a folder of payload snapshots.
     Payload(PayloadArgs),
     /// Write agent briefs for the latest triage: a Phase 3 investigation brief per
     /// selected cluster, filled with verified facts and evidence ids, and a Phase 4
@@ -411,10 +412,13 @@ pub struct ExtractArgs {
 
 #[derive(Args, Debug)]
 pub struct PayloadArgs {
-    /// The payload tag, e.g. 4.22.0-0.nightly-2026-11-20-041530 (or `eval`).
+    /// The payload tag, e.g. 4.22.0-0.nightly-2026-11-20-041530, or `eval` to score the
+    /// verdicts of every payload under --from against a truth.
     pub tag: String,
     /// Offline: a folder of recorded release-controller responses (with `gcs/` and
-    /// `github/` beside them) or a payload-snapshot directory.
+    /// `github/` beside them) or a payload-snapshot directory. For `eval`: a synthetic
+    /// world, or a folder of payload snapshots (one per payload, as the snapshot
+    /// repositories lay them out).
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
     /// Online: the release controller, e.g. https://amd64.ocp.releases.ci.openshift.org.
@@ -435,15 +439,23 @@ pub struct PayloadArgs {
     /// Ignore everything after this time (RFC 3339).
     #[arg(long, value_name = "TIME")]
     pub as_of: Option<String>,
-    /// CI-configuration changes: a recorded JSON list or an openshift/release checkout.
+    /// CI-configuration changes: a recorded JSON list, or a local openshift/release
+    /// checkout whose commits to ci-operator/step-registry and ci-operator/config since
+    /// the last all-green payload become candidates (default: the source's own list, if any).
     #[arg(long, value_name = "FILE|DIR")]
     pub ci_config: Option<PathBuf>,
-    /// Write payload-<tag>.html, .md, .json and payload-results-<tag>.yaml here.
+    /// Write payload-analysis-<tag>-summary.html, payload-analysis-<tag>.md,
+    /// payload-analysis-<tag>.json and payload-results-<tag>.yaml here (default: write no files).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Do not record the analysis (JSON, HTML, Markdown) in the store's documents.
     #[arg(long)]
     pub no_store: bool,
+    /// For `eval`: the truth, a TOML ([[payload]] tag, culprits = ["org/repo#n"],
+    /// optional force_accept) or YAML (payloads:) file. Default: a synthetic world's own
+    /// truth.json; for snapshots without a truth only crashes and contradictions are checked.
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

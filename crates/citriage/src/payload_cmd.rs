@@ -23,15 +23,7 @@ fn fail(e: citriage_payload::PayloadError) -> Failure {
 
 pub(crate) fn payload(cli: &Cli, a: &PayloadArgs) -> Result<(), Failure> {
     if a.tag == "eval" {
-        let world =
-            a.from.as_ref().ok_or_else(|| Failure::input("payload eval needs --from WORLD (a synthetic world)"))?;
-        let r = citriage_payload::eval::eval_world(world).map_err(fail)?;
-        if cli.format == Format::Json {
-            print_json(&serde_json::to_value(&r).unwrap_or_default());
-        } else {
-            outln!("{}", citriage_payload::eval::render_eval(&r));
-        }
-        return Ok(());
+        return eval(cli, a);
     }
     let mut opts = AnalyzeOptions::new(&a.tag);
     opts.as_of = a.as_of.clone();
@@ -85,6 +77,41 @@ pub(crate) fn payload(cli: &Cli, a: &PayloadArgs) -> Result<(), Failure> {
                 eprintln!("recorded as payload {} in {db}", analysis.payload.tag);
             }
         }
+    }
+    Ok(())
+}
+
+/// `payload eval`: every payload of a synthetic world or a folder of payload
+/// snapshots, against a truth; exits 1 on a false revert, a contradiction or
+/// an analysis error.
+fn eval(cli: &Cli, a: &PayloadArgs) -> Result<(), Failure> {
+    use citriage_payload::eval;
+    let dir = a
+        .from
+        .as_ref()
+        .ok_or_else(|| Failure::input("payload eval needs --from DIR (a synthetic world or a folder of payload snapshots)"))?;
+    if !dir.is_dir() {
+        return Err(Failure::input(format!("{}: not a folder", dir.display())));
+    }
+    let truth = match &a.truth {
+        Some(p) => Some(eval::read_truth(p).map_err(fail)?),
+        None => None,
+    };
+    let r = if eval::is_world(dir) {
+        eval::eval_world_with(dir, truth.as_deref()).map_err(fail)?
+    } else {
+        eval::eval_snapshots(dir, truth.as_deref(), a.ci_config.as_deref()).map_err(fail)?
+    };
+    if r.payloads == 0 {
+        return Err(Failure::input(format!("{}: no payload found (neither a synthetic world nor payload snapshots)", dir.display())));
+    }
+    if cli.format == Format::Json {
+        print_json(&serde_json::to_value(&r).unwrap_or_default());
+    } else {
+        outln!("{}", eval::render_eval(&r));
+    }
+    if r.false_reverts > 0 || r.errors > 0 || r.contradictions > 0 {
+        return Err(Failure::other(eval::summary_line(&r)));
     }
     Ok(())
 }
