@@ -1159,7 +1159,21 @@ pub fn analyze_with(
         }
         candidates_by_payload.insert(p.clone(), v);
     }
-    let hi_all = as_of.or(target_time.map(|t| t + 86400));
+    // A change can only break runs that started after it: the window ends with
+    // the latest start of the target's failed blocking runs.
+    let mut latest_start: Option<Epoch> = None;
+    for jr in target_info.results.blocking.values().filter(|j| j.state == JobState::Failed) {
+        let mut first: Option<Epoch> = jr.transition_epoch();
+        for u in jr.previous_attempt_urls.iter().chain(jr.url.iter()) {
+            if let Some(t) = ctx.ev.get(u).and_then(|e| e.started.or(e.finished)) {
+                first = Some(first.map_or(t, |b| b.min(t)));
+            }
+        }
+        if let Some(t) = first {
+            latest_start = Some(latest_start.map_or(t, |l| l.max(t)));
+        }
+    }
+    let hi_all = [latest_start.or(target_time.map(|t| t + 86400)), as_of].into_iter().flatten().min();
     for c in &ci_changes {
         let t = c.epoch();
         if t.is_some_and(|t| window_lo.is_none_or(|lo| t > lo - 86400) && hi_all.is_none_or(|hi| t <= hi)) {

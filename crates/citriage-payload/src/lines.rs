@@ -73,6 +73,7 @@ pub fn has_error_marker(text: &str) -> bool {
       | \bexpected\b | \bmissing\b | no\ such | \bunknown\b | \bunsupported\b | \bdegraded\b | not\ available
       | \bnil\ pointer | \bcrash | \bOOM | \bkilled\b | \bdid\ not\ complete | never\ (became|completed|ready)
       | \bviolat | \bmust\ (not\ )?(set|have|be) | should\ not | \bconflict | \brejected\b | \bunreachable\b
+      | ^\s*[EF]\d{4}\s | level=(error|fatal|panic) | \bexceed
     "#,
     )
     .is_match(text)

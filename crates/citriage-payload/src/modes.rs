@@ -269,10 +269,21 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
         }
         for id in &order {
             let mut d = groups.remove(id).unwrap_or_else(|| Draft::new(Signature::of_text(id), String::new()));
+            // Build-log error lines of the same failure: the same signature, or
+            // one of the failing tests' distinctive strings.
+            let tokens: Vec<String> = crate::scoring::Matcher
+                .tokens(&d.lines)
+                .into_iter()
+                .map(|t| t.text)
+                .filter(|t| t.len() >= 8)
+                .collect();
             let extra: Vec<LogLine> = log
                 .iter()
                 .zip(&log_sig)
-                .filter(|(_, s)| s.as_ref().is_some_and(|s| s.id == *id))
+                .filter(|(l, s)| {
+                    s.as_ref().is_some_and(|s| s.id == *id)
+                        || (lines::explains_failure(&l.text) && tokens.iter().any(|t| l.text.contains(t.as_str())))
+                })
                 .map(|(l, _)| (*l).clone())
                 .take(5)
                 .collect();

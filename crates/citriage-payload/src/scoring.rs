@@ -243,9 +243,8 @@ impl TokenKind {
 
     fn rank(self) -> u8 {
         match self {
-            TokenKind::Phrase | TokenKind::Quoted => 4,
+            TokenKind::Phrase | TokenKind::Quoted | TokenKind::Flag => 4,
             TokenKind::Name | TokenKind::File => 3,
-            TokenKind::Flag => 2,
             TokenKind::Symbol => 1,
         }
     }
@@ -499,7 +498,8 @@ impl Matcher {
                 }
             }
             for m in name.find_iter(&text) {
-                if distinctive_name(m.as_str()) {
+                let flagged = text[..m.start()].ends_with('-');
+                if !flagged && distinctive_name(m.as_str()) {
                     push(&mut out, m.as_str().to_string(), TokenKind::Name, i);
                 }
             }
@@ -1042,9 +1042,9 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
                     r.add(
                         Link {
                             signal: Signal::Component,
-                            points: 10,
-                            specific: false,
-                            evidence: format!("the evidence names `{}` ({}), the changed package", rpm.package, l.at.cite()),
+                            points: 20,
+                            specific: true,
+                            evidence: format!("the evidence names `{}` ({}), the changed package of {}", rpm.package, l.at.cite(), rpm.variant_tag),
                         },
                         Correlation::Subsystem,
                     );

@@ -242,7 +242,7 @@ mod tests {
         let r = runs(r#"		binaryPath: "/usr/bin/oc-mirror-tests-ext.gz","#);
         assert!(r.contains(&"oc-mirror-tests-ext.gz") && r.contains(&"binaryPath"), "{r:?}");
         let d = parse_unified(
-            "--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,1 +1,2 @@\n-old\n+\tName: \"control-plane-metrics-forwarder\",\n--- a/vendor/y/z.go\n+++ b/vendor/y/z.go\n@@ -1,0 +1,1 @@\n+clusterNetwork := 1\n",
+            "--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,1 +1,1 @@\n-old\n+\tName: \"control-plane-metrics-forwarder\",\n--- a/vendor/y/z.go\n+++ b/vendor/y/z.go\n@@ -1,0 +1,1 @@\n+clusterNetwork := 1\n",
         );
         let ix = CandidateIndex::new(Some(&d), "feat: add metrics forwarder");
         assert!(ix.contains("control-plane-metrics-forwarder"));
