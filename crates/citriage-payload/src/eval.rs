@@ -55,6 +55,10 @@ pub struct TruthRow {
     pub force_accept: Option<bool>,
     /// The truth's own words.
     pub note: Option<String>,
+    /// The payload's failing runs have no evidence: its culprits cannot be
+    /// found from it (they count as absent).
+    #[serde(default)]
+    pub evidence_missing: bool,
 }
 
 /// Reads a truth file (TOML, or YAML when the name ends in `.yaml` / `.yml`).
@@ -133,6 +137,7 @@ pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, PayloadError> {
             culprits,
             force_accept,
             note: r.get("note").and_then(Value::as_str).map(str::to_string).or(truth_text),
+            evidence_missing: r.get("evidence_missing").and_then(Value::as_bool).unwrap_or(false),
         });
     }
     Ok(out)
@@ -240,7 +245,8 @@ pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
     for c in truth.map(|t| t.culprits.as_slice()).unwrap_or(&[]) {
         let ids: Vec<&str> =
             a.candidates.iter().filter(|k| candidate_key(a, &k.id).as_deref() == Some(c.as_str())).map(|k| k.id.as_str()).collect();
-        let present = !ids.is_empty();
+        let candidate = !ids.is_empty();
+        let present = candidate && !truth.is_some_and(|t| t.evidence_missing);
         let best = a
             .suspects
             .iter()
@@ -252,6 +258,8 @@ pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
         });
         let absent_reason = if present {
             None
+        } else if candidate {
+            Some("the truth marks the payload's evidence as missing".into())
         } else if c.contains("openshift/release#") {
             Some("a CI-configuration change: no CI-configuration source was given (--ci-config)".into())
         } else {
@@ -481,6 +489,7 @@ pub fn world_truth(world: &Path) -> Result<Vec<TruthRow>, PayloadError> {
             culprits,
             force_accept: None,
             note: Some(cause.unwrap_or_else(|| "none".into())),
+            evidence_missing: t.get("evidence_missing").and_then(Value::as_bool).unwrap_or(false),
         });
     }
     Ok(out)
