@@ -1,6 +1,8 @@
 //! Evaluates the payload analysis against a truth file over a payload-snapshot
 //! repository or a synthetic world (what `citriage payload eval` does):
-//! `cargo run --release -p citriage-payload --example eval_truth -- <dir> [<truth.toml>] [--json]`.
+//! `cargo run --release -p citriage-payload --example eval_truth -- <dir> [<truth.toml>] [--json] [--time]`.
+//! With `--time` and a truth, each payload is analysed alone and its wall time
+//! printed on stderr.
 
 use std::path::PathBuf;
 
@@ -21,6 +23,19 @@ fn main() {
         },
         None => None,
     };
+    if let (true, Some(t)) = (args.iter().any(|a| a == "--time"), truth.as_ref()) {
+        for row in t {
+            let one = std::slice::from_ref(row);
+            let start = std::time::Instant::now();
+            let r = if citriage_payload::eval::is_world(&dir) {
+                citriage_payload::eval::eval_world_with(&dir, Some(one))
+            } else {
+                citriage_payload::eval::eval_snapshots(&dir, Some(one), None)
+            };
+            let ok = r.map(|r| r.errors == 0).unwrap_or(false);
+            eprintln!("{:<40} {:>7.0} ms{}", row.tag, start.elapsed().as_secs_f64() * 1000.0, if ok { "" } else { "  (error)" });
+        }
+    }
     let start = std::time::Instant::now();
     let r = if citriage_payload::eval::is_world(&dir) {
         citriage_payload::eval::eval_world_with(&dir, truth.as_deref())
