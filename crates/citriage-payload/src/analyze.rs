@@ -1222,11 +1222,10 @@ pub fn analyze_with(
             let first = &mo.onset.first;
             let established = mo.onset.before.established();
             let idx = chain_tags.iter().position(|t| t == first).unwrap_or(0);
-            let payloads: Vec<String> = if established {
-                vec![first.clone()]
-            } else {
-                chain_tags.iter().skip(idx).filter(|t| Some(*t) != chain.baseline.as_ref()).cloned().collect()
-            };
+            // Every payload from the onset back to the last all-green one: a change
+            // that came later cannot have started the failure.
+            let payloads: Vec<String> =
+                chain_tags.iter().skip(idx).filter(|t| Some(*t) != chain.baseline.as_ref()).cloned().collect();
             // The failing run's start bounds the CI window: the step registry is read then.
             let run = chain.infos.get(first).and_then(|i| job_in(i, job));
             let mut bound = run.and_then(|j| j.transition_epoch());
