@@ -2,8 +2,9 @@
 //! tests). `bench triage` generates a snapshot of N jobs per dataset and measures
 //! parsing, storing, loading, triage and rendering.
 
+use crate::context::Failure;
 use crate::example_data;
-use crate::pipeline::{self, Failure};
+use crate::pipeline;
 use citriage_analysis::{AnalysisConfig, RuleSet, TriageInput};
 use citriage_model::Day;
 use citriage_store::Store;
@@ -167,7 +168,7 @@ pub fn ingest(preset: &str, concurrency: usize, world: Option<&std::path::Path>,
     // Metrics job by job, as `citriage metrics` computes them.
     let t = Instant::now();
     let all = store.builds(None)?;
-    let as_of = crate::fetch::default_as_of(&all);
+    let as_of = crate::builds::default_as_of(&all);
     let kf = kettle::failures_rows(&all, as_of);
     drop(all);
     let settings = corrected::Settings::new(as_of, AnalysisConfig::default().harness_test_names);

@@ -10,7 +10,7 @@
 //! generator can (like `wrk`): they read each response in full, as bytes, without
 //! decompressing it.
 
-use crate::pipeline::Failure;
+use crate::context::Failure;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,25 +1,19 @@
 //! What the commands record in the store's documents table so the dashboard can serve
 //! it without reading files: triage reports (kind `triage`, key `{dataset}/{date}`),
 //! payload analyses (kind `payload`, key = the tag) and verifier results (kind
-//! `verify`); and the `reports` command that lists and prints them. A document's
-//! `as_of` is the date or time its content describes, never the wall clock.
+//! `verify`). A document's `as_of` is the date or time its content describes, never
+//! the wall clock. The `reports` command lists and prints them.
 
-use crate::cli::{open_store, print_json, Cli, Format, ReportsArgs, ReportsWhat};
-use crate::outln;
-use crate::pipeline::Failure;
+use crate::context::Failure;
 use citriage_analysis::Triage;
 use citriage_model::evidence::sha256_hex;
 use citriage_model::Day;
 use citriage_payload::PayloadAnalysis;
 use citriage_store::{Document, DocumentHeader, Store};
-use serde_json::json;
 
 pub const MARKDOWN: &str = "text/markdown";
 pub const JSON: &str = "application/json";
 pub const HTML: &str = "text/html";
-
-/// Media types `reports show` picks from, in this order, when none is named.
-const PREFERRED: [&str; 3] = [MARKDOWN, JSON, HTML];
 
 /// The key of a triage report: `{dataset}/{snapshot date}`.
 pub fn triage_key(t: &Triage) -> String {
@@ -136,83 +130,6 @@ pub fn split_stored(spec: &str) -> Result<(&str, &str), Failure> {
             "--stored {spec:?}: expected KIND/KEY, e.g. triage/failures/2026-11-21 (`citriage reports` lists them)"
         ))),
     }
-}
-
-/// The `reports` command: list the stored documents, or print one.
-pub(crate) fn reports(cli: &Cli, a: &ReportsArgs) -> Result<(), Failure> {
-    let store = open_store(cli)?;
-    match &a.what {
-        None => list(cli, &store, a.kind.as_deref()),
-        Some(ReportsWhat::Show { kind, key, media_type }) => show(cli, &store, kind, key, media_type.as_deref()),
-    }
-}
-
-fn list(cli: &Cli, store: &Store, kind: Option<&str>) -> Result<(), Failure> {
-    let docs = store.documents(kind)?;
-    if cli.format == Format::Json {
-        let rows: Vec<_> = docs
-            .iter()
-            .map(|d| {
-                json!({"kind": d.kind, "key": d.key, "media_type": d.media_type, "title": d.title,
-                       "as_of": d.as_of, "bytes": d.bytes})
-            })
-            .collect();
-        print_json(&json!({ "store": store.path(), "documents": rows }));
-        return Ok(());
-    }
-    if docs.is_empty() {
-        outln!("no documents in {}", store.path());
-    }
-    for d in docs {
-        outln!(
-            "{:<8} {:<40} {:<16} {:>9}  {:<25} {}",
-            d.kind,
-            d.key,
-            d.media_type,
-            d.bytes,
-            if d.as_of.is_empty() { "-" } else { &d.as_of },
-            d.title
-        );
-    }
-    Ok(())
-}
-
-fn show(cli: &Cli, store: &Store, kind: &str, key: &str, media_type: Option<&str>) -> Result<(), Failure> {
-    let doc = match media_type {
-        Some(m) => store.document(kind, key, m)?,
-        None => {
-            let available: Vec<String> =
-                store.documents(Some(kind))?.into_iter().filter(|h| h.key == key).map(|h| h.media_type).collect();
-            let pick = PREFERRED
-                .iter()
-                .find(|m| available.iter().any(|a| a == *m))
-                .map(|m| m.to_string())
-                .or_else(|| available.into_iter().min());
-            match pick {
-                Some(m) => store.document(kind, key, &m)?,
-                None => None,
-            }
-        }
-    };
-    let Some(doc) = doc else {
-        return Err(Failure::input(format!(
-            "no stored document {kind} {key}{} in {} (`citriage reports` lists them)",
-            media_type.map(|m| format!(" of type {m}")).unwrap_or_default(),
-            store.path()
-        )));
-    };
-    if cli.format == Format::Json {
-        print_json(&json!({"kind": doc.kind, "key": doc.key, "media_type": doc.media_type, "title": doc.title,
-                           "as_of": doc.as_of, "body": doc.body}));
-    } else {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(doc.body.as_bytes());
-        if !doc.body.ends_with('\n') {
-            let _ = out.write_all(b"\n");
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

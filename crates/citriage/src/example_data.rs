@@ -10,6 +10,17 @@ use citriage_model::Day;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// The bundled example snapshots (the checked-in copies under `examples/k8s/`), embedded
+/// so the demo runs from any folder.
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("failures-2026-11-19.json", include_str!("../../../examples/k8s/failures-2026-11-19.json")),
+    ("failures-2026-11-20.json", include_str!("../../../examples/k8s/failures-2026-11-20.json")),
+    ("failures-2026-11-21.json", include_str!("../../../examples/k8s/failures-2026-11-21.json")),
+    ("flakes-2026-11-19.json", include_str!("../../../examples/k8s/flakes-2026-11-19.json")),
+    ("flakes-2026-11-20.json", include_str!("../../../examples/k8s/flakes-2026-11-20.json")),
+    ("flakes-2026-11-21.json", include_str!("../../../examples/k8s/flakes-2026-11-21.json")),
+];
+
 /// A small deterministic PRNG (SplitMix64).
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

@@ -1,17 +1,27 @@
 //! citriage's application layer: the command-line interface and the glue that runs
 //! the pipeline (sources → formats → store → analysis → report) for each command.
 //! The binary in `main.rs` only calls [`cli::main_with_args`].
+//!
+//! Layout (no module imports one above it in this list):
+//! - [`cli`]: the dispatcher — global options, the subcommand list, exit codes.
+//! - [`commands`]: one file per subcommand, declaring its arguments and running itself.
+//! - Library modules the commands share: [`pipeline`] (snapshots: read, import,
+//!   triage, write), [`builds`] (stored builds, `--as-of`), [`documents`] (what is
+//!   recorded for the dashboard), [`clustering`], [`payloads`], [`github`],
+//!   [`verification`], [`bench`], [`bench_serve`], [`example_data`].
+//! - [`context`]: what every command and library module uses — global options, the
+//!   store, output, progress, [`context::Failure`]; it imports nothing of this crate.
 
 pub mod bench;
 pub mod bench_serve;
-pub mod brief_cmd;
+pub mod builds;
 pub mod cli;
-pub mod code_cmd;
+pub mod clustering;
+pub mod commands;
+pub mod context;
 pub mod documents;
-pub mod evidence_cmds;
 pub mod example_data;
-pub mod fetch;
-pub mod patterns_cmd;
-pub mod payload_cmd;
+pub mod github;
+pub mod payloads;
 pub mod pipeline;
-pub mod synth;
+pub mod verification;

@@ -2,7 +2,10 @@
 //! validate it, store it, load the prior one, triage, and write the artifacts (and
 //! record the report in the store's documents).
 //! Errors say whether the input was at fault (exit code 2) or something else (1).
+//! The triage summary `triage` and `demo` print is here too.
 
+use crate::context::{print_json, Context, Failure, Format};
+use crate::outln;
 use citriage_analysis::{triage, AnalysisConfig, RuleSet, Triage, TriageInput};
 use citriage_formats::parse_snapshot;
 use citriage_model::evidence::sha256_hex;
@@ -10,45 +13,9 @@ use citriage_model::{Dataset, Day, Snapshot, SnapshotMeta};
 use citriage_report::{render_all, Artifact};
 use citriage_sources::HttpOptions;
 use citriage_store::{ImportOutcome, Store};
+use serde_json::json;
 use std::collections::BTreeSet;
-use std::fmt;
 use std::path::Path;
-
-/// A failed command: the message and whether the input was at fault.
-#[derive(Debug)]
-pub struct Failure {
-    pub bad_input: bool,
-    pub message: String,
-}
-
-impl Failure {
-    pub fn input(message: impl Into<String>) -> Failure {
-        Failure { bad_input: true, message: message.into() }
-    }
-    pub fn other(message: impl Into<String>) -> Failure {
-        Failure { bad_input: false, message: message.into() }
-    }
-    /// The process exit code: 2 for bad input, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        if self.bad_input {
-            2
-        } else {
-            1
-        }
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl From<citriage_store::StoreError> for Failure {
-    fn from(e: citriage_store::StoreError) -> Self {
-        Failure::other(e.to_string())
-    }
-}
 
 /// Today's date (UTC) from the wall clock; used only when a snapshot's date is not
 /// given and cannot be read from its name.
@@ -88,13 +55,7 @@ pub fn read_snapshot(
     date: Option<Day>,
     http: &HttpOptions,
 ) -> Result<(Snapshot, Vec<String>), Failure> {
-    let fetched = citriage_sources::read(location, http).map_err(|e| {
-        if e.is_bad_input() {
-            Failure::input(e.to_string())
-        } else {
-            Failure::other(e.to_string())
-        }
-    })?;
+    let fetched = citriage_sources::read(location, http)?;
     snapshot_from_bytes(&fetched.bytes, location, dataset, date)
 }
 
@@ -218,4 +179,62 @@ fn write_rendered(arts: &[Artifact], out: &Path) -> Result<Vec<String>, Failure>
 pub fn record_report_evidence(store: &mut Store, t: &Triage) -> Result<usize, Failure> {
     let (_, evidence) = citriage_report::render_markdown(t);
     Ok(store.record_evidence(&evidence, &now_rfc3339())?)
+}
+
+/// Prints the summary of a triage and the files written (text or JSON).
+pub fn print_summary(ctx: &Context, t: &citriage_analysis::Triage, files: &[String]) {
+    if ctx.format == Format::Json {
+        print_json(&json!({
+            "dataset": t.snapshot.dataset,
+            "date": t.snapshot.date,
+            "source": t.snapshot.source,
+            "jobs": t.job_count,
+            "categories": t.categorized.categories.len(),
+            "selected": t.selection.picks,
+            "misclassifications": t.misclassifications.iter().map(|f| json!({"kind": f.kind, "subject": f.subject, "jobs": f.jobs.len()})).collect::<Vec<_>>(),
+            "drift": t.drift.as_ref().map(|d| json!({"prior": d.prior_date, "added": d.added.len(), "removed": d.removed.len(), "reappeared": d.reappeared.len(), "integrity_violations": d.integrity.as_ref().map(|i| i.violations.len())})),
+            "files": files,
+        }));
+        return;
+    }
+    outln!(
+        "{} snapshot of {}: {} jobs in {} categories",
+        t.snapshot.dataset.title(),
+        t.snapshot.date,
+        t.job_count,
+        t.categorized.categories.len()
+    );
+    outln!("Selected {} clusters:", t.selection.picks.len());
+    for (i, p) in t.selection.picks.iter().enumerate() {
+        outln!(
+            "  {:>2}. {:<28} {:>5} jobs  score {:>6.3}  {}",
+            i + 1,
+            p.category,
+            p.count,
+            p.score,
+            p.reasons.first().map(String::as_str).unwrap_or("")
+        );
+    }
+    outln!("Misclassifications: {}", t.misclassifications.len());
+    for f in &t.misclassifications {
+        outln!("  - {}: {} ({} jobs)", f.kind.title(), f.subject, f.jobs.len());
+    }
+    match &t.drift {
+        Some(d) => outln!(
+            "Drift since {}: {} added, {} removed, {} reappeared{}",
+            d.prior_date,
+            d.added.len(),
+            d.removed.len(),
+            d.reappeared.len(),
+            d.integrity
+                .as_ref()
+                .map(|i| format!(", {} integrity violation(s)", i.violations.len()))
+                .unwrap_or_default()
+        ),
+        None => outln!("Drift: no prior snapshot"),
+    }
+    outln!("Wrote:");
+    for f in files {
+        outln!("  {f}");
+    }
 }

@@ -18,7 +18,7 @@ fn bundled_examples_match_the_generator() {
         assert_eq!(&on_disk, text, "{name} differs from the generator; regenerate with CITRIAGE_REGENERATE_EXAMPLES=1");
     }
     // The embedded copies are the same files.
-    for (name, text) in citriage::cli::BUNDLED {
+    for (name, text) in citriage::example_data::BUNDLED {
         assert_eq!(files.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str()), Some(*text));
     }
 }

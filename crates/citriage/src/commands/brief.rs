@@ -1,11 +1,11 @@
-//! The `brief` command: for each selected cluster of the latest triage, the runbook's
+//! `citriage brief`: for each selected cluster of the latest triage, the runbook's
 //! Phase 3 investigation brief filled with verified facts (jobs with their figures,
 //! sampled builds, failure excerpts, each with its evidence id from the ledger), and a
 //! Phase 4 cross-check brief of the highest-leverage claims.
 
-use crate::cli::{open_store, BriefArgs, Cli, Format};
+use crate::context::{parse_dataset, print_json, Context, Failure};
 use crate::outln;
-use crate::pipeline::{self, Failure};
+use crate::pipeline;
 use citriage_analysis::build_findings::{build_evidence, build_url};
 use citriage_analysis::misclass::{entry_evidence, entry_excerpt};
 use citriage_model::Dataset;
@@ -14,9 +14,24 @@ use citriage_verify::brief::{
     crosscheck_brief, investigation_brief, BriefExcerpt, BriefJob, CheckClaim, ClaimKind, ClusterBrief,
     CrossCheckBrief, SampledBuild,
 };
+use clap::Args;
+use std::path::PathBuf;
 
-pub(crate) fn brief(cli: &Cli, a: &BriefArgs) -> Result<(), Failure> {
-    let mut store = open_store(cli)?;
+/// Write agent briefs for the latest triage: a Phase 3 investigation brief per
+/// selected cluster, filled with verified facts and evidence ids, and a Phase 4
+/// cross-check brief of the highest-leverage claims.
+#[derive(Args, Debug)]
+pub struct BriefArgs {
+    #[arg(long, value_parser = parse_dataset)]
+    pub dataset: Option<Dataset>,
+    /// Output folder.
+    #[arg(long, default_value = "briefs")]
+    pub out: PathBuf,
+}
+
+/// Runs `citriage brief`.
+pub fn exec(ctx: &Context, a: &BriefArgs) -> Result<(), Failure> {
+    let mut store = ctx.open_store()?;
     let ds = a.dataset.unwrap_or(Dataset::Failures);
     let Some(latest) = store.latest(ds)? else {
         return Err(Failure::input(format!("the store {} has no {ds} snapshot", store.path())));
@@ -27,7 +42,7 @@ pub(crate) fn brief(cli: &Cli, a: &BriefArgs) -> Result<(), Failure> {
     let builds = if store.build_counts()?.0 > 0 {
         let listed: std::collections::BTreeSet<String> = loaded.snapshot.jobs.iter().map(|j| j.job.clone()).collect();
         let since = loaded.snapshot.meta.date.0 * 86_400 - 8 * 86_400;
-        Some(crate::fetch::load_builds_filtered(&mut store, Some(since), Some(&listed))?)
+        Some(crate::builds::load_builds_filtered(&mut store, Some(since), Some(&listed))?)
     } else {
         None
     };
@@ -163,8 +178,8 @@ pub(crate) fn brief(cli: &Cli, a: &BriefArgs) -> Result<(), Failure> {
         std::fs::write(&p, text).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
         written.push(p.display().to_string());
     }
-    if cli.format == Format::Json {
-        crate::cli::print_json(&serde_json::json!({"dataset": ds, "date": t.snapshot.date, "files": written}));
+    if ctx.json() {
+        print_json(&serde_json::json!({"dataset": ds, "date": t.snapshot.date, "files": written}));
     } else {
         outln!(
             "{} investigation brief(s) and a cross-check brief for the {ds} snapshot of {}:",

@@ -1,14 +1,47 @@
-//! The `synth` command: generates a synthetic CI world with a progress bar.
+//! `citriage synth`: generate a synthetic CI world with a progress bar.
 
-use crate::cli::{print_json, Cli, Format, SynthArgs};
+use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use crate::pipeline::Failure;
 use citriage_synth::{generate, Phase, SynthParams, PRESETS};
-use indicatif::{ProgressBar, ProgressStyle};
+use clap::Args;
 use serde_json::json;
+use std::path::PathBuf;
 use std::time::Instant;
 
-pub(crate) fn synth(cli: &Cli, a: &SynthArgs) -> Result<(), Failure> {
+/// Generate a synthetic CI world (Prow/GCS mirror, dashboards, payload stream and
+/// truth.json) into a folder; same seed and parameters, same bytes.
+#[derive(Args, Debug)]
+pub struct SynthArgs {
+    /// Size preset: tiny (tests), demo, k8s (1,500 jobs, ~100k builds; benchmarks).
+    #[arg(long, default_value = "demo")]
+    pub preset: String,
+    /// Output folder (must be missing or empty).
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    #[arg(long)]
+    pub builds_per_job: Option<usize>,
+    #[arg(long)]
+    pub days: Option<u32>,
+    /// Last day of the world (YYYY-MM-DD).
+    #[arg(long)]
+    pub end_date: Option<String>,
+    #[arg(long)]
+    pub failure_rate: Option<f64>,
+    #[arg(long)]
+    pub log_lines: Option<usize>,
+    #[arg(long)]
+    pub payloads: Option<usize>,
+    /// Worker threads (0 = all cores); does not change the output.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+/// Runs `citriage synth`.
+pub fn exec(ctx: &Context, a: &SynthArgs) -> Result<(), Failure> {
     let Some(mut p) = SynthParams::preset(&a.preset) else {
         return Err(Failure::input(format!("unknown preset {:?} (one of {})", a.preset, PRESETS.join(", "))));
     };
@@ -37,10 +70,8 @@ pub(crate) fn synth(cli: &Cli, a: &SynthArgs) -> Result<(), Failure> {
         p.payloads = v;
     }
     p.threads = a.threads;
-    let bar = if cli.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    if let Ok(st) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} [{elapsed}]") {
-        bar.set_style(st.progress_chars("=> "));
-    }
+    let template = "{msg} [{bar:30}] {pos}/{len} [{elapsed}]";
+    let bar = ctx.bar(template, template);
     let t = Instant::now();
     let res = generate(&p, &a.out, &mut |pr| {
         bar.set_length(pr.total);
@@ -55,7 +86,7 @@ pub(crate) fn synth(cli: &Cli, a: &SynthArgs) -> Result<(), Failure> {
     bar.finish_and_clear();
     let summary = res.map_err(|e| Failure::input(e.to_string()))?;
     let secs = t.elapsed().as_secs_f64();
-    if cli.format == Format::Json {
+    if ctx.json() {
         print_json(&json!({"out": a.out.display().to_string(), "params": p, "summary": summary, "seconds": secs}));
     } else {
         outln!(

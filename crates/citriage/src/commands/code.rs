@@ -1,16 +1,46 @@
-//! The `code` command: evidence from a local checkout the user names — a Prow job's
+//! `citriage code`: evidence from a local checkout the user names — a Prow job's
 //! configuration (file:line, testgrid annotations, alert email), the OWNERS for a path,
 //! the text at `path:line`, and the commit that introduced a string (`git log -S`).
 //! Every answer is recorded in the store's evidence ledger.
 
-use crate::cli::{open_store, print_json, Cli, CodeArgs, CodeWhat, Format};
+use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use crate::pipeline::{self, Failure};
+use crate::pipeline;
 use citriage_model::Evidence;
 use citriage_verify::code::LineLookup;
 use citriage_verify::{Checkout, Git};
+use clap::{Args, Subcommand};
 
-pub(crate) fn code(cli: &Cli, a: &CodeArgs) -> Result<(), Failure> {
+/// Evidence from a local checkout: a job's Prow config, OWNERS for a path, the text
+/// at path:line, the commit that introduced a string. Answers go into the ledger.
+#[derive(Args, Debug)]
+pub struct CodeArgs {
+    /// The checkout: name=path (e.g. test-infra=~/src/test-infra).
+    #[arg(long, value_name = "NAME=PATH")]
+    pub checkout: String,
+    #[command(subcommand)]
+    pub what: CodeWhat,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CodeWhat {
+    /// Where a Prow job is configured (file:line), with its testgrid annotations.
+    JobConfig { job: String },
+    /// OWNERS approvers, reviewers and SIG labels for a path.
+    Owners { path: String },
+    /// The text at path:line.
+    Line { at: String },
+    /// The commit that introduced a string (`git log -S`).
+    Introduced {
+        needle: String,
+        /// Limit to a path.
+        #[arg(long)]
+        path: Option<String>,
+    },
+}
+
+/// Runs `citriage code`.
+pub fn exec(ctx: &Context, a: &CodeArgs) -> Result<(), Failure> {
     let (name, path) = a
         .checkout
         .split_once('=')
@@ -80,9 +110,9 @@ pub(crate) fn code(cli: &Cli, a: &CodeArgs) -> Result<(), Failure> {
             (serde_json::to_value(&h).unwrap_or_default(), h.evidence.clone(), lines)
         }
     };
-    let mut store = open_store(cli)?;
+    let mut store = ctx.open_store()?;
     store.record_evidence(&evidence, &pipeline::now_rfc3339())?;
-    if cli.format == Format::Json {
+    if ctx.json() {
         print_json(&value);
     } else {
         for l in text {

@@ -1,0 +1,33 @@
+//! `citriage categorize`: the category of job names under the built-in or a given rule
+//! set.
+
+use crate::context::{print_json, Context, Failure};
+use crate::outln;
+use crate::pipeline;
+use clap::Args;
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Print the category of job names under the built-in or a given rule set.
+#[derive(Args, Debug)]
+pub struct CategorizeArgs {
+    /// Job names (as they appear in the dashboards, `pr:` prefix included).
+    #[arg(required = true)]
+    pub jobs: Vec<String>,
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+}
+
+/// Runs `citriage categorize`.
+pub fn exec(ctx: &Context, a: &CategorizeArgs) -> Result<(), Failure> {
+    let rules = pipeline::load_rules(a.rules.as_deref())?;
+    let rows: Vec<(String, String)> = a.jobs.iter().map(|j| (j.clone(), rules.categorize(j).to_string())).collect();
+    if ctx.json() {
+        print_json(&json!(rows.iter().map(|(j, c)| json!({"job": j, "category": c})).collect::<Vec<_>>()));
+    } else {
+        for (j, c) in rows {
+            outln!("{c:<28} {j}");
+        }
+    }
+    Ok(())
+}

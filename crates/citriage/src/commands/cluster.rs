@@ -1,0 +1,123 @@
+//! `citriage cluster`: cluster the stored builds' failure texts and write
+//! failure_data.json (go.k8s.io/triage's format) and clusters.json.
+
+use crate::clustering::{cluster_store, profile_name, ClusterOutcome};
+use crate::context::{print_json, Context, Failure};
+use crate::outln;
+use citriage_patterns::cluster::FailureRef;
+use citriage_patterns::export::{failure_data, ExportOptions};
+use citriage_patterns::normalize::Profile;
+use citriage_patterns::signatures::Catalogue;
+use clap::Args;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Cluster the stored builds' failure texts (go.k8s.io/triage-compatible ids, stable
+/// citriage ids carried in the store, known signatures); writes failure_data.json
+/// and clusters.json.
+#[derive(Args, Debug)]
+pub struct ClusterArgs {
+    /// Days of failures before --as-of.
+    #[arg(long, default_value_t = 14)]
+    pub window: i64,
+    /// End of the window: a date (its end, UTC) or Unix seconds. Default: the newest build's day.
+    #[arg(long, value_name = "DATE|SECONDS")]
+    pub as_of: Option<String>,
+    /// Normalization: `default` (citriage) or `k8s-triage` (go.k8s.io/triage exactly).
+    #[arg(long, default_value = "default")]
+    pub profile: String,
+    /// Extra known signatures (TOML) merged over the built-in catalogue.
+    #[arg(long, value_name = "FILE")]
+    pub signatures: Option<PathBuf>,
+    /// Owners by test-name prefix for tests without a `[sig-x]` tag:
+    /// JSON `{"sig-node": ["Kubelet", "NodeProblemDetector"], ...}`.
+    #[arg(long, value_name = "FILE")]
+    pub owners: Option<PathBuf>,
+    /// Only these jobs (dashboard naming). Repeatable.
+    #[arg(long = "job", value_name = "JOB")]
+    pub jobs: Vec<String>,
+    /// Output folder.
+    #[arg(long, default_value = "clusters")]
+    pub out: PathBuf,
+    /// Clusters listed on stdout.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+}
+
+/// Runs `citriage cluster`.
+pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
+    let profile = match a.profile.as_str() {
+        "default" => Profile::Default,
+        "k8s-triage" => Profile::K8sTriage,
+        other => return Err(Failure::input(format!("--profile {other:?}: expected default or k8s-triage"))),
+    };
+    let catalogue = match &a.signatures {
+        None => Catalogue::builtin(),
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
+            Catalogue::builtin_with(&text).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?
+        }
+    };
+    let owners: BTreeMap<String, Vec<String>> = match &a.owners {
+        None => BTreeMap::new(),
+        Some(p) => {
+            let text = std::fs::read(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
+            serde_json::from_slice(&text).map_err(|e| {
+                Failure::input(format!("{}: expected {{\"sig-x\": [\"prefix\", ...]}}: {e}", p.display()))
+            })?
+        }
+    };
+    let mut store = ctx.open_store()?;
+    let pb = ctx.spinner("loading failures");
+    let out = cluster_store(&mut store, profile, a.window, a.as_of.as_deref(), &a.jobs, &catalogue, &owners, &pb)?;
+    let ClusterOutcome { as_of, rows, builds, clustering, rich } = out;
+    let prof = profile_name(profile);
+    let refs: Vec<FailureRef<'_>> =
+        rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
+    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(owners.clone()));
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
+    let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
+        let p = a.out.join(name);
+        std::fs::write(&p, v).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
+        Ok(p)
+    };
+    let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
+    let f2 = write("clusters.json", serde_json::to_string_pretty(&rich).unwrap_or_default() + "\n")?;
+    pb.finish_and_clear();
+    let acc = &clustering.accounting;
+    if ctx.json() {
+        print_json(&json!({
+            "as_of": as_of, "window_days": a.window, "profile": prof, "failures": acc.input,
+            "clusters": clustering.clusters.len(), "accounting": acc,
+            "files": [f1.display().to_string(), f2.display().to_string()],
+        }));
+        return Ok(());
+    }
+    outln!(
+        "{} failures from {} builds in {} days → {} clusters ({} profile); every failure in exactly one cluster: {}",
+        acc.input,
+        builds.len(),
+        a.window,
+        clustering.clusters.len(),
+        prof,
+        acc.is_complete()
+    );
+    outln!("{:<14} {:<21} {:>7} {:>5} {:>5}  signature / text", "stable id", "k8s id", "fails", "jobs", "tests");
+    for (rc, c) in rich.clusters.iter().zip(&clustering.clusters).take(a.top) {
+        let jobs: std::collections::BTreeSet<&str> = c.members.iter().map(|&m| rows[m as usize].2.as_str()).collect();
+        let sig = catalogue.match_text(&c.text).into_iter().next().map(|m| format!("[{}] ", m.id)).unwrap_or_default();
+        let first: String = c.text.lines().next().unwrap_or("").chars().take(80).collect();
+        outln!(
+            "{:<14} {:<21} {:>7} {:>5} {:>5}  {sig}{first}",
+            rc.stable_id.clone().unwrap_or_default(),
+            c.k8s_id,
+            c.members.len(),
+            jobs.len(),
+            c.tests.len()
+        );
+    }
+    outln!("Wrote {} and {}", f1.display(), f2.display());
+    Ok(())
+}

@@ -1,0 +1,58 @@
+//! `citriage drift`: the drift between the latest stored snapshot of a dataset and its
+//! prior.
+
+use crate::context::{parse_dataset, print_json, Context, Failure};
+use crate::outln;
+use crate::pipeline;
+use citriage_model::Dataset;
+use clap::Args;
+
+/// Show the drift between the latest stored snapshot of a dataset and its prior.
+#[derive(Args, Debug)]
+pub struct DriftArgs {
+    #[arg(long, value_parser = parse_dataset, default_value = "failures")]
+    pub dataset: Dataset,
+}
+
+/// Runs `citriage drift`.
+pub fn exec(ctx: &Context, a: &DriftArgs) -> Result<(), Failure> {
+    let store = ctx.open_store()?;
+    let Some(latest) = store.latest(a.dataset)? else {
+        return Err(Failure::input(format!("the store {} has no {} snapshot", store.path(), a.dataset)));
+    };
+    let loaded = pipeline::load_with_history(&store, latest.id)?;
+    let Some(prior) = &loaded.prior else {
+        return Err(Failure::input(format!(
+            "only one {} snapshot date in {}: drift needs an earlier one",
+            a.dataset,
+            store.path()
+        )));
+    };
+    let cfg = citriage_analysis::AnalysisConfig::default();
+    let d = citriage_analysis::drift::drift(&loaded.snapshot, prior, &loaded.older, cfg.consistency_drift_threshold);
+    if ctx.json() {
+        print_json(&serde_json::to_value(&d).unwrap_or_default());
+        return Ok(());
+    }
+    outln!("{} drift from {} to {} ({} day(s))", a.dataset, d.prior_date, d.now_date, d.days_between);
+    outln!("  added {}, removed {}, reappeared {}", d.added.len(), d.removed.len(), d.reappeared.len());
+    for j in &d.added {
+        outln!("  + {}", j.entry.job);
+    }
+    for j in &d.removed {
+        outln!("  - {}", j.entry.job);
+    }
+    for r in &d.reappeared {
+        outln!("  ↺ {} (last listed {})", r.job, r.last_listed);
+    }
+    if let Some(i) = &d.integrity {
+        outln!("  integrity: {} of {} common jobs consistent", i.consistent, i.common);
+        for v in &i.violations {
+            outln!("  ! {} {} -> {} (expected {})", v.job, v.prior, v.now, v.expected);
+        }
+    }
+    for m in d.worsened.iter().chain(&d.improved) {
+        outln!("  ~ {} {:.3} -> {:.3}", m.job, m.prior, m.now);
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! `citriage metrics`: job and test metrics from the stored builds — kettle's
+//! dashboards reproduced (`--emit kettle`), or corrected figures with flake signals
+//! and bias flags.
+
+use crate::builds::{default_as_of, parse_as_of};
+use crate::context::{print_json, Context, Failure};
+use crate::outln;
+use citriage_analysis::metrics::corrected::{job_figures, Settings};
+use citriage_analysis::metrics::kettle;
+use citriage_analysis::AnalysisConfig;
+use citriage_model::Day;
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Job and test metrics from the stored builds: kettle's dashboard figures
+/// reproduced, and corrected figures with flake signals and bias flags.
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// End of the window: a date (its end, UTC) or Unix seconds. Default: the end of
+    /// the day of the newest stored build.
+    #[arg(long, value_name = "DATE|SECONDS")]
+    pub as_of: Option<String>,
+    /// Window length in days for the corrected figures.
+    #[arg(long, default_value_t = 7)]
+    pub window: i64,
+    /// Only these jobs (dashboard naming). Repeatable.
+    #[arg(long = "job", value_name = "JOB")]
+    pub jobs: Vec<String>,
+    /// Write the dashboards' JSON (`failures-latest.json`, `flakes-latest.json`) as
+    /// kettle would compute them from the stored builds.
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+    /// Where `--emit` writes.
+    #[arg(long, default_value = ".")]
+    pub out: PathBuf,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    Kettle,
+}
+
+/// Runs `citriage metrics`.
+pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
+    let mut store = ctx.open_store()?;
+    let pb = ctx.spinner("loading builds");
+    let all = store.builds(None)?;
+    if all.is_empty() {
+        pb.finish_and_clear();
+        return Err(Failure::input(format!("the store {} has no builds: run `citriage fetch` first", store.path())));
+    }
+    let as_of = match &a.as_of {
+        Some(s) => parse_as_of(s)?,
+        None => default_as_of(&all),
+    };
+    let window = a.window.max(1);
+    let mut settings = Settings::new(as_of, AnalysisConfig::default().harness_test_names);
+    settings.window_days = window;
+    // Job by job, with tests only inside the longest window needed: memory stays
+    // bounded by one job's recent history.
+    let tests_since = as_of - window.max(7) * 86_400 - 86_400;
+    let failures_rows = kettle::failures_rows(&all, as_of);
+    drop(all);
+    let mut flakes_rows = Vec::new();
+    let mut figs = Vec::new();
+    let jobs = store.build_jobs()?;
+    pb.set_message(format!("computing metrics for {} jobs", jobs.len()));
+    for job in &jobs {
+        let builds = store.job_builds_with_tests_opts(job, Some(tests_since), false)?;
+        if a.emit.is_some() {
+            flakes_rows.extend(kettle::flakes_rows(&builds, as_of));
+        } else {
+            figs.extend(job_figures(&builds, &settings));
+        }
+    }
+    if let Some(Emit::Kettle) = a.emit {
+        flakes_rows.sort_by(|x, y| x.job.cmp(&y.job));
+        std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
+        let f = kettle::failures_json(&failures_rows);
+        let k = kettle::flakes_json(&flakes_rows);
+        let fp = a.out.join("failures-latest.json");
+        let kp = a.out.join("flakes-latest.json");
+        std::fs::write(&fp, f).map_err(|e| Failure::other(format!("{}: {e}", fp.display())))?;
+        std::fs::write(&kp, k).map_err(|e| Failure::other(format!("{}: {e}", kp.display())))?;
+        pb.finish_and_clear();
+        if ctx.json() {
+            print_json(&json!({"as_of": as_of, "files": [fp.display().to_string(), kp.display().to_string()]}));
+        } else {
+            outln!(
+                "kettle dashboards as of {} written: {} {}",
+                Day::from_unix_seconds(as_of),
+                fp.display(),
+                kp.display()
+            );
+        }
+        return Ok(());
+    }
+    figs.sort_by(|x, y| x.job.cmp(&y.job));
+    if !a.jobs.is_empty() {
+        figs.retain(|f| a.jobs.contains(&f.job));
+    }
+    pb.finish_and_clear();
+    if ctx.json() {
+        print_json(&json!({"as_of": as_of, "window_days": settings.window_days, "jobs": figs}));
+        return Ok(());
+    }
+    outln!("as of {} (window {} days): {} job(s)", Day::from_unix_seconds(as_of), settings.window_days, figs.len());
+    outln!(
+        "{:<52} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  flags",
+        "job",
+        "pass rate",
+        "n",
+        "err",
+        "abrt",
+        "streak",
+        "last pass",
+        "k.cons"
+    );
+    for f in &figs {
+        let flaky = f.tests.iter().filter(|t| t.is_flaky()).count();
+        let mut flags: Vec<String> = f.flags.iter().map(|x| x.kind.clone()).collect();
+        if flaky > 0 {
+            flags.push(format!("{flaky} flaky test(s)"));
+        }
+        outln!(
+            "{:<52} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  {}",
+            truncate(&f.job, 52),
+            f.pass_rate.map(|r| format!("{:.1}%", r * 100.0)).unwrap_or_else(|| "-".into()),
+            f.sample,
+            f.errors,
+            f.aborted,
+            f.streak_builds,
+            f.last_pass.map(|d| d.to_string()).unwrap_or_else(|| "never".into()),
+            f.kettle_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into()),
+            flags.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(n - 1).collect();
+        format!("{t}…")
+    }
+}

@@ -1,0 +1,27 @@
+//! The subcommands, one file each (as cargo lays out its own): each declares its
+//! arguments (a clap `Args` struct whose doc comment is the command's description in
+//! `--help`) and runs itself with `exec(&Context, &Args)`. Commands use
+//! [`crate::context`] and the library modules (`pipeline`, `builds`, `documents`,
+//! `clustering`, `payloads`, `github`, `verification`, `bench`), never each other and
+//! never the dispatcher in [`crate::cli`].
+
+pub mod bench;
+pub mod brief;
+pub mod categorize;
+pub mod cluster;
+pub mod code;
+pub mod demo;
+pub mod drift;
+pub mod evidence;
+pub mod extract;
+pub mod fetch;
+pub mod gh;
+pub mod import;
+pub mod metrics;
+pub mod payload;
+pub mod reports;
+pub mod serve;
+pub mod snapshots;
+pub mod synth;
+pub mod triage;
+pub mod verify;
