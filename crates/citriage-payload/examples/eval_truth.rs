@@ -33,7 +33,12 @@ fn main() {
                 citriage_payload::eval::eval_snapshots(&dir, Some(one), None)
             };
             let ok = r.map(|r| r.errors == 0).unwrap_or(false);
-            eprintln!("{:<40} {:>7.0} ms{}", row.tag, start.elapsed().as_secs_f64() * 1000.0, if ok { "" } else { "  (error)" });
+            eprintln!(
+                "{:<40} {:>7.0} ms{}",
+                row.tag,
+                start.elapsed().as_secs_f64() * 1000.0,
+                if ok { "" } else { "  (error)" }
+            );
         }
     }
     let start = std::time::Instant::now();

@@ -237,11 +237,8 @@ fn onset_walk(ctx: &Ctx, chain: &Chain, job: &str, pred: SameFailure) -> Onset {
                 match same {
                     Some(true) => {}
                     Some(false) => {
-                        let other = modes
-                            .as_ref()
-                            .and_then(|m| m.first())
-                            .map(|m| m.sig.id.clone())
-                            .unwrap_or_default();
+                        let other =
+                            modes.as_ref().and_then(|m| m.first()).map(|m| m.sig.id.clone()).unwrap_or_default();
                         o.before = OnsetBefore::DifferentFailure(tag.clone(), other);
                         return o;
                     }
@@ -547,7 +544,12 @@ pub fn analyze_with(
     let mut ctx = Ctx {
         source,
         stream: stream.clone(),
-        ev: Evidence { provider: evidence, as_of, cache: RefCell::new(BTreeMap::new()), gaps: RefCell::new(BTreeSet::new()) },
+        ev: Evidence {
+            provider: evidence,
+            as_of,
+            cache: RefCell::new(BTreeMap::new()),
+            gaps: RefCell::new(BTreeSet::new()),
+        },
         signer,
         classifier: Classifier::default(),
         gaps: Vec::new(),
@@ -620,8 +622,10 @@ pub fn analyze_with(
                     }
                     let mut prs: Vec<PullRequest> = set.into_values().collect();
                     prs.sort();
-                    let missing: Vec<&String> =
-                        chain_tags.iter().filter(|t| Some(*t) != chain.baseline.as_ref() && !hops.contains_key(*t)).collect();
+                    let missing: Vec<&String> = chain_tags
+                        .iter()
+                        .filter(|t| Some(*t) != chain.baseline.as_ref() && !hops.contains_key(*t))
+                        .collect();
                     PrSet {
                         from: Some(b.clone()),
                         prs,
@@ -819,7 +823,9 @@ pub fn analyze_with(
         };
         if let Some(e) = &ev {
             let problem = match &e.junit {
-                JunitState::Missing => Some("JUnit missing: the job's tests may never have run (unknown, not green)".to_string()),
+                JunitState::Missing => {
+                    Some("JUnit missing: the job's tests may never have run (unknown, not green)".to_string())
+                }
                 JunitState::Unparseable { problems } => Some(format!("JUnit unparseable: {}", problems.join("; "))),
                 JunitState::Empty { .. } => {
                     Some("JUnit export (results.json) is empty: nothing is known of the tests".to_string())
@@ -989,7 +995,12 @@ pub fn analyze_with(
     {
         let comps_of = |r: &RootCause| -> Vec<crate::components::ComponentRef> {
             let mut out = Vec::new();
-            for (j, i) in groups.iter().find(|g| rc_of.get(&(g.1[0].0.clone(), g.1[0].1)) == Some(&r.id)).map(|g| g.1.clone()).unwrap_or_default() {
+            for (j, i) in groups
+                .iter()
+                .find(|g| rc_of.get(&(g.1[0].0.clone(), g.1[0].1)) == Some(&r.id))
+                .map(|g| g.1.clone())
+                .unwrap_or_default()
+            {
                 let d = &drafts_by_job[&j][i].draft;
                 let texts: Vec<String> = d.lines.iter().map(|l| l.text.clone()).collect();
                 out.extend(crate::components::failure_components(&d.tests, &texts, &d.binaries, d.test_binary));
@@ -1010,8 +1021,8 @@ pub fn analyze_with(
             for c in named.iter().filter(|c| !c.subject) {
                 let causes: Vec<&(String, bool, Vec<String>, BTreeSet<String>)> =
                     infra.iter().filter(|(_, _, _, subj)| subj.contains(&c.key)).collect();
-                let covered = !causes.is_empty()
-                    && r.jobs.iter().all(|j| causes.iter().any(|(_, _, jobs, _)| jobs.contains(j)));
+                let covered =
+                    !causes.is_empty() && r.jobs.iter().all(|j| causes.iter().any(|(_, _, jobs, _)| jobs.contains(j)));
                 if covered {
                     let ids: Vec<&str> = causes.iter().map(|(id, _, _, _)| id.as_str()).collect();
                     changed.push((
@@ -1259,7 +1270,8 @@ pub fn analyze_with(
             for p in &w.payloads {
                 for c in candidates_by_payload.get(p).into_iter().flatten() {
                     if c.kind == CandidateKind::RhcosRpm
-                        && !fj.is_some_and(|f| c.rpm.as_ref().is_some_and(|r| variant_applies(&f.rhcos, &r.variant_tag)))
+                        && !fj
+                            .is_some_and(|f| c.rpm.as_ref().is_some_and(|r| variant_applies(&f.rhcos, &r.variant_tag)))
                     {
                         continue;
                     }
@@ -1476,8 +1488,7 @@ pub fn analyze_with(
         })
         .max()
         .unwrap_or(Verdict::ReportOnly);
-    let insufficient: Vec<&RootCause> =
-        root_causes.iter().filter(|r| r.class.class == FailureClass::Unknown).collect();
+    let insufficient: Vec<&RootCause> = root_causes.iter().filter(|r| r.class.class == FailureClass::Unknown).collect();
     let summary = match verdict {
         Verdict::StageRevert => {
             let mut list: Vec<String> = suspects

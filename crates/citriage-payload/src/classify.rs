@@ -310,7 +310,8 @@ impl Classifier {
         }
         Classification {
             class: FailureClass::Unknown,
-            reason: "insufficient evidence: a CI step failed and its output explains nothing beyond an exit status".into(),
+            reason: "insufficient evidence: a CI step failed and its output explains nothing beyond an exit status"
+                .into(),
             evidence: f.lines.first().cloned(),
             temporary: false,
         }

@@ -29,8 +29,27 @@ pub struct ComponentRef {
 
 /// Core names too generic to say which component broke.
 const GENERIC: &[&str] = &[
-    "", "api", "apis", "config", "kube", "e2e", "test", "default", "system", "core", "apps", "infra",
-    "openshift", "cluster", "operator", "operators", "controller", "release", "images", "image", "tools",
+    "",
+    "api",
+    "apis",
+    "config",
+    "kube",
+    "e2e",
+    "test",
+    "default",
+    "system",
+    "core",
+    "apps",
+    "infra",
+    "openshift",
+    "cluster",
+    "operator",
+    "operators",
+    "controller",
+    "release",
+    "images",
+    "image",
+    "tools",
 ];
 
 /// Reduces a component, repository, image, namespace or owner name to its core.
@@ -201,9 +220,8 @@ mod tests {
         let c = failure_components(&tests, &[], &[], false);
         assert_eq!(c.len(), 1);
         assert!(c[0].subject && c[0].key == "cloud-credential", "{c:?}");
-        let lines = vec![
-            "error running oc --kubeconfig=/tmp/k get -n openshift-ingress istio/openshift-gateway".to_string(),
-        ];
+        let lines =
+            vec!["error running oc --kubeconfig=/tmp/k get -n openshift-ingress istio/openshift-gateway".to_string()];
         let c = failure_components(&[], &lines, &[], false);
         let keys: Vec<&str> = c.iter().map(|c| c.key.as_str()).collect();
         assert_eq!(keys, vec!["ingress", "cli"]);

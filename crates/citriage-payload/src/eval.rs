@@ -113,14 +113,19 @@ pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, PayloadError> {
                 Some(t) if t.trim_start().to_ascii_lowercase().starts_with("none") => Vec::new(),
                 Some(t) => refs.captures_iter(t).map(|c| c[1].to_string()).collect(),
                 None => {
-                    return Err(PayloadError::invalid(&origin, format!("{tag}: give culprits = [...] or truth = \"...\"")))
+                    return Err(PayloadError::invalid(
+                        &origin,
+                        format!("{tag}: give culprits = [...] or truth = \"...\""),
+                    ))
                 }
             },
         };
         let force_accept = match r.get("force_accept") {
             Some(Value::Bool(b)) => Some(*b),
             Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
-            Some(_) => return Err(PayloadError::invalid(&origin, format!("{tag}: force_accept must be true or false"))),
+            Some(_) => {
+                return Err(PayloadError::invalid(&origin, format!("{tag}: force_accept must be true or false")))
+            }
             None => truth_text.as_deref().and_then(|t| {
                 let l = t.to_ascii_lowercase();
                 if l.contains("force-accept must not") || l.contains("force-accept is wrong") {
@@ -239,12 +244,17 @@ fn candidate_key(a: &PayloadAnalysis, id: &str) -> Option<String> {
 /// Compares one analysis with its truth.
 pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
     let md = crate::report::render_markdown(a);
-    let culprit_set: BTreeSet<&str> = truth.map(|t| t.culprits.iter().map(String::as_str).collect()).unwrap_or_default();
+    let culprit_set: BTreeSet<&str> =
+        truth.map(|t| t.culprits.iter().map(String::as_str).collect()).unwrap_or_default();
     let ranking = a.ranking();
     let mut culprits = Vec::new();
     for c in truth.map(|t| t.culprits.as_slice()).unwrap_or(&[]) {
-        let ids: Vec<&str> =
-            a.candidates.iter().filter(|k| candidate_key(a, &k.id).as_deref() == Some(c.as_str())).map(|k| k.id.as_str()).collect();
+        let ids: Vec<&str> = a
+            .candidates
+            .iter()
+            .filter(|k| candidate_key(a, &k.id).as_deref() == Some(c.as_str()))
+            .map(|k| k.id.as_str())
+            .collect();
         let candidate = !ids.is_empty();
         let present = candidate && !truth.is_some_and(|t| t.evidence_missing);
         let best = a
@@ -381,7 +391,9 @@ pub fn find_snapshots(dir: &Path) -> Vec<(PathBuf, String)> {
             .filter_map(|s| {
                 let name = s.file_name()?.to_string_lossy().into_owned();
                 let is_payload = crate::timeutil::tag_timestamp(&name).is_some()
-                    && (s.join("payload.json").is_file() || s.join("jobs").is_dir() || s.join("changelog.json").is_file());
+                    && (s.join("payload.json").is_file()
+                        || s.join("jobs").is_dir()
+                        || s.join("changelog.json").is_file());
                 is_payload.then_some(name)
             })
             .collect();
@@ -438,7 +450,9 @@ pub fn eval_snapshots(
                     found.iter().filter(|(p, target)| *target == row.tag || p.join(&row.tag).is_dir()).collect();
                 roots.sort_by_key(|(p, target)| (*target != row.tag, p.clone()));
                 let r = match roots.first() {
-                    None => error_row(&row.tag, Some(row), format!("no snapshot of {} under {}", row.tag, dir.display())),
+                    None => {
+                        error_row(&row.tag, Some(row), format!("no snapshot of {} under {}", row.tag, dir.display()))
+                    }
                     Some((root, _)) => match analyze_snapshot(root, &row.tag, ci_config) {
                         Ok(a) => evaluate(&a, Some(row)),
                         Err(e) => error_row(&row.tag, Some(row), e.to_string()),

@@ -296,7 +296,12 @@ pub fn junit_state(
 /// gave: a test already read from XML is not added again (the XML knows whether
 /// it also passed), aggregated tests already read are kept. Returns how many
 /// entries the file held.
-pub fn merge_results_json(ev: &mut RunEvidence, v: &serde_json::Value, loc: &Location, xml_names: &std::collections::BTreeSet<String>) -> usize {
+pub fn merge_results_json(
+    ev: &mut RunEvidence,
+    v: &serde_json::Value,
+    loc: &Location,
+    xml_names: &std::collections::BTreeSet<String>,
+) -> usize {
     let Some(arr) = v.as_array() else { return 0 };
     for t in arr {
         let s = |k: &str| t.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
@@ -347,7 +352,10 @@ pub fn merge_results_json(ev: &mut RunEvidence, v: &serde_json::Value, loc: &Loc
         let status = s("status");
         let kind = if status == "flake" || status == "flaky" {
             TestKind::Flake
-        } else if s("test_lifecycle") == "informing" || s("lifecycle") == "informing" || aggregated::is_non_blocking(&message) {
+        } else if s("test_lifecycle") == "informing"
+            || s("lifecycle") == "informing"
+            || aggregated::is_non_blocking(&message)
+        {
             TestKind::Informing
         } else if matches!(status.as_str(), "failed" | "error" | "failure" | "") {
             TestKind::Failure

@@ -137,7 +137,9 @@ mod tests {
         assert!(is_wrapper_line(r#"{"component":"entrypoint","error":"wrapped process failed: exit status 1"}"#));
         assert!(is_wrapper_line("Container test exited with code 1, reason Error"));
         assert!(is_wrapper_line("    --- FAIL: TestCreateCluster/Main (933.13s)"));
-        assert!(!explains_failure(r#"time="2026-03-27T02:20:33Z" level=info msg="Listing images for \"x-tests-ext\"""#));
+        assert!(!explains_failure(
+            r#"time="2026-03-27T02:20:33Z" level=info msg="Listing images for \"x-tests-ext\"""#
+        ));
         assert!(!explains_failure("I0327 02:20:33.000000 1 controller.go:12] syncing clusterNetwork"));
         assert!(!explains_failure("    util.go:4270: Waiting for deployment x/metrics-proxy to be ready"));
         assert!(explains_failure(

@@ -122,9 +122,10 @@ impl StepContext {
             r"registry info site: https?://[^\s]+/job\?org=([\w.-]*)&repo=([\w.-]*)&branch=([\w.-]*)&test=([\w.-]*)(?:&variant=([\w.-]*))?",
         );
         let mut c = StepContext::default();
-        let texts = ev.context.iter().chain(ev.log_lines.iter()).map(|l| l.text.as_str()).chain(
-            ev.failures.iter().filter(|f| f.is_step && f.kind == TestKind::Failure).map(|f| f.text.as_str()),
-        );
+        let texts =
+            ev.context.iter().chain(ev.log_lines.iter()).map(|l| l.text.as_str()).chain(
+                ev.failures.iter().filter(|f| f.is_step && f.kind == TestKind::Failure).map(|f| f.text.as_str()),
+            );
         for t in texts {
             for l in t.lines() {
                 if let Some(m) = step_link.captures(l) {
@@ -179,9 +180,8 @@ pub fn run_level(failed: &[&AggregatedTest]) -> Option<(String, u32, u32)> {
     if areas.len() < 2 {
         return None;
     }
-    let reliable = with_failures.iter().all(|t| {
-        t.verdict.as_ref().and_then(|v| v.historical_pass_rate).is_none_or(|r| r >= 90)
-    });
+    let reliable =
+        with_failures.iter().all(|t| t.verdict.as_ref().and_then(|v| v.historical_pass_rate).is_none_or(|r| r >= 90));
     if !reliable {
         return None;
     }
@@ -271,12 +271,8 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
             let mut d = groups.remove(id).unwrap_or_else(|| Draft::new(Signature::of_text(id), String::new()));
             // Build-log error lines of the same failure: the same signature, or
             // one of the failing tests' distinctive strings.
-            let tokens: Vec<String> = crate::scoring::Matcher
-                .tokens(&d.lines)
-                .into_iter()
-                .map(|t| t.text)
-                .filter(|t| t.len() >= 8)
-                .collect();
+            let tokens: Vec<String> =
+                crate::scoring::Matcher.tokens(&d.lines).into_iter().map(|t| t.text).filter(|t| t.len() >= 8).collect();
             let extra: Vec<LogLine> = log
                 .iter()
                 .zip(&log_sig)
@@ -328,10 +324,8 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
             d.lines = failed_agg.iter().take(3).map(|a| agg_line(a)).collect();
             drafts.push(d);
         } else if let Some((why, k, n)) = run_level(&failed_agg) {
-            let mut d = Draft::new(
-                Signature::of_text(&format!("aggregated runs failed together: {k} of {n}")),
-                why.clone(),
-            );
+            let mut d =
+                Draft::new(Signature::of_text(&format!("aggregated runs failed together: {k} of {n}")), why.clone());
             d.tests = failed_agg.iter().map(|a| a.name.clone()).collect();
             d.lines = failed_agg.iter().take(5).map(|a| agg_line(a)).collect();
             d.has_gating_tests = true;
@@ -340,10 +334,8 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
             drafts.push(d);
         } else {
             for a in failed_agg {
-                let mut d = Draft::new(
-                    Signature::of_text(&format!("aggregated test failed: {}", a.name)),
-                    agg_line(a).text,
-                );
+                let mut d =
+                    Draft::new(Signature::of_text(&format!("aggregated test failed: {}", a.name)), agg_line(a).text);
                 d.tests = vec![a.name.clone()];
                 d.lines = vec![agg_line(a)];
                 d.has_gating_tests = true;
@@ -359,7 +351,11 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
         );
         d.sig = Signature::of_text("aggregated: not enough underlying runs");
         d.tests = too_few.iter().map(|f| f.name.clone()).collect();
-        d.lines = too_few.iter().take(3).map(|f| LogLine { text: format!("{}: {}", f.name, f.message), at: f.at.clone() }).collect();
+        d.lines = too_few
+            .iter()
+            .take(3)
+            .map(|f| LogLine { text: format!("{}: {}", f.name, f.message), at: f.at.clone() })
+            .collect();
         drafts.push(d);
     }
     if !drafts.is_empty() {
@@ -453,7 +449,11 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
 /// An aggregated verdict saying the aggregator could not judge.
 fn too_few_runs(text: &str) -> bool {
     static FEW: OnceLock<Regex> = OnceLock::new();
-    re(&FEW, r"(?i)not enough data to aggregate|we require at least \d+ attempts|too few (finished )?(underlying )?runs").is_match(text)
+    re(
+        &FEW,
+        r"(?i)not enough data to aggregate|we require at least \d+ attempts|too few (finished )?(underlying )?runs",
+    )
+    .is_match(text)
 }
 
 /// A line that only announces an error ("fail [x.go:12]: Unexpected error:").

@@ -46,8 +46,17 @@ pub fn path_kind(path: &str) -> PathKind {
     if has_dir(&["vendor", "third_party", "third-party", "node_modules", "godeps", "_vendor"]) {
         return PathKind::Vendored;
     }
-    if has_dir(&[".github", ".tekton", ".gitlab", ".circleci", ".devcontainer", ".vscode", ".idea", ".cursor", ".claude"])
-        || base.starts_with("owners")
+    if has_dir(&[
+        ".github",
+        ".tekton",
+        ".gitlab",
+        ".circleci",
+        ".devcontainer",
+        ".vscode",
+        ".idea",
+        ".cursor",
+        ".claude",
+    ]) || base.starts_with("owners")
         || matches!(
             base,
             ".coderabbit.yaml"

@@ -327,35 +327,316 @@ const GENERIC_PHRASES: &[&str] = &[
 
 /// Words of a failure that say nothing about which change caused it.
 const STOP_WORDS: &[&str] = &[
-    "about", "above", "adds", "added", "adding", "after", "again", "against", "allow", "allows", "also", "always",
-    "apis", "available", "been", "before", "being", "between", "both", "bump", "bumps", "call", "cannot", "change",
-    "changes", "check", "checks", "client", "cluster", "clusters", "code", "condition", "conditions", "config",
-    "configuration", "could", "create", "created", "creating", "default", "delete", "deleted", "does", "done", "down",
-    "during", "each", "enable", "enabled", "ensure", "error", "errors", "even", "every", "exist", "exists",
-    "expected", "fail", "failed", "failing", "fails", "failure", "failures", "false", "field", "fields", "find",
-    "fixes", "fixed", "from", "further", "gets", "handle", "have", "having", "into", "issue", "jira", "just", "keep",
-    "kube", "kubernetes", "like", "list", "lists", "make", "makes", "many", "merge", "missing", "more", "most",
-    "must", "name", "names", "namespace", "namespaces", "need", "needs", "never", "node", "nodes", "none", "only",
-    "openshift", "operator", "operators", "other", "over", "pass", "passed", "passes", "payload", "pods", "release",
-    "remove", "removed", "removes", "resource", "resources", "retry", "same", "server", "should", "since", "some",
-    "stay", "still", "support", "supports", "sure", "sync", "test", "tests", "testing", "than", "that", "their",
-    "them", "then", "there", "these", "they", "this", "those", "time", "timed", "timeout", "times", "true", "type",
-    "types", "under", "unexpected", "unit", "until", "update", "updated", "updates", "upgrade", "upgrades", "upstream",
-    "downstream", "used", "uses", "using", "value", "values", "version", "versions", "wait", "waiting", "want",
-    "were", "what", "when", "where", "which", "while", "will", "with", "within", "without", "work", "would", "yaml",
-    "json", "suite", "feature", "serial", "parallel", "conformance", "disruptive", "slow", "early", "late", "monitor",
-    "invariants", "legacy", "status", "state", "start", "started", "running", "ready", "image", "images", "container",
-    "containers", "controller", "controllers", "object", "objects", "request", "requests", "response", "found",
-    "occurred", "apigroup", "openshiftio", "techpreview", "ocpfeaturegate", "install", "installer", "network",
-    "networking", "storage", "apiserver", "machine", "machines", "route", "routes", "service", "services",
-    "deployment", "deployments", "daemonset", "secret", "secrets", "event", "events", "metric", "metrics", "alert",
-    "alerts", "rule", "rules", "policy", "policies", "pull", "push", "build", "builds", "task", "tasks", "step",
-    "steps", "phase", "host", "hosts", "port", "ports", "watch", "cache", "level", "info", "debug", "warn",
-    "deleted", "recreated", "accepted", "enabled", "disabled", "reachable", "correctly", "properly",
-    "successfully", "minutes", "seconds", "repeat", "pathologically", "happened", "frequently", "something",
-    "wrong", "clusteroperator", "clusteroperators", "endpoint", "endpoints", "valid", "proper", "expect",
-    "object", "initial", "final", "complete", "completed", "collect", "collection", "cleanup", "annotation",
-    "annotations", "label", "labels", "workload", "workloads", "default", "given", "match", "matches",
+    "about",
+    "above",
+    "adds",
+    "added",
+    "adding",
+    "after",
+    "again",
+    "against",
+    "allow",
+    "allows",
+    "also",
+    "always",
+    "apis",
+    "available",
+    "been",
+    "before",
+    "being",
+    "between",
+    "both",
+    "bump",
+    "bumps",
+    "call",
+    "cannot",
+    "change",
+    "changes",
+    "check",
+    "checks",
+    "client",
+    "cluster",
+    "clusters",
+    "code",
+    "condition",
+    "conditions",
+    "config",
+    "configuration",
+    "could",
+    "create",
+    "created",
+    "creating",
+    "default",
+    "delete",
+    "deleted",
+    "does",
+    "done",
+    "down",
+    "during",
+    "each",
+    "enable",
+    "enabled",
+    "ensure",
+    "error",
+    "errors",
+    "even",
+    "every",
+    "exist",
+    "exists",
+    "expected",
+    "fail",
+    "failed",
+    "failing",
+    "fails",
+    "failure",
+    "failures",
+    "false",
+    "field",
+    "fields",
+    "find",
+    "fixes",
+    "fixed",
+    "from",
+    "further",
+    "gets",
+    "handle",
+    "have",
+    "having",
+    "into",
+    "issue",
+    "jira",
+    "just",
+    "keep",
+    "kube",
+    "kubernetes",
+    "like",
+    "list",
+    "lists",
+    "make",
+    "makes",
+    "many",
+    "merge",
+    "missing",
+    "more",
+    "most",
+    "must",
+    "name",
+    "names",
+    "namespace",
+    "namespaces",
+    "need",
+    "needs",
+    "never",
+    "node",
+    "nodes",
+    "none",
+    "only",
+    "openshift",
+    "operator",
+    "operators",
+    "other",
+    "over",
+    "pass",
+    "passed",
+    "passes",
+    "payload",
+    "pods",
+    "release",
+    "remove",
+    "removed",
+    "removes",
+    "resource",
+    "resources",
+    "retry",
+    "same",
+    "server",
+    "should",
+    "since",
+    "some",
+    "stay",
+    "still",
+    "support",
+    "supports",
+    "sure",
+    "sync",
+    "test",
+    "tests",
+    "testing",
+    "than",
+    "that",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "time",
+    "timed",
+    "timeout",
+    "times",
+    "true",
+    "type",
+    "types",
+    "under",
+    "unexpected",
+    "unit",
+    "until",
+    "update",
+    "updated",
+    "updates",
+    "upgrade",
+    "upgrades",
+    "upstream",
+    "downstream",
+    "used",
+    "uses",
+    "using",
+    "value",
+    "values",
+    "version",
+    "versions",
+    "wait",
+    "waiting",
+    "want",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "will",
+    "with",
+    "within",
+    "without",
+    "work",
+    "would",
+    "yaml",
+    "json",
+    "suite",
+    "feature",
+    "serial",
+    "parallel",
+    "conformance",
+    "disruptive",
+    "slow",
+    "early",
+    "late",
+    "monitor",
+    "invariants",
+    "legacy",
+    "status",
+    "state",
+    "start",
+    "started",
+    "running",
+    "ready",
+    "image",
+    "images",
+    "container",
+    "containers",
+    "controller",
+    "controllers",
+    "object",
+    "objects",
+    "request",
+    "requests",
+    "response",
+    "found",
+    "occurred",
+    "apigroup",
+    "openshiftio",
+    "techpreview",
+    "ocpfeaturegate",
+    "install",
+    "installer",
+    "network",
+    "networking",
+    "storage",
+    "apiserver",
+    "machine",
+    "machines",
+    "route",
+    "routes",
+    "service",
+    "services",
+    "deployment",
+    "deployments",
+    "daemonset",
+    "secret",
+    "secrets",
+    "event",
+    "events",
+    "metric",
+    "metrics",
+    "alert",
+    "alerts",
+    "rule",
+    "rules",
+    "policy",
+    "policies",
+    "pull",
+    "push",
+    "build",
+    "builds",
+    "task",
+    "tasks",
+    "step",
+    "steps",
+    "phase",
+    "host",
+    "hosts",
+    "port",
+    "ports",
+    "watch",
+    "cache",
+    "level",
+    "info",
+    "debug",
+    "warn",
+    "deleted",
+    "recreated",
+    "accepted",
+    "enabled",
+    "disabled",
+    "reachable",
+    "correctly",
+    "properly",
+    "successfully",
+    "minutes",
+    "seconds",
+    "repeat",
+    "pathologically",
+    "happened",
+    "frequently",
+    "something",
+    "wrong",
+    "clusteroperator",
+    "clusteroperators",
+    "endpoint",
+    "endpoints",
+    "valid",
+    "proper",
+    "expect",
+    "object",
+    "initial",
+    "final",
+    "complete",
+    "completed",
+    "collect",
+    "collection",
+    "cleanup",
+    "annotation",
+    "annotations",
+    "label",
+    "labels",
+    "workload",
+    "workloads",
+    "default",
+    "given",
+    "match",
+    "matches",
 ];
 
 fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
@@ -380,8 +661,7 @@ pub fn distinctive_symbol(s: &str) -> bool {
         core.chars().skip(1).any(|c| c.is_ascii_uppercase()) && core.chars().any(|c| c.is_ascii_lowercase());
     if has_dot {
         let parts: Vec<&str> = core.split('.').collect();
-        let code_like =
-            parts.iter().any(|p| p.chars().skip(1).any(|c| c.is_ascii_uppercase())) || core.contains("(*");
+        let code_like = parts.iter().any(|p| p.chars().skip(1).any(|c| c.is_ascii_uppercase())) || core.contains("(*");
         return code_like && parts.iter().all(|p| !p.is_empty());
     }
     (inner_upper || has_us) && !core.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
@@ -419,9 +699,29 @@ fn distinctive_file(s: &str) -> bool {
 
 /// File basenames too common to point at a change.
 const GENERIC_FILES: &[&str] = &[
-    "main.go", "util.go", "utils.go", "types.go", "doc.go", "helpers.go", "helper.go", "const.go", "constants.go",
-    "options.go", "config.go", "run.go", "root.go", "errors.go", "log.go", "logging.go", "wait.go", "client.go",
-    "framework.go", "suite_test.go", "commands.sh", "entrypoint.sh", "Makefile",
+    "main.go",
+    "util.go",
+    "utils.go",
+    "types.go",
+    "doc.go",
+    "helpers.go",
+    "helper.go",
+    "const.go",
+    "constants.go",
+    "options.go",
+    "config.go",
+    "run.go",
+    "root.go",
+    "errors.go",
+    "log.go",
+    "logging.go",
+    "wait.go",
+    "client.go",
+    "framework.go",
+    "suite_test.go",
+    "commands.sh",
+    "entrypoint.sh",
+    "Makefile",
 ];
 
 /// Extracts tokens, files, commands and words from a failure mode's evidence.
@@ -487,7 +787,9 @@ impl Matcher {
                     && seg.len() >= 20
                     && seg.len() <= 200
                     && !generic_phrase(seg)
-                    && seg.split_whitespace().all(|w| !random_piece(w.trim_matches(|c: char| !c.is_ascii_alphanumeric())))
+                    && seg
+                        .split_whitespace()
+                        .all(|w| !random_piece(w.trim_matches(|c: char| !c.is_ascii_alphanumeric())))
                 {
                     push(&mut out, seg.to_string(), TokenKind::Phrase, i);
                 }
@@ -544,11 +846,8 @@ impl Matcher {
         let mut out: Vec<(Vec<String>, usize)> = Vec::new();
         for (i, l) in lines.iter().enumerate() {
             for c in oc.captures_iter(&l.text) {
-                let words: Vec<String> = c[1]
-                    .split_whitespace()
-                    .take_while(|w| !w.starts_with('-'))
-                    .map(str::to_string)
-                    .collect();
+                let words: Vec<String> =
+                    c[1].split_whitespace().take_while(|w| !w.starts_with('-')).map(str::to_string).collect();
                 // Two words at least, the last two are the path (`release extract`).
                 if words.len() >= 2 {
                     let tail = words[words.len() - 2..].to_vec();
@@ -700,7 +999,18 @@ pub fn is_test_path(path: &str) -> bool {
         || base.ends_with(".test.tsx")
         || base.ends_with("_test.py")
         || l.split('/').any(|s| {
-            matches!(s, "test" | "tests" | "e2e" | "testing" | "testutil" | "testutils" | "integration" | "cypress" | "__tests__")
+            matches!(
+                s,
+                "test"
+                    | "tests"
+                    | "e2e"
+                    | "testing"
+                    | "testutil"
+                    | "testutils"
+                    | "integration"
+                    | "cypress"
+                    | "__tests__"
+            )
         })
 }
 
@@ -762,7 +1072,10 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
         && ix.has_product()
         && ix.files.iter().all(|p| is_test_path(p))
         && !c.repo.as_deref().is_some_and(|repo| ev.runs_tests_of(repo))
-        && !ev.components.iter().any(|cr| cr.subject && components::candidate_keys(c.repo.as_deref(), &c.images).contains(&cr.key))
+        && !ev
+            .components
+            .iter()
+            .any(|cr| cr.subject && components::candidate_keys(c.repo.as_deref(), &c.images).contains(&cr.key))
     {
         r.excluded = Some("the change touches only its repository's own tests, which this job does not run".into());
         return r;
@@ -854,7 +1167,11 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
                 "the failing command `oc … {}` ({}) is implemented in {path}, which the diff modifies; {}",
                 comps.join(" "),
                 ev.lines[*li].at.cite(),
-                if df == 1 { "no other candidate of the window modifies it".to_string() } else { format!("{df} candidates do") }
+                if df == 1 {
+                    "no other candidate of the window modifies it".to_string()
+                } else {
+                    format!("{df} candidates do")
+                }
             ),
         };
         if code.as_ref().is_none_or(|c| c.points < l.points) {
@@ -893,12 +1210,8 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
                 .map(String::as_str)
                 .collect();
             if let Some(p) = direct.first() {
-                let df = w
-                    .docs
-                    .values()
-                    .filter(|d| d.files.iter().any(|p| p.split('/').any(|s| s == b)))
-                    .count()
-                    .max(1) as u32;
+                let df = w.docs.values().filter(|d| d.files.iter().any(|p| p.split('/').any(|s| s == b))).count().max(1)
+                    as u32;
                 let _ = comps;
                 found = Some(Link {
                     signal: Signal::TestBinary,
@@ -913,8 +1226,10 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
             }
         }
         if found.is_none() {
-            if let Some(p) =
-                ix.files.iter().find(|p| p.contains("tests-ext") || p.contains("test-ext") || p.contains("tests-extension"))
+            if let Some(p) = ix
+                .files
+                .iter()
+                .find(|p| p.contains("tests-ext") || p.contains("test-ext") || p.contains("tests-extension"))
             {
                 found = Some(Link {
                     signal: Signal::TestBinary,
@@ -935,17 +1250,25 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
                 let hit = step_stem(p).and_then(|stem| {
                     if ev.step_refs.iter().any(|r| r == stem) {
                         Some(format!("the failing step runs `{stem}`, which the change modifies ({p})"))
-                    } else if let Some(step) = ev.failed_step.as_deref().filter(|s| *s == stem || s.ends_with(&format!("-{stem}"))) {
+                    } else if let Some(step) =
+                        ev.failed_step.as_deref().filter(|s| *s == stem || s.ends_with(&format!("-{stem}")))
+                    {
                         Some(format!("the failing step `{step}` runs `{stem}`, which the change modifies ({p})"))
                     } else {
                         None
                     }
                 });
                 let hit = hit.or_else(|| {
-                    ev.ci_paths.iter().any(|cp| cp == p).then(|| format!("the change modifies the failing job's configuration ({p})"))
+                    ev.ci_paths
+                        .iter()
+                        .any(|cp| cp == p)
+                        .then(|| format!("the change modifies the failing job's configuration ({p})"))
                 });
                 if let Some(e) = hit {
-                    r.add(Link { signal: Signal::CiStep, points: 20, specific: true, evidence: e }, Correlation::CodePath);
+                    r.add(
+                        Link { signal: Signal::CiStep, points: 20, specific: true, evidence: e },
+                        Correlation::CodePath,
+                    );
                     break;
                 }
             }
@@ -1038,13 +1361,22 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
         if r.error_match.is_none() {
             let pkg = rpm.package.to_ascii_lowercase();
             if pkg.len() >= 4 {
-                if let Some(l) = ev.lines.iter().find(|l| crate::specificity::words(&l.text).contains(&pkg) || l.text.to_ascii_lowercase().contains(&format!("{pkg}:")) || l.text.to_ascii_lowercase().contains(&format!("{pkg}-"))) {
+                if let Some(l) = ev.lines.iter().find(|l| {
+                    crate::specificity::words(&l.text).contains(&pkg)
+                        || l.text.to_ascii_lowercase().contains(&format!("{pkg}:"))
+                        || l.text.to_ascii_lowercase().contains(&format!("{pkg}-"))
+                }) {
                     r.add(
                         Link {
                             signal: Signal::Component,
                             points: 20,
                             specific: true,
-                            evidence: format!("the evidence names `{}` ({}), the changed package of {}", rpm.package, l.at.cite(), rpm.variant_tag),
+                            evidence: format!(
+                                "the evidence names `{}` ({}), the changed package of {}",
+                                rpm.package,
+                                l.at.cite(),
+                                rpm.variant_tag
+                            ),
                         },
                         Correlation::Subsystem,
                     );
@@ -1094,7 +1426,9 @@ pub fn score(ctx: &ScoreContext, c: &Candidate, corr: &CorrelationResult) -> Can
             Some("infrastructure cause: a payload change cannot explain it, so no signal applies")
         }
         FailureClass::InformingOnly => Some("only informing tests failed: they cannot reject the payload"),
-        FailureClass::Flake if !specific_verbatim => Some("flake: the failure predates this candidate or passed on retry"),
+        FailureClass::Flake if !specific_verbatim => {
+            Some("flake: the failure predates this candidate or passed on retry")
+        }
         FailureClass::CiConfiguration if c.kind != CandidateKind::CiConfig && !specific_verbatim => {
             Some("CI-configuration cause: payload changes without a specific verbatim match do not explain it")
         }
@@ -1313,7 +1647,10 @@ mod tests {
         assert!(toks.iter().any(|t| t.text == "control-plane-metrics-forwarder"), "{toks:?}");
         assert!(!toks.iter().any(|t| t.text.contains("wc4jk")), "{toks:?}");
         // Flags only from lines complaining about flags.
-        assert!(m.tokens(&[ll("running oc --kubeconfig=/tmp/k get pods failed", 1)]).iter().all(|t| t.kind != TokenKind::Flag));
+        assert!(m
+            .tokens(&[ll("running oc --kubeconfig=/tmp/k get pods failed", 1)])
+            .iter()
+            .all(|t| t.kind != TokenKind::Flag));
         assert!(m.tokens(&[ll("Error: unknown flag: --log-level-v2", 1)]).iter().any(|t| t.text == "--log-level-v2"));
         assert!(m.tokens(&[ll("error: timed out waiting for the condition on ClusterVersion", 1)]).is_empty());
     }
@@ -1321,10 +1658,21 @@ mod tests {
     #[test]
     fn specific_match_beats_common_symbol() {
         let lines = vec![ll("E0510 1 x.go:2] failed: reconcileNodeLabels returned clusterNetworkConfig error", 3)];
-        let culprit = cand("pr:a/op#1", "a/op", "Label nodes", "--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,0 +1,1 @@\n+func reconcileNodeLabels() {}\n");
+        let culprit = cand(
+            "pr:a/op#1",
+            "a/op",
+            "Label nodes",
+            "--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,0 +1,1 @@\n+func reconcileNodeLabels() {}\n",
+        );
         let common = "--- a/pkg/y.go\n+++ b/pkg/y.go\n@@ -1,0 +1,1 @@\n+var clusterNetworkConfig = 1\n";
-        let others: Vec<Candidate> = (2..7).map(|i| cand(&format!("pr:a/o{i}#{i}"), &format!("a/o{i}"), "Tidy", common)).collect();
-        let vendored = cand("pr:a/v#9", "a/v", "Bump deps", "--- a/vendor/k/x.go\n+++ b/vendor/k/x.go\n@@ -1,0 +1,1 @@\n+func reconcileNodeLabels() {}\n");
+        let others: Vec<Candidate> =
+            (2..7).map(|i| cand(&format!("pr:a/o{i}#{i}"), &format!("a/o{i}"), "Tidy", common)).collect();
+        let vendored = cand(
+            "pr:a/v#9",
+            "a/v",
+            "Bump deps",
+            "--- a/vendor/k/x.go\n+++ b/vendor/k/x.go\n@@ -1,0 +1,1 @@\n+func reconcileNodeLabels() {}\n",
+        );
         let mut all: Vec<&Candidate> = others.iter().collect();
         all.push(&culprit);
         all.push(&vendored);
@@ -1341,7 +1689,12 @@ mod tests {
 
     #[test]
     fn one_token_is_not_a_revert() {
-        let c = cand("pr:a/op#1", "a/op", "Label nodes", "--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,0 +1,1 @@\n+func reconcileNodeLabels() {}\n");
+        let c = cand(
+            "pr:a/op#1",
+            "a/op",
+            "Label nodes",
+            "--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1,0 +1,1 @@\n+func reconcileNodeLabels() {}\n",
+        );
         let w = window(&[&c]);
         let ev = evidence(vec![ll("failed: reconcileNodeLabels returned an error", 3)], vec![]);
         let r = correlate(&ev, &c, &w.docs[&c.id], &w);
@@ -1365,11 +1718,19 @@ mod tests {
 
     #[test]
     fn title_and_component() {
-        let c = cand("pr:openshift/cluster-ingress-operator#1354", "openshift/cluster-ingress-operator", "Replace OLM-based Istio install with Sail Library", "");
+        let c = cand(
+            "pr:openshift/cluster-ingress-operator#1354",
+            "openshift/cluster-ingress-operator",
+            "Replace OLM-based Istio install with Sail Library",
+            "",
+        );
         let o = cand("pr:openshift/console#1", "openshift/console", "Fix topology labels", "");
         let w = window(&[&c, &o]);
         let ev = evidence(
-            vec![ll(r#"Error running oc get -n openshift-ingress istio/openshift-gateway: error: the server doesn't have a resource type "istio""#, 9)],
+            vec![ll(
+                r#"Error running oc get -n openshift-ingress istio/openshift-gateway: error: the server doesn't have a resource type "istio""#,
+                9,
+            )],
             vec!["[sig-network-edge][Feature:Router] Ensure istiod deployment and the istio could be deleted".into()],
         );
         let r = correlate(&ev, &c, &w.docs[&c.id], &w);

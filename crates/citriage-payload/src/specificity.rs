@@ -77,10 +77,7 @@ pub fn runs(line: &str) -> Vec<&str> {
 
 /// Lower-case words (letters only, 4+) of a text.
 pub fn words(text: &str) -> BTreeSet<String> {
-    text.split(|c: char| !c.is_ascii_alphabetic())
-        .filter(|w| w.len() >= 4)
-        .map(|w| w.to_ascii_lowercase())
-        .collect()
+    text.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 4).map(|w| w.to_ascii_lowercase()).collect()
 }
 
 impl CandidateIndex {
@@ -261,7 +258,9 @@ mod tests {
 
     #[test]
     fn path_components() {
-        let d = parse_unified("--- a/pkg/cli/admin/release/extract.go\n+++ b/pkg/cli/admin/release/extract.go\n@@ -1,1 +1,1 @@\n-a\n+b\n");
+        let d = parse_unified(
+            "--- a/pkg/cli/admin/release/extract.go\n+++ b/pkg/cli/admin/release/extract.go\n@@ -1,1 +1,1 @@\n-a\n+b\n",
+        );
         let ix = CandidateIndex::new(Some(&d), "");
         assert_eq!(ix.files_with_components(&["release".into(), "extract".into()]).len(), 1);
         assert!(ix.files_with_components(&["release".into(), "info".into()]).is_empty());

@@ -41,7 +41,10 @@ fn payload(root: &Path, t: &str, phase: &str, jobs: &[(&str, &str, u64)]) {
             json!({"name": name, "state": state, "url": url(name, *id), "gcs_url": format!("https://gcsweb/gcs/test-platform-results/logs/{name}/{id}/")}).to_string(),
         );
     }
-    w(&root.join(t).join("payload.json"), json!({"name": t, "phase": phase, "results": {"blockingJobs": blocking}}).to_string());
+    w(
+        &root.join(t).join("payload.json"),
+        json!({"name": t, "phase": phase, "results": {"blockingJobs": blocking}}).to_string(),
+    );
 }
 
 /// A changelog from `from`: (org/repo, image, number, title).
@@ -85,7 +88,10 @@ fn junit(cases: &[(&str, Option<&str>)]) -> String {
 }
 
 fn step_junit(step: &str, text: &str) -> String {
-    junit(&[(&format!("Run multi-stage test {step} container test"), Some(text)), ("Run multi-stage test test phase", Some("container test exited with code 1"))])
+    junit(&[
+        (&format!("Run multi-stage test {step} container test"), Some(text)),
+        ("Run multi-stage test test phase", Some("container test exited with code 1")),
+    ])
 }
 
 fn build_log(errors: &[(u32, &str)], tail: &[&str]) -> String {
@@ -111,7 +117,9 @@ fn suspect<'a>(a: &'a PayloadAnalysis, id: &str) -> Option<&'a citriage_payload:
 fn non_culprit_actions(a: &PayloadAnalysis, culprit: &str) -> Vec<String> {
     a.suspects
         .iter()
-        .filter(|s| s.candidate != culprit && matches!(s.action, CandidateAction::StageRevert | CandidateAction::Bisect))
+        .filter(|s| {
+            s.candidate != culprit && matches!(s.action, CandidateAction::StageRevert | CandidateAction::Bisect)
+        })
         .map(|s| format!("{} {}", s.candidate, s.score.total))
         .collect()
 }
@@ -147,7 +155,13 @@ fn test_binary_extraction_vendored_and_info_line_decoys() {
     diff(root, &b, "cluster-config-api", 104, "diff --git a/operator/v1/zz_generated.crd-manifests/0000_70_network.crd.yaml b/operator/v1/zz_generated.crd-manifests/0000_70_network.crd.yaml\n--- a/operator/v1/zz_generated.crd-manifests/0000_70_network.crd.yaml\n+++ b/operator/v1/zz_generated.crd-manifests/0000_70_network.crd.yaml\n@@ -210,1 +210,2 @@\n properties:\n+  clusterNetworkMTUProbe:\n");
     diff(root, &b, "cluster-version-operator", 105, "diff --git a/pkg/cvo/proxy.go b/pkg/cvo/proxy.go\n--- a/pkg/cvo/proxy.go\n+++ b/pkg/cvo/proxy.go\n@@ -1,1 +1,2 @@\n package cvo\n+func reconcileProxyStatusNow() error { return nil }\n");
     for (i, j) in jobs.iter().enumerate() {
-        file(root, &b, j, "junit/junit_operator.xml", step_junit(&format!("{j} - {j}-openshift-e2e-test"), EXTRACT_ERR));
+        file(
+            root,
+            &b,
+            j,
+            "junit/junit_operator.xml",
+            step_junit(&format!("{j} - {j}-openshift-e2e-test"), EXTRACT_ERR),
+        );
         file(
             root,
             &b,
@@ -176,7 +190,12 @@ fn test_binary_extraction_vendored_and_info_line_decoys() {
     assert!(a_.root_causes.iter().all(|r| r.class.class == FailureClass::ProductRegression));
     assert_eq!(a_.root_causes.len(), 1, "one binary, one root cause");
     // Decoys: docs, vendored, generated, info-line symbols earn no verbatim match.
-    for id in ["pr:openshift/widget-mirror#102", "pr:openshift/router#103", "pr:openshift/api#104", "pr:openshift/cluster-version-operator#105"] {
+    for id in [
+        "pr:openshift/widget-mirror#102",
+        "pr:openshift/router#103",
+        "pr:openshift/api#104",
+        "pr:openshift/cluster-version-operator#105",
+    ] {
         assert!(a_.scores.iter().filter(|x| x.candidate == id).all(|x| x.error_match.is_none()), "{id}");
     }
     assert!(non_culprit_actions(&a_, culprit).is_empty(), "{:?}", non_culprit_actions(&a_, culprit));
@@ -198,14 +217,28 @@ fn onset_across_a_run_without_evidence() {
     payload(root, &b, "Rejected", &[(j, "Failed", 2)]);
     payload(root, &c, "Rejected", &[(j, "Failed", 3)]);
     payload(root, &d, "Rejected", &[(j, "Failed", 4)]);
-    changelog(root, &b, &a, &[("openshift/cluster-network-operator", "cluster-network-operator", 501, "Check the MTU while rendering")]);
+    changelog(
+        root,
+        &b,
+        &a,
+        &[("openshift/cluster-network-operator", "cluster-network-operator", 501, "Check the MTU while rendering")],
+    );
     changelog(root, &c, &b, &[("openshift/console", "console", 502, "Tweak labels")]);
     changelog(root, &d, &c, &[("openshift/installer", "installer", 503, "Tidy messages")]);
     diff(root, &b, "cluster-network-operator", 501, "diff --git a/pkg/network/mtu.go b/pkg/network/mtu.go\n--- a/pkg/network/mtu.go\n+++ b/pkg/network/mtu.go\n@@ -70,1 +70,3 @@\n func x() {\n+func validateClusterNetworkMTU(mtu int) error {\n+\treturn fmt.Errorf(\"MTU %d exceeds the underlay\", mtu)\n");
     diff(root, &c, "console", 502, "diff --git a/a.ts b/a.ts\n--- a/a.ts\n+++ b/a.ts\n@@ -1 +1 @@\n-a\n+b\n");
-    diff(root, &d, "installer", 503, "diff --git a/pkg/x.go b/pkg/x.go\n--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1 +1 @@\n-a\n+b\n");
+    diff(
+        root,
+        &d,
+        "installer",
+        503,
+        "diff --git a/pkg/x.go b/pkg/x.go\n--- a/pkg/x.go\n+++ b/pkg/x.go\n@@ -1 +1 @@\n-a\n+b\n",
+    );
     let failing = junit(&[
-        ("[sig-network][bz-Networking] clusteroperator/network MTU probes should succeed", Some("E0402 1 mtu.go:77] validateClusterNetworkMTU: MTU 9001 exceeds the underlay")),
+        (
+            "[sig-network][bz-Networking] clusteroperator/network MTU probes should succeed",
+            Some("E0402 1 mtu.go:77] validateClusterNetworkMTU: MTU 9001 exceeds the underlay"),
+        ),
         ("[sig-x] ok", None),
     ]);
     file(root, &b, j, "junit/junit_e2e.xml", &failing);
@@ -254,7 +287,12 @@ fn aggregated_results_json_component_title_and_run_level() {
         &b,
         &a,
         &[
-            ("openshift/widget-operator", "widget-operator", 978, "Set the operator condition to Progressing while webhook pods update"),
+            (
+                "openshift/widget-operator",
+                "widget-operator",
+                978,
+                "Set the operator condition to Progressing while webhook pods update",
+            ),
             ("openshift/console", "console", 16182, "Update the list of supported packages"),
             ("openshift/hypershift", "hypershift", 8124, "test(e2e): extend the guest cleanup timeout"),
         ],
@@ -264,7 +302,16 @@ fn aggregated_results_json_component_title_and_run_level() {
     diff(root, &b, "hypershift", 8124, "diff --git a/test/e2e/util/fixture.go b/test/e2e/util/fixture.go\n--- a/test/e2e/util/fixture.go\n+++ b/test/e2e/util/fixture.go\n@@ -1 +1 @@\n-15*time.Minute\n+25*time.Minute\n");
     let test = "[Monitor:legacy-cvo-invariants][bz-Widget Operator] clusteroperator/widget should stay Progressing=False while MCO is Progressing=True";
     for j in jobs {
-        file(root, &b, j, "junit/junit_operator.xml", step_junit("release-analysis-aggregator - release-analysis-aggregator-openshift-release-analysis-aggregator", "Some tests failed aggregation"));
+        file(
+            root,
+            &b,
+            j,
+            "junit/junit_operator.xml",
+            step_junit(
+                "release-analysis-aggregator - release-analysis-aggregator-openshift-release-analysis-aggregator",
+                "Some tests failed aggregation",
+            ),
+        );
         file(
             root,
             &b,
@@ -303,7 +350,11 @@ fn aggregated_results_json_component_title_and_run_level() {
         );
     }
     let an = run(root, &b);
-    assert!(an.root_causes.iter().all(|r| r.class.class == FailureClass::Infrastructure && r.class.temporary), "{:?}", an.root_causes.iter().map(|r| &r.class).collect::<Vec<_>>());
+    assert!(
+        an.root_causes.iter().all(|r| r.class.class == FailureClass::Infrastructure && r.class.temporary),
+        "{:?}",
+        an.root_causes.iter().map(|r| &r.class).collect::<Vec<_>>()
+    );
     assert!(an.root_causes[0].class.reason.contains("same 3 of 10"), "{}", an.root_causes[0].class.reason);
     assert!(an.suspects.is_empty());
     assert!(an.decision.force_accept.recommended, "{:?}", an.decision.force_accept.reasons);
@@ -319,9 +370,29 @@ fn external_service_and_its_consequence() {
     let root = dir.path();
     let (a, b) = (tag(1, 8), tag(2, 8));
     let jobs = ["e2e-aws-ovn-upgrade", "e2e-gcp-ovn-upgrade", "e2e-aws-ovn-serial"];
-    payload(root, &a, "Accepted", &jobs.iter().enumerate().map(|(i, j)| (*j, "Succeeded", i as u64)).collect::<Vec<_>>());
-    payload(root, &b, "Rejected", &jobs.iter().enumerate().map(|(i, j)| (*j, "Failed", 10 + i as u64)).collect::<Vec<_>>());
-    changelog(root, &b, &a, &[("openshift/cluster-network-operator", "cluster-network-operator", 3006, "Remove a duplicated openssl parameter")]);
+    payload(
+        root,
+        &a,
+        "Accepted",
+        &jobs.iter().enumerate().map(|(i, j)| (*j, "Succeeded", i as u64)).collect::<Vec<_>>(),
+    );
+    payload(
+        root,
+        &b,
+        "Rejected",
+        &jobs.iter().enumerate().map(|(i, j)| (*j, "Failed", 10 + i as u64)).collect::<Vec<_>>(),
+    );
+    changelog(
+        root,
+        &b,
+        &a,
+        &[(
+            "openshift/cluster-network-operator",
+            "cluster-network-operator",
+            3006,
+            "Remove a duplicated openssl parameter",
+        )],
+    );
     diff(root, &b, "cluster-network-operator", 3006, "diff --git a/bindata/network/x.yaml b/bindata/network/x.yaml\n--- a/bindata/network/x.yaml\n+++ b/bindata/network/x.yaml\n@@ -1 +1 @@\n-openssl -a\n+openssl\n");
     let insights = (
         "[bz-Insights Operator] clusteroperator/insights should not change condition/Available",
@@ -381,8 +452,15 @@ fn ci_step_paths_and_a_release_checkout() {
     let rc = &an.root_causes[0];
     assert_eq!(rc.class.class, FailureClass::Unknown);
     assert!(rc.class.reason.contains("insufficient evidence"), "{}", rc.class.reason);
-    assert!(rc.ci_look_at.iter().any(|p| p.contains("openshift-release-analysis-test-case-analysis-commands.sh")), "{:?}", rc.ci_look_at);
-    assert!(rc.ci_look_at.iter().any(|p| p == "ci-operator/config/openshift/release/openshift-release-main__nightly-4.22.yaml"));
+    assert!(
+        rc.ci_look_at.iter().any(|p| p.contains("openshift-release-analysis-test-case-analysis-commands.sh")),
+        "{:?}",
+        rc.ci_look_at
+    );
+    assert!(rc
+        .ci_look_at
+        .iter()
+        .any(|p| p == "ci-operator/config/openshift/release/openshift-release-main__nightly-4.22.yaml"));
     let rec = an.recommendations.iter().map(|r| r.text.clone()).collect::<Vec<_>>().join("\n");
     assert!(rec.contains("--ci-config"), "{rec}");
     assert!(an.suspects.is_empty());
@@ -439,10 +517,27 @@ fn truth_file_eval_over_a_snapshot_folder() {
     let j = "e2e-aws-ovn";
     payload(&root, &a, "Accepted", &[(j, "Succeeded", 1)]);
     payload(&root, &b, "Rejected", &[(j, "Failed", 2)]);
-    changelog(&root, &b, &a, &[("openshift/widget-operator", "widget-operator", 42, "Validate widget reasons"), ("openshift/console", "console", 43, "Fix labels")]);
+    changelog(
+        &root,
+        &b,
+        &a,
+        &[
+            ("openshift/widget-operator", "widget-operator", 42, "Validate widget reasons"),
+            ("openshift/console", "console", 43, "Fix labels"),
+        ],
+    );
     diff(&root, &b, "widget-operator", 42, "diff --git a/pkg/widget/status.go b/pkg/widget/status.go\n--- a/pkg/widget/status.go\n+++ b/pkg/widget/status.go\n@@ -1,1 +1,2 @@\n package widget\n+\treturn fmt.Errorf(\"reconcileWidgetStatus: reason %q is not allowed\", r)\n");
     diff(&root, &b, "console", 43, "diff --git a/a.ts b/a.ts\n--- a/a.ts\n+++ b/a.ts\n@@ -1 +1 @@\n-a\n+b\n");
-    file(&root, &b, j, "junit/junit_e2e.xml", junit(&[("[bz-Widget Operator] clusteroperator/widget should reconcile", Some("E0402 1 widget.go:9] reconcileWidgetStatus: reason \"Stale\" is not allowed"))]));
+    file(
+        &root,
+        &b,
+        j,
+        "junit/junit_e2e.xml",
+        junit(&[(
+            "[bz-Widget Operator] clusteroperator/widget should reconcile",
+            Some("E0402 1 widget.go:9] reconcileWidgetStatus: reason \"Stale\" is not allowed"),
+        )]),
+    );
     w(&root.join("summary.json"), json!({"payload_tag": b}).to_string());
     let toml = dir.path().join("truth.toml");
     w(&toml, format!("[[payload]]\ntag = \"{b}\"\nculprits = [\"openshift/widget-operator#42\"]\n\n[[payload]]\ntag = \"{a}\"\ntruth = \"none: it passed\"\nforce_accept = false\n"));

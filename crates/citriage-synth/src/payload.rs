@@ -1152,7 +1152,10 @@ fn decoy_diff(d: Decoy, symbol: &str, r: &mut Rng) -> String {
         Decoy::VendoredGenerated => {
             let v = "vendor/github.com/openshift/cluster-network-operator/pkg/network/ovn_kubernetes.go";
             lines.extend(file_header(v, r));
-            lines.push("@@ -210,3 +210,6 @@ func renderOVNKubernetes(conf *operv1.NetworkSpec) ([]*uns.Unstructured, error) {".into());
+            lines.push(
+                "@@ -210,3 +210,6 @@ func renderOVNKubernetes(conf *operv1.NetworkSpec) ([]*uns.Unstructured, error) {"
+                    .into(),
+            );
             lines.push(" \tobjs := []*uns.Unstructured{}".into());
             lines.push(format!("+\tif err := {symbol}(conf, bootstrapResult); err != nil {{"));
             lines.push(format!("+\t\treturn nil, fmt.Errorf(\"{symbol}: %w\", err)"));

@@ -797,24 +797,33 @@ fn payload_stream_plants_culprit_infra_and_ci_config() {
                         .map(|p| p.split('#').nth(1).unwrap_or("").to_string())
                         .collect()
                 };
-                let diff_of = |repo: &str, n: &str| String::from_utf8_lossy(&read(&w.root.join(format!("github/{repo}/pull/{n}.diff")))).into_owned();
+                let diff_of = |repo: &str, n: &str| {
+                    String::from_utf8_lossy(&read(&w.root.join(format!("github/{repo}/pull/{n}.diff")))).into_owned()
+                };
                 let vendored = repo_prs("openshift/installer")
                     .into_iter()
                     .map(|n| diff_of("openshift/installer", &n))
                     .find(|d| d.contains("+++ b/vendor/"))
                     .expect("a vendoring decoy");
-                assert!(vendored.contains(sym) && vendored.contains("zz_generated") && vendored.contains("+++ b/docs/"));
-                assert!(repo_prs("openshift/cluster-version-operator")
-                    .iter()
-                    .any(|n| diff_of("openshift/cluster-version-operator", n).contains("func reconcileProxyStatus(")));
-                assert!(repo_prs("openshift/machine-config-operator")
-                    .iter()
-                    .any(|n| diff_of("openshift/machine-config-operator", n).contains("--kubeconfig=")));
+                assert!(
+                    vendored.contains(sym) && vendored.contains("zz_generated") && vendored.contains("+++ b/docs/")
+                );
+                assert!(repo_prs("openshift/cluster-version-operator").iter().any(|n| diff_of(
+                    "openshift/cluster-version-operator",
+                    n
+                )
+                .contains("func reconcileProxyStatus(")));
+                assert!(repo_prs("openshift/machine-config-operator").iter().any(|n| diff_of(
+                    "openshift/machine-config-operator",
+                    n
+                )
+                .contains("--kubeconfig=")));
                 assert!(log.iter().any(|l| l.contains("level=info") && l.contains("reconcileProxyStatus")));
                 // The aggregated job has only the snapshot's results.json.
                 let agg = &info["results"]["blockingJobs"]["aggregated-aws-ovn-upgrade-4.22-micro"];
                 assert_eq!(agg["state"], "Failed");
-                let dir = w.root.join("gcs").join(agg["url"].as_str().expect("url").split("/view/gs/").nth(1).expect("path"));
+                let dir =
+                    w.root.join("gcs").join(agg["url"].as_str().expect("url").split("/view/gs/").nth(1).expect("path"));
                 assert!(dir.join("artifacts/junit/results.json").is_file());
                 assert!(!read(&dir.join("artifacts/junit/results.json")).is_empty());
             }
@@ -824,7 +833,8 @@ fn payload_stream_plants_culprit_infra_and_ci_config() {
                 assert!(tt["culprit"].is_object());
                 let job = tt["failed_blocking_jobs"].as_array().expect("f")[0].as_str().expect("job");
                 let r = &info["results"]["blockingJobs"][job];
-                let dir = w.root.join("gcs").join(r["url"].as_str().expect("url").split("/view/gs/").nth(1).expect("path"));
+                let dir =
+                    w.root.join("gcs").join(r["url"].as_str().expect("url").split("/view/gs/").nth(1).expect("path"));
                 assert!(!dir.join("build-log.txt").exists() && !dir.join("artifacts/junit_operator.xml").exists());
             }
             "infra" => {

@@ -41,7 +41,13 @@ pub fn contradictions(a: &PayloadAnalysis, markdown: &str) -> Vec<String> {
             _ => true,
         };
         if !ok {
-            out.push(format!("{} is marked {} at {} ({})", s.candidate, s.action.as_str(), s.score.total, s.band.as_str()));
+            out.push(format!(
+                "{} is marked {} at {} ({})",
+                s.candidate,
+                s.action.as_str(),
+                s.score.total,
+                s.band.as_str()
+            ));
         }
         if s.action == CandidateAction::ReportOnly && s.band >= Band::Medium && s.action_reason.contains("< 60") {
             out.push(format!("{} scores {} but its reason says < 60", s.candidate, s.score.total));

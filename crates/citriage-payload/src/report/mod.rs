@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use crate::analysis::PayloadAnalysis;
 use crate::error::PayloadError;
 
+pub mod consistency;
 mod html;
 mod markdown;
 mod yaml;
-pub mod consistency;
 
 pub use html::render_html;
 pub use markdown::render_markdown;

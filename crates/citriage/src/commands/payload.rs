@@ -67,10 +67,9 @@ pub struct PayloadArgs {
 /// an analysis error.
 fn eval(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
     use citriage_payload::eval;
-    let dir = a
-        .from
-        .as_ref()
-        .ok_or_else(|| Failure::input("payload eval needs --from DIR (a synthetic world or a folder of payload snapshots)"))?;
+    let dir = a.from.as_ref().ok_or_else(|| {
+        Failure::input("payload eval needs --from DIR (a synthetic world or a folder of payload snapshots)")
+    })?;
     if !dir.is_dir() {
         return Err(Failure::input(format!("{}: not a folder", dir.display())));
     }
