@@ -1255,16 +1255,11 @@ pub fn analyze_with(
             };
             let lo = if established { before_t } else { window_lo };
             let w = ModeWindow { payloads, lo, hi, onset_lo: if established { before_t } else { None } };
-            let mut ev = ModeEvidence::new(
-                &matcher,
-                d.lines.clone(),
-                d.tests.clone(),
-                d.binaries.clone(),
-                d.test_binary,
-                d.step_refs.clone(),
-                d.ci_paths.clone(),
-                d.failed_step.clone(),
-            );
+            let mut ev =
+                ModeEvidence::new(&matcher, d.lines.clone(), d.tests.clone(), d.binaries.clone(), d.test_binary);
+            ev.step_refs = d.step_refs.clone();
+            ev.ci_paths = d.ci_paths.clone();
+            ev.failed_step = d.failed_step.clone();
             ev.prow_job = fj.and_then(|f| f.prow_job.clone()).unwrap_or_default();
             let mut cands: Vec<&Candidate> = Vec::new();
             for p in &w.payloads {

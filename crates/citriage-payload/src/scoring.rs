@@ -945,16 +945,15 @@ pub struct ModeEvidence {
 }
 
 impl ModeEvidence {
-    /// Builds the evidence of a mode.
+    /// Builds the evidence of a mode from its explaining lines, failing tests and
+    /// (for test-binary failures) the binaries named; the CI-step fields
+    /// (`step_refs`, `ci_paths`, `failed_step`, `prow_job`) are set by the caller.
     pub fn new(
         m: &Matcher,
         lines: Vec<LogLine>,
         tests: Vec<String>,
         binaries: Vec<(String, bool)>,
         test_binary_failure: bool,
-        step_refs: Vec<String>,
-        ci_paths: Vec<String>,
-        failed_step: Option<String>,
     ) -> ModeEvidence {
         let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
         let components = components::failure_components(&tests, &texts, &binaries, test_binary_failure);
@@ -968,9 +967,9 @@ impl ModeEvidence {
             tests,
             binaries,
             test_binary_failure,
-            step_refs,
-            ci_paths,
-            failed_step,
+            step_refs: Vec::new(),
+            ci_paths: Vec::new(),
+            failed_step: None,
             prow_job: String::new(),
         }
     }
@@ -1249,14 +1248,12 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
             for p in d.paths() {
                 let hit = step_stem(p).and_then(|stem| {
                     if ev.step_refs.iter().any(|r| r == stem) {
-                        Some(format!("the failing step runs `{stem}`, which the change modifies ({p})"))
-                    } else if let Some(step) =
-                        ev.failed_step.as_deref().filter(|s| *s == stem || s.ends_with(&format!("-{stem}")))
-                    {
-                        Some(format!("the failing step `{step}` runs `{stem}`, which the change modifies ({p})"))
-                    } else {
-                        None
+                        return Some(format!("the failing step runs `{stem}`, which the change modifies ({p})"));
                     }
+                    ev.failed_step
+                        .as_deref()
+                        .filter(|s| *s == stem || s.ends_with(&format!("-{stem}")))
+                        .map(|step| format!("the failing step `{step}` runs `{stem}`, which the change modifies ({p})"))
                 });
                 let hit = hit.or_else(|| {
                     ev.ci_paths
@@ -1631,7 +1628,7 @@ mod tests {
     }
 
     fn evidence(lines: Vec<LogLine>, tests: Vec<String>) -> ModeEvidence {
-        ModeEvidence::new(&Matcher, lines, tests, vec![], false, vec![], vec![], None)
+        ModeEvidence::new(&Matcher, lines, tests, vec![], false)
     }
 
     #[test]
