@@ -1224,8 +1224,6 @@ pub fn analyze_with(
     }
     let matcher = Matcher;
     let mut tuples: Vec<Tuple> = Vec::new();
-    let mut mode_windows: BTreeMap<(String, usize), ModeWindow> = BTreeMap::new();
-    let mut mode_evidence: BTreeMap<(String, usize), ModeEvidence> = BTreeMap::new();
     for (job, modes) in &drafts_by_job {
         let fj = failed_jobs.iter().find(|f| f.name == *job);
         for (i, mo) in modes.iter().enumerate() {
@@ -1322,8 +1320,6 @@ pub fn analyze_with(
                     payload: c.payload.clone().unwrap_or_else(|| first.clone()),
                 });
             }
-            mode_windows.insert((job.clone(), i), w);
-            mode_evidence.insert((job.clone(), i), ev);
         }
     }
     let linked_per_mode: BTreeMap<(String, usize), usize> = {
@@ -1709,7 +1705,6 @@ pub fn analyze_with(
             })
             .collect();
     }
-    let _ = (&mode_windows, &mode_evidence);
     let mut data_gaps = ctx.gaps.clone();
     data_gaps.extend(ctx.ev.gaps.borrow().iter().cloned());
     data_gaps.sort();

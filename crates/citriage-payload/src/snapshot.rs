@@ -385,10 +385,17 @@ impl EvidenceProvider for SnapshotDir {
             parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
         let rp = jd.join("results.json");
         let (mut results_read, mut results_entries) = (0u32, 0usize);
-        if let Some(rj) = read_json(&rp)? {
-            let loc = Location { file: format!("{rel_dir}/junit/results.json"), url: None, line: None };
-            results_read = 1;
-            results_entries = evidence::merge_results_json(&mut ev, &rj, &loc, &xml_names);
+        if let Some(raw) = read_optional(&rp)? {
+            let rel = format!("{rel_dir}/junit/results.json");
+            match serde_json::from_slice::<Value>(&raw) {
+                Ok(rj) => {
+                    let loc = Location { file: rel, url: None, line: None };
+                    results_read = 1;
+                    results_entries = evidence::merge_results_json(&mut ev, &rj, &loc, &xml_names);
+                }
+                // A broken export is a problem of this run's evidence, not of the analysis.
+                Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
+            }
         }
         let present = xml_files.len() + usize::from(rp.is_file());
         ev.junit = evidence::junit_state(parsed.len() as u32, present, results_read, results_entries, problems);

@@ -565,3 +565,25 @@ fn truth_file_eval_over_a_snapshot_folder() {
     let again = citriage_payload::eval::eval_snapshots(dir.path(), Some(&t[..1]), None).unwrap();
     assert_eq!(citriage_payload::eval::render_eval(&again), text);
 }
+
+/// A broken `results.json` is a problem of that run's evidence: the analysis
+/// goes on, says so, and classifies nothing it cannot see.
+#[test]
+fn malformed_results_json_is_a_data_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (a, b) = (tag(1, 8), tag(2, 8));
+    let j = "e2e-aws-ovn";
+    payload(root, &a, "Accepted", &[(j, "Succeeded", 1)]);
+    payload(root, &b, "Rejected", &[(j, "Failed", 2)]);
+    changelog(root, &b, &a, &[("openshift/console", "console", 7, "Tweak CSS")]);
+    file(root, &b, j, "junit/results.json", "[{\"name\": \"x\", \"status\": ");
+    let an = run(root, &b);
+    assert!(
+        an.data_gaps.iter().any(|g| g.contains("results.json") && g.contains("malformed JSON")),
+        "{:?}",
+        an.data_gaps
+    );
+    assert_eq!(an.root_causes[0].class.class, FailureClass::Unknown);
+    assert_eq!(an.decision.verdict, Verdict::ReportOnly);
+}
