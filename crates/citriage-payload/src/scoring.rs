@@ -1071,10 +1071,12 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
         && ix.has_product()
         && ix.files.iter().all(|p| is_test_path(p))
         && !c.repo.as_deref().is_some_and(|repo| ev.runs_tests_of(repo))
-        && !ev
-            .components
-            .iter()
-            .any(|cr| cr.subject && components::candidate_keys(c.repo.as_deref(), &c.images).contains(&cr.key))
+        // The test framework itself (listing or extracting test binaries) is the exception.
+        && !(ev.test_binary_failure
+            && ev
+                .components
+                .iter()
+                .any(|cr| cr.subject && components::candidate_keys(c.repo.as_deref(), &c.images).contains(&cr.key)))
     {
         r.excluded = Some("the change touches only its repository's own tests, which this job does not run".into());
         return r;
