@@ -69,7 +69,7 @@ pub fn layout(title: &str, active: &str, body: &str) -> String {
          <title>{} · citriage</title>\n<link rel=\"stylesheet\" href=\"/static/style.css?v={}\">\n</head>\n\
          <body>\n<header><span class=\"brand\">citriage</span><nav>{nav}</nav></header>\n<main>\n<h1>{}</h1>\n{body}\n</main>\n</body>\n</html>\n",
         esc(title),
-        crate::style_version(),
+        crate::style::style_version(),
         esc(title)
     )
 }
