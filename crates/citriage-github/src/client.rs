@@ -295,7 +295,12 @@ impl GithubClient {
             cfg,
             agent,
             cache,
-            clock: Box::new(crate::time::system_now),
+            clock: Box::new(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs() as i64)
+                    .unwrap_or(0)
+            }),
             sleeper: Box::new(std::thread::sleep),
             inner: Mutex::new(Inner { blocked_until: None, stats: ClientStats::default() }),
         }

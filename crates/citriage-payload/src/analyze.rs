@@ -24,7 +24,7 @@ use crate::scoring::{
 };
 use crate::signature::{MaskingSigner, Signature, Signer};
 use crate::source::PayloadSource;
-use crate::timeutil::{self, Epoch};
+use citriage_model::time::{self, Epoch};
 
 /// Options of [`analyze`].
 #[derive(Debug, Clone)]
@@ -700,18 +700,18 @@ pub fn analyze_with(
     };
     let as_of = match &opts.as_of {
         Some(s) => Some(
-            timeutil::parse_rfc3339(s)
+            time::parse_rfc3339(s)
                 .ok_or_else(|| PayloadError::Options(format!("--as-of {s:?} is not an RFC 3339 time")))?,
         ),
         None => None,
     };
-    if let (Some(cut), Some(t)) = (as_of, timeutil::tag_timestamp(&opts.tag)) {
+    if let (Some(cut), Some(t)) = (as_of, time::tag_timestamp(&opts.tag)) {
         if t > cut {
             return Err(PayloadError::Options(format!(
                 "{} was created at {}, after the as-of time {}",
                 opts.tag,
-                timeutil::format_rfc3339(t),
-                timeutil::format_rfc3339(cut)
+                time::rfc3339(t),
+                time::rfc3339(cut)
             )));
         }
     }
@@ -738,8 +738,8 @@ pub fn analyze_with(
     let target_info = chain.infos.get(&opts.tag).cloned().ok_or_else(|| PayloadError::not_found(opts.tag.clone()))?;
     let chain_tags = chain.tags();
     let last_accepted = history::last_accepted(&all_tags, &opts.tag);
-    let target_time = timeutil::tag_timestamp(&opts.tag);
-    let hours_since_baseline = chain.baseline.as_deref().and_then(timeutil::tag_timestamp).and_then(|b| {
+    let target_time = time::tag_timestamp(&opts.tag);
+    let hours_since_baseline = chain.baseline.as_deref().and_then(time::tag_timestamp).and_then(|b| {
         let reference = as_of.or(target_time)?;
         Some(((reference - b) as f64 / 360.0).round() / 10.0)
     });
@@ -837,7 +837,7 @@ pub fn analyze_with(
                 }
             }
             for (tag, info) in &infos {
-                let started = timeutil::tag_timestamp(tag);
+                let started = time::tag_timestamp(tag);
                 for jr in info.results.blocking.values().chain(info.results.informing.values()) {
                     let Some(job) = jr.prow_job() else { continue };
                     for u in &jr.previous_attempt_urls {
@@ -975,10 +975,10 @@ pub fn analyze_with(
             })
             .collect();
         if let Some(pj) = &prow_job {
-            let oldest_time = chain_tags.last().and_then(|t| timeutil::tag_timestamp(t));
+            let oldest_time = chain_tags.last().and_then(|t| time::tag_timestamp(t));
             for (t, o) in jobhistory::outcomes_by_payload(&runs, pj) {
                 if !outcomes.iter().any(|(x, _)| *x == t)
-                    && timeutil::tag_timestamp(&t) < oldest_time
+                    && time::tag_timestamp(&t) < oldest_time
                     && outcomes.len() < 30
                 {
                     outcomes.push((t, o));
@@ -1093,7 +1093,7 @@ pub fn analyze_with(
         let first = members
             .iter()
             .map(|(j, i)| drafts_by_job[j][*i].1.clone())
-            .min_by_key(|t| (timeutil::tag_timestamp(t), t.clone()))
+            .min_by_key(|t| (time::tag_timestamp(t), t.clone()))
             .unwrap_or_default();
         let rep = &drafts_by_job[&members[0].0][members[0].1].0;
         let mut jobs: Vec<String> = members.iter().map(|(j, _)| j.clone()).collect();
@@ -1198,7 +1198,7 @@ pub fn analyze_with(
         Some(p) if p.is_dir() => {
             let until = as_of.or(target_time).unwrap_or(0) + 86400;
             let since =
-                chain_tags.last().and_then(|t| timeutil::tag_timestamp(t)).unwrap_or(until - 14 * 86400) - 2 * 86400;
+                chain_tags.last().and_then(|t| time::tag_timestamp(t)).unwrap_or(until - 14 * 86400) - 2 * 86400;
             match ciconfig::from_checkout(p, &opts.ci_config_subpath, since, until, &opts.ci_config_repo) {
                 Ok(c) => Some(c),
                 Err(e) => {
@@ -1282,10 +1282,10 @@ pub fn analyze_with(
                 })
                 .collect();
             if d.in_ci_step || class == FailureClass::CiConfiguration {
-                let onset_t = timeutil::tag_timestamp(first);
+                let onset_t = time::tag_timestamp(first);
                 let prev_t = match before {
                     OnsetBefore::Passed(t) | OnsetBefore::DifferentFailure(t, _) | OnsetBefore::Unknown(t, _) => {
-                        timeutil::tag_timestamp(t)
+                        time::tag_timestamp(t)
                     }
                     OnsetBefore::ChainEnd => None,
                 };
@@ -1638,9 +1638,9 @@ pub fn analyze_with(
             stream: parts.as_ref().map(|p| p.stream.clone()).unwrap_or_default(),
             architecture,
             phase,
-            created: target_time.map(timeutil::format_rfc3339),
+            created: target_time.map(time::rfc3339),
             release_url: release_url(&rc_base, &stream, &opts.tag),
-            as_of: as_of.map(timeutil::format_rfc3339),
+            as_of: as_of.map(time::rfc3339),
             source: source.describe(),
         },
         blocking: target_info.blocking_counts(),

@@ -34,7 +34,6 @@ pub mod scoring;
 pub mod signature;
 pub mod snapshot;
 pub mod source;
-pub mod timeutil;
 
 pub use analysis::PayloadAnalysis;
 pub use analyze::{analyze, analyze_with, AnalyzeOptions};

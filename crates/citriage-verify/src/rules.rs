@@ -729,7 +729,7 @@ fn check_merged_claims(cx: &mut Ctx<'_>, refs: &[FoundRef], states: &BTreeMap<Is
             if let Some(actual) = actual {
                 let when = state
                     .read()
-                    .map(|r| r.read_at.map(citriage_github::time::format_utc).unwrap_or_default())
+                    .map(|r| r.read_at.map(citriage_model::time::utc).unwrap_or_default())
                     .unwrap_or_default();
                 cx.flag(
                     line,

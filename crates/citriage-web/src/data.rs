@@ -810,7 +810,7 @@ pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
     let deadline = Instant::now() + SEARCH_DEADLINE;
     let si = &ix.search;
     let since = match (q.max_age_days, ix.builds.iter().filter_map(|b| b.started).max()) {
-        (Some(days), Some(newest)) => Some(newest - i64::from(days) * 86_400),
+        (Some(days), Some(newest)) => Some(newest - i64::from(days) * citriage_model::time::DAY),
         _ => None,
     };
     let mut job_ok: HashMap<u32, bool> = HashMap::new();

@@ -1,8 +1,6 @@
 //! HTML building blocks: the one escaping function every piece of CI text goes
 //! through, URL component encoding, time formatting and the page layout.
 
-use citriage_model::Day;
-
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
@@ -35,9 +33,7 @@ pub fn pct(s: &str) -> String {
 
 /// `YYYY-MM-DD HH:MM` (UTC) for Unix seconds.
 pub fn time(secs: i64) -> String {
-    let day = Day::from_unix_seconds(secs);
-    let s = secs.rem_euclid(86_400);
-    format!("{day} {:02}:{:02}", s / 3600, (s % 3600) / 60)
+    citriage_model::time::date_hm(secs)
 }
 
 /// An optional time, `-` when unknown.

@@ -16,6 +16,7 @@ use crate::search::SearchIndex;
 use crate::summary::{self, ClusterBrief, Count, DayRate, JobSummary, NameCount, Overview, VerificationSummary};
 use citriage_analysis::metrics::corrected::{self, JobFigures, Signal, TestFigures};
 use citriage_analysis::AnalysisConfig;
+use citriage_model::time::DAY;
 use citriage_model::Day;
 use citriage_store::{ClusterRun, DocumentHeader, IndexedBuild, Store, StoredCluster};
 use serde::Serialize;
@@ -270,14 +271,14 @@ impl WebIndex {
         let (builds, mut jobs, job_by_name) = builds_and_jobs(indexed);
         let build_by_id: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
         let newest = builds.iter().filter_map(|b| b.started).max();
-        let as_of = newest.map(|n| Day::from_unix_seconds(n).0 * 86_400 + 86_399);
+        let as_of = newest.map(|n| Day::from_unix_seconds(n).end_seconds());
         timings.lap("builds");
         let mut tests: BTreeMap<String, Vec<TestInJobIndex>> = BTreeMap::new();
         let mut test_aliases: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         if let Some(as_of) = as_of {
             let mut cfg = corrected::Settings::new(as_of, AnalysisConfig::default().harness_test_names);
             cfg.window_days = settings.window_days;
-            let since = as_of - settings.window_days * 86_400;
+            let since = as_of - settings.window_days * DAY;
             let work = all_job_work(store, &jobs, since, &cfg)?;
             for (job, w) in jobs.iter_mut().zip(work) {
                 job.figures = w.figures;
@@ -311,7 +312,7 @@ impl WebIndex {
             }
         }
         // Search covers the window's builds, like the test-level views.
-        let since = as_of.map(|a| a - settings.window_days * 86_400);
+        let since = as_of.map(|a| a - settings.window_days * DAY);
         timings.lap("documents");
         let search = SearchIndex::build(store, &build_by_id, since)?;
         timings.lap("search index");
