@@ -231,6 +231,26 @@ pub fn parse_rfc3339(input: &str) -> Option<Epoch> {
     Some(from_civil(y, mo, d, h, mi, sec)? - offset)
 }
 
+/// Parses an HTTP date (RFC 9110's IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, as
+/// in `Retry-After`); `None` for anything else.
+pub fn parse_http_date(s: &str) -> Option<Epoch> {
+    let s = s.trim();
+    let (_, rest) = s.split_once(", ")?;
+    let mut it = rest.split(' ');
+    let d = num(it.next()?)?;
+    let mon = it.next()?;
+    let y = i64::from(num(it.next()?)?);
+    let clock = it.next()?;
+    if it.next()? != "GMT" || it.next().is_some() || clock.len() != 8 {
+        return None;
+    }
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let mo = MONTHS.iter().position(|m| *m == mon)? as u32 + 1;
+    let mut cp = clock.split(':');
+    let (h, mi, sec) = (num(cp.next()?)?, num(cp.next()?)?, num(cp.next()?)?);
+    from_civil(y, mo, d, h, mi, sec)
+}
+
 /// The time stamp at the end of a payload tag: `4.22.0-0.nightly-2026-03-04-084819`
 /// → 2026-03-04T08:48:19Z. Tags without one give `None`.
 pub fn tag_timestamp(tag: &str) -> Option<Epoch> {
@@ -408,6 +428,18 @@ mod tests {
         }
         assert_eq!(from_civil(2026, 2, 30, 0, 0, 0), None);
         assert_eq!(civil(1_595_284_709), Civil { year: 2020, month: 7, day: 20, hour: 22, minute: 38, second: 29 });
+    }
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").map(rfc3339).as_deref(),
+            Some("1994-11-06T08:49:37Z")
+        );
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 UTC"), None);
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), None);
+        assert_eq!(parse_http_date("Sun, 31 Feb 1994 08:49:37 GMT"), None);
+        assert_eq!(parse_http_date("120"), None);
     }
 
     #[test]

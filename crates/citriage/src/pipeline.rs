@@ -17,21 +17,15 @@ use serde_json::json;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The wall clock in Unix seconds. The CLI reads the clock only here, to date a
-/// snapshot that has no date and to stamp store rows with when they were written.
-pub fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
-}
-
 /// Today's date (UTC) from the wall clock; used only when a snapshot's date is not
 /// given and cannot be read from its name.
 pub fn today() -> Day {
-    Day::from_unix_seconds(unix_now())
+    Day::from_unix_seconds(citriage_sources::http::unix_now())
 }
 
 /// The wall-clock time as RFC 3339 (UTC), recorded as a store row's import time.
 pub fn now_rfc3339() -> String {
-    citriage_model::time::rfc3339(unix_now())
+    citriage_model::time::rfc3339(citriage_sources::http::unix_now())
 }
 
 /// Reads and validates a snapshot from bytes already in hand.
