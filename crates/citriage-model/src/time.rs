@@ -413,6 +413,12 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-11-20T01:02:03.5+01:00"), Some(1_795_136_523 - 3600));
         assert_eq!(parse_rfc3339("2024-02-29T00:00:00Z").map(rfc3339).as_deref(), Some("2024-02-29T00:00:00Z"));
         assert_eq!(parse_rfc3339("1969-12-31T23:59:59Z"), Some(-1));
+        // GitHub's spellings.
+        assert_eq!(parse_rfc3339("2026-05-10T18:09:46Z"), Some(1_778_436_586));
+        assert_eq!(parse_rfc3339("2026-05-10T18:09:46.123Z"), Some(1_778_436_586));
+        assert_eq!(parse_rfc3339("2026-05-10T20:09:46+02:00"), Some(1_778_436_586));
+        assert_eq!(parse_rfc3339("2026-05-10"), Some(1_778_371_200));
+        assert_eq!(parse_rfc3339("2026-05-10T25:00:00Z"), None);
         for bad in [
             "2023-02-29T00:00:00Z",
             "yesterday",
