@@ -132,12 +132,12 @@ pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Res
     Ok(out)
 }
 
-/// Reads the changes of a local checkout under `subpath` between two times with
+/// Reads the changes of a local checkout under `paths` between two times with
 /// `git log -p` (the only process this crate starts). `repo` names the repository
 /// in URLs (`openshift/release`).
 pub fn from_checkout(
     checkout: &Path,
-    subpath: &str,
+    paths: &[String],
     since: Epoch,
     until: Epoch,
     repo: &str,
@@ -156,8 +156,8 @@ pub fn from_checkout(
             "--format=%x00commit %H%n%cI%n%s",
             "-p",
             "--",
-            subpath,
         ])
+        .args(paths)
         .output()
         .map_err(|e| PayloadError::invalid(&origin, format!("cannot run git: {e}")))?;
     if !out.status.success() {

@@ -104,11 +104,11 @@ pub fn write_run(world: &Path, url: &str, run: Run, finished: i64) {
         json!({"timestamp": finished, "passed": run == Run::Pass, "result": result}).to_string(),
     );
     let (log, cases): (Vec<String>, Vec<(&str, Option<String>)>) = match run {
-        Run::Pass => (vec!["INFO[0000] all tests passed".into()], vec![("[sig-apps] widget controller should reconcile widgets", None)]),
+        Run::Pass => (vec!["INFO[0000] all tests passed".into()], vec![("[sig-apps][bz-Widget Operator] widget controller should reconcile widgets", None)]),
         Run::Culprit => (
             vec!["INFO[0000] running e2e".into(), CULPRIT_LOG.into(), "error: 1 test failed".into()],
             vec![
-                ("[sig-apps] widget controller should reconcile widgets", Some(format!("widget \"w-7f9c2\" never became ready: {}", CULPRIT_LOG.split("] ").nth(1).unwrap()))),
+                ("[sig-apps][bz-Widget Operator] widget controller should reconcile widgets", Some(format!("widget \"w-7f9c2\" never became ready: {}", CULPRIT_LOG.split("] ").nth(1).unwrap()))),
                 ("[sig-network] pods should be reachable", None),
             ],
         ),
