@@ -31,7 +31,7 @@ use crate::scoring::{
 use crate::signature::{MaskingSigner, Signer};
 use crate::source::PayloadSource;
 use crate::specificity::{CandidateIndex, WindowIndex};
-use crate::timeutil::{self, Epoch};
+use citriage_model::time::{self, Epoch};
 use regex::Regex;
 
 /// Options of [`analyze`].
@@ -521,18 +521,18 @@ pub fn analyze_with(
     };
     let as_of = match &opts.as_of {
         Some(s) => Some(
-            timeutil::parse_rfc3339(s)
+            time::parse_rfc3339(s)
                 .ok_or_else(|| PayloadError::Options(format!("--as-of {s:?} is not an RFC 3339 time")))?,
         ),
         None => None,
     };
-    if let (Some(cut), Some(t)) = (as_of, timeutil::tag_timestamp(&opts.tag)) {
+    if let (Some(cut), Some(t)) = (as_of, time::tag_timestamp(&opts.tag)) {
         if t > cut {
             return Err(PayloadError::Options(format!(
                 "{} was created at {}, after the as-of time {}",
                 opts.tag,
-                timeutil::format_rfc3339(t),
-                timeutil::format_rfc3339(cut)
+                time::rfc3339(t),
+                time::rfc3339(cut)
             )));
         }
     }
@@ -562,8 +562,8 @@ pub fn analyze_with(
     let target_info = chain.infos.get(&opts.tag).cloned().ok_or_else(|| PayloadError::not_found(opts.tag.clone()))?;
     let chain_tags = chain.tags();
     let last_accepted = history::last_accepted(&all_tags, &opts.tag);
-    let target_time = timeutil::tag_timestamp(&opts.tag);
-    let hours_since_baseline = chain.baseline.as_deref().and_then(timeutil::tag_timestamp).and_then(|b| {
+    let target_time = time::tag_timestamp(&opts.tag);
+    let hours_since_baseline = chain.baseline.as_deref().and_then(time::tag_timestamp).and_then(|b| {
         let reference = as_of.or(target_time)?;
         Some(((reference - b) as f64 / 360.0).round() / 10.0)
     });
@@ -666,7 +666,7 @@ pub fn analyze_with(
                 }
             }
             for (tag, info) in &infos {
-                let started = timeutil::tag_timestamp(tag);
+                let started = time::tag_timestamp(tag);
                 for jr in info.results.blocking.values().chain(info.results.informing.values()) {
                     let Some(job) = jr.prow_job() else { continue };
                     for u in &jr.previous_attempt_urls {
@@ -798,10 +798,10 @@ pub fn analyze_with(
             })
             .collect();
         if let Some(pj) = &prow_job {
-            let oldest_time = chain_tags.last().and_then(|t| timeutil::tag_timestamp(t));
+            let oldest_time = chain_tags.last().and_then(|t| time::tag_timestamp(t));
             for (t, o) in jobhistory::outcomes_by_payload(&runs, pj) {
                 if !outcomes.iter().any(|(x, _)| *x == t)
-                    && timeutil::tag_timestamp(&t) < oldest_time
+                    && time::tag_timestamp(&t) < oldest_time
                     && outcomes.len() < 30
                 {
                     outcomes.push((t, o));
@@ -930,7 +930,7 @@ pub fn analyze_with(
         let first = members
             .iter()
             .map(|(j, i)| drafts_by_job[j][*i].onset.first.clone())
-            .min_by_key(|t| (timeutil::tag_timestamp(t), t.clone()))
+            .min_by_key(|t| (time::tag_timestamp(t), t.clone()))
             .unwrap_or_default();
         let rep = &drafts_by_job[&members[0].0][members[0].1].draft;
         let mut jobs: Vec<String> = members.iter().map(|(j, _)| j.clone()).collect();
@@ -1129,7 +1129,7 @@ pub fn analyze_with(
         .baseline
         .as_deref()
         .or(chain_tags.last().map(String::as_str))
-        .and_then(timeutil::tag_timestamp)
+        .and_then(time::tag_timestamp)
         .or(target_time.map(|t| t - 14 * 86400));
     let ci_changes: Option<Vec<CiConfigChange>> = match &opts.ci_config_changes {
         Some(p) if p.is_dir() => {
@@ -1245,10 +1245,10 @@ pub fn analyze_with(
                     bound = Some(bound.map_or(t, |b| b.min(t)));
                 }
             }
-            let onset_t = timeutil::tag_timestamp(first);
+            let onset_t = time::tag_timestamp(first);
             let hi = [bound, onset_t.map(|t| t + 86400), as_of].into_iter().flatten().min();
             let before_t = match &mo.onset.before {
-                OnsetBefore::Passed(t) | OnsetBefore::DifferentFailure(t, _) => timeutil::tag_timestamp(t),
+                OnsetBefore::Passed(t) | OnsetBefore::DifferentFailure(t, _) => time::tag_timestamp(t),
                 _ => None,
             };
             let lo = if established { before_t } else { window_lo };
@@ -1274,7 +1274,7 @@ pub fn analyze_with(
                 }
             }
             for c in all_candidates.values().filter(|c| c.kind == CandidateKind::CiConfig) {
-                let t = c.date.as_deref().and_then(timeutil::parse_rfc3339);
+                let t = c.date.as_deref().and_then(time::parse_rfc3339);
                 if t.is_some_and(|t| w.lo.is_none_or(|lo| t > lo) && w.hi.is_none_or(|hi| t <= hi)) {
                     cands.push(c);
                 }
@@ -1287,7 +1287,7 @@ pub fn analyze_with(
                 } else {
                     match c.kind {
                         CandidateKind::CiConfig => {
-                            let t = c.date.as_deref().and_then(timeutil::parse_rfc3339);
+                            let t = c.date.as_deref().and_then(time::parse_rfc3339);
                             t.filter(|t| w.onset_lo.is_some_and(|lo| *t > lo)).map(|_| {
                                 format!(
                                     "the failure began in {first} ({}); the change landed {} in between",
@@ -1719,9 +1719,9 @@ pub fn analyze_with(
             stream: parts.as_ref().map(|p| p.stream.clone()).unwrap_or_default(),
             architecture,
             phase,
-            created: target_time.map(timeutil::format_rfc3339),
+            created: target_time.map(time::rfc3339),
             release_url: release_url(&rc_base, &stream, &opts.tag),
-            as_of: as_of.map(timeutil::format_rfc3339),
+            as_of: as_of.map(time::rfc3339),
             source: source.describe(),
         },
         blocking: target_info.blocking_counts(),

@@ -390,7 +390,7 @@ pub fn find_snapshots(dir: &Path) -> Vec<(PathBuf, String)> {
             .iter()
             .filter_map(|s| {
                 let name = s.file_name()?.to_string_lossy().into_owned();
-                let is_payload = crate::timeutil::tag_timestamp(&name).is_some()
+                let is_payload = citriage_model::time::tag_timestamp(&name).is_some()
                     && (s.join("payload.json").is_file()
                         || s.join("jobs").is_dir()
                         || s.join("changelog.json").is_file());
@@ -402,7 +402,7 @@ pub fn find_snapshots(dir: &Path) -> Vec<(PathBuf, String)> {
                 .ok()
                 .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
                 .and_then(|v| v.get("payload_tag").and_then(Value::as_str).map(str::to_string));
-            let newest = tags.iter().max_by_key(|t| (crate::timeutil::tag_timestamp(t), (*t).clone())).cloned();
+            let newest = tags.iter().max_by_key(|t| (citriage_model::time::tag_timestamp(t), (*t).clone())).cloned();
             if let Some(t) = summary_tag.or(newest) {
                 out.push((p.to_path_buf(), t));
             }

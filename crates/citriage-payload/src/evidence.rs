@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::aggregated::{self, AggregatedTest};
 use crate::error::{read_optional, PayloadError};
 use crate::junit::{self, CaseStatus, JunitCase};
-use crate::timeutil::Epoch;
+use citriage_model::time::Epoch;
 
 /// Where a piece of evidence is.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -39,7 +39,6 @@ pub mod signature;
 pub mod snapshot;
 pub mod source;
 pub mod specificity;
-pub mod timeutil;
 
 pub use analysis::PayloadAnalysis;
 pub use analyze::{analyze, analyze_with, AnalyzeOptions};

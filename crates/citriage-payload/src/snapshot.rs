@@ -27,7 +27,7 @@ use crate::evidence::{self, EvidenceProvider, Location, LogLine, RunEvidence};
 use crate::junit;
 use crate::model::{self, JobResult, JobResults, JobState, Phase, PullRequest, ReleaseInfo, TagEntry, TagList};
 use crate::source::{parse_presubmits, read_under, Changelog, PayloadSource};
-use crate::timeutil;
+use citriage_model::time;
 
 /// A payload-snapshot directory (`<version>/<stream>`).
 pub struct SnapshotDir {
@@ -72,7 +72,7 @@ impl SnapshotDir {
         let mut tags: Vec<String> = sorted_dirs(&root)
             .into_iter()
             .filter(|(name, p)| {
-                timeutil::tag_timestamp(name).is_some()
+                time::tag_timestamp(name).is_some()
                     && (p.join("payload.json").is_file()
                         || p.join("changelog.json").is_file()
                         || p.join("jobs").is_dir())
@@ -82,7 +82,7 @@ impl SnapshotDir {
         if let Some(arr) = summary.as_ref().and_then(|s| s.get("payloads")).and_then(|p| p.as_array()) {
             for p in arr {
                 if let Some(t) = p.get("tag").and_then(|t| t.as_str()) {
-                    if !tags.iter().any(|x| x == t) && timeutil::tag_timestamp(t).is_some() {
+                    if !tags.iter().any(|x| x == t) && time::tag_timestamp(t).is_some() {
                         tags.push(t.to_string());
                     }
                 }

@@ -19,7 +19,7 @@ use crate::prow::{self, HistoryEntry, JobDoc, Refs, State};
 use crate::rng::{fake_sha, Rng};
 use crate::suites;
 use crate::text::{base64, Vars};
-use crate::time::{self, DAY, HOUR, MINUTE};
+use citriage_model::time::{self, DAY, HOUR, MINUTE};
 
 pub const STREAM: &str = "4.22.0-0.nightly";
 const BUCKET: &str = "test-platform-results";
