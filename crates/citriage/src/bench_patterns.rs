@@ -11,7 +11,6 @@ use citriage_patterns::extract_eval::{cross_validate, grid_fail_only, grid_with_
 use citriage_patterns::mining_eval::{evaluate, grid, leave_one_system_out, parse_structured_csv, Labeled};
 use serde_json::json;
 
-use crate::commands::extract::{extract_build_log, extract_config};
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
 
@@ -201,7 +200,8 @@ pub fn extract(ctx: &Context, root: &Path, out: Option<&Path>, k: usize) -> Resu
         )));
     }
     let pb = ctx.spinner("reading cases");
-    let cfg = extract_config();
+    // the settings `citriage extract` uses: the library defaults, nothing capped
+    let cfg = citriage_patterns::extract::ExtractConfig::default();
     let mut cases = Vec::new();
     let mut prepared = Vec::new();
     for d in &dirs {
@@ -226,7 +226,9 @@ pub fn extract(ctx: &Context, root: &Path, out: Option<&Path>, k: usize) -> Resu
         pb.set_message(format!("extracting {mode} as the CLI does"));
         let mut f1 = Vec::new();
         for (c, p) in cases.iter().zip(&prepared) {
-            let lines = extract_build_log(&c.fail, with_pass.then_some(&c.pass[..]), "fail.log");
+            let lines =
+                citriage_patterns::extract::extract_log(&c.fail, with_pass.then_some(&c.pass[..]), "fail.log", &cfg)
+                    .lines;
             f1.push(p.score(&lines).f1);
             if let Some(out) = out {
                 let dir = out.join(mode);

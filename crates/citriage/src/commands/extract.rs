@@ -234,13 +234,8 @@ const SHOW_LINES: usize = 12;
 
 /// The extraction settings of `citriage extract` (and of `citriage bench extract`): the
 /// library defaults, chosen by cross-validation; nothing found is capped.
-pub fn extract_config() -> ExtractConfig {
-    ExtractConfig { max_excerpts: usize::MAX, ..ExtractConfig::default() }
-}
-
-/// The failure lines `citriage extract` returns for a build log (and a passing log).
-pub fn extract_build_log(fail: &[u8], pass: Option<&[u8]>, source: &str) -> Vec<usize> {
-    extract_log(fail, pass, source, &extract_config()).lines
+fn extract_config() -> ExtractConfig {
+    ExtractConfig::default()
 }
 
 /// Which of `n` excerpts the text output shows when at most `max` are shown: the first
