@@ -457,8 +457,8 @@ impl Store {
                          FROM builds b JOIN test_results t ON t.build = b.id
                          WHERE b.job = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR b.started > ?2) ORDER BY t.build, t.seq"
                     } else {
-                        "SELECT t.build, NULL, NULL, t.classname, t.name, t.kettle_name, t.status, t.duration, t.attempt,
-                            t.informing, NULL
+                        "SELECT t.build, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), t.classname, t.name, t.kettle_name,
+                            t.status, t.duration, t.attempt, t.informing, CAST(NULL AS TEXT)
                          FROM builds b JOIN test_results t ON t.build = b.id
                          WHERE b.job = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR b.started > ?2) ORDER BY t.build, t.seq"
                     },

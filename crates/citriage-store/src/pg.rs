@@ -68,6 +68,9 @@ impl PgConn {
         if !s.listening {
             s.client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
             s.listening = true;
+        } else {
+            // A round trip: the server sends what was notified before it answers.
+            s.client.batch_execute("SELECT 1")?;
         }
         let mut n = 0;
         {
@@ -361,8 +364,10 @@ impl<'a> FromSql<'a> for AnyInt {
         }))
     }
 
-    fn accepts(ty: &Type) -> bool {
-        matches!(*ty, Type::INT8 | Type::INT4 | Type::INT2 | Type::OID | Type::BOOL)
+    // Any type: a NULL of another type (an untyped `NULL` column) reads as `None`;
+    // a value of another type is an error from `from_sql`.
+    fn accepts(_: &Type) -> bool {
+        true
     }
 }
 
@@ -378,8 +383,8 @@ impl<'a> FromSql<'a> for AnyReal {
         }))
     }
 
-    fn accepts(ty: &Type) -> bool {
-        matches!(*ty, Type::FLOAT8 | Type::FLOAT4) || AnyInt::accepts(ty)
+    fn accepts(_: &Type) -> bool {
+        true
     }
 }
 

@@ -237,6 +237,13 @@ impl TempCluster {
         Ok(self.url(&name))
     }
 
+    /// Runs SQL statements (no parameters) on a database of this cluster, as the
+    /// superuser: for tests that need to reach past the store's interface.
+    pub fn execute(&self, database_url: &str, sql: &str) -> Result<(), String> {
+        let mut client = postgres::Client::connect(database_url, postgres::NoTls).map_err(|e| e.to_string())?;
+        client.batch_execute(sql).map_err(|e| e.to_string())
+    }
+
     /// Connections open to a database of this cluster (other than the one asking).
     pub fn connections(&self, database_url: &str) -> Result<u64, String> {
         let db = database_url.rsplit('/').next().unwrap_or_default();
