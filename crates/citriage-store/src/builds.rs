@@ -155,7 +155,10 @@ fn put_build_tx(
 ) -> Result<i64, DbError> {
     if tx.backend() == Backend::Postgres {
         // Writers of the same build take turns; the later one replaces the earlier.
-        tx.exec("SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))", vals![format!("{}\n{}", b.bucket, b.path).as_str()])?;
+        tx.exec(
+            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+            vals![format!("{}\n{}", b.bucket, b.path).as_str()],
+        )?;
     }
     tx.exec("DELETE FROM builds WHERE bucket = ?1 AND path = ?2", vals![&b.bucket, &b.path])?;
     let skipped = b.tests.iter().filter(|t| t.status == "skipped").count() as i64;
@@ -194,7 +197,9 @@ fn put_build_tx(
     let kept: Vec<&StoredTest> = b.tests.iter().filter(|t| t.status != "skipped").collect();
     let missing: BTreeSet<&str> = kept
         .iter()
-        .flat_map(|t| [Some(t.file.as_str()), Some(&t.suite), Some(&t.classname), Some(&t.name), t.kettle_name.as_deref()])
+        .flat_map(|t| {
+            [Some(t.file.as_str()), Some(&t.suite), Some(&t.classname), Some(&t.name), t.kettle_name.as_deref()]
+        })
         .flatten()
         .filter(|t| !ids.contains_key(*t))
         .collect();

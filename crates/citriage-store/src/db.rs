@@ -299,8 +299,12 @@ pub(crate) trait Exec {
     fn exec(&mut self, sql: &str, p: &[Val<'_>]) -> Result<u64, DbError>;
 
     /// Runs a query and calls `f` with each row, streaming; returns the row count.
-    fn each(&mut self, sql: &str, p: &[Val<'_>], f: &mut dyn FnMut(&Row<'_>) -> Result<(), DbError>)
-        -> Result<u64, DbError>;
+    fn each(
+        &mut self,
+        sql: &str,
+        p: &[Val<'_>],
+        f: &mut dyn FnMut(&Row<'_>) -> Result<(), DbError>,
+    ) -> Result<u64, DbError>;
 
     /// Runs statements separated by `;` without parameters.
     fn batch(&mut self, sql: &str) -> Result<(), DbError>;

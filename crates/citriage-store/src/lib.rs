@@ -184,7 +184,6 @@ impl fmt::Debug for Location {
     }
 }
 
-
 /// A stored snapshot's header.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StoredSnapshot {
@@ -355,7 +354,6 @@ impl Store {
         StoreError::Corrupt { path: self.path.clone(), detail }
     }
 
-
     /// Imports a snapshot in one transaction. Importing the same content for the same
     /// dataset and date again is a no-op that returns the stored copy (also when
     /// another writer stores it at the same moment).
@@ -381,8 +379,10 @@ impl Store {
                     |r| r.i64(0),
                 )?;
                 let Some(id) = new else {
-                    let id =
-                        tx.int("SELECT id FROM snapshots WHERE dataset = ?1 AND snapshot_date = ?2 AND sha256 = ?3", key)?;
+                    let id = tx.int(
+                        "SELECT id FROM snapshots WHERE dataset = ?1 AND snapshot_date = ?2 AND sha256 = ?3",
+                        key,
+                    )?;
                     return Ok((id, false));
                 };
                 tx.bulk(
@@ -391,14 +391,9 @@ impl Store {
                     &mut |b| {
                         for e in &snap.jobs {
                             match &e.stats {
-                                JobStats::Failures { failing_days } => b.row(vals![
-                                    id,
-                                    e.job.as_str(),
-                                    i64::from(*failing_days),
-                                    Val::Null,
-                                    Val::Null,
-                                    0
-                                ])?,
+                                JobStats::Failures { failing_days } => {
+                                    b.row(vals![id, e.job.as_str(), i64::from(*failing_days), Val::Null, Val::Null, 0])?
+                                }
                                 JobStats::Flakes(f) => b.row(vals![
                                     id,
                                     e.job.as_str(),

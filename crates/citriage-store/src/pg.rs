@@ -234,7 +234,12 @@ pub(crate) struct PgTx<'a> {
     pub stmts: &'a mut StmtCache,
 }
 
-pub(crate) fn exec<C: GenericClient>(c: &mut C, cache: &mut StmtCache, sql: &str, p: &[Val<'_>]) -> Result<u64, DbError> {
+pub(crate) fn exec<C: GenericClient>(
+    c: &mut C,
+    cache: &mut StmtCache,
+    sql: &str,
+    p: &[Val<'_>],
+) -> Result<u64, DbError> {
     let st = cache.get(c, sql)?;
     let refs: Vec<&(dyn ToSql + Sync)> = p.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
     Ok(c.execute(&st, &refs)?)
@@ -277,10 +282,7 @@ pub(crate) fn bulk(
 }
 
 /// One write transaction; every commit notifies the listeners.
-pub(crate) fn write<T>(
-    conn: &mut PgConn,
-    f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, DbError>,
-) -> Result<T, DbError> {
+pub(crate) fn write<T>(conn: &mut PgConn, f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, DbError>) -> Result<T, DbError> {
     let s = conn.session()?;
     let PgSession { client, stmts, .. } = s;
     let tx = client.transaction()?;
@@ -300,11 +302,8 @@ pub(crate) fn write<T>(
 pub(crate) fn read<T>(conn: &mut PgConn, f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, DbError>) -> Result<T, DbError> {
     let s = conn.session()?;
     let PgSession { client, stmts, .. } = s;
-    let tx = client
-        .build_transaction()
-        .isolation_level(postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()?;
+    let tx =
+        client.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).read_only(true).start()?;
     let mut t = Tx::Pg(PgTx { tx, stmts });
     let out = f(&mut t)?;
     if let Tx::Pg(p) = t {

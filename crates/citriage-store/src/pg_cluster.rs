@@ -118,9 +118,10 @@ impl TempCluster {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         if let Some(user) = &run_as {
-            let (uid, gid) =
-                user_ids(user).ok_or_else(|| format!("running as root and there is no `{user}` user to run the server"))?;
-            std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).map_err(|e| format!("chown {}: {e}", dir.display()))?;
+            let (uid, gid) = user_ids(user)
+                .ok_or_else(|| format!("running as root and there is no `{user}` user to run the server"))?;
+            std::os::unix::fs::chown(&dir, Some(uid), Some(gid))
+                .map_err(|e| format!("chown {}: {e}", dir.display()))?;
         }
         let mut c = TempCluster {
             dir,
@@ -133,18 +134,10 @@ impl TempCluster {
         // From here on, dropping `c` stops and removes what was made.
         c.watchdog = c.spawn_watchdog().ok();
         let data = c.dir.join("data");
-        c.run("initdb", &[
-            "-D",
-            &data.to_string_lossy(),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--locale=C",
-            "--no-sync",
-        ])?;
+        c.run(
+            "initdb",
+            &["-D", &data.to_string_lossy(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"],
+        )?;
         let mut opts = format!(
             "-k {} -c listen_addresses= -p {} -c shared_buffers={} -c max_connections=200",
             c.dir.display(),
@@ -155,12 +148,15 @@ impl TempCluster {
             opts.push_str(" -c fsync=off -c full_page_writes=off -c synchronous_commit=off");
         }
         let log = c.dir.join("server.log");
-        c.run("pg_ctl", &["-D", &data.to_string_lossy(), "-l", &log.to_string_lossy(), "-o", &opts, "-w", "-t", "60", "start"])
-            .map_err(|e| {
-                let tail = std::fs::read_to_string(&log).unwrap_or_default();
-                let tail: Vec<&str> = tail.lines().rev().take(5).collect();
-                format!("{e}; server log: {}", tail.into_iter().rev().collect::<Vec<_>>().join(" | "))
-            })?;
+        c.run(
+            "pg_ctl",
+            &["-D", &data.to_string_lossy(), "-l", &log.to_string_lossy(), "-o", &opts, "-w", "-t", "60", "start"],
+        )
+        .map_err(|e| {
+            let tail = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = tail.lines().rev().take(5).collect();
+            format!("{e}; server log: {}", tail.into_iter().rev().collect::<Vec<_>>().join(" | "))
+        })?;
         Ok(c)
     }
 
@@ -233,7 +229,9 @@ impl TempCluster {
         let name = format!("{prefix}_{n}");
         let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
             .map_err(|e| format!("connecting to {}: {e}", self.dir.display()))?;
-        client.batch_execute(&format!("CREATE DATABASE \"{name}\"")).map_err(|e| format!("CREATE DATABASE {name}: {e}"))?;
+        client
+            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .map_err(|e| format!("CREATE DATABASE {name}: {e}"))?;
         Ok(self.url(&name))
     }
 
@@ -247,12 +245,10 @@ impl TempCluster {
     /// Connections open to a database of this cluster (other than the one asking).
     pub fn connections(&self, database_url: &str) -> Result<u64, String> {
         let db = database_url.rsplit('/').next().unwrap_or_default();
-        let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls).map_err(|e| e.to_string())?;
+        let mut client =
+            postgres::Client::connect(&self.url("postgres"), postgres::NoTls).map_err(|e| e.to_string())?;
         let row = client
-            .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-                &[&db],
-            )
+            .query_one("SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", &[&db])
             .map_err(|e| e.to_string())?;
         Ok(row.get::<_, i64>(0).max(0) as u64)
     }
@@ -260,7 +256,8 @@ impl TempCluster {
     /// Resident memory of the server's processes right now, in KiB (Linux; `None`
     /// when `/proc` does not tell).
     pub fn server_rss_kib(&self) -> Option<u64> {
-        let pid: u32 = std::fs::read_to_string(self.dir.join("data/postmaster.pid")).ok()?.lines().next()?.parse().ok()?;
+        let pid: u32 =
+            std::fs::read_to_string(self.dir.join("data/postmaster.pid")).ok()?.lines().next()?.parse().ok()?;
         let mut total = 0;
         let mut stack = vec![pid];
         while let Some(p) = stack.pop() {

@@ -56,7 +56,11 @@ fn build(job: &str, n: u32) -> BuildRecord {
         complete: true,
         tests: vec![
             test("[sig-node] Pods should run", "passed", None),
-            test("[sig-storage] CSI mounts é", if failed { "failed" } else { "passed" }, failed.then_some("timed out\nwaiting")),
+            test(
+                "[sig-storage] CSI mounts é",
+                if failed { "failed" } else { "passed" },
+                failed.then_some("timed out\nwaiting"),
+            ),
             test(&format!("[sig-apps] {job} own test {}", n % 4), "passed", None),
             test("[sig-network] skipped one", "skipped", None),
         ],
@@ -66,7 +70,12 @@ fn build(job: &str, n: u32) -> BuildRecord {
             ("build-log.txt".into(), Some(200 + u64::from(n))),
         ],
         excerpts: if failed {
-            vec![LogExcerpt { source: "build-log.txt".into(), line_start: 7, line_end: 9, text: "E1 boom\nE2\nE3".into() }]
+            vec![LogExcerpt {
+                source: "build-log.txt".into(),
+                line_start: 7,
+                line_end: 9,
+                text: "E1 boom\nE2\nE3".into(),
+            }]
         } else {
             Vec::new()
         },
@@ -121,9 +130,24 @@ fn fill(st: &mut Store) {
         run_as_of: 1_700_100_000,
     };
     let members = vec![
-        ClusterMember { stable_id: "c1".into(), bucket: "kubernetes-ci-logs".into(), path: format!("logs/{}/1000", JOBS[0]), seq: 1 },
-        ClusterMember { stable_id: "c1".into(), bucket: "kubernetes-ci-logs".into(), path: format!("logs/{}/1002", JOBS[0]), seq: 1 },
-        ClusterMember { stable_id: "c1".into(), bucket: "kubernetes-ci-logs".into(), path: format!("logs/{}/1002", JOBS[0]), seq: 1 },
+        ClusterMember {
+            stable_id: "c1".into(),
+            bucket: "kubernetes-ci-logs".into(),
+            path: format!("logs/{}/1000", JOBS[0]),
+            seq: 1,
+        },
+        ClusterMember {
+            stable_id: "c1".into(),
+            bucket: "kubernetes-ci-logs".into(),
+            path: format!("logs/{}/1002", JOBS[0]),
+            seq: 1,
+        },
+        ClusterMember {
+            stable_id: "c1".into(),
+            bucket: "kubernetes-ci-logs".into(),
+            path: format!("logs/{}/1002", JOBS[0]),
+            seq: 1,
+        },
     ];
     let daily = vec![
         ClusterDay { stable_id: "c1".into(), day: 19_700, job: JOBS[0].into(), test: "t".into(), failures: 1 },
@@ -141,11 +165,23 @@ fn fill(st: &mut Store) {
         body: "# Flakes é\n".into(),
     })
     .unwrap();
-    let ev = Evidence::new(EvidenceKind::BuildResult, "gs://kubernetes-ci-logs/logs/x/1", "result=FAILURE", "", "2026-11-21");
+    let ev = Evidence::new(
+        EvidenceKind::BuildResult,
+        "gs://kubernetes-ci-logs/logs/x/1",
+        "result=FAILURE",
+        "",
+        "2026-11-21",
+    );
     st.record_evidence(&[ev], "2026-11-21T10:00:00Z").unwrap();
     st.http_cache_put(
         "https://api.github.com/repos/kubernetes/kubernetes/pulls/1",
-        &CachedHttp { status: 200, etag: Some("\"e1\"".into()), body: vec![0, 159, 146, 150, 255], next: None, fetched_at: 1_700_000_000 },
+        &CachedHttp {
+            status: 200,
+            etag: Some("\"e1\"".into()),
+            body: vec![0, 159, 146, 150, 255],
+            next: None,
+            fetched_at: 1_700_000_000,
+        },
     )
     .unwrap();
 }
@@ -153,7 +189,10 @@ fn fill(st: &mut Store) {
 /// What the reads of the interface return, as text (row ids left out).
 fn reads(st: &mut Store) -> Vec<String> {
     let mut out = Vec::new();
-    out.push(format!("{:?}", st.build_index().unwrap().into_iter().map(|b| (b.record, b.failed_tests)).collect::<Vec<_>>()));
+    out.push(format!(
+        "{:?}",
+        st.build_index().unwrap().into_iter().map(|b| (b.record, b.failed_tests)).collect::<Vec<_>>()
+    ));
     for job in st.build_jobs().unwrap() {
         out.push(format!("{:?}", st.job_builds_with_tests(&job, None).unwrap()));
         out.push(format!("{:?}", st.job_builds_with_tests_opts(&job, Some(1_700_010_000), false).unwrap()));
@@ -321,7 +360,9 @@ fn an_interned_id_learnt_before_another_writer_stays_valid() {
 
 #[test]
 fn a_store_copies_to_the_other_engine_and_back_unchanged() {
-    let Ok(pg) = common::postgres().map_err(|e| eprintln!("a_store_copies_to_the_other_engine_and_back_unchanged: skipped: {e}")) else {
+    let Ok(pg) = common::postgres()
+        .map_err(|e| eprintln!("a_store_copies_to_the_other_engine_and_back_unchanged: skipped: {e}"))
+    else {
         return;
     };
     let src = common::sqlite();
@@ -334,7 +375,10 @@ fn a_store_copies_to_the_other_engine_and_back_unchanged() {
     assert!(report.tables.iter().any(|t| t.table == "test_results" && t.rows == 54), "{report:?}");
     assert!(heard.iter().any(|(t, _)| t == "builds"));
     assert_eq!(b.content_digest().unwrap(), want, "copied into PostgreSQL");
-    assert_eq!(b.table_counts().unwrap().iter().map(|t| t.rows).sum::<u64>(), a.table_counts().unwrap().iter().map(|t| t.rows).sum::<u64>());
+    assert_eq!(
+        b.table_counts().unwrap().iter().map(|t| t.rows).sum::<u64>(),
+        a.table_counts().unwrap().iter().map(|t| t.rows).sum::<u64>()
+    );
     // A copy goes only into an empty store.
     let e = a.copy_into(&mut b, &mut |_, _| {}).err().expect("refused").to_string();
     assert!(e.contains("not empty"), "{e}");
