@@ -153,13 +153,13 @@ fn put_build_tx(
     ids: &mut HashMap<String, i64>,
     added: &mut Vec<String>,
 ) -> Result<i64, DbError> {
-    if tx.backend() == Backend::Postgres {
-        // Writers of the same build take turns; the later one replaces the earlier.
-        tx.exec(
-            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
-            vals![format!("{}\n{}", b.bucket, b.path).as_str()],
-        )?;
-    }
+    // Writers of the same build take turns; the later one replaces the earlier.
+    tx.take_turns(&format!(
+        "build
+{}
+{}",
+        b.bucket, b.path
+    ))?;
     tx.exec("DELETE FROM builds WHERE bucket = ?1 AND path = ?2", vals![&b.bucket, &b.path])?;
     let skipped = b.tests.iter().filter(|t| t.status == "skipped").count() as i64;
     let failed = b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").count() as i64;

@@ -3,7 +3,7 @@
 //! belong to which cluster and how many failed per day, job and test. A run replaces
 //! the previous run's membership in one transaction.
 
-use crate::db::{vals, Backend, DbError, Exec, Row, Tx};
+use crate::db::{vals, DbError, Exec, Row, Tx};
 use crate::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -156,12 +156,8 @@ impl Store {
         }
         self.conn
             .write(&mut |tx| {
-                if tx.backend() == Backend::Postgres {
-                    tx.exec(
-                        "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
-                        vals![format!("cluster run\n{}", run.profile).as_str()],
-                    )?;
-                }
+                tx.take_turns(&format!("cluster run
+{}", run.profile))?;
                 upsert(tx, &run.profile, clusters)?;
                 let mut ids: HashMap<(String, String), i64> = HashMap::new();
                 tx.each("SELECT bucket, path, id FROM builds", &[], &mut |r| {

@@ -527,6 +527,17 @@ pub(crate) enum Tx<'a> {
 }
 
 impl Tx<'_> {
+    /// Makes writers that name the same `key` take turns until the end of their
+    /// transactions: PostgreSQL's transaction-level advisory lock. SQLite needs none
+    /// (its write transactions take turns anyway).
+    pub fn take_turns(&mut self, key: &str) -> Result<(), DbError> {
+        match self {
+            Tx::Sqlite(_) => Ok(()),
+            #[cfg(feature = "postgres")]
+            Tx::Pg(t) => t.lock(key),
+        }
+    }
+
     /// Inserts many rows into `table` (`cols` in order): `f` hands each row to the
     /// [`Bulk`] writer. SQLite runs one prepared insert per row; PostgreSQL streams
     /// the rows with binary `COPY`. Returns the number of rows written.

@@ -14,8 +14,11 @@ use std::time::Duration;
 
 /// The channel every write transaction notifies.
 const CHANNEL: &str = "citriage_store";
-/// Connections a process keeps open to one database at most (in use and idle).
-pub(crate) const POOL_MAX: usize = 32;
+/// Connections a process keeps open to one database at most (in use and idle): 32,
+/// or two per core on larger machines (threads that read in parallel each hold one).
+fn pool_max() -> usize {
+    std::thread::available_parallelism().map_or(32, |n| (2 * n.get()).max(32))
+}
 /// How long opening a store waits for a pooled connection when all are in use.
 const POOL_WAIT: Duration = Duration::from_secs(60);
 /// Prepared statements kept per connection.
@@ -216,7 +219,7 @@ pub(crate) fn connect(url: &str) -> Result<PgConn, DbError> {
                     config: config(url)?,
                     state: Mutex::new(PoolState::default()),
                     freed: Condvar::new(),
-                    max: POOL_MAX,
+                    max: pool_max(),
                     migrated: Default::default(),
                 });
                 all.insert(url.to_string(), p.clone());
@@ -232,6 +235,19 @@ pub(crate) fn connect(url: &str) -> Result<PgConn, DbError> {
 pub(crate) struct PgTx<'a> {
     pub tx: postgres::Transaction<'a>,
     pub stmts: &'a mut StmtCache,
+    /// The change notice was sent already (with [`PgTx::lock`]).
+    notified: bool,
+}
+
+impl PgTx<'_> {
+    /// Waits for, then holds until the end of the transaction, the advisory lock of
+    /// `key`; sends the transaction's change notice in the same round trip.
+    pub fn lock(&mut self, key: &str) -> Result<(), DbError> {
+        let sql = format!("SELECT pg_advisory_xact_lock(hashtextextended(?1, 0)), pg_notify('{CHANNEL}', '')");
+        exec(&mut self.tx, self.stmts, &sql, &[Val::Text(key)])?;
+        self.notified = true;
+        Ok(())
+    }
 }
 
 pub(crate) fn exec<C: GenericClient>(
@@ -286,11 +302,13 @@ pub(crate) fn write<T>(conn: &mut PgConn, f: &mut dyn FnMut(&mut Tx<'_>) -> Resu
     let s = conn.session()?;
     let PgSession { client, stmts, .. } = s;
     let tx = client.transaction()?;
-    let mut t = Tx::Pg(PgTx { tx, stmts });
+    let mut t = Tx::Pg(PgTx { tx, stmts, notified: false });
     let out = f(&mut t)?;
     match t {
         Tx::Pg(mut p) => {
-            p.tx.batch_execute(&format!("NOTIFY {CHANNEL}"))?;
+            if !p.notified {
+                p.tx.batch_execute(&format!("NOTIFY {CHANNEL}"))?;
+            }
             p.tx.commit()?;
         }
         Tx::Sqlite(_) => unreachable!("a PostgreSQL connection opens PostgreSQL transactions"),
@@ -304,7 +322,7 @@ pub(crate) fn read<T>(conn: &mut PgConn, f: &mut dyn FnMut(&mut Tx<'_>) -> Resul
     let PgSession { client, stmts, .. } = s;
     let tx =
         client.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).read_only(true).start()?;
-    let mut t = Tx::Pg(PgTx { tx, stmts });
+    let mut t = Tx::Pg(PgTx { tx, stmts, notified: true });
     let out = f(&mut t)?;
     if let Tx::Pg(p) = t {
         p.tx.commit()?;

@@ -29,7 +29,10 @@ pub struct TempCluster {
 #[derive(Debug, Clone)]
 pub struct ClusterSettings {
     /// Durable writes (`fsync`, full page writes). Off for tests (much faster);
-    /// on for benchmarks.
+    /// on for benchmarks. Commits never wait for their log to reach the disk
+    /// (`synchronous_commit = off`), as SQLite's `synchronous = NORMAL` with a
+    /// write-ahead log: a crash of the machine may lose the last commits, never
+    /// consistency.
     pub durable: bool,
     /// `shared_buffers`, e.g. `128MB`.
     pub shared_buffers: String,
@@ -144,8 +147,9 @@ impl TempCluster {
             c.port,
             settings.shared_buffers
         );
+        opts.push_str(" -c synchronous_commit=off");
         if !settings.durable {
-            opts.push_str(" -c fsync=off -c full_page_writes=off -c synchronous_commit=off");
+            opts.push_str(" -c fsync=off -c full_page_writes=off");
         }
         let log = c.dir.join("server.log");
         c.run(
