@@ -7,9 +7,9 @@
 
 use crate::state::Answered;
 use crate::state::{
-    decode_commit, decode_issue, decode_pull, decode_search_items, decode_timeline, pr_from_issue, BlockingPolicy,
-    CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState, PrStatus, ReadInfo, RefResolver, RefState,
-    RepoRef, SearchResult,
+    decode_commit, decode_events, decode_issue, decode_pull, decode_search_items, decode_timeline, github_locator,
+    pr_from_issue, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState, PrStatus,
+    ReadInfo, RefResolver, RefState, RepoRef, SearchResult, TimelineEvent,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -642,6 +642,8 @@ impl GithubClient {
             url: r.html_url(),
             pr_merged_at: None,
             pr_draft: None,
+            created_at: None,
+            updated_at: None,
             read: ReadInfo::none(url),
         };
         match self.fetch(&path) {
@@ -713,6 +715,14 @@ impl GithubClient {
         Ok((decode_timeline(&events), read))
     }
 
+    /// Every timeline event of an issue or pull request (paginated, the same requests
+    /// as [`GithubClient::timeline`], so one cached answer serves both), in GitHub's order.
+    pub fn timeline_events(&self, r: &IssueRef) -> Result<(Vec<TimelineEvent>, ReadInfo), GithubError> {
+        let path = format!("/repos/{}/{}/issues/{}/timeline?per_page=100", r.repo.owner, r.repo.name, r.number);
+        let (events, read, _) = self.fetch_pages(&path, usize::MAX, |v| v.as_array().cloned().unwrap_or_default())?;
+        Ok((decode_events(&events), read))
+    }
+
     /// Pull requests cross-referenced from an issue's timeline, each looked up (the
     /// runbook's "walk the timeline to find fix PRs"). At most 50.
     pub fn fix_prs(&self, r: &IssueRef) -> Result<Vec<RefState>, GithubError> {
@@ -735,15 +745,27 @@ impl GithubClient {
         })
     }
 
-    /// `GET /repos/{o}/{r}/commits/{sha}`; `None` on 404.
+    /// `GET /repos/{o}/{r}/commits/{sha}`; `None` on 404, and on the 422 GitHub answers
+    /// for a SHA that names no commit ("No commit found for SHA").
     pub fn commit(&self, repo: &RepoRef, sha: &str) -> Result<Option<CommitInfo>, GithubError> {
+        self.commit_read(repo, sha).map(|(c, _)| c)
+    }
+
+    /// Like [`GithubClient::commit`], with how the answer was read.
+    pub fn commit_read(&self, repo: &RepoRef, sha: &str) -> Result<(Option<CommitInfo>, ReadInfo), GithubError> {
         let path = format!("/repos/{}/{}/commits/{}", repo.owner, repo.name, percent_encode(sha));
-        let f = self.fetch(&path)?;
+        let f = match self.fetch(&path) {
+            Ok(f) => f,
+            Err(GithubError::Status { status: 422, url, .. }) => {
+                return Ok((None, ReadInfo { read_at: Some(self.now()), ..ReadInfo::none(url) }))
+            }
+            Err(e) => return Err(e),
+        };
         if f.status == 404 {
-            return Ok(None);
+            return Ok((None, f.read));
         }
         let v = f.json()?;
-        Ok(decode_commit(repo, &v))
+        Ok((decode_commit(repo, &v), f.read))
     }
 
     /// `GET /repos/{o}/{r}/commits?...` (paginated), newest first.
@@ -777,10 +799,37 @@ impl RefResolver for GithubClient {
     }
 
     fn cross_referenced_prs(&self, issue: &IssueRef) -> Option<Result<Vec<RefState>, String>> {
-        Some(self.fix_prs(issue).map_err(|e| match e {
-            GithubError::NotCached { .. } => OFFLINE_WHY.to_string(),
-            e => e.to_string(),
-        }))
+        Some(self.fix_prs(issue).map_err(why_not))
+    }
+
+    fn timeline_events(&self, r: &IssueRef) -> crate::state::TimelineAnswer {
+        Some(
+            self.timeline_events(r)
+                .map(|(events, read)| {
+                    let ev = read.read_at.map(|t| {
+                        citriage_model::Evidence::new(
+                            citriage_model::EvidenceKind::IssueState,
+                            github_locator(&read.api_url),
+                            format!("{r} timeline: {} event(s)", events.len()),
+                            &read.body_sha256,
+                            crate::time::day_of(t),
+                        )
+                    });
+                    (events, ev)
+                })
+                .map_err(why_not),
+        )
+    }
+
+    fn commit_info(&self, repo: &RepoRef, sha: &str) -> Option<Result<Option<CommitInfo>, String>> {
+        Some(self.commit(repo, sha).map_err(why_not))
+    }
+}
+
+fn why_not(e: GithubError) -> String {
+    match e {
+        GithubError::NotCached { .. } => OFFLINE_WHY.to_string(),
+        e => e.to_string(),
     }
 }
 

@@ -16,8 +16,9 @@ pub use client::{
 };
 pub use refs::{extract_refs, fenced_lines, unique_refs, FoundRef, RefContext, RefTarget, Resolution};
 pub use state::{
-    Answered, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState, PrStatus, ReadInfo,
-    RefResolver, RefState, RepoRef, SearchItem, SearchResult, StaticResolver, GITHUB_EVIDENCE_KIND,
+    replay_timeline, Answered, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState,
+    PrStatus, ReadInfo, RefResolver, RefState, ReplayedState, RepoRef, SearchItem, SearchResult, StaticResolver,
+    TimelineAnswer, TimelineEvent, GITHUB_EVIDENCE_KIND,
 };
 pub use sweep::{
     mark_counts, render_ambiguous, render_sweep_json, render_sweep_markdown, row_for, sweep, Mark, SweepOptions,

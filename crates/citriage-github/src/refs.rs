@@ -361,6 +361,28 @@ pub fn extract_refs(text: &str, ctx: &RefContext) -> Vec<FoundRef> {
                 },
             },
             RawKind::Bare(number) => {
+                // A link's text `[#5](https://github.com/o/r/pull/5)` is its URL's reference.
+                let linked =
+                    raws.get(idx + 1).filter(|next| next.line == r.line && next.start == r.end + 2).and_then(|next| {
+                        let line = lines.get(r.line - 1).copied().unwrap_or("");
+                        match &next.kind {
+                            RawKind::Full(ir, Resolution::Url)
+                                if line.get(r.end..r.end + 2) == Some("](") && ir.number == *number =>
+                            {
+                                Some(ir.clone())
+                            }
+                            _ => None,
+                        }
+                    });
+                if let Some(reference) = linked {
+                    out.push(FoundRef {
+                        line: r.line,
+                        column: r.start + 1,
+                        raw: r.raw.clone(),
+                        target: RefTarget::Resolved { reference, how: Resolution::Url },
+                    });
+                    continue;
+                }
                 // A list continuation on the same line inherits the repository.
                 let inherited = idx
                     .checked_sub(1)
@@ -449,6 +471,19 @@ mod tests {
         assert!(matches!(none[0].target, RefTarget::Ambiguous { .. }));
         let dflt = extract_refs("k/k#1 and kops#3. #2", &ctx.clone().with_default(RepoRef::new("o", "r")));
         assert_eq!(resolved(&dflt[2]), "o/r#2 Default");
+    }
+
+    #[test]
+    fn link_text_takes_its_url() {
+        let found = extract_refs(
+            "[#138851](https://github.com/kubernetes/kubernetes/pull/138851) and kops#1",
+            &RefContext::kubernetes(),
+        );
+        let got: Vec<String> = found.iter().map(resolved).collect();
+        assert_eq!(
+            got,
+            vec!["kubernetes/kubernetes#138851 Url", "kubernetes/kubernetes#138851 Url", "kubernetes/kops#1 Alias"]
+        );
     }
 
     #[test]

@@ -178,6 +178,11 @@ pub struct PrState {
     pub url: String,
     pub head_sha: Option<String>,
     pub merge_commit_sha: Option<String>,
+    /// When the pull request was opened and last updated, as GitHub writes them.
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
     pub read: ReadInfo,
 }
 
@@ -192,6 +197,8 @@ impl PrState {
             labels: Vec::new(),
             head_sha: None,
             merge_commit_sha: None,
+            created_at: None,
+            updated_at: None,
             read: ReadInfo::none(api_url),
         }
     }
@@ -254,6 +261,11 @@ pub struct IssueState {
     pub pr_merged_at: Option<Option<String>>,
     /// For pull requests: the `draft` flag when present.
     pub pr_draft: Option<bool>,
+    /// When the issue was opened and last updated, as GitHub writes them.
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
     pub read: ReadInfo,
 }
 
@@ -383,6 +395,81 @@ pub(crate) fn github_locator(api_url: &str) -> String {
     format!("github:{path}")
 }
 
+/// One event of an issue's or pull request's timeline, as far as state history goes:
+/// `labeled` / `unlabeled` (with the label), `closed`, `reopened`, `merged` (with the
+/// merge commit), `convert_to_draft`, `ready_for_review`, `cross-referenced` (with the
+/// referencing issue or PR), `committed` (with the commit). Other events keep their
+/// name and time only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineEvent {
+    pub event: String,
+    /// When it happened, as GitHub writes it (`2026-05-10T18:09:46Z`); for `committed`
+    /// events the author date.
+    pub at: Option<String>,
+    pub label: Option<String>,
+    /// `merged` / `closed` / `committed`: the commit.
+    pub commit: Option<String>,
+    pub cross_ref: Option<CrossRef>,
+}
+
+/// Labels, state and draft flag of an issue or pull request at one instant, replayed
+/// from its timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayedState {
+    pub labels: Vec<String>,
+    /// `open`, `closed` or `merged`.
+    pub state: String,
+    pub draft: bool,
+}
+
+/// Replays a timeline up to `until` (Unix seconds, inclusive), starting from the
+/// labels and draft flag the object was created with (`initial_*`, usually empty and
+/// false: a label present from creation is reported by GitHub as a `labeled` event at
+/// creation). Events without a time are skipped.
+pub fn replay_timeline(events: &[TimelineEvent], until: i64, initial_draft: bool) -> ReplayedState {
+    let mut labels: Vec<String> = Vec::new();
+    let mut state = "open".to_string();
+    let mut draft = initial_draft;
+    let mut timed: Vec<(i64, usize, &TimelineEvent)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| e.at.as_deref().and_then(crate::time::parse_timestamp).map(|t| (t, i, e)))
+        .collect();
+    timed.sort_by_key(|(t, i, _)| (*t, *i));
+    for (t, _, e) in timed {
+        if t > until {
+            break;
+        }
+        match e.event.as_str() {
+            "labeled" => {
+                if let Some(l) = &e.label {
+                    if !labels.iter().any(|x| x.eq_ignore_ascii_case(l)) {
+                        labels.push(l.clone());
+                    }
+                }
+            }
+            "unlabeled" => {
+                if let Some(l) = &e.label {
+                    labels.retain(|x| !x.eq_ignore_ascii_case(l));
+                }
+            }
+            "closed" if state != "merged" => state = "closed".into(),
+            "reopened" => state = "open".into(),
+            "merged" => state = "merged".into(),
+            "convert_to_draft" => draft = true,
+            "ready_for_review" => draft = false,
+            _ => {}
+        }
+    }
+    labels.sort();
+    ReplayedState { labels, state, draft }
+}
+
+/// What [`RefResolver::timeline_events`] answers: `None` when the resolver cannot read
+/// timelines, `Some(Err(why))` when it tried and could not, else the events and the
+/// evidence of the read.
+pub type TimelineAnswer = Option<Result<(Vec<TimelineEvent>, Option<Evidence>), String>>;
+
 /// Anything that can answer the state of a PR/issue reference: the live client, a
 /// cache-only client, or a fixed table in tests.
 pub trait RefResolver {
@@ -394,6 +481,20 @@ pub trait RefResolver {
     fn cross_referenced_prs(&self, _issue: &IssueRef) -> Option<Result<Vec<RefState>, String>> {
         None
     }
+
+    /// The timeline of an issue or pull request (label, state and draft changes), with
+    /// the evidence of the read. `None` when the resolver cannot read timelines;
+    /// `Some(Err(why))` when it tried and could not (offline and not cached, ...).
+    fn timeline_events(&self, _r: &IssueRef) -> TimelineAnswer {
+        None
+    }
+
+    /// A commit of a repository: `Some(Ok(Some(..)))` found, `Some(Ok(None))` GitHub says
+    /// there is no such commit, `Some(Err(why))` not checked, `None` when the resolver
+    /// cannot look commits up.
+    fn commit_info(&self, _repo: &RepoRef, _sha: &str) -> Option<Result<Option<CommitInfo>, String>> {
+        None
+    }
 }
 
 /// A fixed table of answers; anything missing is `Unknown` with the given reason.
@@ -401,6 +502,13 @@ pub trait RefResolver {
 pub struct StaticResolver {
     pub answers: std::collections::BTreeMap<IssueRef, RefState>,
     pub timelines: std::collections::BTreeMap<IssueRef, Vec<IssueRef>>,
+    /// Timeline events by reference (answered by [`RefResolver::timeline_events`]).
+    pub events: std::collections::BTreeMap<IssueRef, Vec<TimelineEvent>>,
+    /// Commits by repository and full SHA; a SHA prefix of 7+ characters finds them.
+    pub commits: std::collections::BTreeMap<RepoRef, Vec<CommitInfo>>,
+    /// Repositories whose commits the table knows completely: an unknown SHA there is
+    /// "no such commit"; elsewhere it is not checked.
+    pub commit_repos: std::collections::BTreeSet<RepoRef>,
     /// Reason given for references not in the table.
     pub missing_reason: String,
 }
@@ -428,6 +536,20 @@ impl RefResolver for StaticResolver {
 
     fn cross_referenced_prs(&self, issue: &IssueRef) -> Option<Result<Vec<RefState>, String>> {
         self.timelines.get(issue).map(|prs| Ok(prs.iter().map(|p| self.resolve(p)).collect()))
+    }
+
+    fn timeline_events(&self, r: &IssueRef) -> TimelineAnswer {
+        Some(self.events.get(r).map(|e| (e.clone(), None)).ok_or_else(|| self.missing_reason.clone()))
+    }
+
+    fn commit_info(&self, repo: &RepoRef, sha: &str) -> Option<Result<Option<CommitInfo>, String>> {
+        let sha = sha.to_ascii_lowercase();
+        let hit = self.commits.get(repo).and_then(|cs| cs.iter().find(|c| c.sha.starts_with(&sha)).cloned());
+        Some(match hit {
+            Some(c) => Ok(Some(c)),
+            None if self.commit_repos.contains(repo) => Ok(None),
+            None => Err(self.missing_reason.clone()),
+        })
     }
 }
 
@@ -590,6 +712,8 @@ pub(crate) fn decode_pull(r: &IssueRef, v: &Value, read: ReadInfo, policy: &Bloc
         url: s(v, "html_url").unwrap_or_else(|| r.html_url()),
         head_sha: v.get("head").and_then(|h| s(h, "sha")),
         merge_commit_sha: s(v, "merge_commit_sha"),
+        created_at: s(v, "created_at"),
+        updated_at: s(v, "updated_at"),
         read,
     }
 }
@@ -612,6 +736,8 @@ pub(crate) fn decode_issue(r: &IssueRef, v: &Value, read: ReadInfo) -> IssueStat
         url: s(v, "html_url").unwrap_or_else(|| r.html_url()),
         pr_merged_at: pr.and_then(|p| p.get("merged_at")).map(|m| m.as_str().map(str::to_string)),
         pr_draft: if pr.is_some() { v.get("draft").and_then(Value::as_bool) } else { None },
+        created_at: s(v, "created_at"),
+        updated_at: s(v, "updated_at"),
         read,
     }
 }
@@ -636,6 +762,8 @@ pub(crate) fn pr_from_issue(i: &IssueState, policy: &BlockingPolicy) -> Option<P
         url: i.url.clone(),
         head_sha: None,
         merge_commit_sha: None,
+        created_at: i.created_at.clone(),
+        updated_at: i.updated_at.clone(),
         read: i.read.clone(),
     })
 }
@@ -673,6 +801,36 @@ pub(crate) fn decode_timeline(events: &[Value]) -> Vec<CrossRef> {
     out.sort();
     out.dedup_by(|a, b| a.reference == b.reference);
     out
+}
+
+/// Timeline events, in the order GitHub lists them.
+pub(crate) fn decode_events(events: &[Value]) -> Vec<TimelineEvent> {
+    events
+        .iter()
+        .filter_map(|ev| {
+            let event = s(ev, "event")?;
+            let at = s(ev, "created_at").or_else(|| ev.get("author").and_then(|a| s(a, "date")));
+            let label = ev.get("label").and_then(|l| s(l, "name"));
+            let commit = s(ev, "commit_id").or_else(|| s(ev, "sha"));
+            let cross_ref = if event == "cross-referenced" {
+                let src = ev.get("source").and_then(|s| s.get("issue"));
+                src.and_then(|src| {
+                    let repo = repo_of(src)?;
+                    let number = src.get("number").and_then(Value::as_u64)?;
+                    Some(CrossRef {
+                        reference: IssueRef::new(repo, number),
+                        is_pr: src.get("pull_request").is_some_and(|p| !p.is_null()),
+                        state: s(src, "state").unwrap_or_default(),
+                        title: s(src, "title").unwrap_or_default(),
+                        url: s(src, "html_url").unwrap_or_default(),
+                    })
+                })
+            } else {
+                None
+            };
+            Some(TimelineEvent { event, at, label, commit, cross_ref })
+        })
+        .collect()
 }
 
 /// Search items.

@@ -317,6 +317,8 @@ mod tests {
                 url: issue.html_url(),
                 pr_merged_at: None,
                 pr_draft: None,
+                created_at: None,
+                updated_at: None,
                 read: read(),
             }));
         res.timelines.insert(issue.clone(), vec![]);

@@ -168,6 +168,25 @@ fn route(base: &str, url: &str, hits: usize, inm: Option<&str>) -> (u16, Vec<(St
             ])
             .to_string(),
         ),
+        "/repos/o/r/issues/3/timeline?per_page=100" => json(
+            serde_json::json!([
+                {"event":"labeled","created_at":"2026-05-01T10:00:00Z","label":{"name":"lgtm","color":"15dd18"}},
+                {"event":"labeled","created_at":"2026-05-02T10:00:00Z","label":{"name":"do-not-merge/hold","color":"e11d21"}},
+                {"event":"convert_to_draft","created_at":"2026-05-02T11:00:00Z"},
+                {"event":"committed","sha":"abc","author":{"name":"A","date":"2026-05-02T12:00:00Z"},"message":"m"},
+                {"event":"unlabeled","created_at":"2026-05-03T10:00:00Z","label":{"name":"do-not-merge/hold","color":"e11d21"}},
+                {"event":"ready_for_review","created_at":"2026-05-03T11:00:00Z"},
+                {"event":"labeled","created_at":"2026-05-04T10:00:00Z","label":{"name":"approved","color":"0ffa16"}},
+                {"event":"closed","created_at":"2026-05-05T10:00:00Z","commit_id":null},
+                {"event":"reopened","created_at":"2026-05-06T10:00:00Z"}
+            ])
+            .to_string(),
+        ),
+        "/repos/o/r/commits/0000000bad" => with(
+            422,
+            &[],
+            r#"{"message":"No commit found for SHA: 0000000bad","documentation_url":"https://docs.github.com/rest"}"#,
+        ),
         "/repos/o/r/issues/12/timeline?per_page=100" => with(
             200,
             &[("Link", "<https://elsewhere.example/steal?page=2>; rel=\"next\"".into())],
@@ -428,6 +447,12 @@ fn search_and_commits() {
     let commit = c.commit(&RepoRef::new("o", "r"), "4c7f84c517c").unwrap().unwrap();
     assert_eq!((commit.author.as_str(), commit.subject.as_str()), ("A Author", "Fix the chaos test"));
     assert!(c.commit(&RepoRef::new("o", "r"), "ffff").unwrap().is_none());
+    // GitHub answers 422 for a SHA that names no commit: that is "no such commit" too.
+    assert!(c.commit(&RepoRef::new("o", "r"), "0000000bad").unwrap().is_none());
+    match RefResolver::commit_info(&c, &RepoRef::new("o", "r"), "4c7f84c517c") {
+        Some(Ok(Some(ci))) => assert_eq!(ci.date, "2026-05-10T20:19:15Z"),
+        other => panic!("{other:?}"),
+    }
     let q = CommitQuery {
         path: Some("test/e2e/a.go".into()),
         since: Some("2026-01-01T00:00:00Z".into()),
@@ -436,6 +461,39 @@ fn search_and_commits() {
     };
     let list = c.commits(&RepoRef::new("o", "r"), &q).unwrap();
     assert_eq!(list.iter().map(|x| x.sha.as_str()).collect::<Vec<_>>(), vec!["bbb", "aaa"]);
+}
+
+#[test]
+fn timeline_events_replay_labels_state_and_draft() {
+    let f = start();
+    let c = client(&f, Arc::new(MemoryCache::new()));
+    let (events, read) = c.timeline_events(&r(3)).unwrap();
+    assert_eq!(events.len(), 9);
+    assert_eq!(events[0].label.as_deref(), Some("lgtm"));
+    assert_eq!(events[3].event, "committed");
+    assert_eq!(events[3].at.as_deref(), Some("2026-05-02T12:00:00Z"));
+    assert_eq!(read.answered, Answered::Live);
+    let at = |s: &str| citriage_github::time::parse_timestamp(s).unwrap();
+    let mid = replay_timeline(&events, at("2026-05-02T23:00:00Z"), false);
+    assert_eq!(mid.labels, vec!["do-not-merge/hold", "lgtm"]);
+    assert!(mid.draft);
+    assert_eq!(mid.state, "open");
+    let closed = replay_timeline(&events, at("2026-05-05T12:00:00Z"), false);
+    assert_eq!(
+        (closed.labels.clone(), closed.draft, closed.state.as_str()),
+        (vec!["approved".to_string(), "lgtm".to_string()], false, "closed")
+    );
+    assert_eq!(replay_timeline(&events, at("2026-05-07T00:00:00Z"), false).state, "open");
+    // Through the resolver trait, with evidence of the read; offline misses say why.
+    match RefResolver::timeline_events(&c, &r(3)) {
+        Some(Ok((ev, Some(e)))) => {
+            assert_eq!(ev.len(), 9);
+            assert_eq!(e.locator, "github:/repos/o/r/issues/3/timeline?per_page=100");
+        }
+        other => panic!("{other:?}"),
+    }
+    let offline = GithubClient::new(ClientConfig { offline: true, ..Default::default() }, Box::new(MemoryCache::new()));
+    assert_eq!(RefResolver::timeline_events(&offline, &r(3)).unwrap().unwrap_err(), "offline: no cached answer");
 }
 
 #[test]

@@ -93,6 +93,16 @@ const CANONICAL: &[(&str, &str)] = &[
     ),
     ("cluster_runs", "SELECT profile, as_of, window_days, failures, clusters FROM cluster_runs ORDER BY profile"),
     (
+        "cluster_failure_ids",
+        "SELECT f.profile, b.bucket, b.path, f.seq, f.stable_id FROM cluster_failure_ids f JOIN builds b ON b.id = f.build
+         ORDER BY f.profile, b.bucket, b.path, f.seq",
+    ),
+    (
+        "cluster_subpatterns",
+        "SELECT profile, stable_id, kind, label, failures, first_seen, last_seen, job, build, test, excerpt
+         FROM cluster_subpatterns ORDER BY profile, stable_id, kind, label",
+    ),
+    (
         "cluster_members",
         "SELECT m.profile, m.stable_id, b.bucket, b.path, m.seq FROM cluster_members m JOIN builds b ON b.id = m.build
          ORDER BY m.profile, m.stable_id, b.bucket, b.path, m.seq",

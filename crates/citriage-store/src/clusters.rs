@@ -3,7 +3,7 @@
 //! belong to which cluster and how many failed per day, job and test. A run replaces
 //! the previous run's membership in one transaction.
 
-use crate::db::{vals, DbError, Exec, Row, Tx};
+use crate::db::{vals, Backend, DbError, Exec, Row, Tx, Val};
 use crate::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -83,6 +83,32 @@ pub struct ClusterFailure {
     pub started: Option<i64>,
     pub test: String,
     pub failure_text: Option<String>,
+}
+
+/// A sub-pattern of a cluster in its profile's latest run, with one failure as evidence.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoredSubPattern {
+    pub stable_id: String,
+    /// `template`, `job-family` or `signature`.
+    pub kind: String,
+    pub label: String,
+    pub failures: u64,
+    pub first_seen: i64,
+    pub last_seen: i64,
+    pub job: String,
+    pub build: String,
+    pub test: String,
+    /// First line of the evidence failure's text.
+    pub excerpt: String,
+}
+
+/// The stable id a clustered failure was first given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstId {
+    pub bucket: String,
+    pub path: String,
+    pub seq: u32,
+    pub stable_id: String,
 }
 
 fn cluster_from_row(r: &Row<'_>) -> Result<StoredCluster, DbError> {
@@ -176,6 +202,18 @@ impl Store {
                         None => missing += 1,
                     }
                 }
+                // The first stable id each failure is given stays (a failure in two
+                // clusters of one run keeps the first listed).
+                let mut seen: BTreeSet<(i64, u32)> = BTreeSet::new();
+                let mut first: Vec<(i64, u32, &str)> = Vec::new();
+                for m in members {
+                    if let Some(id) = ids.get(&(m.bucket.clone(), m.path.clone())) {
+                        if seen.insert((*id, m.seq)) {
+                            first.push((*id, m.seq, m.stable_id.as_str()));
+                        }
+                    }
+                }
+                keep_first_ids(tx, &run.profile, &first)?;
                 if !rows.is_empty() {
                     tx.bulk("cluster_members", &["profile", "stable_id", "build", "seq"], &mut |b| {
                         for (sid, build, seq) in &rows {
@@ -283,6 +321,106 @@ impl Store {
 }
 
 impl Store {
+    /// The stable id every failure clustered under `profile` was first given.
+    pub fn cluster_first_ids(&self, profile: &str) -> Result<Vec<FirstId>, StoreError> {
+        self.conn
+            .reader()
+            .rows(
+                "SELECT b.bucket, b.path, f.seq, f.stable_id FROM cluster_failure_ids f JOIN builds b ON b.id = f.build
+                 WHERE f.profile = ?1 ORDER BY b.bucket, b.path, f.seq",
+                vals![profile],
+                |r| {
+                    Ok(FirstId {
+                        bucket: r.string(0)?,
+                        path: r.string(1)?,
+                        seq: r.i64(2)? as u32,
+                        stable_id: r.string(3)?,
+                    })
+                },
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Replaces the sub-patterns of a profile's latest run, in one transaction (of rows
+    /// with the same cluster, kind and label, the last is kept).
+    pub fn record_cluster_subpatterns(&mut self, profile: &str, rows: &[StoredSubPattern]) -> Result<(), StoreError> {
+        let mut last: BTreeMap<(&str, &str, &str), &StoredSubPattern> = BTreeMap::new();
+        for r in rows {
+            last.insert((r.stable_id.as_str(), r.kind.as_str(), r.label.as_str()), r);
+        }
+        self.conn
+            .write(&mut |tx| {
+                tx.exec("DELETE FROM cluster_subpatterns WHERE profile = ?1", vals![profile])?;
+                if last.is_empty() {
+                    return Ok(());
+                }
+                tx.bulk(
+                    "cluster_subpatterns",
+                    &[
+                        "profile",
+                        "stable_id",
+                        "kind",
+                        "label",
+                        "failures",
+                        "first_seen",
+                        "last_seen",
+                        "job",
+                        "build",
+                        "test",
+                        "excerpt",
+                    ],
+                    &mut |b| {
+                        for r in last.values() {
+                            b.row(vals![
+                                profile,
+                                &r.stable_id,
+                                &r.kind,
+                                &r.label,
+                                r.failures as i64,
+                                r.first_seen,
+                                r.last_seen,
+                                &r.job,
+                                &r.build,
+                                &r.test,
+                                &r.excerpt
+                            ])?;
+                        }
+                        Ok(())
+                    },
+                )?;
+                Ok(())
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// The sub-patterns of a cluster in its profile's latest run: by kind, most failures
+    /// first, then label.
+    pub fn cluster_subpatterns(&self, profile: &str, stable_id: &str) -> Result<Vec<StoredSubPattern>, StoreError> {
+        self.conn
+            .reader()
+            .rows(
+                "SELECT stable_id, kind, label, failures, first_seen, last_seen, job, build, test, excerpt
+                 FROM cluster_subpatterns WHERE profile = ?1 AND stable_id = ?2
+                 ORDER BY kind DESC, failures DESC, label",
+                vals![profile, stable_id],
+                |r| {
+                    Ok(StoredSubPattern {
+                        stable_id: r.string(0)?,
+                        kind: r.string(1)?,
+                        label: r.string(2)?,
+                        failures: r.i64(3)?.max(0) as u64,
+                        first_seen: r.i64(4)?,
+                        last_seen: r.i64(5)?,
+                        job: r.string(6)?,
+                        build: r.string(7)?,
+                        test: r.string(8)?,
+                        excerpt: r.string(9)?,
+                    })
+                },
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// The (build row id, test position) of every member of a cluster in its profile's
     /// latest run, by build then position.
     pub fn cluster_member_rows(&self, profile: &str, stable_id: &str) -> Result<Vec<(i64, u32)>, StoreError> {
@@ -347,6 +485,37 @@ fn upsert(tx: &mut Tx<'_>, profile: &str, rows: &[StoredCluster]) -> Result<(), 
                 c.run_as_of
             ],
         )?;
+    }
+    Ok(())
+}
+
+/// Records the first stable id of failures that have none yet; those that have one
+/// keep it. SQLite: one prepared insert per failure; PostgreSQL: arrays of 10,000
+/// failures per statement.
+fn keep_first_ids(tx: &mut Tx<'_>, profile: &str, first: &[(i64, u32, &str)]) -> Result<(), DbError> {
+    match tx.backend() {
+        Backend::Sqlite => {
+            for (build, seq, sid) in first {
+                tx.exec(
+                    "INSERT INTO cluster_failure_ids (profile, build, seq, stable_id) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT DO NOTHING",
+                    vals![profile, *build, *seq, *sid],
+                )?;
+            }
+        }
+        Backend::Postgres => {
+            for chunk in first.chunks(10_000) {
+                let builds: Vec<i64> = chunk.iter().map(|c| c.0).collect();
+                let seqs: Vec<i64> = chunk.iter().map(|c| i64::from(c.1)).collect();
+                let sids: Vec<&str> = chunk.iter().map(|c| c.2).collect();
+                tx.exec(
+                    "INSERT INTO cluster_failure_ids (profile, build, seq, stable_id)
+                     SELECT ?1, b, s, i FROM unnest(?2::bigint[], ?3::bigint[], ?4::text[]) AS u (b, s, i)
+                     ON CONFLICT DO NOTHING",
+                    &[Val::Text(profile), Val::Ints(&builds), Val::Ints(&seqs), Val::Texts(&sids)],
+                )?;
+            }
+        }
     }
     Ok(())
 }

@@ -43,6 +43,9 @@ pub(crate) enum Val<'a> {
     /// A list of texts (PostgreSQL arrays only).
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Texts(&'a [&'a str]),
+    /// A list of integers (PostgreSQL arrays only).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Ints(&'a [i64]),
 }
 
 impl From<i64> for Val<'_> {
@@ -636,8 +639,8 @@ impl rusqlite::ToSql for Val<'_> {
             Val::Real(v) => ValueRef::Real(v),
             Val::Text(v) => ValueRef::Text(v.as_bytes()),
             Val::Blob(v) => ValueRef::Blob(v),
-            Val::Texts(_) => {
-                return Err(rusqlite::Error::ToSqlConversionFailure("a list of texts binds only to PostgreSQL".into()))
+            Val::Texts(_) | Val::Ints(_) => {
+                return Err(rusqlite::Error::ToSqlConversionFailure("a list binds only to PostgreSQL".into()))
             }
         }))
     }

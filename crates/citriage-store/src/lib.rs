@@ -27,7 +27,9 @@ pub mod pg_cluster;
 mod schema;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
 pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
-pub use clusters::{ClusterDay, ClusterFailure, ClusterMember, ClusterRun, NamedFailure, StoredCluster};
+pub use clusters::{
+    ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
+};
 pub use db::Backend;
 pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;

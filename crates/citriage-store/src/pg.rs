@@ -356,6 +356,7 @@ impl ToSql for Val<'_> {
             },
             Val::Blob(v) => v.to_sql(ty, out),
             Val::Texts(v) => v.to_sql(ty, out),
+            Val::Ints(v) => v.to_sql(ty, out),
         }
     }
 

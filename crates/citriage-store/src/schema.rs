@@ -178,7 +178,32 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         sha256 TEXT NOT NULL,
         PRIMARY KEY (kind, key, media_type)
     ) WITHOUT ROWID;",
-    // 7: indexes for the dashboard's window reads at Kubernetes scale: builds by start
+    // 7: which stable id each clustered failure was first given (ids follow their failures
+    // from run to run, whatever the window), and the sub-patterns of the latest run.
+    "CREATE TABLE cluster_failure_ids (
+        profile TEXT NOT NULL,
+        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        stable_id TEXT NOT NULL,
+        PRIMARY KEY (profile, build, seq)
+    ) WITHOUT ROWID;
+    INSERT INTO cluster_failure_ids (profile, build, seq, stable_id)
+        SELECT profile, build, seq, stable_id FROM cluster_members WHERE true ON CONFLICT DO NOTHING;
+    CREATE TABLE cluster_subpatterns (
+        profile TEXT NOT NULL,
+        stable_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        label TEXT NOT NULL,
+        failures INTEGER NOT NULL,
+        first_seen INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL,
+        job TEXT NOT NULL,
+        build TEXT NOT NULL,
+        test TEXT NOT NULL,
+        excerpt TEXT NOT NULL,
+        PRIMARY KEY (profile, stable_id, kind, label)
+    ) WITHOUT ROWID;",
+    // 8: indexes for the dashboard's window reads at Kubernetes scale: builds by start
     // time (the window's builds), and the failed results alone (failure texts of a
     // window read without touching the passing results).
     "CREATE INDEX builds_by_started ON builds (started);

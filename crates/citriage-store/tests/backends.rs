@@ -156,6 +156,19 @@ fn fill(st: &mut Store) {
     let run = ClusterRun { profile: "default".into(), as_of: 1_700_100_000, window_days: 14, failures: 2, clusters: 1 };
     st.record_cluster_run(&run, &[cluster("c1")], &members, &daily).unwrap();
     st.upsert_clusters("k8s-triage", &[cluster("k1")]).unwrap();
+    let sub = |label: &str, failures: u64| citriage_store::StoredSubPattern {
+        stable_id: "c1".into(),
+        kind: "template".into(),
+        label: label.into(),
+        failures,
+        first_seen: 1_700_000_000,
+        last_seen: 1_700_090_000,
+        job: JOBS[0].into(),
+        build: "1002".into(),
+        test: "[sig-storage] CSI mounts é".into(),
+        excerpt: "timed out".into(),
+    };
+    st.record_cluster_subpatterns("default", &[sub("timed out <*>", 1), sub("b", 2), sub("timed out <*>", 2)]).unwrap();
     st.put_document(&Document {
         kind: "triage".into(),
         key: "flakes/2026-11-21".into(),
@@ -213,6 +226,8 @@ fn reads(st: &mut Store) -> Vec<String> {
     out.push(format!("{:?}", st.cluster_run("default").unwrap()));
     out.push(format!("{:?}", st.cluster_daily("default").unwrap()));
     out.push(format!("{:?}", st.cluster_failures("default", "c1", 10).unwrap()));
+    out.push(format!("{:?}", st.cluster_first_ids("default").unwrap()));
+    out.push(format!("{:?}", st.cluster_subpatterns("default", "c1").unwrap()));
     out.push(format!("{:?}", st.documents(None).unwrap()));
     out.push(format!("{:?}", st.document("triage", "flakes/2026-11-21", "text/markdown").unwrap()));
     out.push(format!("{:?}", st.evidence_by_locator("gs://kubernetes-ci-logs/").unwrap()));
@@ -240,6 +255,12 @@ fn the_same_writes_read_back_the_same_on_both_engines() {
         assert_eq!(st.build_counts().unwrap(), (18, 54, 36), "{}", f.name);
         assert_eq!(st.cluster_failures("default", "c1", 10).unwrap().len(), 2, "{}", f.name);
         assert_eq!(st.cluster_daily("default").unwrap()[0].failures, 3, "{}", f.name);
+        assert_eq!(st.cluster_first_ids("default").unwrap().len(), 2, "{}", f.name);
+        let subs = st.cluster_subpatterns("default", "c1").unwrap();
+        assert_eq!(
+            subs.iter().map(|s| (s.label.as_str(), s.failures)).collect::<Vec<_>>(),
+            [("b", 2), ("timed out <*>", 2)]
+        );
         seen.push((f.name.to_string(), digest, r));
     }
     for w in seen.windows(2) {

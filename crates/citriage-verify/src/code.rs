@@ -151,6 +151,52 @@ pub struct LineHit {
     pub evidence: Evidence,
 }
 
+/// A whole file as one checkout has it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileText {
+    pub checkout: String,
+    /// Path relative to the checkout.
+    pub path: String,
+    /// `name@sha` (or the checkout's name when git is unavailable).
+    pub at: String,
+    pub lines: Vec<String>,
+    pub sha256: String,
+    /// The day of the commit the text is from.
+    pub as_of: String,
+}
+
+impl FileText {
+    /// The evidence for lines `a..=b` of the file.
+    pub fn evidence(&self, a: usize, b: usize) -> Evidence {
+        let b = b.max(a).min(self.lines.len());
+        let text = self.lines.get(a.saturating_sub(1)..b).map(|l| l.join("\n")).unwrap_or_default();
+        let loc = if b > a { format!("{}#L{a}-L{b}", self.path) } else { format!("{}#L{a}", self.path) };
+        Evidence::new(
+            EvidenceKind::SourceLine,
+            format!("source:{}:{loc}", self.at),
+            text,
+            &self.sha256,
+            self.as_of.clone(),
+        )
+    }
+}
+
+/// A commit found in a checkout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalCommit {
+    pub checkout: String,
+    pub sha: String,
+    pub day: String,
+    pub author: String,
+    pub subject: String,
+    pub evidence: Evidence,
+}
+
+/// True for 7 to 40 lower-case hexadecimal characters.
+pub fn is_hex_sha(s: &str) -> bool {
+    (7..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// What `path:line` resolves to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "kebab-case")]
@@ -388,6 +434,104 @@ impl Checkout {
     /// The text at `path:line`.
     pub fn resolve(&self, path: &str, line: usize) -> Result<LineLookup, CodeError> {
         self.resolve_range(path, line, line)
+    }
+
+    /// A whole file as the work tree has it (`at` = `None`) or as a commit had it.
+    /// `Ok(None)` when the file (or the commit) does not have it.
+    pub fn file_text(&self, path: &str, at: Option<&str>) -> Result<Option<FileText>, CodeError> {
+        let rel = clean_rel(path)?;
+        let shown = rel.display().to_string();
+        let (bytes, label, as_of) = match at {
+            None => match self.read(&rel)? {
+                Some(b) => (b, self.at(), self.as_of()),
+                None => return Ok(None),
+            },
+            Some(sha) => {
+                let git = self.git()?;
+                if !is_hex_sha(sha) {
+                    return Err(CodeError::BadPath { path: sha.into(), why: "not a commit SHA".into() });
+                }
+                match git.run(&self.root, &["show", &format!("{sha}:{shown}")]) {
+                    Ok(b) => {
+                        let day = git
+                            .run(&self.root, &["log", "-1", "--format=%ct", sha])
+                            .ok()
+                            .and_then(|o| String::from_utf8_lossy(&o).trim().parse::<i64>().ok())
+                            .map(|t| Day::from_unix_seconds(t).to_string())
+                            .unwrap_or_default();
+                        (b, format!("{}@{}", self.name, &sha[..sha.len().min(12)]), day)
+                    }
+                    Err(CodeError::Git { .. }) => return Ok(None),
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        Ok(Some(FileText {
+            checkout: self.name.clone(),
+            path: shown,
+            at: label,
+            lines: split_lines(&bytes),
+            sha256: sha256_hex(&bytes),
+            as_of,
+        }))
+    }
+
+    /// The last commit of HEAD's history committed at or before `until` (Unix seconds).
+    pub fn revision_at(&self, until: i64) -> Option<String> {
+        let git = self.git.as_ref()?;
+        let out = git.run(&self.root, &["rev-list", "-1", &format!("--before={until}"), "HEAD"]).ok()?;
+        let sha = String::from_utf8_lossy(&out).trim().to_string();
+        is_hex_sha(&sha).then_some(sha)
+    }
+
+    /// The commits that changed a file, newest first, at most `max`.
+    pub fn file_history(&self, path: &str, max: usize) -> Vec<String> {
+        let Some(git) = self.git.as_ref() else { return Vec::new() };
+        let Ok(rel) = clean_rel(path) else { return Vec::new() };
+        let rel = rel.display().to_string();
+        git.run(&self.root, &["log", &format!("-n{max}"), "--format=%H", "--", &rel])
+            .map(|o| String::from_utf8_lossy(&o).lines().map(str::to_string).filter(|s| is_hex_sha(s)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether the checkout is a shallow clone (its history is cut off).
+    pub fn is_shallow(&self) -> bool {
+        self.root.join(".git").join("shallow").exists()
+    }
+
+    /// A commit of the checkout's repository (any branch it has fetched).
+    pub fn commit(&self, sha: &str) -> Result<Option<LocalCommit>, CodeError> {
+        let git = self.git()?;
+        if !is_hex_sha(sha) {
+            return Ok(None);
+        }
+        if git.status(&self.root, &["cat-file", "-e", &format!("{sha}^{{commit}}")])? != 0 {
+            return Ok(None);
+        }
+        let out = git.run(&self.root, &["log", "-1", "--format=%H%x00%ct%x00%an%x00%s", sha])?;
+        let text = String::from_utf8_lossy(&out);
+        let mut parts = text.trim_end().splitn(4, '\0');
+        let (Some(full), Some(ct), Some(author), Some(subject)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Ok(None);
+        };
+        let day = ct.parse::<i64>().map(|t| Day::from_unix_seconds(t).to_string()).unwrap_or_default();
+        let evidence = self.evidence(
+            CodeSource::Commit,
+            full.to_string(),
+            format!("{} {subject} ({author}, {day})", &full[..full.len().min(12)]),
+            full.as_bytes(),
+            day.clone(),
+        );
+        Ok(Some(LocalCommit {
+            checkout: self.name.clone(),
+            sha: full.to_string(),
+            day,
+            author: author.to_string(),
+            subject: subject.to_string(),
+            evidence,
+        }))
     }
 
     /// Every file in the checkout (relative, sorted), `.git` excluded; walked once.
@@ -1009,10 +1153,62 @@ pub enum CodeAnswer {
     },
 }
 
+/// A whole file for a `path:line` claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum FileAnswer {
+    Found(Box<FileText>),
+    /// Definitely not there: the file is not in the checkout it belongs to.
+    Missing {
+        why: String,
+    },
+    Unchecked {
+        why: String,
+    },
+}
+
+/// The answer to "does this commit exist?".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum CommitAnswer {
+    Found(Box<LocalCommit>),
+    /// Not in a checkout that has its repository's full history: `head_day` is the day
+    /// of the checkout's HEAD (a commit newer than that cannot be there).
+    Missing {
+        why: String,
+        head_day: String,
+    },
+    Unchecked {
+        why: String,
+    },
+}
+
 /// Anything that can check a `path:line` claim.
 pub trait CodeResolver {
     /// `repo` is the `owner/repo:` or `repo:` prefix written before the path, if any.
     fn check(&self, repo: Option<&str>, path: &str, line: usize, end: usize) -> CodeAnswer;
+
+    /// The whole file a `path:line` claim points into, at the work tree (`at` = `None`)
+    /// or at a commit.
+    fn read_file(&self, _repo: Option<&str>, _path: &str, _at: Option<&str>) -> FileAnswer {
+        FileAnswer::Unchecked { why: "no local checkout was named".into() }
+    }
+
+    /// A commit of the repository `repo` names (or of any checkout when `None`).
+    fn find_commit(&self, _repo: Option<&str>, _sha: &str) -> CommitAnswer {
+        CommitAnswer::Unchecked { why: "no local checkout was named".into() }
+    }
+
+    /// The last commit at or before `until` (Unix seconds) of the checkout holding
+    /// `path`: what a report dated then could have read.
+    fn revision_at(&self, _repo: Option<&str>, _path: &str, _until: i64) -> Option<String> {
+        None
+    }
+
+    /// The commits that changed `path`, newest first, at most `max`.
+    fn file_history(&self, _repo: Option<&str>, _path: &str, _max: usize) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// No checkouts: every claim is unchecked.
@@ -1069,24 +1265,36 @@ impl Checkouts {
     }
 }
 
-impl CodeResolver for Checkouts {
-    fn check(&self, repo: Option<&str>, path: &str, line: usize, end: usize) -> CodeAnswer {
+/// Where a path is: a checkout and the path in it, or why not.
+enum Located<'a> {
+    At(&'a Checkout, String),
+    Missing(String),
+    Unchecked(String),
+}
+
+impl Checkouts {
+    fn candidates(&self, repo: Option<&str>) -> Result<Vec<&Checkout>, String> {
         if self.list.is_empty() {
-            return NoCode.check(repo, path, line, end);
+            return Err("no local checkout was named".into());
         }
-        let candidates: Vec<&Checkout> = match repo {
+        match repo {
             Some(r) => match self.names.get(&r.to_ascii_lowercase()) {
-                Some(i) => vec![&self.list[*i]],
-                None => return CodeAnswer::Unchecked { why: format!("no checkout was named for {r}") },
+                Some(i) => Ok(vec![&self.list[*i]]),
+                None => Err(format!("no checkout was named for {r}")),
             },
-            None => self.list.iter().collect(),
+            None => Ok(self.list.iter().collect()),
+        }
+    }
+
+    fn locate(&self, repo: Option<&str>, path: &str) -> Located<'_> {
+        let candidates = match self.candidates(repo) {
+            Ok(c) => c,
+            Err(why) => return Located::Unchecked(why),
         };
         // The path as written, from the checkout root.
         for c in &candidates {
             if c.has_file(path) {
-                if let Some(a) = self.check_in(c, path, line, end) {
-                    return a;
-                }
+                return Located::At(c, path.trim_start_matches("./").to_string());
             }
         }
         // A partial path (`dumplogs.go`, `pkg/x/y.go` under a sub-tree): unique suffix.
@@ -1098,12 +1306,12 @@ impl CodeResolver for Checkouts {
         }
         match matches.len() {
             1 => {
-                let (c, f) = &matches[0];
-                self.check_in(c, f, line, end).unwrap_or(CodeAnswer::Unchecked { why: "unreadable".into() })
+                let (c, f) = matches.remove(0);
+                Located::At(c, f)
             }
-            n if n > 1 => CodeAnswer::Unchecked {
-                why: format!("{n} files end with {path} ({} ...); write a longer path", matches[0].1),
-            },
+            n if n > 1 => {
+                Located::Unchecked(format!("{n} files end with {path} ({} ...); write a longer path", matches[0].1))
+            }
             _ => {
                 let home: Vec<&str> = candidates
                     .iter()
@@ -1111,11 +1319,85 @@ impl CodeResolver for Checkouts {
                     .map(|c| c.name.as_str())
                     .collect();
                 if home.is_empty() {
-                    CodeAnswer::Unchecked { why: format!("{path} is not in any named checkout") }
+                    Located::Unchecked(format!("{path} is not in any named checkout"))
                 } else {
-                    CodeAnswer::Missing { why: format!("no file {path} in {}", home.join(", ")) }
+                    Located::Missing(format!("no file {path} in {}", home.join(", ")))
                 }
             }
+        }
+    }
+}
+
+impl CodeResolver for Checkouts {
+    fn check(&self, repo: Option<&str>, path: &str, line: usize, end: usize) -> CodeAnswer {
+        match self.locate(repo, path) {
+            Located::At(c, f) => {
+                self.check_in(c, &f, line, end).unwrap_or(CodeAnswer::Unchecked { why: "unreadable".into() })
+            }
+            Located::Missing(why) => CodeAnswer::Missing { why },
+            Located::Unchecked(why) => CodeAnswer::Unchecked { why },
+        }
+    }
+
+    fn read_file(&self, repo: Option<&str>, path: &str, at: Option<&str>) -> FileAnswer {
+        match self.locate(repo, path) {
+            Located::At(c, f) => match c.file_text(&f, at) {
+                Ok(Some(t)) => FileAnswer::Found(Box::new(t)),
+                Ok(None) => match at {
+                    Some(sha) => FileAnswer::Unchecked { why: format!("{}: no {f} at commit {sha}", c.name) },
+                    None => FileAnswer::Unchecked { why: "unreadable".into() },
+                },
+                Err(e) => FileAnswer::Unchecked { why: e.to_string() },
+            },
+            Located::Missing(why) => FileAnswer::Missing { why },
+            Located::Unchecked(why) => FileAnswer::Unchecked { why },
+        }
+    }
+
+    fn revision_at(&self, repo: Option<&str>, path: &str, until: i64) -> Option<String> {
+        let Located::At(c, _) = self.locate(repo, path) else { return None };
+        c.revision_at(until)
+    }
+
+    fn file_history(&self, repo: Option<&str>, path: &str, max: usize) -> Vec<String> {
+        let Located::At(c, f) = self.locate(repo, path) else { return Vec::new() };
+        c.file_history(&f, max)
+    }
+
+    fn find_commit(&self, repo: Option<&str>, sha: &str) -> CommitAnswer {
+        let candidates = match self.candidates(repo) {
+            Ok(c) => c,
+            Err(why) => return CommitAnswer::Unchecked { why },
+        };
+        let mut missing: Vec<(String, String)> = Vec::new();
+        let mut problems: Vec<String> = Vec::new();
+        for c in &candidates {
+            match c.commit(sha) {
+                Ok(Some(found)) => return CommitAnswer::Found(Box::new(found)),
+                Ok(None) if c.is_shallow() => problems.push(format!("{} is a shallow clone", c.name)),
+                Ok(None) => match c.head() {
+                    Some(h) => missing.push((c.name.clone(), h.day.clone())),
+                    None => problems.push(format!("{} is not a git repository", c.name)),
+                },
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        // Only a single named repository's full clone can say "no such commit".
+        match (repo.is_some(), missing.as_slice(), problems.is_empty()) {
+            (true, [(name, day)], true) => CommitAnswer::Missing {
+                why: format!("no commit {sha} in the checkout {name} (full history, HEAD of {day})"),
+                head_day: day.clone(),
+            },
+            _ => CommitAnswer::Unchecked {
+                why: if problems.is_empty() {
+                    format!(
+                        "not in the checkouts {}",
+                        missing.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+                    )
+                } else {
+                    problems.join("; ")
+                },
+            },
         }
     }
 }

@@ -6,15 +6,23 @@
 //! through [`code::CodeResolver`].
 
 pub mod brief;
+pub mod builds;
+pub mod claims;
 pub mod code;
+pub mod content;
+pub mod prose;
+pub mod refcheck;
 pub mod render;
 pub mod report;
 pub mod rules;
+pub mod wording;
 
-pub use code::{Checkout, Checkouts, CodeAnswer, CodeError, CodeResolver, Git, NoCode};
+pub use code::{
+    Checkout, Checkouts, CodeAnswer, CodeError, CodeResolver, CommitAnswer, FileAnswer, FileText, Git, NoCode,
+};
 pub use render::{render_json, render_markdown};
 pub use report::{parse, Report, ReportFormat, SectionKind};
 pub use rules::{
-    verify, verify_report, BuildAnswer, BuildUrl, BuildUrlResolver, CheckStatus, Finding, KnownBuilds, NoBuilds,
-    Resolvers, Unchecked, Verification, VerifyOptions, RULES,
+    verify, verify_report, BuildAnswer, BuildUrl, BuildUrlResolver, CheckStatus, ClaimRecord, Finding, KnownBuilds,
+    NoBuilds, Resolvers, Severity, Unchecked, Verdict, Verification, VerifyOptions, RULES,
 };

@@ -284,6 +284,17 @@ pub fn code_spans(line: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// The text of a list item line (`- x`, `1. x`, `• x`), if the line is one.
+pub fn item_text(line: &str) -> Option<&str> {
+    item_re().captures(line).and_then(|c| c.get(4)).map(|m| m.as_str())
+}
+
+/// Whether a piece of text cites a PR or issue (`#N`, `repo#N`, a GitHub pull/issue URL).
+pub fn has_ref_text(text: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(&R, r"(?:^|[^&\w])[A-Za-z0-9_./-]*#[0-9]+\b|github\.com/[^/\s]+/[^/\s]+/(?:pull|issues)/[0-9]+").is_match(text)
+}
+
 /// The line with inline code spans blanked out (same length; offsets stay valid).
 pub fn without_code(line: &str) -> String {
     let mut s: Vec<u8> = line.as_bytes().to_vec();

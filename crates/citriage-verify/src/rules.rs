@@ -1,18 +1,49 @@
 //! The checks a triage report must pass, from the runbook's anti-hallucination rules,
-//! its Phase 9 self-check and its Appendix D checklist. Checks that need outside
-//! state go through traits — [`RefResolver`] for PR/issue state, [`CodeResolver`] for
-//! `path:line`, [`BuildUrlResolver`] for build URLs — and whatever they cannot answer
-//! is reported as *not checked* with the reason, never passed. Each finding names the
-//! report line, the rule and the evidence. Output is sorted and deterministic.
+//! its Phase 9 self-check and its Appendix D checklist. Claims about the outside world
+//! go through traits — [`RefResolver`] for PR/issue state, timelines and commits,
+//! [`CodeResolver`] for `path:line` and commits in checkouts, [`BuildUrlResolver`] for
+//! builds — and whatever they cannot answer is reported as *not checked* with the
+//! reason, never passed and never accused. Every claim the verifier read is listed
+//! with its verdict (verified, false, unchecked) and evidence; every finding names the
+//! report line, the rule, its severity and the evidence. Output is sorted and
+//! deterministic.
 
-use crate::code::{CodeAnswer, CodeResolver};
-use crate::report::{code_spans, parse, without_code, Report, ReportFormat, Section, SectionKind};
-use citriage_github::{extract_refs, FoundRef, IssueRef, PrStatus, RefContext, RefResolver, RefState, RefTarget};
-use citriage_model::Evidence;
+use crate::builds::bare_build_ids;
+pub use crate::builds::{
+    extract_build_urls, parse_build_url, BuildAnswer, BuildUrl, BuildUrlResolver, KnownBuilds, NoBuilds,
+};
+use crate::code::CodeResolver;
+pub use crate::content::{extract_file_lines, FileLineRef};
+pub use crate::refcheck::Window;
+use crate::report::{code_spans, parse, Report, ReportFormat, Section, SectionKind};
+use citriage_github::{extract_refs, FoundRef, IssueRef, RefContext, RefResolver, RefState, RefTarget};
+use citriage_model::{Day, Evidence};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    /// A false statement about the world: a PR state, a line's content, a build, a commit.
+    Error,
+    /// A runbook rule the report breaks (structure, wording, depth).
+    Warning,
+    /// Right when written, out of date now (a line that moved since the cited commit).
+    Note,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
 
 /// One rule of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -21,75 +52,75 @@ pub struct RuleInfo {
     /// Where the runbook asks for it.
     pub source: &'static str,
     pub text: &'static str,
+    pub severity: Severity,
+}
+
+const fn rule(id: &'static str, source: &'static str, text: &'static str, severity: Severity) -> RuleInfo {
+    RuleInfo { id, source, text, severity }
 }
 
 /// Every rule the verifier applies, in report order.
 pub const RULES: &[RuleInfo] = &[
-    RuleInfo {
-        id: "ref-exists",
-        source: "rule 1; Phase 9 #1; Appendix D",
-        text: "Every cited PR or issue exists and its state was checked",
-    },
-    RuleInfo {
-        id: "merged-claim",
-        source: "rule 5; Appendix D",
-        text: "A PR called merged is merged: CLOSED-unmerged and OPEN PRs are not",
-    },
-    RuleInfo { id: "file-line", source: "rule 2; Appendix D", text: "Every path:line resolves in the named checkout" },
-    RuleInfo { id: "build-url", source: "rule 3; Appendix D", text: "Every build URL is in the ledger or fetchable" },
-    RuleInfo { id: "tldr-takeaways", source: "Phase 7; Phase 9 #6", text: "The TL;DR lists at most 3 takeaways" },
-    RuleInfo {
-        id: "tldr-tier0",
-        source: "Phase 7; Phase 9 #6; Appendix D",
-        text: "Whatever the TL;DR calls shipped is listed in Tier 0",
-    },
-    RuleInfo { id: "placeholder", source: "Phase 9 #2", text: "No TODO, TBD or placeholder text remains" },
-    RuleInfo {
-        id: "tier-columns",
-        source: "Phase 7; Phase 9 #3",
-        text: "Tier tables keep one column set per table, and Tier 0-3 tables have a Status column",
-    },
-    RuleInfo {
-        id: "fix-shape",
-        source: "rule 12; Phase 9 #9",
-        text: "Every Tier 1/2 row carries a PR or a concrete change (file:line, code, diff sketch)",
-    },
-    RuleInfo {
-        id: "uncertainty",
-        source: "rule 8; Phase 9 #5; Appendix D",
-        text: "An honest-uncertainty section lists at least 3 things that were not verified",
-    },
-    RuleInfo {
-        id: "lessons",
-        source: "rule 11; Phase 9 #10",
-        text: "A Lessons section appears only with a prior report, and each lesson quotes it",
-    },
-    RuleInfo {
-        id: "misclassified-section",
-        source: "Phase 7; Phase 9 #4",
-        text: "A misclassifications section exists and is populated or says none were found",
-    },
-    RuleInfo {
-        id: "tier-sections",
-        source: "Appendix D",
-        text: "Tier 4 (governance) and Tier 5 (deletion / don't bother) sections exist",
-    },
-    RuleInfo { id: "pattern-count", source: "Phase 9 #12", text: "At least 8 pattern sections" },
-    RuleInfo {
-        id: "pattern-depth",
-        source: "Phase 7; Phase 9 #7",
-        text: "Each pattern cites at least 3 file:line and 1 build URL across itself and its sub-patterns",
-    },
-    RuleInfo {
-        id: "causal-chain",
-        source: "rule 13; Phase 9 #8",
-        text: "Each pattern names the introducing and the exposing change, or says which is unknown",
-    },
+    rule("ref-exists", "rule 1; Phase 9 #1; Appendix D", "Every cited PR or issue exists and its state was checked", Severity::Error),
+    rule(
+        "ref-state",
+        "rule 5; Phase 5; Appendix D",
+        "A state given to a PR or issue (merged, closed, open, draft, ✅ ❌ 🟢 🟡) held on the report's date",
+        Severity::Error,
+    ),
+    rule(
+        "ref-labels",
+        "Phase 5; Appendix D",
+        "Labels and readiness given to a PR (lgtm, approved, hold, needs-rebase, waiting on tide) held on the report's date",
+        Severity::Error,
+    ),
+    rule("ref-kind", "Phase 5", "What is called a PR is a pull request, what is called an issue is an issue", Severity::Error),
+    rule("commit", "rule 13; Appendix D", "Every cited commit exists in its repository", Severity::Error),
+    rule("file-line", "rule 2; Appendix D", "Every path:line resolves in the named checkout", Severity::Error),
+    rule(
+        "file-content",
+        "rule 2; Appendix D",
+        "What the report quotes or names at a path:line is on that line (or the function it sits in)",
+        Severity::Error,
+    ),
+    rule(
+        "file-drift",
+        "rule 2",
+        "A quote that matched at the cited commit is still at the cited line",
+        Severity::Note,
+    ),
+    rule("build-url", "rule 3; Appendix D", "Every cited build is in the ledger", Severity::Error),
+    rule("build-result", "rule 3", "A build called passing or failing ended that way", Severity::Error),
+    rule("tldr", "Phase 7; Appendix B", "The report has a TL;DR", Severity::Warning),
+    rule("tldr-takeaways", "Phase 7; Phase 9 #6", "The TL;DR lists at most 3 takeaways", Severity::Warning),
+    rule("tldr-tier0", "Phase 7; Phase 9 #6; Appendix D", "Whatever the TL;DR calls shipped is listed in Tier 0", Severity::Warning),
+    rule("placeholder", "Phase 9 #2", "No TODO, TBD or {template} slot remains outside code", Severity::Warning),
+    rule("hedge", "Appendix D", "No presumably / likely / should-clear in root-cause text or tier rows without an uncertainty marker", Severity::Warning),
+    rule(
+        "tier-columns",
+        "Phase 7; Phase 9 #3",
+        "Tier tables keep one column set per table, and Tier 0-3 tables have a Status column",
+        Severity::Warning,
+    ),
+    rule("tier0-evidence", "Phase 7; Phase 9 #13", "Every Tier 0 (done) row cites its evidence: a PR, commit, build or path:line", Severity::Warning),
+    rule("fix-shape", "rule 12; Phase 9 #9", "Every Tier 1/2 row carries a PR or a concrete change (file:line, code, diff sketch)", Severity::Warning),
+    rule("uncertainty", "rule 8; Phase 9 #5; Appendix D", "An honest-uncertainty section lists at least 3 things that were not verified", Severity::Warning),
+    rule("lessons", "rule 11; Phase 9 #10", "A Lessons section appears only with a prior report, and each lesson quotes it", Severity::Warning),
+    rule("misclassified-section", "Phase 7; Phase 9 #4", "A misclassifications section exists and is populated or says none were found", Severity::Warning),
+    rule("tier-sections", "Appendix D", "Tier 4 (governance) and Tier 5 (deletion / don't bother) sections exist", Severity::Warning),
+    rule("pattern-count", "Phase 9 #12", "At least 8 pattern sections", Severity::Warning),
+    rule("pattern-depth", "Phase 7; Phase 9 #7", "Each pattern cites at least 3 file:line and 1 build URL across itself and its sub-patterns", Severity::Warning),
+    rule(
+        "causal-chain",
+        "rule 13; Phase 9 #8",
+        "Each pattern names its causal chain (commit, PR, path:line, dated or versioned change) or says it is unknown",
+        Severity::Warning,
+    ),
 ];
 
 /// The catalogue entry of a rule id.
 pub fn rule_info(id: &str) -> RuleInfo {
-    RULES.iter().copied().find(|r| r.id == id).unwrap_or(RuleInfo { id: "unknown", source: "", text: "" })
+    RULES.iter().copied().find(|r| r.id == id).unwrap_or(rule("unknown", "", "", Severity::Warning))
 }
 
 /// Something the report gets wrong.
@@ -98,6 +129,7 @@ pub struct Finding {
     /// 1-based report line.
     pub line: usize,
     pub rule_id: String,
+    pub severity: Severity,
     /// The rule's text and where the runbook asks for it.
     pub rule: String,
     pub message: String,
@@ -108,12 +140,40 @@ pub struct Finding {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Unchecked {
     pub line: usize,
-    /// `ref`, `file-line`, `build-url`.
+    /// `ref`, `file-line`, `build-url`, `commit`, `claim`, `causal-chain`.
     pub kind: String,
     pub what: String,
     pub why: String,
     /// Further lines citing the same thing.
     pub other_lines: Vec<usize>,
+}
+
+/// A claim's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Verified,
+    False,
+    Unchecked,
+}
+
+/// One claim the report makes about the world, as the verifier judged it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ClaimRecord {
+    pub line: usize,
+    /// `ref-state`, `ref-labels`, `ref-kind`, `commit`, `file-line`, `file-content`,
+    /// `build-url`, `build-result`.
+    pub kind: String,
+    /// What the claim is about (`k/k#1`, `pkg/a.go:12`, a build URL, a SHA).
+    pub subject: String,
+    /// What is claimed (`merged`, `labelled lgtm`, ``shows `x` ``, `passed`).
+    pub claim: String,
+    /// The report's words that make the claim.
+    pub words: String,
+    pub verdict: Verdict,
+    /// What was found, or why it could not be checked.
+    pub detail: String,
+    pub evidence: Vec<Evidence>,
 }
 
 /// How a rule came out.
@@ -143,6 +203,8 @@ pub struct CheckSummary {
 pub struct Stats {
     pub lines: usize,
     pub format: String,
+    /// The day claims are judged as of (`YYYY-MM-DD`), when the report gives one.
+    pub as_of: Option<String>,
     pub sections: usize,
     pub patterns: usize,
     pub sub_patterns: usize,
@@ -156,11 +218,26 @@ pub struct Stats {
     pub file_lines_found: usize,
     pub file_lines_distinct: usize,
     pub file_lines_resolved: usize,
-    /// Build URL occurrences, distinct builds, distinct builds known to the ledger.
+    /// Build citation occurrences, distinct builds, distinct builds known to the ledger.
     pub build_urls_found: usize,
     pub build_urls_distinct: usize,
     pub build_urls_known: usize,
     pub bare_build_ids: usize,
+    pub commits_distinct: usize,
+    /// Claims by verdict.
+    pub claims_verified: usize,
+    pub claims_false: usize,
+    pub claims_unchecked: usize,
+}
+
+/// What could not be checked, grouped: kind, reason, how many.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct NotCheckedGroup {
+    pub kind: String,
+    pub why: String,
+    pub count: usize,
+    /// Up to five examples.
+    pub examples: Vec<String>,
 }
 
 /// The verifier's answer.
@@ -168,6 +245,7 @@ pub struct Stats {
 pub struct Verification {
     pub findings: Vec<Finding>,
     pub unchecked: Vec<Unchecked>,
+    pub claims: Vec<ClaimRecord>,
     pub checks: Vec<CheckSummary>,
     pub stats: Stats,
 }
@@ -208,97 +286,62 @@ impl Verification {
     pub fn check(&self, rule_id: &str) -> Option<&CheckSummary> {
         self.checks.iter().find(|c| c.rule_id == rule_id)
     }
-}
 
-// ---- build URLs -------------------------------------------------------------------------
-
-/// A URL that points at one Prow build.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct BuildUrl {
-    pub url: String,
-    pub job: String,
-    pub build_id: String,
-}
-
-/// Recognises Spyglass (`/view/gs/...`), GCS (`storage.googleapis.com/...`) and gcsweb
-/// URLs of a build: a `logs/` or `pr-logs/` path whose job segment is followed by a
-/// numeric build id.
-pub fn parse_build_url(url: &str) -> Option<BuildUrl> {
-    let rest = url.split_once("://")?.1;
-    let (host, path) = rest.split_once('/')?;
-    if host.ends_with("github.com") {
-        return None;
+    /// The unchecked items grouped by kind and reason, largest groups first.
+    pub fn not_checked_summary(&self) -> Vec<NotCheckedGroup> {
+        let mut groups: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        for u in &self.unchecked {
+            // Reasons that name the item are grouped by their general part.
+            let why = general_reason(&u.why);
+            groups.entry((u.kind.clone(), why)).or_default().push(u.what.clone());
+        }
+        let mut out: Vec<NotCheckedGroup> = groups
+            .into_iter()
+            .map(|((kind, why), whats)| NotCheckedGroup {
+                kind,
+                why,
+                count: whats.len(),
+                examples: whats.into_iter().take(5).collect(),
+            })
+            .collect();
+        out.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)).then(a.why.cmp(&b.why)));
+        out
     }
-    let path = path.split(['?', '#']).next().unwrap_or("");
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let logs = segs.iter().position(|s| *s == "logs" || *s == "pr-logs")?;
-    for i in (logs + 2)..segs.len() {
-        let s = segs[i];
-        if (10..=20).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit()) {
-            return Some(BuildUrl { url: url.to_string(), job: segs[i - 1].to_string(), build_id: s.to_string() });
+}
+
+/// A reason without the specifics of one item (`no build of ci-x is in the ledger` →
+/// `no build of this job is in the ledger`).
+fn general_reason(why: &str) -> String {
+    static R: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    let rules = R.get_or_init(|| {
+        vec![
+            (Regex::new(r"no build of \S+ (is in the ledger|was ingested.*)").expect("re"), "no build of this job $1"),
+            (Regex::new(r"^\S+ is not in any named checkout").expect("re"), "the path is not in any named checkout"),
+            (Regex::new(r"^no checkout was named for \S+").expect("re"), "no checkout was named for its repository"),
+            (
+                Regex::new(r"^ambiguous: `[^`]+` is not a known repository.*").expect("re"),
+                "ambiguous: a short repository name that is not known (write owner/repo#N)",
+            ),
+            (
+                Regex::new(r"^[0-9]+ files end with .*").expect("re"),
+                "several files end with the path (write a longer path)",
+            ),
+            (
+                Regex::new(r"^names one change \(.*").expect("re"),
+                "names one change and does not say the other half is unknown",
+            ),
+            (
+                Regex::new(r"^\x22[^\x22]+\x22 could describe .*").expect("re"),
+                "a state word that could describe several references",
+            ),
+        ]
+    });
+    for (re, rep) in rules {
+        if re.is_match(why) {
+            return re.replace(why, *rep).to_string();
         }
     }
-    None
-}
-
-/// The answer to "is this build real?".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "result", rename_all = "kebab-case")]
-pub enum BuildAnswer {
-    /// In the ledger (or fetched).
-    Known {
-        evidence: Option<Evidence>,
-    },
-    /// Definitely not a build (the ledger knows the job and not this build, or 404).
-    Missing {
-        why: String,
-    },
-    Unchecked {
-        why: String,
-    },
-}
-
-/// Anything that can check a build URL: the store's ledger, a fetcher, a fixed set.
-pub trait BuildUrlResolver {
-    fn check(&self, b: &BuildUrl) -> BuildAnswer;
-}
-
-/// No ledger: every build URL is unchecked.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoBuilds;
-
-impl BuildUrlResolver for NoBuilds {
-    fn check(&self, _b: &BuildUrl) -> BuildAnswer {
-        BuildAnswer::Unchecked { why: "no build ledger was given".into() }
-    }
-}
-
-/// A fixed set of builds (job, build id). Closed world: anything else is missing.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KnownBuilds {
-    pub builds: BTreeSet<(String, String)>,
-}
-
-impl KnownBuilds {
-    /// From (job, build id) pairs.
-    pub fn new<I: IntoIterator<Item = (String, String)>>(builds: I) -> KnownBuilds {
-        KnownBuilds { builds: builds.into_iter().collect() }
-    }
-
-    /// From URLs (unrecognised ones are ignored).
-    pub fn from_urls<'a, I: IntoIterator<Item = &'a str>>(urls: I) -> KnownBuilds {
-        KnownBuilds::new(urls.into_iter().filter_map(parse_build_url).map(|b| (b.job, b.build_id)))
-    }
-}
-
-impl BuildUrlResolver for KnownBuilds {
-    fn check(&self, b: &BuildUrl) -> BuildAnswer {
-        if self.builds.contains(&(b.job.clone(), b.build_id.clone())) {
-            BuildAnswer::Known { evidence: None }
-        } else {
-            BuildAnswer::Missing { why: format!("build {} of {} is not in the ledger", b.build_id, b.job) }
-        }
-    }
+    why.to_string()
 }
 
 // ---- options ----------------------------------------------------------------------------
@@ -314,6 +357,9 @@ pub struct VerifyOptions {
     pub min_patterns: usize,
     pub min_file_lines: usize,
     pub min_build_urls: usize,
+    /// The day the report's claims describe; `None`: the date the report gives, else
+    /// the state as read.
+    pub as_of: Option<Day>,
 }
 
 impl Default for VerifyOptions {
@@ -326,6 +372,7 @@ impl Default for VerifyOptions {
             min_patterns: 8,
             min_file_lines: 3,
             min_build_urls: 1,
+            as_of: None,
         }
     }
 }
@@ -337,234 +384,58 @@ pub struct Resolvers<'a> {
     pub builds: &'a dyn BuildUrlResolver,
 }
 
-// ---- extraction -------------------------------------------------------------------------
-
-/// A `path:line` claim in the report.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct FileLineRef {
-    pub line: usize,
-    pub raw: String,
-    /// The `owner/repo:` or `repo:` prefix.
-    pub repo: Option<String>,
-    pub path: String,
-    pub start: usize,
-    pub end: usize,
-    /// Further lines listed with commas (`file.go:3306,3458`).
-    pub more: Vec<usize>,
-}
-
-const EXTENSIONS: &str = "go|py|sh|bash|zsh|ps1|yaml|yml|json|jsonnet|libsonnet|md|txt|rs|js|mjs|ts|tsx|jsx|c|h|cc|cpp|hpp|java|kt|rb|toml|sql|mk|tf|proto|xml|cfg|conf|ini|bzl|bazel|star|lua|php|cs|swift|scala|gradle|properties|tpl|j2|html|css|rst|adoc|mod|sum|csv|service|tmpl|template|cue|nix|pl|r";
-
-fn file_line_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(&format!(
-            r"(?:([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?):)?((?:[A-Za-z0-9_.@+-]+/)*(?:[A-Za-z0-9_.@+-]*\.(?:{EXTENSIONS})|Makefile|Dockerfile|Containerfile|OWNERS|OWNERS_ALIASES|BUILD|Jenkinsfile)):([0-9]{{1,6}})(?:-([0-9]{{1,6}}))?((?:,\s?[0-9]{{1,6}}\b)*)"
-        ))
-        .expect("static regex")
-    })
-}
-
-fn url_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r#"https?://[^\s<>()\[\]|`"']+"#).expect("static regex"))
-}
-
-fn bare_build_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"\b[0-9]{16,20}\b").expect("static regex"))
-}
-
-fn url_spans(line: &str) -> Vec<(usize, usize, String)> {
-    url_re()
-        .find_iter(line)
-        .map(|m| {
-            let u = m.as_str().trim_end_matches(['.', ',', ';', ':', '!', '?', '*', '_']);
-            (m.start(), m.start() + u.len(), u.to_string())
-        })
-        .collect()
-}
-
-/// Every `path:line` claim (fenced blocks included: diff sketches name files too).
-pub fn extract_file_lines(report: &Report) -> Vec<FileLineRef> {
-    let mut out = Vec::new();
-    for (i, line) in report.lines.iter().enumerate() {
-        let urls = url_spans(line);
-        for c in file_line_re().captures_iter(line) {
-            let m = c.get(0).expect("match");
-            if urls.iter().any(|(a, b, _)| m.start() < *b && m.end() > *a) {
-                continue;
-            }
-            if let Some(prev) = line[..m.start()].chars().next_back() {
-                if prev.is_alphanumeric() || matches!(prev, '_' | '.' | '/' | '-' | '@' | ':') {
-                    continue;
-                }
-            }
-            if line[m.end()..].chars().next().is_some_and(|ch| ch.is_alphanumeric()) {
-                continue;
-            }
-            let (Some(path), Some(a)) = (c.get(2), c.get(3).and_then(|x| x.as_str().parse::<usize>().ok())) else {
-                continue;
-            };
-            if a == 0 {
-                continue;
-            }
-            let b = c.get(4).and_then(|x| x.as_str().parse::<usize>().ok()).filter(|b| *b >= a).unwrap_or(a);
-            let more: Vec<usize> = c
-                .get(5)
-                .map(|x| x.as_str().split(',').filter_map(|n| n.trim().parse().ok()).filter(|n| *n > 0).collect())
-                .unwrap_or_default();
-            out.push(FileLineRef {
-                line: i + 1,
-                raw: m.as_str().to_string(),
-                repo: c.get(1).map(|x| x.as_str().to_string()),
-                path: path.as_str().to_string(),
-                start: a,
-                end: b,
-                more,
-            });
-        }
-    }
-    out
-}
-
-/// Every build URL with its report line.
-pub fn extract_build_urls(report: &Report) -> Vec<(usize, BuildUrl)> {
-    let mut out = Vec::new();
-    for (i, line) in report.lines.iter().enumerate() {
-        for (_, _, u) in url_spans(line) {
-            if let Some(b) = parse_build_url(&u) {
-                out.push((i + 1, b));
-            }
-        }
-    }
-    out
-}
-
-fn bare_build_ids(line: &str) -> usize {
-    let urls = url_spans(line);
-    bare_build_re().find_iter(line).filter(|m| !urls.iter().any(|(a, b, _)| m.start() >= *a && m.end() <= *b)).count()
-}
-
-// ---- claims about PR state ---------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Claim {
-    Merged,
-    NotMerged,
-    Closed,
-    Open,
-}
-
-fn claim_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"(?i)(✅|❌|🟢|🟡|\bmerged\b|\blanded\b|\bshipped\b|\bclosed\b|\bopen\b)").expect("static regex")
-    })
-}
-
-/// The state claims in a piece of text, in order.
-fn claims_in(text: &str) -> Vec<Claim> {
-    let mut out = Vec::new();
-    for m in claim_re().find_iter(text) {
-        let w = m.as_str();
-        let before = text[..m.start()].to_ascii_lowercase();
-        let before = before.trim_end();
-        let negated = ["not", "never", "n't", "yet", "un-", "be"].iter().any(|n| before.ends_with(n));
-        let c = match w.to_ascii_lowercase().as_str() {
-            "✅" => Claim::Merged,
-            "❌" => Claim::Closed,
-            "🟢" | "🟡" => Claim::Open,
-            "merged" | "landed" | "shipped" if negated => Claim::NotMerged,
-            "merged" | "landed" | "shipped" => Claim::Merged,
-            "closed" => Claim::Closed,
-            // Only upper-case OPEN is a state ("open questions" is not).
-            "open" if w == "OPEN" => Claim::Open,
-            _ => continue,
-        };
-        out.push(c);
-    }
-    out
-}
-
-fn first_claim(text: &str) -> Option<Claim> {
-    claims_in(text).first().copied()
-}
-
-fn connector_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"^[\s,;/+&]*(?:(?:and|or)\s+)?(?:\([^()]{0,80}\))?[\s,;/+&]*(?:(?:and|or)\s+)?$")
-            .expect("static regex")
-    })
-}
-
-/// The state each reference on a line is claimed to have: the text after it up to the
-/// next reference; when that says nothing, the text after the following references
-/// joined to it by list separators; then the lead-in before the first reference.
-fn claims_on_line(line: &str, spans: &[(usize, usize)]) -> Vec<Option<Claim>> {
-    let text = without_code(line);
-    let window = |i: usize| -> &str {
-        let end = spans.get(i + 1).map(|s| s.0).unwrap_or(text.len());
-        text.get(spans[i].1..end).unwrap_or("")
-    };
-    let joined = |i: usize| -> bool {
-        // Reference i is joined to reference i+1 by a separator only.
-        spans.get(i + 1).is_some_and(|n| text.get(spans[i].1..n.0).is_some_and(|b| connector_re().is_match(b)))
-    };
-    let lead = text.get(..spans.first().map(|s| s.0).unwrap_or(0)).unwrap_or("");
-    // The lead-in's claim closest to the references.
-    let lead_claim = claims_in(lead).last().copied();
-    (0..spans.len())
-        .map(|i| {
-            if let Some(c) = first_claim(window(i)) {
-                return Some(c);
-            }
-            let mut j = i;
-            while joined(j) {
-                j += 1;
-                if let Some(c) = first_claim(window(j)) {
-                    return Some(c);
-                }
-            }
-            if (0..i).all(joined) {
-                lead_claim
-            } else {
-                None
-            }
-        })
-        .collect()
-}
-
 // ---- the checks -------------------------------------------------------------------------
 
-struct Ctx<'a> {
-    report: &'a Report,
-    findings: Vec<Finding>,
-    unchecked: Vec<Unchecked>,
-    na: BTreeMap<&'static str, String>,
-    notes: BTreeMap<&'static str, String>,
+pub(crate) struct Ctx<'a> {
+    pub report: &'a Report,
+    pub findings: Vec<Finding>,
+    pub unchecked: Vec<Unchecked>,
+    pub claims: Vec<ClaimRecord>,
+    pub na: BTreeMap<&'static str, String>,
+    pub notes: BTreeMap<&'static str, String>,
 }
 
 impl Ctx<'_> {
-    fn flag(&mut self, line: usize, id: &'static str, message: String, evidence: Vec<Evidence>) {
+    pub fn flag(&mut self, line: usize, id: &'static str, message: String, evidence: Vec<Evidence>) {
         let r = rule_info(id);
         self.findings.push(Finding {
             line,
             rule_id: id.to_string(),
+            severity: r.severity,
             rule: format!("{} ({})", r.text, r.source),
             message,
             evidence,
         });
     }
 
-    fn skip(&mut self, line: usize, kind: &str, what: String, why: String, other_lines: Vec<usize>) {
+    pub fn skip(&mut self, line: usize, kind: &str, what: String, why: String, other_lines: Vec<usize>) {
         self.unchecked.push(Unchecked { line, kind: kind.to_string(), what, why, other_lines });
     }
 }
 
 fn section_text(r: &Report, s: &Section) -> String {
     (s.line..=s.end).map(|n| r.line(n)).collect::<Vec<_>>().join("\n")
+}
+
+/// The day a report describes: its `Date:` line, else an `as of YYYY-MM-DD`, else a date
+/// in its title.
+pub fn report_date(r: &Report) -> Option<Day> {
+    static DATE: OnceLock<Regex> = OnceLock::new();
+    static AS_OF: OnceLock<Regex> = OnceLock::new();
+    let date = DATE.get_or_init(|| Regex::new(r"(?i)\bdate\b\W{0,6}([0-9]{4}-[0-9]{2}-[0-9]{2})").expect("re"));
+    let as_of = AS_OF.get_or_init(|| Regex::new(r"(?i)\bas of\s+([0-9]{4}-[0-9]{2}-[0-9]{2})").expect("re"));
+    let head = r.lines.iter().take(30);
+    for l in head.clone() {
+        if let Some(d) = date.captures(l).and_then(|c| Day::parse(&c[1])) {
+            return Some(d);
+        }
+    }
+    for l in r.lines.iter().take(200) {
+        if let Some(d) = as_of.captures(l).and_then(|c| Day::parse(&c[1])) {
+            return Some(d);
+        }
+    }
+    r.sections.iter().find(|s| s.kind == SectionKind::Title).and_then(|s| Day::find_in(&s.title))
 }
 
 /// Verifies report text.
@@ -574,37 +445,57 @@ pub fn verify(text: &str, resolvers: &Resolvers<'_>, opts: &VerifyOptions) -> Ve
 
 /// Verifies a parsed report.
 pub fn verify_report(report: &Report, resolvers: &Resolvers<'_>, opts: &VerifyOptions) -> Verification {
-    let mut cx =
-        Ctx { report, findings: Vec::new(), unchecked: Vec::new(), na: BTreeMap::new(), notes: BTreeMap::new() };
+    let mut cx = Ctx {
+        report,
+        findings: Vec::new(),
+        unchecked: Vec::new(),
+        claims: Vec::new(),
+        na: BTreeMap::new(),
+        notes: BTreeMap::new(),
+    };
     let text = report.lines.join("\n");
     let refs = extract_refs(&text, &opts.refs);
     let file_lines = extract_file_lines(report);
     let builds = extract_build_urls(report);
+    let all_builds = crate::builds::extract_builds(report);
+    let commits = crate::content::extract_commits(report, &opts.refs);
+    let day = opts.as_of.or_else(|| report_date(report));
     let mut stats = Stats {
         lines: report.lines.len(),
         format: match report.format {
             ReportFormat::Markdown => "markdown".into(),
             ReportFormat::Rendered => "rendered".into(),
         },
+        as_of: day.map(|d| d.to_string()),
         sections: report.sections.len(),
         patterns: report.patterns().len(),
         sub_patterns: report.sections_of(SectionKind::SubPattern).len(),
         refs_found: refs.len(),
         file_lines_found: file_lines.len(),
-        build_urls_found: builds.len(),
-        bare_build_ids: report.lines.iter().map(|l| bare_build_ids(l)).sum(),
+        build_urls_found: all_builds.len(),
+        bare_build_ids: report.lines.iter().map(|l| crate::builds::bare_build_ids(l)).sum(),
+        commits_distinct: commits.iter().map(|c| &c.sha).collect::<BTreeSet<_>>().len(),
         ..Default::default()
     };
 
     let states = check_refs(&mut cx, &refs, resolvers.refs, &mut stats);
-    check_merged_claims(&mut cx, &refs, &states);
-    check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats);
-    check_builds(&mut cx, &builds, resolvers.builds, &mut stats);
+    crate::refcheck::check_state_claims(&mut cx, &refs, &states, resolvers.refs, day.map(Window::of_day));
+    crate::content::check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats, day);
+    crate::content::check_commits(
+        &mut cx,
+        &commits,
+        resolvers.code,
+        resolvers.refs,
+        opts.refs.default_repo.as_ref(),
+        day,
+    );
+    crate::builds::check_builds(&mut cx, resolvers.builds, &mut stats);
     check_tldr(&mut cx, &refs, opts);
-    check_placeholders(&mut cx);
+    crate::wording::check_placeholders(&mut cx);
+    crate::wording::check_hedges(&mut cx, &refs);
     check_tiers(&mut cx, &refs, &file_lines);
     check_sections(&mut cx, opts);
-    check_patterns(&mut cx, &file_lines, &builds, opts);
+    check_patterns(&mut cx, &file_lines, &builds, &refs, opts);
 
     let mut findings = cx.findings;
     findings.sort();
@@ -612,17 +503,30 @@ pub fn verify_report(report: &Report, resolvers: &Resolvers<'_>, opts: &VerifyOp
     let mut unchecked = cx.unchecked;
     unchecked.sort();
     unchecked.dedup();
+    let mut claims = cx.claims;
+    claims.sort();
+    claims.dedup();
+    stats.claims_verified = claims.iter().filter(|c| c.verdict == Verdict::Verified).count();
+    stats.claims_false = claims.iter().filter(|c| c.verdict == Verdict::False).count();
+    stats.claims_unchecked = claims.iter().filter(|c| c.verdict == Verdict::Unchecked).count();
     let checks = RULES
         .iter()
         .map(|r| {
             let nf = findings.iter().filter(|f| f.rule_id == r.id).count();
-            let kind = match r.id {
-                "ref-exists" | "merged-claim" => Some("ref"),
-                "file-line" => Some("file-line"),
-                "build-url" => Some("build-url"),
-                _ => None,
+            let kinds: &[&str] = match r.id {
+                "ref-exists" => &["ref"],
+                "ref-state" | "ref-labels" | "ref-kind" => &["claim"],
+                "file-line" => &["file-line"],
+                "build-url" => &["build-url"],
+                "commit" => &["commit"],
+                "causal-chain" => &["causal-chain"],
+                _ => &[],
             };
-            let nu = kind.map(|k| unchecked.iter().filter(|u| u.kind == k).count()).unwrap_or(0);
+            let nu = unchecked
+                .iter()
+                .filter(|u| kinds.contains(&u.kind.as_str()))
+                .filter(|u| u.kind != "claim" || claims.iter().any(|c| c.line == u.line && c.kind == r.id))
+                .count();
             let (status, note) = if nf > 0 {
                 (CheckStatus::Failed, cx.notes.get(r.id).cloned().unwrap_or_default())
             } else if let Some(why) = cx.na.get(r.id) {
@@ -635,7 +539,7 @@ pub fn verify_report(report: &Report, resolvers: &Resolvers<'_>, opts: &VerifyOp
             CheckSummary { rule_id: r.id.to_string(), status, findings: nf, unchecked: nu, note }
         })
         .collect();
-    Verification { findings, unchecked, checks, stats }
+    Verification { findings, unchecked, claims, checks, stats }
 }
 
 /// Resolves each distinct reference once; flags references that do not exist and lists
@@ -660,7 +564,9 @@ fn check_refs(
     for (r, lines) in &lines_of {
         let state = resolver.resolve(r);
         let (first, raw) = lines[0].clone();
-        let others: Vec<usize> = lines.iter().skip(1).map(|(l, _)| *l).collect();
+        let mut others: Vec<usize> = lines.iter().skip(1).map(|(l, _)| *l).collect();
+        others.dedup();
+        others.retain(|l| *l != first);
         let shown = if raw == r.to_string() { r.to_string() } else { format!("{r} (written `{raw}`)") };
         match &state {
             RefState::NotFound { .. } => {
@@ -695,134 +601,6 @@ fn join(v: &[usize]) -> String {
     v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
 }
 
-/// A PR called merged (✅, "MERGED", "landed", "shipped") must be merged.
-fn check_merged_claims(cx: &mut Ctx<'_>, refs: &[FoundRef], states: &BTreeMap<IssueRef, RefState>) {
-    let mut by_line: BTreeMap<usize, Vec<&FoundRef>> = BTreeMap::new();
-    for f in refs {
-        by_line.entry(f.line).or_default().push(f);
-    }
-    for (line, found) in by_line {
-        if cx.report.fenced.contains(&line) {
-            continue;
-        }
-        let spans: Vec<(usize, usize)> = found.iter().map(|f| f.span()).collect();
-        let claims = claims_on_line(cx.report.line(line), &spans);
-        for (f, claim) in found.iter().zip(claims) {
-            if claim != Some(Claim::Merged) {
-                continue;
-            }
-            let Some(r) = f.reference() else { continue };
-            let Some(state) = states.get(r) else { continue };
-            let actual = match state {
-                RefState::Pr(p) => match &p.status {
-                    PrStatus::ClosedUnmerged { closed_at } => Some(format!(
-                        "CLOSED without merging{} — a fix attempt that did not land",
-                        closed_at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default()
-                    )),
-                    PrStatus::Open { draft, .. } => {
-                        Some(if *draft { "still OPEN (draft)".into() } else { "still OPEN".into() })
-                    }
-                    _ => None,
-                },
-                _ => None,
-            };
-            if let Some(actual) = actual {
-                let when = state
-                    .read()
-                    .map(|r| r.read_at.map(citriage_github::time::format_utc).unwrap_or_default())
-                    .unwrap_or_default();
-                cx.flag(
-                    line,
-                    "merged-claim",
-                    format!("{} is called merged here but is {actual} (read {when})", f.raw),
-                    state.evidence().into_iter().collect(),
-                );
-            }
-        }
-    }
-}
-
-fn check_file_lines(cx: &mut Ctx<'_>, claims: &[FileLineRef], code: &dyn CodeResolver, stats: &mut Stats) {
-    // Each distinct claim is checked once.
-    // (repo, path, first line, last line, further lines) → report lines citing it.
-    type Key = (Option<String>, String, usize, usize, Vec<usize>);
-    let mut groups: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
-    for c in claims {
-        groups.entry((c.repo.clone(), c.path.clone(), c.start, c.end, c.more.clone())).or_default().push(c.line);
-    }
-    stats.file_lines_distinct = groups.len();
-    for ((repo, path, start, end, more), lines) in groups {
-        let shown = match &repo {
-            Some(r) => format!("{r}:{path}:{start}{}", if end > start { format!("-{end}") } else { String::new() }),
-            None => format!("{path}:{start}{}", if end > start { format!("-{end}") } else { String::new() }),
-        };
-        let mut answers = vec![code.check(repo.as_deref(), &path, start, end)];
-        for m in &more {
-            answers.push(code.check(repo.as_deref(), &path, *m, *m));
-        }
-        let missing: Vec<String> = answers
-            .iter()
-            .filter_map(|a| match a {
-                CodeAnswer::Missing { why } => Some(why.clone()),
-                _ => None,
-            })
-            .collect();
-        let unchecked: Option<String> = answers.iter().find_map(|a| match a {
-            CodeAnswer::Unchecked { why } => Some(why.clone()),
-            _ => None,
-        });
-        let evidence: Vec<Evidence> = answers
-            .iter()
-            .filter_map(|a| match a {
-                CodeAnswer::Found { evidence, .. } => Some(evidence.clone()),
-                _ => None,
-            })
-            .collect();
-        if !missing.is_empty() {
-            let also =
-                if lines.len() > 1 { format!(" (also cited on lines {})", join(&lines[1..])) } else { String::new() };
-            cx.flag(lines[0], "file-line", format!("{shown} does not resolve: {}{also}", missing.join("; ")), evidence);
-        } else if let Some(why) = unchecked {
-            cx.skip(lines[0], "file-line", shown, why, lines[1..].to_vec());
-        } else {
-            stats.file_lines_resolved += 1;
-        }
-    }
-}
-
-fn check_builds(cx: &mut Ctx<'_>, builds: &[(usize, BuildUrl)], resolver: &dyn BuildUrlResolver, stats: &mut Stats) {
-    if cx.report.format == ReportFormat::Rendered && stats.bare_build_ids > 0 {
-        let why = format!(
-            "rendered text: {} bare build id(s) may have been links whose URLs are lost; they cannot be checked",
-            stats.bare_build_ids
-        );
-        if builds.is_empty() {
-            cx.na.insert("build-url", why);
-        } else {
-            cx.notes.insert("build-url", why);
-        }
-    }
-    let mut groups: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
-    for (line, b) in builds {
-        groups.entry((b.job.clone(), b.build_id.clone())).or_default().push((*line, b.url.clone()));
-    }
-    stats.build_urls_distinct = groups.len();
-    for ((job, id), uses) in groups {
-        let b = BuildUrl { url: uses[0].1.clone(), job: job.clone(), build_id: id.clone() };
-        let others: Vec<usize> = uses.iter().skip(1).map(|(l, _)| *l).collect();
-        match resolver.check(&b) {
-            BuildAnswer::Known { .. } => stats.build_urls_known += 1,
-            BuildAnswer::Missing { why } => cx.flag(
-                uses[0].0,
-                "build-url",
-                format!("{} — {why}; a cited build must have been fetched", b.url),
-                Vec::new(),
-            ),
-            BuildAnswer::Unchecked { why } => cx.skip(uses[0].0, "build-url", b.url.clone(), why, others),
-        }
-    }
-}
-
 fn takeaway_items(r: &Report, s: &Section) -> Vec<usize> {
     let items = r.items_in(s);
     let min_indent = items.iter().map(|i| i.indent).min().unwrap_or(0);
@@ -838,6 +616,8 @@ fn takeaway_items(r: &Report, s: &Section) -> Vec<usize> {
 fn check_tldr(cx: &mut Ctx<'_>, refs: &[FoundRef], opts: &VerifyOptions) {
     let tldrs: Vec<Section> = cx.report.sections_of(SectionKind::TlDr).into_iter().cloned().collect();
     let Some(tl) = tldrs.first() else {
+        let line = cx.report.sections_of(SectionKind::Title).first().map(|s| s.line).unwrap_or(1);
+        cx.flag(line, "tldr", "the report has no TL;DR section".into(), Vec::new());
         cx.na.insert("tldr-takeaways", "no TL;DR section".into());
         cx.na.insert("tldr-tier0", "no TL;DR section".into());
         return;
@@ -868,50 +648,20 @@ fn check_tldr(cx: &mut Ctx<'_>, refs: &[FoundRef], opts: &VerifyOptions) {
                 }
         })
     };
-    let mut by_line: BTreeMap<usize, Vec<&FoundRef>> = BTreeMap::new();
-    for f in refs.iter().filter(|f| tl.contains(f.line)) {
-        by_line.entry(f.line).or_default().push(f);
-    }
-    for (line, found) in by_line {
-        let spans: Vec<(usize, usize)> = found.iter().map(|f| f.span()).collect();
-        let claims = claims_on_line(cx.report.line(line), &spans);
-        for (f, c) in found.iter().zip(claims) {
-            if c == Some(Claim::Merged) && !in_tier0(f) {
-                let why = if tier0.is_empty() { "there is no Tier 0 section" } else { "Tier 0 does not list it" };
-                cx.flag(line, "tldr-tier0", format!("the TL;DR calls {} shipped but {why}", f.raw), Vec::new());
-            }
-        }
-    }
-}
-
-fn placeholder_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"\bTODO\b|\bTBD\b|\bFIXME\b|(?i:\bplaceholders?\b)|(?i:\blorem ipsum\b)|\{[A-Z][A-Z0-9_]{2,}\}|\{[A-Z][A-Za-z]+(?:\|[A-Z][A-Za-z]+)+\}")
-            .expect("static regex")
-    })
-}
-
-fn check_placeholders(cx: &mut Ctx<'_>) {
-    let markdown = cx.report.format == ReportFormat::Markdown;
-    let mut hits = Vec::new();
-    for (i, l) in cx.report.lines.iter().enumerate() {
-        let n = i + 1;
-        if markdown && cx.report.fenced.contains(&n) {
+    let tl_refs: Vec<FoundRef> = refs.iter().filter(|f| tl.contains(f.line)).cloned().collect();
+    let mut seen = BTreeSet::new();
+    for (c, found) in crate::refcheck::report_claims(cx.report, &tl_refs) {
+        let shipped = matches!(c.claimed, crate::claims::Claimed::Merged | crate::claims::Claimed::Done) && !c.negated;
+        if !shipped || c.modality != crate::prose::Modality::Asserted || c.ambiguous {
             continue;
         }
-        // Quoted code (`// TODO` in a code span) is evidence, not an unfinished report.
-        let t = if markdown { without_code(l) } else { l.clone() };
-        let words: BTreeSet<&str> = placeholder_re().find_iter(&t).map(|m| m.as_str()).collect();
-        if !words.is_empty() {
-            hits.push((n, words.into_iter().map(str::to_string).collect::<Vec<_>>().join(", ")));
+        for t in &c.targets {
+            let f = &found[*t];
+            if !in_tier0(f) && seen.insert((c.line, f.raw.clone())) {
+                let why = if tier0.is_empty() { "there is no Tier 0 section" } else { "Tier 0 does not list it" };
+                cx.flag(c.line, "tldr-tier0", format!("the TL;DR calls {} shipped but {why}", f.raw), Vec::new());
+            }
         }
-    }
-    for (n, words) in hits {
-        cx.flag(n, "placeholder", format!("unfinished text: {words}"), Vec::new());
-    }
-    if !markdown {
-        cx.notes.insert("placeholder", "rendered text: code spans are lost, so quoted code counts too".into());
     }
 }
 
@@ -936,6 +686,7 @@ fn check_tiers(cx: &mut Ctx<'_>, refs: &[FoundRef], file_lines: &[FileLineRef]) 
         let why = "rendered text: table cells and code spans are not recoverable";
         cx.na.insert("tier-columns", why.into());
         cx.na.insert("fix-shape", why.into());
+        cx.na.insert("tier0-evidence", why.into());
         return;
     }
     let tiers: Vec<Section> =
@@ -943,6 +694,7 @@ fn check_tiers(cx: &mut Ctx<'_>, refs: &[FoundRef], file_lines: &[FileLineRef]) 
     if tiers.is_empty() {
         cx.na.insert("tier-columns", "no tier sections".into());
         cx.na.insert("fix-shape", "no tier sections".into());
+        cx.na.insert("tier0-evidence", "no tier sections".into());
         return;
     }
     let ref_lines: BTreeSet<usize> = refs.iter().map(|f| f.line).collect();
@@ -974,6 +726,47 @@ fn check_tiers(cx: &mut Ctx<'_>, refs: &[FoundRef], file_lines: &[FileLineRef]) 
                     format!("Tier {n} table has no Status column (header: {})", t.header.join(" | ")),
                     Vec::new(),
                 );
+            }
+        }
+        if n == 0 {
+            let rows: Vec<(usize, String)> = if tables.is_empty() {
+                cx.report.items_in(s).iter().map(|i| (i.line, i.text.clone())).collect()
+            } else {
+                tables
+                    .iter()
+                    .flat_map(|t| {
+                        t.rows.iter().map(|r| {
+                            (r.line, r.cells.iter().skip(1).find(|c| !c.is_empty()).cloned().unwrap_or_default())
+                        })
+                    })
+                    .collect()
+            };
+            for (line, first_cell) in rows {
+                let lc = first_cell.trim_start().to_ascii_lowercase();
+                if lc.starts_with("none") || lc.starts_with("no ") || lc.starts_with("nothing") {
+                    continue;
+                }
+                let text = cx.report.line(line);
+                let evidence = ref_lines.contains(&line)
+                    || fl_lines.contains(&line)
+                    || text.contains("://")
+                    || crate::builds::bare_build_ids(text) > 0
+                    || text.contains("ev-")
+                    || sha_re().find_iter(text).any(|m| {
+                        m.as_str().bytes().any(|b| b.is_ascii_digit())
+                            && m.as_str().bytes().any(|b| b.is_ascii_alphabetic())
+                    });
+                if !evidence {
+                    cx.flag(
+                        line,
+                        "tier0-evidence",
+                        format!(
+                            "Tier 0 row calls something done but cites no PR, commit, build or path:line: \"{}\"",
+                            first_cell.chars().take(80).collect::<String>()
+                        ),
+                        Vec::new(),
+                    );
+                }
             }
         }
         if n == 1 || n == 2 {
@@ -1119,7 +912,13 @@ fn snapshot_only_re() -> &'static Regex {
     })
 }
 
-fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize, BuildUrl)], opts: &VerifyOptions) {
+fn check_patterns(
+    cx: &mut Ctx<'_>,
+    file_lines: &[FileLineRef],
+    builds: &[(usize, BuildUrl)],
+    refs: &[FoundRef],
+    opts: &VerifyOptions,
+) {
     let r = cx.report;
     let patterns: Vec<Section> = r.patterns().into_iter().cloned().collect();
     let anchor = r.sections_of(SectionKind::Patterns).first().map(|s| s.line).unwrap_or(1);
@@ -1185,26 +984,8 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
                 Vec::new(),
             );
         }
-        let body = section_text(r, p).to_ascii_lowercase();
-        let introduced = body.contains("introduc");
-        let exposed = body.contains("expos");
-        if !(body.contains("unknown") || introduced && exposed) {
-            let missing = match (introduced, exposed) {
-                (false, false) => "neither the introducing nor the exposing change",
-                (true, false) => "no exposing change",
-                _ => "no introducing change",
-            };
-            cx.flag(
-                p.line,
-                "causal-chain",
-                format!(
-                    "\"{}\" names {missing} and does not say it is unknown",
-                    p.title.chars().take(70).collect::<String>()
-                ),
-                Vec::new(),
-            );
-        }
     }
+    crate::wording::check_causal_chain(cx, &patterns, refs);
     if depth_applies {
         let how = if rendered { "; rendered text: bare build ids count as build citations" } else { "" };
         cx.notes.insert("pattern-depth", format!("{} of {} pattern(s) below the bar{how}", thin, patterns.len()));
@@ -1215,59 +996,18 @@ fn check_patterns(cx: &mut Ctx<'_>, file_lines: &[FileLineRef], builds: &[(usize
 mod tests {
     use super::*;
 
-    fn claims(line: &str) -> Vec<Option<Claim>> {
-        let refs = extract_refs(line, &RefContext::kubernetes());
-        let spans: Vec<(usize, usize)> = refs.iter().map(|f| f.span()).collect();
-        claims_on_line(line, &spans)
+    #[test]
+    fn report_dates() {
+        let d = |t: &str| report_date(&parse(t)).map(|d| d.to_string());
+        assert_eq!(d("# X — Triage Report\n\n**Date**: 2026-05-10 (PM)\n"), Some("2026-05-10".into()));
+        assert_eq!(d("# X\n\n| # | Item | Status (as of 2026-05-09) |\n"), Some("2026-05-09".into()));
+        assert_eq!(d("# Triage Report 2026-05-08\n\nno date line\n"), Some("2026-05-08".into()));
+        assert_eq!(d("# Triage Report\n\nnothing\n"), None);
     }
 
     #[test]
-    fn claims_follow_the_text() {
-        use Claim::*;
-        assert_eq!(claims("| 0.1 | k/k#1 coverage fix | ✅ MERGED 2026-05-10 |"), vec![Some(Merged)]);
-        assert_eq!(claims("6 fix PRs merged today: k/k#1 (coverage), kops#2 (gossip), k/k#3."), vec![Some(Merged); 3]);
-        assert_eq!(
-            claims("Fix attempt #5 CLOSED unmerged (author-closed). Predecessor #6 MERGED."),
-            vec![Some(Closed), Some(Merged)]
-        );
-        assert_eq!(claims("Tracker: k/k#7 OPEN, open questions remain"), vec![Some(Open)]);
-        assert_eq!(claims("k/k#8 was not merged"), vec![Some(NotMerged)]);
-        assert_eq!(claims("k/k#9 is the unmerged attempt"), vec![None]);
-        assert_eq!(claims("Cherry-pick k/k#10 to release-1.36"), vec![None]);
-        assert_eq!(claims("`merged` k/k#11 `MERGED`"), vec![None]);
-    }
-
-    #[test]
-    fn file_line_claims() {
-        let r = parse("see pkg/a/b.go:12, kubernetes-sigs/x:hack/c.sh:3-5 and t.go:3306,3458 or https://h.io/a.go:9 v1.2.3:4 127.0.0.1:2380\n");
-        type Got = (Option<String>, String, usize, usize, Vec<usize>);
-        let got: Vec<Got> =
-            extract_file_lines(&r).into_iter().map(|f| (f.repo, f.path, f.start, f.end, f.more)).collect();
-        assert_eq!(
-            got,
-            vec![
-                (None, "pkg/a/b.go".into(), 12, 12, vec![]),
-                (Some("kubernetes-sigs/x".into()), "hack/c.sh".into(), 3, 5, vec![]),
-                (None, "t.go".into(), 3306, 3306, vec![3458]),
-            ]
-        );
-    }
-
-    #[test]
-    fn build_urls() {
-        let b =
-            parse_build_url("https://prow.k8s.io/view/gs/kubernetes-ci-logs/logs/ci-x/2053458703197147136").unwrap();
-        assert_eq!((b.job.as_str(), b.build_id.as_str()), ("ci-x", "2053458703197147136"));
-        let p = parse_build_url(
-            "https://storage.googleapis.com/kubernetes-ci-logs/pr-logs/pull/1/pull-y/2124243279412937136/build-log.txt",
-        )
-        .unwrap();
-        assert_eq!(p.job, "pull-y");
-        assert!(parse_build_url("https://storage.googleapis.com/k8s-metrics/failures-latest.json").is_none());
-        assert!(parse_build_url("https://github.com/o/r/pull/2053458703").is_none());
-        let k = KnownBuilds::from_urls(["https://prow.k8s.io/view/gs/b/logs/ci-x/2053458703197147136"]);
-        let same_build_other_host =
-            parse_build_url("https://storage.googleapis.com/b/logs/ci-x/2053458703197147136/build-log.txt").unwrap();
-        assert!(matches!(k.check(&same_build_other_host), BuildAnswer::Known { .. }));
+    fn reasons_group() {
+        assert_eq!(general_reason("no build of ci-x is in the ledger"), "no build of this job is in the ledger");
+        assert_eq!(general_reason("offline: no cached answer"), "offline: no cached answer");
     }
 }

@@ -10,20 +10,82 @@ use citriage_verify::rules::{BuildAnswer, BuildUrl, BuildUrlResolver, Resolvers,
 use citriage_verify::Checkouts;
 use std::rc::Rc;
 
-/// Builds known to the store answer build-URL claims.
-struct StoreBuilds(Rc<Store>);
+/// Builds known to the store answer build claims, with their results. A job the store
+/// has no build of is a finding only when the store holds builds of the same bucket and
+/// tree (`kubernetes-ci-logs/logs`) and no stored dashboard snapshot lists the job:
+/// then the job does not exist there; otherwise it was merely not fetched.
+struct StoreBuilds {
+    store: Rc<Store>,
+    /// `bucket/tree` of every stored build, read once when first needed.
+    areas: std::cell::OnceCell<std::collections::BTreeSet<String>>,
+    /// Jobs named in any stored dashboard snapshot (raw names, `pr:` removed).
+    listed: std::cell::OnceCell<std::collections::BTreeSet<String>>,
+}
+
+impl StoreBuilds {
+    fn new(store: Rc<Store>) -> StoreBuilds {
+        StoreBuilds { store, areas: Default::default(), listed: Default::default() }
+    }
+
+    fn areas(&self) -> &std::collections::BTreeSet<String> {
+        self.areas.get_or_init(|| {
+            self.store
+                .build_index()
+                .map(|all| {
+                    all.iter()
+                        .filter_map(|b| {
+                            let tree = b.record.path.split('/').next()?;
+                            (tree == "logs" || tree == "pr-logs").then(|| format!("{}/{tree}", b.record.bucket))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+
+    fn listed(&self) -> &std::collections::BTreeSet<String> {
+        self.listed.get_or_init(|| {
+            let mut out = std::collections::BTreeSet::new();
+            for s in self.store.list_snapshots(None).unwrap_or_default() {
+                for j in self.store.snapshot_job_names(s.id).unwrap_or_default() {
+                    out.insert(j.trim_start_matches("pr:").to_string());
+                }
+            }
+            out
+        })
+    }
+}
 
 impl BuildUrlResolver for StoreBuilds {
     fn check(&self, b: &BuildUrl) -> BuildAnswer {
-        match self.0.build_known(&b.job, &b.build_id) {
-            Ok((true, _)) => BuildAnswer::Known { evidence: None },
-            Ok((false, true)) => {
-                BuildAnswer::Missing { why: format!("the store has builds of {} but not {}", b.job, b.build_id) }
-            }
-            Ok((false, false)) => {
-                BuildAnswer::Unchecked { why: format!("no build of {} was ingested (run `citriage fetch`)", b.job) }
-            }
-            Err(e) => BuildAnswer::Unchecked { why: e.to_string() },
+        let builds = match self.store.builds(Some(&b.job)) {
+            Ok(v) => v,
+            Err(e) => return BuildAnswer::Unchecked { why: e.to_string() },
+        };
+        if let Some(rec) = builds.iter().find(|r| r.build_id == b.build_id) {
+            return BuildAnswer::Known {
+                outcome: rec.result.clone(),
+                evidence: Some(citriage_analysis::build_findings::build_evidence(rec)),
+            };
+        }
+        if !builds.is_empty() {
+            return BuildAnswer::Missing {
+                why: format!("the store has {} build(s) of {} but not {}", builds.len(), b.job, b.build_id),
+            };
+        }
+        if self.listed().contains(&b.job) {
+            return BuildAnswer::Unchecked {
+                why: format!(
+                    "{} is on a stored dashboard but none of its builds were fetched (`citriage fetch`)",
+                    b.job
+                ),
+            };
+        }
+        match b.area() {
+            Some(area) if self.areas().contains(&area) => BuildAnswer::Missing {
+                why: format!("the store holds builds of {area} and no job {} (nor does any stored dashboard)", b.job),
+            },
+            _ => BuildAnswer::Unchecked { why: format!("no build of {} was ingested (run `citriage fetch`)", b.job) },
         }
     }
 }
@@ -36,6 +98,8 @@ pub struct VerifySetup {
     pub offline: bool,
     pub prior_report: bool,
     pub allow_unchecked: bool,
+    /// The day claims are judged as of (`None`: the report's date).
+    pub as_of: Option<citriage_model::Day>,
 }
 
 impl VerifySetup {
@@ -48,6 +112,7 @@ impl VerifySetup {
             offline: true,
             prior_report: false,
             allow_unchecked: false,
+            as_of: None,
         }
     }
 }
@@ -73,9 +138,13 @@ pub fn check_report(
     let store = Rc::new(store);
     let verification = {
         let gh = crate::github::client(store.clone(), &setup.api, setup.offline);
-        let builds = StoreBuilds(store.clone());
-        let opts =
-            VerifyOptions { refs: setup.ctx.clone(), prior_report: setup.prior_report, ..VerifyOptions::default() };
+        let builds = StoreBuilds::new(store.clone());
+        let opts = VerifyOptions {
+            refs: setup.ctx.clone(),
+            prior_report: setup.prior_report,
+            as_of: setup.as_of,
+            ..VerifyOptions::default()
+        };
         citriage_verify::verify(text, &Resolvers { refs: &gh, code: &setup.checkouts, builds: &builds }, &opts)
     };
     let mut store = Rc::try_unwrap(store).map_err(|_| Failure::other("the store is still in use"))?;

@@ -13,10 +13,13 @@ use citriage_verify::{Checkout, Checkouts, Git};
 use clap::Args;
 use std::path::PathBuf;
 
-/// Check a Markdown triage report's claims: PR/issue states, file:line references in
-/// local checkouts, build URLs against the store, and the runbook's structural rules.
-/// The result is recorded in the store (when it exists). Exits 1 when anything is
-/// flagged or could not be checked.
+/// Check a Markdown triage report's claims as of its date: PR/issue states, labels and
+/// kinds (GitHub, timelines included), file:line references and the code quoted there
+/// (local checkouts), commit SHAs, build URLs and their claimed results (the store),
+/// and the runbook's structural rules. Text output groups findings by severity;
+/// `--format json` lists every claim with its verdict and evidence. The result is
+/// recorded in the store (when it exists). Exits 1 when anything is flagged or could
+/// not be checked.
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// The Markdown report to check.
@@ -44,6 +47,10 @@ pub struct VerifyArgs {
     /// GitHub API base URL.
     #[arg(long, default_value = "https://api.github.com")]
     pub api: String,
+    /// The day the report's claims describe (YYYY-MM-DD). Default: the report's own
+    /// `Date:` line, else claims are judged against the state as read.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub as_of: Option<String>,
 }
 
 /// Runs `citriage verify`.
@@ -107,7 +114,15 @@ fn check(ctx: &Context, a: &VerifyArgs) -> Result<i32, Failure> {
             .map_err(|e| Failure::input(format!("--checkout {spec}: {e}")))?;
         checkouts.add(co, repo, &[]);
     }
+    let as_of = match &a.as_of {
+        Some(d) => Some(
+            citriage_model::Day::parse(d)
+                .ok_or_else(|| Failure::input(format!("--as-of {d:?}: expected a day as YYYY-MM-DD")))?,
+        ),
+        None => None,
+    };
     let setup = VerifySetup {
+        as_of,
         ctx: ref_context(a.repo.as_deref())?,
         checkouts,
         api: a.api.clone(),
