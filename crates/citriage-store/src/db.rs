@@ -371,7 +371,7 @@ pub(crate) trait Exec {
 pub(crate) enum Conn {
     Sqlite(rusqlite::Connection),
     #[cfg(feature = "postgres")]
-    Pg(std::cell::RefCell<crate::pg::PgConn>),
+    Pg(Box<std::cell::RefCell<crate::pg::PgConn>>),
 }
 
 /// How many times a transaction that met a transient conflict is tried in all.

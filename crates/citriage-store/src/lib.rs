@@ -272,7 +272,7 @@ impl Store {
                     e => StoreError::from_db(&path, e),
                 })?;
                 let migrated = c.pool_migrated();
-                let conn = Conn::Pg(std::cell::RefCell::new(c));
+                let conn = Conn::Pg(Box::new(std::cell::RefCell::new(c)));
                 if !migrated {
                     match schema::migrate_postgres(&conn).map_err(|e| StoreError::from_db(&path, e))? {
                         Err(found) => return Err(StoreError::TooNew { path, found, known: SCHEMA_VERSION }),

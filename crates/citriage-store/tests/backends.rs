@@ -401,7 +401,7 @@ fn a_store_copies_to_the_other_engine_and_back_unchanged() {
         a.table_counts().unwrap().iter().map(|t| t.rows).sum::<u64>()
     );
     // A copy goes only into an empty store.
-    let e = a.copy_into(&mut b, &mut |_, _| {}).err().expect("refused").to_string();
+    let e = a.copy_into(&mut b, &mut |_, _| {}).expect_err("refused").to_string();
     assert!(e.contains("not empty"), "{e}");
     // Ids continue after the copied ones: new builds, strings and snapshots go in.
     let mut extra = build("ci-new-job", 1);
