@@ -533,6 +533,7 @@ impl Tx<'_> {
     /// Makes writers that name the same `key` take turns until the end of their
     /// transactions: PostgreSQL's transaction-level advisory lock. SQLite needs none
     /// (its write transactions take turns anyway).
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     pub fn take_turns(&mut self, key: &str) -> Result<(), DbError> {
         match self {
             Tx::Sqlite(_) => Ok(()),

@@ -255,6 +255,7 @@ fn bench(
             .spawn()
             .map_err(|e| Failure::other(e.to_string()))?;
         // The server's memory, sampled while it works (a cluster started here only).
+        #[cfg_attr(not(feature = "postgres"), allow(unused_mut))]
         let mut server_kib = 0u64;
         while child.try_wait().map_err(|e| Failure::other(e.to_string()))?.is_none() {
             #[cfg(feature = "postgres")]
