@@ -224,6 +224,8 @@ fn bench(
     }
     #[cfg(feature = "postgres")]
     let mut cluster = None;
+    // (Without the postgres feature the match below is an `Option::map`.)
+    #[allow(clippy::manual_map)]
     let pg_url = match postgres {
         Some(u) => Some(u.to_string()),
         None => {
