@@ -282,9 +282,8 @@ fn bench(
         }
         results.push(v);
     }
-    if world.is_none() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
+    // The stores (and the world, unless it was given with --world) go.
+    let _ = std::fs::remove_dir_all(&tmp);
     if ctx.json() {
         print_json(&json!({ "preset": preset, "concurrency": concurrency, "results": results }));
         return Ok(());
