@@ -4,10 +4,16 @@
 //! Test names, suites and file names are interned in a `strings` table so millions
 //! of results stay compact; skipped tests are counted on the build, not stored.
 //! Reads go job by job so memory stays bounded by one job's history.
+//!
+//! Several writers may share a store: interning is an upsert that reads back the id
+//! another writer gave a string first, so this process's cache of ids (which never
+//! change once committed) stays valid; on PostgreSQL two writers of the same build
+//! take turns on an advisory lock of its bucket and path, so the second replaces the
+//! first instead of colliding with it.
 
+use crate::db::{vals, Backend, DbError, Exec, Row, Tx, Val};
 use crate::{Store, StoreError};
-use rusqlite::{params, OptionalExtension};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 pub use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest};
@@ -15,6 +21,10 @@ pub use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest};
 const BUILD_COLUMNS: &str =
     "id, bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started,
     finished, duration, result, state, executor, origin, problems, complete, skipped_tests";
+
+/// Builds in the order every listing uses (a build without a start time first, as
+/// SQLite sorts NULL; PostgreSQL is told so).
+const BUILD_ORDER: &str = "job, started NULLS FIRST, build_id, path";
 
 fn status_code(s: &str) -> i64 {
     match s {
@@ -34,35 +44,35 @@ fn status_text(c: i64) -> &'static str {
     }
 }
 
-fn build_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, BuildRecord, i64)> {
-    let problems: String = r.get(18)?;
+fn build_from_row(r: &Row<'_>) -> Result<(i64, BuildRecord, i64), DbError> {
+    let problems = r.str(18)?;
     Ok((
-        r.get(0)?,
+        r.i64(0)?,
         BuildRecord {
-            bucket: r.get(1)?,
-            path: r.get(2)?,
-            job: r.get(3)?,
-            build_id: r.get(4)?,
-            kind: r.get(5)?,
-            pr: r.get::<_, Option<i64>>(6)?.map(|p| p as u64),
-            commit_sha: r.get(7)?,
-            repo_commit: r.get(8)?,
-            repo_version: r.get(9)?,
-            repos: r.get(10)?,
-            started: r.get(11)?,
-            finished: r.get(12)?,
-            duration: r.get(13)?,
-            result: r.get(14)?,
-            state: r.get(15)?,
-            executor: r.get(16)?,
-            origin: r.get(17)?,
-            problems: serde_json::from_str(&problems).unwrap_or_default(),
-            complete: r.get(19)?,
+            bucket: r.string(1)?,
+            path: r.string(2)?,
+            job: r.string(3)?,
+            build_id: r.string(4)?,
+            kind: r.string(5)?,
+            pr: r.opt_i64(6)?.map(|p| p as u64),
+            commit_sha: r.opt_string(7)?,
+            repo_commit: r.opt_string(8)?,
+            repo_version: r.opt_string(9)?,
+            repos: r.opt_string(10)?,
+            started: r.opt_i64(11)?,
+            finished: r.opt_i64(12)?,
+            duration: r.opt_i64(13)?,
+            result: r.opt_string(14)?,
+            state: r.opt_string(15)?,
+            executor: r.opt_string(16)?,
+            origin: r.string(17)?,
+            problems: serde_json::from_str(problems).unwrap_or_default(),
+            complete: r.bool(19)?,
             tests: Vec::new(),
             artifacts: Vec::new(),
             excerpts: Vec::new(),
         },
-        r.get(20)?,
+        r.i64(20)?,
     ))
 }
 
@@ -77,195 +87,291 @@ pub struct IndexedBuild {
     pub failed_tests: u32,
 }
 
+/// A test result as stored: interned names by id.
+struct RawTest {
+    build: i64,
+    file: Option<i64>,
+    suite: Option<i64>,
+    classname: i64,
+    name: i64,
+    kettle_name: Option<i64>,
+    status: i64,
+    duration: Option<f64>,
+    attempt: i64,
+    informing: bool,
+    failure_text: Option<String>,
+}
+
+/// Interns `texts` (sorted, distinct, none in `ids` yet) and records their ids in
+/// `ids` and their texts in `added`. A text another writer stored first keeps that
+/// writer's id. Texts go in sorted order, so two writers never wait on each other in
+/// opposite orders.
+fn intern(
+    tx: &mut Tx<'_>,
+    texts: &[&str],
+    ids: &mut HashMap<String, i64>,
+    added: &mut Vec<String>,
+) -> Result<(), DbError> {
+    if texts.is_empty() {
+        return Ok(());
+    }
+    match tx.backend() {
+        Backend::Sqlite => {
+            for &t in texts {
+                let id = match tx.opt(
+                    "INSERT INTO strings (text) VALUES (?1) ON CONFLICT (text) DO NOTHING RETURNING id",
+                    vals![t],
+                    |r| r.i64(0),
+                )? {
+                    Some(id) => id,
+                    None => tx.int("SELECT id FROM strings WHERE text = ?1", vals![t])?,
+                };
+                ids.insert(t.to_string(), id);
+                added.push(t.to_string());
+            }
+        }
+        Backend::Postgres => {
+            let list = [Val::Texts(texts)];
+            tx.exec("INSERT INTO strings (text) SELECT unnest(?1::text[]) ON CONFLICT (text) DO NOTHING", &list)?;
+            tx.each("SELECT id, text FROM strings WHERE text = ANY(?1)", &list, &mut |r| {
+                let t = r.string(1)?;
+                ids.insert(t.clone(), r.i64(0)?);
+                added.push(t);
+                Ok(())
+            })?;
+            if let Some(t) = texts.iter().find(|t| !ids.contains_key(**t)) {
+                return Err(DbError::Msg(format!("the interned string {t:?} was not stored")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn put_build_tx(
+    tx: &mut Tx<'_>,
+    b: &BuildRecord,
+    ids: &mut HashMap<String, i64>,
+    added: &mut Vec<String>,
+) -> Result<i64, DbError> {
+    // Writers of the same build take turns; the later one replaces the earlier.
+    tx.take_turns(&format!(
+        "build
+{}
+{}",
+        b.bucket, b.path
+    ))?;
+    tx.exec("DELETE FROM builds WHERE bucket = ?1 AND path = ?2", vals![&b.bucket, &b.path])?;
+    let skipped = b.tests.iter().filter(|t| t.status == "skipped").count() as i64;
+    let failed = b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").count() as i64;
+    let problems = serde_json::to_string(&b.problems).unwrap_or_else(|_| "[]".into());
+    let id = tx.int(
+        "INSERT INTO builds (bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos,
+            started, finished, duration, result, state, executor, origin, problems, complete, skipped_tests,
+            failed_tests)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
+         RETURNING id",
+        vals![
+            &b.bucket,
+            &b.path,
+            &b.job,
+            &b.build_id,
+            &b.kind,
+            b.pr.map(|p| p as i64),
+            &b.commit_sha,
+            &b.repo_commit,
+            &b.repo_version,
+            &b.repos,
+            b.started,
+            b.finished,
+            b.duration,
+            &b.result,
+            &b.state,
+            &b.executor,
+            &b.origin,
+            problems.as_str(),
+            b.complete,
+            skipped,
+            failed
+        ],
+    )?;
+    let kept: Vec<&StoredTest> = b.tests.iter().filter(|t| t.status != "skipped").collect();
+    let missing: BTreeSet<&str> = kept
+        .iter()
+        .flat_map(|t| {
+            [Some(t.file.as_str()), Some(&t.suite), Some(&t.classname), Some(&t.name), t.kettle_name.as_deref()]
+        })
+        .flatten()
+        .filter(|t| !ids.contains_key(*t))
+        .collect();
+    intern(tx, &missing.into_iter().collect::<Vec<_>>(), ids, added)?;
+    let id_of = |t: &str| -> Result<i64, DbError> {
+        ids.get(t).copied().ok_or_else(|| DbError::Msg(format!("the string {t:?} has no id")))
+    };
+    if !kept.is_empty() {
+        tx.bulk(
+            "test_results",
+            &[
+                "build",
+                "seq",
+                "file",
+                "suite",
+                "classname",
+                "name",
+                "kettle_name",
+                "status",
+                "duration",
+                "attempt",
+                "informing",
+                "failure_text",
+            ],
+            &mut |bk| {
+                for (i, t) in kept.iter().enumerate() {
+                    let kettle = match &t.kettle_name {
+                        Some(k) => Some(id_of(k)?),
+                        None => None,
+                    };
+                    bk.row(vals![
+                        id,
+                        i as i64,
+                        id_of(&t.file)?,
+                        id_of(&t.suite)?,
+                        id_of(&t.classname)?,
+                        id_of(&t.name)?,
+                        kettle,
+                        status_code(&t.status),
+                        t.duration,
+                        i64::from(t.attempt),
+                        t.informing,
+                        &t.failure_text
+                    ])?;
+                }
+                Ok(())
+            },
+        )?;
+    }
+    if !b.artifacts.is_empty() {
+        // One row per path; a path listed twice keeps its last size.
+        let artifacts: BTreeMap<&str, Option<u64>> = b.artifacts.iter().map(|(p, s)| (p.as_str(), *s)).collect();
+        tx.bulk("artifacts", &["build", "path", "size"], &mut |bk| {
+            for (p, size) in &artifacts {
+                bk.row(vals![id, *p, size.map(|s| s as i64)])?;
+            }
+            Ok(())
+        })?;
+    }
+    if !b.excerpts.is_empty() {
+        tx.bulk("build_excerpts", &["build", "seq", "source", "line_start", "line_end", "text"], &mut |bk| {
+            for (i, e) in b.excerpts.iter().enumerate() {
+                bk.row(vals![id, i as i64, &e.source, e.line_start, e.line_end, &e.text])?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(id)
+}
+
 impl Store {
     fn ensure_string_ids(&mut self) -> Result<(), StoreError> {
         if self.string_ids.is_none() {
             let mut m = HashMap::new();
-            let mut st = self.conn.prepare("SELECT id, text FROM strings").map_err(|e| self.err(e))?;
-            let rows =
-                st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).map_err(|e| self.err(e))?;
-            for r in rows {
-                let (id, t) = r.map_err(|e| self.err(e))?;
-                m.insert(t, id);
-            }
-            drop(st);
+            self.conn
+                .reader()
+                .each("SELECT id, text FROM strings", &[], &mut |r| {
+                    m.insert(r.string(1)?, r.i64(0)?);
+                    Ok(())
+                })
+                .map_err(|e| self.err(e))?;
             self.string_ids = Some(m);
         }
         Ok(())
     }
 
+    /// Brings the id → text map up to date: loads it on first use, then only the
+    /// strings with ids above the highest one known (strings are never deleted).
     fn ensure_string_texts(&mut self) -> Result<(), StoreError> {
-        let count: i64 =
-            self.conn.query_row("SELECT count(*) FROM strings", [], |r| r.get(0)).map_err(|e| self.err(e))?;
-        if self.string_texts.as_ref().map(|m| m.len() as i64) != Some(count) {
-            let mut m = HashMap::new();
-            let mut st = self.conn.prepare("SELECT id, text FROM strings").map_err(|e| self.err(e))?;
-            let rows =
-                st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).map_err(|e| self.err(e))?;
-            for r in rows {
-                let (id, t) = r.map_err(|e| self.err(e))?;
-                m.insert(id, Arc::from(t.as_str()));
+        let max = self.conn.reader().int("SELECT COALESCE(max(id), 0) FROM strings", &[]).map_err(|e| self.err(e))?;
+        let mut texts = self.string_texts.take().unwrap_or_default();
+        let known = texts.keys().copied().max().unwrap_or(0);
+        let r = if texts.is_empty() || max > known {
+            self.conn.reader().each("SELECT id, text FROM strings WHERE id > ?1", vals![known], &mut |r| {
+                texts.insert(r.i64(0)?, Arc::from(r.str(1)?));
+                Ok(())
+            })
+        } else {
+            Ok(0)
+        };
+        self.string_texts = Some(texts);
+        r.map(|_| ()).map_err(|e| self.err(e))
+    }
+
+    /// Adds the texts of `ids` missing from the id → text map: strings another writer
+    /// committed after strings with higher ids (PostgreSQL hands out ids before commit).
+    fn fill_string_texts(&mut self, ids: impl IntoIterator<Item = i64>) -> Result<(), StoreError> {
+        let mut texts = self.string_texts.take().unwrap_or_default();
+        let missing: BTreeSet<i64> = ids.into_iter().filter(|i| !texts.contains_key(i)).collect();
+        let mut r = Ok(0);
+        for i in missing {
+            r = self.conn.reader().each("SELECT id, text FROM strings WHERE id = ?1", vals![i], &mut |r| {
+                texts.insert(r.i64(0)?, Arc::from(r.str(1)?));
+                Ok(())
+            });
+            if r.is_err() {
+                break;
             }
-            drop(st);
-            self.string_texts = Some(m);
         }
-        Ok(())
+        self.string_texts = Some(texts);
+        r.map(|_| ()).map_err(|e| self.err(e))
     }
 
     /// Writes (or replaces) one build in one transaction.
     pub fn put_build(&mut self, b: &BuildRecord) -> Result<i64, StoreError> {
         self.ensure_string_ids()?;
-        let path = self.path.clone();
-        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
         let mut ids = self.string_ids.take().unwrap_or_default();
-        let mut new_strings: Vec<String> = Vec::new();
-        let result = (|| -> Result<i64, StoreError> {
-            let tx = self.conn.transaction().map_err(sql)?;
-            tx.execute("DELETE FROM builds WHERE bucket = ?1 AND path = ?2", params![b.bucket, b.path]).map_err(sql)?;
-            let skipped = b.tests.iter().filter(|t| t.status == "skipped").count() as i64;
-            let failed = b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").count() as i64;
-            tx.execute(
-                "INSERT INTO builds (bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos,
-                    started, finished, duration, result, state, executor, origin, problems, complete, skipped_tests,
-                    failed_tests)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
-                params![
-                    b.bucket,
-                    b.path,
-                    b.job,
-                    b.build_id,
-                    b.kind,
-                    b.pr.map(|p| p as i64),
-                    b.commit_sha,
-                    b.repo_commit,
-                    b.repo_version,
-                    b.repos,
-                    b.started,
-                    b.finished,
-                    b.duration,
-                    b.result,
-                    b.state,
-                    b.executor,
-                    b.origin,
-                    serde_json::to_string(&b.problems).unwrap_or_else(|_| "[]".into()),
-                    b.complete,
-                    skipped,
-                    failed
-                ],
-            )
-            .map_err(sql)?;
-            let id = tx.last_insert_rowid();
-            {
-                let mut ins_str = tx.prepare_cached("INSERT INTO strings (text) VALUES (?1)").map_err(sql)?;
-                let mut intern = |t: &str| -> Result<i64, StoreError> {
-                    if let Some(&i) = ids.get(t) {
-                        return Ok(i);
-                    }
-                    ins_str.execute(params![t]).map_err(sql)?;
-                    let i = tx.last_insert_rowid();
-                    ids.insert(t.to_string(), i);
-                    new_strings.push(t.to_string());
-                    Ok(i)
-                };
-                let mut rows = Vec::with_capacity(b.tests.len());
-                for t in b.tests.iter().filter(|t| t.status != "skipped") {
-                    rows.push((
-                        intern(&t.file)?,
-                        intern(&t.suite)?,
-                        intern(&t.classname)?,
-                        intern(&t.name)?,
-                        match &t.kettle_name {
-                            Some(k) => Some(intern(k)?),
-                            None => None,
-                        },
-                        t,
-                    ));
-                }
-                drop(ins_str);
-                let mut st = tx
-                    .prepare_cached(
-                        "INSERT INTO test_results (build, seq, file, suite, classname, name, kettle_name, status, duration, attempt, informing, failure_text)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                    )
-                    .map_err(sql)?;
-                for (i, (file, suite, class, name, kettle, t)) in rows.into_iter().enumerate() {
-                    st.execute(params![
-                        id,
-                        i as i64,
-                        file,
-                        suite,
-                        class,
-                        name,
-                        kettle,
-                        status_code(&t.status),
-                        t.duration,
-                        t.attempt,
-                        t.informing,
-                        t.failure_text
-                    ])
-                    .map_err(sql)?;
-                }
-                let mut sa = tx
-                    .prepare_cached("INSERT OR REPLACE INTO artifacts (build, path, size) VALUES (?1, ?2, ?3)")
-                    .map_err(sql)?;
-                for (p, size) in &b.artifacts {
-                    sa.execute(params![id, p, size.map(|s| s as i64)]).map_err(sql)?;
-                }
-                let mut se = tx
-                    .prepare_cached(
-                        "INSERT INTO build_excerpts (build, seq, source, line_start, line_end, text)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    )
-                    .map_err(sql)?;
-                for (i, e) in b.excerpts.iter().enumerate() {
-                    se.execute(params![id, i as i64, e.source, e.line_start, e.line_end, e.text]).map_err(sql)?;
+        let mut added: Vec<String> = Vec::new();
+        let result = self.conn.write(&mut |tx| {
+            let r = put_build_tx(tx, b, &mut ids, &mut added);
+            if r.is_err() {
+                // Rolled back: forget the ids this attempt learnt.
+                for t in added.drain(..) {
+                    ids.remove(&t);
                 }
             }
-            tx.commit().map_err(sql)?;
-            Ok(id)
-        })();
-        if result.is_err() {
-            // The transaction rolled back: forget the strings it would have added.
-            for t in &new_strings {
-                ids.remove(t);
-            }
-        } else if !new_strings.is_empty() {
-            // New strings: the id → text map must be reloaded before the next read.
-            self.string_texts = None;
-        }
+            r
+        });
         self.string_ids = Some(ids);
-        result
+        result.map_err(|e| self.err(e))
     }
 
     /// True when a complete copy of the build is stored (re-fetching can be skipped).
     pub fn has_complete_build(&self, bucket: &str, path: &str) -> Result<bool, StoreError> {
-        let v: Option<i64> = self
+        let v = self
             .conn
-            .query_row("SELECT complete FROM builds WHERE bucket = ?1 AND path = ?2", params![bucket, path], |r| {
-                r.get(0)
-            })
-            .optional()
+            .reader()
+            .opt("SELECT complete FROM builds WHERE bucket = ?1 AND path = ?2", vals![bucket, path], |r| r.i64(0))
             .map_err(|e| self.err(e))?;
         Ok(v == Some(1))
     }
 
     /// Every stored build (without tests), ordered by job, then start time, then id.
     pub fn builds(&self, job: Option<&str>) -> Result<Vec<BuildRecord>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {BUILD_COLUMNS} FROM builds WHERE ?1 IS NULL OR job = ?1 ORDER BY job, started, build_id, path"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map(params![job], build_from_row).map_err(|e| self.err(e))?;
-        rows.map(|r| r.map(|(_, b, _)| b)).collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.conn
+            .reader()
+            .rows(
+                &format!(
+                    "SELECT {BUILD_COLUMNS} FROM builds WHERE CAST(?1 AS TEXT) IS NULL OR job = ?1 ORDER BY {BUILD_ORDER}"
+                ),
+                vals![job],
+                |r| build_from_row(r).map(|(_, b, _)| b),
+            )
+            .map_err(|e| self.err(e))
     }
 
     /// The distinct job names of the stored builds, sorted.
     pub fn build_jobs(&self) -> Result<Vec<String>, StoreError> {
-        let mut stmt = self.conn.prepare("SELECT DISTINCT job FROM builds ORDER BY job").map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.conn
+            .reader()
+            .rows("SELECT DISTINCT job FROM builds ORDER BY job", &[], |r| r.string(0))
+            .map_err(|e| self.err(e))
     }
 
     /// One job's builds, oldest first, with the test results of those started after
@@ -288,94 +394,37 @@ impl Store {
         full: bool,
     ) -> Result<Vec<BuildRecord>, StoreError> {
         self.ensure_string_texts()?;
-        // Borrow the id → text map for the read without copying it.
-        let texts = self.string_texts.take().unwrap_or_default();
-        let result = self.load_job_builds(job, tests_since, full, &texts);
-        self.string_texts = Some(texts);
-        result
-    }
-
-    fn load_job_builds(
-        &self,
-        job: &str,
-        tests_since: Option<i64>,
-        full: bool,
-        texts: &HashMap<i64, Arc<str>>,
-    ) -> Result<Vec<BuildRecord>, StoreError> {
-        let text = |i: i64| texts.get(&i).map(|t| t.to_string()).unwrap_or_default();
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {BUILD_COLUMNS} FROM builds WHERE job = ?1 ORDER BY started, build_id, path"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows: Vec<(i64, BuildRecord, i64)> = stmt
-            .query_map(params![job], build_from_row)
-            .map_err(|e| self.err(e))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| self.err(e))?;
-        drop(stmt);
-        let mut tstmt = self
-            .conn
-            .prepare_cached(if full {
-                "SELECT t.build, t.file, t.suite, t.classname, t.name, t.kettle_name, t.status, t.duration, t.attempt,
-                        t.informing, t.failure_text
-                     FROM builds b JOIN test_results t ON t.build = b.id
-                     WHERE b.job = ?1 AND (?2 IS NULL OR b.started > ?2) ORDER BY t.build, t.seq"
-            } else {
-                "SELECT t.build, NULL, NULL, t.classname, t.name, t.kettle_name, t.status, t.duration, t.attempt,
-                        t.informing, NULL
-                     FROM builds b JOIN test_results t ON t.build = b.id
-                     WHERE b.job = ?1 AND (?2 IS NULL OR b.started > ?2) ORDER BY t.build, t.seq"
-            })
-            .map_err(|e| self.err(e))?;
-        let mut by_build: HashMap<i64, Vec<StoredTest>> = HashMap::new();
-        let trows = tstmt
-            .query_map(params![job, tests_since], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    StoredTest {
-                        file: r.get::<_, Option<i64>>(1)?.map(text).unwrap_or_default(),
-                        suite: r.get::<_, Option<i64>>(2)?.map(text).unwrap_or_default(),
-                        classname: text(r.get(3)?),
-                        name: text(r.get(4)?),
-                        kettle_name: r.get::<_, Option<i64>>(5)?.map(text),
-                        status: status_text(r.get(6)?).to_string(),
-                        duration: r.get(7)?,
-                        attempt: r.get(8)?,
-                        informing: r.get(9)?,
-                        failure_text: r.get(10)?,
-                    },
-                ))
-            })
-            .map_err(|e| self.err(e))?;
-        for r in trows {
-            let (b, t) = r.map_err(|e| self.err(e))?;
-            by_build.entry(b).or_default().push(t);
+        let (rows, tests, mut excerpts) = self.load_job_builds(job, tests_since, full)?;
+        // Strings committed by another writer after the map was read.
+        let unknown: Vec<i64> = {
+            let texts = self.string_texts.as_ref();
+            let known = |i: &i64| texts.is_some_and(|m| m.contains_key(i));
+            tests
+                .iter()
+                .flat_map(|t| [t.file, t.suite, Some(t.classname), Some(t.name), t.kettle_name])
+                .flatten()
+                .filter(|i| !known(i))
+                .collect()
+        };
+        if !unknown.is_empty() {
+            self.fill_string_texts(unknown)?;
         }
-        drop(tstmt);
-        let mut excerpts: HashMap<i64, Vec<LogExcerpt>> = HashMap::new();
-        if full {
-            let mut st = self
-                .conn
-                .prepare_cached(
-                    "SELECT e.build, e.source, e.line_start, e.line_end, e.text
-                     FROM builds b JOIN build_excerpts e ON e.build = b.id
-                     WHERE b.job = ?1 AND (?2 IS NULL OR b.started > ?2) ORDER BY e.build, e.seq",
-                )
-                .map_err(|e| self.err(e))?;
-            let erows = st
-                .query_map(params![job, tests_since], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        LogExcerpt { source: r.get(1)?, line_start: r.get(2)?, line_end: r.get(3)?, text: r.get(4)? },
-                    ))
-                })
-                .map_err(|e| self.err(e))?;
-            for r in erows {
-                let (b, e) = r.map_err(|e| self.err(e))?;
-                excerpts.entry(b).or_default().push(e);
-            }
+        let texts = self.string_texts.as_ref();
+        let text = |i: i64| texts.and_then(|m| m.get(&i)).map(|t| t.to_string()).unwrap_or_default();
+        let mut by_build: HashMap<i64, Vec<StoredTest>> = HashMap::new();
+        for t in tests {
+            by_build.entry(t.build).or_default().push(StoredTest {
+                file: t.file.map(text).unwrap_or_default(),
+                suite: t.suite.map(text).unwrap_or_default(),
+                classname: text(t.classname),
+                name: text(t.name),
+                kettle_name: t.kettle_name.map(text),
+                status: status_text(t.status).to_string(),
+                duration: t.duration,
+                attempt: t.attempt as u32,
+                informing: t.informing,
+                failure_text: t.failure_text,
+            });
         }
         let mut out = Vec::with_capacity(rows.len());
         for (id, mut b, _) in rows {
@@ -390,21 +439,80 @@ impl Store {
         Ok(out)
     }
 
+    #[allow(clippy::type_complexity)]
+    fn load_job_builds(
+        &self,
+        job: &str,
+        tests_since: Option<i64>,
+        full: bool,
+    ) -> Result<(Vec<(i64, BuildRecord, i64)>, Vec<RawTest>, HashMap<i64, Vec<LogExcerpt>>), StoreError> {
+        self.conn
+            .read(&mut |tx| {
+                let rows = tx.rows(
+                    &format!(
+                        "SELECT {BUILD_COLUMNS} FROM builds WHERE job = ?1 ORDER BY started NULLS FIRST, build_id, path"
+                    ),
+                    vals![job],
+                    build_from_row,
+                )?;
+                let tests = tx.rows(
+                    if full {
+                        "SELECT t.build, t.file, t.suite, t.classname, t.name, t.kettle_name, t.status, t.duration,
+                            t.attempt, t.informing, t.failure_text
+                         FROM builds b JOIN test_results t ON t.build = b.id
+                         WHERE b.job = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR b.started > ?2) ORDER BY t.build, t.seq"
+                    } else {
+                        "SELECT t.build, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), t.classname, t.name, t.kettle_name,
+                            t.status, t.duration, t.attempt, t.informing, CAST(NULL AS TEXT)
+                         FROM builds b JOIN test_results t ON t.build = b.id
+                         WHERE b.job = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR b.started > ?2) ORDER BY t.build, t.seq"
+                    },
+                    vals![job, tests_since],
+                    |r| {
+                        Ok(RawTest {
+                            build: r.i64(0)?,
+                            file: r.opt_i64(1)?,
+                            suite: r.opt_i64(2)?,
+                            classname: r.i64(3)?,
+                            name: r.i64(4)?,
+                            kettle_name: r.opt_i64(5)?,
+                            status: r.i64(6)?,
+                            duration: r.opt_f64(7)?,
+                            attempt: r.i64(8)?,
+                            informing: r.bool(9)?,
+                            failure_text: r.opt_string(10)?,
+                        })
+                    },
+                )?;
+                let mut excerpts: HashMap<i64, Vec<LogExcerpt>> = HashMap::new();
+                if full {
+                    tx.each(
+                        "SELECT e.build, e.source, e.line_start, e.line_end, e.text
+                         FROM builds b JOIN build_excerpts e ON e.build = b.id
+                         WHERE b.job = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR b.started > ?2) ORDER BY e.build, e.seq",
+                        vals![job, tests_since],
+                        &mut |r| {
+                            excerpts.entry(r.i64(0)?).or_default().push(excerpt_from(r, 1)?);
+                            Ok(())
+                        },
+                    )?;
+                }
+                Ok((rows, tests, excerpts))
+            })
+            .map_err(|e| self.err(e))
+    }
+
     /// Every stored build without its tests, as (row id, build, failed tests), ordered
     /// by job, then start time, build id and path. The row id identifies the build in
     /// [`Store::for_each_failure_text`] and [`Store::for_each_excerpt`].
     pub fn build_index(&self) -> Result<Vec<IndexedBuild>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("SELECT {BUILD_COLUMNS}, failed_tests FROM builds ORDER BY job, started, build_id, path"))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
+        self.conn
+            .reader()
+            .rows(&format!("SELECT {BUILD_COLUMNS}, failed_tests FROM builds ORDER BY {BUILD_ORDER}"), &[], |r| {
                 let (id, record, _) = build_from_row(r)?;
-                Ok(IndexedBuild { id, record, failed_tests: r.get::<_, i64>(21)?.max(0) as u32 })
+                Ok(IndexedBuild { id, record, failed_tests: r.i64(21)?.max(0) as u32 })
             })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))
     }
 
     /// Calls `f` with every failed test result that has a failure text, of builds
@@ -417,64 +525,60 @@ impl Store {
     ) -> Result<u64, StoreError> {
         self.ensure_string_texts()?;
         let texts = self.string_texts.take().unwrap_or_default();
-        let result = (|| {
-            let mut st = self
-                .conn
-                .prepare(
-                    // Builds first (CROSS JOIN keeps the order): a window reads only its builds' results.
-                    "SELECT t.build, t.seq, t.name, t.failure_text FROM builds b CROSS JOIN test_results t ON t.build = b.id
-                     WHERE (?1 IS NULL OR b.started > ?1) AND t.status IN (1, 2) AND t.failure_text IS NOT NULL
-                     ORDER BY t.build, t.seq",
-                )
-                .map_err(|e| self.err(e))?;
-            let mut rows = st.query(params![since]).map_err(|e| self.err(e))?;
-            let mut n = 0u64;
-            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-                let build: i64 = r.get(0).map_err(|e| self.err(e))?;
-                let seq: i64 = r.get(1).map_err(|e| self.err(e))?;
-                let name: i64 = r.get(2).map_err(|e| self.err(e))?;
-                let text = r.get_ref(3).map_err(|e| self.err(e))?.as_str().unwrap_or("");
-                let name = texts.get(&name).map(|t| &**t).unwrap_or("");
-                f(build, seq as u32, name, text);
-                n += 1;
+        // A name committed by another writer after the map was read is looked up on
+        // another connection (this one is busy streaming).
+        let mut late: HashMap<i64, Arc<str>> = HashMap::new();
+        let location = self.location.clone();
+        let sql = match self.backend() {
+            // Builds first (CROSS JOIN keeps the order): a window reads only its builds' results.
+            Backend::Sqlite => {
+                "SELECT t.build, t.seq, t.name, t.failure_text FROM builds b CROSS JOIN test_results t ON t.build = b.id
+                 WHERE (CAST(?1 AS BIGINT) IS NULL OR b.started > ?1) AND t.status IN (1, 2) AND t.failure_text IS NOT NULL
+                 ORDER BY t.build, t.seq"
             }
-            Ok(n)
-        })();
+            Backend::Postgres => {
+                "SELECT t.build, t.seq, t.name, t.failure_text FROM builds b JOIN test_results t ON t.build = b.id
+                 WHERE (CAST(?1 AS BIGINT) IS NULL OR b.started > ?1) AND t.status IN (1, 2) AND t.failure_text IS NOT NULL
+                 ORDER BY t.build, t.seq"
+            }
+        };
+        let result = self.conn.reader().each(sql, vals![since], &mut |r| {
+            let name = r.i64(2)?;
+            let name = match texts.get(&name).or_else(|| late.get(&name)) {
+                Some(t) => t.clone(),
+                None => {
+                    let t = lookup_string(&location, name)?;
+                    late.insert(name, t.clone());
+                    t
+                }
+            };
+            f(r.i64(0)?, r.i64(1)? as u32, &name, r.opt_str(3)?.unwrap_or(""));
+            Ok(())
+        });
         self.string_texts = Some(texts);
-        result
+        result.map_err(|e| self.err(e))
     }
 
     /// Calls `f` with every stored log excerpt of builds started after `since` (all
     /// when `None`): the build's row id and the excerpt; by build, then position.
     pub fn for_each_excerpt(&self, since: Option<i64>, mut f: impl FnMut(i64, &LogExcerpt)) -> Result<u64, StoreError> {
-        let mut st = self
-            .conn
-            .prepare(
+        let sql = match self.backend() {
+            Backend::Sqlite => {
                 "SELECT e.build, e.source, e.line_start, e.line_end, e.text FROM builds b CROSS JOIN build_excerpts e
-                 ON e.build = b.id WHERE ?1 IS NULL OR b.started > ?1 ORDER BY e.build, e.seq",
-            )
-            .map_err(|e| self.err(e))?;
-        let mut rows = st.query(params![since]).map_err(|e| self.err(e))?;
-        let mut n = 0u64;
-        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-            let build: i64 = r.get(0).map_err(|e| self.err(e))?;
-            let e = LogExcerpt {
-                source: r.get(1).map_err(|e| self.err(e))?,
-                line_start: r.get(2).map_err(|e| self.err(e))?,
-                line_end: r.get(3).map_err(|e| self.err(e))?,
-                text: r.get(4).map_err(|e| self.err(e))?,
-            };
-            f(build, &e);
-            n += 1;
-        }
-        Ok(n)
-    }
-
-    /// SQLite's `data_version` of this connection: it changes whenever another
-    /// connection commits to the database, and never for reads. Keep the connection
-    /// open and compare successive values to notice that the store changed.
-    pub fn data_version(&self) -> Result<i64, StoreError> {
-        self.conn.query_row("PRAGMA data_version", [], |r| r.get(0)).map_err(|e| self.err(e))
+                 ON e.build = b.id WHERE CAST(?1 AS BIGINT) IS NULL OR b.started > ?1 ORDER BY e.build, e.seq"
+            }
+            Backend::Postgres => {
+                "SELECT e.build, e.source, e.line_start, e.line_end, e.text FROM builds b JOIN build_excerpts e
+                 ON e.build = b.id WHERE CAST(?1 AS BIGINT) IS NULL OR b.started > ?1 ORDER BY e.build, e.seq"
+            }
+        };
+        self.conn
+            .reader()
+            .each(sql, vals![since], &mut |r| {
+                f(r.i64(0)?, &excerpt_from(r, 1)?);
+                Ok(())
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// Test results of every stored build, as (bucket, path, test), ordered by build
@@ -494,7 +598,7 @@ impl Store {
     /// Counts of stored builds, test results and artifacts (for summaries and tests).
     pub fn build_counts(&self) -> Result<(u64, u64, u64), StoreError> {
         let q = |sql: &str| -> Result<u64, StoreError> {
-            self.conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(|e| self.err(e))
+            self.conn.reader().int(sql, &[]).map(|n| n.max(0) as u64).map_err(|e| self.err(e))
         };
         Ok((
             q("SELECT count(*) FROM builds")?,
@@ -502,4 +606,23 @@ impl Store {
             q("SELECT count(*) FROM artifacts")?,
         ))
     }
+}
+
+fn excerpt_from(r: &Row<'_>, at: usize) -> Result<LogExcerpt, DbError> {
+    Ok(LogExcerpt {
+        source: r.string(at)?,
+        line_start: r.i64(at + 1)? as u32,
+        line_end: r.i64(at + 2)? as u32,
+        text: r.string(at + 3)?,
+    })
+}
+
+/// One interned string, read on a connection of its own.
+fn lookup_string(location: &crate::Location, id: i64) -> Result<Arc<str>, DbError> {
+    if !location.exists() {
+        return Ok(Arc::from(""));
+    }
+    let st = location.open().map_err(|e| DbError::Msg(e.to_string()))?;
+    let t = st.conn.reader().opt("SELECT text FROM strings WHERE id = ?1", vals![id], |r| r.string(0))?;
+    Ok(Arc::from(t.unwrap_or_default().as_str()))
 }

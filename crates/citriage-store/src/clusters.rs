@@ -3,9 +3,9 @@
 //! belong to which cluster and how many failed per day, job and test. A run replaces
 //! the previous run's membership in one transaction.
 
+use crate::db::{vals, Backend, DbError, Exec, Row, Tx, Val};
 use crate::{Store, StoreError};
-use rusqlite::{params, OptionalExtension};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A stored failure cluster: its stable id, its latest key and what the latest run
 /// that saw it found.
@@ -111,23 +111,21 @@ pub struct FirstId {
     pub stable_id: String,
 }
 
-fn cluster_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredCluster> {
-    let spans: String = r.get(7)?;
-    let sigs: String = r.get(9)?;
+fn cluster_from_row(r: &Row<'_>) -> Result<StoredCluster, DbError> {
     Ok(StoredCluster {
-        stable_id: r.get(0)?,
-        key: r.get(1)?,
-        k8s_id: r.get(2)?,
-        size: r.get::<_, i64>(3)?.max(0) as u64,
-        first_seen: r.get(4)?,
-        last_seen: r.get(5)?,
-        text: r.get(6)?,
-        spans: serde_json::from_str(&spans).unwrap_or_default(),
-        owner: r.get(8)?,
-        signatures: serde_json::from_str(&sigs).unwrap_or_default(),
-        tests: r.get::<_, i64>(10)?.max(0) as u64,
-        jobs: r.get::<_, i64>(11)?.max(0) as u64,
-        run_as_of: r.get(12)?,
+        stable_id: r.string(0)?,
+        key: r.string(1)?,
+        k8s_id: r.string(2)?,
+        size: r.i64(3)?.max(0) as u64,
+        first_seen: r.i64(4)?,
+        last_seen: r.i64(5)?,
+        text: r.string(6)?,
+        spans: serde_json::from_str(r.str(7)?).unwrap_or_default(),
+        owner: r.string(8)?,
+        signatures: serde_json::from_str(r.str(9)?).unwrap_or_default(),
+        tests: r.i64(10)?.max(0) as u64,
+        jobs: r.i64(11)?.max(0) as u64,
+        run_as_of: r.i64(12)?,
     })
 }
 
@@ -137,40 +135,40 @@ const CLUSTER_COLUMNS: &str =
 impl Store {
     /// The clusters of a normalization profile, by stable id.
     pub fn clusters(&self, profile: &str) -> Result<Vec<StoredCluster>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare(&format!("SELECT {CLUSTER_COLUMNS} FROM clusters WHERE profile = ?1 ORDER BY stable_id"))
-            .map_err(|e| self.err(e))?;
-        let rows = st.query_map(params![profile], cluster_from_row).map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.conn
+            .reader()
+            .rows(
+                &format!("SELECT {CLUSTER_COLUMNS} FROM clusters WHERE profile = ?1 ORDER BY stable_id"),
+                vals![profile],
+                cluster_from_row,
+            )
+            .map_err(|e| self.err(e))
     }
 
     /// One cluster of a profile.
     pub fn cluster(&self, profile: &str, stable_id: &str) -> Result<Option<StoredCluster>, StoreError> {
         self.conn
-            .query_row(
+            .reader()
+            .opt(
                 &format!("SELECT {CLUSTER_COLUMNS} FROM clusters WHERE profile = ?1 AND stable_id = ?2"),
-                params![profile, stable_id],
+                vals![profile, stable_id],
                 cluster_from_row,
             )
-            .optional()
             .map_err(|e| self.err(e))
     }
 
     /// Records clusters in one transaction: a stable id keeps its first sighting and
     /// takes the current key, size, text and last sighting.
     pub fn upsert_clusters(&mut self, profile: &str, rows: &[StoredCluster]) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        upsert(&tx, profile, rows).map_err(sql)?;
-        tx.commit().map_err(sql)
+        self.conn.write(&mut |tx| upsert(tx, profile, rows)).map_err(|e| self.err(e))
     }
 
     /// Records a clustering run in one transaction: its clusters (as
     /// [`Store::upsert_clusters`]), and, replacing the profile's previous run, which
-    /// failures belong to which cluster and the daily counts. Members whose build is
-    /// not stored are skipped; their count is returned.
+    /// failures belong to which cluster and the daily counts (a member listed twice is
+    /// stored once; counts of the same cluster, day, job and test add up). Members
+    /// whose build is not stored are skipped; their count is returned. Runs of one
+    /// profile by several writers take turns.
     pub fn record_cluster_run(
         &mut self,
         run: &ClusterRun,
@@ -178,104 +176,110 @@ impl Store {
         members: &[ClusterMember],
         daily: &[ClusterDay],
     ) -> Result<u64, StoreError> {
-        let path = self.path.clone();
-        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        upsert(&tx, &run.profile, clusters).map_err(sql)?;
-        let mut ids: HashMap<(String, String), i64> = HashMap::new();
-        {
-            let mut st = tx.prepare("SELECT bucket, path, id FROM builds").map_err(sql)?;
-            let rows = st
-                .query_map([], |r| Ok(((r.get::<_, String>(0)?, r.get::<_, String>(1)?), r.get::<_, i64>(2)?)))
-                .map_err(sql)?;
-            for r in rows {
-                let (k, v) = r.map_err(sql)?;
-                ids.insert(k, v);
-            }
+        let mut counts: BTreeMap<(&str, i64, &str, &str), u64> = BTreeMap::new();
+        for d in daily {
+            *counts.entry((d.stable_id.as_str(), d.day, d.job.as_str(), d.test.as_str())).or_default() += d.failures;
         }
-        tx.execute("DELETE FROM cluster_members WHERE profile = ?1", params![run.profile]).map_err(sql)?;
-        tx.execute("DELETE FROM cluster_daily WHERE profile = ?1", params![run.profile]).map_err(sql)?;
-        let mut missing = 0u64;
-        {
-            let mut st = tx
-                .prepare(
-                    "INSERT OR IGNORE INTO cluster_members (profile, stable_id, build, seq) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(sql)?;
-            let mut first = tx
-                .prepare(
-                    "INSERT OR IGNORE INTO cluster_failure_ids (profile, build, seq, stable_id) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(sql)?;
-            for m in members {
-                match ids.get(&(m.bucket.clone(), m.path.clone())) {
-                    Some(id) => {
-                        st.execute(params![run.profile, m.stable_id, id, m.seq]).map_err(sql)?;
-                        first.execute(params![run.profile, id, m.seq, m.stable_id]).map_err(sql)?;
+        self.conn
+            .write(&mut |tx| {
+                tx.take_turns(&format!("cluster run
+{}", run.profile))?;
+                upsert(tx, &run.profile, clusters)?;
+                let mut ids: HashMap<(String, String), i64> = HashMap::new();
+                tx.each("SELECT bucket, path, id FROM builds", &[], &mut |r| {
+                    ids.insert((r.string(0)?, r.string(1)?), r.i64(2)?);
+                    Ok(())
+                })?;
+                tx.exec("DELETE FROM cluster_members WHERE profile = ?1", vals![&run.profile])?;
+                tx.exec("DELETE FROM cluster_daily WHERE profile = ?1", vals![&run.profile])?;
+                let mut missing = 0u64;
+                let mut rows: BTreeSet<(&str, i64, u32)> = BTreeSet::new();
+                for m in members {
+                    match ids.get(&(m.bucket.clone(), m.path.clone())) {
+                        Some(id) => {
+                            rows.insert((m.stable_id.as_str(), *id, m.seq));
+                        }
+                        None => missing += 1,
                     }
-                    None => missing += 1,
                 }
-            }
-            let mut st = tx
-                .prepare(
-                    "INSERT INTO cluster_daily (profile, stable_id, day, job, test, failures) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT (profile, stable_id, day, job, test) DO UPDATE SET failures = failures + excluded.failures",
-                )
-                .map_err(sql)?;
-            for d in daily {
-                st.execute(params![run.profile, d.stable_id, d.day, d.job, d.test, d.failures as i64]).map_err(sql)?;
-            }
-        }
-        tx.execute(
-            "INSERT OR REPLACE INTO cluster_runs (profile, as_of, window_days, failures, clusters) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run.profile, run.as_of, run.window_days, run.failures as i64, run.clusters as i64],
-        )
-        .map_err(sql)?;
-        tx.commit().map_err(sql)?;
-        Ok(missing)
+                // The first stable id each failure is given stays (a failure in two
+                // clusters of one run keeps the first listed).
+                let mut seen: BTreeSet<(i64, u32)> = BTreeSet::new();
+                let mut first: Vec<(i64, u32, &str)> = Vec::new();
+                for m in members {
+                    if let Some(id) = ids.get(&(m.bucket.clone(), m.path.clone())) {
+                        if seen.insert((*id, m.seq)) {
+                            first.push((*id, m.seq, m.stable_id.as_str()));
+                        }
+                    }
+                }
+                keep_first_ids(tx, &run.profile, &first)?;
+                if !rows.is_empty() {
+                    tx.bulk("cluster_members", &["profile", "stable_id", "build", "seq"], &mut |b| {
+                        for (sid, build, seq) in &rows {
+                            b.row(vals![&run.profile, *sid, *build, *seq])?;
+                        }
+                        Ok(())
+                    })?;
+                }
+                if !counts.is_empty() {
+                    tx.bulk("cluster_daily", &["profile", "stable_id", "day", "job", "test", "failures"], &mut |b| {
+                        for ((sid, day, job, test), n) in &counts {
+                            b.row(vals![&run.profile, *sid, *day, *job, *test, *n as i64])?;
+                        }
+                        Ok(())
+                    })?;
+                }
+                tx.exec(
+                    "INSERT INTO cluster_runs (profile, as_of, window_days, failures, clusters) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (profile) DO UPDATE SET as_of = excluded.as_of, window_days = excluded.window_days,
+                        failures = excluded.failures, clusters = excluded.clusters",
+                    vals![&run.profile, run.as_of, run.window_days, run.failures as i64, run.clusters as i64],
+                )?;
+                Ok(missing)
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// The latest clustering run of a profile.
     pub fn cluster_run(&self, profile: &str) -> Result<Option<ClusterRun>, StoreError> {
         self.conn
-            .query_row(
+            .reader()
+            .opt(
                 "SELECT profile, as_of, window_days, failures, clusters FROM cluster_runs WHERE profile = ?1",
-                params![profile],
+                vals![profile],
                 |r| {
                     Ok(ClusterRun {
-                        profile: r.get(0)?,
-                        as_of: r.get(1)?,
-                        window_days: r.get(2)?,
-                        failures: r.get::<_, i64>(3)?.max(0) as u64,
-                        clusters: r.get::<_, i64>(4)?.max(0) as u64,
+                        profile: r.string(0)?,
+                        as_of: r.i64(1)?,
+                        window_days: r.i64(2)?,
+                        failures: r.i64(3)?.max(0) as u64,
+                        clusters: r.i64(4)?.max(0) as u64,
                     })
                 },
             )
-            .optional()
             .map_err(|e| self.err(e))
     }
 
     /// The daily counts of a profile's latest run, ordered by cluster, day, job, test.
     pub fn cluster_daily(&self, profile: &str) -> Result<Vec<ClusterDay>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare(
+        self.conn
+            .reader()
+            .rows(
                 "SELECT stable_id, day, job, test, failures FROM cluster_daily WHERE profile = ?1
                  ORDER BY stable_id, day, job, test",
+                vals![profile],
+                |r| {
+                    Ok(ClusterDay {
+                        stable_id: r.string(0)?,
+                        day: r.i64(1)?,
+                        job: r.string(2)?,
+                        test: r.string(3)?,
+                        failures: r.i64(4)?.max(0) as u64,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![profile], |r| {
-                Ok(ClusterDay {
-                    stable_id: r.get(0)?,
-                    day: r.get(1)?,
-                    job: r.get(2)?,
-                    test: r.get(3)?,
-                    failures: r.get::<_, i64>(4)?.max(0) as u64,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))
     }
 
     /// A cluster's most recent failures in its profile's latest run (newest build
@@ -286,187 +290,232 @@ impl Store {
         stable_id: &str,
         limit: usize,
     ) -> Result<Vec<ClusterFailure>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare_cached(
+        self.conn
+            .reader()
+            .rows(
                 "SELECT b.job, b.build_id, b.bucket, b.path, b.kind, b.pr, b.started, s.text, t.failure_text
                  FROM (SELECT m.build, m.seq FROM cluster_members m JOIN builds b ON b.id = m.build
                        WHERE m.profile = ?1 AND m.stable_id = ?2
-                       ORDER BY b.started DESC, b.job, b.build_id, m.seq LIMIT ?3) x
+                       ORDER BY b.started DESC NULLS LAST, b.job, b.build_id, m.seq LIMIT ?3) x
                  JOIN builds b ON b.id = x.build
                  JOIN test_results t ON t.build = x.build AND t.seq = x.seq
                  JOIN strings s ON s.id = t.name
-                 ORDER BY b.started DESC, b.job, b.build_id, x.seq",
+                 ORDER BY b.started DESC NULLS LAST, b.job, b.build_id, x.seq",
+                vals![profile, stable_id, limit as i64],
+                |r| {
+                    Ok(ClusterFailure {
+                        job: r.string(0)?,
+                        build_id: r.string(1)?,
+                        bucket: r.string(2)?,
+                        path: r.string(3)?,
+                        kind: r.string(4)?,
+                        pr: r.opt_i64(5)?.map(|p| p as u64),
+                        started: r.opt_i64(6)?,
+                        test: r.string(7)?,
+                        failure_text: r.opt_string(8)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![profile, stable_id, limit as i64], |r| {
-                Ok(ClusterFailure {
-                    job: r.get(0)?,
-                    build_id: r.get(1)?,
-                    bucket: r.get(2)?,
-                    path: r.get(3)?,
-                    kind: r.get(4)?,
-                    pr: r.get::<_, Option<i64>>(5)?.map(|p| p as u64),
-                    started: r.get(6)?,
-                    test: r.get(7)?,
-                    failure_text: r.get(8)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))
     }
 }
 
 impl Store {
     /// The stable id every failure clustered under `profile` was first given.
     pub fn cluster_first_ids(&self, profile: &str) -> Result<Vec<FirstId>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare(
+        self.conn
+            .reader()
+            .rows(
                 "SELECT b.bucket, b.path, f.seq, f.stable_id FROM cluster_failure_ids f JOIN builds b ON b.id = f.build
                  WHERE f.profile = ?1 ORDER BY b.bucket, b.path, f.seq",
+                vals![profile],
+                |r| {
+                    Ok(FirstId {
+                        bucket: r.string(0)?,
+                        path: r.string(1)?,
+                        seq: r.i64(2)? as u32,
+                        stable_id: r.string(3)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![profile], |r| {
-                Ok(FirstId {
-                    bucket: r.get(0)?,
-                    path: r.get(1)?,
-                    seq: r.get::<_, i64>(2)? as u32,
-                    stable_id: r.get(3)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))
     }
 
-    /// Replaces the sub-patterns of a profile's latest run, in one transaction.
+    /// Replaces the sub-patterns of a profile's latest run, in one transaction (of rows
+    /// with the same cluster, kind and label, the last is kept).
     pub fn record_cluster_subpatterns(&mut self, profile: &str, rows: &[StoredSubPattern]) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        tx.execute("DELETE FROM cluster_subpatterns WHERE profile = ?1", params![profile]).map_err(sql)?;
-        {
-            let mut st = tx
-                .prepare(
-                    "INSERT OR REPLACE INTO cluster_subpatterns (profile, stable_id, kind, label, failures, first_seen,
-                        last_seen, job, build, test, excerpt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                )
-                .map_err(sql)?;
-            for r in rows {
-                st.execute(params![
-                    profile,
-                    r.stable_id,
-                    r.kind,
-                    r.label,
-                    r.failures as i64,
-                    r.first_seen,
-                    r.last_seen,
-                    r.job,
-                    r.build,
-                    r.test,
-                    r.excerpt
-                ])
-                .map_err(sql)?;
-            }
+        let mut last: BTreeMap<(&str, &str, &str), &StoredSubPattern> = BTreeMap::new();
+        for r in rows {
+            last.insert((r.stable_id.as_str(), r.kind.as_str(), r.label.as_str()), r);
         }
-        tx.commit().map_err(sql)
+        self.conn
+            .write(&mut |tx| {
+                tx.exec("DELETE FROM cluster_subpatterns WHERE profile = ?1", vals![profile])?;
+                if last.is_empty() {
+                    return Ok(());
+                }
+                tx.bulk(
+                    "cluster_subpatterns",
+                    &[
+                        "profile",
+                        "stable_id",
+                        "kind",
+                        "label",
+                        "failures",
+                        "first_seen",
+                        "last_seen",
+                        "job",
+                        "build",
+                        "test",
+                        "excerpt",
+                    ],
+                    &mut |b| {
+                        for r in last.values() {
+                            b.row(vals![
+                                profile,
+                                &r.stable_id,
+                                &r.kind,
+                                &r.label,
+                                r.failures as i64,
+                                r.first_seen,
+                                r.last_seen,
+                                &r.job,
+                                &r.build,
+                                &r.test,
+                                &r.excerpt
+                            ])?;
+                        }
+                        Ok(())
+                    },
+                )?;
+                Ok(())
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// The sub-patterns of a cluster in its profile's latest run: by kind, most failures
     /// first, then label.
     pub fn cluster_subpatterns(&self, profile: &str, stable_id: &str) -> Result<Vec<StoredSubPattern>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare_cached(
+        self.conn
+            .reader()
+            .rows(
                 "SELECT stable_id, kind, label, failures, first_seen, last_seen, job, build, test, excerpt
                  FROM cluster_subpatterns WHERE profile = ?1 AND stable_id = ?2
                  ORDER BY kind DESC, failures DESC, label",
+                vals![profile, stable_id],
+                |r| {
+                    Ok(StoredSubPattern {
+                        stable_id: r.string(0)?,
+                        kind: r.string(1)?,
+                        label: r.string(2)?,
+                        failures: r.i64(3)?.max(0) as u64,
+                        first_seen: r.i64(4)?,
+                        last_seen: r.i64(5)?,
+                        job: r.string(6)?,
+                        build: r.string(7)?,
+                        test: r.string(8)?,
+                        excerpt: r.string(9)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![profile, stable_id], |r| {
-                Ok(StoredSubPattern {
-                    stable_id: r.get(0)?,
-                    kind: r.get(1)?,
-                    label: r.get(2)?,
-                    failures: r.get::<_, i64>(3)?.max(0) as u64,
-                    first_seen: r.get(4)?,
-                    last_seen: r.get(5)?,
-                    job: r.get(6)?,
-                    build: r.get(7)?,
-                    test: r.get(8)?,
-                    excerpt: r.get(9)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))
     }
 
     /// The (build row id, test position) of every member of a cluster in its profile's
     /// latest run, by build then position.
     pub fn cluster_member_rows(&self, profile: &str, stable_id: &str) -> Result<Vec<(i64, u32)>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare_cached(
+        self.conn
+            .reader()
+            .rows(
                 "SELECT build, seq FROM cluster_members WHERE profile = ?1 AND stable_id = ?2 ORDER BY build, seq",
+                vals![profile, stable_id],
+                |r| Ok((r.i64(0)?, r.i64(1)? as u32)),
             )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![profile, stable_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u32)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))
     }
 
     /// The test name and failure text of stored test results, by (build row id, position),
     /// in the order asked; `None` for a result that is not stored.
     pub fn test_results_at(&self, at: &[(i64, u32)]) -> Result<Vec<Option<NamedFailure>>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare_cached(
-                "SELECT s.text, t.failure_text FROM test_results t JOIN strings s ON s.id = t.name
-                 WHERE t.build = ?1 AND t.seq = ?2",
-            )
-            .map_err(|e| self.err(e))?;
+        let mut db = self.conn.reader();
         at.iter()
             .map(|(b, seq)| {
-                st.query_row(params![b, seq], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))
-                    .optional()
-                    .map_err(|e| self.err(e))
+                db.opt(
+                    "SELECT s.text, t.failure_text FROM test_results t JOIN strings s ON s.id = t.name
+                     WHERE t.build = ?1 AND t.seq = ?2",
+                    vals![*b, *seq],
+                    |r| Ok((r.string(0)?, r.opt_string(1)?)),
+                )
+                .map_err(|e| self.err(e))
             })
             .collect()
     }
 }
 
-fn upsert(tx: &rusqlite::Transaction<'_>, profile: &str, rows: &[StoredCluster]) -> rusqlite::Result<()> {
-    let mut st = tx.prepare(
-        "INSERT INTO clusters (profile, stable_id, key, k8s_id, size, first_seen, last_seen, text, spans, owner,
-            signatures, tests, jobs, run_as_of)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-         ON CONFLICT (profile, stable_id) DO UPDATE SET key = excluded.key, k8s_id = excluded.k8s_id,
-            size = excluded.size, first_seen = min(first_seen, excluded.first_seen),
-            last_seen = max(last_seen, excluded.last_seen), text = excluded.text, spans = excluded.spans,
-            owner = excluded.owner, signatures = excluded.signatures, tests = excluded.tests, jobs = excluded.jobs,
-            run_as_of = max(run_as_of, excluded.run_as_of)",
-    )?;
+fn upsert(tx: &mut Tx<'_>, profile: &str, rows: &[StoredCluster]) -> Result<(), DbError> {
     for c in rows {
-        st.execute(params![
-            profile,
-            c.stable_id,
-            c.key,
-            c.k8s_id,
-            c.size as i64,
-            c.first_seen,
-            c.last_seen,
-            c.text,
-            serde_json::to_string(&c.spans).unwrap_or_else(|_| "[]".into()),
-            c.owner,
-            serde_json::to_string(&c.signatures).unwrap_or_else(|_| "[]".into()),
-            c.tests as i64,
-            c.jobs as i64,
-            c.run_as_of
-        ])?;
+        tx.exec(
+            "INSERT INTO clusters (profile, stable_id, key, k8s_id, size, first_seen, last_seen, text, spans, owner,
+                signatures, tests, jobs, run_as_of)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             ON CONFLICT (profile, stable_id) DO UPDATE SET key = excluded.key, k8s_id = excluded.k8s_id,
+                size = excluded.size,
+                first_seen = CASE WHEN excluded.first_seen < clusters.first_seen
+                    THEN excluded.first_seen ELSE clusters.first_seen END,
+                last_seen = CASE WHEN excluded.last_seen > clusters.last_seen
+                    THEN excluded.last_seen ELSE clusters.last_seen END,
+                text = excluded.text, spans = excluded.spans,
+                owner = excluded.owner, signatures = excluded.signatures, tests = excluded.tests, jobs = excluded.jobs,
+                run_as_of = CASE WHEN excluded.run_as_of > clusters.run_as_of
+                    THEN excluded.run_as_of ELSE clusters.run_as_of END",
+            vals![
+                profile,
+                &c.stable_id,
+                &c.key,
+                &c.k8s_id,
+                c.size as i64,
+                c.first_seen,
+                c.last_seen,
+                &c.text,
+                serde_json::to_string(&c.spans).unwrap_or_else(|_| "[]".into()).as_str(),
+                &c.owner,
+                serde_json::to_string(&c.signatures).unwrap_or_else(|_| "[]".into()).as_str(),
+                c.tests as i64,
+                c.jobs as i64,
+                c.run_as_of
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Records the first stable id of failures that have none yet; those that have one
+/// keep it. SQLite: one prepared insert per failure; PostgreSQL: arrays of 10,000
+/// failures per statement.
+fn keep_first_ids(tx: &mut Tx<'_>, profile: &str, first: &[(i64, u32, &str)]) -> Result<(), DbError> {
+    match tx.backend() {
+        Backend::Sqlite => {
+            for (build, seq, sid) in first {
+                tx.exec(
+                    "INSERT INTO cluster_failure_ids (profile, build, seq, stable_id) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT DO NOTHING",
+                    vals![profile, *build, *seq, *sid],
+                )?;
+            }
+        }
+        Backend::Postgres => {
+            for chunk in first.chunks(10_000) {
+                let builds: Vec<i64> = chunk.iter().map(|c| c.0).collect();
+                let seqs: Vec<i64> = chunk.iter().map(|c| i64::from(c.1)).collect();
+                let sids: Vec<&str> = chunk.iter().map(|c| c.2).collect();
+                tx.exec(
+                    "INSERT INTO cluster_failure_ids (profile, build, seq, stable_id)
+                     SELECT ?1, b, s, i FROM unnest(?2::bigint[], ?3::bigint[], ?4::text[]) AS u (b, s, i)
+                     ON CONFLICT DO NOTHING",
+                    &[Val::Text(profile), Val::Ints(&builds), Val::Ints(&seqs), Val::Texts(&sids)],
+                )?;
+            }
+        }
     }
     Ok(())
 }

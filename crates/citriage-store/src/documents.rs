@@ -4,9 +4,9 @@
 //! storing it again replaces it. `as_of` is the date the content describes, never
 //! the time it was written.
 
+use crate::db::{vals, Exec};
 use crate::{Store, StoreError};
 use citriage_model::evidence::sha256_hex;
-use rusqlite::{params, OptionalExtension};
 
 /// A stored document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,12 +37,17 @@ pub struct DocumentHeader {
 impl Store {
     /// Stores a document, replacing one with the same kind, key and media type.
     pub fn put_document(&mut self, d: &Document) -> Result<(), StoreError> {
+        let sha = sha256_hex(d.body.as_bytes());
         self.conn
-            .execute(
-                "INSERT OR REPLACE INTO documents (kind, key, media_type, title, as_of, body, sha256)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![d.kind, d.key, d.media_type, d.title, d.as_of, d.body, sha256_hex(d.body.as_bytes())],
-            )
+            .write(&mut |tx| {
+                tx.exec(
+                    "INSERT INTO documents (kind, key, media_type, title, as_of, body, sha256)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                     ON CONFLICT (kind, key, media_type) DO UPDATE SET title = excluded.title,
+                        as_of = excluded.as_of, body = excluded.body, sha256 = excluded.sha256",
+                    vals![&d.kind, &d.key, &d.media_type, &d.title, &d.as_of, &d.body, sha.as_str()],
+                )
+            })
             .map(|_| ())
             .map_err(|e| self.err(e))
     }
@@ -50,48 +55,46 @@ impl Store {
     /// The headers of the stored documents (of one kind, or all), by kind, then
     /// newest `as_of` first, then key and media type.
     pub fn documents(&self, kind: Option<&str>) -> Result<Vec<DocumentHeader>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT kind, key, media_type, title, as_of, length(CAST(body AS BLOB)), sha256 FROM documents
-                 WHERE ?1 IS NULL OR kind = ?1 ORDER BY kind, as_of DESC, key, media_type",
+        self.conn
+            .reader()
+            .rows(
+                "SELECT kind, key, media_type, title, as_of, octet_length(body), sha256 FROM documents
+                 WHERE CAST(?1 AS TEXT) IS NULL OR kind = ?1 ORDER BY kind, as_of DESC, key, media_type",
+                vals![kind],
+                |r| {
+                    Ok(DocumentHeader {
+                        kind: r.string(0)?,
+                        key: r.string(1)?,
+                        media_type: r.string(2)?,
+                        title: r.string(3)?,
+                        as_of: r.string(4)?,
+                        bytes: r.i64(5)?.max(0) as u64,
+                        sha256: r.string(6)?,
+                    })
+                },
             )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![kind], |r| {
-                Ok(DocumentHeader {
-                    kind: r.get(0)?,
-                    key: r.get(1)?,
-                    media_type: r.get(2)?,
-                    title: r.get(3)?,
-                    as_of: r.get(4)?,
-                    bytes: r.get::<_, i64>(5)?.max(0) as u64,
-                    sha256: r.get(6)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))
     }
 
     /// One stored document.
     pub fn document(&self, kind: &str, key: &str, media_type: &str) -> Result<Option<Document>, StoreError> {
         self.conn
-            .query_row(
+            .reader()
+            .opt(
                 "SELECT kind, key, media_type, title, as_of, body FROM documents
                  WHERE kind = ?1 AND key = ?2 AND media_type = ?3",
-                params![kind, key, media_type],
+                vals![kind, key, media_type],
                 |r| {
                     Ok(Document {
-                        kind: r.get(0)?,
-                        key: r.get(1)?,
-                        media_type: r.get(2)?,
-                        title: r.get(3)?,
-                        as_of: r.get(4)?,
-                        body: r.get(5)?,
+                        kind: r.string(0)?,
+                        key: r.string(1)?,
+                        media_type: r.string(2)?,
+                        title: r.string(3)?,
+                        as_of: r.string(4)?,
+                        body: r.string(5)?,
                     })
                 },
             )
-            .optional()
             .map_err(|e| self.err(e))
     }
 }

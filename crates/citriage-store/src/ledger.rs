@@ -4,9 +4,9 @@
 //! later. Items are content-addressed: recording the same item again keeps the first
 //! reading.
 
+use crate::db::{vals, DbError, Exec, Row};
 use crate::{Store, StoreError};
 use citriage_model::{Evidence, EvidenceKind};
-use rusqlite::{params, OptionalExtension};
 
 fn kind_text(k: EvidenceKind) -> String {
     serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
@@ -24,38 +24,40 @@ pub struct LedgerEntry {
     pub read_at: String,
 }
 
+type EntryRow = (String, String, String, String, String, String, String);
+
+fn entry_row(r: &Row<'_>) -> Result<EntryRow, DbError> {
+    Ok((r.string(0)?, r.string(1)?, r.string(2)?, r.string(3)?, r.string(4)?, r.string(5)?, r.string(6)?))
+}
+
 impl Store {
     /// Records evidence items in one transaction; items already recorded keep their
     /// first reading. Returns how many were new.
     pub fn record_evidence(&mut self, items: &[Evidence], read_at: &str) -> Result<usize, StoreError> {
-        let path = self.path.clone();
-        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        let mut new = 0;
-        {
-            let mut st = tx
-                .prepare(
-                    "INSERT OR IGNORE INTO evidence (id, kind, locator, excerpt, source_sha256, as_of, read_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(sql)?;
-            for e in items {
-                new += st
-                    .execute(params![e.id, kind_text(e.kind), e.locator, e.excerpt, e.source_sha256, e.as_of, read_at])
-                    .map_err(sql)?;
-            }
-        }
-        tx.commit().map_err(sql)?;
-        Ok(new)
+        self.conn
+            .write(&mut |tx| {
+                let mut new = 0;
+                for e in items {
+                    new += tx.exec(
+                        "INSERT INTO evidence (id, kind, locator, excerpt, source_sha256, as_of, read_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
+                        vals![
+                            &e.id,
+                            kind_text(e.kind).as_str(),
+                            &e.locator,
+                            &e.excerpt,
+                            &e.source_sha256,
+                            &e.as_of,
+                            read_at
+                        ],
+                    )? as usize;
+                }
+                Ok(new)
+            })
+            .map_err(|e| self.err(e))
     }
 
-    fn entry_from_row(
-        r: &rusqlite::Row<'_>,
-    ) -> rusqlite::Result<(String, String, String, String, String, String, String)> {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
-    }
-
-    fn to_entry(&self, t: (String, String, String, String, String, String, String)) -> Result<LedgerEntry, StoreError> {
+    fn to_entry(&self, t: EntryRow) -> Result<LedgerEntry, StoreError> {
         let kind = kind_from(&t.1).ok_or_else(|| StoreError::Corrupt {
             path: self.path.clone(),
             detail: format!("evidence {} has kind {:?}", t.0, t.1),
@@ -70,27 +72,28 @@ impl Store {
     pub fn evidence(&self, id: &str) -> Result<Option<LedgerEntry>, StoreError> {
         let t = self
             .conn
-            .query_row(
+            .reader()
+            .opt(
                 "SELECT id, kind, locator, excerpt, source_sha256, as_of, read_at FROM evidence WHERE id = ?1",
-                params![id],
-                Store::entry_from_row,
+                vals![id],
+                entry_row,
             )
-            .optional()
             .map_err(|e| self.err(e))?;
         t.map(|t| self.to_entry(t)).transpose()
     }
 
     /// Ledger entries whose locator starts with `prefix`, by locator then id.
     pub fn evidence_by_locator(&self, prefix: &str) -> Result<Vec<LedgerEntry>, StoreError> {
-        let mut st = self
+        let rows = self
             .conn
-            .prepare(
+            .reader()
+            .rows(
                 "SELECT id, kind, locator, excerpt, source_sha256, as_of, read_at FROM evidence
-                 WHERE substr(locator, 1, length(?1)) = ?1 ORDER BY locator, id",
+                 WHERE substr(locator, 1, length(CAST(?1 AS TEXT))) = CAST(?1 AS TEXT) ORDER BY locator, id",
+                vals![prefix],
+                entry_row,
             )
             .map_err(|e| self.err(e))?;
-        let rows = st.query_map(params![prefix], Store::entry_from_row).map_err(|e| self.err(e))?;
-        let rows: Vec<_> = rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?;
         rows.into_iter().map(|t| self.to_entry(t)).collect()
     }
 }

@@ -1,31 +1,50 @@
-//! The embedded SQLite store: one file holding every imported snapshot (and, as the
-//! pipeline grows, builds and evidence). The schema is versioned with ordered
-//! migrations; every import is one transaction, so a failed import leaves the store
-//! exactly as it was.
+//! The store: every imported snapshot, Prow build, clustering run, document and
+//! evidence item, on one of two engines behind one interface. SQLite (one file, no
+//! server) is the embedded default; PostgreSQL (`postgres://…`, cargo feature
+//! `postgres`) serves a team: many writers, a pooled connection per thread, bulk rows
+//! with `COPY`. Both run the same versioned migrations ([`SCHEMA_VERSION`]) and give
+//! the same guarantees: every import or build is one transaction (a failed or killed
+//! write leaves the store as it was), writes are idempotent upserts, and concurrent
+//! writers wait for each other instead of failing.
 
 use citriage_model::{Dataset, Day, FlakeStats, JobEntry, JobStats, Snapshot, SnapshotMeta};
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use db::{vals, Conn, DbError, Exec, Val};
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod admin;
 mod builds;
 mod clusters;
+mod db;
 mod documents;
 mod http_cache;
 mod ledger;
+#[cfg(feature = "postgres")]
+mod pg;
+#[cfg(feature = "postgres")]
+pub mod pg_cluster;
+mod schema;
+pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
 pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
 pub use clusters::{
     ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
 };
+pub use db::Backend;
 pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;
 pub use ledger::LedgerEntry;
+pub use schema::SCHEMA_VERSION;
 
-/// Store errors; the message names the database file.
+/// Store errors; the message names the store (a PostgreSQL URL without its password).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("store {path}: {source}")]
     Sqlite { path: String, source: rusqlite::Error },
+    #[error("store {path}: {message}")]
+    Postgres { path: String, message: String },
+    #[error("store {path}: {message}")]
+    Database { path: String, message: String },
     #[error("store {path}: cannot create its folder: {source}")]
     Dir { path: String, source: std::io::Error },
     #[error(
@@ -34,207 +53,138 @@ pub enum StoreError {
     TooNew { path: String, found: i64, known: i64 },
     #[error("store {path}: corrupt row: {detail}")]
     Corrupt { path: String, detail: String },
+    /// The location cannot be used as given (a malformed URL, a backend this build
+    /// lacks, a copy into a store that is not empty).
+    #[error("store {path}: {reason}")]
+    Refused { path: String, reason: String },
 }
 
-/// Ordered schema migrations; entry `i` moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[
-    // 1: dashboard snapshots.
-    "CREATE TABLE snapshots (
-        id INTEGER PRIMARY KEY,
-        dataset TEXT NOT NULL CHECK (dataset IN ('failures', 'flakes')),
-        snapshot_date TEXT NOT NULL,
-        source TEXT NOT NULL,
-        sha256 TEXT NOT NULL,
-        job_count INTEGER NOT NULL,
-        imported_at TEXT NOT NULL,
-        UNIQUE (dataset, snapshot_date, sha256)
-    );
-    CREATE INDEX snapshots_by_dataset_date ON snapshots (dataset, snapshot_date, id);
-    CREATE TABLE snapshot_jobs (
-        snapshot_id INTEGER NOT NULL REFERENCES snapshots (id) ON DELETE CASCADE,
-        job TEXT NOT NULL,
-        failing_days INTEGER,
-        consistency REAL,
-        flakes INTEGER,
-        has_test_flakes INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (snapshot_id, job)
-    ) WITHOUT ROWID;
-    CREATE TABLE snapshot_test_flakes (
-        snapshot_id INTEGER NOT NULL,
-        job TEXT NOT NULL,
-        test TEXT NOT NULL,
-        count INTEGER NOT NULL,
-        PRIMARY KEY (snapshot_id, job, test),
-        FOREIGN KEY (snapshot_id, job) REFERENCES snapshot_jobs (snapshot_id, job) ON DELETE CASCADE
-    ) WITHOUT ROWID;",
-    // 2: Prow builds, their test results and artifact index.
-    "CREATE TABLE builds (
-        id INTEGER PRIMARY KEY,
-        bucket TEXT NOT NULL,
-        path TEXT NOT NULL,
-        job TEXT NOT NULL,
-        build_id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        pr INTEGER,
-        commit_sha TEXT,
-        repo_commit TEXT,
-        repo_version TEXT,
-        repos TEXT,
-        started INTEGER,
-        finished INTEGER,
-        duration INTEGER,
-        result TEXT,
-        state TEXT,
-        executor TEXT,
-        origin TEXT NOT NULL,
-        problems TEXT NOT NULL DEFAULT '[]',
-        complete INTEGER NOT NULL,
-        skipped_tests INTEGER NOT NULL DEFAULT 0,
-        UNIQUE (bucket, path)
-    );
-    CREATE INDEX builds_by_job ON builds (job, started);
-    CREATE TABLE strings (
-        id INTEGER PRIMARY KEY,
-        text TEXT NOT NULL UNIQUE
-    );
-    CREATE TABLE test_results (
-        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        file INTEGER NOT NULL,
-        suite INTEGER NOT NULL,
-        classname INTEGER NOT NULL,
-        name INTEGER NOT NULL,
-        kettle_name INTEGER,
-        status INTEGER NOT NULL,
-        duration REAL,
-        attempt INTEGER NOT NULL,
-        informing INTEGER NOT NULL,
-        failure_text TEXT,
-        PRIMARY KEY (build, seq)
-    ) WITHOUT ROWID;
-    CREATE TABLE artifacts (
-        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
-        path TEXT NOT NULL,
-        size INTEGER,
-        PRIMARY KEY (build, path)
-    ) WITHOUT ROWID;",
-    // 3: HTTP answers (GitHub REST) kept for conditional requests and offline use.
-    "CREATE TABLE http_cache (
-        url TEXT PRIMARY KEY,
-        status INTEGER NOT NULL,
-        etag TEXT,
-        body BLOB NOT NULL,
-        next TEXT,
-        fetched_at INTEGER NOT NULL
-    ) WITHOUT ROWID;",
-    // 4: failure clusters' stable ids, carried from run to run.
-    "CREATE TABLE clusters (
-        profile TEXT NOT NULL,
-        stable_id TEXT NOT NULL,
-        key TEXT NOT NULL,
-        k8s_id TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        first_seen INTEGER NOT NULL,
-        last_seen INTEGER NOT NULL,
-        PRIMARY KEY (profile, stable_id)
-    ) WITHOUT ROWID;",
-    // 5: the evidence ledger: every evidence item a report cited, with when it was read.
-    "CREATE TABLE evidence (
-        id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        locator TEXT NOT NULL,
-        excerpt TEXT NOT NULL,
-        source_sha256 TEXT NOT NULL,
-        as_of TEXT NOT NULL,
-        read_at TEXT NOT NULL
-    ) WITHOUT ROWID;
-    CREATE INDEX evidence_by_locator ON evidence (locator);",
-    // 6: what the dashboard reads without rescanning everything: each build's failed-test
-    // count, log excerpts of failed builds, cluster membership and daily counts of the
-    // latest clustering run per profile, and stored documents (reports, payload
-    // analyses, verifier results).
-    "ALTER TABLE builds ADD COLUMN failed_tests INTEGER NOT NULL DEFAULT 0;
-    UPDATE builds SET failed_tests =
-        (SELECT count(*) FROM test_results t WHERE t.build = builds.id AND t.status IN (1, 2));
-    CREATE TABLE build_excerpts (
-        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        source TEXT NOT NULL,
-        line_start INTEGER NOT NULL,
-        line_end INTEGER NOT NULL,
-        text TEXT NOT NULL,
-        PRIMARY KEY (build, seq)
-    ) WITHOUT ROWID;
-    ALTER TABLE clusters ADD COLUMN text TEXT NOT NULL DEFAULT '';
-    ALTER TABLE clusters ADD COLUMN spans TEXT NOT NULL DEFAULT '[]';
-    ALTER TABLE clusters ADD COLUMN owner TEXT NOT NULL DEFAULT '';
-    ALTER TABLE clusters ADD COLUMN signatures TEXT NOT NULL DEFAULT '[]';
-    ALTER TABLE clusters ADD COLUMN tests INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE clusters ADD COLUMN jobs INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE clusters ADD COLUMN run_as_of INTEGER NOT NULL DEFAULT 0;
-    CREATE TABLE cluster_runs (
-        profile TEXT PRIMARY KEY,
-        as_of INTEGER NOT NULL,
-        window_days INTEGER NOT NULL,
-        failures INTEGER NOT NULL,
-        clusters INTEGER NOT NULL
-    ) WITHOUT ROWID;
-    CREATE TABLE cluster_members (
-        profile TEXT NOT NULL,
-        stable_id TEXT NOT NULL,
-        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        PRIMARY KEY (profile, stable_id, build, seq)
-    ) WITHOUT ROWID;
-    CREATE INDEX cluster_members_by_build ON cluster_members (build);
-    CREATE TABLE cluster_daily (
-        profile TEXT NOT NULL,
-        stable_id TEXT NOT NULL,
-        day INTEGER NOT NULL,
-        job TEXT NOT NULL,
-        test TEXT NOT NULL,
-        failures INTEGER NOT NULL,
-        PRIMARY KEY (profile, stable_id, day, job, test)
-    ) WITHOUT ROWID;
-    CREATE TABLE documents (
-        kind TEXT NOT NULL,
-        key TEXT NOT NULL,
-        media_type TEXT NOT NULL,
-        title TEXT NOT NULL,
-        as_of TEXT NOT NULL,
-        body TEXT NOT NULL,
-        sha256 TEXT NOT NULL,
-        PRIMARY KEY (kind, key, media_type)
-    ) WITHOUT ROWID;",
-    // 7: which stable id each clustered failure was first given (ids follow their failures
-    // from run to run, whatever the window), and the sub-patterns of the latest run.
-    "CREATE TABLE cluster_failure_ids (
-        profile TEXT NOT NULL,
-        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        stable_id TEXT NOT NULL,
-        PRIMARY KEY (profile, build, seq)
-    ) WITHOUT ROWID;
-    INSERT OR IGNORE INTO cluster_failure_ids (profile, build, seq, stable_id)
-        SELECT profile, build, seq, stable_id FROM cluster_members;
-    CREATE TABLE cluster_subpatterns (
-        profile TEXT NOT NULL,
-        stable_id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        label TEXT NOT NULL,
-        failures INTEGER NOT NULL,
-        first_seen INTEGER NOT NULL,
-        last_seen INTEGER NOT NULL,
-        job TEXT NOT NULL,
-        build TEXT NOT NULL,
-        test TEXT NOT NULL,
-        excerpt TEXT NOT NULL,
-        PRIMARY KEY (profile, stable_id, kind, label)
-    ) WITHOUT ROWID;",
-];
+impl StoreError {
+    /// True when the location or request was at fault rather than the engine.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, StoreError::Refused { .. } | StoreError::TooNew { .. })
+    }
 
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+    fn from_db(path: &str, e: DbError) -> StoreError {
+        let path = path.to_string();
+        match e {
+            DbError::Sqlite(source) => StoreError::Sqlite { path, source },
+            #[cfg(feature = "postgres")]
+            e @ DbError::Pg(_) => StoreError::Postgres { path, message: e.to_string() },
+            DbError::Msg(message) => StoreError::Database { path, message },
+        }
+    }
+}
+
+/// Where a store lives: a SQLite file, a PostgreSQL database, or a private in-memory
+/// SQLite database. Printed without a password.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A SQLite file (created with its folder when missing).
+    Sqlite(PathBuf),
+    /// A PostgreSQL URL (`postgres://user@host:port/db`, `postgresql://…`; a Unix
+    /// socket folder as a percent-encoded host or `?host=/path`). Without a password in
+    /// the URL, `PGPASSWORD` is used.
+    Postgres(String),
+    /// An in-memory SQLite database that lives as long as its [`Store`].
+    Memory,
+}
+
+impl Location {
+    /// Reads a `--db` value: `postgres://…` or `postgresql://…` is PostgreSQL,
+    /// `sqlite:FILE` or anything else a SQLite file.
+    pub fn parse(s: &str) -> Location {
+        let lower = s.get(..13).unwrap_or(s).to_ascii_lowercase();
+        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+            Location::Postgres(s.to_string())
+        } else if let Some(f) = s.strip_prefix("sqlite:") {
+            Location::Sqlite(PathBuf::from(f))
+        } else {
+            Location::Sqlite(PathBuf::from(s))
+        }
+    }
+
+    /// [`Location::parse`] of a path given on the command line.
+    pub fn from_path(p: &Path) -> Location {
+        match p.to_str() {
+            Some(s) => Location::parse(s),
+            None => Location::Sqlite(p.to_path_buf()),
+        }
+    }
+
+    /// The engine.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Location::Postgres(_) => Backend::Postgres,
+            _ => Backend::Sqlite,
+        }
+    }
+
+    /// False for a SQLite file that does not exist (and for [`Location::Memory`]);
+    /// a PostgreSQL database is taken to exist (connecting tells).
+    pub fn exists(&self) -> bool {
+        match self {
+            Location::Sqlite(p) => p.is_file(),
+            Location::Postgres(_) => true,
+            Location::Memory => false,
+        }
+    }
+
+    /// Opens (creating a SQLite file when missing) the store and brings its schema up
+    /// to date.
+    pub fn open(&self) -> Result<Store, StoreError> {
+        Store::open_location(self)
+    }
+
+    /// The location as printed: a PostgreSQL URL's password (in the authority or as a
+    /// `password=` parameter) is replaced by `***`.
+    pub fn redacted(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Memory => ":memory:".to_string(),
+            Location::Postgres(u) => redact_url(u),
+        }
+    }
+}
+
+fn redact_url(u: &str) -> String {
+    let (scheme, rest) = u.split_once("://").unwrap_or(("", u));
+    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (auth, tail) = rest.split_at(auth_end);
+    let auth = match auth.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{name}:***@{host}"),
+            None => auth.to_string(),
+        },
+        None => auth.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let q: Vec<String> = query
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", q.join("&"))
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{auth}{tail}")
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl fmt::Debug for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Location({})", self.redacted())
+    }
+}
 
 /// A stored snapshot's header.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -256,18 +206,23 @@ pub struct ImportOutcome {
     pub inserted: bool,
 }
 
-/// An open store.
+/// An open store: one connection (for PostgreSQL, one taken from this process's pool
+/// and given back when the store is dropped). `Send`, not `Sync`: open one per thread.
 pub struct Store {
-    conn: Connection,
+    conn: Conn,
+    location: Location,
     path: String,
-    /// Interned strings (test names, files) by text, loaded on first use.
+    /// Interned strings (test names, files) by text, loaded on first use. Ids never
+    /// change once committed, so entries stay valid while other writers add strings.
     string_ids: Option<std::collections::HashMap<String, i64>>,
-    /// Interned strings by id, loaded on first read.
+    /// Interned strings by id, loaded on first read and extended with the strings
+    /// other writers added since.
     string_texts: Option<std::collections::HashMap<i64, std::sync::Arc<str>>>,
 }
 
-/// The default store file: `$CITRIAGE_DB`, else `$XDG_DATA_HOME/citriage/citriage.db`,
-/// else `$HOME/.local/share/citriage/citriage.db`, else `./citriage.db`.
+/// The default store: `$CITRIAGE_DB` (a file or a `postgres://` URL), else
+/// `$XDG_DATA_HOME/citriage/citriage.db`, else `$HOME/.local/share/citriage/citriage.db`,
+/// else `./citriage.db`.
 pub fn default_path() -> PathBuf {
     if let Some(p) = std::env::var_os("CITRIAGE_DB").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -281,161 +236,218 @@ pub fn default_path() -> PathBuf {
     PathBuf::from("citriage.db")
 }
 
+/// How long a SQLite writer waits for another writer's transaction before failing.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Store {
-    /// Opens (creating if needed) a store file and brings its schema up to date.
+    /// Opens (creating if needed) a store and brings its schema up to date. `path` is
+    /// read as [`Location::from_path`]: a SQLite file, or a `postgres://` URL.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let p = path.display().to_string();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: p.clone(), source })?;
-        }
-        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite { path: p.clone(), source })?;
-        Store::init(conn, p)
+        Location::from_path(path).open()
     }
 
-    /// An in-memory store (tests, benchmarks).
+    /// An in-memory SQLite store (tests, benchmarks).
     pub fn open_in_memory() -> Result<Store, StoreError> {
-        let p = ":memory:".to_string();
-        let conn = Connection::open_in_memory().map_err(|source| StoreError::Sqlite { path: p.clone(), source })?;
-        Store::init(conn, p)
+        Location::Memory.open()
     }
 
-    fn init(mut conn: Connection, path: String) -> Result<Store, StoreError> {
+    /// Opens a store at a location.
+    pub fn open_location(location: &Location) -> Result<Store, StoreError> {
+        let path = location.redacted();
+        let conn = match location {
+            Location::Sqlite(file) => {
+                if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: path.clone(), source })?;
+                }
+                rusqlite::Connection::open(file).map_err(|source| StoreError::Sqlite { path: path.clone(), source })?
+            }
+            Location::Memory => rusqlite::Connection::open_in_memory()
+                .map_err(|source| StoreError::Sqlite { path: path.clone(), source })?,
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => {
+                let c = pg::connect(url).map_err(|e| match e {
+                    DbError::Msg(reason) if reason.starts_with("bad URL") => {
+                        StoreError::Refused { path: path.clone(), reason }
+                    }
+                    e => StoreError::from_db(&path, e),
+                })?;
+                let migrated = c.pool_migrated();
+                let conn = Conn::Pg(Box::new(std::cell::RefCell::new(c)));
+                if !migrated {
+                    match schema::migrate_postgres(&conn).map_err(|e| StoreError::from_db(&path, e))? {
+                        Err(found) => return Err(StoreError::TooNew { path, found, known: SCHEMA_VERSION }),
+                        Ok(_) => {
+                            if let Conn::Pg(c) = &conn {
+                                c.borrow().set_pool_migrated();
+                            }
+                        }
+                    }
+                }
+                return Ok(Store { conn, location: location.clone(), path, string_ids: None, string_texts: None });
+            }
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(_) => {
+                return Err(StoreError::Refused {
+                    path,
+                    reason: "this citriage was built without PostgreSQL support (cargo feature `postgres`)".into(),
+                })
+            }
+        };
         let sql = |source| StoreError::Sqlite { path: path.clone(), source };
-        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         conn.execute_batch(
             "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
              PRAGMA cache_size = -131072; PRAGMA mmap_size = 1073741824; PRAGMA temp_store = MEMORY;",
         )
         .map_err(sql)?;
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql)?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::TooNew { path, found: version, known: SCHEMA_VERSION });
+        let conn = Conn::Sqlite(conn);
+        if let Err(found) = schema::migrate_sqlite(&conn).map_err(|e| StoreError::from_db(&path, e))? {
+            return Err(StoreError::TooNew { path, found, known: SCHEMA_VERSION });
         }
-        for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-            tx.execute_batch(m).map_err(sql)?;
-            tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1)).map_err(sql)?;
-            tx.commit().map_err(sql)?;
-        }
-        Ok(Store { conn, path, string_ids: None, string_texts: None })
+        Ok(Store { conn, location: location.clone(), path, string_ids: None, string_texts: None })
     }
 
-    /// The file this store lives in.
+    /// The store as printed: a file path, or a PostgreSQL URL without its password.
     pub fn path(&self) -> &str {
         &self.path
     }
 
-    /// The schema version of the open database.
-    pub fn schema_version(&self) -> Result<i64, StoreError> {
-        self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))
+    /// Where the store lives ([`Location::open`] opens another connection to it).
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
-    fn err(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite { path: self.path.clone(), source }
+    /// The engine.
+    pub fn backend(&self) -> Backend {
+        self.conn.backend()
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        match &self.conn {
+            Conn::Sqlite(_) => self.conn.reader().int("PRAGMA user_version", &[]),
+            #[cfg(feature = "postgres")]
+            Conn::Pg(_) => schema::pg_version(&mut self.conn.reader()),
+        }
+        .map_err(|e| self.err(e))
+    }
+
+    /// A number that changes whenever another connection commits a write, and never
+    /// for reads: SQLite's `data_version`; on PostgreSQL the count of change
+    /// notifications received since the first call. Keep the store open and compare
+    /// successive values to notice that the store changed.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        match &self.conn {
+            Conn::Sqlite(_) => self.conn.reader().int("PRAGMA data_version", &[]),
+            #[cfg(feature = "postgres")]
+            Conn::Pg(c) => c
+                .try_borrow_mut()
+                .map_err(|_| DbError::Msg("the connection is in use".into()))
+                .and_then(|mut c| c.changes()),
+        }
+        .map_err(|e| self.err(e))
+    }
+
+    fn err(&self, e: DbError) -> StoreError {
+        StoreError::from_db(&self.path, e)
+    }
+
+    fn corrupt(&self, detail: String) -> StoreError {
+        StoreError::Corrupt { path: self.path.clone(), detail }
     }
 
     /// Imports a snapshot in one transaction. Importing the same content for the same
-    /// dataset and date again is a no-op that returns the stored copy.
+    /// dataset and date again is a no-op that returns the stored copy (also when
+    /// another writer stores it at the same moment).
     pub fn import_snapshot(&mut self, snap: &Snapshot, imported_at: &str) -> Result<ImportOutcome, StoreError> {
-        let path = self.path.clone();
-        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-        let existing: Option<i64> = tx
-            .query_row(
-                "SELECT id FROM snapshots WHERE dataset = ?1 AND snapshot_date = ?2 AND sha256 = ?3",
-                params![snap.meta.dataset.as_str(), snap.meta.date.to_string(), snap.meta.sha256],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(sql)?;
-        if let Some(id) = existing {
-            tx.commit().map_err(sql)?;
-            let s = self.snapshot_header(id)?;
-            return Ok(ImportOutcome { snapshot: s, inserted: false });
-        }
-        tx.execute(
-            "INSERT INTO snapshots (dataset, snapshot_date, source, sha256, job_count, imported_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                snap.meta.dataset.as_str(),
-                snap.meta.date.to_string(),
-                snap.meta.source,
-                snap.meta.sha256,
-                snap.jobs.len() as i64,
-                imported_at
-            ],
-        )
-        .map_err(sql)?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut job_stmt = tx
-                .prepare(
-                    "INSERT INTO snapshot_jobs (snapshot_id, job, failing_days, consistency, flakes, has_test_flakes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(sql)?;
-            let mut test_stmt = tx
-                .prepare("INSERT INTO snapshot_test_flakes (snapshot_id, job, test, count) VALUES (?1, ?2, ?3, ?4)")
-                .map_err(sql)?;
-            for e in &snap.jobs {
-                match &e.stats {
-                    JobStats::Failures { failing_days } => {
-                        job_stmt
-                            .execute(params![id, e.job, *failing_days as i64, None::<f64>, None::<i64>, 0])
-                            .map_err(sql)?;
-                    }
-                    JobStats::Flakes(f) => {
-                        job_stmt
-                            .execute(params![
-                                id,
-                                e.job,
-                                None::<i64>,
-                                f.consistency,
-                                f.flakes as i64,
-                                i64::from(f.test_flakes.is_some())
-                            ])
-                            .map_err(sql)?;
-                        for (t, n) in f.test_flakes.iter().flatten() {
-                            test_stmt.execute(params![id, e.job, t, *n as i64]).map_err(sql)?;
+        let dataset = snap.meta.dataset.as_str();
+        let date = snap.meta.date.to_string();
+        let key = vals![dataset, date.as_str(), snap.meta.sha256.as_str()];
+        let (id, inserted) = self
+            .conn
+            .write(&mut |tx| {
+                let new = tx.opt(
+                    "INSERT INTO snapshots (dataset, snapshot_date, source, sha256, job_count, imported_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (dataset, snapshot_date, sha256) DO NOTHING RETURNING id",
+                    vals![
+                        dataset,
+                        date.as_str(),
+                        snap.meta.source.as_str(),
+                        snap.meta.sha256.as_str(),
+                        snap.jobs.len() as i64,
+                        imported_at
+                    ],
+                    |r| r.i64(0),
+                )?;
+                let Some(id) = new else {
+                    let id = tx.int(
+                        "SELECT id FROM snapshots WHERE dataset = ?1 AND snapshot_date = ?2 AND sha256 = ?3",
+                        key,
+                    )?;
+                    return Ok((id, false));
+                };
+                tx.bulk(
+                    "snapshot_jobs",
+                    &["snapshot_id", "job", "failing_days", "consistency", "flakes", "has_test_flakes"],
+                    &mut |b| {
+                        for e in &snap.jobs {
+                            match &e.stats {
+                                JobStats::Failures { failing_days } => {
+                                    b.row(vals![id, e.job.as_str(), i64::from(*failing_days), Val::Null, Val::Null, 0])?
+                                }
+                                JobStats::Flakes(f) => b.row(vals![
+                                    id,
+                                    e.job.as_str(),
+                                    Val::Null,
+                                    f.consistency,
+                                    f.flakes as i64,
+                                    i64::from(f.test_flakes.is_some())
+                                ])?,
+                            }
                         }
-                    }
+                        Ok(())
+                    },
+                )?;
+                let has_tests = snap.jobs.iter().any(|e| match &e.stats {
+                    JobStats::Flakes(f) => f.test_flakes.as_ref().is_some_and(|t| !t.is_empty()),
+                    JobStats::Failures { .. } => false,
+                });
+                if has_tests {
+                    tx.bulk("snapshot_test_flakes", &["snapshot_id", "job", "test", "count"], &mut |b| {
+                        for e in &snap.jobs {
+                            if let JobStats::Flakes(f) = &e.stats {
+                                for (t, n) in f.test_flakes.iter().flatten() {
+                                    b.row(vals![id, e.job.as_str(), t.as_str(), *n as i64])?;
+                                }
+                            }
+                        }
+                        Ok(())
+                    })?;
                 }
-            }
-        }
-        tx.commit().map_err(sql)?;
-        Ok(ImportOutcome { snapshot: self.snapshot_header(id)?, inserted: true })
+                Ok((id, true))
+            })
+            .map_err(|e| self.err(e))?;
+        Ok(ImportOutcome { snapshot: self.snapshot_header(id)?, inserted })
     }
 
     fn snapshot_header(&self, id: i64) -> Result<StoredSnapshot, StoreError> {
         let row = self
             .conn
-            .query_row(
+            .reader()
+            .one(
                 "SELECT id, dataset, snapshot_date, source, sha256, job_count, imported_at FROM snapshots WHERE id = ?1",
-                params![id],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, i64>(5)?,
-                        r.get::<_, String>(6)?,
-                    ))
-                },
+                vals![id],
+                header_row,
             )
             .map_err(|e| self.err(e))?;
         self.header_from_row(row)
     }
 
-    #[allow(clippy::type_complexity)]
-    fn header_from_row(
-        &self,
-        row: (i64, String, String, String, String, i64, String),
-    ) -> Result<StoredSnapshot, StoreError> {
-        let corrupt = |detail: String| StoreError::Corrupt { path: self.path.clone(), detail };
-        let dataset: Dataset = row.1.parse().map_err(corrupt)?;
-        let date = Day::parse(&row.2).ok_or_else(|| corrupt(format!("snapshot {} has date {:?}", row.0, row.2)))?;
+    fn header_from_row(&self, row: HeaderRow) -> Result<StoredSnapshot, StoreError> {
+        let dataset: Dataset = row.1.parse().map_err(|e| self.corrupt(e))?;
+        let date =
+            Day::parse(&row.2).ok_or_else(|| self.corrupt(format!("snapshot {} has date {:?}", row.0, row.2)))?;
         Ok(StoredSnapshot {
             id: row.0,
             dataset,
@@ -449,19 +461,15 @@ impl Store {
 
     /// Every stored snapshot of a dataset (or all), oldest first by date, then import order.
     pub fn list_snapshots(&self, dataset: Option<Dataset>) -> Result<Vec<StoredSnapshot>, StoreError> {
-        let mut stmt = self
+        let rows = self
             .conn
-            .prepare(
+            .reader()
+            .rows(
                 "SELECT id, dataset, snapshot_date, source, sha256, job_count, imported_at FROM snapshots
-                 WHERE ?1 IS NULL OR dataset = ?1 ORDER BY dataset, snapshot_date, id",
+                 WHERE CAST(?1 AS TEXT) IS NULL OR dataset = ?1 ORDER BY dataset, snapshot_date, id",
+                vals![dataset.map(|d| d.as_str())],
+                header_row,
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![dataset.map(|d| d.as_str())], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
         rows.into_iter().map(|r| self.header_from_row(r)).collect()
     }
@@ -476,44 +484,33 @@ impl Store {
         Ok(self.list_snapshots(Some(dataset))?.into_iter().rev().find(|s| s.date < date))
     }
 
-    /// Loads a stored snapshot in full.
+    /// Loads a stored snapshot in full (one consistent read).
     pub fn load_snapshot(&self, id: i64) -> Result<Snapshot, StoreError> {
         let h = self.snapshot_header(id)?;
-        let mut tests: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-        {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT job, test, count FROM snapshot_test_flakes WHERE snapshot_id = ?1")
-                .map_err(|e| self.err(e))?;
-            let rows = stmt
-                .query_map(params![id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))
-                .map_err(|e| self.err(e))?;
-            for r in rows {
-                let (job, test, n) = r.map_err(|e| self.err(e))?;
-                tests.entry(job).or_default().insert(test, n.max(0) as u64);
-            }
-        }
-        let mut stmt = self
+        type JobRow = (String, Option<i64>, Option<f64>, Option<i64>, i64);
+        let (mut tests, rows) = self
             .conn
-            .prepare(
-                "SELECT job, failing_days, consistency, flakes, has_test_flakes FROM snapshot_jobs
-                 WHERE snapshot_id = ?1 ORDER BY job",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<i64>>(1)?,
-                    r.get::<_, Option<f64>>(2)?,
-                    r.get::<_, Option<i64>>(3)?,
-                    r.get::<_, i64>(4)?,
-                ))
+            .read(&mut |tx| {
+                let mut tests: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+                tx.each(
+                    "SELECT job, test, count FROM snapshot_test_flakes WHERE snapshot_id = ?1",
+                    vals![id],
+                    &mut |r| {
+                        tests.entry(r.string(0)?).or_default().insert(r.string(1)?, r.i64(2)?.max(0) as u64);
+                        Ok(())
+                    },
+                )?;
+                let rows: Vec<JobRow> = tx.rows(
+                    "SELECT job, failing_days, consistency, flakes, has_test_flakes FROM snapshot_jobs
+                     WHERE snapshot_id = ?1 ORDER BY job",
+                    vals![id],
+                    |r| Ok((r.string(0)?, r.opt_i64(1)?, r.opt_f64(2)?, r.opt_i64(3)?, r.i64(4)?)),
+                )?;
+                Ok((tests, rows))
             })
             .map_err(|e| self.err(e))?;
-        let mut jobs = Vec::new();
-        for r in rows {
-            let (job, days, consistency, flakes, has_tests) = r.map_err(|e| self.err(e))?;
+        let mut jobs = Vec::with_capacity(rows.len());
+        for (job, days, consistency, flakes, has_tests) in rows {
             let stats = match h.dataset {
                 Dataset::Failures => JobStats::Failures { failing_days: days.unwrap_or(0).max(0) as u32 },
                 Dataset::Flakes => {
@@ -532,9 +529,17 @@ impl Store {
 
     /// Job names of a stored snapshot.
     pub fn snapshot_job_names(&self, id: i64) -> Result<BTreeSet<String>, StoreError> {
-        let mut stmt =
-            self.conn.prepare("SELECT job FROM snapshot_jobs WHERE snapshot_id = ?1").map_err(|e| self.err(e))?;
-        let rows = stmt.query_map(params![id], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
-        rows.collect::<Result<BTreeSet<_>, _>>().map_err(|e| self.err(e))
+        let rows = self
+            .conn
+            .reader()
+            .rows("SELECT job FROM snapshot_jobs WHERE snapshot_id = ?1", vals![id], |r| r.string(0))
+            .map_err(|e| self.err(e))?;
+        Ok(rows.into_iter().collect())
     }
+}
+
+type HeaderRow = (i64, String, String, String, String, i64, String);
+
+fn header_row(r: &db::Row<'_>) -> Result<HeaderRow, DbError> {
+    Ok((r.i64(0)?, r.string(1)?, r.string(2)?, r.string(3)?, r.string(4)?, r.i64(5)?, r.string(6)?))
 }

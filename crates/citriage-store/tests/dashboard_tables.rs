@@ -1,7 +1,9 @@
 //! The tables the dashboard reads, against a real SQLite file: failed-test counts and
 //! log excerpts written with their build (and replaced with it), a clustering run
 //! replacing the previous run's membership, documents, and the migration from a
-//! version-5 store backfilling failed-test counts.
+//! version-5 store backfilling failed-test counts; on SQLite and PostgreSQL.
+
+mod common;
 
 use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest};
 use citriage_store::{ClusterDay, ClusterMember, ClusterRun, Document, Store, StoredCluster, SCHEMA_VERSION};
@@ -54,8 +56,12 @@ fn excerpt(line: u32, text: &str) -> LogExcerpt {
 
 #[test]
 fn failed_counts_and_excerpts_travel_with_the_build() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut st = Store::open(&dir.path().join("c.db")).unwrap();
+    for f in common::backends("failed_counts_and_excerpts_travel_with_the_build") {
+        failed_counts_and_excerpts_travel_with_the_build_on(f.open());
+    }
+}
+
+fn failed_counts_and_excerpts_travel_with_the_build_on(mut st: Store) {
     let tests = vec![
         test("a", "passed", None),
         test("s", "skipped", None),
@@ -109,8 +115,12 @@ fn cluster(id: &str, size: u64, first: i64) -> StoredCluster {
 
 #[test]
 fn a_clustering_run_replaces_the_previous_membership() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut st = Store::open(&dir.path().join("c.db")).unwrap();
+    for f in common::backends("a_clustering_run_replaces_the_previous_membership") {
+        a_clustering_run_replaces_the_previous_membership_on(f.open());
+    }
+}
+
+fn a_clustering_run_replaces_the_previous_membership_on(mut st: Store) {
     let tests = vec![test("a", "failed", Some("x")), test("b", "failed", Some("y"))];
     st.put_build(&build("ci-x", "1", 86_400, tests.clone(), vec![])).unwrap();
     st.put_build(&build("ci-x", "2", 2 * 86_400, tests, vec![])).unwrap();
@@ -166,8 +176,12 @@ fn a_clustering_run_replaces_the_previous_membership() {
 
 #[test]
 fn documents_are_replaced_by_kind_key_and_type() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut st = Store::open(&dir.path().join("c.db")).unwrap();
+    for f in common::backends("documents_are_replaced_by_kind_key_and_type") {
+        documents_are_replaced_by_kind_key_and_type_on(f.open());
+    }
+}
+
+fn documents_are_replaced_by_kind_key_and_type_on(mut st: Store) {
     let doc = |key: &str, as_of: &str, body: &str| Document {
         kind: "triage".into(),
         key: key.into(),
@@ -208,7 +222,8 @@ fn migrating_a_version_5_store_backfills_failed_counts() {
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE build_excerpts; DROP TABLE cluster_runs; DROP TABLE cluster_members; DROP TABLE cluster_daily;
+            "DROP INDEX builds_by_started; DROP INDEX test_results_failed;
+             DROP TABLE build_excerpts; DROP TABLE cluster_runs; DROP TABLE cluster_members; DROP TABLE cluster_daily;
              DROP TABLE documents; DROP TABLE cluster_failure_ids; DROP TABLE cluster_subpatterns;
              ALTER TABLE builds DROP COLUMN failed_tests;
              ALTER TABLE clusters DROP COLUMN text; ALTER TABLE clusters DROP COLUMN spans;

@@ -503,14 +503,14 @@ fn all_job_work(
         let positions: Vec<u32> = j.builds.clone().map(|p| p as u32).collect();
         Ok(job_work(ji as u32, &loaded, &positions, since, cfg))
     };
-    let path = std::path::PathBuf::from(store.path());
-    if store.path() == ":memory:" || !path.is_file() {
+    let location = store.location().clone();
+    if !location.exists() {
         return (0..jobs.len()).map(|ji| one(store, ji)).collect();
     }
     (0..jobs.len())
         .into_par_iter()
         .map_init(
-            || Store::open(&path).map_err(WebError::from),
+            || location.open().map_err(WebError::from),
             |s, ji| match s {
                 Ok(s) => one(s, ji),
                 Err(e) => Err(e.clone()),

@@ -182,7 +182,7 @@ pub fn build_index(
 impl AppState {
     /// Opens the store, builds its view, and prepares the state.
     pub fn new(db: PathBuf, opts: ServeOptions) -> Result<AppState, ServeError> {
-        if !db.is_file() {
+        if !citriage_store::Location::from_path(&db).exists() {
             return Err(ServeError::MissingStore(db));
         }
         // A connection kept open for the server's life: its `data_version` moves when
@@ -499,7 +499,7 @@ where
         let mut store = match pooled {
             Some(st) => st,
             None => {
-                if !s.db.is_file() {
+                if !citriage_store::Location::from_path(&s.db).exists() {
                     return Err(WebError::Internal("the store file is gone".into()));
                 }
                 Store::open(&s.db)?

@@ -295,7 +295,10 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
     let clusters: usize = view.profiles.values().map(|p| p.clusters.len()).sum();
     drop(view);
     if urls.is_empty() {
-        return Err(Failure::input(format!("{}: nothing to request (no jobs and no clusters)", db.display())));
+        return Err(Failure::input(format!(
+            "{}: nothing to request (no jobs and no clusters)",
+            citriage_store::Location::from_path(db)
+        )));
     }
     let running = server.spawn().map_err(|e| Failure::other(e.to_string()))?;
     let t = Instant::now();
@@ -314,7 +317,7 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
-                "store": db.display().to_string(), "builds": builds, "jobs": jobs, "clusters": clusters,
+                "store": citriage_store::Location::from_path(db).to_string(), "builds": builds, "jobs": jobs, "clusters": clusters,
                 "search_entries": entries, "index_ms": index_time.as_secs_f64() * 1000.0, "peak_rss_mib": rss,
                 "prewarm_ms": spec.prewarm.then_some(prewarm_time.as_secs_f64() * 1000.0),
                 "rss_anon_mib": anon, "rss_file_mib": file,
@@ -326,7 +329,7 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
     }
     println!(
         "bench serve: {} ({builds} builds, {jobs} jobs, {clusters} clusters, {entries} failure texts and excerpts)",
-        db.display()
+        citriage_store::Location::from_path(db)
     );
     println!("view built in {:.2} s", index_time.as_secs_f64());
     for (what, ms) in &timings {

@@ -9,7 +9,7 @@
 
 use citriage_model::{Dataset, Day};
 use citriage_sources::HttpOptions;
-use citriage_store::Store;
+use citriage_store::{Location, Store};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt;
@@ -33,9 +33,11 @@ macro_rules! outln {
 // comment on a flattened struct would replace the program's description in --help.)
 #[derive(Args, Debug, Clone)]
 pub struct Context {
-    /// The store (SQLite file). Default: $CITRIAGE_DB, else
-    /// $XDG_DATA_HOME/citriage/citriage.db, else ~/.local/share/citriage/citriage.db.
-    #[arg(long, global = true, value_name = "FILE")]
+    /// The store: a SQLite file (or sqlite:FILE), or a PostgreSQL database
+    /// (postgres://USER@HOST:PORT/DB; the password from PGPASSWORD, never printed).
+    /// Default: $CITRIAGE_DB, else $XDG_DATA_HOME/citriage/citriage.db, else
+    /// ~/.local/share/citriage/citriage.db.
+    #[arg(long, global = true, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Output format of the results printed on stdout.
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
@@ -53,14 +55,22 @@ pub enum Format {
 }
 
 impl Context {
-    /// The store's path: `--db`, else the default (see [`citriage_store::default_path`]).
+    /// The store's path or URL as given: `--db`, else the default (see
+    /// [`citriage_store::default_path`]). Print [`Context::db_location`] instead: a URL
+    /// may carry a password.
     pub fn db_path(&self) -> PathBuf {
         self.db.clone().unwrap_or_else(citriage_store::default_path)
     }
 
+    /// Where the store lives (a SQLite file or a PostgreSQL database); printed
+    /// without a password.
+    pub fn db_location(&self) -> Location {
+        Location::from_path(&self.db_path())
+    }
+
     /// Opens (creating it when missing) the store.
     pub fn open_store(&self) -> Result<Store, Failure> {
-        Ok(Store::open(&self.db_path())?)
+        Ok(self.db_location().open()?)
     }
 
     /// True when results are printed as JSON.
@@ -171,9 +181,15 @@ impl fmt::Display for Failure {
     }
 }
 
+/// A store that cannot be used as given (a malformed URL, a backend this build lacks,
+/// a newer schema) is bad input; an engine failure is not.
 impl From<citriage_store::StoreError> for Failure {
     fn from(e: citriage_store::StoreError) -> Self {
-        Failure::other(e.to_string())
+        if e.is_bad_input() {
+            Failure::input(e.to_string())
+        } else {
+            Failure::other(e.to_string())
+        }
     }
 }
 

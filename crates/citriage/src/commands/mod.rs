@@ -22,6 +22,7 @@ pub mod payload;
 pub mod reports;
 pub mod serve;
 pub mod snapshots;
+pub mod store;
 pub mod synth;
 pub mod triage;
 pub mod verify;

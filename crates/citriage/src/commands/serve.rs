@@ -38,7 +38,7 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
         allow_hosts: a.allow_hosts.clone(),
         ..Default::default()
     };
-    let pb = ctx.spinner(&format!("reading {}", db.display()));
+    let pb = ctx.spinner(&format!("reading {}", ctx.db_location()));
     let started = std::time::Instant::now();
     let server = citriage_web::Server::bind_with(db, a.addr, opts).map_err(|e| match e {
         citriage_web::ServeError::MissingStore(_) | citriage_web::ServeError::Store(_) => Failure::input(e.to_string()),

@@ -63,17 +63,14 @@ pub fn exec(ctx: &Context, a: &VerifyArgs) -> Result<(), Failure> {
 
 /// Runs the check and prints the result; returns the verifier's exit code.
 fn check(ctx: &Context, a: &VerifyArgs) -> Result<i32, Failure> {
-    let db = ctx.db_path();
+    let db = ctx.db_location();
     // Results are recorded only in a store that exists; without one, the check runs
     // against an empty in-memory store and nothing is written.
     let exists = db.exists();
     let store = if exists {
-        Store::open(&db)?
+        db.open()?
     } else if a.stored.is_some() {
-        return Err(Failure::input(format!(
-            "{}: no store there, so no stored document to verify (pass --db FILE)",
-            db.display()
-        )));
+        return Err(Failure::input(format!("{db}: no store there, so no stored document to verify (pass --db FILE)")));
     } else {
         Store::open_in_memory()?
     };
@@ -150,7 +147,7 @@ fn check(ctx: &Context, a: &VerifyArgs) -> Result<i32, Failure> {
     match &checked.recorded {
         Some(key) if !ctx.quiet => eprintln!("recorded as verify {key} in {}", store.path()),
         Some(_) => {}
-        None => eprintln!("note: no store at {}: the result is not recorded", db.display()),
+        None => eprintln!("note: no store at {db}: the result is not recorded"),
     }
     Ok(checked.verification.exit_code(a.allow_unchecked))
 }

@@ -1,0 +1,270 @@
+//! The binary on both store engines: several `fetch` and `import` processes at once
+//! leave the same store as one after the other (and the same on SQLite as on
+//! PostgreSQL); a `fetch` killed with SIGKILL and rerun equals an uninterrupted one;
+//! `store migrate` moves a SQLite store into PostgreSQL unchanged and refuses what it
+//! must; `serve` answers from a PostgreSQL store; a password in a store URL is never
+//! printed. PostgreSQL is a throwaway cluster started by the test (skipped, with the
+//! reason printed, when none can start).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+mod common;
+
+use common::{bin, stderr};
+
+/// A small synthetic world: its mirror and its dashboard snapshot files.
+struct World {
+    _dir: tempfile::TempDir,
+    mirror: PathBuf,
+    snapshots: Vec<PathBuf>,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("world");
+    let mut p = citriage_synth::SynthParams::preset("tiny").unwrap();
+    p.jobs = 16;
+    p.builds_per_job = 10;
+    p.payloads = 0;
+    p.dashboard_days = 2;
+    citriage_synth::generate(&p, &root, &mut |_| {}).unwrap();
+    let mut snapshots = Vec::new();
+    for ds in ["failures", "flakes"] {
+        for e in std::fs::read_dir(root.join("k8s-metrics").join(ds)).unwrap() {
+            snapshots.push(e.unwrap().path());
+        }
+    }
+    snapshots.sort();
+    assert!(snapshots.len() >= 4, "{snapshots:?}");
+    World { mirror: root.join("gcs/kubernetes-ci-logs"), snapshots, _dir: dir }
+}
+
+fn cmd(db: &str, args: &[&str]) -> Command {
+    let mut c = bin();
+    c.args(["--db", db, "--quiet"]).args(args);
+    c
+}
+
+fn fetch(db: &str, w: &World, extra: &[&str]) -> Command {
+    let mut c = cmd(db, &["fetch", "--all", "--mirror"]);
+    c.arg(&w.mirror).args(extra);
+    c
+}
+
+fn import(db: &str, files: &[PathBuf]) -> Command {
+    let mut c = cmd(db, &["import"]);
+    c.args(files);
+    c
+}
+
+fn ok(c: &mut Command) {
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{:?}: {}", c, stderr(&o));
+}
+
+fn digest(db: &str) -> (String, serde_json::Value) {
+    let o = cmd(db, &["--format", "json", "store", "info", "--digest"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    (v["digest"].as_str().unwrap().to_string(), v)
+}
+
+/// Fresh stores of each engine that can run here, as `--db` values.
+struct Stores {
+    _dir: tempfile::TempDir,
+    #[cfg(feature = "postgres")]
+    cluster: Option<citriage_store::pg_cluster::TempCluster>,
+}
+
+impl Stores {
+    fn new(test: &str) -> Stores {
+        #[cfg(feature = "postgres")]
+        let cluster = match citriage_store::pg_cluster::TempCluster::start() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("{test}: PostgreSQL part skipped: {e}");
+                None
+            }
+        };
+        #[cfg(not(feature = "postgres"))]
+        eprintln!("{test}: PostgreSQL part skipped: built without the `postgres` feature");
+        Stores {
+            _dir: tempfile::tempdir().unwrap(),
+            #[cfg(feature = "postgres")]
+            cluster,
+        }
+    }
+
+    /// A new, empty store of each engine ("sqlite", "postgres").
+    fn fresh(&self, name: &str) -> Vec<(&'static str, String)> {
+        let mut out = vec![("sqlite", self._dir.path().join(format!("{name}.db")).display().to_string())];
+        #[cfg(feature = "postgres")]
+        if let Some(c) = &self.cluster {
+            out.push(("postgres", c.create_database(name).unwrap()));
+        }
+        out
+    }
+}
+
+#[test]
+fn concurrent_fetches_and_imports_equal_one_sequential_run_on_both_engines() {
+    let w = world();
+    let stores = Stores::new("concurrent_fetches_and_imports_equal_one_sequential_run_on_both_engines");
+    let mut digests = Vec::new();
+    for ((engine, seq), (_, conc)) in stores.fresh("seq").into_iter().zip(stores.fresh("conc")) {
+        ok(&mut fetch(&seq, &w, &["--concurrency", "2"]));
+        ok(&mut import(&seq, &w.snapshots));
+        let (want, info) = digest(&seq);
+        let builds =
+            info["tables"].as_array().unwrap().iter().find(|t| t["table"] == "builds").unwrap()["rows"].as_u64();
+        assert!(builds.unwrap_or(0) > 100, "{engine}: {info}");
+        // Six processes at once on a store nobody has opened: they race on its
+        // migrations, on interning the same test names, on the same builds and on the
+        // same snapshots.
+        let half = w.snapshots.len() / 2;
+        let mut children: Vec<(String, Child)> = vec![
+            (format!("{engine} fetch a"), fetch(&conc, &w, &["--concurrency", "4"])),
+            (format!("{engine} fetch b"), fetch(&conc, &w, &["--concurrency", "1"])),
+            (format!("{engine} fetch c"), fetch(&conc, &w, &["--max-builds", "3"])),
+            (format!("{engine} import all"), import(&conc, &w.snapshots)),
+            (format!("{engine} import first"), import(&conc, &w.snapshots[..half])),
+            (format!("{engine} import rest"), import(&conc, &w.snapshots[half..])),
+        ]
+        .into_iter()
+        .map(|(n, mut c)| (n, c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()))
+        .collect();
+        for (name, child) in children.drain(..) {
+            let o = child.wait_with_output().unwrap();
+            assert!(o.status.success(), "{name} failed: {}", stderr(&o));
+        }
+        let (got, _) = digest(&conc);
+        assert_eq!(got, want, "{engine}: six writers at once differ from one after the other");
+        digests.push((engine, want));
+    }
+    // The same content on SQLite and PostgreSQL.
+    for pair in digests.windows(2) {
+        assert_eq!(pair[0].1, pair[1].1, "{} and {} stores differ", pair[0].0, pair[1].0);
+    }
+}
+
+fn builds_in(db: &str) -> u64 {
+    citriage_store::Location::parse(db).open().and_then(|s| s.build_counts()).map(|c| c.0).unwrap_or(0)
+}
+
+#[test]
+#[cfg(unix)]
+fn a_fetch_killed_mid_ingest_and_rerun_equals_an_uninterrupted_one_on_both_engines() {
+    let w = world();
+    let stores = Stores::new("a_fetch_killed_mid_ingest_and_rerun_equals_an_uninterrupted_one_on_both_engines");
+    for ((engine, whole), (_, killed)) in stores.fresh("whole").into_iter().zip(stores.fresh("killed")) {
+        ok(&mut fetch(&whole, &w, &["--concurrency", "1"]));
+        let total = builds_in(&whole);
+        let mut child = fetch(&killed, &w, &["--concurrency", "1"]).stdout(Stdio::null()).spawn().unwrap();
+        let t = std::time::Instant::now();
+        while builds_in(&killed) < 20 && t.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        let partial = builds_in(&killed);
+        eprintln!("{engine}: killed after {partial} of {total} builds ({status})");
+        assert!(!status.success() && partial < total, "{engine}: killed before finishing ({partial}/{total})");
+        ok(&mut fetch(&killed, &w, &["--concurrency", "1"]));
+        assert_eq!(builds_in(&killed), total, "{engine}");
+        assert_eq!(digest(&killed).0, digest(&whole).0, "{engine}: killed and rerun differs from uninterrupted");
+    }
+}
+
+#[test]
+#[cfg(feature = "postgres")]
+fn store_migrate_moves_a_sqlite_store_into_postgres_unchanged() {
+    let stores = Stores::new("store_migrate_moves_a_sqlite_store_into_postgres_unchanged");
+    let Some(cluster) = &stores.cluster else { return };
+    let w = world();
+    let sqlite = stores._dir.path().join("team.db");
+    let sqlite_s = sqlite.display().to_string();
+    ok(&mut fetch(&sqlite_s, &w, &[]));
+    ok(&mut import(&sqlite_s, &w.snapshots));
+    // A password in the URL (the throwaway cluster trusts local users, so any does).
+    let url = cluster.create_database("team").unwrap().replace("postgres@", "postgres:hunter2secret@");
+    let out = bin()
+        .args(["--format", "json", "store", "migrate", "--from", &format!("sqlite:{sqlite_s}"), "--to", &url])
+        .output()
+        .unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(out.status.success(), "{all}");
+    assert!(!all.contains("hunter2secret"), "the password was printed: {all}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (want, _) = digest(&sqlite_s);
+    assert_eq!(v["digest"].as_str(), Some(want.as_str()), "{v}");
+    let (got, info) = digest(&url);
+    assert_eq!(got, want);
+    assert_eq!(info["backend"], "postgres");
+    assert!(info["location"].as_str().unwrap().contains("***"), "{info}");
+    // The same reports from either store.
+    for args in [&["--format", "json", "snapshots"][..], &["--format", "json", "metrics"][..]] {
+        let a = cmd(&sqlite_s, args).output().unwrap();
+        let b = cmd(&url, args).output().unwrap();
+        assert!(a.status.success() && b.status.success(), "{}{}", stderr(&a), stderr(&b));
+        if args[2] == "snapshots" {
+            // The listing names its store.
+            let strip = |o: &[u8]| {
+                let mut v: serde_json::Value = serde_json::from_slice(o).unwrap();
+                v["store"] = serde_json::Value::Null;
+                v
+            };
+            assert_eq!(strip(&a.stdout), strip(&b.stdout));
+        } else {
+            assert_eq!(String::from_utf8_lossy(&a.stdout), String::from_utf8_lossy(&b.stdout), "{args:?}");
+        }
+    }
+    // Into a store that is not empty: refused, exit 2, nothing changed.
+    let o = bin().args(["store", "migrate", "--from", &sqlite_s, "--to", &url]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not empty") && !stderr(&o).contains("hunter2secret"), "{}", stderr(&o));
+    assert_eq!(digest(&url).0, want);
+    // From a file that does not exist: exit 2.
+    let o = bin().args(["store", "migrate", "--from", "sqlite:/nonexistent/x.db", "--to", &url]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // A malformed URL: exit 2, named.
+    let o = cmd("postgres://u:pw@host:notaport/db", &["snapshots"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(":pw@"), "{}", stderr(&o));
+}
+
+#[test]
+#[cfg(feature = "postgres")]
+fn serve_answers_from_a_postgres_store() {
+    let stores = Stores::new("serve_answers_from_a_postgres_store");
+    let Some(cluster) = &stores.cluster else { return };
+    let w = world();
+    let url = cluster.create_database("serve").unwrap();
+    ok(&mut fetch(&url, &w, &[]));
+    let mut child =
+        cmd(&url, &["serve", "--addr", "127.0.0.1:0"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut addr = None;
+    let mut seen = String::new();
+    for _ in 0..20 {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut err, &mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        seen.push_str(&line);
+        if let Some(a) = line.trim().strip_prefix("serving on ").and_then(|r| r.split_whitespace().next()) {
+            addr = Some(a.to_string());
+            break;
+        }
+    }
+    let Some(addr) = addr else {
+        let _ = child.kill();
+        panic!("serve did not start: {seen}");
+    };
+    let job = citriage_store::Location::parse(&url).open().unwrap().build_jobs().unwrap()[0].clone();
+    let res = ureq::get(&format!("{addr}/api/v1/jobs")).call();
+    let _ = child.kill();
+    let _ = child.wait();
+    let body = res.expect("the jobs API answers").into_body().read_to_string().unwrap();
+    assert!(body.contains(&job), "{job} not in {body}");
+}
