@@ -624,12 +624,41 @@ fn join(v: &[usize]) -> String {
     v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
 }
 
+/// Short repository names that are also common words (`kind cluster`, `release
+/// branch`): their mention does not name the repository.
+const WORD_ALIASES: &[&str] = &["kind", "release", "community", "website", "kubectl", "kubernetes", "k8s"];
+
+/// Repositories a line names: short names the alias table knows (`kops`, `(CAAPH)`,
+/// `CAPA#5990`) and `owner/repo` references. Paths are single tokens, so the
+/// `k8s.io` of `staging/src/k8s.io/...` names nothing.
+fn repos_named(line: &str, ctx: &RefContext) -> Vec<RepoRef> {
+    let mut out: Vec<RepoRef> = Vec::new();
+    for tok in line.split(|c: char| c.is_whitespace() || "()[]{},;:`*\"'|<>!?".contains(c)) {
+        let tok = tok.trim_matches(|c: char| c == '.' || c == '-' || c == '_');
+        let name = tok.split('#').next().unwrap_or("").to_ascii_lowercase();
+        if name.is_empty() || WORD_ALIASES.contains(&name.as_str()) {
+            continue;
+        }
+        let repo = ctx.aliases.get(&name).cloned().or_else(|| {
+            // `owner/repo#N` only: a bare `a/b` is more often a path.
+            tok.contains('#').then(|| RepoRef::parse(&name)).flatten()
+        });
+        if let Some(r) = repo {
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn check_file_lines(
     cx: &mut Ctx<'_>,
     claims: &[FileLineRef],
     code: &dyn CodeResolver,
     stats: &mut Stats,
     day: Option<Day>,
+    refs_ctx: &RefContext,
 ) {
     // What a report dated D could have read: the last commit of D (UTC).
     let until = day.map(|d| (d.0 + 1) * 86_400 - 1);
@@ -657,6 +686,21 @@ pub(crate) fn check_file_lines(
         let mut answers = vec![code.check(repo.as_deref(), &path, start, end)];
         for m in &more {
             answers.push(code.check(repo.as_deref(), &path, *m, *m));
+        }
+        // A path given without its repository, missing from the checkout whose directory
+        // it matches, while the line names another repository that has no checkout: the
+        // path may well be that repository's (`test/e2e/x.go` of CAAPH, not k/k).
+        if repo.is_none() && answers.iter().any(|a| matches!(a, CodeAnswer::Missing { .. })) {
+            let elsewhere: Vec<String> = lines
+                .iter()
+                .flat_map(|n| repos_named(cx.report.line(*n), refs_ctx))
+                .map(|r| r.to_string())
+                .filter(|r| matches!(code.check(Some(r), &path, start, start), CodeAnswer::Unchecked { .. }))
+                .collect();
+            if let Some(other) = elsewhere.first() {
+                let why = format!("{path} is in no named checkout, and the line names {other}, which has no checkout");
+                answers = vec![CodeAnswer::Unchecked { why }];
+            }
         }
         let missing: Vec<String> = answers
             .iter()
@@ -1163,6 +1207,19 @@ mod tests {
         assert!(matches!(judge(&t, &cite(2), &q("time.Minute")), ContentOutcome::Verified(_)));
         // `other()` is not part of the statement at line 2.
         assert!(matches!(judge(&t, &cite(2), &q("other()")), ContentOutcome::False(_)));
+    }
+
+    #[test]
+    fn repositories_a_line_names() {
+        let ctx = RefContext::kubernetes();
+        let got: Vec<String> = repos_named(
+            "evidence: `test/e2e/x.go:1` (CAAPH), kops#5, etcd-io/etcd#7, staging/src/k8s.io/a.go:3 in a kind cluster",
+            &ctx,
+        )
+        .into_iter()
+        .map(|r| r.to_string())
+        .collect();
+        assert_eq!(got, vec!["kubernetes-sigs/cluster-api-addon-provider-helm", "kubernetes/kops", "etcd-io/etcd"]);
     }
 
     #[test]

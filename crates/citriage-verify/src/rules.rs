@@ -480,7 +480,7 @@ pub fn verify_report(report: &Report, resolvers: &Resolvers<'_>, opts: &VerifyOp
 
     let states = check_refs(&mut cx, &refs, resolvers.refs, &mut stats);
     crate::refcheck::check_state_claims(&mut cx, &refs, &states, resolvers.refs, day.map(Window::of_day));
-    crate::content::check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats, day);
+    crate::content::check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats, day, &opts.refs);
     crate::content::check_commits(
         &mut cx,
         &commits,
