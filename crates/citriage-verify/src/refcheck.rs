@@ -494,7 +494,18 @@ pub(crate) fn check_state_claims(
             } else {
                 (
                     Verdict::Unchecked,
-                    format!("\"{}\" could describe {}; the sentence does not say which", c.words, names.join(" or ")),
+                    if names.len() == 1 {
+                        format!(
+                            "\"{}\" may describe {} or the PR of the row's own action; the row does not say which",
+                            c.words, names[0]
+                        )
+                    } else {
+                        format!(
+                            "\"{}\" could describe {}; the sentence does not say which",
+                            c.words,
+                            names.join(" or ")
+                        )
+                    },
                 )
             };
             if verdict == Verdict::Unchecked {
