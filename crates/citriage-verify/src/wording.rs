@@ -402,7 +402,17 @@ fn excluded_label_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     re(
         &R,
-        r"(?i)^[\s>*•\-+0-9.]*(?:\*\*|__)?\s*(fix(?: shape| in flight| pr| attempt)?[a-z ()]*|tracker[a-z ]*|tracking[a-z ]*|umbrella|status[a-z ()0-9-]*|owner[a-z ]*|affected[a-z ]*|sampled? builds?|builds?|build samples?|one-line summary|workaround|action|tier [0-5][a-z ]*|evidence|also|see also|related|references?|files? read)\s*(?:\*\*|__)?\s*:",
+        r"(?i)^[\s>*•\-+0-9.]*(?:\*\*|__)?\s*(fix(?: shape| in flight| pr| attempt)?[a-z ()]*|tracker[a-z ]*|tracking[a-z ]*|umbrella|status[a-z ()0-9-]*|owner[a-z ]*|affected[a-z ]*|sampled? builds?|builds?|build samples?|one-line summary|workaround|action|tier [0-5][a-z ]*)\s*(?:\*\*|__)?\s*:",
+    )
+}
+
+/// Lines that list what was read (`Evidence:`, `See also:`): the files there are where
+/// something was looked at, not where it changed.
+fn evidence_label_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        &R,
+        r"(?i)^[\s>*•\-+0-9.]*(?:\*\*|__)?\s*(evidence|also|see also|related|references?|files?(?: read)?)\s*(?:\*\*|__)?\s*:",
     )
 }
 
@@ -461,7 +471,8 @@ pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<S
             parts.insert(format!("ref {}", f.raw));
         }
         // A configuration path with its lines: where a change was made.
-        for c in file_line_re().captures_iter(l) {
+        let listed_files = evidence_label_re().is_match(l);
+        for c in file_line_re().captures_iter(l).filter(|_| !listed_files) {
             let path = c.get(3).map(|m| m.as_str()).unwrap_or("");
             let config = path.contains("config/")
                 || path.contains("configs/")
@@ -613,6 +624,8 @@ mod tests {
             "### Pattern D — x\n**Root cause**: the Deployment never becomes Available.\n- evidence: `test/e2e/config/helm.yaml:88`, `test/e2e/data/calico.yaml:12`.\n- Root: pkg/a/registration_test.go:73-77 builds the selector from a map.\n"
         )
         .is_empty());
+        // A commit named on an evidence line still is.
+        assert_eq!(parts("### Pattern E — x\n- Evidence: commit abc1234f removed the skip.\n").len(), 1);
         // A configuration's lines and a dated change are.
         assert_eq!(
             parts("### Pattern B — x\n- exposed by `config/jobs/kops/build_jobs.py:555-566`, which forces nftables.\n- the image was published on 2025-10-26.\n")
