@@ -415,6 +415,10 @@ const LEFT_GLUE: &[&str] = &[
     "the",
     "as",
     "marked",
+    "held",
+    "blocked",
+    "gated",
+    "stuck",
     "labeled",
     "labelled",
     "with",
@@ -1246,6 +1250,10 @@ mod tests {
             pairs(&[("k/k#5", "not labelled do-not-merge/*")])
         );
         assert_eq!(got("k/k#5 does not have `needs-rebase`.", None), pairs(&[("k/k#5", "not labelled needs-rebase")]));
+        assert_eq!(
+            got("k/k#5 is held (`do-not-merge/hold`).", None),
+            pairs(&[("k/k#5", "labelled do-not-merge/hold")])
+        );
     }
 
     #[test]
