@@ -18,6 +18,9 @@ pub mod select;
 pub mod severity;
 pub mod triage;
 
+/// Pattern drift between two dates (from the patterns crate).
+pub use citriage_patterns::drift as pattern_drift;
+
 pub use categorize::{categorize_snapshot, Categorized, CategorizedJob, Category};
 pub use config::AnalysisConfig;
 pub use rules::{RuleSet, RulesError};

@@ -54,6 +54,41 @@ pub struct Triage {
     pub top_flaky_tests: Vec<TestRollup>,
     pub top_tests_by_lane: Vec<(String, Vec<TestRollup>)>,
     pub config: AnalysisConfig,
+    /// Failure patterns that drifted between two dates, from the store's latest clustering
+    /// run (None when the run read no clustering).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern_drift: Option<PatternDriftReport>,
+}
+
+pub use citriage_patterns::drift::DriftKind;
+
+/// Pattern drift between two dates (see `citriage_patterns::drift`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PatternDriftReport {
+    /// Normalization profile of the clustering run.
+    pub profile: String,
+    /// The windows' last days and their length.
+    pub from: citriage_model::Day,
+    pub to: citriage_model::Day,
+    pub span_days: i64,
+    /// Patterns that are new, growing, shrinking or gone (steady ones are left out).
+    pub patterns: Vec<DriftingPattern>,
+}
+
+/// One drifting pattern with its evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftingPattern {
+    /// Stable cluster id.
+    pub stable_id: String,
+    pub kind: DriftKind,
+    pub before: u64,
+    pub after: u64,
+    /// Failures per day from the first window's first day to the second date.
+    pub per_day: Vec<u64>,
+    /// First line of the pattern's representative failure text.
+    pub text: String,
+    /// Its newest failure.
+    pub evidence: Option<citriage_model::Evidence>,
 }
 
 /// Runs the snapshot triage.
@@ -153,5 +188,6 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
         patterns,
         links,
         config: input.config.clone(),
+        pattern_drift: None,
     }
 }

@@ -57,12 +57,25 @@ pub struct ClusterConfig {
     pub seed_keys: Vec<String>,
     /// Compute `commonSpans` for each cluster (costs one pass over its distinct texts).
     pub spans: bool,
+    /// At most this many exact edit-distance checks per query, in candidate order (lower
+    /// bound, then key text); None checks every candidate. Today's Go triage checks the
+    /// first 8 candidates per worker with 7 workers in production: 56.
+    #[serde(default)]
+    pub max_precise_checks: Option<usize>,
 }
+
+/// Exact checks per query of today's go.k8s.io/triage (`maxPreciseChecksPerWorker` 8 × the
+/// 7 workers of its production job).
+pub const K8S_PRECISE_CHECKS: usize = 56;
 
 impl ClusterConfig {
     /// Default options for `profile`.
     pub fn new(profile: Profile) -> Self {
-        ClusterConfig { profile, seed_keys: Vec::new(), spans: true }
+        let max_precise_checks = match profile {
+            Profile::K8sTriage => Some(K8S_PRECISE_CHECKS),
+            Profile::Default => Some(64),
+        };
+        ClusterConfig { profile, seed_keys: Vec::new(), spans: true, max_precise_checks }
     }
 }
 
@@ -257,7 +270,8 @@ const QGRAM_MIN_LEN: usize = 512;
 pub struct KeyIndex {
     rule: MatchRule,
     /// key text length → (insertion sequence, text id), in insertion order.
-    by_len: BTreeMap<u32, Vec<(u32, u32)>>,
+    /// Each entry carries the key's coarse sketch, so the first screen reads memory in order.
+    by_len: BTreeMap<u32, Vec<(Sketch, u32, u32)>>,
     exact: HashMap<u32, u32>,
     removed: FxHashSet<u32>,
     /// Exact 4-gram profiles of long keys (for the q-gram lower bound).
@@ -265,6 +279,10 @@ pub struct KeyIndex {
     /// Screening features of the keys, by insertion sequence.
     feats: Vec<Features>,
     next_seq: u32,
+    /// Key text id by insertion sequence.
+    order: Vec<u32>,
+    /// At most this many candidates verified per query (None: all).
+    cap: Option<usize>,
     /// Exact edit-distance computations run.
     pub exact_checks: u64,
     /// Candidates examined with the histogram bound.
@@ -293,9 +311,17 @@ impl KeyIndex {
             profiles: HashMap::default(),
             feats: Vec::new(),
             next_seq: 0,
+            order: Vec::new(),
+            cap: None,
             exact_checks: 0,
             bound_checks: 0,
         }
+    }
+
+    /// Verify at most `cap` candidates per query, in order (None: all).
+    pub fn with_cap(mut self, cap: Option<usize>) -> Self {
+        self.cap = cap;
+        self
     }
 
     /// Number of keys.
@@ -323,13 +349,15 @@ impl KeyIndex {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.order.push(key);
         self.exact.insert(key, seq);
         self.feats.push(Features::of(table.text(key)));
         let len = table.text(key).len() as u32;
         if len as usize >= QGRAM_MIN_LEN {
             self.profiles.insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
         }
-        self.by_len.entry(len).or_default().push((seq, key));
+        let sk = self.feats[seq as usize].sketch;
+        self.by_len.entry(len).or_default().push((sk, seq, key));
     }
 
     /// True when `key` is itself a key.
@@ -350,11 +378,9 @@ impl KeyIndex {
     /// lists in parallel chunks (the result is the same).
     pub fn search(&self, table: &TextTable<'_>, q: u32, parallel: bool) -> SearchResult {
         let mut res = SearchResult::default();
-        if let Some(&seq) = self.exact.get(&q) {
-            if !self.removed.contains(&q) {
-                res.hit = Some(Hit { key: q, lb: 0, seq });
-                return res;
-            }
+        if self.exact.contains_key(&q) && !self.removed.contains(&q) {
+            res.hit = Some(Hit { key: q, lb: 0 });
+            return res;
         }
         let la = table.text(q).len();
         let qf = Features::of(table.text(q));
@@ -376,14 +402,24 @@ impl KeyIndex {
             if len_bound > limit {
                 continue;
             }
-            for &(seq, k) in keys {
-                if !self.removed.is_empty() && self.removed.contains(&k) {
+            let max_l1 = (limit as u32) * 4 + 3;
+            res.bound_checks += keys.len() as u64;
+            for (sk, seq, k) in keys {
+                if l1_sketch(&qf.sketch, sk) > max_l1 {
                     continue;
                 }
-                res.bound_checks += 1;
-                if let Some(lb) = screen(&qf, &self.feats[seq as usize], limit) {
-                    cands.push(Candidate { lb, seq, key: k, limit });
+                if !self.removed.is_empty() && self.removed.contains(k) {
+                    continue;
                 }
+                if let Some((lb, hopeless)) = screen(&qf, &self.feats[*seq as usize], limit) {
+                    cands.push(Candidate { lb, key: *k, limit, hopeless });
+                }
+            }
+        }
+        if let Some(cap) = self.cap {
+            if cands.len() > cap {
+                cands.select_nth_unstable(cap);
+                cands.truncate(cap);
             }
         }
         cands.sort_unstable();
@@ -395,7 +431,7 @@ impl KeyIndex {
         for c in &cands[..head] {
             res.exact_checks += 1;
             if verifier.matches(c) {
-                res.hit = Some(Hit { key: c.key, lb: c.lb, seq: c.seq });
+                res.hit = Some(Hit { key: c.key, lb: c.lb });
                 return res;
             }
         }
@@ -405,7 +441,7 @@ impl KeyIndex {
         }
         let found = rest.par_iter().with_min_len(16).position_first(|c| verifier.matches(c));
         res.exact_checks += found.map_or(rest.len(), |p| p + 1) as u64;
-        res.hit = found.map(|p| Hit { key: rest[p].key, lb: rest[p].lb, seq: rest[p].seq });
+        res.hit = found.map(|p| Hit { key: rest[p].key, lb: rest[p].lb });
         res
     }
 
@@ -413,15 +449,44 @@ impl KeyIndex {
     fn seq_of(&self, key: u32) -> Option<u32> {
         self.exact.get(&key).copied()
     }
+
+    /// Keys inserted so far (removals do not count): a version for memoized answers.
+    pub fn version(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Would any key inserted since `version` be a candidate for `q`? When none would, an
+    /// answer found at `version` still stands (the candidate order is unchanged).
+    pub fn any_candidate_since(&self, table: &TextTable<'_>, q: u32, version: usize) -> bool {
+        let qf = Features::of(table.text(q));
+        self.order[version.min(self.order.len())..]
+            .iter()
+            .any(|&k| !self.removed.contains(&k) && self.qualifies(table, &qf, q, k))
+    }
+
+    /// Would `key` be a candidate (pass the reference's histogram rule) for `q`?
+    fn qualifies(&self, table: &TextTable<'_>, qf: &Features, q: u32, key: u32) -> bool {
+        let limit = self.rule.limit(table.text(q).len(), table.text(key).len());
+        if limit <= 1 {
+            return false;
+        }
+        match self.seq_of(key) {
+            Some(seq) => screen(qf, &self.feats[seq as usize], limit).is_some(),
+            None => false,
+        }
+    }
 }
 
-/// A candidate key that passed the bounds.
+/// A candidate key that passed the reference's histogram rule, ordered like the reference
+/// orders them: lower bound, then key text (text ids are in text order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Candidate {
     lb: u32,
-    seq: u32,
     key: u32,
     limit: usize,
+    /// A valid lower bound already rules the match out (the candidate still takes its
+    /// place in the order, so a cap on checks counts it like the reference does).
+    hopeless: bool,
 }
 
 /// The key a search found, with its order position.
@@ -431,8 +496,6 @@ pub struct Hit {
     pub key: u32,
     /// Its histogram lower bound against the query.
     pub lb: u32,
-    /// Its insertion sequence.
-    pub seq: u32,
 }
 
 /// Outcome of [`KeyIndex::search`].
@@ -447,9 +510,10 @@ pub struct SearchResult {
 }
 
 /// Cheap screens of a key for a query under `limit`: the go.k8s.io/triage histogram rule
-/// (L1/4 ≤ limit, via the coarse sketch first) and a valid character-count lower bound.
-/// Returns the histogram lower bound when the key stays a candidate.
-fn screen(q: &Features, k: &Features, limit: usize) -> Option<u32> {
+/// (L1/4 ≤ limit, via the coarse sketch first), which decides candidacy, and a valid
+/// character-count lower bound, which marks candidates that cannot match. Returns the
+/// histogram lower bound and that mark when the key is a candidate.
+fn screen(q: &Features, k: &Features, limit: usize) -> Option<(u32, bool)> {
     let max_l1 = (limit as u32) * 4 + 3;
     if l1_sketch(&q.sketch, &k.sketch) > max_l1 {
         return None;
@@ -458,10 +522,7 @@ fn screen(q: &Features, k: &Features, limit: usize) -> Option<u32> {
     if d > max_l1 {
         return None;
     }
-    if similarity::char_lower_bound(&q.chars, &k.chars) >= limit {
-        return None;
-    }
-    Some(d / 4)
+    Some((d / 4, similarity::char_lower_bound(&q.chars, &k.chars) >= limit))
 }
 
 /// Exact verification of candidates for one query.
@@ -480,6 +541,9 @@ impl<'t, 'a> Verifier<'t, 'a> {
 
     /// True when the candidate's exact edit distance is below its limit.
     fn matches(&self, c: &Candidate) -> bool {
+        if c.hopeless {
+            return false;
+        }
         let limit = c.limit;
         let kt = self.table.text(c.key).as_bytes();
         if limit >= 48 {
@@ -509,11 +573,11 @@ impl<'t, 'a> Verifier<'t, 'a> {
     }
 }
 
-/// Global stage: fold local clusters (in order) into global keys, speculatively in parallel
-/// batches. Each query is first searched against the keys that existed when its batch
-/// started (in parallel); the sequential commit then only checks keys created earlier in the
-/// same batch that come before the speculative hit in (bound, age) order. This gives exactly
-/// the result of processing the queries one by one.
+/// Global stage: fold queries (in order) into keys, speculatively in parallel batches. Each
+/// query is first searched against the keys that existed when its batch started (in
+/// parallel); when a key created earlier in the same batch would be a candidate for it, the
+/// commit searches again against the current keys. This gives exactly the result of
+/// processing the queries one by one.
 fn global_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> Vec<u32> {
     const BATCH: usize = 512;
     let mut out = Vec::with_capacity(queries.len());
@@ -527,43 +591,18 @@ fn global_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> 
                 out.push(q);
                 continue;
             }
-            // keys added in this batch that precede the speculative hit
-            let mut early: Vec<Candidate> = Vec::new();
-            let la = table.text(q).len();
-            let qf = if added.is_empty() { None } else { Some(Features::of(table.text(q))) };
-            for &k in &added {
-                let lk = table.text(k).len();
-                let limit = index.rule.limit(la, lk);
-                if limit <= 1 {
-                    continue;
-                }
-                index.bound_checks += 1;
-                let (Some(qf), Some(seq)) = (qf.as_ref(), index.seq_of(k)) else {
-                    continue;
-                };
-                if let Some(lb) = screen(qf, &index.feats[seq as usize], limit) {
-                    let before = match sr.hit {
-                        Some(h) => (lb, seq) < (h.lb, h.seq),
-                        None => true,
-                    };
-                    if before {
-                        early.push(Candidate { lb, seq, key: k, limit });
-                    }
+            let mut hit = sr.hit.map(|h| h.key);
+            if !added.is_empty() {
+                let qf = Features::of(table.text(q));
+                index.bound_checks += added.len() as u64;
+                if added.iter().any(|&k| index.qualifies(table, &qf, q, k)) {
+                    let again = index.search(table, q, true);
+                    index.exact_checks += again.exact_checks;
+                    index.bound_checks += again.bound_checks;
+                    hit = again.hit.map(|h| h.key);
                 }
             }
-            early.sort_unstable();
-            let mut hit = None;
-            if !early.is_empty() {
-                let v = Verifier::new(table, q, &index.profiles);
-                for c in &early {
-                    index.exact_checks += 1;
-                    if v.matches(c) {
-                        hit = Some(c.key);
-                        break;
-                    }
-                }
-            }
-            let key = match hit.or(sr.hit.map(|h| h.key)) {
+            let key = match hit {
                 Some(k) => k,
                 None => {
                     index.insert(table, q);
@@ -577,11 +616,15 @@ fn global_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> 
     out
 }
 
-/// One local cluster: its key and the distinct normalized texts it took in.
+/// One local cluster: its key and how many failures joined it.
 struct LocalCluster {
     key: u32,
-    members: Vec<u32>,
     size: u64,
+}
+
+/// The key of a default-profile text: its name template, else itself.
+fn default_key(norm: &str) -> Option<String> {
+    crate::normalize::name_template(norm)
 }
 
 /// Cluster `failures` under `cfg` (see the module docs).
@@ -624,7 +667,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
         strings[v as usize] = k;
     }
 
-    // 2. Distinct normalized texts in canonical (sorted) order, plus seed keys.
+    // 2. Distinct normalized texts in canonical (sorted) order.
     let mut order: Vec<u32> = (0..strings.len() as u32).collect();
     order.par_sort_unstable_by(|&a, &b| strings[a as usize].cmp(&strings[b as usize]));
     let mut canon = vec![0u32; strings.len()];
@@ -635,46 +678,15 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let distinct_normalized = uniq.len();
     let raw_norm: Vec<u32> = raw_tmp.iter().map(|&t| canon[t as usize]).collect();
     drop(raw_tmp);
-    let norm_id: HashMap<&str, u32> = cfg
-        .seed_keys
-        .iter()
-        .filter_map(|k| uniq.binary_search(&k.as_str()).ok().map(|i| (k.as_str(), i as u32)))
-        .collect();
-    let mut texts = uniq.clone();
-    let mut seed_ids: Vec<u32> = Vec::new();
-    let mut extra: HashMap<&str, u32> = HashMap::default();
-    for s in &cfg.seed_keys {
-        if normalize(s, profile) != *s {
-            continue;
-        }
-        let id = match norm_id.get(s.as_str()) {
-            Some(&id) => id,
-            None => *extra.entry(s.as_str()).or_insert_with(|| {
-                texts.push(s.as_str());
-                (texts.len() - 1) as u32
-            }),
-        };
-        seed_ids.push(id);
-    }
-    drop(norm_id);
-    let table = TextTable::new(texts);
     let fail_norm: Vec<u32> = fail_raw.iter().map(|&r| raw_norm[r as usize]).collect();
 
-    // 3. Tests in canonical order, with the failures of each.
+    // 3. Tests in canonical order.
     let mut test_names: Vec<&str> = failures.iter().map(|f| f.test).collect();
     test_names.par_sort_unstable();
     test_names.dedup();
     let test_id: HashMap<&str, u32> = test_names.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
     let fail_test: Vec<u32> = failures.iter().map(|f| test_id[f.test]).collect();
-    let mut per_test: Vec<Vec<u32>> = vec![Vec::new(); test_names.len()];
-    for (i, &t) in fail_test.iter().enumerate() {
-        per_test[t as usize].push(fail_norm[i]);
-    }
-
-    // 4. Local clustering per test (parallel; each test independent).
-    let locals: Vec<(Vec<LocalCluster>, u64, u64)> =
-        per_test.par_iter().map(|norms| local_cluster(&table, norms)).collect();
-    drop(per_test);
+    drop(test_id);
     let mut acc = Accounting {
         input: n,
         tests: test_names.len(),
@@ -682,80 +694,90 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
         distinct_normalized,
         ..Accounting::default()
     };
-    for (lc, e, b) in &locals {
-        acc.local_clusters += lc.len();
-        acc.exact_checks += e;
-        acc.bound_checks += b;
-    }
 
-    // 5. Global clustering: tests by most failures, local clusters by most failures.
-    let mut test_order: Vec<u32> = (0..test_names.len() as u32).collect();
-    let test_total: Vec<u64> = locals.iter().map(|(lc, _, _)| lc.iter().map(|c| c.size).sum()).collect();
-    test_order.sort_by(|&a, &b| test_total[b as usize].cmp(&test_total[a as usize]).then(a.cmp(&b)));
-    let mut index = KeyIndex::new();
+    // 4. The key text of every failure, by profile.
+    let templates: Vec<Option<String>> = match profile {
+        Profile::Default => uniq.par_iter().map(|t| default_key(t)).collect(),
+        Profile::K8sTriage => Vec::new(),
+    };
+    let (texts, fail_key) = match profile {
+        Profile::K8sTriage => {
+            let mut texts = uniq.clone();
+            let seed_ids = seed_ids(&cfg.seed_keys, &mut texts, |s| normalize(s, profile) == s);
+            let table = TextTable::new(texts);
+            let fk = k8s_keys(failures, &table, &fail_norm, &fail_test, test_names.len(), &seed_ids, cfg, &mut acc);
+            (table, fk)
+        }
+        Profile::Default => {
+            // Distinct keys (templates, else the normalized text) in text order.
+            let mut keys: Vec<&str> = uniq.iter().zip(&templates).map(|(u, t)| t.as_deref().unwrap_or(u)).collect();
+            keys.par_sort_unstable();
+            keys.dedup();
+            let norm_key: Vec<u32> = uniq
+                .par_iter()
+                .zip(&templates)
+                .map(|(u, t)| keys.binary_search(&t.as_deref().unwrap_or(u)).unwrap_or(0) as u32)
+                .collect();
+            let mut texts = keys;
+            let seed_ids = seed_ids(&cfg.seed_keys, &mut texts, |s| {
+                let n = normalize(s, profile);
+                default_key(&n).unwrap_or(n) == s
+            });
+            let table = TextTable::new(texts);
+            // Keys by failures (most first), then text: the fold's canonical order.
+            let mut count = vec![0u64; table.len()];
+            for &m in &fail_norm {
+                count[norm_key[m as usize] as usize] += 1;
+            }
+            let mut queries: Vec<u32> = (0..table.len() as u32).filter(|&k| count[k as usize] > 0).collect();
+            queries.sort_by(|&a, &b| count[b as usize].cmp(&count[a as usize]).then(a.cmp(&b)));
+            acc.local_clusters = queries.len();
+            let mut index = KeyIndex::new().with_cap(cfg.max_precise_checks);
+            for &s in &seed_ids {
+                index.insert(&table, s);
+            }
+            let folded = global_fold(&table, &mut index, &queries);
+            let mut key_of = vec![u32::MAX; table.len()];
+            for (&q, &k) in queries.iter().zip(&folded) {
+                key_of[q as usize] = k;
+            }
+            acc.exact_checks += index.exact_checks;
+            acc.global_exact_checks = index.exact_checks;
+            acc.bound_checks += index.bound_checks;
+            let fk = fail_norm.iter().map(|&m| key_of[norm_key[m as usize] as usize]).collect();
+            (table, fk)
+        }
+    };
+    let table = texts;
+
+    // 5. Members per key.
     let mut global_of_key: HashMap<u32, u32> = HashMap::default();
     let mut global_keys: Vec<u32> = Vec::new();
-    for &s in &seed_ids {
-        if let std::collections::hash_map::Entry::Vacant(e) = global_of_key.entry(s) {
-            e.insert(global_keys.len() as u32);
-            global_keys.push(s);
-            index.insert(&table, s);
-        }
-    }
-    // (test, normalized text) → global cluster
-    let mut slot: HashMap<(u32, u32), u32> = HashMap::default();
-    let mut order_lc: Vec<(u32, usize)> = Vec::new();
-    for &t in &test_order {
-        for (i, _) in locals[t as usize].0.iter().enumerate() {
-            order_lc.push((t, i));
-        }
-    }
-    let queries: Vec<u32> = order_lc.iter().map(|&(t, i)| locals[t as usize].0[i].key).collect();
-    let keys = global_fold(&table, &mut index, &queries);
-    for (&(t, i), &key) in order_lc.iter().zip(&keys) {
-        let g = *global_of_key.entry(key).or_insert_with(|| {
-            global_keys.push(key);
+    let mut raw_assign: Vec<u32> = Vec::with_capacity(n);
+    for &k in &fail_key {
+        let g = *global_of_key.entry(k).or_insert_with(|| {
+            global_keys.push(k);
             (global_keys.len() - 1) as u32
         });
-        for &m in &locals[t as usize].0[i].members {
-            slot.insert((t, m), g);
-        }
+        raw_assign.push(g);
     }
-    acc.exact_checks += index.exact_checks;
-    acc.global_exact_checks = index.exact_checks;
-    acc.bound_checks += index.bound_checks;
-    drop(locals);
-
-    // 6. Members per global cluster.
+    drop(global_of_key);
     let ng = global_keys.len();
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); ng];
-    let mut missing = 0usize;
-    let mut raw_assign: Vec<u32> = Vec::with_capacity(n);
-    for i in 0..n {
-        match slot.get(&(fail_test[i], fail_norm[i])) {
-            Some(&g) => {
-                members[g as usize].push(i as u32);
-                raw_assign.push(g);
-            }
-            None => {
-                missing += 1;
-                raw_assign.push(u32::MAX);
-            }
-        }
+    for (i, &g) in raw_assign.iter().enumerate() {
+        members[g as usize].push(i as u32);
     }
-    drop(slot);
     let mut distinct_per_global = vec![0usize; ng];
     {
-        let mut seen: HashMap<(u32, u32), ()> = HashMap::default();
+        let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
         for i in 0..n {
-            let g = raw_assign[i];
-            if g != u32::MAX && seen.insert((g, fail_norm[i]), ()).is_none() {
-                distinct_per_global[g as usize] += 1;
+            if seen.insert((raw_assign[i], fail_norm[i])) {
+                distinct_per_global[raw_assign[i] as usize] += 1;
             }
         }
     }
 
-    // 7. Order clusters: largest first, then by key text; drop empty seeds.
+    // 6. Order clusters: largest first, then by key text.
     let mut order: Vec<u32> = (0..ng as u32).filter(|&g| !members[g as usize].is_empty()).collect();
     order.sort_by(|&a, &b| {
         members[b as usize]
@@ -767,8 +789,7 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     for (new, &g) in order.iter().enumerate() {
         remap[g as usize] = new as u32;
     }
-    let assignment: Vec<u32> =
-        raw_assign.iter().map(|&g| if g == u32::MAX { u32::MAX } else { remap[g as usize] }).collect();
+    let assignment: Vec<u32> = raw_assign.iter().map(|&g| remap[g as usize]).collect();
 
     let want_spans = cfg.spans;
     let clusters: Vec<Cluster> = order
@@ -790,7 +811,6 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     acc.clusters = clusters.len();
     acc.singleton_clusters = clusters.iter().filter(|c| c.members.len() == 1).count();
     acc.clustered = clusters.iter().map(|c| c.members.len()).sum();
-    debug_assert!(missing == 0);
     let mut seen = vec![false; n];
     for c in &clusters {
         for &m in &c.members {
@@ -804,34 +824,140 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     Clustering { profile, clusters, assignment, accounting: acc }
 }
 
-/// Local clustering of one test's normalized texts.
-fn local_cluster(table: &TextTable<'_>, norms: &[u32]) -> (Vec<LocalCluster>, u64, u64) {
-    let mut counts: HashMap<u32, u64> = HashMap::default();
-    for &m in norms {
-        *counts.entry(m).or_insert(0) += 1;
+/// Seed keys (go.k8s.io/triage's `--previous`) as text ids, appended to `texts` when new;
+/// keys that `accept` refuses (not normalized under this profile) are ignored like the
+/// reference ignores them.
+fn seed_ids<'a>(seeds: &'a [String], texts: &mut Vec<&'a str>, accept: impl Fn(&str) -> bool) -> Vec<u32> {
+    let sorted_len = texts.len();
+    let mut extra: HashMap<&str, u32> = HashMap::default();
+    let mut out = Vec::new();
+    for s in seeds {
+        if !accept(s) {
+            continue;
+        }
+        let id = match texts[..sorted_len].binary_search(&s.as_str()) {
+            Ok(i) => i as u32,
+            Err(_) => *extra.entry(s.as_str()).or_insert_with(|| {
+                texts.push(s.as_str());
+                (texts.len() - 1) as u32
+            }),
+        };
+        if !out.contains(&id) {
+            out.push(id);
+        }
     }
-    let mut units: Vec<(u32, u64)> = counts.into_iter().collect();
-    // Most frequent normalized text first; ids are in text order, so ties are canonical.
-    units.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut index = KeyIndex::new();
-    let mut clusters: Vec<LocalCluster> = Vec::new();
-    let mut of_key: HashMap<u32, usize> = HashMap::default();
-    for (m, c) in units {
-        let slot = match index.find(table, m) {
-            Some(k) => of_key[&k],
-            None => {
-                index.insert(table, m);
-                clusters.push(LocalCluster { key: m, members: Vec::new(), size: 0 });
-                of_key.insert(m, clusters.len() - 1);
-                clusters.len() - 1
+    out
+}
+
+/// go.k8s.io/triage's two stages: per test, failures in build order join the first matching
+/// key (`clusterTest`); then tests by most failures, and their local clusters by most
+/// failures, fold into global keys (`clusterGlobal`). Returns the global key of every failure.
+#[allow(clippy::too_many_arguments)]
+fn k8s_keys(
+    failures: &[FailureRef<'_>],
+    table: &TextTable<'_>,
+    fail_norm: &[u32],
+    fail_test: &[u32],
+    tests: usize,
+    seed_ids: &[u32],
+    cfg: &ClusterConfig,
+    acc: &mut Accounting,
+) -> Vec<u32> {
+    // Failures of each test in the reference's order: by build, ties by normalized text.
+    let mut per_test: Vec<Vec<u32>> = vec![Vec::new(); tests];
+    for (i, &t) in fail_test.iter().enumerate() {
+        per_test[t as usize].push(i as u32);
+    }
+    per_test.par_iter_mut().for_each(|v| {
+        v.sort_by(|&a, &b| {
+            failures[a as usize]
+                .build
+                .cmp(failures[b as usize].build)
+                .then(fail_norm[a as usize].cmp(&fail_norm[b as usize]))
+                .then(a.cmp(&b))
+        })
+    });
+    let cap = cfg.max_precise_checks;
+    // Local clustering per test (parallel; each test independent): the key of each failure.
+    let locals: Vec<(Vec<u32>, Vec<LocalCluster>, u64, u64)> = per_test
+        .par_iter()
+        .map(|fs| {
+            let seq: Vec<u32> = fs.iter().map(|&i| fail_norm[i as usize]).collect();
+            local_cluster(table, &seq, cap)
+        })
+        .collect();
+    for (_, lc, e, b) in &locals {
+        acc.local_clusters += lc.len();
+        acc.exact_checks += e;
+        acc.bound_checks += b;
+    }
+    // Global: tests by most failures (ties by name), local clusters by most failures (ties
+    // by key text).
+    let mut test_order: Vec<u32> = (0..tests as u32).collect();
+    test_order.sort_by(|&a, &b| per_test[b as usize].len().cmp(&per_test[a as usize].len()).then(a.cmp(&b)));
+    let mut index = KeyIndex::new().with_cap(cap);
+    for &s in seed_ids {
+        index.insert(table, s);
+    }
+    let mut order_lc: Vec<(u32, u32)> = Vec::new(); // (test, local key)
+    for &t in &test_order {
+        for lc in &locals[t as usize].1 {
+            order_lc.push((t, lc.key));
+        }
+    }
+    let queries: Vec<u32> = order_lc.iter().map(|&(_, k)| k).collect();
+    let keys = global_fold(table, &mut index, &queries);
+    let global: HashMap<(u32, u32), u32> = order_lc.into_iter().zip(keys).collect();
+    acc.exact_checks += index.exact_checks;
+    acc.global_exact_checks = index.exact_checks;
+    acc.bound_checks += index.bound_checks;
+    let mut out = vec![0u32; failures.len()];
+    for (t, fs) in per_test.iter().enumerate() {
+        for (&i, &lk) in fs.iter().zip(&locals[t].0) {
+            out[i as usize] = global[&(t as u32, lk)];
+        }
+    }
+    out
+}
+
+/// Local clustering of one test's normalized texts, in the order given: a text joins itself
+/// when it is a key, else the first matching key, else becomes a key. Returns the key of
+/// every entry and the local clusters, largest first (ties by key text).
+fn local_cluster(table: &TextTable<'_>, seq: &[u32], cap: Option<usize>) -> (Vec<u32>, Vec<LocalCluster>, u64, u64) {
+    let mut index = KeyIndex::new().with_cap(cap);
+    // A repeated text keeps the answer of its last search unless a key added since would be
+    // one of its candidates.
+    let mut memo: HashMap<u32, (u32, usize)> = HashMap::default();
+    let mut size: HashMap<u32, u64> = HashMap::default();
+    let mut keys = Vec::with_capacity(seq.len());
+    for &m in seq {
+        let key = if index.contains(m) {
+            m
+        } else {
+            match memo.get(&m).copied() {
+                Some((k, at)) if at == index.version() || !index.any_candidate_since(table, m, at) => {
+                    memo.insert(m, (k, index.version()));
+                    k
+                }
+                _ => {
+                    let k = match index.find(table, m) {
+                        Some(k) => k,
+                        None => {
+                            index.insert(table, m);
+                            m
+                        }
+                    };
+                    memo.insert(m, (k, index.version()));
+                    k
+                }
             }
         };
-        clusters[slot].members.push(m);
-        clusters[slot].size += c;
+        *size.entry(key).or_insert(0) += 1;
+        keys.push(key);
     }
-    // Largest local clusters first, ties by key text.
+    let mut clusters: Vec<LocalCluster> = size.into_iter().map(|(key, size)| LocalCluster { key, size }).collect();
     clusters.sort_by(|a, b| b.size.cmp(&a.size).then(a.key.cmp(&b.key)));
-    (clusters, index.exact_checks, index.bound_checks)
+    (keys, clusters, index.exact_checks, index.bound_checks)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -862,9 +988,11 @@ fn build_cluster(
         .unwrap_or("")
         .to_string();
     let spans = if want_spans {
-        let mut distinct: Vec<&str> = members.iter().map(|&m| failures[m as usize].text).collect();
-        distinct.sort_unstable();
-        distinct.dedup();
+        // distinct texts in first-member order (the intersection does not depend on order)
+        let mut seen: FxHashSet<&str> = FxHashSet::default();
+        let distinct: Vec<&str> =
+            members.iter().map(|&m| failures[m as usize].text).filter(|t| seen.insert(t)).collect();
+        drop(seen);
         let mut list: Vec<&str> = Vec::with_capacity(distinct.len());
         list.push(text.as_str());
         list.extend(distinct.into_iter().filter(|t| *t != text));

@@ -7,13 +7,16 @@
 //! Ordering follows the reference: clusters by most failures, tests by most failures, jobs
 //! by most builds then name, build numbers descending as strings, build columns by job then
 //! number. Ties the reference leaves to map order are broken by name, so output is stable.
-//! The reference hides single-failure clusters; [`ExportOptions::hide_singletons`] keeps
-//! that behaviour optional (citriage shows them by default in its own JSON).
+//! The reference hides single-failure clusters; citriage exports every cluster, so every
+//! input failure is in exactly one `clustered[]` entry ([`ExportOptions::hide_singletons`]
+//! exists only to reproduce the reference's file for comparison).
 //!
 //! The richer JSON adds the profile, the no-drop accounting, member indices, stable ids and
 //! known-signature matches with their evidence.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::fxhash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -138,14 +141,23 @@ pub struct FailureData {
 pub struct ExportOptions {
     /// Drop clusters with a single failure (the reference does).
     pub hide_singletons: bool,
+    /// List a build once per test even when the test failed in it more than once (the
+    /// reference does; citriage lists it once per failure so none is lost).
+    pub dedup_builds: bool,
     /// SIG → test-name prefixes (`owners.json`), used when a test name has no `[sig-x]`.
     pub owners: BTreeMap<String, Vec<String>>,
 }
 
 impl ExportOptions {
-    /// Options reproducing go.k8s.io/triage (singletons hidden).
+    /// Options reproducing go.k8s.io/triage's file exactly (singletons hidden: failures are
+    /// left out; for comparisons only).
     pub fn k8s_triage(owners: BTreeMap<String, Vec<String>>) -> Self {
-        ExportOptions { hide_singletons: true, owners }
+        ExportOptions { hide_singletons: true, dedup_builds: true, owners }
+    }
+
+    /// citriage's export: every cluster, so nothing is left out.
+    pub fn complete(owners: BTreeMap<String, Vec<String>>) -> Self {
+        ExportOptions { hide_singletons: false, dedup_builds: false, owners }
     }
 }
 
@@ -233,21 +245,30 @@ pub fn test_owner(name: &str, owners: &BTreeMap<String, Vec<String>>) -> Option<
     None
 }
 
-/// Reference `testsGroupByJob`: builds of `members` grouped by job.
-fn jobs_of(members: &[u32], failures: &[FailureRef<'_>], by_path: &HashMap<&str, &BuildRecord>) -> Vec<JsonJob> {
-    let mut groups: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+/// Reference `testsGroupByJob`: builds of `members` grouped by job. Unlike the reference,
+/// a build appears once per failure (a test that failed twice in one build, e.g. retried,
+/// is listed twice), so no failure is lost.
+fn jobs_of(
+    members: &[u32],
+    failures: &[FailureRef<'_>],
+    by_path: &HashMap<&str, &BuildRecord>,
+    dedup: bool,
+) -> Vec<JsonJob> {
+    let mut groups: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for &m in members {
         if let Some(b) = by_path.get(failures[m as usize].build) {
             if b.number != 0 {
-                groups.entry(b.job.as_str()).or_default().insert(b.number.to_string());
+                groups.entry(b.job.as_str()).or_default().push(b.number.to_string());
             }
         }
     }
     let mut jobs: Vec<JsonJob> = groups
         .into_iter()
-        .map(|(name, set)| {
-            let mut builds: Vec<String> = set.into_iter().collect();
+        .map(|(name, mut builds)| {
             builds.sort_by(|a, b| b.cmp(a));
+            if dedup {
+                builds.dedup();
+            }
             JsonJob { name: name.to_string(), builds }
         })
         .collect();
@@ -326,7 +347,10 @@ pub fn failure_data(
         let tests: Vec<JsonTest> = c
             .tests
             .iter()
-            .map(|t| JsonTest { name: t.test.clone(), jobs: jobs_of(&t.members, failures, &by_path) })
+            .map(|t| JsonTest {
+                name: t.test.clone(),
+                jobs: jobs_of(&t.members, failures, &by_path, opts.dedup_builds),
+            })
             .collect();
         let owner = cluster_owner(&tests, &cols, &by_path, &opts.owners);
         clustered.push(JsonCluster {
@@ -406,6 +430,9 @@ pub struct RichCluster {
     pub members: Vec<u32>,
     /// Known signatures matching the representative text, with evidence.
     pub signatures: Vec<SignatureMatch>,
+    /// Sub-patterns by template, job family and signature (see [`attach_sub_patterns`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sub_patterns: Vec<crate::hierarchy::SubPattern>,
 }
 
 /// citriage's JSON for a clustering.
@@ -481,6 +508,7 @@ pub fn rich_export(
                 tests,
                 members: c.members.clone(),
                 signatures: catalogue.map(|cat| cat.match_text(&c.text)).unwrap_or_default(),
+                sub_patterns: Vec::new(),
             }
         })
         .collect();
@@ -489,6 +517,26 @@ pub fn rich_export(
         profile: clustering.profile,
         accounting: clustering.accounting.clone(),
         clusters,
+    }
+}
+
+/// Fill every cluster's sub-patterns (by template, job family and signature; see
+/// [`crate::hierarchy`]). `started` is each failure's time, indexed like `failures`.
+pub fn attach_sub_patterns(
+    rich: &mut RichExport,
+    clustering: &Clustering,
+    failures: &[FailureRef<'_>],
+    started: &[i64],
+    catalogue: Option<&Catalogue>,
+) {
+    use rayon::prelude::*;
+    let subs: Vec<Vec<crate::hierarchy::SubPattern>> = clustering
+        .clusters
+        .par_iter()
+        .map(|c| crate::hierarchy::sub_patterns(c, failures, started, catalogue))
+        .collect();
+    for (rc, s) in rich.clusters.iter_mut().zip(subs) {
+        rc.sub_patterns = s;
     }
 }
 

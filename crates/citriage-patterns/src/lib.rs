@@ -7,11 +7,14 @@
 //! extraction from build logs ([`extract`]), the known-signature knowledge base
 //! ([`signatures`]) and `failure_data.json` export ([`export`]).
 
+pub mod benchgen;
 pub mod cluster;
 pub mod drain;
+pub mod drift;
 pub mod export;
 pub mod extract;
 pub mod fxhash;
+pub mod hierarchy;
 pub mod lines;
 pub mod normalize;
 pub mod signatures;

@@ -78,42 +78,43 @@ pub fn normalize(text: &str, profile: Profile) -> String {
 // ---------------------------------------------------------------------------------------------
 // k8s-triage profile
 
-/// Dates and timestamps (Go RE2 semantics: `\d`, `\w`, `\s` are ASCII).
+/// Dates and timestamps: `flakeReasonDateRE` of kubernetes/test-infra `triage/summarize/text.go`
+/// (Go RE2 semantics: `\d`, `\w`, `\s` are ASCII; `[\d.-: ]` is the range `.`..`:` plus digits
+/// and space).
 static K8S_DATE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        // RFC1123-ish: "Mon, 12 January 2017 11:34:35 "
+        // "Mon, 12 January 2017 11:34:35 -0700"
         r"[A-Z][a-z]{2}, [0-9]+ [0-9A-Za-z_]+ 2[0-9]{3} [0-9./: ]*(?:[-+][0-9]+)?",
-        // syslog: "Jan  2 15:04:05(.000)"
+        // "Jan 1 00:00:00" or "Jan 01 00:00:00.000"
         r"|[0-9A-Za-z_]{3}[\t\n\x0C\r ]+[0-9]{1,2} [0-9]+:[0-9]+:[0-9]+(?:\.[0-9]+)?",
-        // ISO-ish date + time, or klog "E0510 12:34:56"
+        // "2006-01-02T15:04:05.000" or "I0102 15:04:05.000"
         r"|(?:[0-9]{4}-[0-9]{2}-[0-9]{2}.|.[0-9]{4} )[0-9]{2}:[0-9]{2}:[0-9]{2}(?:.[0-9]+)?",
-        // Ginkgo "@ 12/10/25 13:52:29.244"
-        r"|[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?",
+        // "12/10/25 13:52:29.244" or "1/2/2025 1:02:03"
+        r"|[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4} [0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?",
     ))
     .expect("valid k8s date regex")
 });
 
-/// Noisy tokens alpha-renamed to UNIQn.
+/// Noisy tokens alpha-renamed to UNIQn: `flakeReasonOrdinalRE` of kubernetes/test-infra
+/// `triage/summarize/text.go` at 9cd5798 (2026-08-22), alternative by alternative.
 static K8S_ORDINAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"0x[0-9a-fA-F]+",                                              // hex constants
-        r"|[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]+)?", // IPv4 + port
+        r"|[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]+)?", // IPs + optional port
         r"|[0-9a-fA-F]{8}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{4}-[^\t\n\x0C\r ]{12}(?:-[0-9]+)?", // UUIDs
-        r"|[0-9a-f]{12,32}",                                     // hex garbage
-        r"|(?:minion-group-|default-pool-|nodes-)[-0-9a-z]{4,}", // GCE/GKE/kops nodes
-        r"|i-[0-9a-f]{8,17}",                                    // AWS instances
-        r"|kind-(?:control-plane|worker)[0-9]*",                 // kind nodes
-        r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*(?:-[0-9]+){2,}",   // pod-name-2-7
-        r"|\.go:[0-9]+",                                         // Go file:line
-        // k8s random suffix with its terminator: space, quote and slash are the golden
-        // cases; the other whitespace characters are assumed
-        r"|-[a-z0-9]{4,5}[\t\n\x0C\r /\x22]",
-        r"|localhost:[0-9]+", // local ports
-        // "standalone high ports": assumed spelling, a colon and five digits
-        r"|:[0-9]{5}",
-        r"|(?:cluster_|logger_|Server #)[0-9]+", // test fixtures
-        r"|goroutine [0-9]+",                    // goroutine ids
-        r"|[0-9]+\.[0-9]+m?s",                   // durations
+        r"|[0-9a-f]{12,32}",                              // hex garbage
+        r"|(?:minion-group-|default-pool-)[-0-9a-z]{4,}", // node names (GCE)
+        r"|nodes-[-a-z0-9]+-[a-z0-9]{4,}",                // node names (GKE/Azure)
+        r"|i-[0-9a-f]{10,}",                              // node names (AWS)
+        r"|kind-worker[0-9]*",                            // node names (kind)
+        r"|pod-[a-z-]+-[0-9]+-[0-9]+",                    // pod names with numeric suffixes
+        r"|\.go:[0-9]+",                                  // Go source line numbers
+        r"|-[a-z0-9]{4,5}(?:\x22|$|[\t\n\x0C\r ]|/)",     // Kubernetes random suffixes
+        r"|localhost:[0-9]{4,5}",                         // localhost with ephemeral ports
+        r"|:[0-9]{5}(?:[\t\n\x0C\r ]|$|\x22|\]|/)",       // standalone high ports
+        r"|(?:cluster|logger|Server #)_?[0-9]+",          // test server/cluster instance numbers
+        r"|goroutine [0-9]+",                             // goroutine ids
+        r"|[0-9]+\.[0-9]{3}s",                            // durations with milliseconds
     ))
     .expect("valid k8s ordinal regex")
 });
@@ -209,7 +210,7 @@ pub fn shorten(s: String) -> String {
 
 /// Timestamps with their zones (the k8s profile leaves `+0000 UTC` behind).
 static DEF_TIME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    Regex::new(&concat!(
         r"(?:[A-Z][a-z]{2},? )?[0-9]{4}[-/][0-9]{2}[-/][0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?",
         r"(?: ?(?:Z|[-+][0-9]{2}:?[0-9]{2}))?(?: (?:UTC|GMT|[A-Z]{2,3}T)\b)?",
         r"|[A-Z][a-z]{2}, [0-9]{1,2} [A-Za-z]+ [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?: ?(?:[-+][0-9]{4}|UTC|GMT|[A-Z]{2,3}T)\b)?",
@@ -218,35 +219,46 @@ static DEF_TIME: LazyLock<Regex> = LazyLock::new(|| {
         r"|\b[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}[ ,T]+[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?: ?[AP]M)?",
         r"|\b[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+",
         r"|\b[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?\b",
-    ))
+    )
+    .replace(r"\b", r"(?-u:\b)"))
     .expect("valid default time regex")
 });
 
-/// Token classes of the default profile, tried in order (leftmost-first alternation).
-const DEF_CLASSES: &[(Class, &str)] = &[
+/// Identifier classes of the default profile, masked first and wherever they occur, even
+/// inside a compound token (`pvc-<uuid>`, `img@sha256:<hex>`, `10.0.0.1:443`): a value that
+/// only identifies an object never makes two failures different. Tried leftmost-first.
+const DEF_ID_CLASSES: &[(Class, &str)] = &[
     (Class::Hash, r"(?:sha256|sha1|sha512|md5):[0-9a-fA-F]{32,128}\b"),
     (Class::Uniq, r"\b0x[0-9a-fA-F]+\b"),
-    (Class::Uniq, r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+    (Class::Uniq, r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?:-[0-9]+)?"),
     (Class::Uniq, r"\b[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5})?\b"),
     (Class::Uniq, r"\[[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\](?::[0-9]{1,5})?"),
     (Class::Uniq, r"\blocalhost:[0-9]{2,5}\b"),
-    (Class::Hash, r"\b[0-9a-f]{40}\b|\b[0-9a-f]{64}\b"),
     (Class::TmpPath, r"(?:/private)?/(?:tmp|var/tmp|var/folders)(?:/[^\s:'\x22,;)\]}]*)?"),
     (Class::GoLine, r"\.go:[0-9]+\b"),
+    (
+        Class::Duration,
+        r"\b(?:[0-9]+(?:\.[0-9]+)?h)?(?:[0-9]+(?:\.[0-9]+)?m)?[0-9]+(?:\.[0-9]+)?(?:ns|us|µs|ms|s)\b|\b[0-9]+h[0-9]+m\b|\b[0-9]+(?:\.[0-9]+)? ?(?:seconds?|minutes?|hours?|milliseconds?)\b",
+    ),
+    // hex runs: content hashes, short commit ids, container ids (checked: digits and letters)
+    (Class::HexId, r"\b[0-9a-fA-F]{7,}\b"),
+];
+
+/// Name classes of the default profile, applied after the identifiers are masked.
+const DEF_NAME_CLASSES: &[(Class, &str)] = &[
     (
         Class::Uniq,
         r"\b(?:gke-[-0-9a-z]+|minion-group-[0-9a-z]{4}|default-pool-[-0-9a-z]{4,}|nodes-[a-z0-9]+(?:-[a-z0-9]+)*|i-[0-9a-f]{8}(?:[0-9a-f]{9})?|ip-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}(?:\.[-a-z0-9.]+)?|kind-(?:control-plane|worker)[0-9]*)\b",
     ),
     (Class::Uniq, r"\b(?:cluster_|logger_|Server #)[0-9]+\b"),
     (Class::Uniq, r"\bgoroutine [0-9]+\b"),
-    (
-        Class::Duration,
-        r"\b(?:[0-9]+(?:\.[0-9]+)?h)?(?:[0-9]+(?:\.[0-9]+)?m)?[0-9]+(?:\.[0-9]+)?(?:ns|us|µs|ms|s)\b|\b[0-9]+h[0-9]+m\b|\b[0-9]+(?:\.[0-9]+)? ?(?:seconds?|minutes?|hours?|milliseconds?)\b",
-    ),
     (Class::Name, r"\x22[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\x22"),
     // a dashed name whose last segment (or the one before a 5-letter replica suffix) has a digit
-    (Class::Generated, r"\b[a-z0-9]+(?:-[a-z0-9]+)*-[a-z0-9]*[0-9][a-z0-9]*(?:-[a-z0-9]{5})?\b"),
-    (Class::HexId, r"\b[0-9a-f]{12,}\b"),
+    // (a segment the first pass masked, such as a pod-template hash, counts as generated)
+    (
+        Class::Generated,
+        r"\b[a-z0-9]+(?:-(?:[a-z0-9]+|UNIQ[0-9]+))*-(?:[a-z0-9]*[0-9][a-z0-9]*|UNIQ[0-9]+)(?:-[a-z0-9]{5})?\b",
+    ),
     (
         Class::CtxNum,
         r"(?i:\b(?:attempts?|retr(?:y|ies)|tries|try|line|port|pid|generation|revision|resourceversion|restarts?)\b[ :=#]*)[0-9]+\b",
@@ -268,15 +280,35 @@ enum Class {
     Num,
 }
 
-struct DefaultRules {
-    /// One capture group per entry of `DEF_CLASSES`, in order.
+/// One pass: the classes as one alternation (found with the fast DFA, no captures), and each
+/// class alone for an anchored search at a match's start that tells which class won
+/// (leftmost-first: the first class matching there).
+struct Pass {
+    classes: &'static [(Class, &'static str)],
     combined: Regex,
+    each: Vec<regex_automata::meta::Regex>,
 }
 
-static DEF_RULES: LazyLock<DefaultRules> = LazyLock::new(|| {
-    let combined = DEF_CLASSES.iter().map(|(_, p)| format!("({p})")).collect::<Vec<_>>().join("|");
-    DefaultRules { combined: Regex::new(&combined).expect("valid default regex") }
-});
+impl Pass {
+    fn new(classes: &'static [(Class, &'static str)]) -> Pass {
+        // ASCII word boundaries (the classes are ASCII) keep every search on the fast DFA
+        let ascii = |p: &str| p.replace(r"\b", r"(?-u:\b)");
+        let combined = classes.iter().map(|(_, p)| format!("(?:{})", ascii(p))).collect::<Vec<_>>().join("|");
+        let each = classes
+            .iter()
+            .map(|(_, p)| regex_automata::meta::Regex::new(&ascii(p)).expect("valid default regex"))
+            .collect();
+        Pass { classes, combined: Regex::new(&combined).expect("valid default regex"), each }
+    }
+
+    /// The class of a match of `combined` starting at `start`, and the match's end.
+    fn class_at(&self, s: &str, start: usize) -> Option<(Class, usize)> {
+        let input = regex_automata::Input::new(s).span(start..s.len()).anchored(regex_automata::Anchored::Yes);
+        self.each.iter().zip(self.classes).find_map(|(re, (c, _))| re.find(input.clone()).map(|m| (*c, m.end())))
+    }
+}
+
+static DEF_PASSES: LazyLock<[Pass; 2]> = LazyLock::new(|| [Pass::new(DEF_ID_CLASSES), Pass::new(DEF_NAME_CLASSES)]);
 
 /// Letters Kubernetes uses for generated name suffixes (no vowels, no 0/1/3).
 fn is_k8s_suffix_char(b: u8) -> bool {
@@ -287,6 +319,9 @@ fn is_k8s_suffix_char(b: u8) -> bool {
 /// an all-digit run of 3+ (namespaces like `test-5405`, statefulset ordinals are kept short).
 fn is_generated_suffix(seg: &str) -> bool {
     let b = seg.as_bytes();
+    if b.len() > 4 && seg.starts_with("UNIQ") && b[4..].iter().all(u8::is_ascii_digit) {
+        return true;
+    }
     if b.len() >= 3 && b.iter().all(u8::is_ascii_digit) {
         return true;
     }
@@ -349,19 +384,31 @@ fn normalize_default(text: &str) -> String {
         Some(o) => std::borrow::Cow::Owned(o),
         None => s,
     };
-    let rules = &*DEF_RULES;
-    let mut names: HashMap<&str, usize> = HashMap::default();
+    let mut names: HashMap<String, usize> = HashMap::default();
+    let mut cur: String = s.into_owned();
+    for pass in DEF_PASSES.iter() {
+        cur = apply_pass(pass, &cur, &mut names);
+    }
+    shorten(cur)
+}
+
+/// Replace every match of `pass` in `s`; `names` numbers the UNIQ tokens by first appearance
+/// across passes.
+fn apply_pass(pass: &Pass, s: &str, names: &mut HashMap<String, usize>) -> String {
     let mut out = String::with_capacity(s.len());
     let mut last = 0usize;
-    for caps in rules.combined.captures_iter(&s) {
-        let Some(m) = caps.get(0) else { continue };
-        let tok = m.as_str();
-        let class = (0..DEF_CLASSES.len())
-            .find(|&i| caps.get(i + 1).is_some())
-            .map(|i| DEF_CLASSES[i].0)
-            .unwrap_or(Class::Uniq);
+    let mut uniq = |tok: &str, out: &mut String| {
+        let next = names.len() + 1;
+        let n = *names.entry(tok.to_string()).or_insert(next);
+        out.push_str("UNIQ");
+        push_usize(out, n);
+    };
+    for m in pass.combined.find_iter(s) {
+        let (class, end) = pass.class_at(s, m.start()).unwrap_or((Class::Uniq, m.end()));
+        let end = if end == m.end() { end } else { m.end() };
+        let tok = &s[m.start()..end];
         out.push_str(&s[last..m.start()]);
-        last = m.end();
+        last = end;
         match class {
             Class::Hash => out.push_str("HASH"),
             Class::TmpPath => out.push_str("TMPPATH"),
@@ -382,37 +429,121 @@ fn normalize_default(text: &str) -> String {
                 }
             }
             Class::Generated => match generated_stem(tok) {
+                // `name-UNIQ3`: already masked by the first pass
+                Some(stem)
+                    if is_generated_suffix(&tok[stem.len() + 1..]) && tok[stem.len() + 1..].starts_with("UNIQ") =>
+                {
+                    out.push_str(tok)
+                }
                 Some(stem) => {
                     out.push_str(stem);
-                    out.push_str("-UNIQ");
-                    let next = names.len() + 1;
-                    let n = *names.entry(tok).or_insert(next);
-                    push_usize(&mut out, n);
+                    out.push('-');
+                    uniq(tok, &mut out);
                 }
                 None => out.push_str(tok),
             },
             Class::HexId => {
-                if tok.bytes().any(|b| b.is_ascii_alphabetic()) && tok.bytes().any(|b| b.is_ascii_digit()) {
-                    let next = names.len() + 1;
-                    let n = *names.entry(tok).or_insert(next);
-                    out.push_str("UNIQ");
-                    push_usize(&mut out, n);
-                } else if tok.bytes().all(|b| b.is_ascii_digit()) {
-                    out.push_str("NUM");
+                let digits = tok.bytes().filter(u8::is_ascii_digit).count();
+                let letters = tok.len() - digits;
+                if letters == 0 {
+                    if tok.len() >= 4 {
+                        out.push_str("NUM");
+                    } else {
+                        out.push_str(tok);
+                    }
+                } else if digits >= 2 || (digits >= 1 && tok.len() >= 12) {
+                    // a hex run with letters and digits is an id (hash, commit, container);
+                    // English words made of a-f letters have no digits
+                    if tok.len() >= 32 {
+                        out.push_str("HASH");
+                    } else {
+                        uniq(tok, &mut out);
+                    }
                 } else {
                     out.push_str(tok);
                 }
             }
-            Class::Uniq => {
-                let next = names.len() + 1;
-                let n = *names.entry(tok).or_insert(next);
-                out.push_str("UNIQ");
-                push_usize(&mut out, n);
-            }
+            Class::Uniq => uniq(tok, &mut out),
         }
     }
     out.push_str(&s[last..]);
-    shorten(out)
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// name templates (default profile)
+
+/// Placeholders the default profile writes.
+const PLACEHOLDERS: &[&str] = &["UNIQ", "NAME", "HASH", "TMPPATH", "NUM", "DURATION", "TIME"];
+
+/// Is the core of a token (punctuation around it removed) the name of an object rather than
+/// a word of the message? Names carry a placeholder, a URL, or name punctuation (`-`, `_`,
+/// `/`, `.`, `=`) or mix digits and letters. Code locations (`pkg.(*T).f`, `file.go:LINE`)
+/// and plain numbers (exit codes) are part of the message.
+fn is_name_token(core: &str) -> bool {
+    if core.contains('(') || core.contains('*') || core.contains(".go") || core.contains(".py") {
+        return false;
+    }
+    if matches!(core, "DURATION" | "NUM" | "TIME" | "HASH" | "TMPPATH") {
+        return false; // already the same in every text
+    }
+    if PLACEHOLDERS.iter().any(|p| core.contains(p)) {
+        return true;
+    }
+    if core.starts_with("http://") || core.starts_with("https://") || core.starts_with("gs://") {
+        return true;
+    }
+    let b = core.as_bytes();
+    if !b[0].is_ascii_alphanumeric() || !b.iter().all(|&c| c.is_ascii_alphanumeric() || b"-_./:=%?&".contains(&c)) {
+        return false;
+    }
+    let digits = b.iter().any(u8::is_ascii_digit);
+    let letters = b.iter().any(u8::is_ascii_alphabetic);
+    letters && (digits || b.iter().any(|c| b"-_/.=".contains(c)))
+}
+
+/// The name template of a normalized text: every token that names an object (see
+/// `is_name_token`) becomes `<*>`, the words of the message stay. Texts that differ only in
+/// which pod, namespace, container, zone or URL they name share a template
+/// (`Timed out after DURATION: pod <*> never became Ready: ...`). None when too little of
+/// the message would remain (fewer than three words, or fewer words than names): such a
+/// text is its own template.
+pub fn name_template(norm: &str) -> Option<String> {
+    let mut out = String::with_capacity(norm.len());
+    let (mut words, mut names) = (0usize, 0usize);
+    let mut last = 0usize;
+    let bytes = norm.as_bytes();
+    let mut i = 0usize;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let tok = &norm[start..i];
+        let lead = tok.len() - tok.trim_start_matches(['[', '(', '"', '\'', '{', '<']).len();
+        let trail = tok.len() - tok.trim_end_matches([']', ')', '"', '\'', ',', ':', ';', '.', '}', '>']).len();
+        if lead + trail >= tok.len() {
+            continue;
+        }
+        let core = &tok[lead..tok.len() - trail];
+        if is_name_token(core) {
+            names += 1;
+            out.push_str(&norm[last..start + lead]);
+            out.push_str("<*>");
+            last = start + lead + core.len();
+        } else if core.len() >= 2 && core.bytes().all(|c| c.is_ascii_alphabetic()) {
+            words += 1;
+        }
+    }
+    if names == 0 || words < 3 || words < names {
+        return None;
+    }
+    out.push_str(&norm[last..]);
+    Some(out)
 }
 
 #[cfg(test)]
@@ -439,6 +570,63 @@ mod tests {
         assert_eq!(n("pod \"test-7mhp\" failed"), "pod \"NAME\" failed");
         assert_eq!(n("took 12.345s, then 2h0m0s"), "took DURATION, then DURATION");
         assert_eq!(n("open /tmp/ginkgo123/x.yaml: no such file"), "open TMPPATH: no such file");
-        assert_eq!(n("pod coredns-7d9f8c6b5-x2x4z on node kind-worker2"), "pod coredns-UNIQ1 on node UNIQ2");
+        assert_eq!(n("pod coredns-7d9f8c6b5-x2x4z on node kind-worker2"), "pod coredns-UNIQ2 on node UNIQ3");
+    }
+
+    #[test]
+    fn default_masks_ids_inside_compound_tokens() {
+        let n = |s| normalize(s, Profile::Default);
+        let a = n("creating disk pvc-2e24e003-9ffd-4e78-852c-9dcb6cbef493 in zone us-east1-b failed");
+        let b = n("creating disk pvc-0b1c2d3e-aaaa-4bbb-8ccc-0123456789ab in zone us-east1-b failed");
+        assert_eq!(a, b);
+        assert_eq!(a, "creating disk pvc-UNIQ1 in zone us-east1-b failed");
+        assert_eq!(n("image@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"), "image@HASH");
+        assert_eq!(n("commit 1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d"), "commit HASH");
+        assert_eq!(n("container 3f2a9c1b7e8d started"), n("container 9b8a7c6d5e4f started"));
+        assert_eq!(n("dial tcp 10.0.3.17:6443: refused"), "dial tcp UNIQ1: refused");
+        // words made of hex letters stay
+        assert_eq!(n("deadbeef facade accede"), "deadbeef facade accede");
+    }
+
+    #[test]
+    fn name_templates() {
+        let t = |s: &str| {
+            let n = normalize(s, Profile::Default);
+            Some(name_template(&n).unwrap_or(n))
+        };
+        let a = t("Timed out after 300s: pod services-5405/pause-7d9f8c6b5-x2x4z never became Ready: containers with unready status: [core-dns]");
+        let b = t("Timed out after 12m3s: pod dns-1234/httpd-5c4b3a2d1-q8w9z never became Ready: containers with unready status: [etcd-client]");
+        assert_eq!(a, b);
+        assert_eq!(
+            a.as_deref(),
+            Some("Timed out after DURATION: pod <*> never became Ready: containers with unready status: [<*>]")
+        );
+        // exit codes, code locations and short messages keep their identity
+        assert_ne!(t("exit 1"), t("exit 2"));
+        assert_ne!(
+            t("[FAILED] Expected 0 to equal 3 In [It] at: k8s.io/kubernetes/test/e2e/apps/deployment.go:933 @ 11/02/26 10:00:00.000"),
+            t("[FAILED] Expected 0 to equal 3 In [It] at: k8s.io/kubernetes/test/e2e/node/pods.go:933 @ 11/02/26 10:00:00.000")
+        );
+        assert_ne!(t("process exited with code 1 after the step"), t("process exited with code 2 after the step"));
+    }
+
+    /// Details of today's Go `flakeReasonOrdinalRE` (test-infra 9cd5798) that the older,
+    /// documented list left open.
+    #[test]
+    fn k8s_follows_todays_go_rules() {
+        let n = |s| normalize(s, Profile::K8sTriage);
+        assert_eq!(n("node i-0123456789 up"), "node UNIQ1 up"); // AWS ids: 10+ hex
+        assert_eq!(n("node i-01234567 up"), "node i-01234567 up");
+        assert_eq!(n("dial localhost:8080 failed"), "dial UNIQ1 failed"); // 4-5 digit ports only
+        assert_eq!(n("dial localhost:80 failed"), "dial localhost:80 failed");
+        assert_eq!(n("port :30000 open"), "port UNIQ1open"); // the terminator is part of the match
+        assert_eq!(n("port :30000x"), "port :30000x");
+        assert_eq!(n("cluster5 and logger_7 and Server #3"), "UNIQ1 and UNIQ2 and UNIQ3");
+        assert_eq!(n("took 1.500s"), "took UNIQ1"); // durations need milliseconds
+        assert_eq!(n("took 1.5s"), "took 1.5s");
+        // only kind workers are node names; `-plane` at the end is a random suffix to Go
+        assert_eq!(n("on kind-control-plane"), "on kind-controlUNIQ1");
+        assert_eq!(n("pod-a-b-1-2 and web-1-2"), "UNIQ1 and web-1-2"); // pod- prefix only
+        assert_eq!(n("ends with -ab12"), "ends with UNIQ1"); // `$` ends a random suffix
     }
 }

@@ -16,7 +16,7 @@
 //! * `commonSpans`: alternating lengths of the parts of the first text whose `\w+|\W+` tokens
 //!   occur in every text and the parts that do not ([`common_spans`]).
 
-use std::collections::HashSet;
+use crate::fxhash::FxHashSet;
 use std::sync::LazyLock;
 
 /// Number of histogram buckets.
@@ -390,9 +390,14 @@ pub fn common_spans<S: AsRef<str>>(texts: &[S]) -> Vec<usize> {
     let Some(first) = texts.first() else {
         return Vec::new();
     };
-    let mut common: HashSet<&str> = span_tokens(first.as_ref()).into_iter().collect();
+    let mut common: FxHashSet<&str> = span_tokens(first.as_ref()).into_iter().collect();
+    let mut toks: FxHashSet<&str> = FxHashSet::default();
     for t in &texts[1..] {
-        let toks: HashSet<&str> = span_tokens(t.as_ref()).into_iter().collect();
+        if common.is_empty() {
+            break;
+        }
+        toks.clear();
+        toks.extend(span_tokens(t.as_ref()));
         common.retain(|x| toks.contains(x));
     }
     let mut spans = Vec::new();

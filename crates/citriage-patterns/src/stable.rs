@@ -4,6 +4,9 @@
 //! representative, a changed line) gets a new id every day. [`StableIdAssigner`] takes the
 //! previous day's `(stable id, key)` list as plain data and maps today's clusters onto it:
 //!
+//! 0. when the caller knows which id each member failure was first given (its votes), the
+//!    id most of its failures carry: an id follows its failures whatever window or as-of a
+//!    run used (largest vote first, then larger cluster, then key, then id);
 //! 1. identical key → same id;
 //! 2. otherwise the previous key that matches under go.k8s.io/triage's 10% rule, then under
 //!    a looser drift rule (default 20%), cheapest lower bound first;
@@ -40,6 +43,8 @@ pub struct CurrentCluster<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IdOrigin {
+    /// Most of its failures were first seen under this id.
+    Members,
     /// The key is unchanged.
     Exact,
     /// The key drifted within go.k8s.io/triage's 10% rule.
@@ -88,7 +93,41 @@ impl StableIdAssigner {
 
     /// Assign ids to `current` (returned in the same order as `current`).
     pub fn assign(&self, current: &[CurrentCluster<'_>]) -> Vec<StableAssignment> {
+        self.assign_with_votes(current, &[])
+    }
+
+    /// Assign ids to `current`, first by `votes`: for each current cluster (same order), the
+    /// ids its member failures were first given, with how many failures carry each.
+    pub fn assign_with_votes(
+        &self,
+        current: &[CurrentCluster<'_>],
+        votes: &[Vec<(String, u64)>],
+    ) -> Vec<StableAssignment> {
         let mut out: Vec<Option<StableAssignment>> = vec![None; current.len()];
+        // 0. ids follow their failures
+        let mut triples: Vec<(u64, usize, &str)> = Vec::new();
+        for (i, v) in votes.iter().enumerate().take(current.len()) {
+            for (id, n) in v {
+                if *n > 0 {
+                    triples.push((*n, i, id.as_str()));
+                }
+            }
+        }
+        triples.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then_with(|| current[b.1].size.cmp(&current[a.1].size))
+                .then_with(|| current[a.1].key.cmp(current[b.1].key))
+                .then_with(|| a.2.cmp(b.2))
+        });
+        let mut voted: HashSet<&str> = HashSet::new();
+        for (_, i, id) in triples {
+            if out[i].is_some() || voted.contains(id) {
+                continue;
+            }
+            voted.insert(id);
+            let previous_key = self.previous.iter().find(|p| p.stable_id == id).map(|p| p.key.clone());
+            out[i] = Some(StableAssignment { stable_id: id.to_string(), origin: IdOrigin::Members, previous_key });
+        }
         let mut order: Vec<usize> = (0..current.len()).collect();
         order.sort_by(|&a, &b| {
             current[b].size.cmp(&current[a].size).then_with(|| current[a].key.cmp(current[b].key)).then(a.cmp(&b))
@@ -104,11 +143,15 @@ impl StableIdAssigner {
                 prev.push(p);
             }
         }
-        let mut used = vec![false; prev.len()];
+        let mut used: Vec<bool> = prev.iter().map(|p| voted.contains(p.stable_id.as_str())).collect();
         let mut taken: HashSet<String> = self.previous.iter().map(|p| p.stable_id.clone()).collect();
+        taken.extend(voted.iter().map(|s| s.to_string()));
 
         // 1. exact keys
         for &i in &order {
+            if out[i].is_some() {
+                continue;
+            }
             if let Some(&p) = by_key.get(current[i].key) {
                 if !used[p] {
                     used[p] = true;
@@ -197,5 +240,25 @@ mod tests {
         assert_eq!(r[1].origin, IdOrigin::Exact);
         assert_eq!(r[2].origin, IdOrigin::New);
         assert_eq!(r[2].stable_id, StableIdAssigner::new_id("exit 2"));
+    }
+
+    #[test]
+    fn ids_follow_their_failures() {
+        let prev = vec![
+            PreviousCluster { stable_id: "c-a".into(), key: "alpha failure message here".into() },
+            PreviousCluster { stable_id: "c-b".into(), key: "beta failure message here".into() },
+        ];
+        let a = StableIdAssigner::new(prev);
+        // keys changed completely, but the members remember their ids
+        let cur = [CurrentCluster { key: "x", size: 5 }, CurrentCluster { key: "y", size: 3 }];
+        let votes = vec![vec![("c-b".to_string(), 4), ("c-a".to_string(), 1)], vec![("c-a".to_string(), 3)]];
+        let r = a.assign_with_votes(&cur, &votes);
+        assert_eq!((r[0].stable_id.as_str(), r[0].origin), ("c-b", IdOrigin::Members));
+        assert_eq!((r[1].stable_id.as_str(), r[1].origin), ("c-a", IdOrigin::Members));
+        // an id goes to one cluster only: the larger vote wins, the other gets a new id
+        let votes = vec![vec![("c-a".to_string(), 4)], vec![("c-a".to_string(), 3)]];
+        let r = a.assign_with_votes(&cur, &votes);
+        assert_eq!(r[0].stable_id, "c-a");
+        assert_ne!(r[1].stable_id, "c-a");
     }
 }

@@ -208,3 +208,66 @@ fn stable_ids_carry_over_between_days() {
     all.dedup();
     assert_eq!(all.len(), ids.len());
 }
+
+/// A pattern whose messages differ only in ids (UUIDs, content hashes, commit ids, IPs,
+/// pod suffixes, durations) is one cluster in both profiles, whatever test it hit.
+#[test]
+fn id_variants_form_one_cluster_in_both_profiles() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let hex = |r: &mut dyn FnMut() -> u64, n: usize| -> String {
+        (0..n).map(|_| b"0123456789abcdef"[(r() % 16) as usize] as char).collect()
+    };
+    let k8s = |r: &mut dyn FnMut() -> u64, n: usize| -> String {
+        (0..n).map(|_| b"bcdfghjklmnpqrstvwxz2456789"[(r() % 27) as usize] as char).collect()
+    };
+    let mut texts = Vec::new();
+    for _ in 0..60 {
+        let uuid = format!(
+            "{}-{}-4{}-a{}-{}",
+            hex(&mut rnd, 8),
+            hex(&mut rnd, 4),
+            hex(&mut rnd, 3),
+            hex(&mut rnd, 3),
+            hex(&mut rnd, 12)
+        );
+        texts.push(format!(
+            "error attaching disk pvc-{uuid} to node gke-e2e-default-pool-{}-{}: image registry.k8s.io/pause@sha256:{} at commit {} from {}.{}.{}.{}:6443 failed for pod webserver-{}-{} after {}.{:03}s",
+            hex(&mut rnd, 8),
+            k8s(&mut rnd, 4),
+            hex(&mut rnd, 64),
+            hex(&mut rnd, 40),
+            10,
+            rnd() % 256,
+            rnd() % 256,
+            1 + rnd() % 254,
+            hex(&mut rnd, 9),
+            k8s(&mut rnd, 5),
+            1 + rnd() % 600,
+            rnd() % 1000
+        ));
+    }
+    let tests = ["[sig-storage] a", "[sig-storage] b", "[sig-apps] c"];
+    let fs: Vec<FailureRef> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| FailureRef { test: tests[i % 3], text: t, job: "j", build: "1" })
+        .collect();
+    for p in PROFILES {
+        let c = cluster(&fs, &ClusterConfig::new(p));
+        assert!(c.accounting.is_complete());
+        assert_eq!(c.clusters.len(), 1, "{p:?}: {:?}", c.clusters.iter().map(|c| &c.key).collect::<Vec<_>>());
+    }
+    // and a different failure mode next to it stays apart
+    let other = "error attaching disk: quota exceeded in region us-central1 for the project, request denied by policy";
+    let mut fs2 = fs.clone();
+    fs2.push(FailureRef { test: "[sig-storage] a", text: other, job: "j", build: "2" });
+    for p in PROFILES {
+        assert_eq!(cluster(&fs2, &ClusterConfig::new(p)).clusters.len(), 2, "{p:?}");
+    }
+}

@@ -792,6 +792,49 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             s.push('\n');
         }
     }
+    if let Some(pd) = &t.pattern_drift {
+        let count = |k: citriage_analysis::triage::DriftKind| pd.patterns.iter().filter(|p| p.kind == k).count();
+        use citriage_analysis::triage::DriftKind as K;
+        let _ = writeln!(
+            s,
+            "### Pattern drift\n\nFailure patterns of the store's latest clustering run ({} profile), the {} days to {} against the {} days to {}: {} new, {} growing, {} shrinking, {} gone (a change counts when it is at least 3 failures and half the smaller count).\n",
+            pd.profile,
+            pd.span_days,
+            pd.to,
+            pd.span_days,
+            pd.from,
+            count(K::New),
+            count(K::Growing),
+            count(K::Shrinking),
+            count(K::Gone)
+        );
+        if !pd.patterns.is_empty() {
+            s.push_str("| Change | Pattern | Before | After | Failures per day | Failure text | Evidence |\n|---|---|---:|---:|---|---|---|\n");
+            for p in pd.patterns.iter().take(20) {
+                let days: Vec<String> = p.per_day.iter().map(u64::to_string).collect();
+                let ev = p.evidence.as_ref().map(|e| ev_link(&cited.cite(e.clone()))).unwrap_or_else(|| "—".into());
+                let _ = writeln!(
+                    s,
+                    "| {} | `{}` | {} | {} | {} | {} | {} |",
+                    p.kind.name(),
+                    p.stable_id,
+                    p.before,
+                    p.after,
+                    days.join(" "),
+                    cell(&p.text),
+                    ev
+                );
+            }
+            if pd.patterns.len() > 20 {
+                let _ = writeln!(
+                    s,
+                    "| … and {} more | | | | | see `citriage cluster --format json` | |",
+                    pd.patterns.len() - 20
+                );
+            }
+            s.push('\n');
+        }
+    }
     s.push_str("---\n\n");
 
     // ---- Verifications ----------------------------------------------------------------------

@@ -85,6 +85,32 @@ pub struct ClusterFailure {
     pub failure_text: Option<String>,
 }
 
+/// A sub-pattern of a cluster in its profile's latest run, with one failure as evidence.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoredSubPattern {
+    pub stable_id: String,
+    /// `template`, `job-family` or `signature`.
+    pub kind: String,
+    pub label: String,
+    pub failures: u64,
+    pub first_seen: i64,
+    pub last_seen: i64,
+    pub job: String,
+    pub build: String,
+    pub test: String,
+    /// First line of the evidence failure's text.
+    pub excerpt: String,
+}
+
+/// The stable id a clustered failure was first given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstId {
+    pub bucket: String,
+    pub path: String,
+    pub seq: u32,
+    pub stable_id: String,
+}
+
 fn cluster_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredCluster> {
     let spans: String = r.get(7)?;
     let sigs: String = r.get(9)?;
@@ -176,10 +202,16 @@ impl Store {
                     "INSERT OR IGNORE INTO cluster_members (profile, stable_id, build, seq) VALUES (?1, ?2, ?3, ?4)",
                 )
                 .map_err(sql)?;
+            let mut first = tx
+                .prepare(
+                    "INSERT OR IGNORE INTO cluster_failure_ids (profile, build, seq, stable_id) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(sql)?;
             for m in members {
                 match ids.get(&(m.bucket.clone(), m.path.clone())) {
                     Some(id) => {
                         st.execute(params![run.profile, m.stable_id, id, m.seq]).map_err(sql)?;
+                        first.execute(params![run.profile, id, m.seq, m.stable_id]).map_err(sql)?;
                     }
                     None => missing += 1,
                 }
@@ -287,6 +319,91 @@ impl Store {
 }
 
 impl Store {
+    /// The stable id every failure clustered under `profile` was first given.
+    pub fn cluster_first_ids(&self, profile: &str) -> Result<Vec<FirstId>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT b.bucket, b.path, f.seq, f.stable_id FROM cluster_failure_ids f JOIN builds b ON b.id = f.build
+                 WHERE f.profile = ?1 ORDER BY b.bucket, b.path, f.seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![profile], |r| {
+                Ok(FirstId {
+                    bucket: r.get(0)?,
+                    path: r.get(1)?,
+                    seq: r.get::<_, i64>(2)? as u32,
+                    stable_id: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Replaces the sub-patterns of a profile's latest run, in one transaction.
+    pub fn record_cluster_subpatterns(&mut self, profile: &str, rows: &[StoredSubPattern]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let sql = |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        tx.execute("DELETE FROM cluster_subpatterns WHERE profile = ?1", params![profile]).map_err(sql)?;
+        {
+            let mut st = tx
+                .prepare(
+                    "INSERT OR REPLACE INTO cluster_subpatterns (profile, stable_id, kind, label, failures, first_seen,
+                        last_seen, job, build, test, excerpt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )
+                .map_err(sql)?;
+            for r in rows {
+                st.execute(params![
+                    profile,
+                    r.stable_id,
+                    r.kind,
+                    r.label,
+                    r.failures as i64,
+                    r.first_seen,
+                    r.last_seen,
+                    r.job,
+                    r.build,
+                    r.test,
+                    r.excerpt
+                ])
+                .map_err(sql)?;
+            }
+        }
+        tx.commit().map_err(sql)
+    }
+
+    /// The sub-patterns of a cluster in its profile's latest run: by kind, most failures
+    /// first, then label.
+    pub fn cluster_subpatterns(&self, profile: &str, stable_id: &str) -> Result<Vec<StoredSubPattern>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT stable_id, kind, label, failures, first_seen, last_seen, job, build, test, excerpt
+                 FROM cluster_subpatterns WHERE profile = ?1 AND stable_id = ?2
+                 ORDER BY kind DESC, failures DESC, label",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![profile, stable_id], |r| {
+                Ok(StoredSubPattern {
+                    stable_id: r.get(0)?,
+                    kind: r.get(1)?,
+                    label: r.get(2)?,
+                    failures: r.get::<_, i64>(3)?.max(0) as u64,
+                    first_seen: r.get(4)?,
+                    last_seen: r.get(5)?,
+                    job: r.get(6)?,
+                    build: r.get(7)?,
+                    test: r.get(8)?,
+                    excerpt: r.get(9)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
     /// The (build row id, test position) of every member of a cluster in its profile's
     /// latest run, by build then position.
     pub fn cluster_member_rows(&self, profile: &str, stable_id: &str) -> Result<Vec<(i64, u32)>, StoreError> {

@@ -14,7 +14,9 @@ mod documents;
 mod http_cache;
 mod ledger;
 pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
-pub use clusters::{ClusterDay, ClusterFailure, ClusterMember, ClusterRun, NamedFailure, StoredCluster};
+pub use clusters::{
+    ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
+};
 pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;
 pub use ledger::LedgerEntry;
@@ -203,6 +205,31 @@ const MIGRATIONS: &[&str] = &[
         body TEXT NOT NULL,
         sha256 TEXT NOT NULL,
         PRIMARY KEY (kind, key, media_type)
+    ) WITHOUT ROWID;",
+    // 7: which stable id each clustered failure was first given (ids follow their failures
+    // from run to run, whatever the window), and the sub-patterns of the latest run.
+    "CREATE TABLE cluster_failure_ids (
+        profile TEXT NOT NULL,
+        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        stable_id TEXT NOT NULL,
+        PRIMARY KEY (profile, build, seq)
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO cluster_failure_ids (profile, build, seq, stable_id)
+        SELECT profile, build, seq, stable_id FROM cluster_members;
+    CREATE TABLE cluster_subpatterns (
+        profile TEXT NOT NULL,
+        stable_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        label TEXT NOT NULL,
+        failures INTEGER NOT NULL,
+        first_seen INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL,
+        job TEXT NOT NULL,
+        build TEXT NOT NULL,
+        test TEXT NOT NULL,
+        excerpt TEXT NOT NULL,
+        PRIMARY KEY (profile, stable_id, kind, label)
     ) WITHOUT ROWID;",
 ];
 

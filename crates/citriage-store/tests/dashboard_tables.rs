@@ -209,7 +209,8 @@ fn migrating_a_version_5_store_backfills_failed_counts() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE build_excerpts; DROP TABLE cluster_runs; DROP TABLE cluster_members; DROP TABLE cluster_daily;
-             DROP TABLE documents; ALTER TABLE builds DROP COLUMN failed_tests;
+             DROP TABLE documents; DROP TABLE cluster_failure_ids; DROP TABLE cluster_subpatterns;
+             ALTER TABLE builds DROP COLUMN failed_tests;
              ALTER TABLE clusters DROP COLUMN text; ALTER TABLE clusters DROP COLUMN spans;
              ALTER TABLE clusters DROP COLUMN owner; ALTER TABLE clusters DROP COLUMN signatures;
              ALTER TABLE clusters DROP COLUMN tests; ALTER TABLE clusters DROP COLUMN jobs;

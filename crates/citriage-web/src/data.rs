@@ -909,6 +909,10 @@ pub struct ClusterDetail {
     pub tests: Vec<NameCount>,
     /// Newest first, at most [`LATEST_FAILURES`].
     pub latest: Vec<RecentFailure>,
+    /// Sub-patterns by template, job family and signature, each with one failure as evidence.
+    pub sub_patterns: Vec<citriage_store::StoredSubPattern>,
+    /// The last 7 days of the run's window against the 7 days before.
+    pub drift: Option<DriftRow>,
 }
 
 /// Characters of failure text kept with a recent failure.
@@ -919,7 +923,7 @@ pub fn cluster_detail(
     ix: &WebIndex,
     profile: &str,
     stable_id: &str,
-    latest: impl FnOnce() -> Result<Vec<ClusterFailure>, WebError>,
+    latest: impl FnOnce() -> Result<(Vec<ClusterFailure>, Vec<citriage_store::StoredSubPattern>), WebError>,
 ) -> Result<ClusterDetail, WebError> {
     let p = ix
         .profiles
@@ -931,7 +935,10 @@ pub fn cluster_detail(
     let cluster = cluster_row(profile, p, c, None, 3).ok_or_else(|| WebError::Internal("empty cluster".into()))?;
     let (jobs_total, jobs) = by_name(c.rows.iter(), &p.jobs, |r| r.job, p.days, DETAIL_NAMES);
     let (tests_total, tests) = by_name(c.rows.iter(), &p.tests, |r| r.test, p.days, DETAIL_NAMES);
-    let latest = latest()?
+    let (latest, sub_patterns) = latest()?;
+    let to = p.last_day();
+    let drift = drift_rows(p, to.plus(-7), to, &DriftConfig::default(), Some(stable_id)).into_iter().next();
+    let latest = latest
         .into_iter()
         .map(|f| RecentFailure {
             url: format!("https://prow.k8s.io/view/gs/{}/{}", f.bucket, f.path),
@@ -952,7 +959,102 @@ pub fn cluster_detail(
         tests_total,
         tests,
         latest,
+        sub_patterns,
+        drift,
     })
+}
+
+use citriage_analysis::pattern_drift::{pattern_drift, DriftConfig, DriftKind};
+
+/// One pattern's drift between two dates.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftRow {
+    pub stable_id: String,
+    pub profile: String,
+    pub kind: DriftKind,
+    pub before: u64,
+    pub after: u64,
+    /// Failures per day from the first window's first day to the second date.
+    pub first_day: Day,
+    pub per_day: Vec<u32>,
+    /// First line of the representative failure text.
+    pub text: String,
+}
+
+/// Pattern drift of a profile's latest run between two dates.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftList {
+    pub profile: String,
+    pub from: Day,
+    pub to: Day,
+    pub span_days: i64,
+    /// New, growing, shrinking and gone patterns (steady ones only with `all=1`).
+    pub patterns: Vec<DriftRow>,
+    pub steady: usize,
+}
+
+fn drift_rows(p: &ProfileIndex, from: Day, to: Day, cfg: &DriftConfig, only: Option<&str>) -> Vec<DriftRow> {
+    let mut daily: Vec<(String, i64, u64)> = Vec::new();
+    for c in &p.clusters {
+        if only.is_some_and(|id| id != c.stored.stable_id) {
+            continue;
+        }
+        for r in &c.rows {
+            daily.push((c.stored.stable_id.clone(), p.first_day.0 + r.day as i64, r.failures as u64));
+        }
+    }
+    pattern_drift(&daily, from.0, to.0, cfg)
+        .into_iter()
+        .map(|d| {
+            let text = p
+                .cluster(&d.id)
+                .map(|c| c.stored.text.lines().next().unwrap_or("").chars().take(200).collect())
+                .unwrap_or_default();
+            DriftRow {
+                profile: p.run.profile.clone(),
+                stable_id: d.id,
+                kind: d.kind,
+                before: d.before,
+                after: d.after,
+                first_day: Day(d.per_day.first().map_or(from.0, |x| x.0)),
+                per_day: d.per_day.iter().map(|x| x.1.min(u32::MAX as u64) as u32).collect(),
+                text,
+            }
+        })
+        .collect()
+}
+
+/// Pattern drift: `profile`, `from` and `to` (YYYY-MM-DD; default: the run's last day and
+/// 7 days before), `span` (days per window, default 7, at most 90), `all` (1: steady
+/// patterns too).
+pub fn drift(ix: &WebIndex, q: &BTreeMap<String, String>) -> Result<DriftList, WebError> {
+    let get = |k: &str| q.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let Some((name, p)) = pick_profile(ix, get("profile"))? else {
+        return Err(WebError::NotFound("no clustering run is stored: run `citriage cluster` first".into()));
+    };
+    let day = |k: &str| -> Result<Option<Day>, WebError> {
+        get(k)
+            .map(|v| Day::parse(v).ok_or_else(|| WebError::BadRequest(format!("{k}={v:?}: expected YYYY-MM-DD"))))
+            .transpose()
+    };
+    let span = match get("span") {
+        None => 7,
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) if (1..=90).contains(&n) => n,
+            _ => return Err(WebError::BadRequest(format!("span={v:?}: expected 1 to 90 days"))),
+        },
+    };
+    let to = day("to")?.unwrap_or_else(|| p.last_day());
+    let from = day("from")?.unwrap_or(to.plus(-span));
+    if (to.0 - from.0).abs() > 366 {
+        return Err(WebError::BadRequest("from and to are more than a year apart".into()));
+    }
+    let cfg = DriftConfig { span, ..DriftConfig::default() };
+    let all = get("all") == Some("1");
+    let rows = drift_rows(p, from, to, &cfg, None);
+    let steady = rows.iter().filter(|r| r.kind == DriftKind::Steady).count();
+    let patterns = rows.into_iter().filter(|r| all || r.kind != DriftKind::Steady).collect();
+    Ok(DriftList { profile: name.clone(), from: from.min(to), to: to.max(from), span_days: span, patterns, steady })
 }
 
 /// Payloads of one release stream.

@@ -51,6 +51,7 @@ const NAV: &[(&str, &str)] = &[
     ("/jobs", "Jobs"),
     ("/tests", "Tests"),
     ("/clusters", "Patterns"),
+    ("/drift", "Drift"),
     ("/search", "Search"),
     ("/payloads", "Payloads"),
     ("/reports", "Reports"),

@@ -323,6 +323,7 @@ pub fn router(state: AppState) -> Router {
         .route("/tests", get(page_test))
         .route("/clusters", get(page_clusters))
         .route("/clusters/{profile}/{id}", get(page_cluster))
+        .route("/drift", get(page_drift))
         .route("/search", get(page_search))
         .route("/payloads", get(page_payloads))
         .route("/payloads/{tag}", get(page_payload))
@@ -338,6 +339,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/tests", get(api_test))
         .route("/api/v1/clusters", get(api_clusters))
         .route("/api/v1/clusters/{profile}/{id}", get(api_cluster))
+        .route("/api/v1/drift", get(api_drift))
         .route("/api/v1/search", get(api_search))
         .route("/api/v1/payloads", get(api_payloads))
         .route("/api/v1/payloads/{tag}", get(api_payload))
@@ -745,7 +747,7 @@ async fn api_index() -> Response {
     Json(serde_json::json!({
         "routes": [
             "/api/v1/overview", "/api/v1/jobs", "/api/v1/jobs/{job}", "/api/v1/tests?name=",
-            "/api/v1/clusters", "/api/v1/clusters/{profile}/{stable_id}", "/api/v1/search?q=",
+            "/api/v1/clusters", "/api/v1/clusters/{profile}/{stable_id}", "/api/v1/drift", "/api/v1/search?q=",
             "/api/v1/payloads", "/api/v1/payloads/{tag}", "/api/v1/reports", "/api/v1/reports/{kind}/{key}",
             "/api/v1/status"
         ]
@@ -816,12 +818,24 @@ async fn page_clusters(State(st): State<AppState>, Query(p): Params) -> Response
     html_answer(on_view(&st, move |v| data::clusters(v, &q).map(|c| pages::clusters(&c, &p))).await)
 }
 
+async fn api_drift(State(st): State<AppState>, Query(p): Params) -> Response {
+    json_answer(on_view(&st, move |v| data::drift(v, &p)).await)
+}
+
+async fn page_drift(State(st): State<AppState>, Query(p): Params) -> Response {
+    html_answer(on_view(&st, move |v| data::drift(v, &p).map(|d| pages::drift(&d, &p))).await)
+}
+
 async fn cluster_detail(st: &AppState, profile: String, id: String) -> Result<data::ClusterDetail, WebError> {
     let view = st.view();
     // Unknown clusters are answered without touching the store.
-    data::cluster_detail(&view, &profile, &id, || Ok(Vec::new()))?;
+    data::cluster_detail(&view, &profile, &id, || Ok((Vec::new(), Vec::new())))?;
     let (p, i, v) = (profile.clone(), id.clone(), view.clone());
-    let latest = with_store(st, move |s| latest_failures(s, &v, &p, &i)).await?;
+    let latest = with_store(st, move |s| {
+        let latest = latest_failures(s, &v, &p, &i)?;
+        Ok::<_, WebError>((latest, s.cluster_subpatterns(&p, &i)?))
+    })
+    .await?;
     data::cluster_detail(&view, &profile, &id, || Ok(latest))
 }
 

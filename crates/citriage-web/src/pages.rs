@@ -541,6 +541,17 @@ pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
     );
     b.push_str("<h2>Failures per day</h2>");
     b.push_str(&failures_chart(&c.per_day, d.first_day));
+    if let Some(dr) = &d.drift {
+        let _ = write!(
+            b,
+            "<p class=\"meta\">Drift: <b>{}</b>, {} failures in the 7 days to {} against {} in the 7 days before (<a href=\"/drift?profile={}\">all patterns</a>).</p>",
+            dr.kind.name(),
+            dr.after,
+            d.last_day,
+            dr.before,
+            esc(&c.profile)
+        );
+    }
     let _ = write!(
         b,
         "<h2>Failure text</h2><p class=\"meta\">Marked: the spans that differ between the cluster's failures.</p><pre class=\"ftext\">{}</pre>",
@@ -558,6 +569,7 @@ pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
     name_counts(&mut b, "test", &d.tests, d.first_day, test_link);
     more(&mut b, d.tests_total, d.tests.len(), "tests");
     b.push_str("</div></div>");
+    sub_patterns(&mut b, &d.sub_patterns);
     b.push_str("<h2>Latest failures</h2><table class=\"latest\"><tr><th>started</th><th>job</th><th>build</th><th>test</th><th>failure</th></tr>");
     for f in &d.latest {
         let _ = write!(
@@ -574,6 +586,92 @@ pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
     }
     b.push_str("</table>");
     layout(&format!("Cluster {}", c.stable_id), "/clusters", &b)
+}
+
+/// Sub-patterns shown per kind (the rest are counted).
+const SUB_PATTERNS_SHOWN: usize = 10;
+
+fn sub_patterns(b: &mut String, subs: &[citriage_store::StoredSubPattern]) {
+    if subs.is_empty() {
+        return;
+    }
+    b.push_str("<h2>Sub-patterns</h2><p class=\"meta\">The cluster split by Drain template, by job family and by known signature; each with its newest failure.</p>");
+    for (kind, title) in [("template", "By template"), ("job-family", "By job family"), ("signature", "By signature")] {
+        let rows: Vec<&citriage_store::StoredSubPattern> = subs.iter().filter(|s| s.kind == kind).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            b,
+            "<h3>{title} ({})</h3><table class=\"subpatterns\"><tr><th>{}</th><th>failures</th><th>first seen</th><th>last seen</th><th>newest failure</th></tr>",
+            rows.len(),
+            esc(kind)
+        );
+        for s in rows.iter().take(SUB_PATTERNS_SHOWN) {
+            let link = s
+                .build
+                .strip_prefix("gs://")
+                .map(|p| format!("<a href=\"https://prow.k8s.io/view/gs/{}\">{}</a>", esc(p), esc(&s.job)))
+                .unwrap_or_else(|| job_link(&s.job));
+            let _ = write!(
+                b,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{} · {}<pre>{}</pre></td></tr>",
+                esc(clip(&s.label, 300)),
+                s.failures,
+                esc(&time(s.first_seen)),
+                esc(&time(s.last_seen)),
+                link,
+                test_link(&s.test),
+                esc(clip(&s.excerpt, 300))
+            );
+        }
+        b.push_str("</table>");
+        more(b, rows.len(), rows.len().min(SUB_PATTERNS_SHOWN), "sub-patterns");
+    }
+}
+
+/// Pattern drift between two dates.
+pub fn drift(d: &crate::data::DriftList, p: &BTreeMap<String, String>) -> String {
+    let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
+    let mut b = format!(
+        "<form class=\"filters\" method=\"get\" action=\"/drift\">{}{}{}{}{}<button type=\"submit\">Compare</button></form>\n",
+        select("profile", "profile", &[("default", "default"), ("k8s-triage", "k8s-triage")], &d.profile),
+        input("from", "from (YYYY-MM-DD)", p),
+        input("to", "to (YYYY-MM-DD)", p),
+        input("span", "days per window", p),
+        select("all", "show", &[("", "moving patterns"), ("1", "all patterns")], get("all")),
+    );
+    let count = |k: &str| d.patterns.iter().filter(|r| r.kind.name() == k).count();
+    let _ = write!(
+        b,
+        "<p class=\"summary\">The {} days to <b>{}</b> against the {} days to <b>{}</b> ({} profile): <b>{}</b> new, <b>{}</b> growing, <b>{}</b> shrinking, <b>{}</b> gone; {} steady.</p>",
+        d.span_days,
+        d.to,
+        d.span_days,
+        d.from,
+        esc(&d.profile),
+        count("new"),
+        count("growing"),
+        count("shrinking"),
+        count("gone"),
+        d.steady
+    );
+    b.push_str("<table class=\"drift\"><tr><th>change</th><th>pattern</th><th>before</th><th>after</th><th>per day</th><th>failure text</th></tr>");
+    for r in &d.patterns {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td><a href=\"{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            r.kind.name(),
+            esc(&cluster_href(&r.profile, &r.stable_id)),
+            esc(&r.stable_id),
+            r.before,
+            r.after,
+            sparkline(&r.per_day, r.first_day),
+            esc(clip(&r.text, 200))
+        );
+    }
+    b.push_str("</table>");
+    layout("Pattern drift", "/drift", &b)
 }
 
 pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String {

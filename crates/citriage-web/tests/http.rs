@@ -389,6 +389,24 @@ fn pages_render_and_escape_hostile_text() {
     assert!(body.contains("https://github.com/kubernetes/kubernetes/issues?q=is%3Aissue%20c-dns%20OR%20k-c-dns"));
     assert!(body.contains("<svg class=\"chart\""));
     assert!(body.contains(&format!("https://prow.k8s.io/view/gs/kubernetes-ci-logs/logs/{GOOD_JOB}/101")));
+    // The hierarchy: sub-patterns by template, job family and signature, escaped.
+    assert!(body.contains("<h2>Sub-patterns</h2>"));
+    for h in ["By template (1)", "By job family (1)", "By signature (1)"] {
+        assert!(body.contains(h), "{h}");
+    }
+    assert!(body.contains("&lt;script&gt;family&lt;/script&gt;") && !body.contains("<script>family"));
+    assert!(body.contains("Drift: <b>"));
+    // Pattern drift between two dates, as a page and as JSON.
+    let (status, v) = get_json(&format!("{}/api/v1/drift?all=1", srv.base));
+    assert_eq!(status, 200);
+    let ids: Vec<&str> = v["patterns"].as_array().unwrap().iter().map(|p| p["stable_id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"c-dns"), "{v}");
+    assert!(v["patterns"][0]["per_day"].as_array().is_some());
+    let (status, _, body) = get(&format!("{}/drift?all=1&span=3", srv.base));
+    assert_eq!(status, 200);
+    assert!(body.contains("href=\"/clusters/default/c-dns\""));
+    let (status, _) = get_json(&format!("{}/api/v1/drift?from=yesterday", srv.base));
+    assert_eq!(status, 400);
     let (_, _, body) = get(&format!("{}/jobs/{GOOD_JOB}", srv.base));
     assert!(body.contains("<svg class=\"chart\""));
     assert_eq!(body.matches("class=\"cell ").count(), 6);

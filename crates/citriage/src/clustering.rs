@@ -1,15 +1,18 @@
 //! Clustering the stored builds' failure texts for `cluster` and `demo`:
 //! go.k8s.io/triage-compatible ids, stable citriage ids carried through the store,
 //! known signatures, and the run recorded in the store (clusters, membership, daily
-//! counts) for the dashboard.
+//! counts, sub-patterns) for the dashboard; pattern drift between two dates for
+//! `cluster` and the triage report.
 
 use crate::context::Failure;
+use citriage_model::Day;
 use citriage_patterns::cluster::{cluster, ClusterConfig, FailureRef};
-use citriage_patterns::export::{rich_export, BuildRecord as ExportBuild};
+use citriage_patterns::drift::{pattern_drift, DriftConfig, PatternDrift};
+use citriage_patterns::export::{attach_sub_patterns, rich_export, BuildRecord as ExportBuild};
 use citriage_patterns::normalize::Profile;
 use citriage_patterns::signatures::Catalogue;
 use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableIdAssigner};
-use citriage_store::{ClusterDay, ClusterMember, ClusterRun, StoredCluster};
+use citriage_store::{ClusterDay, ClusterMember, ClusterRun, StoredCluster, StoredSubPattern};
 use std::collections::BTreeMap;
 
 /// The name a normalization profile is stored and printed under.
@@ -28,6 +31,8 @@ pub struct ClusterOutcome {
     pub builds: Vec<ExportBuild>,
     pub clustering: citriage_patterns::cluster::Clustering,
     pub rich: citriage_patterns::export::RichExport,
+    /// Failures per cluster, day, job and test (as recorded).
+    pub daily: Vec<ClusterDay>,
 }
 
 /// Clusters the stored failures of builds started in the window ending at `as_of`
@@ -103,14 +108,35 @@ pub fn cluster_store(
     let refs: Vec<FailureRef<'_>> =
         rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
     let clustering = cluster(&refs, &ClusterConfig::new(profile));
-    // Stable ids carried through the store.
+    // Stable ids carried through the store: an id follows the failures first seen under it.
     let prof = profile_name(profile);
     let previous: Vec<PreviousCluster> =
         store.clusters(prof)?.into_iter().map(|c| PreviousCluster { stable_id: c.stable_id, key: c.key }).collect();
+    let first: std::collections::HashMap<(String, String, u32), String> =
+        store.cluster_first_ids(prof)?.into_iter().map(|f| ((f.bucket, f.path, f.seq), f.stable_id)).collect();
+    let votes: Vec<Vec<(String, u64)>> = clustering
+        .clusters
+        .iter()
+        .map(|c| {
+            let mut v: BTreeMap<&str, u64> = BTreeMap::new();
+            for &m in &c.members {
+                let (bi, seq) = places[m as usize];
+                let (bucket, path) = &stored_at[bi];
+                if let Some(id) = first.get(&(bucket.clone(), path.clone(), seq)) {
+                    *v.entry(id.as_str()).or_insert(0) += 1;
+                }
+            }
+            v.into_iter().map(|(k, n)| (k.to_string(), n)).collect()
+        })
+        .collect();
+    drop(first);
     let current: Vec<CurrentCluster<'_>> =
         clustering.clusters.iter().map(|c| CurrentCluster { key: &c.key, size: c.members.len() }).collect();
-    let stable = StableIdAssigner::new(previous).assign(&current);
-    let rich = rich_export(&clustering, &refs, Some(&stable), Some(catalogue), owners);
+    let stable = StableIdAssigner::new(previous).assign_with_votes(&current, &votes);
+    let mut rich = rich_export(&clustering, &refs, Some(&stable), Some(catalogue), owners);
+    pb.set_message("sub-patterns");
+    let started: Vec<i64> = places.iter().map(|&(bi, _)| builds[bi].started).collect();
+    attach_sub_patterns(&mut rich, &clustering, &refs, &started, Some(catalogue));
     pb.set_message("recording clusters");
     let (stored, members, daily) =
         cluster_rows(&clustering, &rich, &stable, &rows, &places, &builds, &stored_at, as_of);
@@ -121,9 +147,32 @@ pub fn cluster_store(
         failures: rows.len() as u64,
         clusters: stored.len() as u64,
     };
-    store.record_cluster_run(&run, &stored, &members, &daily)?;
+    let missing = store.record_cluster_run(&run, &stored, &members, &daily)?;
+    if missing > 0 {
+        return Err(Failure::other(format!("{missing} clustered failures have no stored build")));
+    }
+    let subs: Vec<StoredSubPattern> = rich
+        .clusters
+        .iter()
+        .zip(&stable)
+        .flat_map(|(rc, s)| {
+            rc.sub_patterns.iter().map(move |sp| StoredSubPattern {
+                stable_id: s.stable_id.clone(),
+                kind: sp.kind.name().to_string(),
+                label: sp.label.clone(),
+                failures: sp.members.len() as u64,
+                first_seen: sp.first_seen,
+                last_seen: sp.last_seen,
+                job: sp.evidence.job.clone(),
+                build: sp.evidence.build.clone(),
+                test: sp.evidence.test.clone(),
+                excerpt: sp.evidence.excerpt.clone(),
+            })
+        })
+        .collect();
+    store.record_cluster_subpatterns(prof, &subs)?;
     drop(refs);
-    Ok(ClusterOutcome { as_of, rows, builds, clustering, rich })
+    Ok(ClusterOutcome { as_of, rows, builds, clustering, rich, daily })
 }
 
 /// What the store keeps of a clustering run: each cluster with its representative
@@ -186,4 +235,71 @@ fn cluster_rows(
         });
     }
     (clusters, members, daily)
+}
+
+/// Pattern drift of a run's clusters from its daily rows.
+pub fn cluster_drift(daily: &[ClusterDay], from_day: i64, to_day: i64, cfg: &DriftConfig) -> Vec<PatternDrift> {
+    let rows: Vec<(String, i64, u64)> = daily.iter().map(|d| (d.stable_id.clone(), d.day, d.failures)).collect();
+    pattern_drift(&rows, from_day, to_day, cfg)
+}
+
+/// The triage report's pattern drift: the store's latest clustering run (default profile,
+/// else k8s-triage), the 7 days to `date` (or to the run's as-of day when earlier) against
+/// the 7 days before, each moving pattern with its newest failure as evidence. None when no
+/// clustering run is stored.
+pub fn drift_report(
+    store: &citriage_store::Store,
+    date: Day,
+) -> Result<Option<citriage_analysis::triage::PatternDriftReport>, Failure> {
+    use citriage_analysis::triage::{DriftingPattern, PatternDriftReport};
+    use citriage_model::{Evidence, EvidenceKind};
+    let mut run = None;
+    for prof in ["default", "k8s-triage"] {
+        if let Some(r) = store.cluster_run(prof)? {
+            run = Some(r);
+            break;
+        }
+    }
+    let Some(run) = run else { return Ok(None) };
+    let cfg = DriftConfig::default();
+    let to_day = date.0.min(run.as_of.div_euclid(86_400));
+    let from_day = to_day - cfg.span;
+    let daily = store.cluster_daily(&run.profile)?;
+    let mut patterns = Vec::new();
+    for d in cluster_drift(&daily, from_day, to_day, &cfg) {
+        if d.kind == citriage_patterns::drift::DriftKind::Steady {
+            continue;
+        }
+        let text = store
+            .cluster(&run.profile, &d.id)?
+            .map(|c| c.text.lines().next().unwrap_or("").chars().take(160).collect())
+            .unwrap_or_default();
+        let evidence = store.cluster_failures(&run.profile, &d.id, 1)?.into_iter().next().map(|f| {
+            let body = f.failure_text.unwrap_or_default();
+            let first: String = body.lines().next().unwrap_or("").chars().take(300).collect();
+            Evidence::new(
+                EvidenceKind::JunitCase,
+                format!("https://prow.k8s.io/view/gs/{}/{} :: {}", f.bucket, f.path, f.test),
+                first,
+                citriage_model::evidence::sha256_hex(body.as_bytes()),
+                f.started.map(|s| Day::from_unix_seconds(s).to_string()).unwrap_or_default(),
+            )
+        });
+        patterns.push(DriftingPattern {
+            stable_id: d.id,
+            kind: d.kind,
+            before: d.before,
+            after: d.after,
+            per_day: d.per_day.iter().map(|(_, n)| *n).collect(),
+            text,
+            evidence,
+        });
+    }
+    Ok(Some(PatternDriftReport {
+        profile: run.profile,
+        from: Day(from_day),
+        to: Day(to_day),
+        span_days: cfg.span,
+        patterns,
+    }))
 }

@@ -145,7 +145,21 @@ pub fn write_artifacts(t: &Triage, out: &Path) -> Result<Vec<String>, Failure> {
 
 /// Writes the artifacts of a triage to a folder and records its report (`report.md`
 /// and `report.json`, the same bytes) in the store's documents; returns the paths.
+/// The report gains the pattern drift of the store's latest clustering run, when there is one.
 pub fn write_and_record(store: &mut Store, t: &Triage, out: &Path) -> Result<Vec<String>, Failure> {
+    let mut with_drift;
+    let t = if t.pattern_drift.is_none() && t.jobs_with_builds > 0 {
+        with_drift = t.clone();
+        with_drift.pattern_drift = crate::clustering::drift_report(store, t.snapshot.date)?;
+        // the evidence it cites goes to the ledger like the rest of the report's
+        if let Some(pd) = &with_drift.pattern_drift {
+            let ev: Vec<citriage_model::Evidence> = pd.patterns.iter().filter_map(|p| p.evidence.clone()).collect();
+            store.record_evidence(&ev, &now_rfc3339())?;
+        }
+        &with_drift
+    } else {
+        t
+    };
     let arts = render_all(t);
     let written = write_rendered(&arts, out)?;
     let body = |name: &str| {

@@ -191,6 +191,27 @@ pub fn fixture_store(dir: &std::path::Path) -> PathBuf {
         ],
     )
     .expect("cluster run");
+    let sub = |kind: &str, label: &str, test: &str| citriage_store::StoredSubPattern {
+        stable_id: "c-dns".into(),
+        kind: kind.into(),
+        label: label.into(),
+        failures: 1,
+        first_seen: T0 + 43_200,
+        last_seen: T0 + 43_200,
+        job: GOOD_JOB.into(),
+        build: format!("gs://kubernetes-ci-logs/logs/{GOOD_JOB}/101"),
+        test: test.into(),
+        excerpt: dns_text.into(),
+    };
+    s.record_cluster_subpatterns(
+        "default",
+        &[
+            sub("template", "dial tcp <*> i/o timeout after <*>", "[sig-network] DNS resolves"),
+            sub("job-family", "<script>family</script>", "[sig-network] DNS resolves"),
+            sub("signature", "dns-timeout", "[sig-network] DNS resolves"),
+        ],
+    )
+    .expect("sub-patterns");
     // Documents: a triage report with a verifier result, and a payload analysis.
     let doc = |kind: &str, key: &str, media: &str, title: &str, body: &str| Document {
         kind: kind.into(),

@@ -1,10 +1,12 @@
 //! `citriage cluster`: cluster the stored builds' failure texts and write
 //! failure_data.json (go.k8s.io/triage's format) and clusters.json.
 
-use crate::clustering::{cluster_store, profile_name, ClusterOutcome};
+use crate::clustering::{cluster_drift, cluster_store, profile_name, ClusterOutcome};
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
+use citriage_model::Day;
 use citriage_patterns::cluster::FailureRef;
+use citriage_patterns::drift::{DriftConfig, PatternDrift};
 use citriage_patterns::export::{failure_data, ExportOptions};
 use citriage_patterns::normalize::Profile;
 use citriage_patterns::signatures::Catalogue;
@@ -14,8 +16,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Cluster the stored builds' failure texts (go.k8s.io/triage-compatible ids, stable
-/// citriage ids carried in the store, known signatures); writes failure_data.json
-/// and clusters.json.
+/// citriage ids carried in the store, known signatures, sub-patterns by template, job
+/// family and signature); writes failure_data.json, clusters.json and pattern_drift.json
+/// (patterns new, growing, shrinking or gone between two dates).
 #[derive(Args, Debug)]
 pub struct ClusterArgs {
     /// Days of failures before --as-of.
@@ -43,6 +46,16 @@ pub struct ClusterArgs {
     /// Clusters listed on stdout.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// Pattern drift from this date (the end of its window, YYYY-MM-DD). Default: 7 days
+    /// before --drift-to.
+    #[arg(long, value_name = "DATE")]
+    pub drift_from: Option<String>,
+    /// Pattern drift to this date (the end of its window, YYYY-MM-DD). Default: the as-of day.
+    #[arg(long, value_name = "DATE")]
+    pub drift_to: Option<String>,
+    /// Days in each pattern-drift window.
+    #[arg(long, default_value_t = 7)]
+    pub drift_span: i64,
 }
 
 /// Runs `citriage cluster`.
@@ -72,11 +85,29 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
     let mut store = ctx.open_store()?;
     let pb = ctx.spinner("loading failures");
     let out = cluster_store(&mut store, profile, a.window, a.as_of.as_deref(), &a.jobs, &catalogue, &owners, &pb)?;
-    let ClusterOutcome { as_of, rows, builds, clustering, rich } = out;
+    let ClusterOutcome { as_of, rows, builds, clustering, rich, daily } = out;
     let prof = profile_name(profile);
     let refs: Vec<FailureRef<'_>> =
         rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
-    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::k8s_triage(owners.clone()));
+    // Every cluster is exported, so every failure is in exactly one `clustered[]` entry.
+    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::complete(owners.clone()));
+    // Pattern drift between two dates, from the run's failures per cluster and day.
+    let day_of = |s: &str, flag: &str| {
+        Day::parse(s).map(|d| d.0).ok_or_else(|| Failure::input(format!("{flag} {s:?}: expected YYYY-MM-DD")))
+    };
+    let to_day = match &a.drift_to {
+        Some(s) => day_of(s, "--drift-to")?,
+        None => as_of.div_euclid(86_400),
+    };
+    let from_day = match &a.drift_from {
+        Some(s) => day_of(s, "--drift-from")?,
+        None => to_day - 7,
+    };
+    if a.drift_span < 1 {
+        return Err(Failure::input(format!("--drift-span {}: expected at least 1 day", a.drift_span)));
+    }
+    let dcfg = DriftConfig { span: a.drift_span, ..DriftConfig::default() };
+    let drift = cluster_drift(&daily, from_day, to_day, &dcfg);
     std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
     let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
         let p = a.out.join(name);
@@ -85,13 +116,19 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
     };
     let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
     let f2 = write("clusters.json", serde_json::to_string_pretty(&rich).unwrap_or_default() + "\n")?;
+    let drift_json = json!({
+        "from": Day(from_day).to_string(), "to": Day(to_day).to_string(), "span_days": dcfg.span,
+        "min_change": dcfg.min_change, "patterns": drift,
+    });
+    let f3 = write("pattern_drift.json", serde_json::to_string_pretty(&drift_json).unwrap_or_default() + "\n")?;
     pb.finish_and_clear();
     let acc = &clustering.accounting;
     if ctx.json() {
         print_json(&json!({
             "as_of": as_of, "window_days": a.window, "profile": prof, "failures": acc.input,
             "clusters": clustering.clusters.len(), "accounting": acc,
-            "files": [f1.display().to_string(), f2.display().to_string()],
+            "files": [f1.display().to_string(), f2.display().to_string(), f3.display().to_string()],
+            "pattern_drift": drift_json,
         }));
         return Ok(());
     }
@@ -117,7 +154,39 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
             jobs.len(),
             c.tests.len()
         );
+        let subs: Vec<String> = rc
+            .sub_patterns
+            .iter()
+            .filter(|s| s.kind == citriage_patterns::hierarchy::SubKind::JobFamily)
+            .take(3)
+            .map(|s| format!("{} ({})", s.label, s.members.len()))
+            .collect();
+        if !subs.is_empty() {
+            outln!("{:<14} job families: {}", "", subs.join(", "));
+        }
     }
-    outln!("Wrote {} and {}", f1.display(), f2.display());
+    let moving: Vec<&PatternDrift> =
+        drift.iter().filter(|d| d.kind != citriage_patterns::drift::DriftKind::Steady).collect();
+    outln!(
+        "\nPattern drift {} → {} ({}-day windows): {} new, {} growing, {} shrinking, {} gone",
+        Day(from_day),
+        Day(to_day),
+        dcfg.span,
+        moving.iter().filter(|d| d.kind == citriage_patterns::drift::DriftKind::New).count(),
+        moving.iter().filter(|d| d.kind == citriage_patterns::drift::DriftKind::Growing).count(),
+        moving.iter().filter(|d| d.kind == citriage_patterns::drift::DriftKind::Shrinking).count(),
+        moving.iter().filter(|d| d.kind == citriage_patterns::drift::DriftKind::Gone).count(),
+    );
+    for d in moving.iter().take(a.top) {
+        let text = rich
+            .clusters
+            .iter()
+            .find(|c| c.stable_id.as_deref() == Some(d.id.as_str()))
+            .map(|c| c.text.lines().next().unwrap_or("").chars().take(70).collect::<String>())
+            .unwrap_or_default();
+        let days: Vec<String> = d.per_day.iter().map(|(_, n)| n.to_string()).collect();
+        outln!("{:<10} {:<14} {:>5} → {:<5} [{}]  {text}", d.kind.name(), d.id, d.before, d.after, days.join(" "));
+    }
+    outln!("Wrote {}, {} and {}", f1.display(), f2.display(), f3.display());
     Ok(())
 }

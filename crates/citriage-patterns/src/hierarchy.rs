@@ -1,0 +1,233 @@
+//! The cluster hierarchy: a pattern (a cluster) splits into sub-patterns three ways:
+//!
+//! * **by template**: the Drain template ([`crate::drain`]) of its members' normalized texts
+//!   (first [`TEMPLATE_TEXT_LEN`] bytes, lines joined), so wording variants inside one
+//!   cluster show apart;
+//! * **by job family**: the job name without its version, release and numbered parts
+//!   ([`job_family`]), so a pattern seen across 40 jobs shows which kinds of jobs it hits;
+//! * **by signature**: the known signature ([`crate::signatures`]) its texts match, or none.
+//!
+//! Every sub-pattern lists its members (indices into the caller's failures), its first and
+//! last sighting and one piece of evidence: the newest member's job, build, test and the
+//! first line of its failure text. Sub-patterns are ordered by kind, then most failures,
+//! then label, so the result is deterministic.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::{Cluster, FailureRef};
+use crate::drain::{Drain, DrainConfig};
+use crate::normalize::{normalize, Profile};
+use crate::signatures::Catalogue;
+
+/// Bytes of a normalized text given to the template miner.
+pub const TEMPLATE_TEXT_LEN: usize = 600;
+
+/// How a sub-pattern splits its pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubKind {
+    /// By Drain template.
+    Template,
+    /// By job family.
+    JobFamily,
+    /// By known signature.
+    Signature,
+}
+
+impl SubKind {
+    /// Name as shown.
+    pub fn name(self) -> &'static str {
+        match self {
+            SubKind::Template => "template",
+            SubKind::JobFamily => "job-family",
+            SubKind::Signature => "signature",
+        }
+    }
+}
+
+/// A failure shown as evidence of a sub-pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubEvidence {
+    /// Job.
+    pub job: String,
+    /// Build (as the caller names it).
+    pub build: String,
+    /// Test.
+    pub test: String,
+    /// First line of the failure text (at most 300 characters).
+    pub excerpt: String,
+}
+
+/// One sub-pattern of a pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubPattern {
+    /// How it splits the pattern.
+    pub kind: SubKind,
+    /// The template, job family or signature id (`(none)` when no signature matches).
+    pub label: String,
+    /// Members: indices into the caller's failures, ascending.
+    pub members: Vec<u32>,
+    /// First and last sighting (the caller's time of each failure; 0 when unknown).
+    pub first_seen: i64,
+    pub last_seen: i64,
+    /// The newest member.
+    pub evidence: SubEvidence,
+}
+
+/// A job's family: its name without `pr:`, versions, release branches and numbered parts
+/// (`ci-kubernetes-e2e-gce-1-33` → `ci-kubernetes-e2e-gce`, `e2e-kops-grid-gce-calico-u2404-k35`
+/// → `e2e-kops-grid-gce-calico`).
+pub fn job_family(job: &str) -> String {
+    let job = job.strip_prefix("pr:").unwrap_or(job);
+    let keep = |seg: &str| {
+        let b = seg.as_bytes();
+        if b.is_empty() || b.iter().all(|c| c.is_ascii_digit() || *c == b'.') {
+            return false;
+        }
+        // k35, u2404, v1, r2, 1.33-style versions
+        if b.len() >= 2
+            && matches!(b[0], b'k' | b'u' | b'v' | b'r')
+            && b[1..].iter().all(|c| c.is_ascii_digit() || *c == b'.')
+        {
+            return false;
+        }
+        let branch = matches!(seg, "master" | "main" | "beta" | "stable" | "latest" | "release")
+            || seg.starts_with("stable") && b[6..].iter().all(u8::is_ascii_digit);
+        !branch
+    };
+    let parts: Vec<&str> = job.split('-').filter(|s| keep(s)).collect();
+    if parts.is_empty() {
+        job.to_string()
+    } else {
+        parts.join("-")
+    }
+}
+
+fn evidence_of(failures: &[FailureRef<'_>], m: u32) -> SubEvidence {
+    let f = &failures[m as usize];
+    SubEvidence {
+        job: f.job.to_string(),
+        build: f.build.to_string(),
+        test: f.test.to_string(),
+        excerpt: f.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").chars().take(300).collect(),
+    }
+}
+
+fn group(
+    kind: SubKind,
+    groups: BTreeMap<String, Vec<u32>>,
+    failures: &[FailureRef<'_>],
+    started: &[i64],
+    out: &mut Vec<SubPattern>,
+) {
+    let mut subs: Vec<SubPattern> = groups
+        .into_iter()
+        .map(|(label, mut members)| {
+            members.sort_unstable();
+            let time = |m: u32| started.get(m as usize).copied().unwrap_or(0);
+            let first_seen = members.iter().map(|&m| time(m)).min().unwrap_or(0);
+            let last_seen = members.iter().map(|&m| time(m)).max().unwrap_or(0);
+            let newest = members.iter().copied().max_by_key(|&m| (time(m), std::cmp::Reverse(m))).unwrap_or(0);
+            SubPattern { kind, label, evidence: evidence_of(failures, newest), members, first_seen, last_seen }
+        })
+        .collect();
+    subs.sort_by(|a, b| b.members.len().cmp(&a.members.len()).then_with(|| a.label.cmp(&b.label)));
+    out.extend(subs);
+}
+
+/// The sub-patterns of `cluster` (see the module docs). `started` gives each failure's time
+/// (indexed like `failures`; missing entries count as 0); `catalogue` enables the signature
+/// split.
+pub fn sub_patterns(
+    cluster: &Cluster,
+    failures: &[FailureRef<'_>],
+    started: &[i64],
+    catalogue: Option<&Catalogue>,
+) -> Vec<SubPattern> {
+    let mut out = Vec::new();
+    // Distinct raw texts once each (members in ascending order, so the first index is stable).
+    let mut by_text: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for &m in &cluster.members {
+        by_text.entry(failures[m as usize].text).or_default().push(m);
+    }
+    // by template
+    let mut drain = Drain::new(DrainConfig::default());
+    let mut tmpl_of_text: Vec<u32> = Vec::with_capacity(by_text.len());
+    for text in by_text.keys() {
+        let mut n = normalize(text, Profile::Default);
+        if n.len() > TEMPLATE_TEXT_LEN {
+            let mut cut = TEMPLATE_TEXT_LEN;
+            while !n.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            n.truncate(cut);
+        }
+        tmpl_of_text.push(drain.add(&n.replace('\n', " ")));
+    }
+    let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for (ms, t) in by_text.values().zip(&tmpl_of_text) {
+        groups.entry(drain.template(*t)).or_default().extend(ms);
+    }
+    group(SubKind::Template, groups, failures, started, &mut out);
+    // by job family
+    let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for &m in &cluster.members {
+        groups.entry(job_family(failures[m as usize].job)).or_default().push(m);
+    }
+    group(SubKind::JobFamily, groups, failures, started, &mut out);
+    // by signature
+    if let Some(cat) = catalogue {
+        let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        for (text, ms) in &by_text {
+            let id = cat.match_text(text).into_iter().next().map(|m| m.id).unwrap_or_else(|| "(none)".to_string());
+            groups.entry(id).or_default().extend(ms);
+        }
+        group(SubKind::Signature, groups, failures, started, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{cluster, ClusterConfig};
+
+    #[test]
+    fn families() {
+        assert_eq!(job_family("ci-kubernetes-e2e-gce-1-33"), "ci-kubernetes-e2e-gce");
+        assert_eq!(job_family("e2e-kops-grid-gce-calico-u2404-k35"), "e2e-kops-grid-gce-calico");
+        assert_eq!(job_family("pr:pull-kubernetes-e2e-kind"), "pull-kubernetes-e2e-kind");
+        assert_eq!(job_family("ci-kubernetes-e2e-gce-master"), "ci-kubernetes-e2e-gce");
+    }
+
+    #[test]
+    fn splits_by_template_family_and_signature() {
+        let texts = [
+            "Timed out after 300s: pod dns-1234/web-7d9f8c6b5-x2x4z never became Ready: node n1 is NotReady",
+            "Timed out after 60s: pod dns-4321/web-5c4b3a2d1-q8w9z never became Ready: node n2 is NotReady",
+            "Timed out after 61s: pod dns-4321/web-5c4b3a2d1-q8w9z never became Ready: node n2 is NotReady",
+        ];
+        let jobs = ["ci-e2e-gce-1-33", "ci-e2e-gce-1-34", "ci-e2e-kind"];
+        let fs: Vec<FailureRef> = texts
+            .iter()
+            .zip(jobs)
+            .enumerate()
+            .map(|(i, (t, j))| FailureRef { test: "t", text: t, job: j, build: ["1", "2", "3"][i] })
+            .collect();
+        let c = cluster(&fs, &ClusterConfig::new(Profile::Default));
+        assert_eq!(c.clusters.len(), 1);
+        let subs = sub_patterns(&c.clusters[0], &fs, &[10, 20, 30], Some(&Catalogue::builtin()));
+        let fam: Vec<(&str, usize)> =
+            subs.iter().filter(|s| s.kind == SubKind::JobFamily).map(|s| (s.label.as_str(), s.members.len())).collect();
+        assert_eq!(fam, vec![("ci-e2e-gce", 2), ("ci-e2e-kind", 1)]);
+        let gce = subs.iter().find(|s| s.label == "ci-e2e-gce").expect("family");
+        assert_eq!((gce.first_seen, gce.last_seen), (10, 20));
+        assert_eq!(gce.evidence.build, "2");
+        let tmpl: Vec<&SubPattern> = subs.iter().filter(|s| s.kind == SubKind::Template).collect();
+        assert_eq!(tmpl.iter().map(|s| s.members.len()).sum::<usize>(), 3);
+        let sig: usize = subs.iter().filter(|s| s.kind == SubKind::Signature).map(|s| s.members.len()).sum();
+        assert_eq!(sig, 3);
+    }
+}
