@@ -50,7 +50,7 @@ pub struct BuildFindings {
 
 /// Runs the build-backed checks for the jobs of a snapshot, as of the snapshot's day.
 pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> BuildFindings {
-    let as_of = snap.meta.date.0 * 86_400 + 86_399;
+    let as_of = snap.meta.date.end_seconds();
     let listed: BTreeSet<&str> = snap.jobs.iter().map(|j| j.job.as_str()).collect();
     let mine: Vec<BuildRecord> =
         builds.iter().filter(|b| listed.contains(b.dashboard_job().as_str())).cloned().collect();
@@ -112,7 +112,7 @@ pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> Bu
             );
         }
         if let Some(first) = by_job.get(&f.job).and_then(|v| v.iter().filter_map(|b| b.started).min()) {
-            if first > as_of - 7 * 86_400 && f.last_pass.is_none() {
+            if first > as_of - 7 * citriage_model::time::DAY && f.last_pass.is_none() {
                 group(
                     FindingKind::NoBaseline,
                     f.job.clone(),

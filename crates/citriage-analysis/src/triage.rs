@@ -116,8 +116,8 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
     }
     let mut patterns = Vec::new();
     if let Some(builds) = input.builds.filter(|_| jobs_with_builds > 0) {
-        let end = snap.meta.date.0 * 86_400 + 86_399;
-        let from = end - 7 * 86_400;
+        let end = snap.meta.date.end_seconds();
+        let from = end - 7 * citriage_model::time::DAY;
         let catalogue = citriage_patterns::signatures::Catalogue::builtin();
         let cat_of = categorized.category_of();
         for p in &selection.picks {

@@ -1,9 +1,10 @@
-//! The GitHub REST client: a blocking `ureq` agent with a configurable API base, an
-//! optional token (redacted everywhere), conditional requests with ETags through an
-//! [`HttpCache`], `Link: rel="next"` pagination, primary and secondary rate-limit
-//! handling, and an offline mode that answers only from the cache and says how old
-//! each answer is. Typed lookups (pull requests, issues, timelines, search, commits)
-//! sit on top of one `fetch`.
+//! The GitHub REST client: a thin user of citriage's HTTP layer
+//! ([`citriage_sources::http`], which owns timeouts, retries and their budget,
+//! `Retry-After` and rate limits, size limits, same-origin redirects, conditional
+//! requests through an [`HttpCache`] and the token rule) with a configurable API base,
+//! `Link: rel="next"` pagination, and an offline mode that answers only from the cache
+//! and says how old each answer is. Typed lookups (pull requests, issues, timelines,
+//! search, commits) sit on top of one `fetch`.
 
 use crate::state::Answered;
 use crate::state::{
@@ -11,136 +12,18 @@ use crate::state::{
     pr_from_issue, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState, PrStatus,
     ReadInfo, RefResolver, RefState, RepoRef, SearchResult, TimelineEvent,
 };
+use citriage_sources::http::{
+    message_of, CachedAnswer, Freshness, HttpClient, HttpError, HttpOptions, Pacer, PageGuard, Request, RetryBudget,
+    WaitKind,
+};
+pub use citriage_sources::http::{next_link, percent_encode, CachedResponse, HttpCache, MemoryCache, NoCache, Token};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
 /// The public GitHub API.
 pub const DEFAULT_API_BASE: &str = "https://api.github.com";
-
-/// An API token. It is sent only in the `Authorization` header to the configured API
-/// base; `Debug` prints `Token(redacted)` and there is no `Display` or `Serialize`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Token(String);
-
-impl Token {
-    /// A token from a string (as the CLI reads `GITHUB_TOKEN` / `GH_TOKEN`). `None` when
-    /// empty or when it holds characters a header cannot carry.
-    pub fn new(s: impl Into<String>) -> Option<Token> {
-        let s = s.into().trim().to_string();
-        if s.is_empty() || !s.bytes().all(|b| (0x21..0x7f).contains(&b)) {
-            return None;
-        }
-        Some(Token(s))
-    }
-
-    /// The first usable token among candidates in order (`GITHUB_TOKEN`, then `GH_TOKEN`).
-    pub fn first_of<I: IntoIterator<Item = Option<String>>>(candidates: I) -> Option<Token> {
-        candidates.into_iter().flatten().find_map(Token::new)
-    }
-
-    fn secret(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Token(redacted)")
-    }
-}
-
-/// One stored HTTP answer. 404s are stored too, so offline mode can say "not found".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CachedResponse {
-    /// 200 or 404.
-    pub status: u16,
-    pub etag: Option<String>,
-    pub body: Vec<u8>,
-    /// The `Link: rel="next"` URL of a paginated answer.
-    pub next: Option<String>,
-    /// Unix seconds when the answer was last confirmed (downloaded or revalidated).
-    pub fetched_at: i64,
-}
-
-/// Where answers are kept between runs. The CLI implements it over the SQLite store;
-/// [`MemoryCache`] serves tests and single runs.
-pub trait HttpCache {
-    /// The stored answer for a URL.
-    fn get(&self, url: &str) -> Option<CachedResponse>;
-    /// Stores (replaces) the answer for a URL.
-    fn put(&self, url: &str, resp: CachedResponse);
-}
-
-impl<C: HttpCache + ?Sized> HttpCache for std::sync::Arc<C> {
-    fn get(&self, url: &str) -> Option<CachedResponse> {
-        (**self).get(url)
-    }
-    fn put(&self, url: &str, resp: CachedResponse) {
-        (**self).put(url, resp)
-    }
-}
-
-impl<C: HttpCache + ?Sized> HttpCache for std::rc::Rc<C> {
-    fn get(&self, url: &str) -> Option<CachedResponse> {
-        (**self).get(url)
-    }
-    fn put(&self, url: &str, resp: CachedResponse) {
-        (**self).put(url, resp)
-    }
-}
-
-/// An in-memory cache.
-#[derive(Debug, Default)]
-pub struct MemoryCache {
-    map: Mutex<BTreeMap<String, CachedResponse>>,
-}
-
-impl MemoryCache {
-    /// An empty cache.
-    pub fn new() -> MemoryCache {
-        MemoryCache::default()
-    }
-
-    /// The cached URLs, sorted.
-    pub fn urls(&self) -> Vec<String> {
-        self.map.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default()
-    }
-
-    /// Number of cached answers.
-    pub fn len(&self) -> usize {
-        self.map.lock().map(|m| m.len()).unwrap_or(0)
-    }
-
-    /// True when nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl HttpCache for MemoryCache {
-    fn get(&self, url: &str) -> Option<CachedResponse> {
-        self.map.lock().ok()?.get(url).cloned()
-    }
-    fn put(&self, url: &str, resp: CachedResponse) {
-        if let Ok(mut m) = self.map.lock() {
-            m.insert(url.to_string(), resp);
-        }
-    }
-}
-
-/// A cache that stores nothing.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoCache;
-
-impl HttpCache for NoCache {
-    fn get(&self, _url: &str) -> Option<CachedResponse> {
-        None
-    }
-    fn put(&self, _url: &str, _resp: CachedResponse) {}
-}
 
 /// Client settings.
 #[derive(Debug, Clone)]
@@ -156,6 +39,9 @@ pub struct ClientConfig {
     pub max_wait: Duration,
     /// Retries after a secondary limit, a primary-limit reset, a 5xx or a transport error.
     pub max_retries: u32,
+    /// The waiting allowed in all (shared with the other clients of the command that
+    /// hold a clone).
+    pub retry_budget: RetryBudget,
     /// Pages followed per paginated request.
     pub max_pages: usize,
     /// Largest response body accepted.
@@ -174,6 +60,7 @@ impl Default for ClientConfig {
             timeout: Duration::from_secs(30),
             max_wait: Duration::from_secs(120),
             max_retries: 3,
+            retry_budget: RetryBudget::new(Duration::from_secs(300)),
             max_pages: 20,
             max_body_bytes: 20 * 1024 * 1024,
             user_agent: concat!("citriage/", env!("CARGO_PKG_VERSION")).to_string(),
@@ -199,6 +86,10 @@ pub enum GithubError {
     NotCached { url: String },
     #[error("{url}: refusing to follow a link outside the API base: {link}")]
     ForeignUrl { url: String, link: String },
+    /// The HTTP policy refused to go on (the retry budget spent, a body over the size
+    /// limit, a redirect loop, a listing that repeats itself).
+    #[error("{detail}")]
+    Refused { url: String, detail: String },
 }
 
 /// Request counters.
@@ -214,7 +105,7 @@ pub struct ClientStats {
     pub cache_answers: u64,
     /// Retries after rate limits, 5xx or transport errors.
     pub retries: u64,
-    /// Seconds spent waiting for rate limits.
+    /// Seconds spent waiting (rate limits and retries).
     pub waited_secs: u64,
 }
 
@@ -251,9 +142,12 @@ pub struct CommitQuery {
     pub max: usize,
 }
 
+/// The counters the HTTP layer does not keep.
+#[derive(Default)]
 struct Inner {
-    blocked_until: Option<i64>,
-    stats: ClientStats,
+    downloads: u64,
+    not_modified: u64,
+    cache_answers: u64,
 }
 
 type Clock = Box<dyn Fn() -> i64>;
@@ -262,7 +156,7 @@ type Sleeper = Box<dyn Fn(Duration)>;
 /// The client. Methods take `&self`; counters and the rate-limit state are internal.
 pub struct GithubClient {
     cfg: ClientConfig,
-    agent: ureq::Agent,
+    http: HttpClient,
     cache: Box<dyn HttpCache>,
     clock: Clock,
     sleeper: Sleeper,
@@ -285,19 +179,31 @@ impl GithubClient {
     /// A client with the given settings and cache, the system clock and real sleeps.
     pub fn new(mut cfg: ClientConfig, cache: Box<dyn HttpCache>) -> GithubClient {
         cfg.api_base = cfg.api_base.trim_end_matches('/').to_string();
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(cfg.timeout))
-            .http_status_as_error(false)
-            .user_agent(cfg.user_agent.as_str())
-            .build()
-            .into();
+        let opts = HttpOptions {
+            timeout: cfg.timeout,
+            attempts: cfg.max_retries + 1,
+            backoff: Duration::from_secs(1),
+            max_retry_after: cfg.max_wait,
+            retry_budget: cfg.retry_budget.clone(),
+            max_bytes: cfg.max_body_bytes,
+            user_agent: cfg.user_agent.clone(),
+            // GitHub's secondary limit may come without headers: wait at least a minute.
+            rate_limit_message: Some("secondary rate limit".into()),
+            rate_limit_wait: Some(Duration::from_secs(60)),
+            ..HttpOptions::default()
+        };
+        let mut http = HttpClient::new(opts);
+        // The token goes to the API base's origin only (to none when the base is not
+        // an http(s) URL).
+        let _ = http.allow(&cfg.api_base);
+        let http = http.with_token(cfg.token.clone());
         GithubClient {
             cfg,
-            agent,
+            http,
             cache,
-            clock: Box::new(crate::time::system_now),
+            clock: Box::new(citriage_sources::http::unix_now),
             sleeper: Box::new(std::thread::sleep),
-            inner: Mutex::new(Inner { blocked_until: None, stats: ClientStats::default() }),
+            inner: Mutex::new(Inner::default()),
         }
     }
 
@@ -320,7 +226,17 @@ impl GithubClient {
 
     /// The counters so far.
     pub fn stats(&self) -> ClientStats {
-        self.inner.lock().map(|i| i.stats).unwrap_or_default()
+        let h = self.http.stats();
+        let (downloads, not_modified, cache_answers) =
+            self.inner.lock().map(|i| (i.downloads, i.not_modified, i.cache_answers)).unwrap_or_default();
+        ClientStats {
+            requests: h.requests,
+            downloads,
+            not_modified,
+            cache_answers,
+            retries: h.retries,
+            waited_secs: h.waited.as_secs(),
+        }
     }
 
     /// The client's clock.
@@ -328,9 +244,9 @@ impl GithubClient {
         (self.clock)()
     }
 
-    fn bump(&self, f: impl FnOnce(&mut ClientStats)) {
+    fn bump(&self, f: impl FnOnce(&mut Inner)) {
         if let Ok(mut i) = self.inner.lock() {
-            f(&mut i.stats);
+            f(&mut i);
         }
     }
 
@@ -349,24 +265,37 @@ impl GithubClient {
 
     /// Removes the token from a text that came back from the server, should it echo it.
     fn scrub(&self, s: &str) -> String {
-        match &self.cfg.token {
-            Some(t) if s.contains(t.secret()) => s.replace(t.secret(), "[redacted]"),
-            _ => s.to_string(),
-        }
+        self.http.redact(s)
     }
 
-    fn wait(&self, url: &str, kind: &'static str, secs: u64) -> Result<(), GithubError> {
-        if Duration::from_secs(secs) > self.cfg.max_wait {
-            return Err(GithubError::RateLimited {
-                url: url.to_string(),
-                kind,
-                wait_secs: secs,
-                limit_secs: self.cfg.max_wait.as_secs(),
-            });
+    /// A failed request in GitHub's terms (rate limits named primary or secondary).
+    fn failed(&self, e: HttpError) -> GithubError {
+        let kind = |k: WaitKind| if k == WaitKind::RateLimitReset { "primary" } else { "secondary" };
+        match e {
+            HttpError::Transport { url, detail } => GithubError::Transport { url, detail },
+            HttpError::WaitTooLong { url, kind: k, wait_secs, limit_secs, .. } => {
+                GithubError::RateLimited { url, kind: kind(k), wait_secs, limit_secs }
+            }
+            HttpError::GaveUp { url, rate_limited: Some(k), attempts, .. } => {
+                GithubError::RetriesExhausted { url, kind: kind(k), retries: attempts.saturating_sub(1) }
+            }
+            HttpError::GaveUp { url, status, message, .. } => GithubError::Status { url, status, message },
+            HttpError::CrossOrigin { url, to, .. } => GithubError::ForeignUrl { url, link: to },
+            HttpError::ForeignOrigin { url, .. } => {
+                GithubError::ForeignUrl { url: self.cfg.api_base.clone(), link: url }
+            }
+            other => {
+                let url = match &other {
+                    HttpError::BudgetSpent { url, .. }
+                    | HttpError::TooLarge { url, .. }
+                    | HttpError::TooManyRedirects { url, .. }
+                    | HttpError::RepeatedPage { url, .. }
+                    | HttpError::TooManyPages { url, .. } => url.clone(),
+                    _ => String::new(),
+                };
+                GithubError::Refused { url, detail: self.scrub(&other.to_string()) }
+            }
         }
-        (self.sleeper)(Duration::from_secs(secs));
-        self.bump(|s| s.waited_secs += secs);
-        Ok(())
     }
 
     /// GET one URL (or API path): from the cache when offline; otherwise with
@@ -379,7 +308,7 @@ impl GithubClient {
         if self.cfg.offline {
             return match cached {
                 Some(c) => {
-                    self.bump(|s| s.cache_answers += 1);
+                    self.bump(|i| i.cache_answers += 1);
                     Ok(Fetched {
                         read: ReadInfo {
                             read_at: Some(c.fetched_at),
@@ -396,167 +325,46 @@ impl GithubClient {
                 None => Err(GithubError::NotCached { url }),
             };
         }
-        let mut retries = 0u32;
-        loop {
-            // A primary limit seen on an earlier answer: wait for its reset first.
-            let blocked = self.inner.lock().ok().and_then(|i| i.blocked_until);
-            if let Some(until) = blocked {
-                let now = self.now();
-                if until >= now {
-                    self.wait(&url, "primary", (until - now + 1) as u64)?;
-                }
-                if let Ok(mut i) = self.inner.lock() {
-                    i.blocked_until = None;
-                }
+        let req = Request::get(&url)
+            .header("Accept", "application/vnd.github+json")
+            .header("X-GitHub-Api-Version", "2022-11-28");
+        match self.http.send_cached(&req, self.cache.as_ref(), &ClientPacer(self)).map_err(|e| self.failed(e))? {
+            CachedAnswer::Stored { answer, freshness } => {
+                let answered = match freshness {
+                    Freshness::Live => {
+                        if let Some(n) = &answer.next {
+                            if !n.starts_with(&format!("{}/", self.cfg.api_base)) {
+                                return Err(GithubError::ForeignUrl { url, link: n.clone() });
+                            }
+                        }
+                        self.bump(|i| i.downloads += 1);
+                        Answered::Live
+                    }
+                    Freshness::Revalidated => {
+                        self.bump(|i| i.not_modified += 1);
+                        Answered::Revalidated
+                    }
+                };
+                Ok(Fetched {
+                    read: ReadInfo {
+                        read_at: Some(answer.fetched_at),
+                        answered,
+                        api_url: url.clone(),
+                        body_sha256: citriage_model::evidence::sha256_hex(&answer.body),
+                    },
+                    url,
+                    status: answer.status,
+                    body: answer.body,
+                    next: answer.next,
+                })
             }
-            let mut req = self
-                .agent
-                .get(&url)
-                .header("Accept", "application/vnd.github+json")
-                .header("X-GitHub-Api-Version", "2022-11-28");
-            if let Some(t) = &self.cfg.token {
-                req = req.header("Authorization", format!("Bearer {}", t.secret()));
-            }
-            let conditional = cached.as_ref().filter(|c| c.status == 200).and_then(|c| c.etag.clone());
-            if let Some(etag) = &conditional {
-                req = req.header("If-None-Match", etag.as_str());
-            }
-            self.bump(|s| s.requests += 1);
-            let mut resp = match req.call() {
-                Ok(r) => r,
-                Err(e) => {
-                    let detail = self.scrub(&e.to_string());
-                    if retries < self.cfg.max_retries {
-                        retries += 1;
-                        self.bump(|s| s.retries += 1);
-                        (self.sleeper)(Duration::from_secs(u64::from(retries)));
-                        continue;
-                    }
-                    return Err(GithubError::Transport { url, detail });
-                }
-            };
-            let status = resp.status().as_u16();
-            let header =
-                |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
-            let remaining: Option<u64> = header("x-ratelimit-remaining").and_then(|v| v.parse().ok());
-            let reset: Option<i64> = header("x-ratelimit-reset").and_then(|v| v.parse().ok());
-            let retry_after: Option<u64> = header("retry-after").and_then(|v| v.parse().ok());
-            let etag = header("etag");
-            let next = header("link").and_then(|l| next_link(&l));
-            let now = self.now();
-            if remaining == Some(0) {
-                if let (Some(r), Ok(mut i)) = (reset, self.inner.lock()) {
-                    i.blocked_until = Some(r);
-                }
-            }
-            match status {
-                200 | 404 | 410 => {
-                    let body =
-                        resp.body_mut().with_config().limit(self.cfg.max_body_bytes).read_to_vec().map_err(|e| {
-                            GithubError::Transport { url: url.clone(), detail: self.scrub(&e.to_string()) }
-                        })?;
-                    let status = if status == 200 { 200 } else { 404 };
-                    if let Some(n) = &next {
-                        if !n.starts_with(&format!("{}/", self.cfg.api_base)) {
-                            return Err(GithubError::ForeignUrl { url, link: n.clone() });
-                        }
-                    }
-                    self.bump(|s| s.downloads += 1);
-                    let etag = if status == 200 { etag } else { None };
-                    self.cache.put(
-                        &url,
-                        CachedResponse { status, etag, body: body.clone(), next: next.clone(), fetched_at: now },
-                    );
-                    return Ok(Fetched {
-                        read: ReadInfo {
-                            read_at: Some(now),
-                            answered: Answered::Live,
-                            api_url: url.clone(),
-                            body_sha256: citriage_model::evidence::sha256_hex(&body),
-                        },
-                        url,
-                        status,
-                        body,
-                        next,
-                    });
-                }
-                304 => {
-                    let Some(mut c) = cached.clone().filter(|_| conditional.is_some()) else {
-                        return Err(GithubError::Status {
-                            url,
-                            status,
-                            message: "304 Not Modified without a cached answer".into(),
-                        });
-                    };
-                    self.bump(|s| s.not_modified += 1);
-                    c.fetched_at = now;
-                    if let Some(e) = etag {
-                        c.etag = Some(e);
-                    }
-                    self.cache.put(&url, c.clone());
-                    return Ok(Fetched {
-                        read: ReadInfo {
-                            read_at: Some(now),
-                            answered: Answered::Revalidated,
-                            api_url: url.clone(),
-                            body_sha256: citriage_model::evidence::sha256_hex(&c.body),
-                        },
-                        url,
-                        status: c.status,
-                        body: c.body,
-                        next: c.next,
-                    });
-                }
-                403 | 429 => {
-                    let body = resp.body_mut().with_config().limit(64 * 1024).read_to_vec().unwrap_or_default();
-                    let message = self.scrub(&api_message(&body));
-                    if let Some(secs) = retry_after {
-                        if retries >= self.cfg.max_retries {
-                            return Err(GithubError::RetriesExhausted { url, kind: "secondary", retries });
-                        }
-                        retries += 1;
-                        self.bump(|s| s.retries += 1);
-                        self.wait(&url, "secondary", secs.max(1))?;
-                        if let Ok(mut i) = self.inner.lock() {
-                            i.blocked_until = None;
-                        }
-                        continue;
-                    }
-                    if remaining == Some(0) {
-                        if retries >= self.cfg.max_retries {
-                            return Err(GithubError::RetriesExhausted { url, kind: "primary", retries });
-                        }
-                        retries += 1;
-                        self.bump(|s| s.retries += 1);
-                        let wait = reset.map(|r| (r - now + 1).max(1) as u64).unwrap_or(60);
-                        self.wait(&url, "primary", wait)?;
-                        if let Ok(mut i) = self.inner.lock() {
-                            i.blocked_until = None;
-                        }
-                        continue;
-                    }
-                    // A secondary limit without `retry-after`: wait at least a minute.
-                    if status == 429 || message.to_ascii_lowercase().contains("secondary rate limit") {
-                        if retries >= self.cfg.max_retries {
-                            return Err(GithubError::RetriesExhausted { url, kind: "secondary", retries });
-                        }
-                        retries += 1;
-                        self.bump(|s| s.retries += 1);
-                        self.wait(&url, "secondary", 60)?;
-                        continue;
-                    }
-                    return Err(GithubError::Status { url, status, message });
-                }
-                500..=599 if retries < self.cfg.max_retries => {
-                    retries += 1;
-                    self.bump(|s| s.retries += 1);
-                    (self.sleeper)(Duration::from_secs(u64::from(retries)));
-                    continue;
-                }
-                _ => {
-                    let body = resp.body_mut().with_config().limit(64 * 1024).read_to_vec().unwrap_or_default();
-                    return Err(GithubError::Status { url, status, message: self.scrub(&api_message(&body)) });
-                }
+            CachedAnswer::Other(r) if r.status == 304 => Err(GithubError::Status {
+                url,
+                status: 304,
+                message: "304 Not Modified without a cached answer".into(),
+            }),
+            CachedAnswer::Other(r) => {
+                Err(GithubError::Status { url, status: r.status, message: self.scrub(&message_of(&r.body)) })
             }
         }
     }
@@ -575,10 +383,11 @@ impl GithubClient {
         let mut read: Option<ReadInfo> = None;
         let mut hashes = String::new();
         let mut first_page = Value::Null;
+        let mut pages = PageGuard::new(url.clone());
         for page in 0..self.cfg.max_pages.max(1) {
             let f = self.fetch(&url)?;
             if f.status == 404 {
-                return Err(GithubError::Status { url: f.url, status: 404, message: api_message(&f.body) });
+                return Err(GithubError::Status { url: f.url, status: 404, message: message_of(&f.body) });
             }
             let v = f.json()?;
             items.extend(extract(&v));
@@ -603,7 +412,10 @@ impl GithubClient {
                 break;
             }
             match f.next {
-                Some(n) => url = n,
+                Some(n) => {
+                    pages.next(&n).map_err(|e| self.failed(e))?;
+                    url = n;
+                }
                 None => break,
             }
         }
@@ -812,7 +624,7 @@ impl RefResolver for GithubClient {
                             github_locator(&read.api_url),
                             format!("{r} timeline: {} event(s)", events.len()),
                             &read.body_sha256,
-                            crate::time::day_of(t),
+                            citriage_model::time::date_of(t),
                         )
                     });
                     (events, ev)
@@ -833,45 +645,16 @@ fn why_not(e: GithubError) -> String {
     }
 }
 
-/// The `rel="next"` URL of a `Link` header.
-pub fn next_link(link: &str) -> Option<String> {
-    link.split(',').find_map(|part| {
-        let mut pieces = part.split(';');
-        let url = pieces.next()?.trim();
-        let is_next = pieces.any(|p| {
-            let p = p.trim();
-            p == "rel=\"next\"" || p == "rel=next"
-        });
-        if is_next && url.starts_with('<') && url.ends_with('>') {
-            Some(url[1..url.len() - 1].to_string())
-        } else {
-            None
-        }
-    })
-}
+/// The client's clock and sleeps, as the HTTP layer asks for them.
+struct ClientPacer<'a>(&'a GithubClient);
 
-/// The `message` of a GitHub error body, else a short prefix of the body.
-fn api_message(body: &[u8]) -> String {
-    if let Ok(v) = serde_json::from_slice::<Value>(body) {
-        if let Some(m) = v.get("message").and_then(Value::as_str) {
-            return m.to_string();
-        }
+impl Pacer for ClientPacer<'_> {
+    fn now(&self) -> i64 {
+        self.0.now()
     }
-    let text = String::from_utf8_lossy(body);
-    text.chars().take(200).collect::<String>().trim().to_string()
-}
-
-/// Percent-encodes everything but RFC 3986 unreserved characters.
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
+    fn sleep(&self, d: Duration) {
+        (self.0.sleeper)(d)
     }
-    out
 }
 
 #[cfg(test)]

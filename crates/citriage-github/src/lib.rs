@@ -8,7 +8,6 @@ pub mod client;
 pub mod refs;
 pub mod state;
 pub mod sweep;
-pub mod time;
 
 pub use client::{
     next_link, percent_encode, CachedResponse, ClientConfig, ClientStats, CommitQuery, Fetched, GithubClient,

@@ -4,7 +4,7 @@
 //! plus the [`RefResolver`] trait every consumer of PR/issue state goes through.
 //! Decoding from the REST API's JSON lives here too; it never panics on odd bodies.
 
-use crate::time::{day_of, format_utc};
+use citriage_model::time::{date_of, utc};
 use citriage_model::{Evidence, EvidenceKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -142,10 +142,10 @@ impl ReadInfo {
                 let how = match self.answered {
                     Answered::Live => "live".to_string(),
                     Answered::Revalidated => "revalidated, not modified".to_string(),
-                    Answered::Cache => format!("cached, {} old", crate::time::format_age(now - t)),
+                    Answered::Cache => format!("cached, {} old", citriage_model::time::age(now - t)),
                     Answered::None => "not read".to_string(),
                 };
-                format!("{} ({how})", format_utc(t))
+                format!("{} ({how})", utc(t))
             }
         }
     }
@@ -225,7 +225,7 @@ impl PrState {
             github_locator(&self.read.api_url),
             excerpt,
             &self.read.body_sha256,
-            day_of(t),
+            date_of(t),
         ))
     }
 }
@@ -296,7 +296,7 @@ impl IssueState {
             github_locator(&self.read.api_url),
             excerpt,
             &self.read.body_sha256,
-            day_of(t),
+            date_of(t),
         ))
     }
 }
@@ -371,7 +371,7 @@ impl RefState {
                     github_locator(&read.api_url),
                     format!("{reference}: 404 Not Found"),
                     &read.body_sha256,
-                    day_of(t),
+                    date_of(t),
                 ))
             }
             RefState::Unknown { .. } => None,
@@ -433,7 +433,7 @@ pub fn replay_timeline(events: &[TimelineEvent], until: i64, initial_draft: bool
     let mut timed: Vec<(i64, usize, &TimelineEvent)> = events
         .iter()
         .enumerate()
-        .filter_map(|(i, e)| e.at.as_deref().and_then(crate::time::parse_timestamp).map(|t| (t, i, e)))
+        .filter_map(|(i, e)| e.at.as_deref().and_then(citriage_model::time::parse_rfc3339).map(|t| (t, i, e)))
         .collect();
     timed.sort_by_key(|(t, i, _)| (*t, *i));
     for (t, _, e) in timed {

@@ -8,7 +8,7 @@
 use crate::refs::{FoundRef, RefTarget};
 use crate::state::IssueRef;
 use crate::state::{IssueStatus, PrStatus, ReadInfo, RefResolver, RefState};
-use crate::time::{format_age, format_utc};
+use citriage_model::time::{age, utc};
 use serde::{Deserialize, Serialize};
 
 /// The Phase 5 classification of a row.
@@ -239,7 +239,7 @@ pub fn render_sweep_markdown(rows: &[SweepRow], now: i64) -> String {
     let oldest = rows.iter().filter_map(|r| r.read.as_ref().and_then(|x| x.read_at)).min();
     s.push_str(&format!("\n{} reference(s): {}.", rows.len(), counts.join(", ")));
     if let Some(t) = oldest {
-        s.push_str(&format!(" Oldest answer read {} ({} before this rendering).", format_utc(t), format_age(now - t)));
+        s.push_str(&format!(" Oldest answer read {} ({} before this rendering).", utc(t), age(now - t)));
     }
     s.push('\n');
     s

@@ -473,7 +473,7 @@ fn timeline_events_replay_labels_state_and_draft() {
     assert_eq!(events[3].event, "committed");
     assert_eq!(events[3].at.as_deref(), Some("2026-05-02T12:00:00Z"));
     assert_eq!(read.answered, Answered::Live);
-    let at = |s: &str| citriage_github::time::parse_timestamp(s).unwrap();
+    let at = |s: &str| citriage_model::time::parse_rfc3339(s).unwrap();
     let mid = replay_timeline(&events, at("2026-05-02T23:00:00Z"), false);
     assert_eq!(mid.labels, vec!["do-not-merge/hold", "lgtm"]);
     assert!(mid.draft);

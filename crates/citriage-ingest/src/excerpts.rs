@@ -37,6 +37,7 @@ use citriage_model::build::LogExcerpt;
 use citriage_patterns::extract::{self, ExtractConfig};
 use citriage_patterns::lines;
 use citriage_sources::artifacts::ArtifactSource;
+use citriage_sources::http::HttpError;
 use citriage_sources::SourceError;
 
 /// The log files read, by preference, relative to the build folder.
@@ -137,6 +138,8 @@ fn is_transient(e: &SourceError) -> bool {
     match e {
         SourceError::Transport { .. } => true,
         SourceError::Http { status, .. } => *status == 429 || *status >= 500,
+        // A spent retry budget or a long rate limit may pass; a refused redirect will not.
+        SourceError::Refused(h) => matches!(h, HttpError::BudgetSpent { .. } | HttpError::WaitTooLong { .. }),
         SourceError::Io { .. } | SourceError::Gzip { .. } | SourceError::TooLarge { .. } => false,
     }
 }

@@ -12,6 +12,7 @@ pub mod excerpts;
 use citriage_formats::junit::{self, Status};
 use citriage_formats::prow::{self, ProwJob};
 use citriage_model::build::{BuildRecord, StoredTest};
+use citriage_model::time::parse_rfc3339;
 use citriage_sources::artifacts::ArtifactSource;
 use citriage_sources::SourceError;
 use citriage_store::{Store, StoreError};
@@ -550,29 +551,6 @@ pub fn ingest_prowjobs(store: &mut Store, bucket: &str, items: &[ProwJob]) -> Re
     Ok(n)
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SS(.fff)Z` (UTC) to Unix seconds.
-pub fn parse_rfc3339(s: &str) -> Option<i64> {
-    let day = citriage_model::Day::parse(s.get(0..10)?)?;
-    let t = s.get(11..19)?;
-    let mut it = t.split(':');
-    let h: i64 = it.next()?.parse().ok()?;
-    let m: i64 = it.next()?.parse().ok()?;
-    let sec: i64 = it.next()?.parse().ok()?;
-    let rest = &s[19..];
-    let rest = rest.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
-    let offset = match rest {
-        "Z" | "" => 0,
-        o if o.len() == 6 => {
-            let sign = if o.starts_with('-') { -1 } else { 1 };
-            let oh: i64 = o.get(1..3)?.parse().ok()?;
-            let om: i64 = o.get(4..6)?.parse().ok()?;
-            sign * (oh * 3600 + om * 60)
-        }
-        _ => return None,
-    };
-    Some(day.0 * 86_400 + h * 3600 + m * 60 + sec - offset)
-}
-
 /// Counts of junit statuses in a record (for summaries).
 pub fn status_counts(b: &BuildRecord) -> BTreeMap<&'static str, usize> {
     let mut m = BTreeMap::new();
@@ -602,7 +580,5 @@ mod tests {
         assert_eq!(kettle_commit(true, r.as_deref(), Some("zz"), None).as_deref(), Some("abc123"));
         assert_eq!(kettle_commit(false, r.as_deref(), Some("zz"), Some("v1")).as_deref(), Some("zz"));
         assert_eq!(kettle_commit(false, None, None, Some("v1")).as_deref(), Some("v1"));
-        assert_eq!(parse_rfc3339("2026-11-20T01:02:03Z"), Some(1_795_136_523));
-        assert_eq!(parse_rfc3339("2026-11-20T01:02:03.5+01:00"), Some(1_795_136_523 - 3600));
     }
 }

@@ -45,10 +45,28 @@ pub struct ExtractConfig {
     pub context_before: usize,
     /// Lines of context shown after an excerpt (`context_end`).
     pub context_after: usize,
-    /// At most this many excerpts are returned (the first failure is always kept).
+    /// At most this many excerpts are returned (the first failure and the last ones are
+    /// kept). Unlimited by default: what extraction finds is not capped; callers that store
+    /// or display excerpts cap them there and say so.
     pub max_excerpts: usize,
     /// Excerpt text is capped at this many bytes (the hash covers the capped text).
     pub max_excerpt_bytes: usize,
+    /// Plain (unindented, unmarked) lines that may continue a block before a stack frame.
+    pub max_plain_run: usize,
+    /// Without a passing log: the error output at most this many lines before a verdict
+    /// line (`BUILD FAILURE`, `Finished: FAILURE`, `make: ***`) is kept.
+    pub verdict_gap: usize,
+    /// Without a passing log: blocks whose head has at least this strength are kept
+    /// (3: definite failures; 2: also logged errors and exceptions).
+    pub min_strength: u8,
+    /// Without a passing log: an error line (strength 2) whose masked text occurs once in
+    /// the log counts as definite: 0 never, 1 klog `E`/`F` lines, 2 any error line.
+    pub lone_errors: u8,
+    /// With a passing log: a block is kept when at least this share (percent) of its lines
+    /// are new...
+    pub new_share_percent: u8,
+    /// ...and at least this many are new (or its head is a new error line).
+    pub min_new_lines: usize,
 }
 
 impl Default for ExtractConfig {
@@ -57,8 +75,14 @@ impl Default for ExtractConfig {
             match_cap: lines::DEFAULT_MATCH_CAP,
             context_before: 3,
             context_after: 2,
-            max_excerpts: 50,
+            max_excerpts: usize::MAX,
             max_excerpt_bytes: 64 * 1024,
+            max_plain_run: 1,
+            verdict_gap: 40,
+            min_strength: 3,
+            lone_errors: 1,
+            new_share_percent: 50,
+            min_new_lines: 3,
         }
     }
 }
@@ -100,6 +124,10 @@ pub struct Excerpt {
     pub first_failure: bool,
     /// Lines inside the range that are part of the failure (noise and boilerplate excluded).
     pub lines: Vec<usize>,
+    /// True when `text` stops before `line_end` ([`ExtractConfig::max_excerpt_bytes`]);
+    /// `lines` and the range are still complete.
+    #[serde(default)]
+    pub text_cut: bool,
 }
 
 /// Result of [`extract_log`].
@@ -141,8 +169,18 @@ struct Marker {
     pattern: &'static str,
 }
 
+/// Index of the data-race marker in [`MARKERS`].
+const RACE: usize = 0;
+/// Index of the klog error marker in [`MARKERS`].
+const KLOG_ERROR: usize = 6;
+/// Index of the marker naming a failing Go test's output.
+const GO_TEST_OUTPUT: usize = 1;
+
 /// Failure heads. Order matters only for naming: the first matching marker names the line.
 const MARKERS: &[Marker] = &[
+    Marker { name: "go-race", strength: 3, pattern: r"^WARNING: DATA RACE" },
+    // never matches: names the lines a failing Go test printed (see mark_go_test_output)
+    Marker { name: "go-test-output", strength: 3, pattern: r"[^\s\S]" },
     Marker { name: "go-fail", strength: 3, pattern: r"^\s*--- FAIL: |^FAIL\s|^FAIL$" },
     Marker { name: "go-panic", strength: 3, pattern: r"^panic: |^fatal error: |^goroutine \d+ \[running\]" },
     Marker {
@@ -171,6 +209,13 @@ const MARKERS: &[Marker] = &[
     },
     Marker { name: "test-failed", strength: 3, pattern: r"\) FAILED$|\bFAILED\s*$|^FAILED |^\S+ > \S.* FAILED" },
     Marker {
+        // test runners and compilers of other toolchains: Rust, Jest, RSpec, .NET, pytest,
+        // unittest, TypeScript/C# compilers, CMake/Ninja
+        name: "test-runner",
+        strength: 3,
+        pattern: r"^thread '[^']*' panicked at|^test result: FAILED|^---- \S+ stdout ----$|^error: (?:test failed|could not compile)|^\s*● \S|Failure/Error:|^\s*Failed \S.* \[\d|\berror (?:TS|CS|BC|FS)\d{3,}:|^E {3,}\S|^_{3,} .+ _{3,}$|^(?:FAIL|ERROR): \w+ \(|^FAILED: ",
+    },
+    Marker {
         name: "exception",
         strength: 2,
         pattern: r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error|Failure|Fault)\b(?:: |:$|$| at )|^(?:Exception|Error) in thread |^Traceback \(most recent call last\)|^\w*(?:Exception|Error): ",
@@ -185,7 +230,7 @@ const MARKERS: &[Marker] = &[
     Marker {
         name: "ci-step-failed",
         strength: 3,
-        pattern: r"Step \S+ failed after|level=(?:error|fatal)\b|\x22level\x22:\s*\x22(?:error|fatal)\x22|npm ERR!|make(?:\[\d+\])?: \*\*\* |DATA RACE",
+        pattern: r"Step \S+ failed after|level=(?:error|fatal)\b|\x22level\x22:\s*\x22(?:error|fatal)\x22|npm ERR!|make(?:\[\d+\])?: \*\*\* ",
     },
     Marker {
         name: "assertion",
@@ -195,7 +240,7 @@ const MARKERS: &[Marker] = &[
     Marker {
         name: "known-cause",
         strength: 2,
-        pattern: r"cannot find symbol|undefined: |flag provided but not defined|unknown flag|hash mismatch|LimitExceeded|security token.+invalid|No space left on device|does not exist\b|[Uu]nable to |[Cc]ould not (?:resolve|find|transfer|create|access)|[Cc]annot (?:access|find|resolve|load)|[Pp]ermission denied|Connection refused|not found\b|manifest unknown|ImagePullBackOff|ErrImagePull|CrashLoopBackOff|OOMKilled|[Ee]victed",
+        pattern: r"cannot find symbol|undefined: |flag provided but not defined|unknown flag|hash mismatch|LimitExceeded|security token.+invalid|No space left on device|does not exist\b|[Uu]nable to |[Cc]ould not (?:resolve|find|transfer|create|access)|[Cc]annot (?:access|find|resolve|load)|[Pp]ermission denied|Connection refused|not found\b|undefined reference to|manifest unknown|ImagePullBackOff|ErrImagePull|CrashLoopBackOff|OOMKilled|[Ee]victed",
     },
     Marker { name: "keyword", strength: 1, pattern: r"(?i)\berror|\bfail|exception|\bfatal\b|\bpanic" },
 ];
@@ -209,6 +254,10 @@ const FRAMES: &[&str] = &[
     r"^\s+/\S+\.go:\d+",
     r"^\s*\S+\.go:\d+ \+0x",
     r"^goroutine \d+ ",
+    // Go stack function lines (`k8s.io/x.(*T).f(...)`, `main.main()`, `created by ...`)
+    r"^\s*(?:created by )?[A-Za-z_][\w.\-/]*\.[\w.()*\[\]]+\([^()]*\)(?: in goroutine \d+)?$",
+    // race report sections
+    r"^(?:Previous )?(?:[Rr]ead|[Ww]rite) at 0x[0-9a-f]+ by (?:goroutine \d+|main goroutine):$|^Goroutine \d+ \(\w+\) created at:$",
     r"^\s*(?:symbol|location|required|found|reason):\s",
 ];
 
@@ -275,8 +324,8 @@ const INFO: &[&str] = &[
     r"^\S+ > \S.*(?:PASSED|SKIPPED)$",
     r"level=(?:info|debug|warning)\b",
     r"^\+ ",
-    r"^=== (?:RUN|PAUSE|CONT)\s",
-    r"^--- (?:PASS|SKIP): ",
+    r"^\s*=== (?:RUN|PAUSE|CONT|NAME)\s",
+    r"^\s*--- (?:PASS|SKIP): ",
     r"^ok\s+\S+\s",
 ];
 
@@ -335,6 +384,10 @@ fn classify(text: &str) -> (Kind, Option<usize>) {
     let hits = r.markers.matches(t);
     let first = hits.iter().next();
     let strength = hits.iter().map(|i| MARKERS[i].strength).max();
+    if first == Some(RACE) {
+        // "WARNING: DATA RACE" is a definite failure despite its level tag
+        return (Kind::Head(3), first);
+    }
     if r.info.is_match(t) {
         // an informational line still heads a block when it states a definite failure
         // ("[WARNING] Error injecting: ..."), not on a bare keyword
@@ -413,6 +466,8 @@ struct LineInfo {
     marker: Option<usize>,
     indent: usize,
     new: bool,
+    /// A `=====` separator line (ends Go race reports).
+    sep: bool,
 }
 
 struct Block {
@@ -430,9 +485,32 @@ pub fn extract_log(fail: &[u8], pass: Option<&[u8]>, source: &str, cfg: &Extract
 
 /// Like [`extract_log`] with the passing log already reduced by [`pass_fingerprints`].
 pub fn extract_log_with(fail: &[u8], pass: Option<&HashSet<u64>>, source: &str, cfg: &ExtractConfig) -> LogExtraction {
+    extract_prepared(&prepare(fail, pass, cfg.match_cap), source, cfg)
+}
+
+/// A failed log split, cleaned and classified (and compared with a passing log): the part
+/// of extraction that does not depend on the selection settings, so settings can be
+/// compared without redoing it.
+pub struct PreparedLog {
+    spans: Vec<LineSpan>,
+    texts: Vec<String>,
+    infos: Vec<LineInfo>,
+    with_pass: bool,
+}
+
+impl PreparedLog {
+    /// Number of lines of the failed log.
+    pub fn total_lines(&self) -> usize {
+        self.spans.len()
+    }
+}
+
+/// Splits, cleans and classifies `fail` (matching the first `match_cap` bytes of each line)
+/// and marks the lines absent from the passing log's fingerprints.
+pub fn prepare(fail: &[u8], pass: Option<&HashSet<u64>>, match_cap: usize) -> PreparedLog {
     let spans: Vec<LineSpan> = lines::split_lines(fail);
-    let texts: Vec<String> = spans.iter().map(|l| clean(l.bytes(fail), cfg.match_cap)).collect();
-    let infos: Vec<LineInfo> = texts
+    let texts: Vec<String> = spans.iter().map(|l| clean(l.bytes(fail), match_cap)).collect();
+    let mut infos: Vec<LineInfo> = texts
         .iter()
         .map(|t| {
             let (kind, marker) = classify(t);
@@ -441,12 +519,73 @@ pub fn extract_log_with(fail: &[u8], pass: Option<&HashSet<u64>>, source: &str, 
                 Some(p) => !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(t))),
                 None => false,
             };
-            LineInfo { kind, verdict: RULES.verdicts.is_match(t), marker, indent, new }
+            let tt = t.trim();
+            let sep = tt.len() >= 10 && tt.bytes().all(|b| b == b'=');
+            LineInfo { kind, verdict: RULES.verdicts.is_match(t), marker, indent, new, sep }
         })
         .collect();
-    let blocks = find_blocks(&infos);
-    let selected = select_blocks(&blocks, &infos, &texts, pass.is_some());
-    build_result(&spans, &texts, &infos, &blocks, &selected, source, cfg, pass.is_some())
+    mark_go_test_output(&texts, &mut infos);
+    PreparedLog { spans, texts, infos, with_pass: pass.is_some() }
+}
+
+/// Selects the failure lines of a prepared log with `cfg`'s settings.
+pub fn extract_prepared(p: &PreparedLog, source: &str, cfg: &ExtractConfig) -> LogExtraction {
+    let blocks = find_blocks(&p.infos, cfg);
+    let selected = select_blocks(&blocks, &p.infos, &p.texts, p.with_pass, cfg);
+    build_result(&p.spans, &p.texts, &p.infos, &blocks, &selected, source, cfg, p.with_pass)
+}
+
+/// Go test output: what a failing test printed (`t.Error`, `t.Log`, testify's report) comes
+/// before its `--- FAIL: Name` line, after its `=== RUN Name` (or `=== CONT`/`=== NAME`).
+/// The indented lines in between are the failure's message: they become heads.
+fn mark_go_test_output(texts: &[String], infos: &mut [LineInfo]) {
+    const MAX_BACK: usize = 400;
+    static FAIL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*--- FAIL: (\S+)").expect("valid go fail regex"));
+    static EDGE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:=== (?:RUN|CONT|NAME|PAUSE)\s+|--- (?:PASS|FAIL|SKIP): )(\S+)")
+            .expect("valid go edge regex")
+    });
+    let related = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/")) || b.starts_with(&format!("{a}/"));
+    for i in 0..texts.len() {
+        if !matches!(infos[i].marker, Some(m) if MARKERS[m].name == "go-fail") {
+            continue;
+        }
+        let Some(c) = FAIL.captures(&texts[i]) else { continue };
+        let name = c.get(1).map_or("", |m| m.as_str());
+        let lo = i.saturating_sub(MAX_BACK);
+        let mut j = i;
+        let mut found = false;
+        while j > lo {
+            j -= 1;
+            if let Some(e) = EDGE.captures(&texts[j]) {
+                let other = e.get(1).map_or("", |m| m.as_str());
+                let is_start = texts[j].trim_start().starts_with("===");
+                if other == name && is_start {
+                    found = true;
+                    break;
+                }
+                if !related(other, name) {
+                    found = true;
+                    break;
+                }
+            }
+        }
+        if !found && j == lo && lo > 0 {
+            // no start in reach: only the indented run right above the FAIL line
+            j = i;
+            while j > 0 && infos[j - 1].indent > 0 && !matches!(infos[j - 1].kind, Kind::Blank) {
+                j -= 1;
+            }
+            j = j.saturating_sub(1);
+        }
+        for info in infos.iter_mut().take(i).skip(j + 1) {
+            let message = info.indent > 0 && matches!(info.kind, Kind::Plain | Kind::Frame | Kind::Head(_));
+            if message && !matches!(info.kind, Kind::Head(3)) {
+                info.kind = Kind::Head(3);
+                info.marker = Some(GO_TEST_OUTPUT);
+            }
+        }
+    }
 }
 
 /// How one line was classified (for explaining a selection).
@@ -467,34 +606,33 @@ pub struct LineClass {
 /// Classify every line of `fail` (debugging aid: why a line was or was not selected).
 pub fn explain(fail: &[u8], pass: Option<&[u8]>, cfg: &ExtractConfig) -> Vec<LineClass> {
     let fp = pass.map(|p| pass_fingerprints(p, cfg.match_cap));
-    lines::lines(fail)
-        .map(|l| {
-            let t = clean(l.bytes(fail), cfg.match_cap);
-            let (kind, marker) = classify(&t);
-            let new = fp.as_ref().is_some_and(|p| !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(&t))));
-            LineClass {
-                line: l.number,
-                kind: match kind {
-                    Kind::Blank => "blank".into(),
-                    Kind::Noise => "noise".into(),
-                    Kind::Boilerplate => "boilerplate".into(),
-                    Kind::Head(s) => format!("head{s}"),
-                    Kind::Frame => "frame".into(),
-                    Kind::Info => "info".into(),
-                    Kind::Plain => "plain".into(),
-                },
-                marker: marker.map(|m| MARKERS[m].name.to_string()),
-                new,
-                text: t,
-            }
+    let p = prepare(fail, fp.as_ref(), cfg.match_cap);
+    p.infos
+        .iter()
+        .zip(&p.texts)
+        .enumerate()
+        .map(|(i, (info, t))| LineClass {
+            line: i + 1,
+            kind: match info.kind {
+                Kind::Blank => "blank".into(),
+                Kind::Noise => "noise".into(),
+                Kind::Boilerplate => "boilerplate".into(),
+                Kind::Head(s) => format!("head{s}"),
+                Kind::Frame => "frame".into(),
+                Kind::Info => "info".into(),
+                Kind::Plain => "plain".into(),
+            },
+            marker: info.marker.map(|m| MARKERS[m].name.to_string()),
+            new: info.new,
+            text: t.clone(),
         })
         .collect()
 }
 
 /// Group lines into blocks: each head followed by its continuations (stack frames,
 /// indented lines, a few plain lines); the next head starts a new block.
-fn find_blocks(infos: &[LineInfo]) -> Vec<Block> {
-    const MAX_PLAIN_RUN: usize = 3;
+fn find_blocks(infos: &[LineInfo], cfg: &ExtractConfig) -> Vec<Block> {
+    const MAX_REPORT: usize = 500;
     let mut blocks = Vec::new();
     let n = infos.len();
     let mut i = 0usize;
@@ -525,7 +663,7 @@ fn find_blocks(infos: &[LineInfo]) -> Vec<Block> {
                         false
                     } else {
                         plain_run += 1;
-                        plain_run <= MAX_PLAIN_RUN
+                        plain_run <= cfg.max_plain_run
                     }
                 }
                 Kind::Blank => {
@@ -542,6 +680,13 @@ fn find_blocks(infos: &[LineInfo]) -> Vec<Block> {
                 end = j;
             }
             j += 1;
+        }
+        // a report between two `=====` lines (Go's race detector) is one block
+        let after_sep = (0..start).rev().find(|&k| !matches!(infos[k].kind, Kind::Blank)).is_some_and(|k| infos[k].sep);
+        if after_sep {
+            if let Some(close) = (start + 1..n.min(start + MAX_REPORT)).find(|&k| infos[k].sep) {
+                end = end.max(close - 1);
+            }
         }
         blocks.push(Block { start, end, head_marker: infos[start].marker, strength: s });
         i = end + 1;
@@ -592,10 +737,29 @@ fn block_runs(blocks: &[Block], infos: &[LineInfo]) -> Vec<usize> {
     run
 }
 
-fn select_blocks(blocks: &[Block], infos: &[LineInfo], texts: &[String], with_pass: bool) -> Vec<bool> {
+fn select_blocks(
+    blocks: &[Block],
+    infos: &[LineInfo],
+    texts: &[String],
+    with_pass: bool,
+    cfg: &ExtractConfig,
+) -> Vec<bool> {
     if blocks.is_empty() {
         return Vec::new();
     }
+    // Without a passing log, a one-off error line is news; a repeated one is background.
+    let lone: Vec<bool> = if !with_pass && cfg.lone_errors > 0 {
+        let eligible = |b: &Block| b.strength == 2 && (cfg.lone_errors >= 2 || b.head_marker == Some(KLOG_ERROR));
+        let keys: Vec<Option<u64>> =
+            blocks.iter().map(|b| if eligible(b) { echo_key(&texts[b.start]) } else { None }).collect();
+        let mut count: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        for k in keys.iter().flatten() {
+            *count.entry(*k).or_insert(0) += 1;
+        }
+        keys.iter().map(|k| k.is_some_and(|k| count[&k] == 1)).collect()
+    } else {
+        vec![false; blocks.len()]
+    };
     let runs = block_runs(blocks, infos);
     let nruns = runs.last().map_or(0, |r| r + 1);
     let mut run_sel = vec![false; nruns];
@@ -607,9 +771,10 @@ fn select_blocks(blocks: &[Block], infos: &[LineInfo], texts: &[String], with_pa
         let content = lines.iter().filter(|l| !matches!(l.kind, Kind::Blank | Kind::Noise | Kind::Boilerplate)).count();
         let pick = if with_pass {
             let new = lines.iter().filter(|l| l.new).count();
-            (infos[b.start].new && b.strength >= 2) || (new * 2 >= content && new >= 3)
+            (infos[b.start].new && b.strength >= 2)
+                || (new * 100 >= content * usize::from(cfg.new_share_percent) && new >= cfg.min_new_lines)
         } else {
-            b.strength >= 3
+            b.strength >= cfg.min_strength || lone[k]
         };
         if pick {
             run_sel[runs[k]] = true;
@@ -624,7 +789,6 @@ fn select_blocks(blocks: &[Block], infos: &[LineInfo], texts: &[String], with_pa
         if let Some(k) = blocks.iter().rposition(|b| b.strength >= 2) {
             run_sel[runs[k]] = true;
         }
-        const MAX_GAP: usize = 40;
         let mut k = 0usize;
         for (v, li) in infos.iter().enumerate() {
             if !li.verdict {
@@ -638,7 +802,7 @@ fn select_blocks(blocks: &[Block], infos: &[LineInfo], texts: &[String], with_pa
                 continue;
             };
             let gap = &infos[blocks[last].end + 1..v];
-            if gap.len() <= MAX_GAP
+            if gap.len() <= cfg.verdict_gap
                 && gap.iter().all(|l| {
                     matches!(l.kind, Kind::Blank | Kind::Noise | Kind::Boilerplate | Kind::Info | Kind::Head(1))
                 })
@@ -688,15 +852,17 @@ fn build_result(
     let mut all_lines = Vec::new();
     for (b, _) in blocks.iter().zip(selected).filter(|(_, s)| **s) {
         let lines: Vec<usize> = (b.start..=b.end)
-            .filter(|&i| !matches!(infos[i].kind, Kind::Blank | Kind::Noise | Kind::Boilerplate))
+            .filter(|&i| !matches!(infos[i].kind, Kind::Blank | Kind::Noise | Kind::Boilerplate | Kind::Info))
             .map(|i| i + 1)
             .collect();
         if lines.is_empty() {
             continue;
         }
         let mut text = String::new();
+        let mut text_cut = false;
         for t in &texts[b.start..=b.end] {
             if text.len() + t.len() + 1 > cfg.max_excerpt_bytes {
+                text_cut = true;
                 break;
             }
             if !text.is_empty() {
@@ -718,6 +884,7 @@ fn build_result(
             selection: if used_pass && infos[b.start].new { Selection::NewVsPass } else { Selection::Marker },
             first_failure: false,
             lines,
+            text_cut,
         });
     }
     if let Some(first) = excerpts.first_mut() {
@@ -761,7 +928,8 @@ pub fn extract_junit(message: &str, body: &str, source: &str, cfg: &ExtractConfi
     let n = spans.len().max(1);
     let cleaned: Vec<String> = spans.iter().map(|l| clean(l.bytes(text.as_bytes()), cfg.match_cap)).collect();
     let mut t = cleaned.join("\n");
-    if t.len() > cfg.max_excerpt_bytes {
+    let text_cut = t.len() > cfg.max_excerpt_bytes;
+    if text_cut {
         let mut cut = cfg.max_excerpt_bytes;
         while !t.is_char_boundary(cut) {
             cut -= 1;
@@ -780,6 +948,7 @@ pub fn extract_junit(message: &str, body: &str, source: &str, cfg: &ExtractConfi
         selection: Selection::Junit,
         first_failure: true,
         lines: (1..=n).collect(),
+        text_cut,
     }]
 }
 

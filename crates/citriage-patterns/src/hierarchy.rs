@@ -166,9 +166,10 @@ pub fn sub_patterns(
         }
         tmpl_of_text.push(drain.add(&n.replace('\n', " ")));
     }
+    let templates = drain.finish();
     let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for (ms, t) in by_text.values().zip(&tmpl_of_text) {
-        groups.entry(drain.template(*t)).or_default().extend(ms);
+        groups.entry(templates.of(*t).template.clone()).or_default().extend(ms);
     }
     group(SubKind::Template, groups, failures, started, &mut out);
     // by job family

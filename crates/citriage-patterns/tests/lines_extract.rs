@@ -132,3 +132,118 @@ fn junit_failure_text_becomes_evidence() {
     assert_eq!(plain[0].text, "something odd happened");
     assert!(extract_junit("", "  ", "j", &cfg).is_empty());
 }
+
+/// A `go test -v -race` log: testify output before `--- FAIL`, a data race report between
+/// separators, package verdicts (written for this test, modelled on go test's format).
+const GO_RACE_LOG: &str = "go test -race ./pkg/controller/...
+=== RUN   TestSyncPods
+I0510 12:00:00.000100   12345 controller.go:120] \"Syncing pod\" pod=\"default/web-0\"
+=== RUN   TestSyncPods/creates_missing_pod
+    controller_test.go:88:
+        \tError Trace:\t/go/src/example.com/pkg/controller/controller_test.go:88
+        \tError:      \tNot equal:
+        \t            \texpected: 3
+        \t            \tactual  : 4
+=== RUN   TestSyncPods/deletes_extra_pod
+--- FAIL: TestSyncPods (0.02s)
+    --- FAIL: TestSyncPods/creates_missing_pod (0.01s)
+    --- PASS: TestSyncPods/deletes_extra_pod (0.00s)
+=== RUN   TestCache
+==================
+WARNING: DATA RACE
+Write at 0x00c0001a2b40 by goroutine 8:
+  example.com/pkg/controller.(*cache).set()
+      /go/src/example.com/pkg/controller/cache.go:41 +0x44
+
+Previous read at 0x00c0001a2b40 by goroutine 7:
+  example.com/pkg/controller.(*cache).get()
+      /go/src/example.com/pkg/controller/cache.go:33 +0x3a
+==================
+    testing.go:1398: race detected during execution of test
+--- FAIL: TestCache (0.00s)
+=== RUN   TestQueue
+--- PASS: TestQueue (0.00s)
+FAIL
+FAIL\texample.com/pkg/controller\t0.231s
+ok  \texample.com/pkg/controller/util\t0.041s
+";
+
+#[test]
+fn go_test_messages_before_fail_and_data_race_reports() {
+    let r = extract_log(GO_RACE_LOG.as_bytes(), None, "build-log.txt", &ExtractConfig::default());
+    let got: std::collections::BTreeSet<usize> = r.lines.iter().copied().collect();
+    // the assertion printed before --- FAIL (lines 5-9), the FAIL lines
+    for l in [5, 6, 7, 8, 9, 11, 12] {
+        assert!(got.contains(&l), "line {l} missing: {got:?}");
+    }
+    // the race report: head, both accesses and their frames
+    for l in [16, 17, 18, 19, 21, 22, 23, 25, 26] {
+        assert!(got.contains(&l), "race line {l} missing: {got:?}");
+    }
+    // passing tests, the klog info line and RUN lines are not failure lines
+    for l in [1, 2, 3, 4, 10, 13, 14, 27, 28, 31] {
+        assert!(!got.contains(&l), "line {l} selected: {got:?}");
+    }
+    let race = r.excerpts.iter().find(|e| e.marker == "go-race").expect("race excerpt");
+    assert_eq!(race.line_start, 16);
+    assert!(race.line_end >= 23, "{race:?}");
+}
+
+#[test]
+fn lone_klog_errors_are_kept_without_a_passing_log() {
+    let log = "I0510 12:00:00.000000       1 server.go:55] Starting v1.31.0
+E0510 12:00:01.000000       1 reflector.go:158] failed to list *v1.Node: nodes is forbidden
+I0510 12:00:02.000000       1 leaderelection.go:260] acquired lease
+E0510 12:00:03.000000       1 event.go:359] Server rejected event: not found
+I0510 12:00:04.000000       1 x.go:1] tick
+E0510 12:00:05.000000       1 event.go:359] Server rejected event: not found
+I0510 12:00:06.000000       1 x.go:1] tick
+E0510 12:00:07.000000       1 event.go:359] Server rejected event: not found
+I0510 12:00:08.000000       1 x.go:2] work done
+I0510 12:00:09.000000       1 x.go:3] shutting down
+";
+    let cfg = ExtractConfig::default();
+    let r = extract_log(log.as_bytes(), None, "b", &cfg);
+    assert!(r.lines.contains(&2), "{:?}", r.lines);
+    let off = ExtractConfig { lone_errors: 0, ..cfg };
+    assert!(!extract_log(log.as_bytes(), None, "b", &off).lines.contains(&2));
+}
+
+#[test]
+fn other_toolchains_state_failures() {
+    let log = "running 2 tests
+test tests::adds ... ok
+test tests::subtracts ... FAILED
+
+failures:
+
+---- tests::subtracts stdout ----
+thread 'tests::subtracts' panicked at src/lib.rs:10:5:
+assertion `left == right` failed
+  left: 1
+ right: 2
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored
+";
+    let r = extract_log(log.as_bytes(), None, "b", &ExtractConfig::default());
+    for l in [3, 7, 8] {
+        assert!(r.lines.contains(&l), "line {l}: {:?}", r.lines);
+    }
+    assert!(!r.lines.contains(&2));
+    let py = "tests/test_x.py::test_ok PASSED
+tests/test_x.py::test_sum FAILED
+=================================== FAILURES ===================================
+___________________________________ test_sum ___________________________________
+
+    def test_sum():
+>       assert 1 + 1 == 3
+E       assert (1 + 1) == 3
+
+tests/test_x.py:5: AssertionError
+";
+    let r = extract_log(py.as_bytes(), None, "b", &ExtractConfig::default());
+    for l in [2, 4, 7] {
+        assert!(r.lines.contains(&l), "line {l}: {:?}", r.lines);
+    }
+    assert!(!r.lines.contains(&1));
+}

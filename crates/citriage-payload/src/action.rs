@@ -101,6 +101,14 @@ pub fn candidate_action(
             | (FailureClass::CiConfiguration | FailureClass::ProductRegression, CandidateKind::CiConfig)
             | (FailureClass::CiConfiguration, CandidateKind::Pr)
     );
+    // A CI step that failed without explanation: a change to that very step may
+    // be bisected, never reverted on that evidence alone.
+    if class == FailureClass::Unknown && c.kind == CandidateKind::CiConfig && band >= Band::Medium {
+        return (
+            CandidateAction::Bisect,
+            format!("score {score}: the failing CI step's output is insufficient evidence for a revert"),
+        );
+    }
     if !eligible {
         return (CandidateAction::ReportOnly, format!("{} failure: no revert or bisect", class.as_str()));
     }

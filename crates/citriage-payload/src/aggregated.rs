@@ -364,6 +364,10 @@ pub struct AggregatedTest {
     pub suite: String,
     /// True when the aggregated test case failed.
     pub failed: bool,
+    /// The test's lifecycle is informing (`*** NON-BLOCKING FAILURE`): its
+    /// failure cannot fail the job.
+    #[serde(default)]
+    pub informing: bool,
     pub verdict: Option<Verdict>,
     pub passes: Vec<UnderlyingRun>,
     pub failures: Vec<UnderlyingRun>,
@@ -422,6 +426,11 @@ pub fn parse_verdict(summary: &str) -> Option<Verdict> {
     })
 }
 
+/// True for an aggregator message saying the failure is not terminal (informing lifecycle).
+pub fn is_non_blocking(message: &str) -> bool {
+    message.contains("NON-BLOCKING FAILURE") || message.contains("lifecycle is 'informing'")
+}
+
 /// Reads the aggregated tests of a parsed `junit-aggregated.xml`. Test cases
 /// without YAML in `<system-out>` are skipped.
 pub fn aggregated_tests(cases: &[JunitCase]) -> Vec<AggregatedTest> {
@@ -450,6 +459,7 @@ pub fn aggregated_tests(cases: &[JunitCase]) -> Vec<AggregatedTest> {
             name: y.get("name").and_then(Yaml::as_str).filter(|s| !s.is_empty()).unwrap_or(&c.name).to_string(),
             suite: y.get("testsuitename").and_then(Yaml::as_str).unwrap_or(&c.suite).to_string(),
             failed,
+            informing: c.informing || is_non_blocking(&c.message) || is_non_blocking(&summary),
             verdict,
             passes,
             failures,

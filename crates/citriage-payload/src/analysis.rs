@@ -125,6 +125,13 @@ pub struct FailureMode {
     pub payloads_failing: u32,
     pub before: OnsetBefore,
     pub root_cause: String,
+    /// Payloads where the job failed without evidence and the same failure was
+    /// assumed from its state.
+    #[serde(default)]
+    pub onset_assumed_on: Vec<String>,
+    /// Step-registry references of the failing CI step.
+    #[serde(default)]
+    pub step_refs: Vec<String>,
 }
 
 /// Aggregated job: the underlying runs.
@@ -193,6 +200,9 @@ pub struct RootCause {
     pub kubelet_skew: bool,
     /// Why no candidate is linked, when none is.
     pub no_candidate_reason: Option<String>,
+    /// CI-configuration paths to look at (failing step, job configuration).
+    #[serde(default)]
+    pub ci_look_at: Vec<String>,
 }
 
 /// A candidate's best score for one root cause, ranked.

@@ -2,12 +2,16 @@
 //! modes and their onsets, root causes and systemic context, candidates and their
 //! scores, the decision and the recommendations. Pure given its inputs: the
 //! source, the evidence provider and the options (`as_of` included).
+//!
+//! Onset: each failure mode is followed back along the chain by signature; a
+//! run without evidence is taken as the same failure when the job kept failing
+//! (its streak), so a culprit that came in one or two payloads before the
+//! target is still found. Candidates come from every payload since the last
+//! all-green one; those of the onset payload earn the onset points.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-
-use regex::Regex;
 
 use crate::action::{self, Band, CandidateAction, Verdict};
 use crate::analysis::*;
@@ -15,16 +19,20 @@ use crate::ciconfig::{self, CiConfigChange};
 use crate::classify::{Classification, Classifier, FailureClass, ModeFacts};
 use crate::diff;
 use crate::error::PayloadError;
-use crate::evidence::{EvidenceProvider, LogLine, RunEvidence, SignatureHint, TestKind};
+use crate::evidence::{EvidenceProvider, JunitState, LogLine, RunEvidence, TestKind};
 use crate::history::{self, Chain};
 use crate::jobhistory::{self, JobRun, Outcome, RunState, Streak};
 use crate::model::{self, ChangeLogState, JobResult, JobState, PullRequest, ReleaseInfo, TagList};
+use crate::modes::{build_modes, Draft};
 use crate::scoring::{
-    self, Candidate, CandidateKind, CandidateScore, Correlation, CorrelationResult, Matcher, RpmChange, ScoreContext,
+    self, Candidate, CandidateKind, CandidateScore, Correlation, CorrelationResult, Matcher, ModeEvidence, RpmChange,
+    ScoreContext, Signal,
 };
-use crate::signature::{MaskingSigner, Signature, Signer};
+use crate::signature::{MaskingSigner, Signer};
 use crate::source::PayloadSource;
-use crate::timeutil::{self, Epoch};
+use crate::specificity::{CandidateIndex, WindowIndex};
+use citriage_model::time::{self, Epoch};
+use regex::Regex;
 
 /// Options of [`analyze`].
 #[derive(Debug, Clone)]
@@ -48,8 +56,8 @@ pub struct AnalyzeOptions {
     /// CI-configuration changes: a recorded JSON list, or a git checkout of an
     /// `openshift/release`-like repository. `None` uses the source's own list, if any.
     pub ci_config_changes: Option<PathBuf>,
-    /// Path inside the checkout whose history is read.
-    pub ci_config_subpath: String,
+    /// Paths inside the checkout whose history is read.
+    pub ci_config_paths: Vec<String>,
     /// Repository name used in CI-configuration URLs.
     pub ci_config_repo: String,
     /// Read evidence of failed informing / async jobs for the broader context.
@@ -68,7 +76,7 @@ impl AnalyzeOptions {
             history_payloads: 40,
             release_controller_url: None,
             ci_config_changes: None,
-            ci_config_subpath: "ci-operator/step-registry".to_string(),
+            ci_config_paths: vec!["ci-operator/step-registry".to_string(), "ci-operator/config".to_string()],
             ci_config_repo: "openshift/release".to_string(),
             systemic_context: true,
         }
@@ -101,226 +109,6 @@ impl Evidence<'_> {
         };
         self.cache.borrow_mut().insert(url.to_string(), v.clone());
         v
-    }
-}
-
-/// A failure mode before classification.
-#[derive(Debug, Clone)]
-struct Draft {
-    sig: Signature,
-    summary: String,
-    tests: Vec<String>,
-    lines: Vec<LogLine>,
-    has_gating_tests: bool,
-    in_ci_step: bool,
-    informing_only: bool,
-    no_evidence: bool,
-    failed_step: Option<String>,
-    hint: Option<SignatureHint>,
-}
-
-fn dedup_lines(lines: Vec<LogLine>, limit: usize) -> Vec<LogLine> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    for l in lines {
-        if l.text.trim().is_empty() {
-            continue;
-        }
-        if seen.insert((l.at.file.clone(), l.at.line, l.text.clone())) {
-            out.push(l);
-        }
-        if out.len() >= limit {
-            break;
-        }
-    }
-    out
-}
-
-fn text_lines(text: &str, at: &crate::evidence::Location, limit: usize) -> Vec<LogLine> {
-    text.lines()
-        .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty())
-        .take(limit)
-        .map(|l| LogLine { text: l.chars().take(1000).collect(), at: at.clone() })
-        .collect()
-}
-
-/// Splits a run's evidence into failure modes.
-fn build_modes(
-    ev: Option<&RunEvidence>,
-    job: &str,
-    signer: &dyn Signer,
-    classifier_text: &Regex,
-    classifier: &Classifier,
-) -> Vec<Draft> {
-    let Some(ev) = ev else {
-        return vec![no_evidence_draft(job, "no evidence was found for the run")];
-    };
-    let sig_of = |text: &str, hint: Option<&SignatureHint>| -> Option<Signature> {
-        match hint {
-            Some(h) if !h.id.is_empty() => {
-                Some(Signature { id: h.id.clone(), text: h.label.clone().unwrap_or_else(|| h.id.clone()) })
-            }
-            _ => signer.signature(text),
-        }
-    };
-    let log_sig: Vec<Option<Signature>> = ev.log_lines.iter().map(|l| signer.signature(&l.text)).collect();
-    let gating: Vec<_> = ev.gating().filter(|f| !f.is_step).collect();
-    let steps: Vec<_> = ev.gating().filter(|f| f.is_step).collect();
-    let mut drafts: Vec<Draft> = Vec::new();
-    if !gating.is_empty() {
-        let mut groups: BTreeMap<String, Draft> = BTreeMap::new();
-        let mut order: Vec<String> = Vec::new();
-        for f in &gating {
-            let basis = if f.text.trim().is_empty() { f.message.clone() } else { f.text.clone() };
-            let basis = if basis.trim().is_empty() { f.name.clone() } else { basis };
-            let Some(sig) = sig_of(&basis, f.hint.as_ref().or(ev.hint.as_ref())) else { continue };
-            let d = groups.entry(sig.id.clone()).or_insert_with(|| {
-                order.push(sig.id.clone());
-                Draft {
-                    summary: MaskingSigner::default().significant_line(&basis).unwrap_or(&f.name).to_string(),
-                    sig: sig.clone(),
-                    tests: Vec::new(),
-                    lines: Vec::new(),
-                    has_gating_tests: true,
-                    in_ci_step: false,
-                    informing_only: false,
-                    no_evidence: false,
-                    failed_step: ev.failed_step.clone(),
-                    hint: f.hint.clone().or(ev.hint.clone()),
-                }
-            });
-            d.tests.push(f.name.clone());
-            if d.tests.len() <= 3 {
-                d.lines.extend(text_lines(&basis, &f.at, 8));
-            }
-        }
-        let single = order.len() == 1;
-        for id in &order {
-            let d = groups.get_mut(id).unwrap();
-            let mut extra: Vec<LogLine> = ev
-                .log_lines
-                .iter()
-                .zip(&log_sig)
-                .filter(|(_, s)| s.as_ref().is_some_and(|s| s.id == *id))
-                .map(|(l, _)| l.clone())
-                .take(5)
-                .collect();
-            if single {
-                extra.extend(ev.log_lines.iter().take(20).cloned());
-            }
-            let mut lines = std::mem::take(&mut d.lines);
-            lines.extend(extra);
-            d.lines = dedup_lines(lines, 40);
-            drafts.push(d.clone());
-        }
-        return drafts;
-    }
-    // No product test failed: a CI step, an aggregated verdict or the log.
-    // The decisive line: a known cause first, then an explicit error line, then
-    // anything error-looking (background noise often precedes the real cause).
-    let explicit = Regex::new(r"^\s*(Error|ERROR|error|FATAL|fatal)(:| )|level=(error|fatal)").unwrap();
-    let decisive = ev
-        .log_lines
-        .iter()
-        .position(|l| classifier.is_cause_line(&l.text))
-        .or_else(|| ev.log_lines.iter().position(|l| explicit.is_match(&l.text)))
-        .or_else(|| ev.log_lines.iter().position(|l| classifier_text.is_match(&l.text)))
-        .or_else(|| (!ev.log_lines.is_empty()).then_some(0));
-    if !steps.is_empty() || (ev.aggregated.iter().all(|a| !a.failed) && decisive.is_some()) {
-        let step_text = steps.first().map(|s| s.text.clone()).unwrap_or_default();
-        let (basis, basis_line) = match decisive {
-            Some(i) => (ev.log_lines[i].text.clone(), Some(ev.log_lines[i].clone())),
-            None => (step_text.clone(), None),
-        };
-        let Some(sig) = sig_of(&basis, ev.hint.as_ref()) else {
-            return vec![no_evidence_draft(job, "the failed step left no text")];
-        };
-        let mut lines = Vec::new();
-        if let Some(l) = basis_line {
-            lines.push(l);
-        }
-        for s in steps.iter().take(2) {
-            lines.extend(text_lines(&s.text, &s.at, 6));
-        }
-        lines.extend(ev.log_lines.iter().take(30).cloned());
-        return vec![Draft {
-            summary: MaskingSigner::default().significant_line(&basis).unwrap_or(&basis).to_string(),
-            sig,
-            tests: steps.iter().map(|s| s.name.clone()).collect(),
-            lines: dedup_lines(lines, 40),
-            has_gating_tests: false,
-            in_ci_step: !steps.is_empty() || ev.failed_step.is_some(),
-            informing_only: false,
-            no_evidence: false,
-            failed_step: ev.failed_step.clone(),
-            hint: ev.hint.clone(),
-        }];
-    }
-    let failed_agg: Vec<_> = ev.aggregated.iter().filter(|a| a.failed).collect();
-    if !failed_agg.is_empty() {
-        let mut out = Vec::new();
-        for a in failed_agg {
-            let sig = Signature::of_text(&format!("aggregated test failed: {}", a.name));
-            let sentence =
-                a.verdict.as_ref().map(|v| v.sentence.clone()).unwrap_or_else(|| "aggregated test failed".into());
-            let at = crate::evidence::Location { file: "junit-aggregated.xml".into(), url: None, line: Some(a.line) };
-            let mut lines = vec![LogLine { text: format!("{}: {sentence}", a.name), at }];
-            lines.extend(ev.log_lines.iter().take(10).cloned());
-            out.push(Draft {
-                summary: format!("{}: {sentence}", a.name),
-                sig,
-                tests: vec![a.name.clone()],
-                lines: dedup_lines(lines, 20),
-                has_gating_tests: true,
-                in_ci_step: false,
-                informing_only: false,
-                no_evidence: false,
-                failed_step: None,
-                hint: ev.hint.clone(),
-            });
-        }
-        return out;
-    }
-    let informing: Vec<_> = ev.failures.iter().filter(|f| f.kind == TestKind::Informing).collect();
-    if !informing.is_empty() {
-        let f = informing[0];
-        let basis = if f.text.trim().is_empty() { f.name.clone() } else { f.text.clone() };
-        if let Some(sig) = sig_of(&basis, f.hint.as_ref()) {
-            return vec![Draft {
-                summary: MaskingSigner::default().significant_line(&basis).unwrap_or(&f.name).to_string(),
-                sig,
-                tests: informing.iter().map(|f| f.name.clone()).collect(),
-                lines: dedup_lines(text_lines(&basis, &f.at, 8), 20),
-                has_gating_tests: false,
-                in_ci_step: false,
-                informing_only: true,
-                no_evidence: false,
-                failed_step: None,
-                hint: f.hint.clone(),
-            }];
-        }
-    }
-    let why = if ev.junit.readable() {
-        "JUnit shows no failing test and the build log no error line"
-    } else {
-        "no JUnit and no build-log error line"
-    };
-    vec![no_evidence_draft(job, why)]
-}
-
-fn no_evidence_draft(job: &str, why: &str) -> Draft {
-    Draft {
-        sig: Signature { id: format!("no-evidence/{job}"), text: format!("no failure evidence ({why})") },
-        summary: format!("no failure evidence: {why}"),
-        tests: Vec::new(),
-        lines: Vec::new(),
-        has_gating_tests: false,
-        in_ci_step: false,
-        informing_only: false,
-        no_evidence: true,
-        failed_step: None,
-        hint: None,
     }
 }
 
@@ -382,8 +170,6 @@ struct Ctx<'a> {
     ev: Evidence<'a>,
     signer: &'a dyn Signer,
     classifier: Classifier,
-    decisive: Regex,
-    matcher: Matcher,
     gaps: Vec<String>,
     modes_cache: RefCell<BTreeMap<String, Vec<Draft>>>,
 }
@@ -394,7 +180,7 @@ impl Ctx<'_> {
             return Some(m.clone());
         }
         let ev = self.ev.get(url)?;
-        let m = build_modes(Some(&ev), job, self.signer, &self.decisive, &self.classifier);
+        let m = build_modes(Some(&ev), job, self.signer, &self.classifier);
         self.modes_cache.borrow_mut().insert(url.to_string(), m.clone());
         Some(m)
     }
@@ -408,49 +194,66 @@ fn job_in<'a>(info: &'a ReleaseInfo, job: &str) -> Option<&'a JobResult> {
         .or_else(|| info.results.async_jobs.get(job))
 }
 
-/// Walks the chain older than the target while the job keeps failing with `pred`.
 /// Decides whether an older run shows the same failure (`None`: cannot tell).
 type SameFailure<'a> = &'a dyn Fn(&[Draft], Option<&RunEvidence>) -> Option<bool>;
 
-fn onset_walk(ctx: &Ctx, chain: &Chain, job: &str, pred: SameFailure) -> (String, u32, OnsetBefore) {
+/// Where a failure mode began.
+struct Onset {
+    first: String,
+    count: u32,
+    before: OnsetBefore,
+    /// Payloads where the same failure was assumed from the job's state alone.
+    assumed: Vec<String>,
+}
+
+/// Walks the chain older than the target while the job keeps failing the same
+/// way. A failed run that cannot be compared (no evidence, or the target's own
+/// failure is unknown) is taken as the same failure: the job kept failing.
+fn onset_walk(ctx: &Ctx, chain: &Chain, job: &str, pred: SameFailure) -> Onset {
     let tags = chain.tags();
-    let mut first = tags[0].clone();
-    let mut count = 1u32;
+    let mut o = Onset { first: tags[0].clone(), count: 1, before: OnsetBefore::ChainEnd, assumed: Vec::new() };
     for tag in tags.iter().skip(1) {
         let Some(info) = chain.infos.get(tag) else {
-            return (first, count, OnsetBefore::Unknown(tag.clone(), "release info not available".into()));
+            o.before = OnsetBefore::Unknown(tag.clone(), "release info not available".into());
+            return o;
         };
         let Some(jr) = job_in(info, job) else {
-            return (first, count, OnsetBefore::Unknown(tag.clone(), "the job did not run on that payload".into()));
+            o.before = OnsetBefore::Unknown(tag.clone(), "the job did not run on that payload".into());
+            return o;
         };
         match jr.state {
-            JobState::Succeeded => return (first, count, OnsetBefore::Passed(tag.clone())),
-            JobState::Failed => {
-                let Some(url) = jr.url.as_deref() else {
-                    return (first, count, OnsetBefore::Unknown(tag.clone(), "failed run without a URL".into()));
-                };
-                let Some(modes) = ctx.modes_of(url, job) else {
-                    return (first, count, OnsetBefore::Unknown(tag.clone(), "no evidence for that run".into()));
-                };
-                let ev = ctx.ev.get(url);
-                match pred(&modes, ev.as_ref()) {
-                    Some(true) => {
-                        first = tag.clone();
-                        count += 1;
-                    }
-                    Some(false) => {
-                        let other = modes.first().map(|m| m.sig.id.clone()).unwrap_or_default();
-                        return (first, count, OnsetBefore::DifferentFailure(tag.clone(), other));
-                    }
-                    None => {
-                        return (first, count, OnsetBefore::Unknown(tag.clone(), "no evidence for that run".into()))
-                    }
-                }
+            JobState::Succeeded => {
+                o.before = OnsetBefore::Passed(tag.clone());
+                return o;
             }
-            _ => return (first, count, OnsetBefore::Unknown(tag.clone(), "no final result on that payload".into())),
+            JobState::Failed => {
+                let modes = jr.url.as_deref().and_then(|u| ctx.modes_of(u, job));
+                let ev = jr.url.as_deref().and_then(|u| ctx.ev.get(u));
+                let same = match &modes {
+                    Some(m) if m.iter().all(|d| d.no_evidence) => None,
+                    Some(m) => pred(m, ev.as_ref()),
+                    None => None,
+                };
+                match same {
+                    Some(true) => {}
+                    Some(false) => {
+                        let other =
+                            modes.as_ref().and_then(|m| m.first()).map(|m| m.sig.id.clone()).unwrap_or_default();
+                        o.before = OnsetBefore::DifferentFailure(tag.clone(), other);
+                        return o;
+                    }
+                    None => o.assumed.push(tag.clone()),
+                }
+                o.first = tag.clone();
+                o.count += 1;
+            }
+            _ => {
+                o.before = OnsetBefore::Unknown(tag.clone(), "no final result on that payload".into());
+                return o;
+            }
         }
     }
-    (first, count, OnsetBefore::ChainEnd)
+    o
 }
 
 /// After the onset boundary, the same failure again on an older payload of the
@@ -470,7 +273,7 @@ fn flake_scan(ctx: &Ctx, chain: &Chain, job: &str, sig: &str, onset: &str) -> Op
                 let pb = passed_between.clone()?;
                 let url = jr.url.as_deref()?;
                 let modes = ctx.modes_of(url, job)?;
-                if let Some(m) = modes.iter().find(|m| m.sig.id == sig) {
+                if let Some(m) = modes.iter().find(|m| m.sig.id == sig && !m.no_evidence) {
                     return Some((
                         format!(
                             "intermittent: the same failure occurred on {tag} and the job passed on {pb} in between"
@@ -680,6 +483,24 @@ pub fn analyze(
     analyze_with(source, evidence, opts, &MaskingSigner::default())
 }
 
+/// A mode of a failed job with its onset.
+struct ModeOnset {
+    draft: Draft,
+    onset: Onset,
+}
+
+/// A mode's candidates: ids, and the onset window they were taken from.
+struct ModeWindow {
+    /// Payloads whose PRs are candidates (the onset payload when established,
+    /// else every payload from it back to the baseline).
+    payloads: Vec<String>,
+    /// CI-configuration changes count when they landed in (lo, hi].
+    lo: Option<Epoch>,
+    hi: Option<Epoch>,
+    /// CI changes landing in (onset_lo, hi] get the onset points.
+    onset_lo: Option<Epoch>,
+}
+
 /// Runs the analysis with a custom [`Signer`] (the shared signature code).
 pub fn analyze_with(
     source: &dyn PayloadSource,
@@ -700,18 +521,18 @@ pub fn analyze_with(
     };
     let as_of = match &opts.as_of {
         Some(s) => Some(
-            timeutil::parse_rfc3339(s)
+            time::parse_rfc3339(s)
                 .ok_or_else(|| PayloadError::Options(format!("--as-of {s:?} is not an RFC 3339 time")))?,
         ),
         None => None,
     };
-    if let (Some(cut), Some(t)) = (as_of, timeutil::tag_timestamp(&opts.tag)) {
+    if let (Some(cut), Some(t)) = (as_of, time::tag_timestamp(&opts.tag)) {
         if t > cut {
             return Err(PayloadError::Options(format!(
                 "{} was created at {}, after the as-of time {}",
                 opts.tag,
-                timeutil::format_rfc3339(t),
-                timeutil::format_rfc3339(cut)
+                time::rfc3339(t),
+                time::rfc3339(cut)
             )));
         }
     }
@@ -723,11 +544,14 @@ pub fn analyze_with(
     let mut ctx = Ctx {
         source,
         stream: stream.clone(),
-        ev: Evidence { provider: evidence, as_of, cache: RefCell::new(BTreeMap::new()), gaps: RefCell::new(BTreeSet::new()) },
+        ev: Evidence {
+            provider: evidence,
+            as_of,
+            cache: RefCell::new(BTreeMap::new()),
+            gaps: RefCell::new(BTreeSet::new()),
+        },
         signer,
         classifier: Classifier::default(),
-        decisive: Regex::new(r"(?i)(error|fail|forbidden|panic|timed out|exceeded|unable|refused|denied|invalid|unknown flag|not found|cannot|could not)").unwrap(),
-        matcher: Matcher::default(),
         gaps: Vec::new(),
         modes_cache: RefCell::new(BTreeMap::new()),
     };
@@ -738,8 +562,8 @@ pub fn analyze_with(
     let target_info = chain.infos.get(&opts.tag).cloned().ok_or_else(|| PayloadError::not_found(opts.tag.clone()))?;
     let chain_tags = chain.tags();
     let last_accepted = history::last_accepted(&all_tags, &opts.tag);
-    let target_time = timeutil::tag_timestamp(&opts.tag);
-    let hours_since_baseline = chain.baseline.as_deref().and_then(timeutil::tag_timestamp).and_then(|b| {
+    let target_time = time::tag_timestamp(&opts.tag);
+    let hours_since_baseline = chain.baseline.as_deref().and_then(time::tag_timestamp).and_then(|b| {
         let reference = as_of.or(target_time)?;
         Some(((reference - b) as f64 / 360.0).round() / 10.0)
     });
@@ -763,7 +587,7 @@ pub fn analyze_with(
         if Some(tag) == chain.baseline.as_ref() {
             continue;
         }
-        let (json, nis, how, note) = changelog_between(&mut ctx, &chain.infos, tag, &from);
+        let (json, nis, _how, note) = changelog_between(&mut ctx, &chain.infos, tag, &from);
         match json {
             Some(j) => {
                 hops.insert(tag.clone(), (j.pull_requests(), nis, from.clone()));
@@ -773,7 +597,6 @@ pub fn analyze_with(
                 ctx.gaps.push(format!("no changelog for {tag} from {from}: {}", note.unwrap_or_default()));
             }
         }
-        let _ = how;
     }
     let new_prs = PrSet {
         from: predecessor.clone(),
@@ -787,7 +610,7 @@ pub fn analyze_with(
     };
     let cumulative_prs = match &chain.baseline {
         Some(b) if chain_tags.len() > 2 => {
-            let (json, _, how, note) = changelog_between(&mut ctx, &chain.infos, &opts.tag, b);
+            let (json, _, how, _note) = changelog_between(&mut ctx, &chain.infos, &opts.tag, b);
             match json {
                 Some(j) => PrSet { from: Some(b.clone()), prs: j.pull_requests(), how, note: None },
                 None => {
@@ -799,14 +622,20 @@ pub fn analyze_with(
                     }
                     let mut prs: Vec<PullRequest> = set.into_values().collect();
                     prs.sort();
-                    let complete =
-                        chain_tags.iter().filter(|t| Some(*t) != chain.baseline.as_ref()).all(|t| hops.contains_key(t));
+                    let missing: Vec<&String> = chain_tags
+                        .iter()
+                        .filter(|t| Some(*t) != chain.baseline.as_ref() && !hops.contains_key(*t))
+                        .collect();
                     PrSet {
                         from: Some(b.clone()),
                         prs,
                         how: "union of the changelogs of each hop of the chain".into(),
-                        note: (!complete)
-                            .then(|| format!("some hops have no changelog ({})", note.unwrap_or_default())),
+                        note: (!missing.is_empty()).then(|| {
+                            format!(
+                                "no changelog for {}",
+                                missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                            )
+                        }),
                     }
                 }
             }
@@ -837,7 +666,7 @@ pub fn analyze_with(
                 }
             }
             for (tag, info) in &infos {
-                let started = timeutil::tag_timestamp(tag);
+                let started = time::tag_timestamp(tag);
                 for jr in info.results.blocking.values().chain(info.results.informing.values()) {
                     let Some(job) = jr.prow_job() else { continue };
                     for u in &jr.previous_attempt_urls {
@@ -876,8 +705,6 @@ pub fn analyze_with(
             t.source = "release controller".into();
         }
     }
-    // Sippy fills in jobs the runs do not cover (its windows are its own; not
-    // used under as_of, whose cutoff Sippy cannot honour).
     if as_of.is_none() {
         let release = parts.as_ref().map(|p| p.version.clone()).unwrap_or_default();
         match source.sippy_jobs(&release) {
@@ -897,7 +724,7 @@ pub fn analyze_with(
     // 4. Failed blocking jobs and their failure modes.
     let version = parts.as_ref().map(|p| p.version.clone()).unwrap_or_default();
     let mut failed_jobs: Vec<FailedJob> = Vec::new();
-    let mut drafts_by_job: BTreeMap<String, Vec<(Draft, String, u32, OnsetBefore)>> = BTreeMap::new();
+    let mut drafts_by_job: BTreeMap<String, Vec<ModeOnset>> = BTreeMap::new();
     for (name, jr) in &target_info.results.blocking {
         if jr.state != JobState::Failed {
             continue;
@@ -905,49 +732,45 @@ pub fn analyze_with(
         let prow_job = jr.prow_job();
         let ev = jr.url.as_deref().and_then(|u| ctx.ev.get(u));
         if ev.is_none() {
-            ctx.gaps.push(format!("{name}: no evidence for {}", jr.url.as_deref().unwrap_or("(no URL)")));
+            ctx.gaps.push(format!(
+                "{name}: no artifacts for {}: insufficient evidence",
+                jr.url.as_deref().unwrap_or("(no URL)")
+            ));
         }
         let drafts = match (jr.url.as_deref(), &ev) {
             (Some(u), Some(_)) => ctx.modes_of(u, name).unwrap_or_default(),
-            _ => build_modes(None, name, signer, &ctx.decisive, &ctx.classifier),
+            _ => build_modes(None, name, signer, &ctx.classifier),
         };
         let mut modes_here = Vec::new();
         for d in drafts {
             let sig = d.sig.id.clone();
-            let (first, count, before) = if d.no_evidence {
-                (
-                    opts.tag.clone(),
-                    1,
-                    OnsetBefore::Unknown(
-                        chain_tags.get(1).cloned().unwrap_or_default(),
-                        "no evidence for the target run".into(),
-                    ),
-                )
+            let onset = if d.no_evidence {
+                onset_walk(&ctx, &chain, name, &|_, _| None)
             } else {
                 onset_walk(&ctx, &chain, name, &|modes: &[Draft], _| Some(modes.iter().any(|m| m.sig.id == sig)))
             };
-            modes_here.push((d, first, count, before));
+            modes_here.push(ModeOnset { draft: d, onset });
         }
         // Per-test onsets.
         let mut tests = Vec::new();
         if let Some(e) = &ev {
             for f in e.gating().filter(|f| !f.is_step) {
                 let tname = f.name.clone();
-                let (first, count, before) = onset_walk(&ctx, &chain, name, &|_, ev: Option<&RunEvidence>| {
-                    ev.map(|e| e.gating().any(|g| g.name == tname))
+                let o = onset_walk(&ctx, &chain, name, &|_, ev: Option<&RunEvidence>| {
+                    ev.filter(|e| e.junit.readable()).map(|e| e.gating().any(|g| g.name == tname))
                 });
                 tests.push(TestOnset {
                     name: f.name.clone(),
                     message: f.message.clone(),
                     at: f.at.clone(),
-                    first_failed_in: first,
-                    payloads_failing: count,
-                    onset_certain: before.established(),
+                    first_failed_in: o.first,
+                    payloads_failing: o.count,
+                    onset_certain: o.before.established() && o.assumed.is_empty(),
                 });
             }
         }
         // Previous attempts.
-        let final_sig = modes_here.first().map(|m| m.0.sig.id.clone());
+        let final_sig = modes_here.first().map(|m| m.draft.sig.id.clone());
         let previous_attempts = jr
             .previous_attempt_urls
             .iter()
@@ -975,10 +798,10 @@ pub fn analyze_with(
             })
             .collect();
         if let Some(pj) = &prow_job {
-            let oldest_time = chain_tags.last().and_then(|t| timeutil::tag_timestamp(t));
+            let oldest_time = chain_tags.last().and_then(|t| time::tag_timestamp(t));
             for (t, o) in jobhistory::outcomes_by_payload(&runs, pj) {
                 if !outcomes.iter().any(|(x, _)| *x == t)
-                    && timeutil::tag_timestamp(&t) < oldest_time
+                    && time::tag_timestamp(&t) < oldest_time
                     && outcomes.len() < 30
                 {
                     outcomes.push((t, o));
@@ -999,17 +822,19 @@ pub fn analyze_with(
             None => (Vec::new(), Vec::new()),
         };
         if let Some(e) = &ev {
-            if !e.junit.readable() {
-                ctx.gaps.push(format!(
-                    "{name}: JUnit {}",
-                    match &e.junit {
-                        crate::evidence::JunitState::Missing =>
-                            "missing: the job's tests may never have run (unknown, not green)".to_string(),
-                        crate::evidence::JunitState::Unparseable { problems } =>
-                            format!("unparseable: {}", problems.join("; ")),
-                        _ => String::new(),
-                    }
-                ));
+            let problem = match &e.junit {
+                JunitState::Missing => {
+                    Some("JUnit missing: the job's tests may never have run (unknown, not green)".to_string())
+                }
+                JunitState::Unparseable { problems } => Some(format!("JUnit unparseable: {}", problems.join("; "))),
+                JunitState::Empty { .. } => {
+                    Some("JUnit export (results.json) is empty: nothing is known of the tests".to_string())
+                }
+                _ => None,
+            };
+            if let Some(p) = problem {
+                let log = if e.log_lines.is_empty() && e.context.is_empty() { "; no build log" } else { "" };
+                ctx.gaps.push(format!("{name}: {p}{log}"));
             }
         }
         failed_jobs.push(FailedJob {
@@ -1040,18 +865,25 @@ pub fn analyze_with(
         .filter(|(_, j)| !matches!(j.state, JobState::Succeeded | JobState::Failed))
         .map(|(k, _)| k.clone())
         .collect();
+    let with_evidence = drafts_by_job.values().filter(|m| m.iter().any(|x| !x.draft.no_evidence)).count();
+    if !failed_jobs.is_empty() && with_evidence == 0 {
+        ctx.gaps.push(format!(
+            "none of the {} failed blocking job(s) has failure evidence: insufficient evidence for any conclusion",
+            failed_jobs.len()
+        ));
+    }
 
     // 5. Root causes: modes grouped by signature.
     let mut by_sig: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
     for (job, modes) in &drafts_by_job {
         for (i, m) in modes.iter().enumerate() {
-            by_sig.entry(m.0.sig.id.clone()).or_default().push((job.clone(), i));
+            by_sig.entry(m.draft.sig.id.clone()).or_default().push((job.clone(), i));
         }
     }
     let mut groups: Vec<(String, Vec<(String, usize)>)> = by_sig.into_iter().collect();
     groups.sort_by(|a, b| {
-        let ta = &drafts_by_job[&a.1[0].0][a.1[0].1].0.sig.text;
-        let tb = &drafts_by_job[&b.1[0].0][b.1[0].1].0.sig.text;
+        let ta = &drafts_by_job[&a.1[0].0][a.1[0].1].draft.sig.text;
+        let tb = &drafts_by_job[&b.1[0].0][b.1[0].1].draft.sig.text;
         b.1.len().cmp(&a.1.len()).then(ta.cmp(tb)).then(a.0.cmp(&b.0))
     });
     let mut rc_of: BTreeMap<(String, usize), String> = BTreeMap::new();
@@ -1061,8 +893,9 @@ pub fn analyze_with(
         let id = format!("RC{}", n + 1);
         let mut classes: Vec<Classification> = Vec::new();
         for (job, i) in members {
-            let (d, first, _, _) = &drafts_by_job[job][*i];
-            let flake = if d.no_evidence { None } else { flake_scan(&ctx, &chain, job, sig_id, first) };
+            let mo = &drafts_by_job[job][*i];
+            let d = &mo.draft;
+            let flake = if d.no_evidence { None } else { flake_scan(&ctx, &chain, job, sig_id, &mo.onset.first) };
             let facts = ModeFacts {
                 lines: &d.lines,
                 has_gating_tests: d.has_gating_tests,
@@ -1071,6 +904,9 @@ pub fn analyze_with(
                 no_evidence: d.no_evidence,
                 flake_evidence: flake,
                 hint: d.hint.as_ref(),
+                run_level: d.run_level.clone(),
+                test_binary: d.test_binary,
+                product_error: d.product_error,
             };
             let c = ctx.classifier.classify(&facts);
             mode_class.insert((job.clone(), *i), c.clone());
@@ -1083,34 +919,59 @@ pub fn analyze_with(
             let k = classes.iter().filter(|x| x.class == c.class).count();
             counts.entry((k, std::cmp::Reverse(class_rank(c.class)))).or_insert_with(|| c.clone());
         }
-        let class = counts.into_iter().next_back().map(|(_, c)| c).unwrap();
+        let class = counts.into_iter().next_back().map(|(_, c)| c).unwrap_or_else(|| classes[0].clone());
         for (job, i) in members {
-            let mc = mode_class.get_mut(&(job.clone(), *i)).unwrap();
-            if mc.class != class.class {
-                *mc = class.clone();
+            if let Some(mc) = mode_class.get_mut(&(job.clone(), *i)) {
+                if mc.class != class.class {
+                    *mc = class.clone();
+                }
             }
         }
         let first = members
             .iter()
-            .map(|(j, i)| drafts_by_job[j][*i].1.clone())
-            .min_by_key(|t| (timeutil::tag_timestamp(t), t.clone()))
+            .map(|(j, i)| drafts_by_job[j][*i].onset.first.clone())
+            .min_by_key(|t| (time::tag_timestamp(t), t.clone()))
             .unwrap_or_default();
-        let rep = &drafts_by_job[&members[0].0][members[0].1].0;
+        let rep = &drafts_by_job[&members[0].0][members[0].1].draft;
         let mut jobs: Vec<String> = members.iter().map(|(j, _)| j.clone()).collect();
         jobs.dedup();
         let evidence: Vec<(String, LogLine)> = members
             .iter()
-            .filter_map(|(j, i)| drafts_by_job[j][*i].0.lines.first().map(|l| (j.clone(), l.clone())))
+            .filter_map(|(j, i)| drafts_by_job[j][*i].draft.lines.first().map(|l| (j.clone(), l.clone())))
             .collect();
         let mut platforms: BTreeSet<String> = BTreeSet::new();
         for j in &jobs {
-            if let Some(fj) = failed_jobs.iter().find(|f| f.name == *j) {
-                if let Some(p) = &fj.platform {
-                    platforms.insert(p.clone());
+            if let Some(p) = failed_jobs.iter().find(|f| f.name == *j).and_then(|f| f.platform.clone()) {
+                platforms.insert(p);
+            }
+        }
+        let all_lines: Vec<LogLine> =
+            members.iter().flat_map(|(j, i)| drafts_by_job[j][*i].draft.lines.clone()).collect();
+        let mut look_at: Vec<String> = Vec::new();
+        for (j, i) in members {
+            let d = &drafts_by_job[j][*i].draft;
+            if d.in_ci_step || class.class == FailureClass::CiConfiguration {
+                for r in &d.step_refs {
+                    let p = format!("ci-operator/step-registry/**/{r}-ref.yaml and {r}-commands.sh");
+                    if !look_at.contains(&p) {
+                        look_at.push(p);
+                    }
+                }
+                for p in &d.ci_paths {
+                    if !look_at.contains(p) {
+                        look_at.push(p.clone());
+                    }
+                }
+                if d.step_refs.is_empty() {
+                    if let Some(s) = &d.failed_step {
+                        let p = format!("ci-operator/step-registry/**/*-commands.sh run by step {s}");
+                        if !look_at.contains(&p) {
+                            look_at.push(p);
+                        }
+                    }
                 }
             }
         }
-        let all_lines: Vec<LogLine> = members.iter().flat_map(|(j, i)| drafts_by_job[j][*i].0.lines.clone()).collect();
         root_causes.push(RootCause {
             id: id.clone(),
             signature: rep.sig.clone(),
@@ -1124,7 +985,74 @@ pub fn analyze_with(
             is_systemic: false,
             kubelet_skew: kubelet_skew(&all_lines),
             no_candidate_reason: None,
+            ci_look_at: look_at,
         });
+    }
+
+    // Consequences: a failure that names a component whose own failure in the
+    // same jobs is infrastructure (an upgrade that did not complete because
+    // clusteroperator/insights stayed unavailable, which an external service caused).
+    {
+        let comps_of = |r: &RootCause| -> Vec<crate::components::ComponentRef> {
+            let mut out = Vec::new();
+            for (j, i) in groups
+                .iter()
+                .find(|g| rc_of.get(&(g.1[0].0.clone(), g.1[0].1)) == Some(&r.id))
+                .map(|g| g.1.clone())
+                .unwrap_or_default()
+            {
+                let d = &drafts_by_job[&j][i].draft;
+                let texts: Vec<String> = d.lines.iter().map(|l| l.text.clone()).collect();
+                out.extend(crate::components::failure_components(&d.tests, &texts, &d.binaries, d.test_binary));
+            }
+            out
+        };
+        let infra: Vec<(String, bool, Vec<String>, BTreeSet<String>)> = root_causes
+            .iter()
+            .filter(|r| r.class.class == FailureClass::Infrastructure)
+            .map(|r| {
+                let subj: BTreeSet<String> = comps_of(r).into_iter().filter(|c| c.subject).map(|c| c.key).collect();
+                (r.id.clone(), r.class.temporary, r.jobs.clone(), subj)
+            })
+            .collect();
+        let mut changed: Vec<(String, Classification)> = Vec::new();
+        for r in root_causes.iter().filter(|r| r.class.class == FailureClass::ProductRegression) {
+            let named: Vec<crate::components::ComponentRef> = comps_of(r);
+            for c in named.iter().filter(|c| !c.subject) {
+                let causes: Vec<&(String, bool, Vec<String>, BTreeSet<String>)> =
+                    infra.iter().filter(|(_, _, _, subj)| subj.contains(&c.key)).collect();
+                let covered =
+                    !causes.is_empty() && r.jobs.iter().all(|j| causes.iter().any(|(_, _, jobs, _)| jobs.contains(j)));
+                if covered {
+                    let ids: Vec<&str> = causes.iter().map(|(id, _, _, _)| id.as_str()).collect();
+                    changed.push((
+                        r.id.clone(),
+                        Classification {
+                            class: FailureClass::Infrastructure,
+                            reason: format!(
+                                "a consequence of {}: {}, and {} failed in the same job(s) for an infrastructure reason",
+                                ids.join(", "),
+                                c.how,
+                                c.key
+                            ),
+                            evidence: r.class.evidence.clone(),
+                            temporary: causes.iter().all(|(_, t, _, _)| *t),
+                        },
+                    ));
+                    break;
+                }
+            }
+        }
+        for (id, c) in changed {
+            if let Some(r) = root_causes.iter_mut().find(|r| r.id == id) {
+                r.class = c.clone();
+            }
+            for (k, v) in rc_of.iter() {
+                if *v == id {
+                    mode_class.insert(k.clone(), c.clone());
+                }
+            }
+        }
     }
 
     // 6. Broader context: the same signatures in failed informing / async jobs.
@@ -1139,7 +1067,9 @@ pub fn analyze_with(
             }
             let modes =
                 if opts.systemic_context { jr.url.as_deref().and_then(|u| ctx.modes_of(u, name)) } else { None };
-            let hit = modes.as_ref().and_then(|ms| ms.iter().find(|m| sig_to_rc.contains_key(&m.sig.id)).cloned());
+            let hit = modes
+                .as_ref()
+                .and_then(|ms| ms.iter().find(|m| !m.no_evidence && sig_to_rc.contains_key(&m.sig.id)).cloned());
             let first_sig = modes.as_ref().and_then(|m| m.first()).filter(|d| !d.no_evidence).map(|d| d.sig.clone());
             let rc = hit.as_ref().map(|m| sig_to_rc[&m.sig.id].clone());
             if let (Some(m), Some(rcid)) = (&hit, &rc) {
@@ -1190,16 +1120,22 @@ pub fn analyze_with(
     for r in &mut root_causes {
         let mut plats: BTreeSet<String> = r.platforms.iter().cloned().collect();
         plats.extend(r.systemic.iter().filter_map(|h| h.platform.clone()));
-        r.is_systemic = !r.systemic.is_empty() || plats.len() >= 2;
+        r.is_systemic = r.class.class != FailureClass::Unknown && (!r.systemic.is_empty() || plats.len() >= 2);
     }
 
-    // 7. Candidates of each onset payload.
+    // 7. Candidates: every payload since the last all-green one, and the
+    //    CI-configuration changes of the window.
+    let window_lo = chain
+        .baseline
+        .as_deref()
+        .or(chain_tags.last().map(String::as_str))
+        .and_then(time::tag_timestamp)
+        .or(target_time.map(|t| t - 14 * 86400));
     let ci_changes: Option<Vec<CiConfigChange>> = match &opts.ci_config_changes {
         Some(p) if p.is_dir() => {
             let until = as_of.or(target_time).unwrap_or(0) + 86400;
-            let since =
-                chain_tags.last().and_then(|t| timeutil::tag_timestamp(t)).unwrap_or(until - 14 * 86400) - 2 * 86400;
-            match ciconfig::from_checkout(p, &opts.ci_config_subpath, since, until, &opts.ci_config_repo) {
+            let since = window_lo.unwrap_or(until - 14 * 86400) - 2 * 86400;
+            match ciconfig::from_checkout(p, &opts.ci_config_paths, since, until, &opts.ci_config_repo) {
                 Ok(c) => Some(c),
                 Err(e) => {
                     ctx.gaps.push(format!("CI-configuration changes: {e}"));
@@ -1213,6 +1149,7 @@ pub fn analyze_with(
         }
         None => source.ci_config_changes()?,
     };
+    let ci_known = ci_changes.is_some();
     let ci_changes: Vec<CiConfigChange> = ci_changes
         .unwrap_or_default()
         .into_iter()
@@ -1224,13 +1161,7 @@ pub fn analyze_with(
         .collect();
     let mut candidates_by_payload: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
     let mut all_candidates: BTreeMap<String, Candidate> = BTreeMap::new();
-    let mut payloads_needed: BTreeSet<String> = BTreeSet::new();
-    for modes in drafts_by_job.values() {
-        for (_, first, _, _) in modes {
-            payloads_needed.insert(first.clone());
-        }
-    }
-    for p in &payloads_needed {
+    for p in &chain_tags {
         let Some((prs, nis, from)) = hops.get(p) else { continue };
         let mut v: Vec<Candidate> = prs.iter().map(|pr| pr_candidate(source, pr, p, &mut ctx.gaps)).collect();
         v.extend(rpm_candidates(source, nis, p, from));
@@ -1238,6 +1169,28 @@ pub fn analyze_with(
             all_candidates.entry(c.id.clone()).or_insert_with(|| c.clone());
         }
         candidates_by_payload.insert(p.clone(), v);
+    }
+    // A change can only break runs that started after it: the window ends with
+    // the latest start of the target's failed blocking runs.
+    let mut latest_start: Option<Epoch> = None;
+    for jr in target_info.results.blocking.values().filter(|j| j.state == JobState::Failed) {
+        let mut first: Option<Epoch> = jr.transition_epoch();
+        for u in jr.previous_attempt_urls.iter().chain(jr.url.iter()) {
+            if let Some(t) = ctx.ev.get(u).and_then(|e| e.started.or(e.finished)) {
+                first = Some(first.map_or(t, |b| b.min(t)));
+            }
+        }
+        if let Some(t) = first {
+            latest_start = Some(latest_start.map_or(t, |l| l.max(t)));
+        }
+    }
+    let hi_all = [latest_start.or(target_time.map(|t| t + 86400)), as_of].into_iter().flatten().min();
+    for c in &ci_changes {
+        let t = c.epoch();
+        if t.is_some_and(|t| window_lo.is_none_or(|lo| t > lo - 86400) && hi_all.is_none_or(|hi| t <= hi)) {
+            let cand = ci_candidate(c, &opts.tag);
+            all_candidates.entry(cand.id.clone()).or_insert(cand);
+        }
     }
     let missing_diffs: Vec<String> = all_candidates
         .values()
@@ -1251,150 +1204,179 @@ pub fn analyze_with(
             missing_diffs.join(", ")
         ));
     }
+    let index = WindowIndex::new(
+        all_candidates
+            .values()
+            .filter(|c| c.kind != CandidateKind::RhcosRpm)
+            .map(|c| (c.id.clone(), CandidateIndex::new(c.diff.as_ref(), &c.title)))
+            .collect(),
+    );
+    let empty_ix = CandidateIndex::default();
 
     // 8. Correlate, then score.
     struct Tuple {
         job: String,
         mode_idx: usize,
-        cand: Candidate,
+        cand: String,
         corr: CorrelationResult,
-        payload: String,
         onset_here: Option<String>,
-        same_component: usize,
+        payload: String,
     }
+    let matcher = Matcher;
     let mut tuples: Vec<Tuple> = Vec::new();
-    let sig_tags = Regex::new(
-        r"\[(sig|Suite|Feature|Serial|Slow|Disruptive|Conformance|Skipped|apigroup|OCPFeatureGate|Jira)[^\]]*\]",
-    )
-    .unwrap();
     for (job, modes) in &drafts_by_job {
-        let fj = failed_jobs.iter().find(|f| f.name == *job).unwrap();
-        for (i, (d, first, _, before)) in modes.iter().enumerate() {
-            let class = mode_class[&(job.clone(), i)].class;
-            let mut cands: Vec<Candidate> = candidates_by_payload
-                .get(first)
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|c| {
-                    c.kind != CandidateKind::RhcosRpm
-                        || c.rpm.as_ref().is_some_and(|r| variant_applies(&fj.rhcos, &r.variant_tag))
-                })
-                .collect();
-            if d.in_ci_step || class == FailureClass::CiConfiguration {
-                let onset_t = timeutil::tag_timestamp(first);
-                let prev_t = match before {
-                    OnsetBefore::Passed(t) | OnsetBefore::DifferentFailure(t, _) | OnsetBefore::Unknown(t, _) => {
-                        timeutil::tag_timestamp(t)
+        let fj = failed_jobs.iter().find(|f| f.name == *job);
+        for (i, mo) in modes.iter().enumerate() {
+            let d = &mo.draft;
+            let first = &mo.onset.first;
+            let established = mo.onset.before.established();
+            let idx = chain_tags.iter().position(|t| t == first).unwrap_or(0);
+            // Every payload from the onset back to the last all-green one: a change
+            // that came later cannot have started the failure.
+            let payloads: Vec<String> =
+                chain_tags.iter().skip(idx).filter(|t| Some(*t) != chain.baseline.as_ref()).cloned().collect();
+            // The failing run's start bounds the CI window: the step registry is read then.
+            let run = chain.infos.get(first).and_then(|i| job_in(i, job));
+            let mut bound = run.and_then(|j| j.transition_epoch());
+            let urls: Vec<&String> =
+                run.map(|j| j.previous_attempt_urls.iter().chain(j.url.iter()).collect()).unwrap_or_default();
+            for u in urls {
+                if let Some(t) = ctx.ev.get(u).and_then(|e| e.started.or(e.finished)) {
+                    bound = Some(bound.map_or(t, |b| b.min(t)));
+                }
+            }
+            let onset_t = time::tag_timestamp(first);
+            let hi = [bound, onset_t.map(|t| t + 86400), as_of].into_iter().flatten().min();
+            let before_t = match &mo.onset.before {
+                OnsetBefore::Passed(t) | OnsetBefore::DifferentFailure(t, _) => time::tag_timestamp(t),
+                _ => None,
+            };
+            let lo = if established { before_t } else { window_lo };
+            let w = ModeWindow { payloads, lo, hi, onset_lo: if established { before_t } else { None } };
+            let mut ev =
+                ModeEvidence::new(&matcher, d.lines.clone(), d.tests.clone(), d.binaries.clone(), d.test_binary);
+            ev.step_refs = d.step_refs.clone();
+            ev.ci_paths = d.ci_paths.clone();
+            ev.failed_step = d.failed_step.clone();
+            ev.prow_job = fj.and_then(|f| f.prow_job.clone()).unwrap_or_default();
+            let mut cands: Vec<&Candidate> = Vec::new();
+            for p in &w.payloads {
+                for c in candidates_by_payload.get(p).into_iter().flatten() {
+                    if c.kind == CandidateKind::RhcosRpm
+                        && !fj
+                            .is_some_and(|f| c.rpm.as_ref().is_some_and(|r| variant_applies(&f.rhcos, &r.variant_tag)))
+                    {
+                        continue;
                     }
-                    OnsetBefore::ChainEnd => None,
-                };
-                if let Some(ot) = onset_t {
-                    // A change can only break runs that started after it landed: bound
-                    // the window by the failing run's end in the onset payload.
-                    // The earliest failing attempt in the onset payload bounds it: its
-                    // start when known (the step registry is resolved then), else its end.
-                    let run = chain.infos.get(first).and_then(|i| job_in(i, job));
-                    let mut bound = run.and_then(|j| j.transition_epoch());
-                    let urls: Vec<&String> =
-                        run.map(|j| j.previous_attempt_urls.iter().chain(j.url.iter()).collect()).unwrap_or_default();
-                    for u in urls {
-                        if let Some(t) = ctx.ev.get(u).and_then(|e| e.started.or(e.finished)) {
-                            bound = Some(bound.map_or(t, |b| b.min(t)));
-                        }
-                    }
-                    let run_end = bound;
-                    let lo = prev_t.unwrap_or(ot - 86400) - 86400;
-                    let hi = (ot + 86400).min(as_of.unwrap_or(i64::MAX)).min(run_end.unwrap_or(i64::MAX));
-                    for c in ci_changes.iter().filter(|c| c.epoch().is_some_and(|t| t > lo && t <= hi)) {
-                        let cand = ci_candidate(c, first);
-                        all_candidates.entry(cand.id.clone()).or_insert_with(|| cand.clone());
-                        cands.push(cand);
+                    if let Some(c) = all_candidates.get(&c.id) {
+                        cands.push(c);
                     }
                 }
             }
-            let tokens = ctx.matcher.tokens(&d.lines);
-            // Test-name tags like `[sig-installer]` say who owns a test, not what broke.
-            let lower: String = d
-                .lines
-                .iter()
-                .map(|l| sig_tags.replace_all(&l.text, " ").to_ascii_lowercase())
-                .collect::<Vec<_>>()
-                .join("\n");
-            let mut comp_count: BTreeMap<String, usize> = BTreeMap::new();
-            for c in &cands {
-                *comp_count.entry(c.component_key()).or_default() += 1;
+            for c in all_candidates.values().filter(|c| c.kind == CandidateKind::CiConfig) {
+                let t = c.date.as_deref().and_then(time::parse_rfc3339);
+                if t.is_some_and(|t| w.lo.is_none_or(|lo| t > lo) && w.hi.is_none_or(|hi| t <= hi)) {
+                    cands.push(c);
+                }
             }
-            for c in cands.iter() {
-                let corr = scoring::correlate(&ctx.matcher, &d.lines, &tokens, &lower, d.failed_step.as_deref(), c);
-                let onset_here = match (c.kind, before.established()) {
-                    (CandidateKind::CiConfig, true) => Some(format!(
-                        "the failure began in {first} ({}); the change landed {} just before",
-                        before.describe(),
-                        c.date.clone().unwrap_or_default()
-                    )),
-                    (_, true) if c.payload.as_deref() == Some(first.as_str()) => {
-                        Some(format!("first failed in {first}, the payload that contains it; {}", before.describe()))
+            for c in cands {
+                let ix = index.docs.get(&c.id).unwrap_or(&empty_ix);
+                let corr = scoring::correlate(&ev, c, ix, &index);
+                let onset_here = if !established || corr.links.is_empty() {
+                    None
+                } else {
+                    match c.kind {
+                        CandidateKind::CiConfig => {
+                            let t = c.date.as_deref().and_then(time::parse_rfc3339);
+                            t.filter(|t| w.onset_lo.is_some_and(|lo| *t > lo)).map(|_| {
+                                format!(
+                                    "the failure began in {first} ({}); the change landed {} in between",
+                                    mo.onset.before.describe(),
+                                    c.date.clone().unwrap_or_default()
+                                )
+                            })
+                        }
+                        _ if c.payload.as_deref() == Some(first.as_str()) => Some(format!(
+                            "first failed in {first}, the payload that contains it; {}{}",
+                            mo.onset.before.describe(),
+                            if mo.onset.assumed.is_empty() {
+                                String::new()
+                            } else {
+                                format!(
+                                    " (the same failure assumed on {} from the job's state: no evidence there)",
+                                    mo.onset.assumed.join(", ")
+                                )
+                            }
+                        )),
+                        _ => None,
                     }
-                    _ => None,
                 };
                 tuples.push(Tuple {
                     job: job.clone(),
                     mode_idx: i,
-                    same_component: comp_count[&c.component_key()],
-                    cand: c.clone(),
+                    cand: c.id.clone(),
                     corr,
-                    payload: first.clone(),
                     onset_here,
+                    payload: c.payload.clone().unwrap_or_else(|| first.clone()),
                 });
             }
         }
     }
+    let linked_per_mode: BTreeMap<(String, usize), usize> = {
+        let mut m: BTreeMap<(String, usize), usize> = BTreeMap::new();
+        for t in &tuples {
+            if !t.corr.links.is_empty() {
+                *m.entry((t.job.clone(), t.mode_idx)).or_default() += 1;
+            }
+        }
+        m
+    };
     let mut scores: Vec<CandidateScore> = Vec::new();
     for t in &tuples {
         let rc = rc_of[&(t.job.clone(), t.mode_idx)].clone();
-        let other_jobs: Vec<String> = {
-            let mut v: Vec<String> = tuples
-                .iter()
-                .filter(|o| {
-                    o.job != t.job
-                        && o.cand.id == t.cand.id
-                        && o.corr.level >= Correlation::CodePath
-                        && rc_of[&(o.job.clone(), o.mode_idx)] == rc
-                })
-                .map(|o| o.job.clone())
-                .collect();
-            v.sort();
-            v.dedup();
-            v
-        };
-        let prow_job = failed_jobs
+        let mut other_jobs: Vec<String> = tuples
             .iter()
-            .find(|f| f.name == t.job)
-            .and_then(|f| f.prow_job.clone())
-            .unwrap_or_else(|| t.job.clone());
-        let gap = t.cand.presubmits.as_ref().and_then(|p| scoring::presubmit_gap(&prow_job, p));
-        let d = &drafts_by_job[&t.job][t.mode_idx].0;
+            .filter(|o| {
+                o.job != t.job
+                    && o.cand == t.cand
+                    && o.corr.level() >= Correlation::CodePath
+                    && rc_of[&(o.job.clone(), o.mode_idx)] == rc
+            })
+            .map(|o| o.job.clone())
+            .collect();
+        other_jobs.sort();
+        other_jobs.dedup();
+        let fj = failed_jobs.iter().find(|f| f.name == t.job);
+        let prow_job = fj.and_then(|f| f.prow_job.clone()).unwrap_or_else(|| t.job.clone());
+        let cand = &all_candidates[&t.cand];
+        let gap = if t.corr.links.is_empty() {
+            None
+        } else {
+            cand.presubmits.as_ref().and_then(|p| scoring::presubmit_gap(&prow_job, p))
+        };
+        let mo = &drafts_by_job[&t.job][t.mode_idx];
         let sctx = ScoreContext {
             job: &t.job,
-            mode: &d.sig.id,
+            mode: &mo.draft.sig.id,
             root_cause: &rc,
             class: mode_class[&(t.job.clone(), t.mode_idx)].class,
             onset_here: t.onset_here.clone(),
-            same_component: t.same_component,
+            sole_linked: !t.corr.links.is_empty()
+                && linked_per_mode.get(&(t.job.clone(), t.mode_idx)).copied().unwrap_or(0) == 1,
             payload: &t.payload,
             other_jobs,
             presubmit_gap: gap,
+            in_ci_step: mo.draft.in_ci_step,
         };
-        scores.push(scoring::score(&sctx, &t.cand, &t.corr));
+        scores.push(scoring::score(&sctx, cand, &t.corr));
     }
-    // A "flake" with a verbatim, new-in-this-payload match is a regression after all.
+    // A "flake" with a specific verbatim, new-in-this-payload match is a regression after all.
     let mut reclassified: BTreeSet<String> = BTreeSet::new();
     for s in &scores {
-        let rc = root_causes.iter().find(|r| r.id == s.root_cause).unwrap();
+        let Some(rc) = root_causes.iter().find(|r| r.id == s.root_cause) else { continue };
         if rc.class.class == FailureClass::Flake
-            && s.error_match.is_some()
-            && s.items.iter().any(|i| i.signal == scoring::Signal::NewFailureMode)
+            && s.error_match.as_ref().is_some_and(|m| m.df == 1)
+            && s.items.iter().any(|i| i.signal == Signal::NewFailureMode)
         {
             reclassified.insert(rc.id.clone());
         }
@@ -1439,12 +1421,15 @@ pub fn analyze_with(
         for (rank, (s, jobs)) in v.into_iter().enumerate() {
             let cand = &all_candidates[&s.candidate];
             let (mut action, mut reason) = action::candidate_action(s.total, cand, r.class.class, r.kubelet_skew);
+            if let (Some(cap), CandidateAction::ReportOnly | CandidateAction::Bisect) = (&s.cap, action) {
+                reason = format!("{reason}; {cap}");
+            }
             if action == CandidateAction::StageRevert {
                 revert_found = true;
             } else if action == CandidateAction::Bisect && revert_found {
                 action = CandidateAction::ReportOnly;
                 reason = format!(
-                    "score {}, but a revert candidate with a verbatim match already explains {}",
+                    "score {}, but a revert candidate with a specific verbatim match already explains {}",
                     s.total, r.id
                 );
             }
@@ -1464,11 +1449,12 @@ pub fn analyze_with(
         if !suspects.iter().any(|s| s.root_cause == r.id) {
             let n = scores.iter().filter(|s| s.root_cause == r.id).map(|s| &s.candidate).collect::<BTreeSet<_>>().len();
             r.no_candidate_reason = Some(match r.class.class {
-                FailureClass::Infrastructure => format!("infrastructure cause ({}); none of the {n} candidate(s) of {} touches it", r.class.reason, r.first_failed_in),
+                FailureClass::Infrastructure => format!("infrastructure cause ({}); none of the {n} candidate(s) of the window is implicated", r.class.reason),
                 FailureClass::Flake => format!("flake ({}); it predates the candidates", r.class.reason),
-                FailureClass::Unknown => format!("no failure evidence to correlate ({})", r.class.reason),
-                _ if n == 0 => format!("no candidate change in {} (changelog unavailable or empty)", r.first_failed_in),
-                _ => format!("none of the {n} candidate(s) of {} has an error-message, code-path or component link to the failure", r.first_failed_in),
+                FailureClass::Unknown => format!("{}; nothing can be correlated", r.class.reason),
+                FailureClass::InformingOnly => "only informing tests failed".to_string(),
+                _ if n == 0 => format!("no candidate change since {} (changelog unavailable or empty)", chain.baseline.clone().unwrap_or_else(|| r.first_failed_in.clone())),
+                _ => format!("none of the {n} candidate(s) has an error-message, code-path, title or component link to the failure"),
             });
         }
     }
@@ -1493,40 +1479,111 @@ pub fn analyze_with(
         })
         .max()
         .unwrap_or(Verdict::ReportOnly);
+    let insufficient: Vec<&RootCause> = root_causes.iter().filter(|r| r.class.class == FailureClass::Unknown).collect();
     let summary = match verdict {
         Verdict::StageRevert => {
-            let list: Vec<String> = suspects
+            let mut list: Vec<String> = suspects
                 .iter()
                 .filter(|s| s.action == CandidateAction::StageRevert)
                 .map(|s| format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total))
                 .collect();
+            list.dedup();
             format!(
-                "Stage a revert of {}: the failure evidence appears verbatim in the change and began with its payload.",
+                "Stage a revert of {}: a specific string of the failure appears in the change, the failure began with its payload, and a second link corroborates it.",
                 list.join(", ")
             )
         }
         Verdict::Bisect => {
-            let list: Vec<String> = suspects
-                .iter()
-                .filter(|s| s.action == CandidateAction::Bisect)
-                .map(|s| format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total))
-                .collect();
-            format!("Bisect {}: linked to the failure, but below the revert threshold.", list.join(", "))
+            let mut list: Vec<String> = Vec::new();
+            for s in suspects.iter().filter(|s| s.action == CandidateAction::Bisect) {
+                let item = format!("{} ({})", all_candidates[&s.candidate].short(), s.score.total);
+                if !list.contains(&item) {
+                    list.push(item);
+                }
+            }
+            format!(
+                "Bisect {}: linked to the failure by specific, corroborated evidence, but short of a revert.",
+                list.join(", ")
+            )
         }
         Verdict::ReportOnly if failed_jobs.is_empty() => "No blocking job failed: nothing to act on.".to_string(),
-        Verdict::ReportOnly => "Report only: no candidate reaches 60.".to_string(),
+        Verdict::ReportOnly => {
+            let best = suspects.iter().max_by_key(|s| (s.score.total, std::cmp::Reverse(s.candidate.clone())));
+            let mut why = Vec::new();
+            let infra: Vec<&RootCause> =
+                root_causes.iter().filter(|r| r.class.class == FailureClass::Infrastructure).collect();
+            if all_temp_infra {
+                why.push("every failure is temporary infrastructure".to_string());
+            } else if !infra.is_empty() {
+                let mut reasons: Vec<String> = infra
+                    .iter()
+                    .map(|r| r.class.reason.split(" (").next().unwrap_or(&r.class.reason).to_string())
+                    .collect();
+                reasons.sort();
+                reasons.dedup();
+                why.push(format!(
+                    "{} of the {} root cause(s) {} infrastructure ({})",
+                    infra.len(),
+                    root_causes.len(),
+                    if infra.len() == 1 { "is" } else { "are" },
+                    reasons.join("; ")
+                ));
+            }
+            if !insufficient.is_empty() {
+                why.push(format!(
+                    "insufficient evidence for {} of the {} root cause(s) ({})",
+                    insufficient.len(),
+                    root_causes.len(),
+                    insufficient.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            match best {
+                Some(b) if b.score.total >= 60 => why.push(format!(
+                    "the best-linked candidate, {} ({}), explains a failure classified as {}, which a revert cannot fix",
+                    all_candidates[&b.candidate].short(),
+                    b.score.total,
+                    root_causes.iter().find(|r| r.id == b.root_cause).map(|r| r.class.class.as_str()).unwrap_or("unknown")
+                )),
+                Some(b) => why.push(format!(
+                    "no candidate reaches 60 (best: {} at {}{})",
+                    all_candidates[&b.candidate].short(),
+                    b.score.total,
+                    b.score.cap.as_ref().map(|c| format!(", {c}")).unwrap_or_default()
+                )),
+                None if infra.len() + insufficient.len() < root_causes.len() => {
+                    why.push("no candidate is linked to the other failures".to_string())
+                }
+                None => {}
+            }
+            format!("Report only: {}.", why.join("; "))
+        }
     };
     let mut recommendations = Vec::new();
+    let mut recommended: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for s in suspects.iter().filter(|s| s.action != CandidateAction::ReportOnly) {
+        recommended.entry(s.candidate.clone()).or_default().push(s.root_cause.clone());
+    }
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    for s in suspects.iter().filter(|s| s.action != CandidateAction::ReportOnly) {
+        if !done.insert(s.candidate.clone()) {
+            continue;
+        }
+        let rcs = recommended.get(&s.candidate).map(|v| v.join(", ")).unwrap_or_default();
         let c = &all_candidates[&s.candidate];
         let mut ev = Vec::new();
         if let Some(m) = &s.score.error_match {
             ev.push(format!("log {}: {}", m.log.at.cite(), m.log.text));
             ev.push(format!("diff {}:{}: {}", m.diff_file, m.diff_line, m.diff_text));
+            if !m.why_specific.is_empty() {
+                ev.push(format!("why specific: {}", m.why_specific));
+            }
+        }
+        for i in &s.score.items {
+            ev.push(format!("{} +{}: {}", i.signal.name(), i.points, i.evidence));
         }
         let text = match s.action {
-            CandidateAction::StageRevert => format!("Revert {} ({}) — {}; policy requires reverting a change that breaks payloads.", c.short(), c.title, s.action_reason),
-            CandidateAction::Bisect => format!("Bisect {} ({}): draft a revert and run the failing payload jobs ({}) against it.", c.short(), c.title, s.jobs.join(", ")),
+            CandidateAction::StageRevert => format!("Revert {} ({}) for {rcs} — {}; policy requires reverting a change that breaks payloads.", c.short(), c.title, s.action_reason),
+            CandidateAction::Bisect => format!("Bisect {} ({}) for {rcs}: draft a revert and run the failing payload jobs ({}) against it — {}.", c.short(), c.title, s.jobs.join(", "), s.action_reason),
             CandidateAction::EscalateRhcos => format!("Escalate {} to the RHCOS team: RPM changes cannot be reverted through a PR.", c.title),
             CandidateAction::WaitForKubeletRebuild => format!("Do not revert {}: wait for the RHCOS carrying the kubelet rebuilt from the rebase (kubelet version skew).", c.short()),
             CandidateAction::ReportOnly => continue,
@@ -1537,39 +1594,61 @@ pub fn analyze_with(
         let jobs = r.jobs.join(", ");
         let line =
             r.evidence.first().map(|(j, l)| format!("{j} {}: {}", l.at.cite(), l.text)).into_iter().collect::<Vec<_>>();
+        let acted = suspects.iter().any(|s| s.root_cause == r.id && s.action != CandidateAction::ReportOnly);
+        let ci_hint = |r: &RootCause| -> String {
+            if r.ci_look_at.is_empty() {
+                String::new()
+            } else if ci_known {
+                format!(" Look at {}.", r.ci_look_at.join("; "))
+            } else {
+                format!(
+                    " Look at {}; pass --ci-config with an openshift/release checkout to rank the commits that touched them since {}.",
+                    r.ci_look_at.join("; "),
+                    chain.baseline.clone().unwrap_or_else(|| r.first_failed_in.clone())
+                )
+            }
+        };
         let text = match r.class.class {
             FailureClass::Infrastructure if r.class.temporary => Some(format!(
                 "{}: temporary infrastructure ({}) — retry {jobs}; no change is implicated.",
                 r.id, r.class.reason
             )),
             FailureClass::Infrastructure => Some(format!(
-                "{}: persistent infrastructure problem ({}) — needs a human fix before {jobs} can pass.",
+                "{}: persistent infrastructure or external problem ({}) — needs a human fix before {jobs} can pass; no change is implicated.",
                 r.id, r.class.reason
             )),
-            FailureClass::CiConfiguration
-                if !suspects.iter().any(|s| s.root_cause == r.id && s.action != CandidateAction::ReportOnly) =>
-            {
-                Some(format!(
-                    "{}: CI-configuration failure ({}) — check the step-registry changes around {} for {jobs}.",
-                    r.id, r.class.reason, r.first_failed_in
-                ))
-            }
+            FailureClass::CiConfiguration if !acted => Some(format!(
+                "{}: CI-configuration failure ({}) — check the CI-configuration changes since {} for {jobs}.{}",
+                r.id,
+                r.class.reason,
+                r.first_failed_in,
+                ci_hint(r)
+            )),
             FailureClass::Flake => Some(format!("{}: flake ({}) — track it, do not revert.", r.id, r.class.reason)),
-            FailureClass::Unknown => Some(format!(
-                "{}: collect the missing evidence for {jobs} before drawing a conclusion ({}).",
-                r.id, r.class.reason
+            FailureClass::Unknown if !acted => Some(format!(
+                "{}: {} for {jobs} — no action; collect the job's JUnit and build log. The job has failed since {}.{}",
+                r.id,
+                r.title,
+                r.first_failed_in,
+                ci_hint(r)
             )),
-            FailureClass::ProductRegression
-                if !suspects.iter().any(|s| s.root_cause == r.id && s.action != CandidateAction::ReportOnly) =>
-            {
+            FailureClass::ProductRegression if !acted => {
+                let best = suspects.iter().filter(|s| s.root_cause == r.id).max_by_key(|s| s.score.total);
                 Some(format!(
-                    "{}: product failure without a candidate above 60 — file a bug with the evidence below; {}.",
+                    "{}: product failure without a candidate strong enough to act on — file a bug with the evidence below; {}{}.",
                     r.id,
                     if r.is_systemic {
                         "it is systemic (seen in other jobs / platforms)"
                     } else {
                         "it is confined to the listed jobs"
-                    }
+                    },
+                    best.map(|b| format!(
+                        "; best suspect {} ({}){}",
+                        all_candidates[&b.candidate].short(),
+                        b.score.total,
+                        b.score.cap.as_ref().map(|c| format!(", {c}")).unwrap_or_default()
+                    ))
+                    .unwrap_or_default()
                 ))
             }
             _ => None,
@@ -1600,29 +1679,31 @@ pub fn analyze_with(
         fj.modes = modes
             .iter()
             .enumerate()
-            .map(|(i, (d, first, count, before))| FailureMode {
-                signature: d.sig.clone(),
-                summary: d.summary.clone(),
-                tests: d.tests.clone(),
-                lines: d.lines.iter().take(12).cloned().collect(),
-                class: mode_class[&(fj.name.clone(), i)].clone(),
-                in_ci_step: d.in_ci_step,
-                failed_step: d.failed_step.clone(),
-                first_failed_in: first.clone(),
-                payloads_failing: *count,
-                before: before.clone(),
-                root_cause: rc_of[&(fj.name.clone(), i)].clone(),
+            .map(|(i, mo)| {
+                let d = &mo.draft;
+                let rc = rc_of[&(fj.name.clone(), i)].clone();
+                let class = root_causes
+                    .iter()
+                    .find(|r| r.id == rc)
+                    .map(|r| r.class.clone())
+                    .unwrap_or_else(|| mode_class[&(fj.name.clone(), i)].clone());
+                FailureMode {
+                    signature: d.sig.clone(),
+                    summary: d.summary.clone(),
+                    tests: d.tests.clone(),
+                    lines: d.lines.iter().take(12).cloned().collect(),
+                    class,
+                    in_ci_step: d.in_ci_step,
+                    failed_step: d.failed_step.clone(),
+                    first_failed_in: mo.onset.first.clone(),
+                    payloads_failing: mo.onset.count,
+                    before: mo.onset.before.clone(),
+                    root_cause: rc,
+                    onset_assumed_on: mo.onset.assumed.clone(),
+                    step_refs: d.step_refs.clone(),
+                }
             })
             .collect();
-    }
-    for fj in &mut failed_jobs {
-        for m in &mut fj.modes {
-            if let Some(r) = root_causes.iter().find(|r| r.id == m.root_cause) {
-                if m.class.class != r.class.class {
-                    m.class = r.class.clone();
-                }
-            }
-        }
     }
     let mut data_gaps = ctx.gaps.clone();
     data_gaps.extend(ctx.ev.gaps.borrow().iter().cloned());
@@ -1638,9 +1719,9 @@ pub fn analyze_with(
             stream: parts.as_ref().map(|p| p.stream.clone()).unwrap_or_default(),
             architecture,
             phase,
-            created: target_time.map(timeutil::format_rfc3339),
+            created: target_time.map(time::rfc3339),
             release_url: release_url(&rc_base, &stream, &opts.tag),
-            as_of: as_of.map(timeutil::format_rfc3339),
+            as_of: as_of.map(time::rfc3339),
             source: source.describe(),
         },
         blocking: target_info.blocking_counts(),

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::diff::{self, ParsedDiff};
 use crate::error::PayloadError;
-use crate::timeutil::{self, Epoch};
+use citriage_model::time::{self, Epoch};
 
 /// One CI-configuration change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,7 +35,7 @@ pub struct CiConfigChange {
 impl CiConfigChange {
     /// The commit time.
     pub fn epoch(&self) -> Option<Epoch> {
-        timeutil::parse_rfc3339(&self.date)
+        time::parse_rfc3339(&self.date)
     }
 }
 
@@ -77,7 +77,7 @@ pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Res
             .or_else(|| s(e, &["merged_at"]))
             .or_else(|| s(e, &["merged"]))
             .ok_or_else(|| PayloadError::invalid(origin, format!("[{i}]: missing date")))?;
-        if timeutil::parse_rfc3339(&date).is_none() {
+        if time::parse_rfc3339(&date).is_none() {
             return Err(PayloadError::invalid(origin, format!("[{i}]: date {date:?} is not an RFC 3339 time")));
         }
         let message = s(e, &["title"])
@@ -132,12 +132,12 @@ pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Res
     Ok(out)
 }
 
-/// Reads the changes of a local checkout under `subpath` between two times with
+/// Reads the changes of a local checkout under `paths` between two times with
 /// `git log -p` (the only process this crate starts). `repo` names the repository
 /// in URLs (`openshift/release`).
 pub fn from_checkout(
     checkout: &Path,
-    subpath: &str,
+    paths: &[String],
     since: Epoch,
     until: Epoch,
     repo: &str,
@@ -151,13 +151,13 @@ pub fn from_checkout(
             "--no-color",
             "--no-merges",
             "--first-parent",
-            &format!("--since={}", timeutil::format_rfc3339(since)),
-            &format!("--until={}", timeutil::format_rfc3339(until)),
+            &format!("--since={}", time::rfc3339(since)),
+            &format!("--until={}", time::rfc3339(until)),
             "--format=%x00commit %H%n%cI%n%s",
             "-p",
             "--",
-            subpath,
         ])
+        .args(paths)
         .output()
         .map_err(|e| PayloadError::invalid(&origin, format!("cannot run git: {e}")))?;
     if !out.status.success() {

@@ -100,6 +100,13 @@ pub struct ModeFacts<'a> {
     /// Flake evidence, if any (sentence + line).
     pub flake_evidence: Option<(String, Option<LogLine>)>,
     pub hint: Option<&'a SignatureHint>,
+    /// Run-level failure of an aggregated job: the same underlying runs failed
+    /// unrelated tests that the other runs passed (sentence + line).
+    pub run_level: Option<(String, Option<LogLine>)>,
+    /// Test binaries of the payload could not be listed or extracted.
+    pub test_binary: bool,
+    /// A payload command failed inside a CI step.
+    pub product_error: bool,
 }
 
 struct Rule {
@@ -148,6 +155,11 @@ impl Default for Classifier {
                     r"(?i)(error: failed to (get|create) (the )?build|registry\.ci\.openshift\.org.*(503|502|unavailable)|context deadline exceeded.*(registry|quay\.io))",
                     "CI control plane or registry unavailable",
                     true,
+                ),
+                r(
+                    r"(?i)((api |upstream |external )?gateway( server)? (reported|returned|responded)[^\n]{0,80}\b5\d\d\b|unexpected (error|status) code:? 5\d\d\b|\b5\d\d (Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout)\b.*\b(gateway|upstream|api\.|console\.redhat|cloud\.redhat)|\b(gateway|upstream)\b[^\n]{0,60}\bHTTP 5\d\d\b)",
+                    "an external service answered HTTP 5xx",
+                    false,
                 ),
                 r(
                     r"(?i)(AuthFailure|UnauthorizedOperation|InvalidClientTokenId|security token included in the request is (invalid|expired)|ExpiredToken|credentials? (have|has) expired)",
@@ -218,9 +230,17 @@ impl Classifier {
         if f.no_evidence {
             return Classification {
                 class: FailureClass::Unknown,
-                reason: "no JUnit and no build-log evidence: the tests may never have run (unknown, not green)".into(),
+                reason: "insufficient evidence (unknown, not green)".into(),
                 evidence: None,
                 temporary: false,
+            };
+        }
+        if let Some((why, line)) = &f.run_level {
+            return Classification {
+                class: FailureClass::Infrastructure,
+                reason: format!("{why} (temporary: clears on the next run)"),
+                evidence: line.clone().or_else(|| f.lines.first().cloned()),
+                temporary: true,
             };
         }
         if let Some((r, l)) = Self::first_match(&self.infra, f.lines) {
@@ -259,6 +279,23 @@ impl Classifier {
                 temporary: false,
             };
         }
+        if f.test_binary {
+            let l = f.lines.iter().find(|l| crate::lines::is_test_binary_failure(&l.text)).or(f.lines.first());
+            return Classification {
+                class: FailureClass::ProductRegression,
+                reason: "test binaries of the payload could not be listed or extracted: a payload image or the test framework broke them".into(),
+                evidence: l.cloned(),
+                temporary: false,
+            };
+        }
+        if f.product_error && !f.lines.is_empty() {
+            return Classification {
+                class: FailureClass::ProductRegression,
+                reason: "a payload command (oc, openshift-install) failed inside the CI step".into(),
+                evidence: f.lines.iter().find(|l| crate::lines::explains_failure(&l.text)).or(f.lines.first()).cloned(),
+                temporary: false,
+            };
+        }
         if f.has_gating_tests || (!f.in_ci_step && !f.lines.is_empty()) {
             return Classification {
                 class: FailureClass::ProductRegression,
@@ -273,7 +310,8 @@ impl Classifier {
         }
         Classification {
             class: FailureClass::Unknown,
-            reason: "a CI step failed without a recognizable cause".into(),
+            reason: "insufficient evidence: a CI step failed and its output explains nothing beyond an exit status"
+                .into(),
             evidence: f.lines.first().cloned(),
             temporary: false,
         }
@@ -298,6 +336,9 @@ mod tests {
             no_evidence: false,
             flake_evidence: None,
             hint: None,
+            run_level: None,
+            test_binary: false,
+            product_error: false,
         }
     }
 
@@ -310,6 +351,11 @@ mod tests {
         assert_eq!((v.class, v.temporary), (FailureClass::Infrastructure, true));
         let l = [line("openshift-install: Error: unknown flag: --log-level-v2")];
         assert_eq!(c.classify(&facts(&l)).class, FailureClass::CiConfiguration);
+        let l = [line("E May 14 clusteroperator/insights condition/Available reason/UploadFailed status/False Unable to report: gateway server reported unexpected error code: 500 (request=)")];
+        let v = c.classify(&facts(&l));
+        assert_eq!((v.class, v.temporary), (FailureClass::Infrastructure, false), "{v:?}");
+        let l = [line("Readiness probe error: HTTP probe failed with statuscode: 503")];
+        assert_eq!(c.classify(&facts(&l)).class, FailureClass::ProductRegression);
         let l = [line("pods \"x\" is forbidden: the cluster does not have any nodes")];
         assert_eq!(c.classify(&facts(&l)).class, FailureClass::ProductRegression);
         let none: [LogLine; 0] = [];

@@ -1,66 +1,235 @@
-//! Evaluation against the synthetic world (`citriage-synth`): every payload of
-//! the world's stream is analyzed offline (recorded responses + GCS mirror) and
-//! compared with `truth.json`: the rank of the planted culprit (PR or
-//! CI-configuration change) in the suspect ranking, and "stage revert" verdicts
-//! where the truth says the cause was infrastructure, a flake or nothing.
+//! Evaluation of the verdicts against a truth: per payload, the rank, score and
+//! action of each true culprit, the false reverts and bisects, the
+//! force-accept recommendation, and the report's self-contradictions.
 //!
-//! World layout used: `release-controller/api/v1/releasestream/<stream>/{tags,release/<tag>}`,
-//! `github/<org>/<repo>/pull/<n>.diff`, `openshift/ci-config-changes.json`,
-//! `gcs/<bucket>/logs/<job>/<id>/...` and `truth.json` (`payloads.tags[]` with
-//! `tag`, `cause`, `culprit{repo, pr}`, `ci_config_change{repo, pr}`).
+//! Sources:
+//! - a **payload-snapshot repository** (one folder per payload holding the
+//!   snapshot layout of [`crate::snapshot`], possibly nested as
+//!   `<tag>/<version>/<stream>/`), with a truth file;
+//! - a **synthetic world** (`citriage-synth`: recorded release-controller
+//!   responses, a GCS mirror, `truth.json`), with its own truth or a truth file.
+//!
+//! The truth file has the shape of a truth table, in TOML
+//!
+//! ```toml
+//! [[payload]]
+//! tag = "4.22.0-0.nightly-2026-03-20-053450"
+//! culprits = ["openshift/cluster-ingress-operator#1354", "openshift/oc#2232"]
+//!
+//! [[payload]]
+//! tag = "5.0.0-0.nightly-2026-07-29-055948"
+//! culprits = []
+//! force_accept = true
+//! ```
+//!
+//! or YAML (`payloads:` with the same keys); `truth = "free text"` is accepted
+//! instead of `culprits` (every `org/repo#n` in it is a culprit; text starting
+//! with "none" has none). Culprits are the changes whose revert is right; an
+//! empty list means no revert is right.
+//!
+//! Without a truth file, every payload found is analysed and only crashes and
+//! contradictions are reported.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::action::Verdict;
+use crate::action::{CandidateAction, Verdict};
 use crate::analysis::PayloadAnalysis;
 use crate::analyze::{analyze, AnalyzeOptions};
 use crate::error::{read_file, PayloadError};
 use crate::evidence::GcsMirror;
 use crate::scoring::CandidateKind;
+use crate::snapshot::SnapshotDir;
 use crate::source::RecordedDir;
+
+/// One payload of a truth file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TruthRow {
+    pub tag: String,
+    /// `org/repo#n` of the changes whose revert is right; empty: none is.
+    pub culprits: Vec<String>,
+    /// Whether force-accept is the right recommendation, when the truth says.
+    pub force_accept: Option<bool>,
+    /// The truth's own words.
+    pub note: Option<String>,
+    /// The payload's failing runs have no evidence: its culprits cannot be
+    /// found from it (they count as absent).
+    #[serde(default)]
+    pub evidence_missing: bool,
+}
+
+/// Reads a truth file (TOML, or YAML when the name ends in `.yaml` / `.yml`).
+pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, PayloadError> {
+    let bytes = read_file(path)?;
+    let origin = path.display().to_string();
+    let text = String::from_utf8(bytes).map_err(|_| PayloadError::invalid(&origin, "not UTF-8 text"))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let rows: Vec<Value> = if name.ends_with(".yaml") || name.ends_with(".yml") {
+        let y = crate::aggregated::parse_yaml(&text).map_err(|e| PayloadError::invalid(&origin, e))?;
+        let list = y.get("payloads").or_else(|| y.get("payload"));
+        match list {
+            Some(crate::aggregated::Yaml::Seq(items)) => items.iter().map(yaml_to_json).collect(),
+            _ => return Err(PayloadError::invalid(&origin, "expected a `payloads:` list")),
+        }
+    } else {
+        let v: toml::Value =
+            toml::from_str(&text).map_err(|e| PayloadError::invalid(&origin, format!("malformed TOML: {e}")))?;
+        let list = v.get("payload").or_else(|| v.get("payloads")).and_then(|p| p.as_array()).ok_or_else(|| {
+            PayloadError::invalid(&origin, "expected [[payload]] tables with tag and culprits (or truth)")
+        })?;
+        list.iter().map(|t| serde_json::to_value(t).unwrap_or(Value::Null)).collect()
+    };
+    let mut out = Vec::new();
+    let refs = regex::Regex::new(r"\b([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#\d+)").expect("pattern");
+    for (i, r) in rows.iter().enumerate() {
+        let tag = r
+            .get("tag")
+            .and_then(Value::as_str)
+            .filter(|t| !t.trim().is_empty())
+            .ok_or_else(|| PayloadError::invalid(&origin, format!("payload {}: missing tag", i + 1)))?
+            .trim()
+            .to_string();
+        let truth_text = r.get("truth").and_then(Value::as_str).map(str::to_string);
+        let culprits: Vec<String> = match r.get("culprits") {
+            Some(Value::Array(a)) => {
+                let mut v = Vec::new();
+                for x in a {
+                    let s = x.as_str().ok_or_else(|| {
+                        PayloadError::invalid(&origin, format!("{tag}: culprits must be strings like org/repo#123"))
+                    })?;
+                    if !refs.is_match(s) {
+                        return Err(PayloadError::invalid(&origin, format!("{tag}: {s:?} is not org/repo#number")));
+                    }
+                    v.push(s.trim().to_string());
+                }
+                v
+            }
+            Some(Value::String(s)) if s.trim().is_empty() => Vec::new(),
+            Some(_) => return Err(PayloadError::invalid(&origin, format!("{tag}: culprits must be a list"))),
+            None => match &truth_text {
+                Some(t) if t.trim_start().to_ascii_lowercase().starts_with("none") => Vec::new(),
+                Some(t) => refs.captures_iter(t).map(|c| c[1].to_string()).collect(),
+                None => {
+                    return Err(PayloadError::invalid(
+                        &origin,
+                        format!("{tag}: give culprits = [...] or truth = \"...\""),
+                    ))
+                }
+            },
+        };
+        let force_accept = match r.get("force_accept") {
+            Some(Value::Bool(b)) => Some(*b),
+            Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
+            Some(_) => {
+                return Err(PayloadError::invalid(&origin, format!("{tag}: force_accept must be true or false")))
+            }
+            None => truth_text.as_deref().and_then(|t| {
+                let l = t.to_ascii_lowercase();
+                if l.contains("force-accept must not") || l.contains("force-accept is wrong") {
+                    Some(false)
+                } else if l.contains("force-accept is the right") || l.contains("force-accept is right") {
+                    Some(true)
+                } else {
+                    None
+                }
+            }),
+        };
+        out.push(TruthRow {
+            tag,
+            culprits,
+            force_accept,
+            note: r.get("note").and_then(Value::as_str).map(str::to_string).or(truth_text),
+            evidence_missing: r.get("evidence_missing").and_then(Value::as_bool).unwrap_or(false),
+        });
+    }
+    Ok(out)
+}
+
+fn yaml_to_json(y: &crate::aggregated::Yaml) -> Value {
+    use crate::aggregated::Yaml;
+    match y {
+        Yaml::Str(s) => match s.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            "[]" => Value::Array(Vec::new()),
+            _ => Value::String(s.trim_matches('"').to_string()),
+        },
+        Yaml::Seq(items) => Value::Array(items.iter().map(yaml_to_json).collect()),
+        Yaml::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), yaml_to_json(v))).collect()),
+    }
+}
+
+/// What happened to one true culprit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CulpritResult {
+    pub culprit: String,
+    /// A candidate of the analysis at all.
+    pub present: bool,
+    /// Best rank in the suspect list of a root cause (1 = first).
+    pub rank: Option<u32>,
+    /// Rank in the overall ranking (ties share the better rank).
+    pub overall_rank: Option<u32>,
+    pub score: Option<u32>,
+    pub action: Option<String>,
+    /// Why it is absent, when it is.
+    pub absent_reason: Option<String>,
+}
 
 /// One payload's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalRow {
     pub tag: String,
     pub phase: String,
-    /// `culprit-pr`, `ci-config`, `infra`, `flake`, `pre-existing-product-bug` or none.
-    pub truth_cause: Option<String>,
-    /// `org/repo#n` of the planted culprit, when any.
-    pub truth_culprit: Option<String>,
+    /// A truth was given for the payload.
+    pub has_truth: bool,
+    /// The truth's words (or the synthetic world's cause).
+    pub truth: Option<String>,
+    pub truth_culprits: Vec<String>,
     pub failed_blocking: usize,
     pub verdict: Verdict,
-    /// Rank of the planted culprit in the suspect ranking (1 = first).
-    pub culprit_rank: Option<u32>,
-    pub culprit_score: Option<u32>,
+    /// The report's one-line decision.
+    pub summary: String,
+    pub culprits: Vec<CulpritResult>,
     /// The top-ranked candidate and its score.
     pub top: Option<(String, u32)>,
     /// Classes of the root causes found.
     pub classes: Vec<String>,
-    /// "Stage revert" although the truth says infrastructure, flake or no cause.
-    pub false_revert: bool,
+    /// Non-culprits given "stage revert".
+    pub false_reverts: Vec<String>,
+    /// Non-culprits given "bisect".
+    pub false_bisects: Vec<String>,
+    pub force_accept: bool,
+    /// The truth's force-accept expectation was met (None: no expectation).
+    pub force_accept_right: Option<bool>,
+    pub contradictions: Vec<String>,
     /// The analysis failed: why.
     pub error: Option<String>,
 }
 
-/// Figures over the world.
+/// Figures over all payloads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalReport {
-    pub world: String,
+    pub source: String,
     pub payloads: usize,
     pub rows: Vec<EvalRow>,
-    /// Payloads whose truth names a culprit (PR or CI change).
-    pub culprit_payloads: usize,
+    /// Culprits named by the truth, and those the analysis had as candidates.
+    pub culprits: usize,
+    pub culprits_present: usize,
     pub culprit_top1: usize,
-    pub culprit_found: usize,
+    pub culprit_top3: usize,
+    /// Payloads whose truth names at least one culprit.
+    pub culprit_payloads: usize,
     pub false_reverts: usize,
-    /// Payloads whose truth is infrastructure or flake.
-    pub infra_or_flake_payloads: usize,
-    /// Stage-revert verdicts on a pre-existing product bug (no culprit in the stream).
-    pub reverts_on_pre_existing: usize,
+    pub payloads_with_false_revert: usize,
+    /// Payloads whose truth names no culprit, and the bisect or revert actions on them.
+    pub no_culprit_payloads: usize,
+    pub false_bisects_no_culprit: usize,
+    pub force_accept_right: usize,
+    pub force_accept_wrong: usize,
+    pub contradictions: usize,
     pub errors: usize,
 }
 
@@ -72,136 +241,395 @@ fn candidate_key(a: &PayloadAnalysis, id: &str) -> Option<String> {
     }
 }
 
-/// Analyzes every payload of a synthetic world and compares with its truth.
-pub fn eval_world(world: &Path) -> Result<EvalReport, PayloadError> {
+/// Compares one analysis with its truth.
+pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
+    let md = crate::report::render_markdown(a);
+    let culprit_set: BTreeSet<&str> =
+        truth.map(|t| t.culprits.iter().map(String::as_str).collect()).unwrap_or_default();
+    let ranking = a.ranking();
+    let mut culprits = Vec::new();
+    for c in truth.map(|t| t.culprits.as_slice()).unwrap_or(&[]) {
+        let ids: Vec<&str> = a
+            .candidates
+            .iter()
+            .filter(|k| candidate_key(a, &k.id).as_deref() == Some(c.as_str()))
+            .map(|k| k.id.as_str())
+            .collect();
+        let candidate = !ids.is_empty();
+        let present = candidate && !truth.is_some_and(|t| t.evidence_missing);
+        let best = a
+            .suspects
+            .iter()
+            .filter(|s| ids.contains(&s.candidate.as_str()))
+            .min_by_key(|s| (s.rank, std::cmp::Reverse(s.score.total)));
+        let overall = ranking.iter().position(|(id, s)| ids.contains(&id.as_str()) && *s > 0).map(|p| {
+            let score = ranking[p].1;
+            ranking.iter().position(|(_, s)| *s == score).unwrap_or(p) as u32 + 1
+        });
+        let absent_reason = if present {
+            None
+        } else if candidate {
+            Some("the truth marks the payload's evidence as missing".into())
+        } else if c.contains("openshift/release#") {
+            Some("a CI-configuration change: no CI-configuration source was given (--ci-config)".into())
+        } else {
+            Some("in no changelog of the window".into())
+        };
+        culprits.push(CulpritResult {
+            culprit: c.clone(),
+            present,
+            rank: best.map(|s| s.rank),
+            overall_rank: overall,
+            score: best.map(|s| s.score.total),
+            action: best.map(|s| s.action.as_str().to_string()),
+            absent_reason,
+        });
+    }
+    let mut false_reverts = Vec::new();
+    let mut false_bisects = Vec::new();
+    for s in a.suspects.iter().filter(|_| truth.is_some()) {
+        let key = candidate_key(a, &s.candidate).unwrap_or_else(|| s.candidate.clone());
+        if culprit_set.contains(key.as_str()) {
+            continue;
+        }
+        match s.action {
+            CandidateAction::StageRevert if !false_reverts.contains(&key) => false_reverts.push(key),
+            CandidateAction::Bisect if !false_bisects.contains(&key) => false_bisects.push(key),
+            _ => {}
+        }
+    }
+    let fa = a.decision.force_accept.recommended;
+    let force_accept_right = match truth {
+        Some(t) => match t.force_accept {
+            Some(want) => Some(fa == want),
+            None if !t.culprits.is_empty() && fa => Some(false),
+            None => None,
+        },
+        None => None,
+    };
+    EvalRow {
+        tag: a.payload.tag.clone(),
+        phase: a.payload.phase.as_str().to_string(),
+        has_truth: truth.is_some(),
+        truth: truth.and_then(|t| t.note.clone()),
+        truth_culprits: truth.map(|t| t.culprits.clone()).unwrap_or_default(),
+        failed_blocking: a.failed_jobs.len(),
+        verdict: a.decision.verdict,
+        summary: a.decision.summary.clone(),
+        culprits,
+        top: ranking
+            .first()
+            .filter(|(_, s)| *s > 0)
+            .map(|(id, s)| (a.candidate(id).map(|c| c.short()).unwrap_or_else(|| id.clone()), *s)),
+        classes: a.root_causes.iter().map(|r| format!("{}:{}", r.id, r.class.class.key())).collect(),
+        false_reverts,
+        false_bisects,
+        force_accept: fa,
+        force_accept_right,
+        contradictions: crate::report::consistency::contradictions(a, &md),
+        error: None,
+    }
+}
+
+fn error_row(tag: &str, truth: Option<&TruthRow>, e: String) -> EvalRow {
+    EvalRow {
+        tag: tag.to_string(),
+        phase: String::new(),
+        has_truth: truth.is_some(),
+        truth: truth.and_then(|t| t.note.clone()),
+        truth_culprits: truth.map(|t| t.culprits.clone()).unwrap_or_default(),
+        failed_blocking: 0,
+        verdict: Verdict::ReportOnly,
+        summary: String::new(),
+        culprits: Vec::new(),
+        top: None,
+        classes: Vec::new(),
+        false_reverts: Vec::new(),
+        false_bisects: Vec::new(),
+        force_accept: false,
+        force_accept_right: None,
+        contradictions: Vec::new(),
+        error: Some(e),
+    }
+}
+
+/// Totals of rows.
+pub fn summarize(source: &str, rows: Vec<EvalRow>) -> EvalReport {
+    let all: Vec<&CulpritResult> = rows.iter().flat_map(|r| r.culprits.iter()).collect();
+    let no_culprit: Vec<&EvalRow> =
+        rows.iter().filter(|r| r.has_truth && r.truth_culprits.is_empty() && r.error.is_none()).collect();
+    EvalReport {
+        source: source.to_string(),
+        payloads: rows.len(),
+        culprits: all.len(),
+        culprits_present: all.iter().filter(|c| c.present).count(),
+        culprit_top1: all.iter().filter(|c| c.rank == Some(1)).count(),
+        culprit_top3: all.iter().filter(|c| c.rank.is_some_and(|r| r <= 3)).count(),
+        culprit_payloads: rows.iter().filter(|r| !r.truth_culprits.is_empty()).count(),
+        false_reverts: rows.iter().map(|r| r.false_reverts.len()).sum(),
+        payloads_with_false_revert: rows.iter().filter(|r| !r.false_reverts.is_empty()).count(),
+        no_culprit_payloads: no_culprit.len(),
+        false_bisects_no_culprit: no_culprit.iter().map(|r| r.false_bisects.len() + r.false_reverts.len()).sum(),
+        force_accept_right: rows.iter().filter(|r| r.force_accept_right == Some(true)).count(),
+        force_accept_wrong: rows.iter().filter(|r| r.force_accept_right == Some(false)).count(),
+        contradictions: rows.iter().map(|r| r.contradictions.len()).sum(),
+        errors: rows.iter().filter(|r| r.error.is_some()).count(),
+        rows,
+    }
+}
+
+/// Snapshot folders under `dir` (depth ≤ 4): folders holding payload folders,
+/// each with its target tag (from `summary.json`, else the newest payload folder).
+pub fn find_snapshots(dir: &Path) -> Vec<(PathBuf, String)> {
+    fn walk(p: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        let mut subs: Vec<PathBuf> =
+            rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
+        subs.sort();
+        let tags: Vec<String> = subs
+            .iter()
+            .filter_map(|s| {
+                let name = s.file_name()?.to_string_lossy().into_owned();
+                let is_payload = citriage_model::time::tag_timestamp(&name).is_some()
+                    && (s.join("payload.json").is_file()
+                        || s.join("jobs").is_dir()
+                        || s.join("changelog.json").is_file());
+                is_payload.then_some(name)
+            })
+            .collect();
+        if !tags.is_empty() {
+            let summary_tag = std::fs::read(p.join("summary.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|v| v.get("payload_tag").and_then(Value::as_str).map(str::to_string));
+            let newest = tags.iter().max_by_key(|t| (citriage_model::time::tag_timestamp(t), (*t).clone())).cloned();
+            if let Some(t) = summary_tag.or(newest) {
+                out.push((p.to_path_buf(), t));
+            }
+            return;
+        }
+        if depth < 4 {
+            for s in subs {
+                walk(&s, depth + 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out);
+    out
+}
+
+/// True when `dir` is a synthetic world (recorded release-controller responses).
+pub fn is_world(dir: &Path) -> bool {
+    dir.join("release-controller").is_dir() || dir.join("truth.json").is_file()
+}
+
+fn analyze_snapshot(root: &Path, tag: &str, ci_config: Option<&Path>) -> Result<PayloadAnalysis, PayloadError> {
+    let snap = SnapshotDir::open(root)?;
+    let mut opts = AnalyzeOptions::new(tag);
+    opts.ci_config_changes = ci_config.map(Path::to_path_buf);
+    analyze(&snap, &snap, &opts)
+}
+
+/// Evaluates a payload-snapshot repository (or one snapshot folder). With a
+/// truth, the truth's payloads are evaluated; without, every payload found.
+pub fn eval_snapshots(
+    dir: &Path,
+    truth: Option<&[TruthRow]>,
+    ci_config: Option<&Path>,
+) -> Result<EvalReport, PayloadError> {
+    if !dir.is_dir() {
+        return Err(PayloadError::not_found(dir.display().to_string()));
+    }
+    let found = find_snapshots(dir);
+    let mut rows = Vec::new();
+    match truth {
+        Some(t) => {
+            for row in t {
+                let mut roots: Vec<&(PathBuf, String)> =
+                    found.iter().filter(|(p, target)| *target == row.tag || p.join(&row.tag).is_dir()).collect();
+                roots.sort_by_key(|(p, target)| (*target != row.tag, p.clone()));
+                let r = match roots.first() {
+                    None => {
+                        error_row(&row.tag, Some(row), format!("no snapshot of {} under {}", row.tag, dir.display()))
+                    }
+                    Some((root, _)) => match analyze_snapshot(root, &row.tag, ci_config) {
+                        Ok(a) => evaluate(&a, Some(row)),
+                        Err(e) => error_row(&row.tag, Some(row), e.to_string()),
+                    },
+                };
+                rows.push(r);
+            }
+        }
+        None => {
+            let mut seen: BTreeMap<String, ()> = BTreeMap::new();
+            for (root, tag) in &found {
+                let key = format!("{}|{tag}", root.display());
+                if seen.insert(key, ()).is_some() {
+                    continue;
+                }
+                rows.push(match analyze_snapshot(root, tag, ci_config) {
+                    Ok(a) => evaluate(&a, None),
+                    Err(e) => error_row(tag, None, format!("{}: {e}", root.display())),
+                });
+            }
+        }
+    }
+    Ok(summarize(&dir.display().to_string(), rows))
+}
+
+/// The truth of a synthetic world (`truth.json`): its planted culprits; an
+/// infrastructure payload of one or two failed jobs is a right force-accept.
+pub fn world_truth(world: &Path) -> Result<Vec<TruthRow>, PayloadError> {
     let truth_path = world.join("truth.json");
     let truth: Value = serde_json::from_slice(&read_file(&truth_path)?)
         .map_err(|e| PayloadError::invalid(truth_path.display().to_string(), format!("malformed JSON: {e}")))?;
     let tags = truth.pointer("/payloads/tags").and_then(|t| t.as_array()).ok_or_else(|| {
         PayloadError::invalid(truth_path.display().to_string(), "no payloads.tags[]: the world has no payload stream")
     })?;
-    let source = RecordedDir::open(world);
-    let evidence = GcsMirror::new(world.join("gcs"));
-    let mut rows = Vec::new();
+    let mut out = Vec::new();
     for t in tags {
         let tag = t.get("tag").and_then(|x| x.as_str()).unwrap_or("").to_string();
         let cause = t.get("cause").and_then(|x| x.as_str()).map(str::to_string);
-        let culprit = ["culprit", "ci_config_change"].iter().find_map(|k| {
-            let c = t.get(*k)?;
-            Some(format!("{}#{}", c.get("repo")?.as_str()?, c.get("pr")?.as_u64()?))
-        });
-        let opts = AnalyzeOptions::new(&tag);
-        match analyze(&source, &evidence, &opts) {
-            Ok(a) => {
-                let ranking = a.ranking();
-                let keyed: Vec<(Option<String>, u32)> =
-                    ranking.iter().map(|(id, s)| (candidate_key(&a, id), *s)).collect();
-                let pos =
-                    culprit.as_ref().and_then(|c| keyed.iter().position(|(k, s)| k.as_ref() == Some(c) && *s > 0));
-                let false_revert = a.decision.verdict == Verdict::StageRevert
-                    && matches!(cause.as_deref(), None | Some("infra") | Some("flake"));
-                rows.push(EvalRow {
-                    tag,
-                    phase: a.payload.phase.as_str().to_string(),
-                    truth_cause: cause,
-                    truth_culprit: culprit,
-                    failed_blocking: a.failed_jobs.len(),
-                    verdict: a.decision.verdict,
-                    culprit_rank: pos.map(|p| p as u32 + 1),
-                    culprit_score: pos.map(|p| keyed[p].1),
-                    top: ranking
-                        .first()
-                        .filter(|(_, s)| *s > 0)
-                        .map(|(id, s)| (a.candidate(id).map(|c| c.short()).unwrap_or_else(|| id.clone()), *s)),
-                    classes: a.root_causes.iter().map(|r| format!("{}:{}", r.id, r.class.class.key())).collect(),
-                    false_revert,
-                    error: None,
-                });
-            }
-            Err(e) => rows.push(EvalRow {
-                tag,
-                phase: String::new(),
-                truth_cause: cause,
-                truth_culprit: culprit,
-                failed_blocking: 0,
-                verdict: Verdict::ReportOnly,
-                culprit_rank: None,
-                culprit_score: None,
-                top: None,
-                classes: Vec::new(),
-                false_revert: false,
-                error: Some(e.to_string()),
-            }),
-        }
-    }
-    let culprit_rows: Vec<&EvalRow> = rows.iter().filter(|r| r.truth_culprit.is_some()).collect();
-    Ok(EvalReport {
-        world: world.display().to_string(),
-        payloads: rows.len(),
-        culprit_payloads: culprit_rows.len(),
-        culprit_top1: culprit_rows.iter().filter(|r| r.culprit_rank == Some(1)).count(),
-        culprit_found: culprit_rows.iter().filter(|r| r.culprit_rank.is_some()).count(),
-        false_reverts: rows.iter().filter(|r| r.false_revert).count(),
-        infra_or_flake_payloads: rows
+        let culprits: Vec<String> = ["culprit", "ci_config_change"]
             .iter()
-            .filter(|r| matches!(r.truth_cause.as_deref(), Some("infra") | Some("flake")))
-            .count(),
-        reverts_on_pre_existing: rows
-            .iter()
-            .filter(|r| {
-                r.truth_cause.as_deref() == Some("pre-existing-product-bug") && r.verdict == Verdict::StageRevert
+            .filter_map(|k| {
+                let c = t.get(*k)?;
+                Some(format!("{}#{}", c.get("repo")?.as_str()?, c.get("pr")?.as_u64()?))
             })
-            .count(),
-        errors: rows.iter().filter(|r| r.error.is_some()).count(),
-        rows,
-    })
+            .collect();
+        out.push(TruthRow {
+            tag,
+            culprits,
+            force_accept: None,
+            note: Some(cause.unwrap_or_else(|| "none".into())),
+            evidence_missing: t.get("evidence_missing").and_then(Value::as_bool).unwrap_or(false),
+        });
+    }
+    Ok(out)
 }
 
-/// A plain-text table of the report.
+/// Evaluates every payload of a synthetic world against its truth (or `truth`).
+pub fn eval_world_with(world: &Path, truth: Option<&[TruthRow]>) -> Result<EvalReport, PayloadError> {
+    let own;
+    let rows_truth = match truth {
+        Some(t) => t,
+        None => {
+            own = world_truth(world)?;
+            &own
+        }
+    };
+    let source = RecordedDir::open(world);
+    let evidence = GcsMirror::new(world.join("gcs"));
+    let mut rows = Vec::new();
+    for t in rows_truth {
+        let opts = AnalyzeOptions::new(&t.tag);
+        rows.push(match analyze(&source, &evidence, &opts) {
+            Ok(a) => evaluate(&a, Some(t)),
+            Err(e) => error_row(&t.tag, Some(t), e.to_string()),
+        });
+    }
+    Ok(summarize(&world.display().to_string(), rows))
+}
+
+/// Evaluates a synthetic world against its own truth.
+pub fn eval_world(world: &Path) -> Result<EvalReport, PayloadError> {
+    eval_world_with(world, None)
+}
+
+fn short(c: &str) -> String {
+    c.rsplit('/').next().unwrap_or(c).to_string()
+}
+
+/// A plain-text table of the report, then the summary line.
 pub fn render_eval(r: &EvalReport) -> String {
     let mut s = String::new();
-    s.push_str(&format!("world: {}\n\n", r.world));
+    s.push_str(&format!("source: {}\n\n", r.source));
     s.push_str(&format!(
-        "{:<36} {:<9} {:<25} {:>4} {:<13} {:>5} {:<40} classes\n",
-        "payload", "phase", "truth", "fail", "verdict", "rank", "top suspect (score)"
+        "{:<38} {:<9} {:>4} {:<13} {:<4} {:<58} {}\n",
+        "payload", "phase", "fail", "action", "FA", "culprit: rank/score/action (overall rank)", "notes"
     ));
     for row in &r.rows {
-        let truth = match (&row.truth_cause, &row.truth_culprit) {
-            (Some(c), Some(k)) => format!("{c} {}", k.rsplit('/').next().unwrap_or(k)),
-            (Some(c), None) => c.clone(),
-            _ => "-".into(),
+        let culprits = if row.has_truth && row.truth_culprits.is_empty() {
+            "none (truth)".to_string()
+        } else if !row.has_truth {
+            "-".to_string()
+        } else {
+            row.culprits
+                .iter()
+                .map(|c| match (c.rank, c.present) {
+                    (Some(rank), _) => format!(
+                        "{}: {rank}/{}/{}{}",
+                        short(&c.culprit),
+                        c.score.unwrap_or(0),
+                        c.action.clone().unwrap_or_default(),
+                        c.overall_rank.map(|o| format!(" ({o})")).unwrap_or_default()
+                    ),
+                    (None, true) => format!("{}: unranked (score 0)", short(&c.culprit)),
+                    (None, false) => format!("{}: absent", short(&c.culprit)),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
         };
-        let rank = match (&row.truth_culprit, row.culprit_rank) {
-            (Some(_), Some(n)) => n.to_string(),
-            (Some(_), None) => "miss".into(),
-            _ => "".into(),
-        };
-        let top = row.top.as_ref().map(|(c, s)| format!("{c} ({s})")).unwrap_or_default();
-        let verdict =
-            if row.false_revert { format!("{}!", row.verdict.as_str()) } else { row.verdict.as_str().to_string() };
+        let mut notes = Vec::new();
+        if let Some(e) = &row.error {
+            notes.push(format!("ERROR {e}"));
+        }
+        if !row.false_reverts.is_empty() {
+            notes.push(format!("FALSE REVERT {}", row.false_reverts.join(", ")));
+        }
+        if !row.false_bisects.is_empty() {
+            notes.push(format!("bisect of non-culprit {}", row.false_bisects.join(", ")));
+        }
+        if row.force_accept_right == Some(false) {
+            notes.push("force-accept WRONG".into());
+        }
+        if !row.contradictions.is_empty() {
+            notes.push(format!("CONTRADICTION {}", row.contradictions.join(" | ")));
+        }
+        for c in row.culprits.iter().filter(|c| !c.present) {
+            if let Some(w) = &c.absent_reason {
+                notes.push(format!("{} absent: {w}", short(&c.culprit)));
+            }
+        }
+        if notes.is_empty() {
+            notes.push(row.classes.join(" "));
+        }
+        let verdict = if row.error.is_some() { "error" } else { row.verdict.as_str() };
         s.push_str(&format!(
-            "{:<36} {:<9} {:<25} {:>4} {:<13} {:>5} {:<40} {}\n",
+            "{:<38} {:<9} {:>4} {:<13} {:<4} {:<58} {}\n",
             row.tag,
             row.phase,
-            truth,
             row.failed_blocking,
             verdict,
-            rank,
-            top,
-            row.error.clone().unwrap_or_else(|| row.classes.join(" "))
+            if row.force_accept { "yes" } else { "no" },
+            culprits,
+            notes.join("; ")
         ));
     }
-    s.push_str(&format!(
-        "\npayloads: {}  culprit payloads: {}  culprit ranked first: {}  culprit found: {}\n",
-        r.payloads, r.culprit_payloads, r.culprit_top1, r.culprit_found
-    ));
-    s.push_str(&format!(
-        "stage-revert false positives (truth infra / flake / none): {}  (infra or flake payloads: {})\n",
-        r.false_reverts, r.infra_or_flake_payloads
-    ));
-    s.push_str(&format!(
-        "stage reverts on the pre-existing product bug: {}  analysis errors: {}\n",
-        r.reverts_on_pre_existing, r.errors
-    ));
+    s.push('\n');
+    s.push_str(&summary_line(r));
+    s.push('\n');
     s
+}
+
+/// The summary line.
+pub fn summary_line(r: &EvalReport) -> String {
+    format!(
+        "payloads: {}  culprit@1: {}/{} present ({} named)  culprit in top 3: {}/{}  false reverts: {} ({} payloads)  false bisects on no-culprit payloads: {} ({} payloads)  force-accept right: {} wrong: {}  contradictions: {}  errors: {}",
+        r.payloads,
+        r.culprit_top1,
+        r.culprits_present,
+        r.culprits,
+        r.culprit_top3,
+        r.culprits_present,
+        r.false_reverts,
+        r.payloads_with_false_revert,
+        r.false_bisects_no_culprit,
+        r.no_culprit_payloads,
+        r.force_accept_right,
+        r.force_accept_wrong,
+        r.contradictions,
+        r.errors
+    )
 }

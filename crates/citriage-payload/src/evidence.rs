@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::aggregated::{self, AggregatedTest};
 use crate::error::{read_optional, PayloadError};
 use crate::junit::{self, CaseStatus, JunitCase};
-use crate::timeutil::Epoch;
+use citriage_model::time::Epoch;
 
 /// Where a piece of evidence is.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -95,6 +95,9 @@ pub enum JunitState {
     Missing,
     /// Files exist but none parsed.
     Unparseable { problems: Vec<String> },
+    /// Files were read but hold no test case at all (an empty `results.json`):
+    /// nothing is known about the tests.
+    Empty { files: u32 },
 }
 
 impl JunitState {
@@ -121,6 +124,10 @@ pub struct RunEvidence {
     pub failures: Vec<TestFailure>,
     /// Error-looking lines of the build log, in log order.
     pub log_lines: Vec<LogLine>,
+    /// The last lines of the build log whatever their level, for context only
+    /// (which step failed, which test binaries were being listed); never cited
+    /// as evidence of a cause.
+    pub context: Vec<LogLine>,
     /// The failing CI step named by the build log (`Step e2e-aws-ipi-install failed ...`).
     pub failed_step: Option<String>,
     /// Aggregated jobs: the tests of `junit-aggregated.xml`.
@@ -141,6 +148,7 @@ impl RunEvidence {
             tests_total: 0,
             failures: Vec::new(),
             log_lines: Vec::new(),
+            context: Vec::new(),
             failed_step: None,
             aggregated: Vec::new(),
             hint: None,
@@ -258,6 +266,127 @@ pub fn failures_from_cases(files: &[(Location, Vec<JunitCase>)]) -> (Vec<TestFai
     (out, total)
 }
 
+/// The state of a run's JUnit from what was read: XML files parsed, files
+/// present, `results.json` files read and the entries they held, problems.
+pub fn junit_state(
+    xml_parsed: u32,
+    files_present: usize,
+    results_read: u32,
+    results_entries: usize,
+    problems: Vec<String>,
+) -> JunitState {
+    let read = xml_parsed + u32::from(results_entries > 0) * results_read;
+    if files_present == 0 {
+        JunitState::Missing
+    } else if read == 0 && results_read > 0 && problems.is_empty() {
+        JunitState::Empty { files: results_read }
+    } else if read == 0 {
+        JunitState::Unparseable { problems }
+    } else if problems.is_empty() {
+        JunitState::Found { files: read }
+    } else {
+        JunitState::Partial { files: read, problems }
+    }
+}
+
+/// Reads a `results.json` (the payload-snapshot export of a run's JUnit: one
+/// object per failing test with `name`, `status`, `suite_name`,
+/// `failure_message`, `failure_text`, `lifecycle` and, for aggregated jobs,
+/// `aggregated: {passes, failures, skips}`) into `ev`, beside what the JUnit XML
+/// gave: a test already read from XML is not added again (the XML knows whether
+/// it also passed), aggregated tests already read are kept. Returns how many
+/// entries the file held.
+pub fn merge_results_json(
+    ev: &mut RunEvidence,
+    v: &serde_json::Value,
+    loc: &Location,
+    xml_names: &std::collections::BTreeSet<String>,
+) -> usize {
+    let Some(arr) = v.as_array() else { return 0 };
+    for t in arr {
+        let s = |k: &str| t.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+        let name = s("name");
+        if name.is_empty() {
+            continue;
+        }
+        let message = if !s("failure_message").is_empty() { s("failure_message") } else { s("error_message") };
+        if let Some(agg) = t.get("aggregated").filter(|a| a.is_object()) {
+            if !ev.aggregated.iter().any(|a| a.name == name) {
+                let runs = |x: Option<&serde_json::Value>| -> Vec<aggregated::UnderlyingRun> {
+                    x.and_then(|a| a.as_array())
+                        .into_iter()
+                        .flatten()
+                        .map(|r| {
+                            let g = |k: &str| r.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+                            let human = g("humanurl");
+                            aggregated::UnderlyingRun {
+                                job_run_id: g("jobrunid"),
+                                job: crate::model::prow_job_from_url(&human),
+                                human_url: human,
+                                gcs_artifact_url: g("gcsartifacturl"),
+                            }
+                        })
+                        .collect()
+                };
+                ev.aggregated.push(AggregatedTest {
+                    name: name.clone(),
+                    suite: s("suite_name"),
+                    failed: matches!(s("status").as_str(), "failed" | "error"),
+                    informing: s("lifecycle") == "informing"
+                        || s("test_lifecycle") == "informing"
+                        || aggregated::is_non_blocking(&message),
+                    verdict: aggregated::parse_verdict(&message),
+                    passes: runs(agg.get("passes")),
+                    failures: runs(agg.get("failures")),
+                    skips: runs(agg.get("skips")),
+                    incomplete: Vec::new(),
+                    line: 0,
+                    problem: None,
+                });
+            }
+            continue;
+        }
+        if xml_names.contains(&name) || ev.failures.iter().any(|f| f.name == name) {
+            continue;
+        }
+        let status = s("status");
+        let kind = if status == "flake" || status == "flaky" {
+            TestKind::Flake
+        } else if s("test_lifecycle") == "informing"
+            || s("lifecycle") == "informing"
+            || aggregated::is_non_blocking(&message)
+        {
+            TestKind::Informing
+        } else if matches!(status.as_str(), "failed" | "error" | "failure" | "") {
+            TestKind::Failure
+        } else {
+            continue;
+        };
+        let body = if !s("failure_text").is_empty() { s("failure_text") } else { s("error_text") };
+        let text = if message.is_empty() {
+            body.clone()
+        } else if body.is_empty() {
+            message.clone()
+        } else if body.starts_with(&message) {
+            body.clone()
+        } else {
+            format!("{message}\n{body}")
+        };
+        let first = if message.trim().is_empty() { first_line(&body) } else { first_line(&message) };
+        ev.failures.push(TestFailure {
+            is_step: is_step_name(&name),
+            name,
+            suite: s("suite_name"),
+            message: strip_ansi(&first).into_owned(),
+            text: strip_ansi(&text).chars().take(16 * 1024).collect(),
+            kind,
+            at: loc.clone(),
+            hint: None,
+        });
+    }
+    arr.len()
+}
+
 /// Removes ANSI escape sequences (colors, cursor moves) from a line.
 pub fn strip_ansi(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.contains('\u{1b}') {
@@ -311,30 +440,48 @@ impl Default for LogScanner {
     }
 }
 
+/// What a scan of a build log found.
+#[derive(Debug, Clone, Default)]
+pub struct LogScan {
+    /// Error lines (not info-level), the first `limit`.
+    pub lines: Vec<LogLine>,
+    /// The failing step named by the log.
+    pub step: Option<String>,
+    /// The last lines of the log, any level.
+    pub tail: Vec<LogLine>,
+}
+
+/// Lines of the log's end kept as context.
+pub const TAIL_LINES: usize = 300;
+
 impl LogScanner {
-    /// Scans a log text; at most `limit` lines are kept (the first ones).
-    pub fn scan(&self, text: &str, file: &str, url: Option<&str>, limit: usize) -> (Vec<LogLine>, Option<String>) {
-        let mut out = Vec::new();
-        let mut step = None;
+    /// Scans a log text; at most `limit` error lines are kept (the first ones),
+    /// and the last [`TAIL_LINES`] lines as context.
+    pub fn scan(&self, text: &str, file: &str, url: Option<&str>, limit: usize) -> LogScan {
+        let mut out = LogScan::default();
+        let mut tail: std::collections::VecDeque<LogLine> = std::collections::VecDeque::new();
+        let at = |i: usize| Location { file: file.to_string(), url: url.map(str::to_string), line: Some(i as u32 + 1) };
         for (i, raw) in text.lines().enumerate() {
             let l = strip_ansi(raw);
             let l = l.as_ref();
-            if !self.re.is_match(l) {
-                continue;
+            if tail.len() == TAIL_LINES {
+                tail.pop_front();
             }
-            if step.is_none() {
+            tail.push_back(LogLine { text: l.trim_end().chars().take(1000).collect(), at: at(i) });
+            if out.step.is_none() {
                 if let Some(c) = self.step.captures(l) {
-                    step = Some(c[1].to_string());
+                    out.step = Some(c[1].to_string());
                 }
             }
-            if out.len() < limit {
-                out.push(LogLine {
-                    text: l.trim_end().chars().take(1000).collect(),
-                    at: Location { file: file.to_string(), url: url.map(str::to_string), line: Some(i as u32 + 1) },
-                });
+            if !self.re.is_match(l) || crate::lines::is_info_line(l) {
+                continue;
+            }
+            if out.lines.len() < limit {
+                out.lines.push(LogLine { text: l.trim_end().chars().take(1000).collect(), at: at(i) });
             }
         }
-        (out, step)
+        out.tail = tail.into_iter().collect();
+        out
     }
 }
 
@@ -418,7 +565,9 @@ fn find_junit_files(dir: &Path, rel: &str, depth: usize, out: &mut Vec<(PathBuf,
                 continue;
             }
             find_junit_files(&path, &r, depth + 1, out);
-        } else if name.starts_with("junit") && (name.ends_with(".xml") || name.ends_with(".xml.gz")) {
+        } else if (name.starts_with("junit") && (name.ends_with(".xml") || name.ends_with(".xml.gz")))
+            || name == "results.json"
+        {
             out.push((path, r));
         }
     }
@@ -450,10 +599,11 @@ impl EvidenceProvider for GcsMirror {
             if let Some(raw) = read_optional(&p)? {
                 let text = maybe_gunzip(raw, &p.display().to_string())?;
                 let text = String::from_utf8_lossy(&text);
-                let (lines, step) =
+                let scan =
                     self.scanner.scan(&text, "build-log.txt", Some(&url_of("build-log.txt")), self.max_log_lines);
-                ev.log_lines = lines;
-                ev.failed_step = step;
+                ev.log_lines = scan.lines;
+                ev.failed_step = scan.step;
+                ev.context = scan.tail;
                 break;
             }
         }
@@ -472,7 +622,12 @@ impl EvidenceProvider for GcsMirror {
         }
         let mut parsed = Vec::new();
         let mut problems = Vec::new();
+        let mut results_files = Vec::new();
         for (path, rel) in &files {
+            if rel.ends_with("results.json") {
+                results_files.push((path.clone(), rel.clone()));
+                continue;
+            }
             let raw = match read_optional(path)? {
                 Some(r) => r,
                 None => continue,
@@ -496,15 +651,25 @@ impl EvidenceProvider for GcsMirror {
             }
             parsed.push((Location { file: rel.clone(), url: Some(url_of(rel)), line: None }, f.cases));
         }
-        ev.junit = match (files.len(), parsed.len()) {
-            (0, _) => JunitState::Missing,
-            (_, 0) => JunitState::Unparseable { problems },
-            (_, n) if problems.is_empty() => JunitState::Found { files: n as u32 },
-            (_, n) => JunitState::Partial { files: n as u32, problems },
-        };
         let (failures, total) = failures_from_cases(&parsed);
         ev.failures = failures;
         ev.tests_total = total;
+        let xml_names: std::collections::BTreeSet<String> =
+            parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
+        let mut results_entries = 0usize;
+        let mut results_read = 0u32;
+        for (path, rel) in &results_files {
+            let Some(raw) = read_optional(path)? else { continue };
+            match serde_json::from_slice::<serde_json::Value>(&raw) {
+                Ok(v) => {
+                    results_read += 1;
+                    let loc = Location { file: rel.clone(), url: Some(url_of(rel)), line: None };
+                    results_entries += merge_results_json(&mut ev, &v, &loc, &xml_names);
+                }
+                Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
+            }
+        }
+        ev.junit = junit_state(parsed.len() as u32, files.len(), results_read, results_entries, problems);
         Ok(Some(ev))
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::PayloadError;
 use crate::model::{JobCounts, JobState, Phase, ReleaseInfo, TagList};
 use crate::source::PayloadSource;
-use crate::timeutil::{self, Epoch};
+use citriage_model::time::{self, Epoch};
 
 /// One row of the payload history table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,7 +71,7 @@ pub fn apply_as_of(info: &mut ReleaseInfo, as_of: Option<Epoch>) -> bool {
 /// Drops tags created after `as_of`.
 pub fn tags_as_of(mut tags: TagList, as_of: Option<Epoch>) -> TagList {
     if let Some(cut) = as_of {
-        tags.tags.retain(|t| timeutil::tag_timestamp(&t.name).is_none_or(|ts| ts <= cut));
+        tags.tags.retain(|t| time::tag_timestamp(&t.name).is_none_or(|ts| ts <= cut));
     }
     tags
 }
@@ -95,7 +95,7 @@ pub fn walk_chain(
             chain.truncated = true;
             break;
         }
-        let created = timeutil::tag_timestamp(&entry.name).map(timeutil::format_rfc3339);
+        let created = time::tag_timestamp(&entry.name).map(time::rfc3339);
         match source.release(stream, &entry.name) {
             Ok(mut info) => {
                 let cut = apply_as_of(&mut info, as_of);

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::PayloadError;
-use crate::timeutil::{self, Epoch};
+use citriage_model::time::{self, Epoch};
 
 /// How a Prow run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -111,12 +111,12 @@ pub fn parse_job_runs(bytes: &[u8], origin: &str) -> Result<Vec<JobRun>, Payload
         let started_raw = s("prowjob_start").or_else(|| s("started"));
         let started =
             match &started_raw {
-                Some(x) if !x.is_empty() => Some(timeutil::parse_rfc3339(x).ok_or_else(|| {
+                Some(x) if !x.is_empty() => Some(time::parse_rfc3339(x).ok_or_else(|| {
                     PayloadError::invalid(origin, format!("row {i}: prowjob_start {x:?} is not a time"))
                 })?),
                 _ => None,
             };
-        let completed = s("prowjob_completion").or_else(|| s("completed")).and_then(|x| timeutil::parse_rfc3339(&x));
+        let completed = s("prowjob_completion").or_else(|| s("completed")).and_then(|x| time::parse_rfc3339(&x));
         out.push(JobRun {
             tag,
             job,
@@ -273,16 +273,16 @@ pub fn default_anchor(runs: &[JobRun]) -> Option<Epoch> {
 pub fn window_spec(anchor: Epoch, days: u32) -> WindowSpec {
     let d = days as i64 * 86400;
     WindowSpec {
-        anchor: timeutil::format_rfc3339(anchor),
+        anchor: time::rfc3339(anchor),
         days,
-        current_start: timeutil::format_rfc3339(anchor - d),
-        previous_start: timeutil::format_rfc3339(anchor - 2 * d),
+        current_start: time::rfc3339(anchor - d),
+        previous_start: time::rfc3339(anchor - 2 * d),
         definition: format!(
             "runs by start time; current window ({} , {}], previous window ({}, {}]; success = passed, failure/error/aborted = not passed, pending ignored",
-            timeutil::format_rfc3339(anchor - d),
-            timeutil::format_rfc3339(anchor),
-            timeutil::format_rfc3339(anchor - 2 * d),
-            timeutil::format_rfc3339(anchor - d)
+            time::rfc3339(anchor - d),
+            time::rfc3339(anchor),
+            time::rfc3339(anchor - 2 * d),
+            time::rfc3339(anchor - d)
         ),
     }
 }
@@ -390,8 +390,8 @@ pub fn outcomes_by_payload(runs: &[JobRun], job: &str) -> Vec<(String, Outcome)>
     }
     let mut tags: Vec<(&str, (bool, bool))> = by_tag.into_iter().collect();
     tags.sort_by(|a, b| {
-        let ta = timeutil::tag_timestamp(a.0);
-        let tb = timeutil::tag_timestamp(b.0);
+        let ta = time::tag_timestamp(a.0);
+        let tb = time::tag_timestamp(b.0);
         tb.cmp(&ta).then_with(|| b.0.cmp(a.0))
     });
     tags.into_iter()
@@ -432,7 +432,7 @@ mod tests {
             job: job.into(),
             state: RunState::parse(state),
             url: String::new(),
-            started: timeutil::parse_rfc3339(start),
+            started: time::parse_rfc3339(start),
             completed: None,
         }
     }

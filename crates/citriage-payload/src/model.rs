@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::PayloadError;
-use crate::timeutil::{self, Epoch};
+use citriage_model::time::{self, Epoch};
 
 /// Phase of a payload tag.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -120,8 +120,8 @@ impl TagList {
     /// Sorts newest first by tag time stamp (stable; ties broken by name, descending).
     pub fn sort_newest_first(&mut self) {
         self.tags.sort_by(|a, b| {
-            let ta = timeutil::tag_timestamp(&a.name);
-            let tb = timeutil::tag_timestamp(&b.name);
+            let ta = time::tag_timestamp(&a.name);
+            let tb = time::tag_timestamp(&b.name);
             match (ta, tb) {
                 (Some(x), Some(y)) => y.cmp(&x).then_with(|| b.name.cmp(&a.name)),
                 (Some(_), None) => std::cmp::Ordering::Less,
@@ -154,7 +154,7 @@ impl JobResult {
 
     /// The transition time as an epoch.
     pub fn transition_epoch(&self) -> Option<Epoch> {
-        self.transition_time.as_deref().and_then(timeutil::parse_rfc3339)
+        self.transition_time.as_deref().and_then(time::parse_rfc3339)
     }
 }
 
@@ -488,7 +488,7 @@ pub struct TagParts {
 
 /// Parses `<X.Y.Z>-0.<stream>[-<arch>]-YYYY-MM-DD-HHMMSS`.
 pub fn parse_tag(tag: &str) -> Option<TagParts> {
-    timeutil::tag_timestamp(tag)?;
+    time::tag_timestamp(tag)?;
     let stream_name = tag[..tag.len() - 17].strip_suffix('-')?;
     let (ver, rest) = stream_name.split_once("-0.")?;
     let mut vparts = ver.split('.');

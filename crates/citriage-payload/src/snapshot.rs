@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{read_optional, PayloadError};
-use crate::evidence::{self, EvidenceProvider, JunitState, Location, LogLine, RunEvidence, TestFailure, TestKind};
+use crate::evidence::{self, EvidenceProvider, Location, LogLine, RunEvidence};
 use crate::junit;
 use crate::model::{self, JobResult, JobResults, JobState, Phase, PullRequest, ReleaseInfo, TagEntry, TagList};
 use crate::source::{parse_presubmits, read_under, Changelog, PayloadSource};
-use crate::timeutil;
+use citriage_model::time;
 
 /// A payload-snapshot directory (`<version>/<stream>`).
 pub struct SnapshotDir {
@@ -72,7 +72,7 @@ impl SnapshotDir {
         let mut tags: Vec<String> = sorted_dirs(&root)
             .into_iter()
             .filter(|(name, p)| {
-                timeutil::tag_timestamp(name).is_some()
+                time::tag_timestamp(name).is_some()
                     && (p.join("payload.json").is_file()
                         || p.join("changelog.json").is_file()
                         || p.join("jobs").is_dir())
@@ -82,7 +82,7 @@ impl SnapshotDir {
         if let Some(arr) = summary.as_ref().and_then(|s| s.get("payloads")).and_then(|p| p.as_array()) {
             for p in arr {
                 if let Some(t) = p.get("tag").and_then(|t| t.as_str()) {
-                    if !tags.iter().any(|x| x == t) && timeutil::tag_timestamp(t).is_some() {
+                    if !tags.iter().any(|x| x == t) && time::tag_timestamp(t).is_some() {
                         tags.push(t.to_string());
                     }
                 }
@@ -305,92 +305,6 @@ impl PayloadSource for SnapshotDir {
     }
 }
 
-/// Aggregated tests recorded in `results.json` (`aggregated: {passes, failures, skips}`).
-fn results_json_aggregated(v: &Value) -> Vec<crate::aggregated::AggregatedTest> {
-    let runs = |x: Option<&Value>| -> Vec<crate::aggregated::UnderlyingRun> {
-        x.and_then(|a| a.as_array())
-            .into_iter()
-            .flatten()
-            .map(|r| {
-                let g = |k: &str| r.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
-                let human = g("humanurl");
-                crate::aggregated::UnderlyingRun {
-                    job_run_id: g("jobrunid"),
-                    job: model::prow_job_from_url(&human),
-                    human_url: human,
-                    gcs_artifact_url: g("gcsartifacturl"),
-                }
-            })
-            .collect()
-    };
-    let mut out = Vec::new();
-    for t in v.as_array().into_iter().flatten() {
-        let Some(agg) = t.get("aggregated") else { continue };
-        let msg = t.get("failure_message").and_then(|m| m.as_str()).unwrap_or("");
-        out.push(crate::aggregated::AggregatedTest {
-            name: t.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string(),
-            suite: t.get("suite_name").and_then(|n| n.as_str()).unwrap_or("").to_string(),
-            failed: matches!(t.get("status").and_then(|s| s.as_str()), Some("failed") | Some("error")),
-            verdict: crate::aggregated::parse_verdict(msg),
-            passes: runs(agg.get("passes")),
-            failures: runs(agg.get("failures")),
-            skips: runs(agg.get("skips")),
-            incomplete: Vec::new(),
-            line: 0,
-            problem: None,
-        });
-    }
-    out
-}
-
-fn results_json_failures(v: &Value, loc: &Location) -> Vec<TestFailure> {
-    let mut out = Vec::new();
-    for t in v.as_array().into_iter().flatten() {
-        let s = |k: &str| t.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
-        let name = s("name");
-        if name.is_empty() {
-            continue;
-        }
-        let status = s("status");
-        let kind = if status == "flake" {
-            TestKind::Flake
-        } else if s("test_lifecycle") == "informing" || s("lifecycle") == "informing" {
-            TestKind::Informing
-        } else {
-            TestKind::Failure
-        };
-        let message = if !s("failure_message").is_empty() { s("failure_message") } else { s("error_message") };
-        let body = if !s("failure_text").is_empty() { s("failure_text") } else { s("error_text") };
-        let text = if message.is_empty() {
-            body.clone()
-        } else if body.is_empty() || body.starts_with(&message) {
-            if body.is_empty() {
-                message.clone()
-            } else {
-                body.clone()
-            }
-        } else {
-            format!("{message}\n{body}")
-        };
-        let first = if message.trim().is_empty() {
-            body.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
-        } else {
-            message.lines().next().unwrap_or("").trim().to_string()
-        };
-        out.push(TestFailure {
-            is_step: evidence::is_step_name(&name),
-            name,
-            suite: s("suite_name"),
-            message: first,
-            text,
-            kind,
-            at: loc.clone(),
-            hint: None,
-        });
-    }
-    out
-}
-
 impl EvidenceProvider for SnapshotDir {
     fn run_evidence(&self, prow_url: &str) -> Result<Option<RunEvidence>, PayloadError> {
         let Some((tag, lifecycle, jdir)) = self.jobs_by_url.get(prow_url) else { return Ok(None) };
@@ -408,20 +322,35 @@ impl EvidenceProvider for SnapshotDir {
             "{tag}/jobs/{lifecycle}/{}",
             jdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         );
-        // Build log.
+        // Build log: its error lines (info and warning lines are not evidence)
+        // and its tail, kept as context.
+        let step_re = regex::Regex::new(r#"(?:Step|step) "?([A-Za-z0-9][\w.-]*)"? failed"#).unwrap();
         if let Some(bl) = read_json(&jdir.join("build_log.json"))? {
+            let at = |line: Option<u32>| Location { file: "build-log.txt".into(), url: url_for("build-log.txt"), line };
             for l in bl.get("error_warning_lines").and_then(|x| x.as_array()).into_iter().flatten() {
                 let text = evidence::strip_ansi(l.get("text").and_then(|t| t.as_str()).unwrap_or("")).into_owned();
+                if crate::lines::is_info_line(&text) {
+                    continue;
+                }
                 let line = l.get("line_number").and_then(|n| n.as_u64()).map(|n| n as u32);
-                ev.log_lines.push(LogLine {
-                    text,
-                    at: Location { file: "build-log.txt".into(), url: url_for("build-log.txt"), line },
-                });
+                ev.log_lines.push(LogLine { text, at: at(line) });
             }
-            let re = regex::Regex::new(r#"(?:Step|step) "?([A-Za-z0-9][\w.-]*)"? failed"#).unwrap();
-            ev.failed_step = ev.log_lines.iter().find_map(|l| re.captures(&l.text).map(|c| c[1].to_string()));
+            let start = bl.get("tail_start_line").and_then(|n| n.as_u64()).map(|n| n as u32);
+            let tail: Vec<&Value> = bl.get("tail_lines").and_then(|x| x.as_array()).into_iter().flatten().collect();
+            let skip = tail.len().saturating_sub(evidence::TAIL_LINES);
+            for (i, l) in tail.into_iter().enumerate().skip(skip) {
+                let text: String =
+                    evidence::strip_ansi(l.as_str().unwrap_or("")).trim_end().chars().take(1000).collect();
+                ev.context.push(LogLine { text, at: at(start.map(|s| s + i as u32)) });
+            }
+            ev.failed_step = ev
+                .log_lines
+                .iter()
+                .chain(ev.context.iter())
+                .find_map(|l| step_re.captures(&l.text).map(|c| c[1].to_string()));
         }
-        // JUnit: raw XML first, results.json otherwise.
+        // JUnit: every raw XML file, and results.json for what the XML lacks
+        // (large XML files may be missing from a snapshot).
         let jd = jdir.join("junit");
         let mut xml_files: Vec<(String, PathBuf)> = match std::fs::read_dir(&jd) {
             Ok(rd) => rd
@@ -449,25 +378,27 @@ impl EvidenceProvider for SnapshotDir {
             }
             parsed.push((Location { file: rel, url: url_for(&format!("artifacts/{name}")), line: None }, f.cases));
         }
-        if !parsed.is_empty() {
-            let (failures, total) = evidence::failures_from_cases(&parsed);
-            ev.failures = failures;
-            ev.tests_total = total;
-            ev.junit = if problems.is_empty() {
-                JunitState::Found { files: parsed.len() as u32 }
-            } else {
-                JunitState::Partial { files: parsed.len() as u32, problems }
-            };
-        } else if let Some(rj) = read_json(&jd.join("results.json"))? {
-            let loc = Location { file: format!("{rel_dir}/junit/results.json"), url: None, line: None };
-            ev.failures = results_json_failures(&rj, &loc);
-            ev.aggregated = results_json_aggregated(&rj);
-            ev.junit = JunitState::Found { files: 1 };
-        } else if !xml_files.is_empty() {
-            ev.junit = JunitState::Unparseable { problems };
-        } else {
-            ev.junit = JunitState::Missing;
+        let (failures, total) = evidence::failures_from_cases(&parsed);
+        ev.failures = failures;
+        ev.tests_total = total;
+        let xml_names: std::collections::BTreeSet<String> =
+            parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
+        let rp = jd.join("results.json");
+        let (mut results_read, mut results_entries) = (0u32, 0usize);
+        if let Some(raw) = read_optional(&rp)? {
+            let rel = format!("{rel_dir}/junit/results.json");
+            match serde_json::from_slice::<Value>(&raw) {
+                Ok(rj) => {
+                    let loc = Location { file: rel, url: None, line: None };
+                    results_read = 1;
+                    results_entries = evidence::merge_results_json(&mut ev, &rj, &loc, &xml_names);
+                }
+                // A broken export is a problem of this run's evidence, not of the analysis.
+                Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
+            }
         }
+        let present = xml_files.len() + usize::from(rp.is_file());
+        ev.junit = evidence::junit_state(parsed.len() as u32, present, results_read, results_entries, problems);
         Ok(Some(ev))
     }
 }

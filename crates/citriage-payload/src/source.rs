@@ -30,14 +30,17 @@
 //!
 //! ## HTTP
 //!
-//! [`HttpSource`] only contacts the configured release-controller host (and, when
-//! configured, one GitHub diff host); it follows no redirects, times out, and
-//! retries 429 / 5xx / transport errors a bounded number of times, sleeping for
+//! [`HttpSource`] is a thin user of citriage's HTTP layer
+//! ([`citriage_sources::http`]): it contacts only the configured release-controller
+//! origin (and, when configured, the GitHub diff and Sippy origins), follows redirects
+//! only within an origin, times out, and retries 429 / 5xx / transport errors a
+//! bounded number of times within the command's retry budget, waiting for
 //! `Retry-After` when the server gives one (up to a cap).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use citriage_sources::http::{HttpClient, HttpError, HttpOptions};
 
 use crate::ciconfig::{self, CiConfigChange};
 use crate::error::{read_optional, PayloadError};
@@ -326,35 +329,35 @@ impl Default for HttpConfig {
     }
 }
 
+impl HttpConfig {
+    /// The HTTP layer's options for this configuration.
+    pub fn options(&self) -> HttpOptions {
+        HttpOptions {
+            timeout: self.timeout,
+            attempts: self.attempts,
+            backoff: self.backoff,
+            max_retry_after: self.max_retry_after,
+            max_bytes: self.max_bytes,
+            ..HttpOptions::default()
+        }
+    }
+}
+
 /// A live release controller at a configured base URL
 /// (e.g. `https://amd64.ocp.releases.ci.openshift.org`).
 pub struct HttpSource {
     base: String,
-    allowed: Vec<String>,
     github_diff_base: Option<String>,
     sippy_base: Option<String>,
-    config: HttpConfig,
-    agent: ureq::Agent,
+    http: HttpClient,
     record_to: Option<PathBuf>,
 }
 
-fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let host = rest.split(['/', '?', '#']).next()?;
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
-
 /// Percent-encodes a path segment or query value.
-pub fn encode_component(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+pub use citriage_sources::http::percent_encode as encode_component;
+
+fn bad_base(base: &str) -> PayloadError {
+    PayloadError::invalid(base, "not an http(s) URL with a host")
 }
 
 impl HttpSource {
@@ -364,41 +367,25 @@ impl HttpSource {
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(PayloadError::invalid(base_url, "the release controller base must be an http(s) URL"));
         }
-        let host = host_of(&base).ok_or_else(|| PayloadError::invalid(base_url, "no host in URL"))?;
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(config.timeout))
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .build()
-            .into();
-        Ok(HttpSource {
-            base,
-            allowed: vec![host],
-            github_diff_base: None,
-            sippy_base: None,
-            config,
-            agent,
-            record_to: None,
-        })
+        let http = HttpClient::new(config.options()).restricted_to(&base).map_err(|_| bad_base(base_url))?;
+        Ok(HttpSource { base, github_diff_base: None, sippy_base: None, http, record_to: None })
     }
 
     /// Also fetch PR diffs as `<base>/<org>/<repo>/pull/<n>.diff` (e.g.
-    /// `https://patch-diff.githubusercontent.com/raw`); that host becomes the
+    /// `https://patch-diff.githubusercontent.com/raw`); that origin becomes the
     /// only other one contacted.
     pub fn with_github_diffs(mut self, base: &str) -> Result<HttpSource, PayloadError> {
         let b = base.trim_end_matches('/').to_string();
-        let host = host_of(&b).ok_or_else(|| PayloadError::invalid(base, "no host in URL"))?;
-        self.allowed.push(host);
+        self.http.allow(&b).map_err(|_| bad_base(base))?;
         self.github_diff_base = Some(b);
         Ok(self)
     }
 
     /// Also read per-job pass rates from Sippy at `base`
-    /// (e.g. `https://sippy.dptools.openshift.org`); that host becomes allowed.
+    /// (e.g. `https://sippy.dptools.openshift.org`); that origin becomes allowed.
     pub fn with_sippy(mut self, base: &str) -> Result<HttpSource, PayloadError> {
         let b = base.trim_end_matches('/').to_string();
-        let host = host_of(&b).ok_or_else(|| PayloadError::invalid(base, "no host in URL"))?;
-        self.allowed.push(host);
+        self.http.allow(&b).map_err(|_| bad_base(base))?;
         self.sippy_base = Some(b);
         Ok(self)
     }
@@ -421,95 +408,60 @@ impl HttpSource {
         let _ = std::fs::write(PathBuf::from(name), body);
     }
 
-    /// GETs a URL on an allowed host, with retries. Returns the body of a 200.
+    /// GETs a URL on an allowed origin through the HTTP layer. Returns the body of a 200.
     pub fn get(&self, url: &str) -> Result<Vec<u8>, PayloadError> {
-        let host = host_of(url).unwrap_or_default();
-        if !self.allowed.contains(&host) {
-            return Err(PayloadError::ForeignHost { url: url.to_string(), allowed: self.allowed.join(", ") });
-        }
-        let mut last: Option<PayloadError> = None;
-        let attempts = self.config.attempts.max(1);
-        for attempt in 0..attempts {
-            let wait = match self.agent.get(url).header("Accept", "application/json").call() {
-                Err(e) => {
-                    last = Some(PayloadError::Transport { url: url.to_string(), detail: e.to_string() });
-                    None
-                }
-                Ok(mut resp) => {
-                    let status = resp.status().as_u16();
-                    if status == 200 {
-                        let mut buf = Vec::new();
-                        resp.body_mut().as_reader().take(self.config.max_bytes + 1).read_to_end(&mut buf).map_err(
-                            |e| PayloadError::Transport {
-                                url: url.to_string(),
-                                detail: format!("reading the body failed: {e}"),
-                            },
-                        )?;
-                        if buf.len() as u64 > self.config.max_bytes {
-                            return Err(PayloadError::invalid(
-                                url,
-                                format!("larger than the {}-byte limit", self.config.max_bytes),
-                            ));
-                        }
-                        return Ok(buf);
-                    }
-                    if status == 404 || status == 410 {
-                        return Err(PayloadError::NotFound {
-                            origin: url.to_string(),
-                            detail: format!(" (HTTP {status})"),
-                        });
-                    }
-                    let retry_after = resp
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok());
-                    if status != 429 && status < 500 {
-                        let detail = match status {
-                            301 | 302 | 303 | 307 | 308 => {
-                                " (redirect not followed: only the configured host is contacted)".to_string()
-                            }
-                            401 | 403 => " (access denied)".to_string(),
-                            _ => String::new(),
-                        };
-                        return Err(PayloadError::Http { url: url.to_string(), status, detail });
-                    }
-                    match retry_after {
-                        Some(s) if Duration::from_secs(s) > self.config.max_retry_after => {
-                            return Err(PayloadError::Http {
-                                url: url.to_string(),
-                                status,
-                                detail: format!(
-                                    " (server asks to retry after {s}s, longer than the {}s limit)",
-                                    self.config.max_retry_after.as_secs()
-                                ),
-                            })
-                        }
-                        Some(s) => {
-                            last = Some(PayloadError::Http {
-                                url: url.to_string(),
-                                status,
-                                detail: format!(" (retried after {s}s)"),
-                            });
-                            Some(Duration::from_secs(s))
-                        }
-                        None => {
-                            last = Some(PayloadError::Http { url: url.to_string(), status, detail: String::new() });
-                            None
-                        }
-                    }
-                }
-            };
-            if attempt + 1 < attempts {
-                let backoff = self.config.backoff.saturating_mul(2u32.saturating_pow(attempt));
-                std::thread::sleep(wait.unwrap_or(backoff));
+        let r = self.http.send(&citriage_sources::http::Request::get(url).header("Accept", "application/json"));
+        let r = r.map_err(|e| failed(e, self.http.options().max_bytes))?;
+        match r.status {
+            200 => Ok(r.body),
+            404 | 410 => {
+                Err(PayloadError::NotFound { origin: url.to_string(), detail: format!(" (HTTP {})", r.status) })
+            }
+            status => {
+                let detail = match status {
+                    401 | 403 => " (access denied)".to_string(),
+                    300..=399 => " (a redirect without a location)".to_string(),
+                    _ => String::new(),
+                };
+                Err(PayloadError::Http { url: url.to_string(), status, detail })
             }
         }
-        Err(last.unwrap_or_else(|| PayloadError::Transport { url: url.to_string(), detail: "no attempt made".into() }))
     }
 
     fn api_path(stream: &str, rest: &str) -> String {
         format!("api/v1/releasestream/{}/{rest}", encode_component(stream))
+    }
+}
+
+/// A failed request in this crate's terms.
+fn failed(e: HttpError, max_bytes: u64) -> PayloadError {
+    match e {
+        HttpError::Transport { url, detail } => PayloadError::Transport { url, detail },
+        HttpError::ForeignOrigin { url, allowed } => PayloadError::ForeignHost { url, allowed },
+        HttpError::TooLarge { url, .. } => {
+            PayloadError::invalid(url, format!("larger than the {max_bytes}-byte limit"))
+        }
+        HttpError::GaveUp { url, status, attempts, .. } => {
+            PayloadError::Http { url, status, detail: format!(" (still after {attempts} attempts)") }
+        }
+        HttpError::WaitTooLong { url, status, wait_secs, limit_secs, .. } => PayloadError::Http {
+            url,
+            status: status.unwrap_or(429),
+            detail: format!(" (server asks to retry after {wait_secs}s, longer than the {limit_secs}s limit)"),
+        },
+        HttpError::CrossOrigin { url, status, to } => {
+            PayloadError::Http { url, status, detail: format!(" (redirect to another origin refused: {to})") }
+        }
+        other => {
+            let url = match &other {
+                HttpError::BudgetSpent { url, .. }
+                | HttpError::TooManyRedirects { url, .. }
+                | HttpError::RepeatedPage { url, .. }
+                | HttpError::TooManyPages { url, .. } => url.clone(),
+                _ => String::new(),
+            };
+            PayloadError::Transport { url, detail: other.to_string() }
+        }
     }
 }
 
@@ -580,7 +532,8 @@ mod tests {
 
     #[test]
     fn hosts_and_encoding() {
-        assert_eq!(host_of("https://a.b:8080/x?y").as_deref(), Some("a.b:8080"));
+        assert!(HttpSource::new("https://a.b:8080/x", HttpConfig::default()).is_ok());
+        assert!(HttpSource::new("https:///x", HttpConfig::default()).is_err());
         assert_eq!(encode_component("4.22.0-0.nightly"), "4.22.0-0.nightly");
         assert_eq!(encode_component("a b/c"), "a%20b%2Fc");
     }

@@ -78,7 +78,7 @@ fn bquxjob_pass_rates_trends_streaks() {
     let runs = jobhistory::parse_job_runs(&std::fs::read(&p).unwrap(), &p.display().to_string()).unwrap();
     assert_eq!(runs.len(), 204);
     let anchor = jobhistory::default_anchor(&runs).unwrap();
-    assert_eq!(citriage_payload::timeutil::format_rfc3339(anchor), "2026-05-01T13:29:05Z");
+    assert_eq!(citriage_model::time::rfc3339(anchor), "2026-05-01T13:29:05Z");
     let rates = jobhistory::pass_rates(&runs, anchor, 7);
     let console = &rates["periodic-ci-openshift-release-main-nightly-4.22-console-aws"];
     assert_eq!(console.current, PassRate { passes: 10, runs: 24 });
@@ -123,7 +123,7 @@ fn bquxjob_pass_rates_trends_streaks() {
     assert_eq!(s.payloads.len(), 49);
 
     // as_of moves the windows: nothing after the cutoff leaks in.
-    let cut = citriage_payload::timeutil::parse_rfc3339("2026-04-24T13:29:05Z").unwrap();
+    let cut = citriage_model::time::parse_rfc3339("2026-04-24T13:29:05Z").unwrap();
     let early = jobhistory::filter_as_of(runs.clone(), Some(cut));
     assert!(early.iter().all(|r| r.started.unwrap() <= cut));
     let r2 = jobhistory::pass_rates(&early, cut, 7);

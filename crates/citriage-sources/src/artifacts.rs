@@ -1,9 +1,10 @@
 //! Prow/GCS artifact sources behind one trait: a local mirror directory laid out like
 //! the bucket, and GCS over HTTP (JSON listing with `delimiter` and pagination, object
 //! download, gzip transfer encoding) with an on-disk cache for immutable artifacts.
-//! Only the configured base URL is contacted.
+//! Only the configured base URL's origin is contacted, through [`crate::http`].
 
-use crate::{decode, http_get_with, HttpOptions, SourceError};
+use crate::http::{percent_encode as enc, HttpClient, PageGuard};
+use crate::{decode, decode_limited, http_get, HttpOptions, SourceError};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -108,21 +109,23 @@ impl ArtifactSource for LocalMirror {
 pub struct GcsHttp {
     base: String,
     bucket: String,
-    agent: ureq::Agent,
-    opts: HttpOptions,
+    client: HttpClient,
     cache: Option<PathBuf>,
 }
 
 impl GcsHttp {
     /// `cache`: a folder for artifacts of finished builds (immutable once written).
     pub fn new(base: &str, bucket: &str, opts: HttpOptions, cache: Option<PathBuf>) -> GcsHttp {
-        GcsHttp {
-            base: base.trim_end_matches('/').to_string(),
-            bucket: bucket.to_string(),
-            agent: crate::agent(&opts),
-            opts,
-            cache,
-        }
+        let base = base.trim_end_matches('/').to_string();
+        let mut client = HttpClient::new(opts);
+        // A base that is not an http(s) URL leaves the client unrestricted; every
+        // request to it then fails as a transport error naming the URL.
+        let _ = client.allow(&base);
+        GcsHttp { base, bucket: bucket.to_string(), client, cache }
+    }
+
+    fn max_bytes(&self) -> u64 {
+        self.client.options().max_bytes
     }
 
     fn cache_path(&self, path: &str) -> Option<PathBuf> {
@@ -132,18 +135,6 @@ impl GcsHttp {
         }
         self.cache.as_ref().map(|c| c.join(&self.bucket).join(path.trim_start_matches('/')))
     }
-}
-
-fn enc(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 fn enc_path(s: &str) -> String {
@@ -160,18 +151,15 @@ impl ArtifactSource for GcsHttp {
     fn list(&self, prefix: &str) -> Result<Listing, SourceError> {
         let mut l = Listing::default();
         let mut token: Option<String> = None;
-        for _page in 0..10_000 {
+        let mut pages = PageGuard::new(format!("{}/storage/v1/b/{}/o?prefix={}", self.base, self.bucket, prefix));
+        loop {
             let mut url =
                 format!("{}/storage/v1/b/{}/o?prefix={}&delimiter=%2F", self.base, enc(&self.bucket), enc(prefix));
             if let Some(t) = &token {
                 url.push_str(&format!("&pageToken={}", enc(t)));
             }
-            let body = match http_get_with(&self.agent, &url, &self.opts) {
-                Ok(b) => b,
-                Err(SourceError::Http { status: 404, .. }) => return Ok(l),
-                Err(e) => return Err(e),
-            };
-            let body = decode(&url, body)?.bytes;
+            let Some(body) = http_get(&self.client, &url)? else { return Ok(l) };
+            let body = decode_limited(&url, body, self.max_bytes())?.bytes;
             let v: Value = serde_json::from_slice(&body).map_err(|e| SourceError::Transport {
                 location: url.clone(),
                 detail: format!("listing is not valid JSON: {e}"),
@@ -194,8 +182,9 @@ impl ArtifactSource for GcsHttp {
                 }
             }
             token = v.get("nextPageToken").and_then(Value::as_str).map(String::from).filter(|t| !t.is_empty());
-            if token.is_none() {
-                break;
+            match &token {
+                Some(t) => pages.next(t).map_err(SourceError::Refused)?,
+                None => break,
             }
         }
         l.objects.sort();
@@ -212,12 +201,8 @@ impl ArtifactSource for GcsHttp {
             }
         }
         let url = format!("{}/{}/{}", self.base, enc(&self.bucket), enc_path(path.trim_start_matches('/')));
-        let body = match http_get_with(&self.agent, &url, &self.opts) {
-            Ok(b) => b,
-            Err(SourceError::Http { status: 404, .. }) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let bytes = decode(&url, body)?.bytes;
+        let Some(body) = http_get(&self.client, &url)? else { return Ok(None) };
+        let bytes = decode_limited(&url, body, self.max_bytes())?.bytes;
         if let Some(cp) = cp {
             write_cache(&cp, &bytes);
         }

@@ -4,13 +4,14 @@
 //! `<root>/job-history/gs/<bucket>/<job path>/index.html` and `buildId=<id>.html`.
 //! This module returns page bytes; `citriage-formats` parses them.
 
-use crate::{http_get_with, HttpOptions, SourceError};
+use crate::http::HttpClient;
+use crate::{http_get, HttpOptions, SourceError};
 use std::path::PathBuf;
 
 /// Where job-history pages come from.
 pub enum DeckPages {
-    /// A Deck instance, e.g. `https://prow.k8s.io` (the only host contacted).
-    Http { base: String, agent: ureq::Agent, opts: HttpOptions },
+    /// A Deck instance, e.g. `https://prow.k8s.io` (the only origin contacted).
+    Http { base: String, client: Box<HttpClient> },
     /// A folder holding recorded pages.
     Local { root: PathBuf },
 }
@@ -18,7 +19,10 @@ pub enum DeckPages {
 impl DeckPages {
     /// HTTP pages from a Deck base URL.
     pub fn http(base: &str, opts: HttpOptions) -> DeckPages {
-        DeckPages::Http { base: base.trim_end_matches('/').to_string(), agent: crate::agent(&opts), opts }
+        let base = base.trim_end_matches('/').to_string();
+        let mut client = HttpClient::new(opts);
+        let _ = client.allow(&base);
+        DeckPages::Http { base, client: Box::new(client) }
     }
 
     /// Recorded pages under a folder.
@@ -30,16 +34,12 @@ impl DeckPages {
     /// `job_path` is `logs/<job>` or `pr-logs/directory/<job>`. `Ok(None)` when absent.
     pub fn page(&self, bucket: &str, job_path: &str, build_id: Option<&str>) -> Result<Option<Vec<u8>>, SourceError> {
         match self {
-            DeckPages::Http { base, agent, opts } => {
+            DeckPages::Http { base, client } => {
                 let mut url = format!("{base}/job-history/gs/{bucket}/{job_path}");
                 if let Some(id) = build_id {
                     url.push_str(&format!("?buildId={id}"));
                 }
-                match http_get_with(agent, &url, opts) {
-                    Ok(b) => Ok(Some(b)),
-                    Err(SourceError::Http { status: 404, .. }) => Ok(None),
-                    Err(e) => Err(e),
-                }
+                http_get(client, &url)
             }
             DeckPages::Local { root } => {
                 let dir = root.join("job-history/gs").join(bucket).join(job_path);

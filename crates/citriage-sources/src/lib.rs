@@ -1,13 +1,19 @@
-//! Reading raw inputs from where they live: local files and HTTP(S) URLs, with
-//! gzip detection, timeouts, and bounded retries on HTTP 429/5xx that honour
-//! `Retry-After`. Errors name the path or URL and what went wrong. This crate returns
-//! bytes; parsing happens in `citriage-formats`.
+//! Reading raw inputs from where they live: local files and HTTP(S) URLs, with gzip
+//! detection and size limits. Errors name the path or URL and what went wrong. This
+//! crate returns bytes; parsing happens in `citriage-formats`.
+//!
+//! [`http`] is citriage's one HTTP client layer (timeouts, retry budget,
+//! `Retry-After`, rate limits, size limits, same-origin redirects, page-token checks,
+//! caching hooks, the token rule); the GitHub client and the release-controller source
+//! use it too.
 
 pub mod artifacts;
 pub mod deck;
+pub mod http;
 
+pub use http::HttpOptions;
+use http::{HttpClient, HttpError};
 use std::io::Read;
-use std::time::Duration;
 
 /// Bytes read from a location.
 #[derive(Debug, Clone)]
@@ -33,6 +39,10 @@ pub enum SourceError {
     Gzip { location: String, source: std::io::Error },
     #[error("{location}: larger than the {limit}-byte limit")]
     TooLarge { location: String, limit: u64 },
+    /// The HTTP policy refused to go on: a wait longer than allowed, the retry budget
+    /// spent, a redirect to another origin, a listing that repeats itself.
+    #[error("{0}")]
+    Refused(HttpError),
 }
 
 impl SourceError {
@@ -45,34 +55,35 @@ impl SourceError {
             }
             SourceError::Http { status, .. } => (400..500).contains(status) && *status != 429,
             SourceError::Gzip { .. } | SourceError::TooLarge { .. } => true,
-            SourceError::Transport { .. } => false,
+            SourceError::Transport { .. } | SourceError::Refused(_) => false,
         }
     }
-}
 
-/// HTTP behaviour.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    pub timeout: Duration,
-    /// Attempts in all (first try included) for 429, 5xx and transport errors.
-    pub attempts: u32,
-    /// Base backoff, doubled per attempt when the server gives no `Retry-After`.
-    pub backoff: Duration,
-    /// The longest `Retry-After` honoured; longer waits fail instead of hanging.
-    pub max_retry_after: Duration,
-    /// The largest body accepted.
-    pub max_bytes: u64,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions {
-            timeout: Duration::from_secs(30),
-            attempts: 4,
-            backoff: Duration::from_millis(500),
-            max_retry_after: Duration::from_secs(120),
-            max_bytes: 2 << 30,
+    /// A failed request, in this crate's terms.
+    pub fn from_http(e: HttpError) -> SourceError {
+        match e {
+            HttpError::Transport { url, detail } => SourceError::Transport { location: url, detail },
+            HttpError::TooLarge { url, limit } => SourceError::TooLarge { location: url, limit },
+            HttpError::GaveUp { url, status, attempts, .. } => {
+                SourceError::Http { location: url, status, hint: format!(" (still after {attempts} attempts)") }
+            }
+            HttpError::WaitTooLong { url, status: Some(status), wait_secs, limit_secs, .. } => SourceError::Http {
+                location: url,
+                status,
+                hint: format!(" (server asks to retry after {wait_secs}s, longer than the {limit_secs}s limit)"),
+            },
+            other => SourceError::Refused(other),
         }
+    }
+
+    /// A final HTTP answer other than 200, in this crate's terms.
+    pub fn from_status(url: &str, status: u16) -> SourceError {
+        let hint = match status {
+            404 => " (not found)",
+            401 | 403 => " (access denied)",
+            _ => "",
+        };
+        SourceError::Http { location: url.to_string(), status, hint: hint.to_string() }
     }
 }
 
@@ -81,103 +92,58 @@ pub fn is_url(location: &str) -> bool {
     location.starts_with("http://") || location.starts_with("https://")
 }
 
-/// Reads a path or URL.
+/// Reads a path or URL (at most `opts.max_bytes`, inflated).
 pub fn read(location: &str, opts: &HttpOptions) -> Result<Fetched, SourceError> {
     let raw = if is_url(location) {
-        http_get(location, opts)?
+        http_get(&HttpClient::new(opts.clone()), location)?.ok_or_else(|| SourceError::from_status(location, 404))?
     } else {
-        std::fs::read(location).map_err(|source| SourceError::Io { location: location.to_string(), source })?
+        read_file(std::path::Path::new(location), opts.max_bytes)?
     };
-    decode(location, raw)
+    decode_limited(location, raw, opts.max_bytes)
 }
 
-/// Inflates gzip content (detected by its magic bytes); passes anything else through.
+/// Reads a file of at most `limit` bytes.
+pub fn read_file(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, SourceError> {
+    let location = || path.display().to_string();
+    let f = std::fs::File::open(path).map_err(|source| SourceError::Io { location: location(), source })?;
+    let mut out = Vec::new();
+    f.take(limit + 1).read_to_end(&mut out).map_err(|source| SourceError::Io { location: location(), source })?;
+    if out.len() as u64 > limit {
+        return Err(SourceError::TooLarge { location: location(), limit });
+    }
+    Ok(out)
+}
+
+/// GETs a URL through a client: the body of a 200, `None` for a 404, an error for any
+/// other answer.
+pub fn http_get(client: &HttpClient, url: &str) -> Result<Option<Vec<u8>>, SourceError> {
+    match client.get(url).map_err(SourceError::from_http)? {
+        Ok(body) => Ok(Some(body)),
+        Err(r) if r.status == 404 => Ok(None),
+        Err(r) => Err(SourceError::from_status(url, r.status)),
+    }
+}
+
+/// Inflates gzip content (detected by its magic bytes) up to the default size limit;
+/// passes anything else through.
 pub fn decode(location: &str, raw: Vec<u8>) -> Result<Fetched, SourceError> {
+    decode_limited(location, raw, http::DEFAULT_MAX_BYTES)
+}
+
+/// Inflates gzip content (detected by its magic bytes) up to `limit` bytes; passes
+/// anything else through.
+pub fn decode_limited(location: &str, raw: Vec<u8>, limit: u64) -> Result<Fetched, SourceError> {
     if raw.len() >= 2 && raw[0] == 0x1f && raw[1] == 0x8b {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(&raw[..])
+            .take(limit + 1)
             .read_to_end(&mut out)
             .map_err(|source| SourceError::Gzip { location: location.to_string(), source })?;
+        if out.len() as u64 > limit {
+            return Err(SourceError::TooLarge { location: location.to_string(), limit });
+        }
         Ok(Fetched { location: location.to_string(), bytes: out, was_gzip: true })
     } else {
         Ok(Fetched { location: location.to_string(), bytes: raw, was_gzip: false })
     }
-}
-
-fn http_get(url: &str, opts: &HttpOptions) -> Result<Vec<u8>, SourceError> {
-    http_get_with(&agent(opts), url, opts)
-}
-
-/// A blocking HTTP agent configured from the options.
-pub fn agent(opts: &HttpOptions) -> ureq::Agent {
-    ureq::Agent::config_builder().timeout_global(Some(opts.timeout)).http_status_as_error(false).build().into()
-}
-
-/// GET with bounded retries on 429/5xx (honouring `Retry-After`) and transport errors.
-pub fn http_get_with(agent: &ureq::Agent, url: &str, opts: &HttpOptions) -> Result<Vec<u8>, SourceError> {
-    let mut last: Option<SourceError> = None;
-    for attempt in 0..opts.attempts.max(1) {
-        if attempt > 0 {
-            let wait = match &last {
-                Some(SourceError::Http { hint, .. }) if hint.starts_with(" (retry after ") => {
-                    let secs: u64 =
-                        hint.trim_start_matches(" (retry after ").trim_end_matches("s)").parse().unwrap_or(1);
-                    Duration::from_secs(secs)
-                }
-                _ => opts.backoff * 2u32.saturating_pow(attempt - 1),
-            };
-            std::thread::sleep(wait);
-        }
-        match agent.get(url).header("Accept-Encoding", "gzip").call() {
-            Err(e) => last = Some(SourceError::Transport { location: url.to_string(), detail: e.to_string() }),
-            Ok(mut resp) => {
-                let status = resp.status().as_u16();
-                if status == 200 {
-                    let mut buf = Vec::new();
-                    if let Err(e) = resp.body_mut().as_reader().take(opts.max_bytes + 1).read_to_end(&mut buf) {
-                        // A cut-off body is retried like a transport error.
-                        last = Some(SourceError::Transport {
-                            location: url.to_string(),
-                            detail: format!("body read failed (truncated download?): {e}"),
-                        });
-                        continue;
-                    }
-                    if buf.len() as u64 > opts.max_bytes {
-                        return Err(SourceError::TooLarge { location: url.to_string(), limit: opts.max_bytes });
-                    }
-                    return Ok(buf);
-                }
-                let retry_after = resp
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok());
-                let retryable = status == 429 || status >= 500;
-                if !retryable {
-                    let hint = match status {
-                        404 => " (not found)".to_string(),
-                        401 | 403 => " (access denied)".to_string(),
-                        _ => String::new(),
-                    };
-                    return Err(SourceError::Http { location: url.to_string(), status, hint });
-                }
-                let hint = match retry_after {
-                    Some(s) if Duration::from_secs(s) <= opts.max_retry_after => format!(" (retry after {s}s)"),
-                    Some(s) => {
-                        return Err(SourceError::Http {
-                            location: url.to_string(),
-                            status,
-                            hint: format!(
-                                " (server asks to retry after {s}s, longer than the {}s limit)",
-                                opts.max_retry_after.as_secs()
-                            ),
-                        })
-                    }
-                    None => String::new(),
-                };
-                last = Some(SourceError::Http { location: url.to_string(), status, hint });
-            }
-        }
-    }
-    Err(last.unwrap_or(SourceError::Transport { location: url.to_string(), detail: "no attempt made".into() }))
 }

@@ -20,7 +20,7 @@ use crate::repos::{self, BranchCursor, PullRequest};
 use crate::rng::{fake_sha, hash_parts, Rng};
 use crate::suites::{self, TestDef};
 use crate::text::Vars;
-use crate::time::{self, DAY, HOUR, MINUTE};
+use citriage_model::time::{self, DAY, HOUR, MINUTE};
 
 /// World-wide settings every job worker needs.
 pub struct Ctx {
@@ -1125,10 +1125,10 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
     let mut dash = DashTruth::default();
     for (i, s) in ctx.snapshots.iter().enumerate() {
         if let Some(d) = failures[i] {
-            dash.failures.insert(time::date(s.day), d);
+            dash.failures.insert(citriage_model::Day(s.day).to_string(), d);
         }
         if let Some(e) = &flakes[i] {
-            dash.flakes.insert(time::date(s.day), e.consistency);
+            dash.flakes.insert(citriage_model::Day(s.day).to_string(), e.consistency);
         }
     }
     let first = recs.iter().map(|r| r.start).min();

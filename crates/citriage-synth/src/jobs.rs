@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::catalog::{self, Pattern, SuiteKind, FLAKY};
 use crate::repos::repo_info;
 use crate::rng::{hash_parts, Rng};
-use crate::time::{DAY, HOUR, MINUTE};
+use citriage_model::time::{DAY, HOUR, MINUTE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::time::DAY;
+use citriage_model::time::DAY;
 
 /// One kettle row: a finished build.
 #[derive(Clone, Debug)]

@@ -19,9 +19,10 @@ mod repos;
 mod rng;
 mod suites;
 mod text;
-mod time;
 mod truth;
 
+use citriage_model::time;
+use citriage_model::Day;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
@@ -144,9 +145,9 @@ impl SynthParams {
     /// Checks the parameters; returns a description of the first problem.
     pub fn validate(&self) -> Result<(), SynthError> {
         let bad = |m: &str| Err(SynthError::Params(m.to_string()));
-        match time::parse_date(&self.end_date) {
+        match Day::parse(&self.end_date) {
             // Prow's snowflake build ids cover 2011..2100 comfortably.
-            Some(d) if (time::days_from_civil(2011, 1, 1)..=time::days_from_civil(2100, 12, 31)).contains(&d) => {}
+            Some(d) if Day::from_ymd(2011, 1, 1) <= Some(d) && Some(d) <= Day::from_ymd(2100, 12, 31) => {}
             Some(_) => return bad("end_date must be between 2011-01-01 and 2100-12-31"),
             None => return bad("end_date must be a valid YYYY-MM-DD date"),
         }
@@ -246,7 +247,7 @@ pub fn generate(
 ) -> Result<Summary, SynthError> {
     params.validate()?;
     ensure_empty(out_dir)?;
-    let end_day = time::parse_date(&params.end_date).ok_or_else(|| SynthError::Params("end_date".into()))?;
+    let end_day = Day::parse(&params.end_date).map(|d| d.0).ok_or_else(|| SynthError::Params("end_date".into()))?;
     let start_day = end_day - i64::from(params.days) + 1;
     let world_end = (end_day + 1) * time::DAY - 1;
     let snapshots: Vec<kettle::Snapshot> = (0..i64::from(params.dashboard_days))
@@ -389,7 +390,7 @@ pub fn generate(
     let mut sink = out::Sink::new(out_dir);
     let mut dashboard_files = Vec::new();
     for (i, s) in snapshots.iter().enumerate() {
-        let date = time::date(s.day);
+        let date = Day(s.day).to_string();
         let fj = kettle::failures_json(&fail_maps[i]);
         let kj = kettle::flakes_json(&flake_maps[i]);
         let fp = format!("k8s-metrics/failures/failures-{date}.json");

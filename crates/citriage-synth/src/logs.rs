@@ -6,7 +6,7 @@
 use crate::catalog::SuiteKind;
 use crate::rng::Rng;
 use crate::text::{Text, Vars};
-use crate::time;
+use citriage_model::time;
 
 /// One failure cause as it appears in the log.
 pub struct LogCause {

@@ -19,7 +19,7 @@ use crate::prow::{self, HistoryEntry, JobDoc, Refs, State};
 use crate::rng::{fake_sha, Rng};
 use crate::suites;
 use crate::text::{base64, Vars};
-use crate::time::{self, DAY, HOUR, MINUTE};
+use citriage_model::time::{self, DAY, HOUR, MINUTE};
 
 pub const STREAM: &str = "4.22.0-0.nightly";
 const BUCKET: &str = "test-platform-results";
@@ -89,6 +89,8 @@ const PR_SUBJECTS: &[&str] = &[
 pub enum Event {
     Normal,
     CulpritIntroduced,
+    /// The culprit's failure continues, but the failing runs lost their artifacts.
+    CulpritGap,
     CulpritCarried,
     Revert,
     FlakeRetry,
@@ -142,6 +144,9 @@ pub struct TagTruth {
     pub new_prs: Vec<String>,
     /// Patterns of the failed runs: job short name -> pattern id.
     pub patterns: BTreeMap<String, String>,
+    /// The failing runs of this payload lost their artifacts: its own analysis
+    /// has no evidence (later payloads must still find the culprit).
+    pub evidence_missing: bool,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -336,6 +341,19 @@ struct Pr {
     /// Symbol added (culprit) or reverted.
     symbol: Option<String>,
     revert_of: Option<u32>,
+    /// A trap: an innocent PR built to look like the culprit to a careless matcher.
+    decoy: Option<Decoy>,
+}
+
+/// The traps real payloads hold, planted beside the culprit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decoy {
+    /// Adds the culprit's symbol in a vendored copy, generated code and docs.
+    VendoredGenerated,
+    /// Adds a symbol that only an info line of the failing logs names.
+    InfoLine,
+    /// Adds the command-line flag the failing test's command used.
+    Flag,
 }
 
 /// A run of one payload job.
@@ -369,7 +387,7 @@ fn plan_events(n: usize) -> Vec<Event> {
     }
     // (group, priority: lower is dropped first)
     let mut groups: Vec<(Vec<Event>, u8)> = vec![
-        (vec![Event::CulpritIntroduced, Event::CulpritCarried, Event::Revert], 9),
+        (vec![Event::CulpritIntroduced, Event::CulpritGap, Event::CulpritCarried, Event::Revert], 9),
         (vec![Event::FlakeRetry], 3),
         (vec![Event::PreExisting], 4),
         (vec![Event::Infra], 8),
@@ -388,7 +406,7 @@ fn plan_events(n: usize) -> Vec<Event> {
                 .map(|(i, _)| i)
                 .unwrap_or(pos);
             groups.remove(lowest);
-        } else if groups[0].0.len() == 3 {
+        } else if groups[0].0.len() > 2 {
             groups[0].0.remove(1);
         } else if let Some(g) = groups.iter_mut().find(|g| g.0.len() == 2 && g.0[0] == Event::CiConfig) {
             g.0.truncate(1);
@@ -420,9 +438,12 @@ fn plan_events(n: usize) -> Vec<Event> {
 
 fn phase_of(e: Event) -> &'static str {
     match e {
-        Event::CulpritIntroduced | Event::CulpritCarried | Event::PreExisting | Event::Infra | Event::CiConfig => {
-            "Rejected"
-        }
+        Event::CulpritIntroduced
+        | Event::CulpritGap
+        | Event::CulpritCarried
+        | Event::PreExisting
+        | Event::Infra
+        | Event::CiConfig => "Rejected",
         Event::Ready => "Ready",
         _ => "Accepted",
     }
@@ -495,6 +516,7 @@ pub fn generate(
                 sha: r.hex(40),
                 symbol: None,
                 revert_of: None,
+                decoy: None,
             });
         }
         match e {
@@ -510,7 +532,29 @@ pub fn generate(
                     sha: r.hex(40),
                     symbol: Some(symbol.clone()),
                     revert_of: None,
+                    decoy: None,
                 };
+                // Decoys: the symbol in vendored / generated / documentation files of
+                // another repository, a symbol only an info line names, the flag of
+                // the failing command.
+                for (repo, subject, decoy) in [
+                    ("openshift/installer", "Bump the vendored cluster-network-operator API", Decoy::VendoredGenerated),
+                    ("openshift/cluster-version-operator", "Log each proxy reconciliation", Decoy::InfoLine),
+                    ("openshift/machine-config-operator", "Pass the kubeconfig explicitly to the daemon", Decoy::Flag),
+                ] {
+                    let number = next_pr(repo, &mut r);
+                    list.push(Pr {
+                        repo: repo.to_string(),
+                        number,
+                        subject: subject.to_string(),
+                        author: "openshift-bot".to_string(),
+                        merged_at: created[i] - 3 * HOUR,
+                        sha: r.hex(40),
+                        symbol: Some(symbol.clone()),
+                        revert_of: None,
+                        decoy: Some(decoy),
+                    });
+                }
                 // An innocent PR in the same component, so component alone does not decide.
                 let n2 = next_pr(repo, &mut r);
                 list.push(Pr {
@@ -522,6 +566,7 @@ pub fn generate(
                     sha: r.hex(40),
                     symbol: None,
                     revert_of: None,
+                    decoy: None,
                 });
                 culprit = Some((pr.clone(), i));
                 list.push(pr);
@@ -538,6 +583,7 @@ pub fn generate(
                         sha: r.hex(40),
                         symbol: Some(c.symbol.clone().unwrap_or_default()),
                         revert_of: Some(c.number),
+                        decoy: None,
                     });
                 }
             }
@@ -651,7 +697,7 @@ pub fn generate(
             sink.write(&path, diff.as_bytes())?;
             write_gh_pull(sink, &pr.repo, pr.number, &pr.subject, &pr.author, pr.merged_at, &pr.sha)?;
             diffs += 1;
-            if pr.symbol.is_some() && pr.revert_of.is_none() {
+            if pr.symbol.is_some() && pr.revert_of.is_none() && pr.decoy.is_none() {
                 if let Some((_, at)) = &culprit {
                     culprit_truth = Some(CulpritTruth {
                         repo: pr.repo.clone(),
@@ -694,10 +740,15 @@ pub fn generate(
             let prowjob = prowjob_name(suffix);
             // Decide what breaks this job in this payload.
             let cause: Option<(&str, bool)> = match e {
-                Event::CulpritIntroduced | Event::CulpritCarried
+                Event::CulpritIntroduced | Event::CulpritGap | Event::CulpritCarried
                     if matches!(short, "aws-ovn-serial-1of2" | "aws-ovn-serial-2of2" | "gcp-ovn") =>
                 {
                     Some(("culprit-pr-symbol", false))
+                }
+                Event::CulpritIntroduced | Event::CulpritGap | Event::CulpritCarried
+                    if short.starts_with("aggregated-") =>
+                {
+                    Some(("culprit-aggregated", false))
                 }
                 Event::Infra if infra_victims.contains(&short) => Some(("cloud-vcpu-quota", false)),
                 Event::CiConfig if matches!(short, "gcp-ovn" | "metal-ipi-ovn-ipv4" | "aws-ovn-serial-2of2") => {
@@ -765,8 +816,18 @@ pub fn generate(
                     url,
                 };
                 let pattern_id = if fails { cause.map(|c| c.0) } else { None };
-                let (log_path, line) =
-                    write_run(sink, seed, &run, &tags[i], pattern_id, &symbol, &flag, log_lines, &mut history)?;
+                let artifacts = !(*e == Event::CulpritGap && pattern_id.is_some());
+                let (log_path, line) = write_run(
+                    sink,
+                    seed,
+                    &run,
+                    &tags[i],
+                    pattern_id,
+                    (&symbol, &flag),
+                    artifacts,
+                    log_lines,
+                    &mut history,
+                )?;
                 job_runs += 1;
                 if pattern_id == Some("culprit-pr-symbol") && first_culprit_log.is_none() {
                     first_culprit_log = line.map(|l| (log_path.clone(), l));
@@ -834,7 +895,7 @@ pub fn generate(
                 prowjob_name("aggregated"),
                 prow::build_id(created[i] + HOUR, i as u64)
             );
-            let ok = !matches!(e, Event::CulpritIntroduced | Event::CulpritCarried);
+            let ok = !matches!(e, Event::CulpritIntroduced | Event::CulpritGap | Event::CulpritCarried);
             let mut h = BTreeMap::new();
             h.insert(url.clone(), HistoryItem { state: if ok { "Succeeded" } else { "Failed" }, url });
             upgrades_to.push(Upgrade {
@@ -866,7 +927,7 @@ pub fn generate(
             change_log_json: clj,
         });
         let cause = match e {
-            Event::CulpritIntroduced | Event::CulpritCarried => Some("culprit-pr"),
+            Event::CulpritIntroduced | Event::CulpritGap | Event::CulpritCarried => Some("culprit-pr"),
             Event::Infra => Some("infra"),
             Event::CiConfig => Some("ci-config"),
             Event::PreExisting => Some("pre-existing-product-bug"),
@@ -887,6 +948,7 @@ pub fn generate(
             failed_informing_jobs: failed_informing,
             new_prs: prs_by_payload[i].iter().map(|p| format!("{}#{}", p.repo, p.number)).collect(),
             patterns,
+            evidence_missing: *e == Event::CulpritGap,
         });
         progress(i as u64 + 1, payloads as u64, job_runs);
     }
@@ -905,7 +967,7 @@ pub fn generate(
         }
     }
     for t in tag_truths.iter_mut() {
-        if matches!(t.event, Event::CulpritIntroduced | Event::CulpritCarried) {
+        if matches!(t.event, Event::CulpritIntroduced | Event::CulpritGap | Event::CulpritCarried) {
             t.culprit = culprit_truth.clone();
         }
         if t.event == Event::CiConfig {
@@ -996,6 +1058,9 @@ fn write_gh_pull(
 /// A unified diff; returns it and the 1-based line that carries the symbol
 /// (0 when none).
 fn pr_diff(pr: &Pr, r: &mut Rng) -> (String, u32) {
+    if let Some(d) = pr.decoy {
+        return (decoy_diff(d, pr.symbol.as_deref().unwrap_or("reconcileStatus"), r), 0);
+    }
     let (file, pkg) = if pr.repo.ends_with("cluster-network-operator") {
         ("pkg/network/ovn_kubernetes.go", "network")
     } else if pr.repo.ends_with("installer") {
@@ -1042,7 +1107,8 @@ fn pr_diff(pr: &Pr, r: &mut Rng) -> (String, u32) {
         }
         _ => {
             let at = r.range(20, 400);
-            lines.push(format!("@@ -{at},7 +{at},8 @@ package {pkg}"));
+            let header = lines.len();
+            lines.push(String::new());
             lines.push(" ".into());
             lines.push(format!(
                 " func {}(ctx context.Context) error {{",
@@ -1050,17 +1116,88 @@ fn pr_diff(pr: &Pr, r: &mut Rng) -> (String, u32) {
             ));
             lines.push(format!("-\ttimeout := {}*time.Second", r.range(10, 60)));
             lines.push(format!("+\ttimeout := {}*time.Second", r.range(61, 120)));
+            if r.chance(0.4) {
+                // A field every network-touching change reads: common, never specific.
+                lines.push("+\tcidrs := cfg.Object(\"spec.clusterNetwork\")".into());
+            }
             lines.push(format!(
                 "+\tklog.V(4).Infof(\"{}\", timeout)",
                 r.pick_str(&["using timeout %v", "waiting up to %v", "sync deadline %v"])
             ));
             lines.push(" \treturn wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, check)".into());
             lines.push(" }".into());
+            let body = &lines[header + 1..];
+            let old = body.iter().filter(|l| !l.starts_with('+')).count();
+            let new = body.iter().filter(|l| !l.starts_with('-')).count();
+            lines[header] = format!("@@ -{at},{old} +{at},{new} @@ package {pkg}");
         }
     }
     let mut s = lines.join("\n");
     s.push('\n');
     (s, symbol_line)
+}
+
+/// The diff of a decoy PR: what a careless matcher takes for the culprit.
+fn decoy_diff(d: Decoy, symbol: &str, r: &mut Rng) -> String {
+    let file_header = |path: &str, r: &mut Rng| {
+        vec![
+            format!("diff --git a/{path} b/{path}"),
+            format!("index {}..{} 100644", r.hex(7), r.hex(7)),
+            format!("--- a/{path}"),
+            format!("+++ b/{path}"),
+        ]
+    };
+    let mut lines: Vec<String> = Vec::new();
+    match d {
+        Decoy::VendoredGenerated => {
+            let v = "vendor/github.com/openshift/cluster-network-operator/pkg/network/ovn_kubernetes.go";
+            lines.extend(file_header(v, r));
+            lines.push(
+                "@@ -210,3 +210,6 @@ func renderOVNKubernetes(conf *operv1.NetworkSpec) ([]*uns.Unstructured, error) {"
+                    .into(),
+            );
+            lines.push(" \tobjs := []*uns.Unstructured{}".into());
+            lines.push(format!("+\tif err := {symbol}(conf, bootstrapResult); err != nil {{"));
+            lines.push(format!("+\t\treturn nil, fmt.Errorf(\"{symbol}: %w\", err)"));
+            lines.push("+\t}".into());
+            lines.push(" \treturn objs, nil".into());
+            lines.push(" }".into());
+            let g = "pkg/types/network/zz_generated.deepcopy.go";
+            lines.extend(file_header(g, r));
+            lines.push("@@ -40,2 +40,5 @@ func (in *NetworkSpec) DeepCopyInto(out *NetworkSpec) {".into());
+            lines.push(" \t*out = *in".into());
+            lines.push("+\tif in.clusterNetwork != nil {".into());
+            lines.push(format!("+\t\tout.{symbol} = in.{symbol}"));
+            lines.push("+\t}".into());
+            lines.push(" }".into());
+            let doc = "docs/user/troubleshooting-network.md";
+            lines.extend(file_header(doc, r));
+            lines.push("@@ -1,1 +1,3 @@".into());
+            lines.push(" # Network troubleshooting".into());
+            lines.push("+If the operator reports `failed to render manifests: runtime error: invalid memory address or nil pointer dereference`,".into());
+            lines.push(format!("+check the `{symbol}` step in the operator logs."));
+        }
+        Decoy::InfoLine => {
+            let f = "pkg/cvo/proxy.go";
+            lines.extend(file_header(f, r));
+            lines.push("@@ -88,2 +88,6 @@ func (optr *Operator) syncProxy(ctx context.Context) error {".into());
+            lines.push(" \tproxy := optr.proxyLister.Get(\"cluster\")".into());
+            lines.push("+\treturn reconcileProxyStatus(ctx, proxy)".into());
+            lines.push("+}".into());
+            lines.push("+".into());
+            lines.push("+func reconcileProxyStatus(ctx context.Context, p *configv1.Proxy) error {".into());
+            lines.push(" }".into());
+        }
+        Decoy::Flag => {
+            let f = "templates/common/_base/files/kubelet-wrapper.sh";
+            lines.extend(file_header(f, r));
+            lines.push("@@ -12,2 +12,2 @@ set -euo pipefail".into());
+            lines.push("-exec /usr/bin/machine-config-daemon start".into());
+            lines.push("+exec /usr/bin/machine-config-daemon start --kubeconfig=/var/lib/kubelet/kubeconfig".into());
+            lines.push(" exit 0".into());
+        }
+    }
+    lines.join("\n") + "\n"
 }
 
 fn ci_config_diff(flag: &str, file: &str) -> (String, u32) {
@@ -1183,8 +1320,8 @@ fn write_run(
     run: &Run,
     tag: &str,
     pattern: Option<&str>,
-    symbol: &str,
-    flag: &str,
+    (symbol, flag): (&str, &str),
+    artifacts: bool,
     log_lines: usize,
     history: &mut History,
 ) -> Result<(String, Option<u32>), SynthError> {
@@ -1224,12 +1361,29 @@ fn write_run(
     let Some(end) = run.end else {
         return Ok((String::new(), None));
     };
+    let fin = prow::Finished {
+        timestamp: end,
+        passed: run.state == State::Success,
+        result: run.state.result().unwrap_or("FAILURE"),
+        revision: release_sha.clone(),
+        metadata: BTreeMap::new(),
+    };
+    if !artifacts {
+        // The run finished, but its log and JUnit are gone.
+        sink.write(&format!("{prefix}/finished.json"), &serde_json::to_vec_pretty(&fin).unwrap_or_default())?;
+        return Ok((String::new(), None));
+    }
     let mut vars = Vars::new(r.fork("vars"), run.start);
     // The planted cause as log lines and a failing test.
     let (cause, test_fail): (Option<LogCause>, Option<(String, String)>) = match pattern {
         Some("culprit-pr-symbol") => {
             let e1 = format!("{} controller.go:{}] \"Reconciler error\" err=\"failed to render manifests: {symbol}: runtime error: invalid memory address or nil pointer dereference\" controller=\"operconfig-controller\"", vars.klog_header('E'), r.range(200, 400));
             let ctx = vec![
+                // Traps: an info line naming a symbol a decoy adds.
+                format!(
+                    "time=\"{}\" level=info msg=\"reconcileProxyStatus: proxy configuration unchanged\"",
+                    time::rfc3339(run.start + 5 * MINUTE)
+                ),
                 "panic: runtime error: invalid memory address or nil pointer dereference [recovered]".to_string(),
                 format!(
                     "github.com/openshift/cluster-network-operator/pkg/network.{symbol}(0xc00{}, 0xc00{})",
@@ -1246,7 +1400,13 @@ fn write_run(
                 Some(LogCause { errors: vec![e1], context: ctx, setup: false }),
                 Some((
                     "[sig-network] network operator should report Available=True within 30 minutes [Suite:openshift/conformance/parallel]".to_string(),
-                    format!("fail [github.com/openshift/origin/test/extended/networking/operator.go:{}]: clusteroperator/network is Degraded: failed to render manifests: {symbol}: runtime error: invalid memory address or nil pointer dereference", r.range(50, 300)),
+                    // Traps: the command's flag (a decoy adds it) and a field every
+                    // network change touches (spec.clusterNetwork).
+                    format!(
+                        "fail [github.com/openshift/origin/test/extended/networking/operator.go:{}]: clusteroperator/network is Degraded: failed to render manifests: {symbol}: runtime error: invalid memory address or nil pointer dereference\nError running oc --kubeconfig=/tmp/kubeconfig-{} get clusteroperator network -o yaml: exit status 1\nlast condition while reading spec.clusterNetwork: Degraded",
+                        r.range(50, 300),
+                        r.range(100_000, 999_999)
+                    ),
                 )),
             )
         }
@@ -1417,23 +1577,46 @@ fn write_run(
         let (bytes, _, _) = junit::render(f);
         sink.write(&format!("{prefix}/{}", f.rel), &bytes)?;
     }
-    if run.short.starts_with("aggregated-") {
+    if pattern == Some("culprit-aggregated") {
+        // Only the snapshot's results.json: the aggregated XML is not there.
+        sink.write(&format!("{prefix}/artifacts/junit/results.json"), aggregated_results_json(&mut r).as_bytes())?;
+    } else if run.short.starts_with("aggregated-") {
         let under = run.short.trim_start_matches("aggregated-");
         let path = format!(
             "{prefix}/artifacts/release-analysis-aggregator/openshift-release-analysis-aggregator/artifacts/release-analysis-aggregator/{under}/{tag}/junit-aggregated.xml"
         );
         sink.write(&path, aggregated_junit(&mut r, under, run.state == State::Success).as_bytes())?;
     }
-    let fin = prow::Finished {
-        timestamp: end,
-        passed: run.state == State::Success,
-        result: run.state.result().unwrap_or("FAILURE"),
-        revision: release_sha,
-        metadata: BTreeMap::new(),
-    };
     sink.write(&format!("{prefix}/finished.json"), &serde_json::to_vec_pretty(&fin).unwrap_or_default())?;
     let _ = DAY;
     Ok((log_path, first_error))
+}
+
+/// The payload snapshot's `results.json` of a failed aggregated job: the
+/// aggregated test that failed, with its underlying runs.
+fn aggregated_results_json(r: &mut Rng) -> String {
+    let job = format!("{JOB_PREFIX}e2e-aws-ovn-upgrade");
+    let run = |id: u64| {
+        serde_json::json!({
+            "jobrunid": id.to_string(),
+            "humanurl": format!("https://prow.ci.openshift.org/view/gs/{BUCKET}/logs/{job}/{id}"),
+            "gcsartifacturl": format!("https://gcsweb-ci.apps.ci.l2s4.p1.openshiftapps.com/gcs/{BUCKET}/logs/{job}/{id}/artifacts"),
+        })
+    };
+    let base = 2_124_000_000_000_000_000u64 + r.below(999_999_999) * 1000;
+    let passes: Vec<_> = (0..2).map(|k| run(base + k)).collect();
+    let failures: Vec<_> = (2..10).map(|k| run(base + k)).collect();
+    let v = serde_json::json!([
+        {"name": "Run multi-stage test release-analysis-aggregator - release-analysis-aggregator-openshift-release-analysis-aggregator container test",
+         "status": "failed", "suite_name": "step graph", "failure_text": "Some tests failed aggregation.  See above for details."},
+        {"name": "[sig-network][bz-Networking] clusteroperator/network should stay Available=True during upgrade",
+         "status": "failed", "suite_name": "openshift-tests-upgrade",
+         "failure_message": "Failed: Passed 2 times, failed 8 times.  The historical pass rate is 99%.  The required number of passes is 8.",
+         "aggregated": {"passes": passes, "failures": failures, "skips": []}}
+    ]);
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// The aggregator's `junit-aggregated.xml`: one case per test, its

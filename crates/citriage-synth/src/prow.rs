@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::time;
+use citriage_model::time;
 
 /// Prow's snowflake epoch (milliseconds).
 const SNOWFLAKE_EPOCH_MS: i64 = 1_288_834_974_657;

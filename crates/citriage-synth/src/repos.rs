@@ -4,7 +4,7 @@
 //! repository and the day, so every job sees the same history.
 
 use crate::rng::{fake_sha, hash_parts, Rng};
-use crate::time::{DAY, HOUR};
+use citriage_model::time::{DAY, HOUR};
 
 /// Static facts about a repository.
 #[derive(Debug)]

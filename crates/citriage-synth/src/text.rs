@@ -8,7 +8,7 @@
 //! Java's `BufferedReader.readLine`, also used by CiDiff's ground truth).
 
 use crate::rng::Rng;
-use crate::time;
+use citriage_model::time;
 
 /// Growable text with a running count of line ends.
 #[derive(Default)]

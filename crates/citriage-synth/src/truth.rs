@@ -110,8 +110,8 @@ impl Index {
             version: env!("CARGO_PKG_VERSION"),
             params,
             world: World {
-                start_date: time::date(start_day),
-                end_date: time::date(end_day),
+                start_date: citriage_model::Day(start_day).to_string(),
+                end_date: citriage_model::Day(end_day).to_string(),
                 world_end: time::rfc3339(world_end),
                 line_convention: LINE_CONVENTION,
                 snapshot_rule: "The dashboard dated D is the kettle query run at D 12:00:00Z: it sees builds whose finished.json timestamp is at or before that instant.",

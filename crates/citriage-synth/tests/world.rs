@@ -784,6 +784,58 @@ fn payload_stream_plants_culprit_infra_and_ci_config() {
                     .collect();
                 assert!(prs.contains(&c["pr"].as_u64().expect("pr")));
                 assert!(!tt["failed_blocking_jobs"].as_array().expect("f").is_empty());
+                // The traps beside it: the symbol in another repository's vendored,
+                // generated and documentation files; a symbol only an info line of the
+                // failing logs names; the failing command's flag.
+                let repo_prs = |repo: &str| -> Vec<String> {
+                    tt["new_prs"]
+                        .as_array()
+                        .expect("new prs")
+                        .iter()
+                        .filter_map(|p| p.as_str())
+                        .filter(|p| p.starts_with(&format!("{repo}#")))
+                        .map(|p| p.split('#').nth(1).unwrap_or("").to_string())
+                        .collect()
+                };
+                let diff_of = |repo: &str, n: &str| {
+                    String::from_utf8_lossy(&read(&w.root.join(format!("github/{repo}/pull/{n}.diff")))).into_owned()
+                };
+                let vendored = repo_prs("openshift/installer")
+                    .into_iter()
+                    .map(|n| diff_of("openshift/installer", &n))
+                    .find(|d| d.contains("+++ b/vendor/"))
+                    .expect("a vendoring decoy");
+                assert!(
+                    vendored.contains(sym) && vendored.contains("zz_generated") && vendored.contains("+++ b/docs/")
+                );
+                assert!(repo_prs("openshift/cluster-version-operator").iter().any(|n| diff_of(
+                    "openshift/cluster-version-operator",
+                    n
+                )
+                .contains("func reconcileProxyStatus(")));
+                assert!(repo_prs("openshift/machine-config-operator").iter().any(|n| diff_of(
+                    "openshift/machine-config-operator",
+                    n
+                )
+                .contains("--kubeconfig=")));
+                assert!(log.iter().any(|l| l.contains("level=info") && l.contains("reconcileProxyStatus")));
+                // The aggregated job has only the snapshot's results.json.
+                let agg = &info["results"]["blockingJobs"]["aggregated-aws-ovn-upgrade-4.22-micro"];
+                assert_eq!(agg["state"], "Failed");
+                let dir =
+                    w.root.join("gcs").join(agg["url"].as_str().expect("url").split("/view/gs/").nth(1).expect("path"));
+                assert!(dir.join("artifacts/junit/results.json").is_file());
+                assert!(!read(&dir.join("artifacts/junit/results.json")).is_empty());
+            }
+            "culprit-gap" => {
+                // The culprit's failure goes on, but its runs lost their log and JUnit.
+                assert_eq!(tt["evidence_missing"], true);
+                assert!(tt["culprit"].is_object());
+                let job = tt["failed_blocking_jobs"].as_array().expect("f")[0].as_str().expect("job");
+                let r = &info["results"]["blockingJobs"][job];
+                let dir =
+                    w.root.join("gcs").join(r["url"].as_str().expect("url").split("/view/gs/").nth(1).expect("path"));
+                assert!(!dir.join("build-log.txt").exists() && !dir.join("artifacts/junit_operator.xml").exists());
             }
             "infra" => {
                 assert!(tt["culprit"].is_null());
@@ -815,7 +867,7 @@ fn payload_stream_plants_culprit_infra_and_ci_config() {
             _ => {}
         }
     }
-    for e in ["culprit-introduced", "infra", "ci-config", "revert", "ready"] {
+    for e in ["culprit-introduced", "culprit-gap", "culprit-carried", "infra", "ci-config", "revert", "ready"] {
         assert!(seen.contains(e), "event {e} planted");
     }
     assert!(truths.iter().any(|t| t["changelog_loading"] == true));

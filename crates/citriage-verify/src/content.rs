@@ -661,7 +661,7 @@ pub(crate) fn check_file_lines(
     refs_ctx: &RefContext,
 ) {
     // What a report dated D could have read: the last commit of D (UTC).
-    let until = day.map(|d| (d.0 + 1) * 86_400 - 1);
+    let until = day.map(|d| d.end_seconds());
     type Key = (Option<String>, String, usize, usize, Vec<usize>, Option<String>);
     let mut groups: BTreeMap<Key, Vec<&FileLineRef>> = BTreeMap::new();
     for c in claims {

@@ -10,10 +10,10 @@ use crate::claims::{line_claims, Claimed, LineContext, StateClaim};
 use crate::prose::Modality;
 use crate::report::Report;
 use crate::rules::{ClaimRecord, Ctx, Verdict};
-use citriage_github::time::parse_timestamp;
 use citriage_github::{
     replay_timeline, FoundRef, IssueRef, IssueStatus, PrStatus, RefResolver, RefState, TimelineEvent,
 };
+use citriage_model::time::parse_rfc3339;
 use citriage_model::{Day, Evidence};
 use std::collections::BTreeMap;
 
@@ -28,8 +28,9 @@ pub struct Window {
 impl Window {
     /// The day ±14 hours (the widest time-zone offsets).
     pub fn of_day(day: Day) -> Window {
-        let s = day.0 * 86_400;
-        Window { start: s - 14 * 3600, end: s + 86_400 + 14 * 3600, day }
+        use citriage_model::time::{DAY, HOUR};
+        let s = day.start_seconds();
+        Window { start: s - 14 * HOUR, end: s + DAY + 14 * HOUR, day }
     }
 }
 
@@ -58,14 +59,14 @@ struct History {
 }
 
 fn ts(s: &Option<String>) -> Option<i64> {
-    s.as_deref().and_then(parse_timestamp)
+    s.as_deref().and_then(parse_rfc3339)
 }
 
 fn history(st: &RefState) -> Option<History> {
     match st {
         RefState::Pr(p) => {
             let (now_state, merged, closed, draft, mergeable) = match &p.status {
-                PrStatus::Merged { at } => ("merged", parse_timestamp(at), None, false, None),
+                PrStatus::Merged { at } => ("merged", parse_rfc3339(at), None, false, None),
                 PrStatus::Open { draft, mergeable, .. } => ("open", None, None, *draft, *mergeable),
                 PrStatus::ClosedUnmerged { closed_at } => ("closed", None, ts(closed_at), false, None),
                 _ => return None,
@@ -260,7 +261,7 @@ fn instants(c: &StateClaim, h: &History, w: Option<Window>, events: Option<&[Tim
     let mut out = vec![start.max(from), end];
     let mut changes: Vec<i64> = [h.created, h.merged, h.closed].into_iter().flatten().collect();
     if let Some(ev) = events {
-        changes.extend(ev.iter().filter_map(|e| e.at.as_deref().and_then(parse_timestamp)));
+        changes.extend(ev.iter().filter_map(|e| e.at.as_deref().and_then(parse_rfc3339)));
     }
     out.extend(changes.into_iter().filter(|t| *t >= from && *t <= end));
     out.sort();
@@ -271,15 +272,14 @@ fn instants(c: &StateClaim, h: &History, w: Option<Window>, events: Option<&[Tim
 fn describe_now(h: &History) -> String {
     let kind = if h.pr { "PR" } else { "issue" };
     let state = match h.now_state {
-        "merged" => format!("MERGED {}", h.merged.map(citriage_github::time::format_utc).unwrap_or_default()),
+        "merged" => format!("MERGED {}", h.merged.map(citriage_model::time::utc).unwrap_or_default()),
         "closed" if h.pr => format!(
             "CLOSED without merging{}",
-            h.closed.map(|c| format!(" {}", citriage_github::time::format_utc(c))).unwrap_or_default()
+            h.closed.map(|c| format!(" {}", citriage_model::time::utc(c))).unwrap_or_default()
         ),
-        "closed" => format!(
-            "CLOSED{}",
-            h.closed.map(|c| format!(" {}", citriage_github::time::format_utc(c))).unwrap_or_default()
-        ),
+        "closed" => {
+            format!("CLOSED{}", h.closed.map(|c| format!(" {}", citriage_model::time::utc(c))).unwrap_or_default())
+        }
         _ if h.draft_now => "OPEN (draft)".into(),
         _ => "OPEN".into(),
     };

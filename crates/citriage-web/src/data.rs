@@ -6,14 +6,18 @@
 //! cluster in full, payload streams and the stored reports. Everything is ordered
 //! deterministically.
 
-use crate::index::{BuildLite, ClusterIndex, ProfileIndex, WebIndex};
-use crate::WebError;
+use crate::error::WebError;
+use crate::index::{by_name, BuildLite, ClusterIndex, ProfileIndex, WebIndex, TOP_NAMES};
+use crate::search::{
+    excerpt, JobCount, Occurrence, Place, SearchMatch, SearchQuery, SearchResult, Within, GATHER_LIMIT, SEARCH_DEADLINE,
+};
+use crate::summary::{outcome, round3, Count, DayRate, JobSummary, NameCount, VerificationSummary, PROFILES};
 use citriage_analysis::metrics::corrected::{JobFigures, Signal};
-use citriage_analysis::{categorize_snapshot, severity, RuleSet};
-use citriage_model::{Dataset, Day};
-use citriage_store::{ClusterFailure, Store};
+use citriage_model::Day;
+use citriage_store::ClusterFailure;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Instant;
 
 /// Builds shown on a job page (newest first).
 pub const MAX_JOB_BUILDS: usize = 200;
@@ -23,200 +27,6 @@ pub const MAX_CLUSTERS: usize = 1000;
 pub const LATEST_FAILURES: usize = 20;
 /// Jobs and tests listed for one cluster (the most failing first).
 pub const DETAIL_NAMES: usize = 100;
-/// Cluster profiles the `cluster` command writes.
-pub const PROFILES: &[&str] = &["default", "k8s-triage"];
-
-/// A build's outcome as the history strip colours it.
-pub fn outcome(result: Option<&str>) -> &'static str {
-    match result {
-        Some("SUCCESS") => "pass",
-        Some("FAILURE") => "fail",
-        Some("ERROR") => "error",
-        Some("ABORTED") => "aborted",
-        _ => "unknown",
-    }
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Count {
-    pub name: String,
-    pub count: usize,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DriftSummary {
-    pub prior_date: Day,
-    /// Jobs listed now but not in the prior snapshot, sorted.
-    pub added: Vec<String>,
-    /// Jobs listed in the prior snapshot but not now, sorted.
-    pub removed: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DatasetOverview {
-    pub dataset: Dataset,
-    pub date: Day,
-    pub source: String,
-    pub jobs: usize,
-    /// Worst first, every level listed.
-    pub by_severity: Vec<Count>,
-    /// Largest first, ties by name (the built-in rules).
-    pub by_category: Vec<Count>,
-    /// `None` when no earlier snapshot of the dataset is stored.
-    pub drift: Option<DriftSummary>,
-}
-
-/// A cluster as the overview lists it.
-#[derive(Debug, Clone, Serialize)]
-pub struct ClusterBrief {
-    pub profile: String,
-    pub stable_id: String,
-    pub key: String,
-    pub text: String,
-    pub total: u64,
-    pub first_seen: i64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Overview {
-    pub snapshots: Vec<DatasetOverview>,
-    pub builds: u64,
-    pub test_results: u64,
-    pub build_jobs: usize,
-    /// Clusters of the latest run, per profile.
-    pub clusters: BTreeMap<String, usize>,
-    /// The ten clusters of the latest run first seen most recently (the first profile stored).
-    pub newest_clusters: Vec<ClusterBrief>,
-    /// Stored documents: triage reports, payload analyses, verifier results.
-    pub documents: usize,
-}
-
-/// The overview's snapshot and store figures; the cluster part is filled from the
-/// profiles once they are indexed (see [`fill_overview_clusters`]).
-pub fn overview_from(store: &Store, builds: &[BuildLite], build_jobs: usize) -> Result<Overview, WebError> {
-    let rules = RuleSet::builtin();
-    let mut snapshots = Vec::new();
-    for ds in [Dataset::Failures, Dataset::Flakes] {
-        let Some(latest) = store.latest(ds)? else { continue };
-        let snap = store.load_snapshot(latest.id)?;
-        let mut sev: BTreeMap<severity::Severity, usize> = BTreeMap::new();
-        for e in &snap.jobs {
-            *sev.entry(severity::of(&e.stats)).or_insert(0) += 1;
-        }
-        let by_severity = severity::Severity::ALL
-            .iter()
-            .map(|s| Count { name: s.as_str().to_string(), count: sev.get(s).copied().unwrap_or(0) })
-            .collect();
-        let by_category = categorize_snapshot(&snap, &rules)
-            .categories
-            .iter()
-            .map(|c| Count { name: c.name.clone(), count: c.count() })
-            .collect();
-        let drift = match store.previous(ds, latest.date)? {
-            None => None,
-            Some(prev) => {
-                let now = store.snapshot_job_names(latest.id)?;
-                let before = store.snapshot_job_names(prev.id)?;
-                Some(DriftSummary {
-                    prior_date: prev.date,
-                    added: now.difference(&before).cloned().collect(),
-                    removed: before.difference(&now).cloned().collect(),
-                })
-            }
-        };
-        snapshots.push(DatasetOverview {
-            dataset: ds,
-            date: latest.date,
-            source: latest.source,
-            jobs: snap.jobs.len(),
-            by_severity,
-            by_category,
-            drift,
-        });
-    }
-    let (_, test_results, _) = store.build_counts()?;
-    Ok(Overview {
-        snapshots,
-        builds: builds.len() as u64,
-        test_results,
-        build_jobs,
-        clusters: BTreeMap::new(),
-        newest_clusters: Vec::new(),
-        documents: 0,
-    })
-}
-
-/// Completes the overview with the indexed clusters and documents.
-pub fn fill_overview_clusters(o: &mut Overview, profiles: &BTreeMap<String, ProfileIndex>, documents: usize) {
-    o.clusters = profiles.iter().map(|(p, pi)| (p.clone(), pi.clusters.len())).collect();
-    o.documents = documents;
-    let Some((name, p)) = profiles.iter().next() else { return };
-    let mut newest: Vec<&ClusterIndex> = p.clusters.iter().collect();
-    newest.sort_by(|a, b| {
-        b.stored
-            .first_seen
-            .cmp(&a.stored.first_seen)
-            .then(b.total.cmp(&a.total))
-            .then(a.stored.stable_id.cmp(&b.stored.stable_id))
-    });
-    o.newest_clusters = newest
-        .into_iter()
-        .take(10)
-        .map(|c| ClusterBrief {
-            profile: name.clone(),
-            stable_id: c.stored.stable_id.clone(),
-            key: c.stored.key.clone(),
-            text: c.stored.text.clone(),
-            total: c.total,
-            first_seen: c.stored.first_seen,
-        })
-        .collect();
-}
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct JobSummary {
-    pub job: String,
-    pub builds: usize,
-    pub passed: usize,
-    pub failed: usize,
-    pub errored: usize,
-    pub aborted: usize,
-    /// Builds without a result yet.
-    pub unknown: usize,
-    /// Passed over finished (passed, failed, errored) builds; `None` when none finished.
-    pub pass_rate: Option<f64>,
-    pub last_started: Option<i64>,
-    pub last_outcome: String,
-}
-
-/// A job's summary from its builds' (result, start), oldest first.
-pub fn summarize<'a>(job: &str, builds: impl Iterator<Item = (Option<&'a str>, Option<i64>)>) -> JobSummary {
-    let mut s = JobSummary { job: job.to_string(), ..JobSummary::default() };
-    let mut last = None;
-    for (result, started) in builds {
-        s.builds += 1;
-        match outcome(result) {
-            "pass" => s.passed += 1,
-            "fail" => s.failed += 1,
-            "error" => s.errored += 1,
-            "aborted" => s.aborted += 1,
-            _ => s.unknown += 1,
-        }
-        last = Some((result, started));
-    }
-    let finished = s.passed + s.failed + s.errored;
-    s.pass_rate = (finished > 0).then(|| round3(s.passed as f64 / finished as f64));
-    if let Some((result, started)) = last {
-        s.last_started = started;
-        s.last_outcome = outcome(result).to_string();
-    }
-    s
-}
-
 /// Every job with stored builds, by name.
 pub fn jobs(ix: &WebIndex) -> Vec<JobSummary> {
     ix.jobs.iter().map(|j| j.summary.clone()).collect()
@@ -248,14 +58,6 @@ fn build_row(b: &BuildLite) -> BuildRow {
         failed_tests: b.failed_tests,
         url: b.url(),
     }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DayRate {
-    pub day: Day,
-    pub passed: usize,
-    /// Finished builds (passed, failed, errored) started that day.
-    pub finished: usize,
 }
 
 /// A test with a flake signal that fired, in a job.
@@ -580,15 +382,6 @@ impl ClusterQuery {
     }
 }
 
-/// Failures of one job or test within a cluster.
-#[derive(Debug, Clone, Serialize)]
-pub struct NameCount {
-    pub name: String,
-    pub failures: u64,
-    /// Per day of the window, oldest first.
-    pub per_day: Vec<u32>,
-}
-
 /// A cluster as the list shows it (counts after the job, test and kind filters).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClusterRow {
@@ -703,46 +496,6 @@ fn growth(per_day: &[u32]) -> f64 {
     ((f64::from(today) - mean) * 10.0).round() / 10.0
 }
 
-/// Failures by job or test name within a cluster's kept rows: how many distinct
-/// names, and the `limit` with the most failures (ties by name) with their per-day
-/// counts. Linear in the rows; per-day series are built for the names shown only.
-pub(crate) fn by_name<'r>(
-    rows: impl Iterator<Item = &'r crate::index::DailyRow> + Clone,
-    names: &[String],
-    key: impl Fn(&crate::index::DailyRow) -> u32,
-    days: usize,
-    limit: usize,
-) -> (usize, Vec<NameCount>) {
-    let mut totals: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
-    for r in rows.clone() {
-        *totals.entry(key(r)).or_insert(0) += u64::from(r.failures);
-    }
-    let distinct = totals.len();
-    let mut top: Vec<(u32, u64)> = totals.into_iter().collect();
-    let order =
-        |a: &(u32, u64), b: &(u32, u64)| b.1.cmp(&a.1).then_with(|| names[a.0 as usize].cmp(&names[b.0 as usize]));
-    if top.len() > limit && limit > 0 {
-        top.select_nth_unstable_by(limit - 1, order);
-        top.truncate(limit);
-    } else if limit == 0 {
-        top.clear();
-    }
-    top.sort_by(order);
-    let slot: std::collections::HashMap<u32, usize> = top.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
-    let mut per_day = vec![vec![0u32; days]; top.len()];
-    for r in rows {
-        if let Some(&i) = slot.get(&key(r)) {
-            per_day[i][r.day as usize] += r.failures;
-        }
-    }
-    let out = top
-        .into_iter()
-        .zip(per_day)
-        .map(|((k, failures), per_day)| NameCount { name: names[k as usize].clone(), failures, per_day })
-        .collect();
-    (distinct, out)
-}
-
 fn cluster_row(
     profile: &str,
     p: &ProfileIndex,
@@ -752,7 +505,7 @@ fn cluster_row(
 ) -> Option<ClusterRow> {
     let (total, per_day, (jobs, top_jobs), (tests, top_tests)) = match f {
         // Unfiltered: figures computed when the view was built.
-        None if top <= crate::index::TOP_NAMES => (
+        None if top <= TOP_NAMES => (
             c.total,
             c.per_day.clone(),
             (c.jobs, c.top_jobs.iter().take(top).cloned().collect()),
@@ -1124,26 +877,6 @@ pub struct ReportEntry {
     pub verification: Option<VerificationSummary>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct VerificationSummary {
-    /// The key of the stored verifier result (kind `verify`).
-    pub key: String,
-    pub verdict: String,
-    pub findings: usize,
-    pub unchecked: usize,
-}
-
-/// Summarizes a stored verifier result (the JSON `citriage verify --format json` prints).
-pub fn verification_summary(key: &str, body: &str) -> Option<VerificationSummary> {
-    let v: serde_json::Value = serde_json::from_str(body).ok()?;
-    Some(VerificationSummary {
-        key: key.to_string(),
-        verdict: v["verdict"].as_str().unwrap_or("unknown").to_string(),
-        findings: v["findings"].as_array().map_or(0, Vec::len),
-        unchecked: v["unchecked"].as_array().map_or(0, Vec::len),
-    })
-}
-
 /// Every stored document by kind, then newest first, each with the verifier's result
 /// on it when one is stored; verifier results about stored documents are shown with
 /// them, not on their own.
@@ -1167,6 +900,115 @@ pub fn reports(ix: &WebIndex) -> Vec<ReportEntry> {
             media_types: vec![d.media_type.clone()],
             bytes: d.bytes,
             verification: ix.verifications.get(&format!("{}/{}", d.kind, d.key)).cloned(),
+        });
+    }
+    out
+}
+
+/// Runs a failure-text search over the view: the regex over the distinct texts of
+/// [`SearchIndex`](crate::search::SearchIndex), matches expanded to their occurrences,
+/// filtered by job, age and kind, newest build first.
+pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
+    let deadline = Instant::now() + SEARCH_DEADLINE;
+    let si = &ix.search;
+    let since = match (q.max_age_days, ix.builds.iter().filter_map(|b| b.started).max()) {
+        (Some(days), Some(newest)) => Some(newest - i64::from(days) * citriage_model::time::DAY),
+        _ => None,
+    };
+    let mut job_ok: HashMap<u32, bool> = HashMap::new();
+    let mut out = SearchResult {
+        pattern: q.pattern.as_str().to_string(),
+        matches: Vec::new(),
+        groups: None,
+        indexed: si.entries,
+        scanned: 0,
+        used_index: false,
+        found: 0,
+        truncated: false,
+        timed_out: false,
+    };
+    // (text, occurrence, match range)
+    let mut hits: Vec<(usize, Occurrence, usize, usize)> = Vec::new();
+    let budget = citriage_search::SearchBudget::unlimited().with_deadline(deadline);
+    let stats = si.texts.search(&q.pattern, budget, |id, _text, m| {
+        let t = id.index();
+        for o in si.occurrences_of(t) {
+            let wanted = match o.place {
+                Place::Test { .. } => q.within != Within::Logs,
+                Place::Excerpt { .. } => q.within != Within::Tests,
+            };
+            if !wanted {
+                continue;
+            }
+            let b = &ix.builds[o.build as usize];
+            if since.is_some_and(|s| b.started.is_none_or(|t| t < s)) {
+                continue;
+            }
+            let ok = *job_ok.entry(b.job).or_insert_with(|| {
+                let j = ix.job_name(b.job);
+                q.job.as_ref().is_none_or(|r| r.is_match(j)) && q.exclude_job.as_ref().is_none_or(|r| !r.is_match(j))
+            });
+            if !ok {
+                continue;
+            }
+            if hits.len() >= GATHER_LIMIT {
+                out.truncated = true;
+                return std::ops::ControlFlow::Break(());
+            }
+            hits.push((t, *o, m.start(), m.end()));
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    out.scanned = stats.verified;
+    out.used_index = stats.used_index;
+    out.timed_out = stats.stopped_early && !out.truncated;
+    out.found = hits.len();
+    // Newest build first; ties by job, build, then place.
+    let key = |o: &Occurrence| {
+        let b = &ix.builds[o.build as usize];
+        (
+            std::cmp::Reverse(b.started),
+            b.job,
+            b.build_id.as_str(),
+            match o.place {
+                Place::Test { name } => (0, name, 0),
+                Place::Excerpt { source, line_start } => (1, source, line_start),
+            },
+        )
+    };
+    hits.sort_by(|a, b| key(&a.1).cmp(&key(&b.1)).then(a.0.cmp(&b.0)));
+    if q.group_by_job {
+        let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
+        for h in &hits {
+            *groups.entry(ix.job_name(ix.builds[h.1.build as usize].job)).or_insert(0) += 1;
+        }
+        out.groups =
+            Some(groups.into_iter().map(|(job, matches)| JobCount { job: job.to_string(), matches }).collect());
+    }
+    if hits.len() > q.max_matches {
+        out.truncated = true;
+    }
+    for (t, o, s, e) in hits.into_iter().take(q.max_matches) {
+        let b = &ix.builds[o.build as usize];
+        let full = si.texts.get(citriage_search::TextId::from_u32(t as u32)).unwrap_or("");
+        let (text, ms, me, line) = excerpt(full, s, e, q.context);
+        let (kind, name, line) = match o.place {
+            Place::Test { name } => ("test", si.names[name as usize].clone(), None),
+            Place::Excerpt { source, line_start } => {
+                ("log", si.names[source as usize].clone(), Some(line_start + line as u32))
+            }
+        };
+        out.matches.push(SearchMatch {
+            job: ix.job_name(b.job).to_string(),
+            build_id: b.build_id.clone(),
+            started: b.started,
+            kind,
+            name,
+            line,
+            excerpt: text,
+            match_start: ms,
+            match_end: me,
+            url: b.url(),
         });
     }
     out

@@ -1,8 +1,6 @@
 //! HTML building blocks: the one escaping function every piece of CI text goes
 //! through, URL component encoding, time formatting and the page layout.
 
-use citriage_model::Day;
-
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
@@ -35,9 +33,7 @@ pub fn pct(s: &str) -> String {
 
 /// `YYYY-MM-DD HH:MM` (UTC) for Unix seconds.
 pub fn time(secs: i64) -> String {
-    let day = Day::from_unix_seconds(secs);
-    let s = secs.rem_euclid(86_400);
-    format!("{day} {:02}:{:02}", s / 3600, (s % 3600) / 60)
+    citriage_model::time::date_hm(secs)
 }
 
 /// An optional time, `-` when unknown.
@@ -70,7 +66,7 @@ pub fn layout(title: &str, active: &str, body: &str) -> String {
          <title>{} · citriage</title>\n<link rel=\"stylesheet\" href=\"/static/style.css?v={}\">\n</head>\n\
          <body>\n<header><span class=\"brand\">citriage</span><nav>{nav}</nav></header>\n<main>\n<h1>{}</h1>\n{body}\n</main>\n</body>\n</html>\n",
         esc(title),
-        crate::style_version(),
+        crate::style::style_version(),
         esc(title)
     )
 }

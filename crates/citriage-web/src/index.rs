@@ -11,10 +11,12 @@
 //! end of the newest build's day); build-level views (history strips, pass rates)
 //! cover every stored build.
 
-use crate::data::{self, Count, DayRate, JobSummary, Overview};
-use crate::WebError;
+use crate::error::WebError;
+use crate::search::SearchIndex;
+use crate::summary::{self, ClusterBrief, Count, DayRate, JobSummary, NameCount, Overview, VerificationSummary};
 use citriage_analysis::metrics::corrected::{self, JobFigures, Signal, TestFigures};
 use citriage_analysis::AnalysisConfig;
+use citriage_model::time::DAY;
 use citriage_model::Day;
 use citriage_store::{ClusterRun, DocumentHeader, IndexedBuild, Store, StoredCluster};
 use serde::Serialize;
@@ -67,7 +69,7 @@ impl BuildLite {
     /// The history strip's cell: `pass`, `fail`, `error`, `aborted`, `unknown`, or
     /// `flake` for a passing build in which some test failed before passing (a retry).
     pub fn cell(&self) -> &'static str {
-        match data::outcome(self.result.as_deref()) {
+        match summary::outcome(self.result.as_deref()) {
             "pass" if self.failed_tests > 0 => "flake",
             o => o,
         }
@@ -127,8 +129,8 @@ pub struct ClusterIndex {
     /// Distinct jobs and tests, and the [`TOP_NAMES`] of each with the most failures.
     pub jobs: usize,
     pub tests: usize,
-    pub top_jobs: Vec<crate::data::NameCount>,
-    pub top_tests: Vec<crate::data::NameCount>,
+    pub top_jobs: Vec<NameCount>,
+    pub top_tests: Vec<NameCount>,
 }
 
 /// Jobs and tests kept per cluster for the unfiltered list.
@@ -220,9 +222,9 @@ pub struct WebIndex {
     pub payloads: Vec<PayloadRow>,
     /// Stored verifier results by their key (`{kind}/{key}` of the verified document,
     /// or a file name).
-    pub verifications: BTreeMap<String, data::VerificationSummary>,
+    pub verifications: BTreeMap<String, VerificationSummary>,
     /// Failure texts and log excerpts for the regex search.
-    pub search: crate::search::SearchIndex,
+    pub search: SearchIndex,
     /// How long each part of building the view took (milliseconds): for the status
     /// route and the command line, never shown in pages.
     pub timings: Vec<(&'static str, u64)>,
@@ -269,14 +271,14 @@ impl WebIndex {
         let (builds, mut jobs, job_by_name) = builds_and_jobs(indexed);
         let build_by_id: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
         let newest = builds.iter().filter_map(|b| b.started).max();
-        let as_of = newest.map(|n| Day::from_unix_seconds(n).0 * 86_400 + 86_399);
+        let as_of = newest.map(|n| Day::from_unix_seconds(n).end_seconds());
         timings.lap("builds");
         let mut tests: BTreeMap<String, Vec<TestInJobIndex>> = BTreeMap::new();
         let mut test_aliases: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         if let Some(as_of) = as_of {
             let mut cfg = corrected::Settings::new(as_of, AnalysisConfig::default().harness_test_names);
             cfg.window_days = settings.window_days;
-            let since = as_of - settings.window_days * 86_400;
+            let since = as_of - settings.window_days * DAY;
             let work = all_job_work(store, &jobs, since, &cfg)?;
             for (job, w) in jobs.iter_mut().zip(work) {
                 job.figures = w.figures;
@@ -290,29 +292,29 @@ impl WebIndex {
             }
         }
         timings.lap("job figures and test histories");
-        let mut overview = data::overview_from(store, &builds, jobs.len())?;
+        let mut overview = summary::overview_from(store, builds.len() as u64, jobs.len())?;
         let mut profiles = BTreeMap::new();
-        for p in data::PROFILES {
+        for p in summary::PROFILES {
             if let Some(pi) = profile_index(store, p)? {
                 profiles.insert((*p).to_string(), pi);
             }
         }
         timings.lap("overview and clusters");
         let documents = store.documents(None)?;
-        data::fill_overview_clusters(&mut overview, &profiles, documents.len());
+        fill_overview_clusters(&mut overview, &profiles, documents.len());
         let payloads = payload_rows(store, &documents)?;
         let mut verifications = BTreeMap::new();
         for d in documents.iter().filter(|d| d.kind == "verify" && d.media_type == "application/json") {
             if let Some(doc) = store.document(&d.kind, &d.key, &d.media_type)? {
-                if let Some(v) = data::verification_summary(&d.key, &doc.body) {
+                if let Some(v) = summary::verification_summary(&d.key, &doc.body) {
                     verifications.insert(d.key.clone(), v);
                 }
             }
         }
         // Search covers the window's builds, like the test-level views.
-        let since = as_of.map(|a| a - settings.window_days * 86_400);
+        let since = as_of.map(|a| a - settings.window_days * DAY);
         timings.lap("documents");
-        let search = crate::search::SearchIndex::build(store, &build_by_id, since)?;
+        let search = SearchIndex::build(store, &build_by_id, since)?;
         timings.lap("search index");
         Ok(WebIndex {
             timings: timings.laps,
@@ -371,7 +373,7 @@ fn builds_and_jobs(indexed: Vec<IndexedBuild>) -> (Vec<BuildLite>, Vec<JobIndex>
     }
     for j in &mut jobs {
         let bs = &builds[j.builds.clone()];
-        j.summary = data::summarize(&j.name, bs.iter().map(|b| (b.result.as_deref(), b.started)));
+        j.summary = summary::summarize(&j.name, bs.iter().map(|b| (b.result.as_deref(), b.started)));
         j.daily = daily_rates(bs);
     }
     (builds, jobs, job_by_name)
@@ -381,7 +383,7 @@ fn daily_rates(builds: &[BuildLite]) -> Vec<DayRate> {
     let mut daily: BTreeMap<Day, DayRate> = BTreeMap::new();
     for b in builds {
         let Some(t) = b.started else { continue };
-        let o = data::outcome(b.result.as_deref());
+        let o = summary::outcome(b.result.as_deref());
         if !matches!(o, "pass" | "fail" | "error") {
             continue;
         }
@@ -552,8 +554,8 @@ fn profile_index(store: &Store, profile: &str) -> Result<Option<ProfileIndex>, W
                 per_day[x.day as usize] += x.failures;
             }
             let total = r.iter().map(|x| u64::from(x.failures)).sum();
-            let (jobs_n, top_jobs) = data::by_name(r.iter(), &jobs, |x| x.job, days, TOP_NAMES);
-            let (tests_n, top_tests) = data::by_name(r.iter(), &tests, |x| x.test, days, TOP_NAMES);
+            let (jobs_n, top_jobs) = by_name(r.iter(), &jobs, |x| x.job, days, TOP_NAMES);
+            let (tests_n, top_tests) = by_name(r.iter(), &tests, |x| x.test, days, TOP_NAMES);
             ClusterIndex { stored: c, rows: r, total, per_day, jobs: jobs_n, tests: tests_n, top_jobs, top_tests }
         })
         .collect();
@@ -627,4 +629,71 @@ fn verdict_text(v: &str) -> String {
         out.push(c.to_ascii_uppercase());
     }
     out
+}
+
+/// Completes the overview with the indexed clusters and documents.
+pub fn fill_overview_clusters(o: &mut Overview, profiles: &BTreeMap<String, ProfileIndex>, documents: usize) {
+    o.clusters = profiles.iter().map(|(p, pi)| (p.clone(), pi.clusters.len())).collect();
+    o.documents = documents;
+    let Some((name, p)) = profiles.iter().next() else { return };
+    let mut newest: Vec<&ClusterIndex> = p.clusters.iter().collect();
+    newest.sort_by(|a, b| {
+        b.stored
+            .first_seen
+            .cmp(&a.stored.first_seen)
+            .then(b.total.cmp(&a.total))
+            .then(a.stored.stable_id.cmp(&b.stored.stable_id))
+    });
+    o.newest_clusters = newest
+        .into_iter()
+        .take(10)
+        .map(|c| ClusterBrief {
+            profile: name.clone(),
+            stable_id: c.stored.stable_id.clone(),
+            key: c.stored.key.clone(),
+            text: c.stored.text.clone(),
+            total: c.total,
+            first_seen: c.stored.first_seen,
+        })
+        .collect();
+}
+
+/// Failures by job or test name within a cluster's kept rows: how many distinct
+/// names, and the `limit` with the most failures (ties by name) with their per-day
+/// counts. Linear in the rows; per-day series are built for the names shown only.
+pub(crate) fn by_name<'r>(
+    rows: impl Iterator<Item = &'r DailyRow> + Clone,
+    names: &[String],
+    key: impl Fn(&DailyRow) -> u32,
+    days: usize,
+    limit: usize,
+) -> (usize, Vec<NameCount>) {
+    let mut totals: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+    for r in rows.clone() {
+        *totals.entry(key(r)).or_insert(0) += u64::from(r.failures);
+    }
+    let distinct = totals.len();
+    let mut top: Vec<(u32, u64)> = totals.into_iter().collect();
+    let order =
+        |a: &(u32, u64), b: &(u32, u64)| b.1.cmp(&a.1).then_with(|| names[a.0 as usize].cmp(&names[b.0 as usize]));
+    if top.len() > limit && limit > 0 {
+        top.select_nth_unstable_by(limit - 1, order);
+        top.truncate(limit);
+    } else if limit == 0 {
+        top.clear();
+    }
+    top.sort_by(order);
+    let slot: std::collections::HashMap<u32, usize> = top.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
+    let mut per_day = vec![vec![0u32; days]; top.len()];
+    for r in rows {
+        if let Some(&i) = slot.get(&key(r)) {
+            per_day[i][r.day as usize] += r.failures;
+        }
+    }
+    let out = top
+        .into_iter()
+        .zip(per_day)
+        .map(|((k, failures), per_day)| NameCount { name: names[k as usize].clone(), failures, per_day })
+        .collect();
+    (distinct, out)
 }

@@ -2,10 +2,15 @@
 //! the server: binding, the tokio runtime, the in-memory view of the store
 //! ([`index::WebIndex`], rebuilt in the background when the store changes), the
 //! response cache with ETags, the Host-header check against DNS rebinding, gzip,
-//! security and caching headers, graceful shutdown, and the router. The data behind
-//! every page lives in `data`, the HTML in `pages`, the charts in `svg`, Markdown
-//! rendering in `markdown`, and the failure-text search in `search`. Every page's
-//! data is also served as JSON under `/api/v1/`.
+//! security and caching headers, graceful shutdown, and the router. Every page's data
+//! is also served as JSON under `/api/v1/`.
+//!
+//! The modules, each importing only those below it: `pages` (the HTML) and `svg`
+//! (the charts) over `data` (every page's data, the search results included, read
+//! from the view) over `index` (the view and how it is built from the store) over
+//! `search` (the failure-text index and the query language) and `summary` (figures
+//! computed once per view); `html`, `markdown`, `style` and `error` at the bottom.
+//! This file uses them all and none uses it.
 //!
 //! The server reads the store only, and nothing but the store file and what is
 //! compiled into the binary.
@@ -28,35 +33,21 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 pub mod data;
+mod error;
 pub mod html;
 pub mod index;
 pub mod markdown;
 mod pages;
 pub mod search;
+mod style;
+pub mod summary;
 pub mod svg;
+
+pub use error::WebError;
+use style::{fnv64, STYLE_CSS};
 
 /// The address `citriage serve` listens on unless told otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
-
-/// The embedded stylesheet.
-const STYLE_CSS: &str = include_str!("style.css");
-
-/// FNV-1a, 64 bits: content hashes for the stylesheet version and ETags.
-fn fnv64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// A short content hash of the stylesheet: pages link `/static/style.css?v=HASH`, so
-/// the stylesheet can be cached for long and a new build's is fetched at once.
-pub(crate) fn style_version() -> &'static str {
-    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    V.get_or_init(|| format!("{:016x}", fnv64(STYLE_CSS.as_bytes())))
-}
 
 /// Why the server could not start or stopped.
 #[derive(Debug)]
@@ -83,43 +74,6 @@ impl std::fmt::Display for ServeError {
 }
 
 impl std::error::Error for ServeError {}
-
-/// A request that could not be answered: a bad parameter (400), an unknown job (404)
-/// or a store failure (500). The message is shown to the user, escaped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WebError {
-    BadRequest(String),
-    NotFound(String),
-    Internal(String),
-}
-
-impl WebError {
-    fn status(&self) -> StatusCode {
-        match self {
-            WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            WebError::NotFound(_) => StatusCode::NOT_FOUND,
-            WebError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
-
-    fn message(&self) -> &str {
-        match self {
-            WebError::BadRequest(m) | WebError::NotFound(m) | WebError::Internal(m) => m,
-        }
-    }
-}
-
-impl std::fmt::Display for WebError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-impl From<citriage_store::StoreError> for WebError {
-    fn from(e: citriage_store::StoreError) -> Self {
-        WebError::Internal(e.to_string())
-    }
-}
 
 /// How the dashboard serves a store.
 #[derive(Debug, Clone)]
@@ -899,14 +853,14 @@ async fn api_search(State(st): State<AppState>, Query(p): Params) -> Response {
         Ok(None) => return json_answer::<()>(Err(WebError::BadRequest("q (a regular expression) is required".into()))),
         Err(e) => return json_answer::<()>(Err(e)),
     };
-    json_answer(on_view(&st, move |v| Ok(search::search(v, &q))).await)
+    json_answer(on_view(&st, move |v| Ok(data::search(v, &q))).await)
 }
 
 async fn page_search(State(st): State<AppState>, Query(p): Params) -> Response {
     match search::SearchQuery::parse(&p) {
         Err(e) => html_answer(Err(e)),
         Ok(None) => html_answer(Ok(pages::search(&p, None))),
-        Ok(Some(q)) => html_answer(on_view(&st, move |v| Ok(pages::search(&p, Some(&search::search(v, &q))))).await),
+        Ok(Some(q)) => html_answer(on_view(&st, move |v| Ok(pages::search(&p, Some(&data::search(v, &q))))).await),
     }
 }
 

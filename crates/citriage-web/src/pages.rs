@@ -2,14 +2,12 @@
 //! text that came from CI (job names, test names, failure texts, sources, stored
 //! documents) goes through [`esc`] or [`pct`]; nothing here emits scripts.
 
-use crate::data::{
-    ClusterDetail, ClusterList, ClusterRow, JobDetail, JobSummary, NameCount, Overview, PayloadStream, ReportEntry,
-    TestHistory,
-};
+use crate::data::{ClusterDetail, ClusterList, ClusterRow, JobDetail, PayloadStream, ReportEntry, TestHistory};
+use crate::error::WebError;
 use crate::html::{esc, layout, opt_time, pct, time};
 use crate::search::SearchResult;
+use crate::summary::{JobSummary, NameCount, Overview};
 use crate::svg::{acceptance_chart, failures_chart, pass_rate_chart, sparkline};
-use crate::WebError;
 use citriage_model::Day;
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -8,12 +8,11 @@
 //! Bounded in every direction: the pattern's length and compiled size, the number of
 //! matches returned and the time spent.
 
-use crate::index::WebIndex;
-use crate::WebError;
+use crate::error::WebError;
 use citriage_store::Store;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest pattern accepted, in bytes.
 pub const MAX_PATTERN_LEN: usize = 500;
@@ -26,7 +25,7 @@ pub const MAX_CONTEXT: usize = 20;
 /// Time budget of one search.
 pub const SEARCH_DEADLINE: Duration = Duration::from_secs(3);
 /// Matching occurrences gathered before ordering (beyond it the answer says `truncated`).
-const GATHER_LIMIT: usize = 50_000;
+pub(crate) const GATHER_LIMIT: usize = 50_000;
 /// Bytes of one excerpt line shown.
 const LINE_CAP: usize = 400;
 
@@ -58,7 +57,7 @@ pub enum Place {
 /// One occurrence of a distinct text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Occurrence {
-    /// Position of the build in [`WebIndex::builds`].
+    /// Position of the build in the view's builds ([`crate::index::WebIndex::builds`]).
     pub build: u32,
     pub place: Place,
 }
@@ -66,7 +65,7 @@ pub struct Occurrence {
 /// Distinct texts (in a trigram index) with their occurrences.
 #[derive(Debug)]
 pub struct SearchIndex {
-    texts: citriage_search::TextIndex,
+    pub(crate) texts: citriage_search::TextIndex,
     /// Occurrences of text `i`: `occurrences[starts[i]..starts[i + 1]]`.
     starts: Vec<u32>,
     occurrences: Vec<Occurrence>,
@@ -142,7 +141,8 @@ impl SearchIndex {
         self.texts.heap_bytes()
     }
 
-    fn occurrences_of(&self, t: usize) -> &[Occurrence] {
+    /// The occurrences of distinct text `t`.
+    pub(crate) fn occurrences_of(&self, t: usize) -> &[Occurrence] {
         &self.occurrences[self.starts[t] as usize..self.starts[t + 1] as usize]
     }
 }
@@ -277,7 +277,7 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
 
 /// The lines around `start..end` of `text` with `context` lines either side (each
 /// line capped), the match's range inside it, and the match's line (0-based).
-fn excerpt(text: &str, start: usize, end: usize, context: usize) -> (String, usize, usize, usize) {
+pub(crate) fn excerpt(text: &str, start: usize, end: usize, context: usize) -> (String, usize, usize, usize) {
     let line_of = |i: usize| text[..i].bytes().filter(|&b| b == b'\n').count();
     let (first, last) = (line_of(start), line_of(end.max(start)));
     let lines: Vec<&str> = text.split('\n').collect();
@@ -317,113 +317,6 @@ fn excerpt(text: &str, start: usize, end: usize, context: usize) -> (String, usi
     }
     let me = me.max(ms);
     (out, ms, me, first)
-}
-
-/// Runs a search over the view.
-pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
-    let deadline = Instant::now() + SEARCH_DEADLINE;
-    let si = &ix.search;
-    let since = match (q.max_age_days, ix.builds.iter().filter_map(|b| b.started).max()) {
-        (Some(days), Some(newest)) => Some(newest - i64::from(days) * 86_400),
-        _ => None,
-    };
-    let mut job_ok: HashMap<u32, bool> = HashMap::new();
-    let mut out = SearchResult {
-        pattern: q.pattern.as_str().to_string(),
-        matches: Vec::new(),
-        groups: None,
-        indexed: si.entries,
-        scanned: 0,
-        used_index: false,
-        found: 0,
-        truncated: false,
-        timed_out: false,
-    };
-    // (text, occurrence, match range)
-    let mut hits: Vec<(usize, Occurrence, usize, usize)> = Vec::new();
-    let budget = citriage_search::SearchBudget::unlimited().with_deadline(deadline);
-    let stats = si.texts.search(&q.pattern, budget, |id, _text, m| {
-        let t = id.index();
-        for o in si.occurrences_of(t) {
-            let wanted = match o.place {
-                Place::Test { .. } => q.within != Within::Logs,
-                Place::Excerpt { .. } => q.within != Within::Tests,
-            };
-            if !wanted {
-                continue;
-            }
-            let b = &ix.builds[o.build as usize];
-            if since.is_some_and(|s| b.started.is_none_or(|t| t < s)) {
-                continue;
-            }
-            let ok = *job_ok.entry(b.job).or_insert_with(|| {
-                let j = ix.job_name(b.job);
-                q.job.as_ref().is_none_or(|r| r.is_match(j)) && q.exclude_job.as_ref().is_none_or(|r| !r.is_match(j))
-            });
-            if !ok {
-                continue;
-            }
-            if hits.len() >= GATHER_LIMIT {
-                out.truncated = true;
-                return std::ops::ControlFlow::Break(());
-            }
-            hits.push((t, *o, m.start(), m.end()));
-        }
-        std::ops::ControlFlow::Continue(())
-    });
-    out.scanned = stats.verified;
-    out.used_index = stats.used_index;
-    out.timed_out = stats.stopped_early && !out.truncated;
-    out.found = hits.len();
-    // Newest build first; ties by job, build, then place.
-    let key = |o: &Occurrence| {
-        let b = &ix.builds[o.build as usize];
-        (
-            std::cmp::Reverse(b.started),
-            b.job,
-            b.build_id.as_str(),
-            match o.place {
-                Place::Test { name } => (0, name, 0),
-                Place::Excerpt { source, line_start } => (1, source, line_start),
-            },
-        )
-    };
-    hits.sort_by(|a, b| key(&a.1).cmp(&key(&b.1)).then(a.0.cmp(&b.0)));
-    if q.group_by_job {
-        let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
-        for h in &hits {
-            *groups.entry(ix.job_name(ix.builds[h.1.build as usize].job)).or_insert(0) += 1;
-        }
-        out.groups =
-            Some(groups.into_iter().map(|(job, matches)| JobCount { job: job.to_string(), matches }).collect());
-    }
-    if hits.len() > q.max_matches {
-        out.truncated = true;
-    }
-    for (t, o, s, e) in hits.into_iter().take(q.max_matches) {
-        let b = &ix.builds[o.build as usize];
-        let full = si.texts.get(citriage_search::TextId::from_u32(t as u32)).unwrap_or("");
-        let (text, ms, me, line) = excerpt(full, s, e, q.context);
-        let (kind, name, line) = match o.place {
-            Place::Test { name } => ("test", si.names[name as usize].clone(), None),
-            Place::Excerpt { source, line_start } => {
-                ("log", si.names[source as usize].clone(), Some(line_start + line as u32))
-            }
-        };
-        out.matches.push(SearchMatch {
-            job: ix.job_name(b.job).to_string(),
-            build_id: b.build_id.clone(),
-            started: b.started,
-            kind,
-            name,
-            line,
-            excerpt: text,
-            match_start: ms,
-            match_end: me,
-            url: b.url(),
-        });
-    }
-    out
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! rate, failures per day as sparklines and bar charts with a scale, and payload
 //! acceptance per day. Each bar carries a `<title>` tooltip with its figures.
 
-use crate::data::{DayRate, PhaseDay};
+use crate::data::PhaseDay;
 use crate::html::esc;
+use crate::summary::DayRate;
 use citriage_model::Day;
 use std::fmt::Write;
 

@@ -33,7 +33,7 @@ pub fn load_builds(store: &mut Store) -> Result<Vec<BuildRecord>, Failure> {
 /// Parses `--as-of`: a date (its last second, UTC) or Unix seconds.
 pub fn parse_as_of(s: &str) -> Result<i64, Failure> {
     if let Some(d) = Day::parse(s) {
-        return Ok(d.0 * 86_400 + 86_399);
+        return Ok(d.end_seconds());
     }
     s.parse::<i64>().map_err(|_| Failure::input(format!("--as-of {s:?}: expected YYYY-MM-DD or Unix seconds")))
 }
@@ -41,5 +41,5 @@ pub fn parse_as_of(s: &str) -> Result<i64, Failure> {
 /// The default as-of: the end of the day of the newest stored build.
 pub fn default_as_of(builds: &[BuildRecord]) -> i64 {
     let newest = builds.iter().filter_map(|b| b.started).max().unwrap_or(0);
-    Day::from_unix_seconds(newest).0 * 86_400 + 86_399
+    Day::from_unix_seconds(newest).end_seconds()
 }

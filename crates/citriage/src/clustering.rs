@@ -5,6 +5,7 @@
 //! `cluster` and the triage report.
 
 use crate::context::Failure;
+use citriage_model::time::DAY;
 use citriage_model::Day;
 use citriage_patterns::cluster::{cluster, ClusterConfig, FailureRef};
 use citriage_patterns::drift::{pattern_drift, DriftConfig, PatternDrift};
@@ -58,7 +59,7 @@ pub fn cluster_store(
         Some(s) => crate::builds::parse_as_of(s)?,
         None => crate::builds::default_as_of(&all),
     };
-    let since = as_of - window.max(1) * 86_400;
+    let since = as_of - window.max(1) * DAY;
     drop(all);
     // Failures as owned rows; builds for the export's columns; where each failure is
     // stored (bucket, path, position) and when its build started.
@@ -202,7 +203,7 @@ fn cluster_rows(
             let started = builds[bi].started;
             times.push(started);
             jobs.insert(job.as_str());
-            *per_day.entry((started.div_euclid(86_400), job.as_str(), test.as_str())).or_insert(0) += 1;
+            *per_day.entry((Day::from_unix_seconds(started).0, job.as_str(), test.as_str())).or_insert(0) += 1;
             let (bucket, path) = &stored_at[bi];
             members.push(ClusterMember {
                 stable_id: s.stable_id.clone(),
@@ -262,7 +263,7 @@ pub fn drift_report(
     }
     let Some(run) = run else { return Ok(None) };
     let cfg = DriftConfig::default();
-    let to_day = date.0.min(run.as_of.div_euclid(86_400));
+    let to_day = date.0.min(Day::from_unix_seconds(run.as_of).0);
     let from_day = to_day - cfg.span;
     let daily = store.cluster_daily(&run.profile)?;
     let mut patterns = Vec::new();

@@ -31,7 +31,7 @@ impl HttpCache for StoreCache {
 /// A GitHub client for the API base, with the store as its HTTP cache; the token comes
 /// from `GITHUB_TOKEN` or `GH_TOKEN` (never printed).
 pub fn client(store: Rc<Store>, api: &str, offline: bool) -> GithubClient {
-    let token = Token::first_of([std::env::var("GITHUB_TOKEN").ok(), std::env::var("GH_TOKEN").ok()]);
+    let token = Token::from_env(&["GITHUB_TOKEN", "GH_TOKEN"]);
     let cfg =
         ClientConfig { api_base: api.trim_end_matches('/').to_string(), token, offline, ..ClientConfig::default() };
     GithubClient::new(cfg, Box::new(StoreCache(store)))

@@ -13,6 +13,7 @@
 //!   store, output, progress, [`context::Failure`]; it imports nothing of this crate.
 
 pub mod bench;
+pub mod bench_patterns;
 pub mod bench_serve;
 pub mod builds;
 pub mod cli;

@@ -20,18 +20,12 @@ use std::path::Path;
 /// Today's date (UTC) from the wall clock; used only when a snapshot's date is not
 /// given and cannot be read from its name.
 pub fn today() -> Day {
-    let secs =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    Day::from_unix_seconds(secs)
+    Day::from_unix_seconds(citriage_sources::http::unix_now())
 }
 
 /// The wall-clock time as RFC 3339 (UTC), recorded as a store row's import time.
 pub fn now_rfc3339() -> String {
-    let secs =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    let day = Day::from_unix_seconds(secs);
-    let rem = secs.rem_euclid(86_400);
-    format!("{day}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+    citriage_model::time::rfc3339(citriage_sources::http::unix_now())
 }
 
 /// Reads and validates a snapshot from bytes already in hand.

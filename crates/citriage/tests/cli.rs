@@ -422,10 +422,11 @@ fn payload_commands_over_a_synthetic_world() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["culprit_payloads"].as_u64().unwrap() >= 1);
-    assert_eq!(v["culprit_top1"], v["culprit_payloads"], "every culprit ranked first");
+    assert!(v["culprits_present"].as_u64().unwrap() >= 1);
+    assert_eq!(v["culprit_top1"], v["culprits_present"], "every culprit present in the evidence ranked first");
     assert_eq!(v["false_reverts"], 0);
     assert_eq!(v["errors"], 0);
-    let tag = v["rows"].as_array().unwrap().iter().find(|r| r["truth_culprit"].is_string()).unwrap()["tag"]
+    let tag = v["rows"].as_array().unwrap().iter().find(|r| r["culprits"][0]["rank"] == 1).unwrap()["tag"]
         .as_str()
         .unwrap()
         .to_string();

@@ -188,7 +188,7 @@ fn kettle_mode_reproduces_the_worlds_dashboards() {
     assert!(dashboards.len() >= 2);
     let mut jobs_compared = 0;
     for d in dashboards {
-        let at = citriage_ingest::parse_rfc3339(d["snapshot_time"].as_str().unwrap()).unwrap();
+        let at = citriage_model::time::parse_rfc3339(d["snapshot_time"].as_str().unwrap()).unwrap();
         let read = |k: &str| -> serde_json::Value {
             serde_json::from_slice(&std::fs::read(world.join(d[k].as_str().unwrap())).unwrap()).unwrap()
         };

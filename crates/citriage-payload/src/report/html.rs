@@ -437,6 +437,9 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
                 ),
                 Some(JunitState::Missing) => "no JUnit: the tests may never have run (unknown, not green)".into(),
                 Some(JunitState::Unparseable { problems }) => format!("JUnit unparseable: {}", problems.join("; ")),
+                Some(JunitState::Empty { .. }) => {
+                    "JUnit export (results.json) empty: insufficient evidence, not green".into()
+                }
             };
             let _ = write!(
                 o,

@@ -175,6 +175,7 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
                 }
                 Some(JunitState::Missing) => "no JUnit: unknown, not green".into(),
                 Some(JunitState::Unparseable { .. }) => "JUnit unparseable".into(),
+                Some(JunitState::Empty { .. }) => "JUnit export empty: insufficient evidence".into(),
             };
             let _ = writeln!(o, "Evidence: {}.\n", cell(&ev));
             for m in &j.modes {
@@ -303,13 +304,21 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
     let mut any = false;
     for r in a.root_causes.iter().filter(|r| r.is_systemic) {
         any = true;
-        let _ = writeln!(
-            o,
-            "- {} is systemic: platforms {}; also in {}",
-            r.id,
-            cell(&r.platforms.join(", ")),
-            cell(&r.systemic.iter().map(|h| format!("{} ({})", h.job, h.lifecycle)).collect::<Vec<_>>().join(", "))
-        );
+        let mut plats: Vec<String> = r.platforms.clone();
+        plats.extend(r.systemic.iter().filter_map(|h| h.platform.clone()));
+        plats.sort();
+        plats.dedup();
+        let mut parts = vec![format!("{} failed blocking job(s)", r.jobs.len())];
+        if !plats.is_empty() {
+            parts.push(format!("{} platform(s) ({})", plats.len(), cell(&plats.join(", "))));
+        }
+        if !r.systemic.is_empty() {
+            parts.push(format!(
+                "the same signature in {}",
+                cell(&r.systemic.iter().map(|h| format!("{} ({})", h.job, h.lifecycle)).collect::<Vec<_>>().join(", "))
+            ));
+        }
+        let _ = writeln!(o, "- {} is systemic: {}", r.id, parts.join("; "));
     }
     if !any {
         let _ = writeln!(o, "- No root cause shows up beyond its failed blocking jobs.");

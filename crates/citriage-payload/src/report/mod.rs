@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::PayloadAnalysis;
 use crate::error::PayloadError;
 
+pub mod consistency;
 mod html;
 mod markdown;
 mod yaml;

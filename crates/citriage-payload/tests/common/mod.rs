@@ -104,11 +104,11 @@ pub fn write_run(world: &Path, url: &str, run: Run, finished: i64) {
         json!({"timestamp": finished, "passed": run == Run::Pass, "result": result}).to_string(),
     );
     let (log, cases): (Vec<String>, Vec<(&str, Option<String>)>) = match run {
-        Run::Pass => (vec!["INFO[0000] all tests passed".into()], vec![("[sig-apps] widget controller should reconcile widgets", None)]),
+        Run::Pass => (vec!["INFO[0000] all tests passed".into()], vec![("[sig-apps][bz-Widget Operator] widget controller should reconcile widgets", None)]),
         Run::Culprit => (
             vec!["INFO[0000] running e2e".into(), CULPRIT_LOG.into(), "error: 1 test failed".into()],
             vec![
-                ("[sig-apps] widget controller should reconcile widgets", Some(format!("widget \"w-7f9c2\" never became ready: {}", CULPRIT_LOG.split("] ").nth(1).unwrap()))),
+                ("[sig-apps][bz-Widget Operator] widget controller should reconcile widgets", Some(format!("widget \"w-7f9c2\" never became ready: {}", CULPRIT_LOG.split("] ").nth(1).unwrap()))),
                 ("[sig-network] pods should be reachable", None),
             ],
         ),
@@ -144,7 +144,7 @@ pub fn write_run(world: &Path, url: &str, run: Run, finished: i64) {
 }
 
 fn tag_epoch(tag: &str) -> i64 {
-    citriage_payload::timeutil::tag_timestamp(tag).unwrap()
+    citriage_model::time::tag_timestamp(tag).unwrap()
 }
 
 struct Job {
@@ -279,7 +279,7 @@ fn release_info(idx: usize) -> Value {
     for j in &jobs {
         let url = prow_url(j.short, idx, j.retries as usize);
         let state = if j.run == Run::Pass { "Succeeded" } else { "Failed" };
-        let when = citriage_payload::timeutil::format_rfc3339(t + j.offset_min * 60);
+        let when = citriage_model::time::rfc3339(t + j.offset_min * 60);
         let mut v = json!({"state": state, "url": url, "transitionTime": when});
         if j.retries > 0 {
             v["retries"] = json!(j.retries);

@@ -1,5 +1,5 @@
 //! `citriage bench`: benchmarks that print timings and peak memory (the benchmarks
-//! themselves are in `crate::bench` and `crate::bench_serve`).
+//! themselves are in `crate::bench`, `crate::bench_serve` and `crate::bench_patterns`).
 
 use crate::context::{Context, Failure};
 use clap::{Args, Subcommand};
@@ -35,6 +35,37 @@ pub enum BenchWhat {
         #[arg(long)]
         world: Option<PathBuf>,
     },
+    /// Template mining on labelled logs (Loghub-2k layout: DIR/<S>/<S>_2k.log_structured.csv):
+    /// leave-one-system-out grouping accuracy per system (each setting chosen on the other
+    /// systems) and single-threaded lines per second of the default configuration.
+    Mining {
+        /// The folder of systems.
+        #[arg(long, value_name = "DIR")]
+        data: PathBuf,
+        /// Also write DIR/<S>.pred (the default configuration's template per input line).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Throughput input: every system's lines repeated this many times.
+        #[arg(long, default_value_t = 30)]
+        repeat: usize,
+    },
+    /// Failure-line extraction on CiDiff-format cases (folders with fail.log, pass.log and
+    /// groundtruth, searched recursively): k-fold cross-validation of the settings by
+    /// project, held-in and held-out macro F1 per fold with and without the passing log,
+    /// and the macro F1 of what `citriage extract` returns.
+    Extract {
+        /// The folder of cases.
+        #[arg(long, value_name = "DIR")]
+        cases: PathBuf,
+        /// Also write DIR/with-pass/<case>.txt and DIR/fail-only/<case>.txt (the lines
+        /// `citriage extract` returns) for an independent scorer; <case> is the case's path
+        /// from the parent of --cases with `/` as `__` (e.g. `breakages__guava_1947`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Number of folds.
+        #[arg(long, default_value_t = 6)]
+        folds: usize,
+    },
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
     /// latency percentiles, errors and throughput.
@@ -61,6 +92,8 @@ pub enum BenchWhat {
 /// Runs `citriage bench`.
 pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
     match &a.what {
+        BenchWhat::Mining { data, out, repeat } => crate::bench_patterns::mining(ctx, data, out.as_deref(), *repeat),
+        BenchWhat::Extract { cases, out, folds } => crate::bench_patterns::extract(ctx, cases, out.as_deref(), *folds),
         BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, ctx.json()),
         BenchWhat::Ingest { preset, concurrency, world } => {
             crate::bench::ingest(preset, *concurrency, world.as_deref(), ctx.json())

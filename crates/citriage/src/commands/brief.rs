@@ -41,7 +41,7 @@ pub fn exec(ctx: &Context, a: &BriefArgs) -> Result<(), Failure> {
     let config = pipeline::load_config(None)?;
     let builds = if store.build_counts()?.0 > 0 {
         let listed: std::collections::BTreeSet<String> = loaded.snapshot.jobs.iter().map(|j| j.job.clone()).collect();
-        let since = loaded.snapshot.meta.date.0 * 86_400 - 8 * 86_400;
+        let since = loaded.snapshot.meta.date.start_seconds() - 8 * citriage_model::time::DAY;
         Some(crate::builds::load_builds_filtered(&mut store, Some(since), Some(&listed))?)
     } else {
         None

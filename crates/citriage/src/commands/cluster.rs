@@ -97,7 +97,7 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
     };
     let to_day = match &a.drift_to {
         Some(s) => day_of(s, "--drift-to")?,
-        None => as_of.div_euclid(86_400),
+        None => Day::from_unix_seconds(as_of).0,
     };
     let from_day = match &a.drift_from {
         Some(s) => day_of(s, "--drift-from")?,

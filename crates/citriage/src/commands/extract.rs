@@ -25,6 +25,15 @@ pub struct ExtractArgs {
     /// A passing build's folder or log to diff against.
     #[arg(long, value_name = "DIR|FILE")]
     pub pass: Option<PathBuf>,
+    /// Show everything: every excerpt with all its lines (the text output otherwise shows
+    /// 20 excerpts of at most 12 lines and says what it left out), and excerpt texts over
+    /// 64 KiB in full in the JSON output too. Extraction itself is never capped.
+    #[arg(long)]
+    pub all: bool,
+    /// Print only the build log's failure line numbers as ranges (`a-b`, one per line),
+    /// the format CiDiff-style scorers read.
+    #[arg(long, conflicts_with = "all")]
+    pub lines: bool,
 }
 
 fn read_maybe(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
@@ -58,7 +67,8 @@ pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
         Some(_) => format!("https://prow.k8s.io/view/gs/{}/{}", a.bucket, a.build.trim_matches('/')),
         None => build_dir.display().to_string(),
     };
-    let cfg = ExtractConfig::default();
+    let cfg =
+        if a.all { ExtractConfig { max_excerpt_bytes: usize::MAX, ..extract_config() } } else { extract_config() };
     let fail = match &log_path {
         Some(p) => read_maybe(p)?,
         None => None,
@@ -96,10 +106,21 @@ pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
     let mut excerpts: Vec<Excerpt> = Vec::new();
     let mut used_pass = false;
     let mut first_failure = None;
+    let mut log_lines: Vec<usize> = Vec::new();
+    let mut total_lines = 0usize;
     if let Some(f) = &fail {
-        let x = extract_log(f, pass.as_deref(), &format!("{source}/build-log.txt"), &cfg);
+        let log_source = match (&a.mirror, &log_path) {
+            (Some(_), Some(p)) => {
+                format!("{source}/{}", p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default())
+            }
+            (None, Some(p)) => p.display().to_string(),
+            _ => format!("{source}/build-log.txt"),
+        };
+        let x = extract_log(f, pass.as_deref(), &log_source, &cfg);
         used_pass = x.used_pass_log;
         first_failure = x.first_failure_line;
+        total_lines = x.total_lines;
+        log_lines = x.lines;
         excerpts.extend(x.excerpts);
     }
     // JUnit failures under artifacts/.
@@ -137,26 +158,124 @@ pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
     if fail.is_none() && junit_files.is_empty() {
         return Err(Failure::input(format!("{}: no build-log.txt and no JUnit files", build_dir.display())));
     }
+    if a.lines {
+        for (lo, hi) in ranges(&log_lines) {
+            if lo == hi {
+                outln!("{lo}");
+            } else {
+                outln!("{lo}-{hi}");
+            }
+        }
+        return Ok(());
+    }
+    let texts_cut = excerpts.iter().filter(|e| e.text_cut).count();
     if ctx.json() {
         print_json(&json!({
             "build": source, "log": log_path.map(|p| p.display().to_string()),
             "passing_log": pass_from.map(|p| p.display().to_string()), "used_passing_log": used_pass,
-            "first_failure_line": first_failure, "junit_failures": junit_failures, "excerpts": excerpts,
+            "first_failure_line": first_failure, "total_lines": total_lines,
+            "lines": log_lines, "junit_failures": junit_failures, "excerpts": excerpts,
+            "texts_cut": texts_cut,
+            "cut_note": (texts_cut > 0).then(|| format!(
+                "{texts_cut} excerpt text(s) stop at {} bytes (\"text_cut\": true; their line ranges and \"lines\" are complete); --all prints them in full",
+                cfg.max_excerpt_bytes
+            )),
         }));
         return Ok(());
     }
     outln!(
-        "{}: {} excerpt(s){}; first failure at line {}",
+        "{}: {} excerpt(s), {} failure line(s) of {} in the build log{}; first failure at line {}",
         source,
         excerpts.len(),
+        log_lines.len(),
+        total_lines,
         if used_pass { " (lines absent from the passing log preferred)" } else { " (no passing log)" },
         first_failure.map(|l| l.to_string()).unwrap_or_else(|| "?".into())
     );
-    for e in &excerpts {
+    let (show, line_cap) = if a.all { (excerpts.len(), usize::MAX) } else { (SHOW_EXCERPTS, SHOW_LINES) };
+    let shown = display_selection(excerpts.len(), show);
+    let mut lines_cut = 0usize;
+    for (k, e) in excerpts.iter().enumerate() {
+        if !shown[k] {
+            continue;
+        }
+        if k > 0 && !shown[k - 1] {
+            outln!("\n    ... {} excerpt(s) not shown ...", (0..k).rev().take_while(|&i| !shown[i]).count());
+        }
         outln!("\n{}:{}-{}  {}", e.source, e.line_start, e.line_end, e.hash);
-        for l in e.text.lines().take(12) {
+        let n = e.text.lines().count();
+        for l in e.text.lines().take(line_cap) {
             outln!("    {l}");
         }
+        if n > line_cap {
+            lines_cut += 1;
+            outln!("    ... {} more line(s) ...", n - line_cap);
+        }
+        if e.text_cut {
+            outln!("    ... text stops at {} bytes (lines up to {}) ...", cfg.max_excerpt_bytes, e.line_end);
+        }
+    }
+    let hidden = shown.iter().filter(|s| !**s).count();
+    if hidden > 0 || lines_cut > 0 || texts_cut > 0 {
+        outln!(
+            "\nOutput cut: {} of {} excerpt(s) shown, {} shown in part. To see all of it: --all, or --format json (every excerpt and failure line); --lines prints the line numbers only.",
+            excerpts.len() - hidden,
+            excerpts.len(),
+            lines_cut + texts_cut
+        );
     }
     Ok(())
+}
+
+/// Excerpts shown in the text output (at most this many, unless `--all`).
+const SHOW_EXCERPTS: usize = 20;
+/// Lines shown per excerpt in the text output (unless `--all`).
+const SHOW_LINES: usize = 12;
+
+/// The extraction settings of `citriage extract` (and of `citriage bench extract`): the
+/// library defaults, chosen by cross-validation; nothing found is capped.
+pub fn extract_config() -> ExtractConfig {
+    ExtractConfig { max_excerpts: usize::MAX, ..ExtractConfig::default() }
+}
+
+/// The failure lines `citriage extract` returns for a build log (and a passing log).
+pub fn extract_build_log(fail: &[u8], pass: Option<&[u8]>, source: &str) -> Vec<usize> {
+    extract_log(fail, pass, source, &extract_config()).lines
+}
+
+/// Which of `n` excerpts the text output shows when at most `max` are shown: the first
+/// (the first failure) and the last ones (the build's verdict comes last).
+fn display_selection(n: usize, max: usize) -> Vec<bool> {
+    if n <= max {
+        return vec![true; n];
+    }
+    let max = max.max(1);
+    (0..n).map(|k| k == 0 || k >= n - (max - 1)).collect()
+}
+
+/// Sorted line numbers as inclusive ranges.
+fn ranges(lines: &[usize]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &l in lines {
+        match out.last_mut() {
+            Some(r) if r.1 + 1 == l => r.1 = l,
+            Some(r) if r.1 >= l => {}
+            _ => out.push((l, l)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_and_display_selection() {
+        assert_eq!(ranges(&[1, 2, 3, 7, 9, 10]), vec![(1, 3), (7, 7), (9, 10)]);
+        assert!(ranges(&[]).is_empty());
+        assert_eq!(display_selection(3, 20), vec![true; 3]);
+        let s = display_selection(5, 3);
+        assert_eq!(s, vec![true, false, false, true, true]);
+    }
 }

@@ -8,6 +8,7 @@ use crate::outln;
 use citriage_analysis::metrics::corrected::{job_figures, Settings};
 use citriage_analysis::metrics::kettle;
 use citriage_analysis::AnalysisConfig;
+use citriage_model::time::DAY;
 use citriage_model::Day;
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -59,7 +60,7 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
     settings.window_days = window;
     // Job by job, with tests only inside the longest window needed: memory stays
     // bounded by one job's recent history.
-    let tests_since = as_of - window.max(7) * 86_400 - 86_400;
+    let tests_since = as_of - window.max(7) * DAY - DAY;
     let failures_rows = kettle::failures_rows(&all, as_of);
     drop(all);
     let mut flakes_rows = Vec::new();

@@ -1,7 +1,7 @@
 //! `citriage payload`: analyze an OpenShift release payload (online against a release
 //! controller, or offline from recorded responses or a payload-snapshot directory),
 //! write its reports and record the analysis in the store; `payload eval` scores the
-//! analysis over a synthetic world's payload stream.
+//! verdicts against a truth over a synthetic world or a folder of payload snapshots.
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
@@ -12,13 +12,17 @@ use std::path::PathBuf;
 
 /// Analyze an OpenShift release payload: chain back to the last all-green payload,
 /// failed blocking jobs with evidence, root causes, scored suspect PRs and the
-/// action. `citriage payload eval --from WORLD` scores it over a synthetic world.
+/// action. `citriage payload eval --from DIR [--truth FILE]` scores the verdicts over a
+/// synthetic world or a folder of payload snapshots.
 #[derive(Args, Debug)]
 pub struct PayloadArgs {
-    /// The payload tag, e.g. 4.22.0-0.nightly-2026-11-20-041530 (or `eval`).
+    /// The payload tag, e.g. 4.22.0-0.nightly-2026-11-20-041530, or `eval` to score the
+    /// verdicts of every payload under --from against a truth.
     pub tag: String,
     /// Offline: a folder of recorded release-controller responses (with `gcs/` and
-    /// `github/` beside them) or a payload-snapshot directory.
+    /// `github/` beside them) or a payload-snapshot directory. For `eval`: a synthetic
+    /// world, or a folder of payload snapshots (one per payload, as the snapshot
+    /// repositories lay them out).
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
     /// Online: the release controller, e.g. https://amd64.ocp.releases.ci.openshift.org.
@@ -39,29 +43,66 @@ pub struct PayloadArgs {
     /// Ignore everything after this time (RFC 3339).
     #[arg(long, value_name = "TIME")]
     pub as_of: Option<String>,
-    /// CI-configuration changes: a recorded JSON list or an openshift/release checkout.
+    /// CI-configuration changes: a recorded JSON list, or a local openshift/release
+    /// checkout whose commits to ci-operator/step-registry and ci-operator/config since
+    /// the last all-green payload become candidates (default: the source's own list, if any).
     #[arg(long, value_name = "FILE|DIR")]
     pub ci_config: Option<PathBuf>,
-    /// Write payload-<tag>.html, .md, .json and payload-results-<tag>.yaml here.
+    /// Write payload-analysis-<tag>-summary.html, payload-analysis-<tag>.md,
+    /// payload-analysis-<tag>.json and payload-results-<tag>.yaml here (default: write no files).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Do not record the analysis (JSON, HTML, Markdown) in the store's documents.
     #[arg(long)]
     pub no_store: bool,
+    /// For `eval`: the truth, a TOML ([[payload]] tag, culprits = ["org/repo#n"],
+    /// optional force_accept) or YAML (payloads:) file. Default: a synthetic world's own
+    /// truth.json; for snapshots without a truth only crashes and contradictions are checked.
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<PathBuf>,
+}
+
+/// `payload eval`: every payload of a synthetic world or a folder of payload
+/// snapshots, against a truth; fails (exit 1) on a false revert, a contradiction or
+/// an analysis error.
+fn eval(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
+    use citriage_payload::eval;
+    let dir = a.from.as_ref().ok_or_else(|| {
+        Failure::input("payload eval needs --from DIR (a synthetic world or a folder of payload snapshots)")
+    })?;
+    if !dir.is_dir() {
+        return Err(Failure::input(format!("{}: not a folder", dir.display())));
+    }
+    let truth = match &a.truth {
+        Some(p) => Some(eval::read_truth(p).map_err(fail)?),
+        None => None,
+    };
+    let r = if eval::is_world(dir) {
+        eval::eval_world_with(dir, truth.as_deref()).map_err(fail)?
+    } else {
+        eval::eval_snapshots(dir, truth.as_deref(), a.ci_config.as_deref()).map_err(fail)?
+    };
+    if r.payloads == 0 {
+        return Err(Failure::input(format!(
+            "{}: no payload found (neither a synthetic world nor payload snapshots)",
+            dir.display()
+        )));
+    }
+    if ctx.json() {
+        print_json(&serde_json::to_value(&r).unwrap_or_default());
+    } else {
+        outln!("{}", eval::render_eval(&r));
+    }
+    if r.false_reverts > 0 || r.errors > 0 || r.contradictions > 0 {
+        return Err(Failure::other(eval::summary_line(&r)));
+    }
+    Ok(())
 }
 
 /// Runs `citriage payload`.
 pub fn exec(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
     if a.tag == "eval" {
-        let world =
-            a.from.as_ref().ok_or_else(|| Failure::input("payload eval needs --from WORLD (a synthetic world)"))?;
-        let r = citriage_payload::eval::eval_world(world).map_err(fail)?;
-        if ctx.json() {
-            print_json(&serde_json::to_value(&r).unwrap_or_default());
-        } else {
-            outln!("{}", citriage_payload::eval::render_eval(&r));
-        }
-        return Ok(());
+        return eval(ctx, a);
     }
     let mut opts = AnalyzeOptions::new(&a.tag);
     opts.as_of = a.as_of.clone();

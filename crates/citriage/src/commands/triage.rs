@@ -82,7 +82,7 @@ pub fn exec(ctx: &Context, a: &TriageArgs) -> Result<(), Failure> {
     let builds = if store.build_counts()?.0 > 0 {
         // The listed jobs' builds, with tests of the last 8 days before the snapshot date.
         let listed: std::collections::BTreeSet<String> = loaded.snapshot.jobs.iter().map(|j| j.job.clone()).collect();
-        let since = loaded.snapshot.meta.date.0 * 86_400 - 8 * 86_400;
+        let since = loaded.snapshot.meta.date.start_seconds() - 8 * citriage_model::time::DAY;
         Some(crate::builds::load_builds_filtered(&mut store, Some(since), Some(&listed))?)
     } else {
         None

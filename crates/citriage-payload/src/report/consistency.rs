@@ -1,0 +1,97 @@
+//! Self-checks of an analysis and its Markdown: statements that contradict each
+//! other or the data ("no candidate reaches 60" beside a suspect at 90, a
+//! recommendation without evidence, "Data gaps: none" while no failed job has
+//! evidence, empty lists printed as `platforms ;`). Each problem is one
+//! sentence; none means the report is consistent.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use crate::action::{Band, CandidateAction, Verdict};
+use crate::analysis::PayloadAnalysis;
+use crate::evidence::JunitState;
+
+/// The contradictions found in an analysis and its rendered Markdown.
+pub fn contradictions(a: &PayloadAnalysis, markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let max = a.suspects.iter().map(|s| s.score.total).max().unwrap_or(0);
+    if a.decision.summary.contains("no candidate reaches 60") && max >= 60 {
+        out.push(format!("the summary says no candidate reaches 60 but a suspect scores {max}"));
+    }
+    let has = |act: CandidateAction| a.suspects.iter().any(|s| s.action == act);
+    let expected = if has(CandidateAction::StageRevert) {
+        Verdict::StageRevert
+    } else if has(CandidateAction::Bisect) {
+        Verdict::Bisect
+    } else {
+        Verdict::ReportOnly
+    };
+    if a.decision.verdict != expected {
+        out.push(format!(
+            "the verdict is {} but the suspects' actions make it {}",
+            a.decision.verdict.as_str(),
+            expected.as_str()
+        ));
+    }
+    for s in &a.suspects {
+        let ok = match s.action {
+            CandidateAction::StageRevert => s.band == Band::High,
+            CandidateAction::Bisect => s.band >= Band::Medium,
+            _ => true,
+        };
+        if !ok {
+            out.push(format!(
+                "{} is marked {} at {} ({})",
+                s.candidate,
+                s.action.as_str(),
+                s.score.total,
+                s.band.as_str()
+            ));
+        }
+        if s.action == CandidateAction::ReportOnly && s.band >= Band::Medium && s.action_reason.contains("< 60") {
+            out.push(format!("{} scores {} but its reason says < 60", s.candidate, s.score.total));
+        }
+    }
+    for r in &a.recommendations {
+        let acts = r.text.starts_with("Revert ") || r.text.starts_with("Bisect ");
+        if acts && r.evidence.is_empty() {
+            out.push(format!("a recommendation acts without quoting evidence: {}", r.text));
+        }
+    }
+    if a.decision.force_accept.recommended && expected != Verdict::ReportOnly {
+        out.push("force-accept is recommended beside a revert or bisect".into());
+    }
+    if a.decision.force_accept.recommended && a.payload.phase == crate::model::Phase::Accepted {
+        out.push("force-accept is recommended for a payload already Accepted".into());
+    }
+    let without: Vec<&str> = a
+        .failed_jobs
+        .iter()
+        .filter(|j| {
+            !matches!(j.junit, Some(JunitState::Found { .. }) | Some(JunitState::Partial { .. }))
+                && j.modes.iter().all(|m| m.lines.is_empty())
+        })
+        .map(|j| j.name.as_str())
+        .collect();
+    if !without.is_empty() && a.data_gaps.is_empty() {
+        out.push(format!("no data gap is reported although {} failed job(s) have no evidence", without.len()));
+    }
+    if !a.failed_jobs.is_empty()
+        && without.len() == a.failed_jobs.len()
+        && a.root_causes.iter().any(|r| {
+            !matches!(r.class.class, crate::classify::FailureClass::Unknown)
+                && r.jobs.iter().all(|j| without.contains(&j.as_str()))
+        })
+    {
+        out.push("a failure without evidence carries a classification".into());
+    }
+    static EMPTY_LIST: OnceLock<Regex> = OnceLock::new();
+    let empty = EMPTY_LIST.get_or_init(|| {
+        Regex::new(r"(?m)\b(platforms|jobs|tests|systemic|candidates|evidence)(\s+[;,]|\s*:\s*[;,.]\s)").unwrap()
+    });
+    for m in empty.find_iter(markdown).take(3) {
+        out.push(format!("an empty list is printed: `{}`", m.as_str()));
+    }
+    out
+}

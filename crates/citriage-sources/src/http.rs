@@ -1,0 +1,936 @@
+//! The one HTTP client layer of citriage: every request any crate makes goes through
+//! an [`HttpClient`], so there is one policy for
+//!
+//! - **timeouts**: each request as a whole ([`HttpOptions::timeout`]);
+//! - **retries**: transport errors, 5xx and 429 are retried up to
+//!   [`HttpOptions::attempts`] with doubling backoff; every wait is taken from a
+//!   [`RetryBudget`] that all the clients of one command share, so a command's total
+//!   waiting is bounded, and a spent budget fails with a clear error;
+//! - **`Retry-After`** (seconds or an HTTP date) and **rate limits**
+//!   (`X-RateLimit-Remaining: 0` with `X-RateLimit-Reset`, a 403/429 that says so in
+//!   its body): waited out when shorter than [`HttpOptions::max_retry_after`], refused
+//!   with an error naming the wait otherwise; a limit seen on one answer holds back the
+//!   client's next request until it resets;
+//! - **size and memory**: bodies are read up to [`HttpOptions::max_bytes`] (error
+//!   bodies up to 64 KiB), never more;
+//! - **redirects**: followed only within the same origin (scheme, host and port), at
+//!   most [`HttpOptions::max_redirects`]; a redirect to another origin is refused with an
+//!   error naming both;
+//! - **origins**: a client restricted to base URLs contacts nothing else;
+//! - **listings**: [`PageGuard`] refuses a server that repeats a page token or link;
+//! - **caching**: the [`HttpCache`] hook stores answers, and [`HttpClient::send_cached`]
+//!   revalidates them with `If-None-Match`;
+//! - **tokens**: a [`Token`] is read from the environment only, sent only in the
+//!   `Authorization` header to the client's own origins, never printed (`Debug` says
+//!   `Token(redacted)`), and removed from any text that comes back.
+//!
+//! `ureq` is used here and nowhere else. The wall clock is read only through a
+//! [`Pacer`], which tests replace.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The default largest body (2 GiB).
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+/// Bytes of an error answer's body that are kept (for its message).
+pub const ERROR_BODY_LIMIT: u64 = 64 * 1024;
+
+/// The HTTP policy of a client.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Whole-request timeout.
+    pub timeout: Duration,
+    /// Attempts in all (first try included) for transport errors, 5xx and rate limits.
+    pub attempts: u32,
+    /// The first retry's wait when the server names none; doubled per retry.
+    pub backoff: Duration,
+    /// The longest single wait honoured (`Retry-After`, a rate-limit reset); a longer
+    /// one fails the request at once.
+    pub max_retry_after: Duration,
+    /// The waiting allowed in all, shared by every client made with clones of these
+    /// options (one command's clients).
+    pub retry_budget: RetryBudget,
+    /// The largest body accepted (also the most a gzip body may inflate to).
+    pub max_bytes: u64,
+    /// Same-origin redirects followed per request.
+    pub max_redirects: u32,
+    pub user_agent: String,
+    /// Text (case-insensitive) in a 403 or 429 body that marks it a rate limit even
+    /// without rate-limit headers (GitHub's "secondary rate limit").
+    pub rate_limit_message: Option<String>,
+    /// The wait for a rate limit that names no time; `None`: the backoff.
+    pub rate_limit_wait: Option<Duration>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            timeout: Duration::from_secs(30),
+            attempts: 4,
+            backoff: Duration::from_millis(500),
+            max_retry_after: Duration::from_secs(120),
+            retry_budget: RetryBudget::new(Duration::from_secs(300)),
+            max_bytes: DEFAULT_MAX_BYTES,
+            max_redirects: 5,
+            user_agent: concat!("citriage/", env!("CARGO_PKG_VERSION")).to_string(),
+            rate_limit_message: None,
+            rate_limit_wait: None,
+        }
+    }
+}
+
+/// Waiting allowed in all before retries, shared by the clones of one budget.
+#[derive(Clone)]
+pub struct RetryBudget {
+    limit: Duration,
+    spent: Arc<Mutex<Duration>>,
+}
+
+impl RetryBudget {
+    pub fn new(limit: Duration) -> RetryBudget {
+        RetryBudget { limit, spent: Arc::new(Mutex::new(Duration::ZERO)) }
+    }
+
+    /// The waiting allowed in all.
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// The waiting done so far.
+    pub fn spent(&self) -> Duration {
+        self.spent.lock().map(|s| *s).unwrap_or(self.limit)
+    }
+
+    /// Takes `wait` from the budget; false (and nothing taken) when it does not fit.
+    fn take(&self, wait: Duration) -> bool {
+        let Ok(mut spent) = self.spent.lock() else { return false };
+        if *spent + wait > self.limit {
+            return false;
+        }
+        *spent += wait;
+        true
+    }
+}
+
+impl fmt::Debug for RetryBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RetryBudget({:?} of {:?} spent)", self.spent(), self.limit)
+    }
+}
+
+/// An API token. It is sent only in the `Authorization` header to the origins of the
+/// client it is given to; `Debug` prints `Token(redacted)` and there is no `Display`
+/// or `Serialize`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    /// A token from a string. `None` when empty or when it holds characters a header
+    /// cannot carry.
+    pub fn new(s: impl Into<String>) -> Option<Token> {
+        let s = s.into().trim().to_string();
+        if s.is_empty() || !s.bytes().all(|b| (0x21..0x7f).contains(&b)) {
+            return None;
+        }
+        Some(Token(s))
+    }
+
+    /// The first usable token among candidates, in order.
+    pub fn first_of<I: IntoIterator<Item = Option<String>>>(candidates: I) -> Option<Token> {
+        candidates.into_iter().flatten().find_map(Token::new)
+    }
+
+    /// The first usable token among these environment variables, in order (tokens are
+    /// taken from the environment only, never from arguments or files).
+    pub fn from_env(names: &[&str]) -> Option<Token> {
+        Token::first_of(names.iter().map(|n| std::env::var(n).ok()))
+    }
+
+    /// `text` with every occurrence of the token replaced by `[redacted]`.
+    pub fn redact(&self, text: &str) -> String {
+        if text.contains(&self.0) {
+            text.replace(&self.0, "[redacted]")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(redacted)")
+    }
+}
+
+/// One stored HTTP answer. Not-found answers are stored too, so an offline reader can
+/// say "not found".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedResponse {
+    /// 200 or 404.
+    pub status: u16,
+    pub etag: Option<String>,
+    pub body: Vec<u8>,
+    /// The `Link: rel="next"` URL of a paginated answer.
+    pub next: Option<String>,
+    /// Unix seconds when the answer was last confirmed (downloaded or revalidated).
+    pub fetched_at: i64,
+}
+
+/// Where answers are kept between runs (the CLI keeps them in its SQLite store;
+/// [`MemoryCache`] serves tests and single runs).
+pub trait HttpCache {
+    /// The stored answer for a URL.
+    fn get(&self, url: &str) -> Option<CachedResponse>;
+    /// Stores (replaces) the answer for a URL.
+    fn put(&self, url: &str, resp: CachedResponse);
+}
+
+impl<C: HttpCache + ?Sized> HttpCache for Arc<C> {
+    fn get(&self, url: &str) -> Option<CachedResponse> {
+        (**self).get(url)
+    }
+    fn put(&self, url: &str, resp: CachedResponse) {
+        (**self).put(url, resp)
+    }
+}
+
+impl<C: HttpCache + ?Sized> HttpCache for std::rc::Rc<C> {
+    fn get(&self, url: &str) -> Option<CachedResponse> {
+        (**self).get(url)
+    }
+    fn put(&self, url: &str, resp: CachedResponse) {
+        (**self).put(url, resp)
+    }
+}
+
+/// An in-memory cache.
+#[derive(Debug, Default)]
+pub struct MemoryCache {
+    map: Mutex<BTreeMap<String, CachedResponse>>,
+}
+
+impl MemoryCache {
+    /// An empty cache.
+    pub fn new() -> MemoryCache {
+        MemoryCache::default()
+    }
+
+    /// The cached URLs, sorted.
+    pub fn urls(&self) -> Vec<String> {
+        self.map.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Number of cached answers.
+    pub fn len(&self) -> usize {
+        self.map.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl HttpCache for MemoryCache {
+    fn get(&self, url: &str) -> Option<CachedResponse> {
+        self.map.lock().ok()?.get(url).cloned()
+    }
+    fn put(&self, url: &str, resp: CachedResponse) {
+        if let Ok(mut m) = self.map.lock() {
+            m.insert(url.to_string(), resp);
+        }
+    }
+}
+
+/// A cache that stores nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoCache;
+
+impl HttpCache for NoCache {
+    fn get(&self, _url: &str) -> Option<CachedResponse> {
+        None
+    }
+    fn put(&self, _url: &str, _resp: CachedResponse) {}
+}
+
+/// How a client reads the time and waits. [`SystemPacer`] reads the wall clock and
+/// sleeps; tests count waits instead.
+pub trait Pacer {
+    /// Unix seconds now.
+    fn now(&self) -> i64;
+    fn sleep(&self, d: Duration);
+}
+
+/// The wall clock and real sleeps.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemPacer;
+
+impl Pacer for SystemPacer {
+    fn now(&self) -> i64 {
+        unix_now()
+    }
+    fn sleep(&self, d: Duration) {
+        std::thread::sleep(d)
+    }
+}
+
+/// The wall clock in Unix seconds.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// What a wait was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitKind {
+    /// The server said how long (`Retry-After`), or said "rate limit" without a time.
+    RetryAfter,
+    /// A rate limit's reset time (`X-RateLimit-Reset`).
+    RateLimitReset,
+    /// Backoff after a transport error or a 5xx.
+    Backoff,
+}
+
+/// Why a request failed. Messages name the URL; no variant ever holds the token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    #[error("{url}: request failed: {detail}")]
+    Transport { url: String, detail: String },
+    #[error("{url}: HTTP {status}, still after {attempts} attempts{}", suffix(.message))]
+    GaveUp { url: String, status: u16, attempts: u32, rate_limited: Option<WaitKind>, message: String },
+    #[error("{url}: the server asks to wait {wait_secs}s, longer than the {limit_secs}s allowed")]
+    WaitTooLong { url: String, status: Option<u16>, kind: WaitKind, wait_secs: u64, limit_secs: u64 },
+    #[error("{url}: the retry budget ({budget_secs}s of waiting in all) is spent")]
+    BudgetSpent { url: String, status: Option<u16>, budget_secs: u64 },
+    #[error("{url}: larger than the {limit}-byte limit")]
+    TooLarge { url: String, limit: u64 },
+    #[error("{url}: HTTP {status} redirects to another origin, {to}: refused")]
+    CrossOrigin { url: String, status: u16, to: String },
+    #[error("{url}: more than {max} redirects")]
+    TooManyRedirects { url: String, max: u32 },
+    #[error("{url}: refusing to contact an origin other than {allowed}")]
+    ForeignOrigin { url: String, allowed: String },
+    #[error("{url}: the listing repeats page {page:?} (the server's pagination loops)")]
+    RepeatedPage { url: String, page: String },
+    #[error("{url}: the listing has more than {max} pages")]
+    TooManyPages { url: String, max: usize },
+}
+
+/// A GET request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl Request {
+    pub fn get(url: impl Into<String>) -> Request {
+        Request { url: url.into(), headers: Vec::new() }
+    }
+
+    /// Adds a header (never `Authorization`: the client adds the token itself).
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Request {
+        self.headers.push((name, value.into()));
+        self
+    }
+}
+
+/// A final answer (any status the client does not retry).
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The URL that answered (after same-origin redirects).
+    pub url: String,
+    pub status: u16,
+    /// Header names lowercased, in the order received.
+    pub headers: Vec<(String, String)>,
+    /// The body: at most [`HttpOptions::max_bytes`] for a 2xx, [`ERROR_BODY_LIMIT`]
+    /// otherwise.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The first value of a header (name in any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim())
+    }
+
+    /// The `Link: rel="next"` URL.
+    pub fn next_link(&self) -> Option<String> {
+        self.header("link").and_then(next_link)
+    }
+}
+
+/// Whether an answer came from the network or was confirmed unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// Downloaded now.
+    Live,
+    /// The stored answer, confirmed unchanged by a 304.
+    Revalidated,
+}
+
+/// What [`HttpClient::send_cached`] got.
+#[derive(Debug, Clone)]
+pub enum CachedAnswer {
+    /// A 200 or a not-found (404, 410 stored as 404), as stored in the cache.
+    Stored { answer: CachedResponse, freshness: Freshness },
+    /// Any other final status (not stored).
+    Other(Response),
+}
+
+/// Request counters of one client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HttpStats {
+    /// Requests sent (redirects and retries included).
+    pub requests: u64,
+    /// Retries after transport errors, 5xx or rate limits.
+    pub retries: u64,
+    /// Time spent waiting (retries and rate limits).
+    pub waited: Duration,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// A rate limit seen on an earlier answer holds requests back until then.
+    blocked_until: Option<i64>,
+    stats: HttpStats,
+}
+
+/// A blocking HTTP client with the policy of its [`HttpOptions`].
+pub struct HttpClient {
+    agent: ureq::Agent,
+    opts: HttpOptions,
+    /// Origins this client may contact; empty: any.
+    origins: Vec<String>,
+    token: Option<Token>,
+    state: Mutex<State>,
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("origins", &self.origins)
+            .field("token", &self.token.as_ref().map(|_| "redacted"))
+            .field("opts", &self.opts)
+            .finish()
+    }
+}
+
+impl HttpClient {
+    /// A client that may contact any origin (redirects still stay within one).
+    pub fn new(opts: HttpOptions) -> HttpClient {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(opts.timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .user_agent(opts.user_agent.as_str())
+            .build()
+            .into();
+        HttpClient { agent, opts, origins: Vec::new(), token: None, state: Mutex::new(State::default()) }
+    }
+
+    /// Also allows the origin of `base` and restricts the client to its allowed
+    /// origins; an error when `base` is not an http(s) URL.
+    pub fn allow(&mut self, base: &str) -> Result<(), HttpError> {
+        let o = origin(base)
+            .ok_or_else(|| HttpError::ForeignOrigin { url: base.to_string(), allowed: "http(s) URLs".to_string() })?;
+        if !self.origins.contains(&o) {
+            self.origins.push(o);
+        }
+        Ok(())
+    }
+
+    /// [`HttpClient::allow`] in a chain.
+    pub fn restricted_to(mut self, base: &str) -> Result<HttpClient, HttpError> {
+        self.allow(base)?;
+        Ok(self)
+    }
+
+    /// Sends `token` as a bearer token to the allowed origins (only to them: a client
+    /// allowed everywhere sends it nowhere).
+    pub fn with_token(mut self, token: Option<Token>) -> HttpClient {
+        self.token = token;
+        self
+    }
+
+    pub fn options(&self) -> &HttpOptions {
+        &self.opts
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> HttpStats {
+        self.state.lock().map(|s| s.stats).unwrap_or_default()
+    }
+
+    /// The allowed origins, for messages (`any` when unrestricted).
+    pub fn describe_origins(&self) -> String {
+        if self.origins.is_empty() {
+            "any".to_string()
+        } else {
+            self.origins.join(", ")
+        }
+    }
+
+    /// True when the client may contact `url`.
+    pub fn allows(&self, url: &str) -> bool {
+        match origin(url) {
+            Some(o) => self.origins.is_empty() || self.origins.contains(&o),
+            None => false,
+        }
+    }
+
+    /// `text` without the token.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.token {
+            Some(t) => t.redact(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// GETs a URL's body: a 200's bytes, or the error a caller maps (another status
+    /// comes back as `Ok(Err(response))`).
+    pub fn get(&self, url: &str) -> Result<Result<Vec<u8>, Response>, HttpError> {
+        let r = self.send(&Request::get(url))?;
+        Ok(if r.status == 200 { Ok(r.body) } else { Err(r) })
+    }
+
+    /// Sends a request with the wall clock and real sleeps.
+    pub fn send(&self, req: &Request) -> Result<Response, HttpError> {
+        self.send_with(req, &SystemPacer)
+    }
+
+    fn bump(&self, f: impl FnOnce(&mut State)) {
+        if let Ok(mut s) = self.state.lock() {
+            f(&mut s);
+        }
+    }
+
+    /// Waits `wait` (for `kind`), within the longest single wait and the budget.
+    fn pause(
+        &self,
+        url: &str,
+        status: Option<u16>,
+        kind: WaitKind,
+        wait: Duration,
+        pacer: &dyn Pacer,
+    ) -> Result<(), HttpError> {
+        if kind != WaitKind::Backoff && wait > self.opts.max_retry_after {
+            return Err(HttpError::WaitTooLong {
+                url: url.to_string(),
+                status,
+                kind,
+                wait_secs: wait.as_secs(),
+                limit_secs: self.opts.max_retry_after.as_secs(),
+            });
+        }
+        if !self.opts.retry_budget.take(wait) {
+            return Err(HttpError::BudgetSpent {
+                url: url.to_string(),
+                status,
+                budget_secs: self.opts.retry_budget.limit().as_secs(),
+            });
+        }
+        pacer.sleep(wait);
+        self.bump(|s| s.stats.waited += wait);
+        Ok(())
+    }
+
+    fn backoff(&self, retry: u32) -> Duration {
+        self.opts.backoff.saturating_mul(2u32.saturating_pow(retry)).min(self.opts.max_retry_after)
+    }
+
+    /// Sends a GET under the client's policy and returns the final answer: any status
+    /// that is not retried (2xx, 304, 4xx other than rate limits). Transport errors,
+    /// 5xx and rate limits are retried; redirects are followed within the origin.
+    pub fn send_with(&self, req: &Request, pacer: &dyn Pacer) -> Result<Response, HttpError> {
+        if !self.allows(&req.url) {
+            return Err(HttpError::ForeignOrigin { url: req.url.clone(), allowed: self.describe_origins() });
+        }
+        let attempts = self.opts.attempts.max(1);
+        let mut url = req.url.clone();
+        let mut retries = 0u32;
+        let mut redirects = 0u32;
+        loop {
+            // A rate limit seen on an earlier answer: wait for its reset first.
+            let blocked = self.state.lock().ok().and_then(|s| s.blocked_until);
+            if let Some(until) = blocked {
+                let now = pacer.now();
+                if until >= now {
+                    self.pause(&url, None, WaitKind::RateLimitReset, secs(until - now + 1), pacer)?;
+                }
+                self.bump(|s| s.blocked_until = None);
+            }
+            let mut call = self.agent.get(&url);
+            for (k, v) in &req.headers {
+                call = call.header(*k, v.as_str());
+            }
+            if let Some(t) = &self.token {
+                if !self.origins.is_empty() && self.allows(&url) {
+                    call = call.header("Authorization", format!("Bearer {}", t.0));
+                }
+            }
+            self.bump(|s| s.stats.requests += 1);
+            let mut resp = match call.call() {
+                Ok(r) => r,
+                Err(e) => {
+                    let detail = self.redact(&e.to_string());
+                    if retries + 1 < attempts {
+                        self.pause(&url, None, WaitKind::Backoff, self.backoff(retries), pacer)?;
+                        retries += 1;
+                        self.bump(|s| s.stats.retries += 1);
+                        continue;
+                    }
+                    return Err(HttpError::Transport { url, detail });
+                }
+            };
+            let status = resp.status().as_u16();
+            let headers: Vec<(String, String)> = resp
+                .headers()
+                .iter()
+                .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str().to_ascii_lowercase(), v.trim().to_string())))
+                .collect();
+            let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+            let remaining: Option<u64> = header("x-ratelimit-remaining").and_then(|v| v.parse().ok());
+            let reset: Option<i64> = header("x-ratelimit-reset").and_then(|v| v.parse().ok());
+            let now = pacer.now();
+            let retry_after: Option<i64> = header("retry-after").and_then(|v| {
+                v.parse::<i64>().ok().or_else(|| citriage_model::time::parse_http_date(v).map(|t| (t - now).max(0)))
+            });
+            if remaining == Some(0) {
+                if let Some(r) = reset {
+                    self.bump(|s| s.blocked_until = Some(r));
+                }
+            }
+            // Redirects: within the origin only.
+            if matches!(status, 301 | 302 | 303 | 307 | 308) {
+                if let Some(loc) = header("location") {
+                    let to = resolve(&url, loc);
+                    if origin(&to).is_none() || origin(&to) != origin(&url) {
+                        return Err(HttpError::CrossOrigin { url, status, to: self.redact(&to) });
+                    }
+                    if redirects >= self.opts.max_redirects {
+                        return Err(HttpError::TooManyRedirects { url: req.url.clone(), max: self.opts.max_redirects });
+                    }
+                    redirects += 1;
+                    url = to;
+                    continue;
+                }
+            }
+            let limit = if (200..300).contains(&status) { self.opts.max_bytes } else { ERROR_BODY_LIMIT };
+            let mut body = Vec::new();
+            let read = resp.body_mut().as_reader().take(limit + 1).read_to_end(&mut body);
+            if let Err(e) = read {
+                // A cut-off body is retried like a transport error.
+                let detail = self.redact(&format!("body read failed (truncated download?): {e}"));
+                if retries + 1 < attempts {
+                    self.pause(&url, Some(status), WaitKind::Backoff, self.backoff(retries), pacer)?;
+                    retries += 1;
+                    self.bump(|s| s.stats.retries += 1);
+                    continue;
+                }
+                return Err(HttpError::Transport { url, detail });
+            }
+            if body.len() as u64 > limit {
+                if limit == self.opts.max_bytes {
+                    return Err(HttpError::TooLarge { url, limit });
+                }
+                body.truncate(limit as usize);
+            }
+            let says_limited = matches!(status, 403 | 429)
+                && self.opts.rate_limit_message.as_deref().is_some_and(|m| {
+                    String::from_utf8_lossy(&body).to_ascii_lowercase().contains(&m.to_ascii_lowercase())
+                });
+            let rate_limited =
+                matches!(status, 403 | 429) && (retry_after.is_some() || remaining == Some(0) || says_limited);
+            let wait = if rate_limited || status == 429 {
+                Some(match (retry_after, remaining, reset) {
+                    (Some(s), _, _) => (WaitKind::RetryAfter, secs(s)),
+                    (None, Some(0), Some(r)) => (WaitKind::RateLimitReset, secs((r - now + 1).max(1))),
+                    _ => match self.opts.rate_limit_wait {
+                        Some(w) => (WaitKind::RetryAfter, w),
+                        None => (WaitKind::Backoff, self.backoff(retries)),
+                    },
+                })
+            } else if status >= 500 {
+                Some(match retry_after {
+                    Some(s) => (WaitKind::RetryAfter, secs(s)),
+                    None => (WaitKind::Backoff, self.backoff(retries)),
+                })
+            } else {
+                None
+            };
+            let Some((kind, wait)) = wait else {
+                return Ok(Response { url, status, headers, body });
+            };
+            let limited = (rate_limited || status == 429).then_some(kind);
+            if kind != WaitKind::Backoff && wait > self.opts.max_retry_after {
+                return Err(HttpError::WaitTooLong {
+                    url,
+                    status: Some(status),
+                    kind,
+                    wait_secs: wait.as_secs(),
+                    limit_secs: self.opts.max_retry_after.as_secs(),
+                });
+            }
+            if retries + 1 >= attempts {
+                let message = self.redact(&message_of(&body));
+                return Err(HttpError::GaveUp { url, status, attempts, rate_limited: limited, message });
+            }
+            self.pause(&url, Some(status), kind, wait, pacer)?;
+            if kind == WaitKind::RateLimitReset {
+                self.bump(|s| s.blocked_until = None);
+            }
+            retries += 1;
+            self.bump(|s| s.stats.retries += 1);
+        }
+    }
+
+    /// A GET answered from or through `cache`: a stored 200 with an ETag is
+    /// revalidated with `If-None-Match` (a 304 serves the stored body, its time
+    /// updated); a 200, 404 or 410 (stored as 404) is stored with its ETag, next link
+    /// and time. Other statuses come back unstored.
+    pub fn send_cached(
+        &self,
+        req: &Request,
+        cache: &dyn HttpCache,
+        pacer: &dyn Pacer,
+    ) -> Result<CachedAnswer, HttpError> {
+        let cached = cache.get(&req.url);
+        let conditional = cached.as_ref().filter(|c| c.status == 200).and_then(|c| c.etag.clone());
+        let mut req = req.clone();
+        if let Some(etag) = &conditional {
+            req = req.header("If-None-Match", etag.as_str());
+        }
+        let r = self.send_with(&req, pacer)?;
+        let now = pacer.now();
+        match r.status {
+            200 | 404 | 410 => {
+                let status = if r.status == 200 { 200 } else { 404 };
+                let answer = CachedResponse {
+                    status,
+                    etag: if status == 200 { r.header("etag").map(str::to_string) } else { None },
+                    next: r.next_link(),
+                    body: r.body,
+                    fetched_at: now,
+                };
+                cache.put(&req.url, answer.clone());
+                Ok(CachedAnswer::Stored { answer, freshness: Freshness::Live })
+            }
+            304 => match cached.filter(|_| conditional.is_some()) {
+                Some(mut c) => {
+                    c.fetched_at = now;
+                    if let Some(e) = r.header("etag") {
+                        c.etag = Some(e.to_string());
+                    }
+                    cache.put(&req.url, c.clone());
+                    Ok(CachedAnswer::Stored { answer: c, freshness: Freshness::Revalidated })
+                }
+                None => Ok(CachedAnswer::Other(r)),
+            },
+            _ => Ok(CachedAnswer::Other(r)),
+        }
+    }
+}
+
+/// `: message`, or nothing for an empty message.
+fn suffix(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
+    }
+}
+
+fn secs(s: i64) -> Duration {
+    Duration::from_secs(s.max(0) as u64)
+}
+
+/// A short message from an error body: a JSON `message`, else its first 200 characters.
+pub fn message_of(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+        if let Some(m) = v.get("message").and_then(serde_json::Value::as_str) {
+            return m.to_string();
+        }
+    }
+    String::from_utf8_lossy(body).chars().take(200).collect::<String>().trim().to_string()
+}
+
+/// Guards a paginated listing: every page token or next link must be new, and there
+/// are at most so many pages.
+#[derive(Debug)]
+pub struct PageGuard {
+    url: String,
+    seen: BTreeSet<String>,
+    max: usize,
+}
+
+impl PageGuard {
+    /// Pages a listing may have unless told otherwise.
+    pub const MAX_PAGES: usize = 100_000;
+
+    /// A guard for the listing at `url` (for messages).
+    pub fn new(url: impl Into<String>) -> PageGuard {
+        PageGuard { url: url.into(), seen: BTreeSet::new(), max: PageGuard::MAX_PAGES }
+    }
+
+    /// At most `max` pages after the first.
+    pub fn with_max(mut self, max: usize) -> PageGuard {
+        self.max = max;
+        self
+    }
+
+    /// Records the next page's token or link; an error when the server gave it before
+    /// or the listing is longer than allowed.
+    pub fn next(&mut self, page: &str) -> Result<(), HttpError> {
+        if self.seen.len() >= self.max {
+            return Err(HttpError::TooManyPages { url: self.url.clone(), max: self.max });
+        }
+        if self.seen.insert(page.to_string()) {
+            Ok(())
+        } else {
+            Err(HttpError::RepeatedPage { url: self.url.clone(), page: page.to_string() })
+        }
+    }
+}
+
+/// `scheme://host[:port]` of an http(s) URL, lowercased, default ports dropped.
+pub fn origin(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let hostport = authority.rsplit('@').next()?.to_ascii_lowercase();
+    if hostport.is_empty() {
+        return None;
+    }
+    let hostport = match (scheme.as_str(), hostport.rsplit_once(':')) {
+        ("http", Some((h, "80"))) | ("https", Some((h, "443"))) => h.to_string(),
+        _ => hostport,
+    };
+    Some(format!("{scheme}://{hostport}"))
+}
+
+/// A `Location` resolved against the URL that sent it.
+fn resolve(base: &str, loc: &str) -> String {
+    if loc.starts_with("http://") || loc.starts_with("https://") {
+        return loc.to_string();
+    }
+    let Some(o) = origin(base) else { return loc.to_string() };
+    if let Some(rest) = loc.strip_prefix("//") {
+        let scheme = o.split("://").next().unwrap_or("https");
+        return format!("{scheme}://{rest}");
+    }
+    if loc.starts_with('/') {
+        return format!("{o}{loc}");
+    }
+    // A relative path: against the base's folder.
+    let path_start = base.split_once("://").map_or(0, |(s, r)| s.len() + 3 + r.find('/').unwrap_or(r.len()));
+    let path = base[path_start..].split(['?', '#']).next().unwrap_or("");
+    let folder = match path.rfind('/') {
+        Some(i) => &path[..=i],
+        None => "/",
+    };
+    format!("{o}{folder}{loc}")
+}
+
+/// The `rel="next"` URL of a `Link` header.
+pub fn next_link(link: &str) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let mut pieces = part.split(';');
+        let url = pieces.next()?.trim();
+        let is_next = pieces.any(|p| {
+            let p = p.trim();
+            p == "rel=\"next\"" || p == "rel=next"
+        });
+        if is_next && url.starts_with('<') && url.ends_with('>') {
+            Some(url[1..url.len() - 1].to_string())
+        } else {
+            None
+        }
+    })
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters (a path segment or a
+/// query value).
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_and_redirect_targets() {
+        assert_eq!(origin("HTTPS://Api.GitHub.com/repos/a").as_deref(), Some("https://api.github.com"));
+        assert_eq!(origin("http://127.0.0.1:80/x").as_deref(), Some("http://127.0.0.1"));
+        assert_eq!(origin("http://127.0.0.1:8080?x").as_deref(), Some("http://127.0.0.1:8080"));
+        assert_eq!(origin("https://a.b:443"), origin("https://a.b/"));
+        assert_ne!(origin("http://a.b"), origin("https://a.b"));
+        assert_eq!(origin("ftp://a.b/x"), None);
+        assert_eq!(origin("http:///x"), None);
+        assert_eq!(resolve("http://h:1/a/b?q", "/c"), "http://h:1/c");
+        assert_eq!(resolve("http://h:1/a/b?q", "c/d"), "http://h:1/a/c/d");
+        assert_eq!(resolve("https://h/a", "//o/x"), "https://o/x");
+        assert_eq!(resolve("https://h/a", "http://o/x"), "http://o/x");
+    }
+
+    #[test]
+    fn tokens_are_redacted_and_only_from_candidates() {
+        let t = Token::new("ghp_secret123").unwrap();
+        assert_eq!(format!("{t:?}"), "Token(redacted)");
+        assert_eq!(t.redact("bad ghp_secret123 here"), "bad [redacted] here");
+        assert!(Token::new("  ").is_none());
+        assert!(Token::new("a\nb").is_none());
+        assert_eq!(Token::first_of([None, Some("".into()), Some("x".into())]), Token::new("x"));
+        let c = HttpClient::new(HttpOptions::default()).with_token(Some(t));
+        assert!(!format!("{c:?}").contains("ghp_secret123"));
+    }
+
+    #[test]
+    fn links_pages_and_encoding() {
+        let l = r#"<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last""#;
+        assert_eq!(next_link(l).as_deref(), Some("https://api.github.com/x?page=2"));
+        assert_eq!(next_link(r#"<https://a/x?page=1>; rel="prev""#), None);
+        assert_eq!(percent_encode("repo:a/b is:pr \"x y\""), "repo%3Aa%2Fb%20is%3Apr%20%22x%20y%22");
+        let mut g = PageGuard::new("http://h/list");
+        assert!(g.next("t1").is_ok() && g.next("t2").is_ok());
+        assert!(matches!(g.next("t1"), Err(HttpError::RepeatedPage { .. })));
+        let mut g = PageGuard::new("http://h/list").with_max(2);
+        assert!(g.next("a").is_ok() && g.next("b").is_ok());
+        assert!(matches!(g.next("c"), Err(HttpError::TooManyPages { max: 2, .. })));
+    }
+
+    #[test]
+    fn the_budget_is_shared_by_clones() {
+        let opts = HttpOptions { retry_budget: RetryBudget::new(Duration::from_secs(3)), ..Default::default() };
+        let other = opts.clone();
+        assert!(opts.retry_budget.take(Duration::from_secs(2)));
+        assert!(!other.retry_budget.take(Duration::from_secs(2)), "the clone sees the wait taken");
+        assert!(other.retry_budget.take(Duration::from_secs(1)));
+        assert_eq!(opts.retry_budget.spent(), Duration::from_secs(3));
+    }
+
+    #[test]
+    fn error_messages() {
+        assert_eq!(message_of(br#"{"message":"API rate limit exceeded"}"#), "API rate limit exceeded");
+        assert_eq!(message_of(b"  plain text "), "plain text");
+        let c = HttpClient::new(HttpOptions::default()).restricted_to("https://api.github.com").unwrap();
+        assert!(c.allows("https://api.github.com/repos"));
+        assert!(!c.allows("https://evil.example/repos"));
+        assert!(matches!(c.send(&Request::get("https://evil.example/x")), Err(HttpError::ForeignOrigin { .. })));
+    }
+}
