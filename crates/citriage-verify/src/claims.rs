@@ -113,6 +113,9 @@ pub struct LineContext<'a> {
     pub markdown: bool,
     /// The header cells of the table the line is a row of.
     pub header: Option<&'a [String]>,
+    /// A row of a table whose cells a rendered page flattened into one line: its
+    /// subject is the reference it opens with.
+    pub rendered_row: bool,
 }
 
 /// A state word found at a token.
@@ -141,6 +144,31 @@ const LABEL_WORDS: &[&str] = &[
     "lgtm",
     "approved",
 ];
+
+/// True for a label's name (`needs-rebase`, `do-not-merge/hold`, `kind/flake`).
+fn is_label_name(w: &str) -> bool {
+    LABEL_WORDS.contains(&w)
+        || (LABEL_PREFIXES.iter().any(|p| w.starts_with(p)) && w.len() > 6 && !w.contains(char::is_whitespace))
+}
+
+/// A code span holding nothing but a label's name (`` `needs-rebase` ``,
+/// `` `do-not-merge/hold` ``) names the label: it reads as the word. Other code stays
+/// code (`` `merged` ``, `` `state == "MERGED"` ``).
+fn label_spans_as_words(mut toks: Vec<Tok>) -> Vec<Tok> {
+    for t in &mut toks {
+        if t.kind != TokKind::Code || t.quoted {
+            continue;
+        }
+        let inner = t.text.trim_matches('`').trim();
+        let lower = inner.to_lowercase();
+        if is_label_name(&lower) {
+            t.kind = TokKind::Word;
+            t.text = inner.to_string();
+            t.lower = lower;
+        }
+    }
+    toks
+}
 
 fn canonical_label(w: &str) -> String {
     match w {
@@ -245,6 +273,10 @@ fn state_at(toks: &[Tok], i: usize) -> Option<StateTok> {
             }
         }
         "lgtm" | "approved" => label(w, true, 1),
+        // `no do-not-merge labels`: any label of the family.
+        "do-not-merge" if toks.get(i + 1).is_some_and(|n| n.is("label") || n.is("labels")) => {
+            label("do-not-merge/*", true, 2)
+        }
         _ if LABEL_WORDS.contains(&w) => label(w, true, 1),
         _ if LABEL_PREFIXES.iter().any(|p| w.starts_with(p)) && w.len() > 6 => label(w, true, 1),
         _ => None,
@@ -383,6 +415,10 @@ const LEFT_GLUE: &[&str] = &[
     "the",
     "as",
     "marked",
+    "held",
+    "blocked",
+    "gated",
+    "stuck",
     "labeled",
     "labelled",
     "with",
@@ -408,6 +444,10 @@ const LEFT_GLUE: &[&str] = &[
     "aren't",
     "weren't",
     "didn't",
+    "does",
+    "did",
+    "do",
+    "doesn't",
     "its",
     "it",
     "which",
@@ -628,7 +668,13 @@ fn same_object(toks: &[Tok], ids: &[usize], a: usize, b: usize) -> bool {
     }
 }
 
-const VERBS: &[&str] = &["is", "was", "are", "were", "has", "have", "had", "remains", "stays", "got", "gets"];
+const VERBS: &[&str] = &[
+    "is", "was", "are", "were", "has", "have", "had", "remains", "stays", "got", "gets", "carries", "carry", "holds",
+    "needs", "lacks", "keeps", "shows", "wears", "bears",
+];
+
+/// Adverbs that may sit between `and` and its verb (`and still carries`).
+const ADVERBS: &[&str] = &["still", "also", "now", "already", "just", "only", "currently", "meanwhile"];
 
 /// The subject of a clause: a reference it opens with (`#5 applies ... and is open`).
 fn clause_subject(toks: &[Tok], cs: usize, ids: &[usize]) -> Option<Vec<usize>> {
@@ -647,7 +693,13 @@ fn postposed(toks: &[Tok], cs: usize, i: usize, ids: &[usize]) -> Option<Vec<usi
     while k > cs {
         k -= 1;
         let t = &toks[k];
-        if (t.is("and") || t.is("but")) && toks.get(k + 1).is_some_and(|n| VERBS.contains(&n.lower.as_str())) {
+        let verb_after = || {
+            toks[k + 1..i]
+                .iter()
+                .find(|n| !ADVERBS.contains(&n.lower.as_str()))
+                .is_some_and(|n| VERBS.contains(&n.lower.as_str()))
+        };
+        if (t.is("and") || t.is("but")) && verb_after() {
             return clause_subject(toks, cs, ids);
         }
         if let TokKind::Ref(_) = t.kind {
@@ -735,7 +787,15 @@ fn subject_header(h: &str) -> bool {
 
 /// Words before a reference that say what kind of object it is.
 fn kind_before(toks: &[Tok], k: usize) -> Option<bool> {
-    let prev: Vec<&Tok> = toks[..k].iter().rev().filter(|t| !t.is_punct("*")).take(2).collect();
+    // A label ending in a colon (`Fix PR: #5`, `Tracker: #7`) names the kind too.
+    let mut end = k;
+    while end > 0 && toks[end - 1].is_punct("*") {
+        end -= 1;
+    }
+    if end > 0 && toks[end - 1].is_punct(":") {
+        end -= 1;
+    }
+    let prev: Vec<&Tok> = toks[..end].iter().rev().filter(|t| !t.is_punct("*")).take(2).collect();
     let p1 = prev.first().map(|t| t.lower.as_str()).unwrap_or("");
     let p2 = prev.get(1).map(|t| t.lower.as_str()).unwrap_or("");
     match (p2, p1) {
@@ -797,7 +857,7 @@ fn collapse_links(toks: Vec<Tok>, ids: &[usize]) -> Vec<Tok> {
 
 /// The state claims of one line.
 pub fn line_claims(cx: &LineContext<'_>) -> Vec<StateClaim> {
-    let toks = collapse_links(prose::tokenize(cx.text, cx.refs, cx.markdown), cx.ids);
+    let toks = label_spans_as_words(collapse_links(prose::tokenize(cx.text, cx.refs, cx.markdown), cx.ids));
     let mut out: Vec<StateClaim> = Vec::new();
     if toks.is_empty() {
         return out;
@@ -806,7 +866,13 @@ pub fn line_claims(cx: &LineContext<'_>) -> Vec<StateClaim> {
     let cells = cx.header.map(|_| prose::cell_ranges(cx.text)).unwrap_or_default();
     let cell_of = |t: &Tok| cells.iter().position(|(a, b)| t.start >= *a && t.start < *b);
     let header_of = |c: usize| cx.header.and_then(|h| h.get(c)).map(String::as_str).unwrap_or("");
-    let row_subjects: Vec<usize> = if cx.header.is_some() { row_subjects(&toks, &cells, cx) } else { Vec::new() };
+    let row_subjects: Vec<usize> = if cx.header.is_some() {
+        row_subjects(&toks, &cells, cx)
+    } else if cx.rendered_row {
+        rendered_row_subjects(&toks, cx)
+    } else {
+        Vec::new()
+    };
     let subject_groups = if row_subjects.is_empty() {
         0
     } else {
@@ -849,6 +915,16 @@ pub fn line_claims(cx: &LineContext<'_>) -> Vec<StateClaim> {
             let len = st.len;
             let cell = cell_of(&toks[i]);
             let in_status_cell = cell.is_some_and(|c| status_header(header_of(c)));
+            // A Block cell lists what blocks the merge: a bare `lgtm` or `approved` there
+            // is the approval that is missing, or a note; either way not a label present.
+            let in_block_cell = cell.is_some_and(|c| header_of(c).to_ascii_lowercase().contains("block"));
+            if in_block_cell
+                && matches!(&st.claimed, Claimed::Label { name, present: true }
+                    if ["lgtm", "approved", "ok-to-test"].contains(&name.as_str()))
+            {
+                i += st.len;
+                continue;
+            }
             if st.weak && !weak_ok(&toks, cs, i, in_status_cell) {
                 i += len;
                 continue;
@@ -886,6 +962,54 @@ pub fn line_claims(cx: &LineContext<'_>) -> Vec<StateClaim> {
                         || !(in_status_cell
                             || matches!(st.claimed, Claimed::Merged | Claimed::Closed { strict: true } | Claimed::Done))
                     {
+                        i += len;
+                        continue;
+                    }
+                    (row_subjects.clone(), subject_groups > 1)
+                }
+                None if cell.is_some() && row_subjects.is_empty() && in_status_cell && !hedged_cell => {
+                    // A row whose references are all objects of its action (`re-do #5`,
+                    // `Cherry-pick #5`): its status may describe the object or the
+                    // action's own PR. Claimed for the object but ambiguous, so it is
+                    // verified when it holds and otherwise not checked.
+                    let c = cell.unwrap_or(0);
+                    let objects: Vec<usize> = toks
+                        .iter()
+                        .filter(|t| cell_of(t).is_some_and(|k| k != c && !status_header(header_of(k))))
+                        .filter_map(|t| match t.kind {
+                            TokKind::Ref(r) => Some(r),
+                            _ => None,
+                        })
+                        .fold(Vec::new(), |mut v, r| {
+                            if !v.contains(&r) {
+                                v.push(r);
+                            }
+                            v
+                        });
+                    if objects.is_empty() {
+                        i += len;
+                        continue;
+                    }
+                    (objects, true)
+                }
+                None if cx.rendered_row && !row_subjects.is_empty() && !st.weak => {
+                    // A flattened row's status words speak for the reference it opens
+                    // with, unless another reference or a quantifier intervenes.
+                    let first =
+                        toks.iter().position(|t| matches!(t.kind, TokKind::Ref(r) if row_subjects.contains(&r)));
+                    let hedged_row = {
+                        let l = cx.text.to_ascii_lowercase();
+                        ["various", "some ", "most ", "several", "mixed", "partly", "partially"]
+                            .iter()
+                            .any(|w| l.contains(w))
+                    };
+                    let other_ref_between = first.is_some_and(|f| {
+                        f <= i
+                            && toks[f..i]
+                                .iter()
+                                .any(|t| matches!(t.kind, TokKind::Ref(r) if !row_subjects.contains(&r)))
+                    });
+                    if first.is_none_or(|f| f > i) || hedged_row || other_ref_between {
                         i += len;
                         continue;
                     }
@@ -953,6 +1077,31 @@ pub fn line_claims(cx: &LineContext<'_>) -> Vec<StateClaim> {
     out
 }
 
+/// The references a flattened (rendered) table row is about: those it names, minus
+/// those the row's words make objects of another action (`Cherry-pick #5`).
+fn rendered_row_subjects(toks: &[Tok], cx: &LineContext<'_>) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let TokKind::Ref(r) = t.kind else { continue };
+        let prev: Vec<&Tok> = toks[..k]
+            .iter()
+            .rev()
+            .take_while(|x| !matches!(x.kind, TokKind::Ref(_)))
+            .filter(|x| x.kind == TokKind::Word)
+            .take(2)
+            .collect();
+        let excluded = prev.iter().any(|w| NOT_SUBJECT.contains(&w.lower.as_str()));
+        let continues = !out.is_empty() && list_group(toks, k, cx.ids).len() > 1;
+        if excluded && !continues {
+            continue;
+        }
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
+}
+
 /// The references a table row is about: those in its subject columns (or, with none
 /// named, in any cell but status cells), minus those the row's words make objects of
 /// another action (`Cherry-pick #5`, `after #6`).
@@ -1001,7 +1150,15 @@ mod tests {
         let spans: Vec<(usize, usize)> = found.iter().map(|f| f.span()).collect();
         let ids = object_ids(line, &found);
         let h: Option<Vec<String>> = header.map(|h| h.iter().map(|s| s.to_string()).collect());
-        let cx = LineContext { line: 1, text: line, refs: &spans, ids: &ids, markdown: true, header: h.as_deref() };
+        let cx = LineContext {
+            line: 1,
+            text: line,
+            refs: &spans,
+            ids: &ids,
+            markdown: true,
+            header: h.as_deref(),
+            rendered_row: false,
+        };
         let mut v: Vec<(String, String)> = line_claims(&cx)
             .into_iter()
             .filter(|c| c.modality == Modality::Asserted)
@@ -1046,7 +1203,10 @@ mod tests {
             pairs(&[("#5", "closed"), ("#5", "not merged"), ("#6", "merged")])
         );
         assert_eq!(got("k/k#8 was not merged", None), pairs(&[("k/k#8", "not merged")]));
-        assert_eq!(got("Tracker: k/k#7 OPEN, open questions remain", None), pairs(&[("k/k#7", "open")]));
+        assert_eq!(
+            got("Tracker: k/k#7 OPEN, open questions remain", None),
+            pairs(&[("k/k#7", "open"), ("k/k#7", "an issue")])
+        );
         assert_eq!(got("`merged` k/k#11 `MERGED`", None), pairs(&[]));
         assert_eq!(got("Cherry-pick k/k#10 to release-1.36", None), pairs(&[]));
         assert_eq!(
@@ -1066,10 +1226,95 @@ mod tests {
     }
 
     #[test]
+    fn label_names_in_code_colon_labels_and_coordinated_predicates() {
+        let h = ["PR", "State", "Block"];
+        assert_eq!(
+            got("| k/k#1 | 🟡 OPEN, `needs-rebase` | rebase first |", Some(&h)),
+            pairs(&[("k/k#1", "open"), ("k/k#1", "labelled needs-rebase"), ("k/k#1", "a pull request")])
+        );
+        // A Block cell's bare `lgtm` is what is missing, not a label present.
+        assert_eq!(
+            got("| k/k#1 | 🟢 approved | `lgtm` |", Some(&h)),
+            pairs(&[("k/k#1", "open"), ("k/k#1", "labelled approved"), ("k/k#1", "a pull request")])
+        );
+        assert_eq!(got("k/k#1 is awaiting `lgtm`", None), pairs(&[("k/k#1", "without the lgtm label")]));
+        assert_eq!(got("`merged` and `state == \"MERGED\"` for k/k#1", None), pairs(&[]));
+        assert_eq!(got("Fix PR: k/k#5 (OPEN).", None), pairs(&[("k/k#5", "open"), ("k/k#5", "a pull request")]));
+        assert_eq!(got("Tracker: k/k#7.", None), pairs(&[("k/k#7", "an issue")]));
+        assert_eq!(
+            got("k/k#5 rebases onto the merged k/k#1 and still carries `needs-rebase`.", None),
+            pairs(&[("k/k#1", "merged"), ("k/k#5", "labelled needs-rebase")])
+        );
+        assert_eq!(
+            got("k/k#5 has no do-not-merge labels left.", None),
+            pairs(&[("k/k#5", "not labelled do-not-merge/*")])
+        );
+        assert_eq!(got("k/k#5 does not have `needs-rebase`.", None), pairs(&[("k/k#5", "not labelled needs-rebase")]));
+        assert_eq!(
+            got("k/k#5 is held (`do-not-merge/hold`).", None),
+            pairs(&[("k/k#5", "labelled do-not-merge/hold")])
+        );
+    }
+
+    #[test]
+    fn flattened_rows_speak_for_the_reference_they_open_with() {
+        let row = |line: &str| -> Vec<(String, String)> {
+            let found =
+                extract_refs(line, &RefContext::kubernetes().with_default(citriage_github::RepoRef::new("o", "r")));
+            let spans: Vec<(usize, usize)> = found.iter().map(|f| f.span()).collect();
+            let ids = object_ids(line, &found);
+            let cx = LineContext {
+                line: 1,
+                text: line,
+                refs: &spans,
+                ids: &ids,
+                markdown: false,
+                header: None,
+                rendered_row: true,
+            };
+            let mut v: Vec<(String, String)> = line_claims(&cx)
+                .into_iter()
+                .filter(|c| c.modality == Modality::Asserted)
+                .flat_map(|c| {
+                    let what = c.claimed.describe(c.negated);
+                    c.targets.iter().map(|t| (found[*t].raw.clone(), what.clone())).collect::<Vec<_>>()
+                })
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        assert_eq!(
+            row("#5 G ResourceQuota terminating 🟢 OPEN, MERGEABLE awaiting approver"),
+            pairs(&[("#5", "open"), ("#5", "mergeable"), ("#5", "without the approved label")])
+        );
+        assert_eq!(
+            row("#1, #2 A TestParamRef cherry-picks 🟢 lgtm cherry-pick-not-approved"),
+            pairs(&[
+                ("#1", "open"),
+                ("#1", "labelled lgtm"),
+                ("#1", "labelled cherry-pick-not-approved"),
+                ("#2", "open"),
+                ("#2", "labelled lgtm"),
+                ("#2", "labelled cherry-pick-not-approved")
+            ])
+        );
+        // The object of another action is not the row's subject; quantified rows claim
+        // nothing for each member.
+        assert_eq!(row("1.1 Cherry-pick k/k#1 yaml to release-1.36 1 ⚪ needs new PR 🟡 OPEN"), pairs(&[]));
+        assert_eq!(row("1.6 approve #1, #2 7 jobs various needs-ok-to-test 🟡 OPEN"), pairs(&[]));
+    }
+
+    #[test]
     fn table_rows_speak_for_their_subject() {
         let h = ["#", "Item", "Status"];
         assert_eq!(got("| 0.1 | k/k#1 coverage fix | ✅ MERGED 2026-05-10 |", Some(&h)), pairs(&[("k/k#1", "merged")]));
-        assert_eq!(got("| 1.1 | Cherry-pick k/k#1 to release-1.36 | 🟡 OPEN |", Some(&h)), pairs(&[]));
+        // The object of the row's action: the status may be the cherry-pick's own, so
+        // the claim is ambiguous (verified if it holds, else not checked).
+        assert_eq!(
+            got("| 1.1 | Cherry-pick k/k#1 to release-1.36 | 🟡 OPEN |", Some(&h)),
+            pairs(&[("k/k#1", "open (?)")])
+        );
         assert_eq!(
             got("| 0.8 | test-infra#36989, #36991 cleanup | ✅ all MERGED |", Some(&h)),
             pairs(&[("#36991", "merged"), ("test-infra#36989", "merged")])

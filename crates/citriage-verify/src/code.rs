@@ -399,12 +399,14 @@ impl Checkout {
         clean_rel(path).map(|p| self.root.join(p).is_file()).unwrap_or(false)
     }
 
-    /// True when the path's first component is a directory in the checkout.
-    pub fn has_top_dir(&self, path: &str) -> bool {
+    /// True when the directory holding the relative path is a directory of the checkout
+    /// (`pkg/kubelet` for `pkg/kubelet/x.go`); a bare file name has none.
+    pub fn has_parent_dir(&self, path: &str) -> bool {
         let Ok(p) = clean_rel(path) else { return false };
-        let mut comps = p.components();
-        let first = comps.next();
-        comps.next().is_some() && first.is_some_and(|c| self.root.join(c).is_dir())
+        match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => self.root.join(d).is_dir(),
+            _ => false,
+        }
     }
 
     /// Lines `line..=end` (1-based) of a file.
@@ -1313,9 +1315,12 @@ impl Checkouts {
                 Located::Unchecked(format!("{n} files end with {path} ({} ...); write a longer path", matches[0].1))
             }
             _ => {
+                // Without a repository, a path is missing from a checkout only when its
+                // directory is there: `test/e2e/data/x.yaml` of another project shares
+                // `test/` with most checkouts.
                 let home: Vec<&str> = candidates
                     .iter()
-                    .filter(|c| repo.is_some() || c.has_top_dir(path))
+                    .filter(|c| repo.is_some() || c.has_parent_dir(path))
                     .map(|c| c.name.as_str())
                     .collect();
                 if home.is_empty() {

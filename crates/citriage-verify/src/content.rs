@@ -184,7 +184,41 @@ const ATTACH: &[&str] = &[
     "tests",
     "compares",
     "assigns",
+    "now",
+    "also",
+    "only",
+    "just",
+    "literally",
+    "exactly",
+    "already",
+    "there",
 ];
+
+/// Plural nouns that end like verbs (`jobs`, `builds`): not the verb of a clause whose
+/// subject is the citation.
+const NOT_VERBS: &[&str] = &[
+    "jobs", "lanes", "builds", "logs", "files", "images", "pods", "nodes", "tags", "names", "values", "flakes",
+    "failures", "errors", "tests", "lines", "bytes", "seconds", "minutes", "hours", "days", "times", "runners", "this",
+    "its", "his", "is", "was", "as", "has", "does", "us", "thus", "plus", "always", "across",
+];
+
+/// Verbs in their base form that state what a range or several lines do (`:3306,3458
+/// call X`), as opposed to the imperative of a change sketch (`use X`, `bump X`).
+const BASE_VERBS: &[&str] = &[
+    "call", "read", "say", "contain", "set", "pin", "define", "declare", "return", "hold", "pass", "invoke", "emit",
+    "run", "check", "compare", "assign", "show", "have", "do", "poll", "wait", "build", "start",
+];
+
+/// A present-tense verb whose subject is the citation (`polls`, `computes`, `builds`).
+fn verb_3s(w: &str) -> bool {
+    w.len() >= 4
+        && w.ends_with('s')
+        && !w.ends_with("ss")
+        && !w.ends_with("us")
+        && !w.ends_with("is")
+        && w.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        && !NOT_VERBS.contains(&w)
+}
 
 /// Clause boundaries of a line (or table cell) as byte positions.
 fn clause_range(line: &str, at: usize) -> (usize, usize) {
@@ -244,7 +278,13 @@ fn attach_score(
     b: usize,
     span: (usize, usize),
     others: &[(usize, usize)],
+    plural: bool,
 ) -> Option<usize> {
+    let quote_after = a >= span.1;
+    // A verb outside the list takes code, or a quoted string that looks like code; a
+    // quoted phrase of plain words after it is a term (`counts "always failing" as`).
+    let looks_like_code =
+        line[a..].starts_with('`') || line[a..b].chars().any(|c| c.is_ascii_digit() || "*()._=/:<>[]{}%$-".contains(c));
     let (ga, gb) = if b <= span.0 {
         (b, span.0)
     } else if a >= span.1 {
@@ -275,7 +315,13 @@ fn attach_score(
     if between && !(b <= span.0 && connector) {
         return None;
     }
-    let allowed = |w: &str| ATTACH.contains(&w) || (between && ["to", "with", "into", "by"].contains(&w));
+    // The citation as the clause's subject (`file:12 polls with X`) may take any verb.
+    let allowed = |w: &str| {
+        ATTACH.contains(&w)
+            || (between && ["to", "with", "into", "by"].contains(&w))
+            || (quote_after && looks_like_code && verb_3s(w))
+            || (quote_after && looks_like_code && plural && BASE_VERBS.contains(&w))
+    };
     if words.len() > 5 || !words.iter().all(|w| allowed(w.as_str())) {
         return None;
     }
@@ -287,16 +333,28 @@ fn attach_score(
     Some(words.len() + 3 * separators)
 }
 
+/// A citation written as a code span (`` `a/b.go:12` ``) reaches to its backticks.
+fn with_code_span(line: &str, span: (usize, usize), markdown: bool) -> (usize, usize) {
+    if !markdown {
+        return span;
+    }
+    code_spans(line).into_iter().find(|(a, b)| *a <= span.0 && *b >= span.1).unwrap_or(span)
+}
+
 /// The quotes attached to the citation at `span`: each quote of the clause goes to the
 /// citation it attaches to most closely (`others` are the line's other citations).
+/// `plural`: the citation names a range or several lines (`:3306,3458 call X`).
 pub(crate) fn attached_quotes(
     line: &str,
     span: (usize, usize),
     others: &[(usize, usize)],
     markdown: bool,
+    plural: bool,
 ) -> Vec<Quote> {
     let (lo, hi) = clause_range(line, span.0);
     let cands = quote_candidates(line, lo, hi, markdown);
+    let own = with_code_span(line, span, markdown);
+    let wide: Vec<(usize, usize)> = others.iter().map(|o| with_code_span(line, *o, markdown)).collect();
     let mut out = Vec::new();
     for (a, b, text) in &cands {
         // The citation itself, or another citation, in a code span.
@@ -312,15 +370,21 @@ pub(crate) fn attached_quotes(
             continue;
         }
         let prev_word = before.rsplit(|c: char| c.is_whitespace()).next().unwrap_or("").to_ascii_lowercase();
-        if prev_word == "to" || prev_word == "with" || prev_word == "into" {
+        // `with` introduces the new text only after a verb of replacing (`replace x with
+        // y`); `polls with x` says what is there.
+        let replacing = {
+            let head = line[lo..*a].to_ascii_lowercase();
+            ["replace", "swap", "substitute"].iter().any(|v| head.contains(v))
+        };
+        if prev_word == "to" || prev_word == "into" || (prev_word == "with" && replacing) {
             continue;
         }
-        let Some(mine) = attach_score(line, &cands, *a, *b, span, others) else { continue };
+        let Some(mine) = attach_score(line, &cands, *a, *b, own, &wide, plural) else { continue };
         // Another citation of the clause that the quote attaches to more closely takes it;
         // on a tie, the citation after the quote (`x` (file:line)) does.
-        let better = others.iter().filter(|o| **o != span && o.0 >= lo && o.1 <= hi).any(|o| {
-            attach_score(line, &cands, *a, *b, *o, others)
-                .is_some_and(|theirs| theirs < mine || (theirs == mine && o.0 >= *b && span.1 <= *a))
+        let better = wide.iter().filter(|o| **o != own && o.0 >= lo && o.1 <= hi).any(|o| {
+            attach_score(line, &cands, *a, *b, *o, &wide, false)
+                .is_some_and(|theirs| theirs < mine || (theirs == mine && o.0 >= *b && own.1 <= *a))
         });
         if better {
             continue;
@@ -401,6 +465,29 @@ fn enclosing_definition(lines: &[String], line: usize, name: &str) -> Option<usi
     None
 }
 
+/// True when the statement holding line `from` is still open (an unclosed `(`, `[` or
+/// `{`) on every line up to `to` (exclusive): `to` continues the statement that `from`
+/// starts, as the closing line of a multi-line call continues its first line.
+fn same_statement(lines: &[String], from: usize, to: usize) -> bool {
+    if from == 0 || to <= from || to > lines.len() + 1 {
+        return false;
+    }
+    let mut depth: i64 = 0;
+    for l in &lines[from - 1..to - 1] {
+        for c in l.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth <= 0 {
+            return false;
+        }
+    }
+    true
+}
+
 /// Where the quote is in the file: every starting line of a window as wide as the
 /// cited range that matches.
 fn find_all(lines: &[String], width: usize, parts: &[String]) -> Vec<usize> {
@@ -427,6 +514,20 @@ fn judge(t: &FileText, r: &FileLineRef, q: &Quote) -> ContentOutcome {
         }
     }
     let hits = find_all(&t.lines, width.min(20), &parts);
+    // The cited line continues a multi-line statement that the quote starts, or starts
+    // one the quote continues (within a dozen lines).
+    for h in &hits {
+        let (from, to) = if *h < r.start { (*h, r.start) } else { (r.end, *h) };
+        if to - from <= 12 && same_statement(&t.lines, from, to) {
+            return ContentOutcome::Verified(format!(
+                "`{}` is at line {h}, in the statement that spans {}:{}-{}",
+                q.text,
+                t.path,
+                from.min(to),
+                from.max(to)
+            ));
+        }
+    }
     let actual = t.lines.get(r.start - 1).map(|l| l.trim().chars().take(100).collect::<String>()).unwrap_or_default();
     match hits.iter().min_by_key(|h| ((**h as i64 - r.start as i64).abs(), **h)) {
         Some(h) => {
@@ -523,12 +624,41 @@ fn join(v: &[usize]) -> String {
     v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
 }
 
+/// Short repository names that are also common words (`kind cluster`, `release
+/// branch`): their mention does not name the repository.
+const WORD_ALIASES: &[&str] = &["kind", "release", "community", "website", "kubectl", "kubernetes", "k8s"];
+
+/// Repositories a line names: short names the alias table knows (`kops`, `(CAAPH)`,
+/// `CAPA#5990`) and `owner/repo` references. Paths are single tokens, so the
+/// `k8s.io` of `staging/src/k8s.io/...` names nothing.
+fn repos_named(line: &str, ctx: &RefContext) -> Vec<RepoRef> {
+    let mut out: Vec<RepoRef> = Vec::new();
+    for tok in line.split(|c: char| c.is_whitespace() || "()[]{},;:`*\"'|<>!?".contains(c)) {
+        let tok = tok.trim_matches(|c: char| c == '.' || c == '-' || c == '_');
+        let name = tok.split('#').next().unwrap_or("").to_ascii_lowercase();
+        if name.is_empty() || WORD_ALIASES.contains(&name.as_str()) {
+            continue;
+        }
+        let repo = ctx.aliases.get(&name).cloned().or_else(|| {
+            // `owner/repo#N` only: a bare `a/b` is more often a path.
+            tok.contains('#').then(|| RepoRef::parse(&name)).flatten()
+        });
+        if let Some(r) = repo {
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn check_file_lines(
     cx: &mut Ctx<'_>,
     claims: &[FileLineRef],
     code: &dyn CodeResolver,
     stats: &mut Stats,
     day: Option<Day>,
+    refs_ctx: &RefContext,
 ) {
     // What a report dated D could have read: the last commit of D (UTC).
     let until = day.map(|d| d.end_seconds());
@@ -556,6 +686,21 @@ pub(crate) fn check_file_lines(
         let mut answers = vec![code.check(repo.as_deref(), &path, start, end)];
         for m in &more {
             answers.push(code.check(repo.as_deref(), &path, *m, *m));
+        }
+        // A path given without its repository, missing from the checkout whose directory
+        // it matches, while the line names another repository that has no checkout: the
+        // path may well be that repository's (`test/e2e/x.go` of CAAPH, not k/k).
+        if repo.is_none() && answers.iter().any(|a| matches!(a, CodeAnswer::Missing { .. })) {
+            let elsewhere: Vec<String> = lines
+                .iter()
+                .flat_map(|n| repos_named(cx.report.line(*n), refs_ctx))
+                .map(|r| r.to_string())
+                .filter(|r| matches!(code.check(Some(r), &path, start, start), CodeAnswer::Unchecked { .. }))
+                .collect();
+            if let Some(other) = elsewhere.first() {
+                let why = format!("{path} is in no named checkout, and the line names {other}, which has no checkout");
+                answers = vec![CodeAnswer::Unchecked { why }];
+            }
         }
         let missing: Vec<String> = answers
             .iter()
@@ -614,7 +759,8 @@ pub(crate) fn check_file_lines(
             }
             let line_text = cx.report.line(u.line);
             let others = spans_on.get(&u.line).cloned().unwrap_or_default();
-            for q in attached_quotes(line_text, u.span, &others, markdown) {
+            let plural = u.end > u.start || !u.more.is_empty();
+            for q in attached_quotes(line_text, u.span, &others, markdown, plural) {
                 let f = file.get_or_insert_with(|| match code.read_file(repo.as_deref(), &path, None) {
                     FileAnswer::Found(t) => Some(t),
                     _ => None,
@@ -952,7 +1098,7 @@ mod tests {
 
     fn quotes(line: &str, cite: &str) -> Vec<String> {
         let a = line.find(cite).unwrap();
-        attached_quotes(line, (a, a + cite.len()), &[], true).into_iter().map(|q| q.text).collect()
+        attached_quotes(line, (a, a + cite.len()), &[], true, false).into_iter().map(|q| q.text).collect()
     }
 
     #[test]
@@ -978,9 +1124,102 @@ mod tests {
             .collect();
         let got: Vec<Vec<String>> = spans
             .iter()
-            .map(|s| attached_quotes(line, *s, &spans, true).into_iter().map(|q| q.text).collect())
+            .map(|s| attached_quotes(line, *s, &spans, true, false).into_iter().map(|q| q.text).collect())
             .collect();
         assert_eq!(got, vec![vec!["Start".to_string()], vec![], vec!["run".to_string()]]);
+    }
+
+    #[test]
+    fn quotes_attach_to_citations_written_as_code_and_to_their_verbs() {
+        // The citation in backticks, the quote after any present-tense verb.
+        assert_eq!(
+            quotes("`pkg/a.go:12` polls with `30*time.Second`, too short", "pkg/a.go:12"),
+            vec!["30*time.Second"]
+        );
+        assert_eq!(quotes("`pkg/a.go:12` now reads `- name: X`.", "pkg/a.go:12"), vec!["- name: X"]);
+        assert_eq!(
+            quotes("the test waits `10 * time.Second` at `pkg/a.go:12`.", "pkg/a.go:12"),
+            vec!["10 * time.Second"]
+        );
+        // A quoted phrase of plain words after a verb outside the list is a term.
+        assert_eq!(
+            quotes("the formula at pkg/a.go:12 counts \"always failing\" as consistent", "pkg/a.go:12"),
+            Vec::<String>::new()
+        );
+        assert_eq!(quotes("pkg/a.go:12 polls with \"30*time.Second\"", "pkg/a.go:12"), vec!["30*time.Second"]);
+        // The new side of a sketch, and a quote about something else in the clause.
+        assert_eq!(quotes("replace `10s` with `30s` at `pkg/a.go:12`", "pkg/a.go:12"), vec!["10s"]);
+        assert_eq!(
+            quotes("harden the fallback at `pkg/a.go:12` (use `Get-Volume`)", "pkg/a.go:12"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            quotes("`pkg/a.go:12` has 9 names, and the build waits for `could not allocate`", "pkg/a.go:12"),
+            Vec::<String>::new()
+        );
+        // Base-form verbs only for several lines (`:3306,3458 call X`), not imperatives.
+        let line = "`pkg/a.go:3306,3458` call `require.NoError(t, err)`";
+        let a = line.find("pkg/a.go:3306,3458").unwrap();
+        let got: Vec<String> = attached_quotes(line, (a, a + "pkg/a.go:3306,3458".len()), &[], true, true)
+            .into_iter()
+            .map(|q| q.text)
+            .collect();
+        assert_eq!(got, vec!["require.NoError(t, err)"]);
+        assert_eq!(quotes("`pkg/a.go:12` use `t.TempDir()`", "pkg/a.go:12"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_quote_may_start_the_multi_line_statement_the_cited_line_ends() {
+        let lines: Vec<String> = [
+            "func f() {",
+            "\tgomega.Eventually(ctx, func(g gomega.Gomega) {",
+            "\t\tcheck(g)",
+            "\t}, time.Minute, 15*time.Second).Should(gomega.Succeed())",
+            "\tother()",
+            "}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert!(same_statement(&lines, 2, 4));
+        assert!(!same_statement(&lines, 4, 5));
+        let t = FileText {
+            checkout: "c".into(),
+            path: "a.go".into(),
+            at: "c".into(),
+            lines,
+            sha256: String::new(),
+            as_of: String::new(),
+        };
+        let cite = |n: usize| FileLineRef {
+            line: 1,
+            raw: format!("a.go:{n}"),
+            repo: None,
+            path: "a.go".into(),
+            start: n,
+            end: n,
+            more: vec![],
+            commit: None,
+            span: (0, 0),
+        };
+        let q = |s: &str| Quote { text: s.into(), span: (0, 0) };
+        assert!(matches!(judge(&t, &cite(4), &q("Eventually")), ContentOutcome::Verified(_)));
+        assert!(matches!(judge(&t, &cite(2), &q("time.Minute")), ContentOutcome::Verified(_)));
+        // `other()` is not part of the statement at line 2.
+        assert!(matches!(judge(&t, &cite(2), &q("other()")), ContentOutcome::False(_)));
+    }
+
+    #[test]
+    fn repositories_a_line_names() {
+        let ctx = RefContext::kubernetes();
+        let got: Vec<String> = repos_named(
+            "evidence: `test/e2e/x.go:1` (CAAPH), kops#5, etcd-io/etcd#7, staging/src/k8s.io/a.go:3 in a kind cluster",
+            &ctx,
+        )
+        .into_iter()
+        .map(|r| r.to_string())
+        .collect();
+        assert_eq!(got, vec!["kubernetes-sigs/cluster-api-addon-provider-helm", "kubernetes/kops", "etcd-io/etcd"]);
     }
 
     #[test]

@@ -171,8 +171,18 @@ fn at(h: &History, t: i64, events: Option<&[TimelineEvent]>) -> At {
     }
 }
 
+/// Whether a label is among `labels`: by its full name, by its last part
+/// (`cherry-pick-not-approved` for `do-not-merge/cherry-pick-not-approved`), or any of
+/// a family (`do-not-merge/*`).
 fn has_label(labels: &[String], name: &str) -> bool {
-    labels.iter().any(|l| l.eq_ignore_ascii_case(name))
+    let name = name.to_ascii_lowercase();
+    labels.iter().any(|l| {
+        let l = l.to_ascii_lowercase();
+        match name.strip_suffix('*') {
+            Some(prefix) => l.starts_with(prefix),
+            None => l == name || l.rsplit_once('/').is_some_and(|(_, last)| last == name),
+        }
+    })
 }
 
 /// Whether the claim holds at one instant (`None`: cannot tell).
@@ -350,6 +360,7 @@ pub const MAX_CLAIM_LINE: usize = 20_000;
 /// Every state claim of the report, with its line's references.
 pub(crate) fn report_claims(report: &Report, refs: &[FoundRef]) -> Vec<(StateClaim, Vec<FoundRef>)> {
     let headers = row_headers(report);
+    let rendered_rows = report.rendered_status_rows();
     let markdown = report.format == crate::report::ReportFormat::Markdown;
     let mut by_line: BTreeMap<usize, Vec<FoundRef>> = BTreeMap::new();
     for f in refs {
@@ -375,6 +386,7 @@ pub(crate) fn report_claims(report: &Report, refs: &[FoundRef]) -> Vec<(StateCla
             ids: &ids,
             markdown,
             header: headers.get(&line).map(|h| h.as_slice()),
+            rendered_row: rendered_rows.contains(&line),
         };
         for c in line_claims(&cx) {
             out.push((c, found.clone()));
@@ -482,7 +494,18 @@ pub(crate) fn check_state_claims(
             } else {
                 (
                     Verdict::Unchecked,
-                    format!("\"{}\" could describe {}; the sentence does not say which", c.words, names.join(" or ")),
+                    if names.len() == 1 {
+                        format!(
+                            "\"{}\" may describe {} or the PR of the row's own action; the row does not say which",
+                            c.words, names[0]
+                        )
+                    } else {
+                        format!(
+                            "\"{}\" could describe {}; the sentence does not say which",
+                            c.words,
+                            names.join(" or ")
+                        )
+                    },
                 )
             };
             if verdict == Verdict::Unchecked {

@@ -419,6 +419,44 @@ pub fn parse(text: &str) -> Report {
 }
 
 impl Report {
+    /// In text copied from a rendered page, the rows of tables that state a status: the
+    /// lines after a header line of column titles (`PR State Block`, `# Item Status`)
+    /// up to the next blank line or heading. Their cells are flattened into one line.
+    pub fn rendered_status_rows(&self) -> BTreeSet<usize> {
+        let mut out = BTreeSet::new();
+        if self.format != ReportFormat::Rendered {
+            return out;
+        }
+        let heading_lines: BTreeSet<usize> = self.sections.iter().map(|s| s.line).collect();
+        let is_header = |l: &str| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            (2..=10).contains(&words.len())
+                && words.iter().any(|w| ["status", "state", "block"].contains(&w.to_ascii_lowercase().as_str()))
+                && words.iter().all(|w| {
+                    *w == "#"
+                        || w.chars().next().is_some_and(|c| c.is_uppercase())
+                        || w.chars().all(|c| c.is_lowercase())
+                })
+                && !l.chars().any(|c| c.is_ascii_digit())
+                && item_re().captures(l).is_none()
+        };
+        let mut n = 1;
+        while n <= self.lines.len() {
+            let l = self.line(n);
+            if !self.fenced.contains(&n) && !heading_lines.contains(&n) && is_header(l.trim()) {
+                let mut k = n + 1;
+                while k <= self.lines.len() && !self.line(k).trim().is_empty() && !heading_lines.contains(&k) {
+                    out.insert(k);
+                    k += 1;
+                }
+                n = k;
+            } else {
+                n += 1;
+            }
+        }
+        out
+    }
+
     /// Line `n` (1-based), or `""`.
     pub fn line(&self, n: usize) -> &str {
         n.checked_sub(1).and_then(|i| self.lines.get(i)).map(String::as_str).unwrap_or("")

@@ -480,7 +480,7 @@ pub fn verify_report(report: &Report, resolvers: &Resolvers<'_>, opts: &VerifyOp
 
     let states = check_refs(&mut cx, &refs, resolvers.refs, &mut stats);
     crate::refcheck::check_state_claims(&mut cx, &refs, &states, resolvers.refs, day.map(Window::of_day));
-    crate::content::check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats, day);
+    crate::content::check_file_lines(&mut cx, &file_lines, resolvers.code, &mut stats, day, &opts.refs);
     crate::content::check_commits(
         &mut cx,
         &commits,
@@ -912,6 +912,43 @@ fn snapshot_only_re() -> &'static Regex {
     })
 }
 
+fn line_word_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"\bline ~?([0-9]{1,6})\b").expect("static regex"))
+}
+
+/// The source lines a section cites: each line of a `path:line` (`a.go:3306,3458` is
+/// two), and `line N` written after a citation on the same report line (`reconciler.go:
+/// 2017-2034 times out (t.Fatalf at line 2033)`), which names a line of that file.
+fn cited_lines<'a>(
+    r: &Report,
+    s: &Section,
+    file_lines: &'a [FileLineRef],
+) -> BTreeSet<(Option<&'a str>, &'a str, usize)> {
+    let mut out = BTreeSet::new();
+    for f in file_lines.iter().filter(|f| s.contains(f.line)) {
+        out.insert((f.repo.as_deref(), f.path.as_str(), f.start));
+        for m in &f.more {
+            out.insert((f.repo.as_deref(), f.path.as_str(), *m));
+        }
+    }
+    for n in s.line..=s.end {
+        let on_line: Vec<&FileLineRef> = file_lines.iter().filter(|f| f.line == n).collect();
+        if on_line.is_empty() {
+            continue;
+        }
+        let text = r.line(n);
+        for c in line_word_re().captures_iter(text) {
+            let at = c.get(0).map(|m| m.start()).unwrap_or(0);
+            let Some(f) = on_line.iter().filter(|f| f.span.1 <= at).max_by_key(|f| f.span.1) else { continue };
+            if let Some(k) = c.get(1).and_then(|m| m.as_str().parse::<usize>().ok()) {
+                out.insert((f.repo.as_deref(), f.path.as_str(), k));
+            }
+        }
+    }
+    out
+}
+
 fn check_patterns(
     cx: &mut Ctx<'_>,
     file_lines: &[FileLineRef],
@@ -957,7 +994,7 @@ fn check_patterns(
     let depth_applies = !cx.na.contains_key("pattern-depth");
     let mut thin = 0;
     for p in &patterns {
-        let fl: BTreeSet<&str> = file_lines.iter().filter(|f| p.contains(f.line)).map(|f| f.raw.as_str()).collect();
+        let fl = cited_lines(r, p, file_lines);
         let bu: BTreeSet<&str> = builds.iter().filter(|(l, _)| p.contains(*l)).map(|(_, b)| b.url.as_str()).collect();
         let bare: usize = (p.line..=p.end).map(|n| bare_build_ids(r.line(n))).sum();
         let build_cites = if rendered { bu.len() + bare } else { bu.len() };
@@ -1003,6 +1040,20 @@ mod tests {
         assert_eq!(d("# X\n\n| # | Item | Status (as of 2026-05-09) |\n"), Some("2026-05-09".into()));
         assert_eq!(d("# Triage Report 2026-05-08\n\nno date line\n"), Some("2026-05-08".into()));
         assert_eq!(d("# Triage Report\n\nnothing\n"), None);
+    }
+
+    #[test]
+    fn a_section_cites_each_listed_line_and_lines_named_after_a_citation() {
+        let r = parse(
+            "### Pattern A — x\n- Root: a/b.go:2017-2034 times out (t.Fatalf at line 2033).\n- `c/d.go:3310,3462` call X.\n- the build log, line 4412.\n",
+        );
+        let fl = extract_file_lines(&r);
+        let got = cited_lines(&r, &r.sections[0], &fl);
+        let want: BTreeSet<(Option<&str>, &str, usize)> =
+            [(None, "a/b.go", 2017), (None, "a/b.go", 2033), (None, "c/d.go", 3310), (None, "c/d.go", 3462)]
+                .into_iter()
+                .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

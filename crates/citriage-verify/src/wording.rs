@@ -406,6 +406,16 @@ fn excluded_label_re() -> &'static Regex {
     )
 }
 
+/// Lines that list what was read (`Evidence:`, `See also:`): the files there are where
+/// something was looked at, not where it changed.
+fn evidence_label_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        &R,
+        r"(?i)^[\s>*•\-+0-9.]*(?:\*\*|__)?\s*(evidence|also|see also|related|references?|files?(?: read)?)\s*(?:\*\*|__)?\s*:",
+    )
+}
+
 fn change_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     re(
@@ -460,8 +470,9 @@ pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<S
         for f in refs.iter().filter(|f| f.line == n) {
             parts.insert(format!("ref {}", f.raw));
         }
-        // A configuration path with its lines, or a line range: where a change was made.
-        for c in file_line_re().captures_iter(l) {
+        // A configuration path with its lines: where a change was made.
+        let listed_files = evidence_label_re().is_match(l);
+        for c in file_line_re().captures_iter(l).filter(|_| !listed_files) {
             let path = c.get(3).map(|m| m.as_str()).unwrap_or("");
             let config = path.contains("config/")
                 || path.contains("configs/")
@@ -483,7 +494,9 @@ pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<S
                 ]
                 .iter()
                 .any(|e| path.ends_with(e));
-            if config || c.get(5).is_some() {
+            // A line range of source code is where something is, not a change; a
+            // configuration's lines are where a setting was changed.
+            if config {
                 parts.insert(format!("file {}", c.get(0).map(|m| m.as_str()).unwrap_or("")));
             }
         }
@@ -597,6 +610,28 @@ mod tests {
         assert_eq!(flagged("| 2.3 | TBD | 1 |"), 1);
         assert_eq!(flagged("Fix shape: [placeholder]"), 1);
         assert_eq!(flagged("uses the placeholder image pause:3.9"), 0);
+    }
+
+    #[test]
+    fn causal_parts_come_from_explanatory_text() {
+        let parts = |text: &str| {
+            let r = crate::report::parse(text);
+            let s = r.patterns()[0].clone();
+            causal_parts(&r, &s, &[]).0
+        };
+        // Files listed as evidence, and a range of source code, are not changes.
+        assert!(parts(
+            "### Pattern D — x\n**Root cause**: the Deployment never becomes Available.\n- evidence: `test/e2e/config/helm.yaml:88`, `test/e2e/data/calico.yaml:12`.\n- Root: pkg/a/registration_test.go:73-77 builds the selector from a map.\n"
+        )
+        .is_empty());
+        // A commit named on an evidence line still is.
+        assert_eq!(parts("### Pattern E — x\n- Evidence: commit abc1234f removed the skip.\n").len(), 1);
+        // A configuration's lines and a dated change are.
+        assert_eq!(
+            parts("### Pattern B — x\n- exposed by `config/jobs/kops/build_jobs.py:555-566`, which forces nftables.\n- the image was published on 2025-10-26.\n")
+                .len(),
+            2
+        );
     }
 
     #[test]

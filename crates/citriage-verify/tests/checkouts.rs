@@ -270,10 +270,13 @@ fn path_line_claims_across_named_checkouts() {
         CodeAnswer::Missing { why } => assert!(why.contains("has 400 lines"), "{why}"),
         other => panic!("{other:?}"),
     }
-    match cs.check(None, "test/e2e/storage/missing.go", 3, 3) {
-        CodeAnswer::Missing { why } => assert_eq!(why, "no file test/e2e/storage/missing.go in kubernetes"),
+    match cs.check(None, "test/e2e/network/missing.go", 3, 3) {
+        CodeAnswer::Missing { why } => assert_eq!(why, "no file test/e2e/network/missing.go in kubernetes"),
         other => panic!("{other:?}"),
     }
+    // A path of another project that only shares the top of the tree (`test/e2e/`)
+    // with a checkout is not that checkout's missing file.
+    assert!(matches!(cs.check(None, "test/e2e/data/e2e_conf.yaml", 112, 112), CodeAnswer::Unchecked { .. }));
     // Not checkable: two files end with the name, a repository nobody mapped, a tree
     // none of the checkouts has.
     assert!(matches!(cs.check(None, "dumplogs.go", 1, 1), CodeAnswer::Unchecked { .. }));
