@@ -882,11 +882,13 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let assignment: Vec<u32> = raw_assign.iter().map(|&g| remap[g as usize]).collect();
 
     let want_spans = cfg.spans;
+    let raw = RawTexts { texts: &raw_texts, fail_raw: &fail_raw };
     let clusters: Vec<Cluster> = order
         .par_iter()
         .map(|&g| {
             build_cluster(
                 failures,
+                &raw,
                 &fail_test,
                 &test_names,
                 &table,
@@ -1050,9 +1052,16 @@ fn local_cluster(table: &TextTable<'_>, seq: &[u32], cap: Option<usize>) -> (Vec
     (keys, clusters, index.exact_checks, index.bound_checks)
 }
 
+/// The distinct raw texts of the input and each failure's.
+struct RawTexts<'r, 'a> {
+    texts: &'r [&'a str],
+    fail_raw: &'r [u32],
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_cluster(
     failures: &[FailureRef<'_>],
+    raw: &RawTexts<'_, '_>,
     fail_test: &[u32],
     test_names: &[&str],
     table: &TextTable<'_>,
@@ -1078,14 +1087,13 @@ fn build_cluster(
         .unwrap_or("")
         .to_string();
     let spans = if want_spans {
-        // distinct texts in first-member order (the intersection does not depend on order)
-        let mut seen: FxHashSet<&str> = FxHashSet::default();
-        let distinct: Vec<&str> =
-            members.iter().map(|&m| failures[m as usize].text).filter(|t| seen.insert(t)).collect();
-        drop(seen);
+        // distinct texts by raw id (the intersection does not depend on order)
+        let mut distinct: Vec<u32> = members.iter().map(|&m| raw.fail_raw[m as usize]).collect();
+        distinct.par_sort_unstable();
+        distinct.dedup();
         let mut list: Vec<&str> = Vec::with_capacity(distinct.len());
         list.push(text.as_str());
-        list.extend(distinct.into_iter().filter(|t| *t != text));
+        list.extend(distinct.into_iter().map(|r| raw.texts[r as usize]).filter(|t| *t != text));
         similarity::common_spans(&list)
     } else {
         Vec::new()
