@@ -8,23 +8,29 @@
 //!
 //! Writes the generated input as go.k8s.io/triage reads it (`builds.json`, a JSON list, and
 //! `tests.json`, one failed test per line) into DIR, then for each profile times citriage
-//! end to end on those files (read, parse, cluster, `failure_data.json` written), checks
-//! that every failure is in exactly one cluster of the export and that shuffled input
-//! gives the same clusters, and scores the clusters against the planted patterns (pair
-//! precision, pair recall, adjusted Rand index). With `--reference`, runs
-//! `python3 CHECKOUT/triage/summarize.py builds.json tests.json` in a scratch folder
-//! (the Python reference was removed from test-infra in commit 8bd0b7a55c; check out its
-//! parent's `triage/summarize.py` and `triage/berghelroach.py`), scores its output the same
-//! way (failures it leaves out count as singletons) and prints the speed ratio.
+//! end to end on those files (read and parse, cluster, `failure_data.json` built and
+//! written), in wall and CPU seconds per phase and with the peak resident memory of that
+//! run, checks that every failure is in exactly one cluster of the export and that shuffled
+//! input gives the same clusters (same keys, ids, texts, spans and members), and scores the
+//! clusters against the planted patterns (pair precision, pair recall, adjusted Rand index).
+//! With `--reference`, runs `python3 CHECKOUT/triage/summarize.py builds.json tests.json` in
+//! a scratch folder (the Python reference was removed from test-infra in commit 8bd0b7a55c;
+//! check out its parent's `triage/summarize.py` and `triage/berghelroach.py`), scores its
+//! output the same way (failures it leaves out count as singletons) and prints the speed
+//! ratio. The reference at 200,000 failures takes tens of minutes: run the whole command
+//! under `nice` in the background on a shared machine.
 
-use std::collections::{BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use citriage_patterns::benchgen::{generate, pair_scores, PairScores, PATTERNS};
+use citriage_patterns::benchgen::{generate_each, pair_scores, PairScores, PATTERNS};
 use citriage_patterns::cluster::{cluster, ClusterConfig, Clustering, FailureRef};
-use citriage_patterns::export::{failure_data, BuildRecord, ExportOptions};
+use citriage_patterns::export::{failure_data, BuildRecord, ExportOptions, FailureData};
 use citriage_patterns::normalize::Profile;
+use rayon::prelude::*;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -39,30 +45,32 @@ struct BuildRow {
     result: String,
 }
 
+/// One line of `tests.json`; names and paths borrow from the line when they can.
 #[derive(Deserialize)]
-struct TestRow {
-    name: String,
-    build: String,
+struct TestRow<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    build: Cow<'a, str>,
     failure_text: String,
+}
+
+fn proc_stat_ticks(fields: &[usize]) -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // fields after the command name (which is in parentheses)
+    let rest = s.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    fields.iter().map(|&i| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0)).sum::<f64>() / 100.0
 }
 
 /// CPU seconds (user + system) this process has used so far.
 fn cpu_seconds() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // fields after the command name (which is in parentheses): utime is the 14th, stime the 15th
-    let rest = s.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+    proc_stat_ticks(&[11, 12])
 }
 
 /// CPU seconds (user + system) of the finished child processes.
 fn child_cpu_seconds() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest = s.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(13) + ticks(14)) / 100.0
+    proc_stat_ticks(&[13, 14])
 }
 
 fn peak_rss_mib() -> Option<u64> {
@@ -71,51 +79,98 @@ fn peak_rss_mib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb / 1024)
 }
 
-fn write_input(dir: &Path, n: usize, seed: u64) -> Vec<u64> {
-    let data = generate(n, seed);
-    let mut builds = String::from("[");
-    for (i, b) in data.builds.iter().enumerate() {
-        if i > 0 {
-            builds.push(',');
-        }
-        builds.push_str(
-            &serde_json::json!({
-                "path": b.path, "job": b.job, "number": b.number, "started": b.started,
-                "tests_failed": b.tests_failed, "tests_run": 200, "elapsed": 3600,
-                "result": "FAILURE", "executor": "bench",
-            })
-            .to_string(),
-        );
-    }
-    builds.push(']');
-    std::fs::write(dir.join("builds.json"), builds).expect("write builds.json");
-    let mut tests = String::new();
-    for f in &data.failures {
-        let b = &data.builds[f.build as usize];
-        tests.push_str(
-            &serde_json::json!({"name": f.test, "build": b.path, "started": b.started, "failure_text": f.text})
-                .to_string(),
-        );
-        tests.push('\n');
-    }
-    std::fs::write(dir.join("tests.json"), tests).expect("write tests.json");
-    data.failures.iter().map(|f| f.pattern as u64).collect()
+/// Start a new peak-memory measurement (Linux: resets VmHWM to the current RSS).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// Write the input files, one failure at a time; returns the planted pattern per failure.
+fn write_input(dir: &Path, n: usize, seed: u64) -> Vec<u16> {
+    let mut truth = Vec::with_capacity(n);
+    let mut tests =
+        BufWriter::with_capacity(1 << 20, std::fs::File::create(dir.join("tests.json")).expect("tests.json"));
+    let builds = generate_each(n, seed, |b, f| {
+        let row = serde_json::json!({"name": f.test, "build": b.path, "started": b.started, "failure_text": f.text});
+        serde_json::to_writer(&mut tests, &row).expect("write tests.json");
+        tests.write_all(b"\n").expect("write tests.json");
+        truth.push(f.pattern);
+    });
+    tests.flush().expect("write tests.json");
+    let mut out = BufWriter::new(std::fs::File::create(dir.join("builds.json")).expect("builds.json"));
+    out.write_all(b"[").expect("write builds.json");
+    for (i, b) in builds.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",").expect("write builds.json");
+        }
+        let row = serde_json::json!({
+            "path": b.path, "job": b.job, "number": b.number, "started": b.started,
+            "tests_failed": b.tests_failed, "tests_run": 200, "elapsed": 3600,
+            "result": "FAILURE", "executor": "bench",
+        });
+        serde_json::to_writer(&mut out, &row).expect("write builds.json");
+    }
+    out.write_all(b"]").expect("write builds.json");
+    out.flush().expect("write builds.json");
+    truth
+}
+
+/// The input, each distinct string held once: failures refer to test names, build paths
+/// and failure texts by id.
 struct Loaded {
     builds: Vec<BuildRecord>,
-    tests: Vec<TestRow>,
-    job_of: HashMap<String, String>,
+    names: Vec<String>,
+    paths: Vec<String>,
+    /// Job of each build path (empty when the path is not in `builds.json`).
+    path_job: Vec<String>,
+    texts: Vec<String>,
+    /// (test name, build path, failure text) ids per failure, in file order.
+    rows: Vec<(u32, u32, u32)>,
+}
+
+impl Loaded {
+    fn refs(&self) -> Vec<FailureRef<'_>> {
+        self.rows
+            .iter()
+            .map(|&(t, b, x)| FailureRef {
+                test: &self.names[t as usize],
+                text: &self.texts[x as usize],
+                job: &self.path_job[b as usize],
+                build: &self.paths[b as usize],
+            })
+            .collect()
+    }
+}
+
+/// Interns strings to ids; `hash → id` with the text compared on a hit, so a string is kept
+/// only in `items`.
+struct Interner {
+    ids: HashMap<u64, u32>,
+    items: Vec<String>,
+}
+
+impl Interner {
+    fn new() -> Self {
+        Interner { ids: HashMap::new(), items: Vec::new() }
+    }
+
+    fn id(&mut self, s: Cow<'_, str>, hash: u64) -> u32 {
+        if let Some(&id) = self.ids.get(&hash) {
+            if self.items[id as usize] == s {
+                return id;
+            }
+            // a 64-bit collision: keep both (ids then differ only in memory use)
+        }
+        let id = self.items.len() as u32;
+        self.items.push(s.into_owned());
+        self.ids.entry(hash).or_insert(id);
+        id
+    }
 }
 
 fn load(dir: &Path) -> Loaded {
     let b: Vec<BuildRow> =
         serde_json::from_slice(&std::fs::read(dir.join("builds.json")).expect("read builds.json")).expect("builds");
-    let text = std::fs::read_to_string(dir.join("tests.json")).expect("read tests.json");
-    let tests: Vec<TestRow> =
-        text.lines().filter(|l| !l.is_empty()).map(|l| serde_json::from_str(l).expect("test row")).collect();
-    let job_of = b.iter().map(|r| (r.path.clone(), r.job.clone())).collect();
-    let builds = b
+    let builds: Vec<BuildRecord> = b
         .into_iter()
         .map(|r| BuildRecord {
             path: r.path,
@@ -130,39 +185,69 @@ fn load(dir: &Path) -> Loaded {
             pr: String::new(),
         })
         .collect();
-    Loaded { builds, tests, job_of }
-}
-
-/// (test name, job, build number) of every failure exported, with its cluster index.
-fn exported(fd: &serde_json::Value) -> (HashMap<(String, String, String), u64>, usize) {
-    let mut m = HashMap::new();
-    let clustered = fd["clustered"].as_array().cloned().unwrap_or_default();
-    let str_of = |v: &serde_json::Value| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-    for (ci, c) in clustered.iter().enumerate() {
-        for t in c["tests"].as_array().into_iter().flatten() {
-            for j in t["jobs"].as_array().into_iter().flatten() {
-                for b in j["builds"].as_array().into_iter().flatten() {
-                    m.insert((str_of(&t["name"]), str_of(&j["name"]), str_of(b)), ci as u64);
-                }
-            }
+    // tests.json in chunks of whole lines, each chunk parsed in parallel, then interned in
+    // file order
+    let hasher = std::collections::hash_map::RandomState::new();
+    let hash = |s: &str| {
+        use std::hash::BuildHasher;
+        hasher.hash_one(s)
+    };
+    let (mut names, mut paths, mut texts) = (Interner::new(), Interner::new(), Interner::new());
+    let mut rows: Vec<(u32, u32, u32)> = Vec::new();
+    let mut file = std::fs::File::open(dir.join("tests.json")).expect("open tests.json");
+    let mut buf: Vec<u8> = Vec::new();
+    let mut eof = false;
+    while !eof {
+        let have = buf.len();
+        buf.resize(have + (32 << 20), 0);
+        let got = file.read(&mut buf[have..]).expect("read tests.json");
+        buf.truncate(have + got);
+        eof = got == 0;
+        let end = if eof { buf.len() } else { buf.iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1) };
+        if end == 0 && !eof {
+            continue;
         }
+        let parsed: Vec<(TestRow<'_>, u64, u64, u64)> = buf[..end]
+            .par_split(|&c| c == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let r: TestRow<'_> = serde_json::from_slice(l).expect("test row");
+                let h = (hash(&r.name), hash(&r.build), hash(&r.failure_text));
+                (r, h.0, h.1, h.2)
+            })
+            .collect();
+        for (r, hn, hb, ht) in parsed {
+            rows.push((names.id(r.name, hn), paths.id(r.build, hb), texts.id(Cow::Owned(r.failure_text), ht)));
+        }
+        buf.drain(..end);
     }
-    (m, clustered.len())
+    let job_of: HashMap<&str, &str> = builds.iter().map(|b| (b.path.as_str(), b.job.as_str())).collect();
+    let path_job =
+        paths.items.iter().map(|p| job_of.get(p.as_str()).map(|j| j.to_string()).unwrap_or_default()).collect();
+    drop(job_of);
+    Loaded { builds, names: names.items, paths: paths.items, path_job, texts: texts.items, rows }
 }
 
-fn labels_from(
-    m: &HashMap<(String, String, String), u64>,
-    tests: &[TestRow],
-    job_of: &HashMap<String, String>,
+/// A cluster's label per failure from an export: (test name, job, build number) → cluster.
+/// Failures the export leaves out get their own label. Returns the labels and how many were
+/// left out.
+fn labels_from<'a>(
+    clusters: impl Iterator<Item = (&'a str, &'a str, &'a str, u64)>,
+    loaded: &Loaded,
 ) -> (Vec<u64>, usize) {
+    let mut m: HashMap<(&str, &str, &str), u64> = HashMap::new();
+    for (t, j, b, c) in clusters {
+        m.insert((t, j, b), c);
+    }
     let mut missing = 0usize;
-    let labels = tests
+    let labels = loaded
+        .rows
         .iter()
         .enumerate()
-        .map(|(i, t)| {
-            let job = job_of.get(&t.build).cloned().unwrap_or_default();
-            let num = t.build.rsplit('/').next().unwrap_or("").to_string();
-            match m.get(&(t.name.clone(), job, num)) {
+        .map(|(i, &(t, b, _))| {
+            let path = &loaded.paths[b as usize];
+            let num = path.rsplit('/').next().unwrap_or("");
+            match m.get(&(loaded.names[t as usize].as_str(), loaded.path_job[b as usize].as_str(), num)) {
                 Some(&c) => c,
                 None => {
                     missing += 1;
@@ -174,24 +259,66 @@ fn labels_from(
     (labels, missing)
 }
 
-/// Cluster membership as sets of (test, build), order-free.
-fn canonical(c: &Clustering, refs: &[FailureRef<'_>]) -> BTreeSet<Vec<(String, String)>> {
-    c.clusters
-        .iter()
-        .map(|cl| {
-            let mut v: Vec<(String, String)> = cl
-                .members
-                .iter()
-                .map(|&m| (refs[m as usize].test.to_string(), refs[m as usize].build.to_string()))
-                .collect();
-            v.sort();
-            v
+fn our_export(fd: &FailureData) -> impl Iterator<Item = (&str, &str, &str, u64)> {
+    fd.clustered.iter().enumerate().flat_map(|(ci, c)| {
+        c.tests.iter().flat_map(move |t| {
+            t.jobs.iter().flat_map(move |j| {
+                j.builds.iter().map(move |b| (t.name.as_str(), j.name.as_str(), b.as_str(), ci as u64))
+            })
         })
-        .collect()
+    })
+}
+
+/// The reference's `failure_data.json`, as far as scoring needs it.
+#[derive(Deserialize)]
+struct RefData {
+    clustered: Vec<RefCluster>,
+}
+#[derive(Deserialize)]
+struct RefCluster {
+    tests: Vec<RefTest>,
+}
+#[derive(Deserialize)]
+struct RefTest {
+    name: String,
+    jobs: Vec<RefJob>,
+}
+#[derive(Deserialize)]
+struct RefJob {
+    name: String,
+    builds: Vec<serde_json::Value>,
+}
+
+/// Same clusters for shuffled input: same order, keys, ids, texts, spans and members (mapped
+/// back through the permutation).
+fn same_clusters(a: &Clustering, b: &Clustering, perm: &[usize]) -> bool {
+    a.clusters.len() == b.clusters.len()
+        && a.clusters.par_iter().zip(&b.clusters).all(|(x, y)| {
+            let mut ym: Vec<u32> = y.members.iter().map(|&m| perm[m as usize] as u32).collect();
+            ym.sort_unstable();
+            x.key == y.key
+                && x.k8s_id == y.k8s_id
+                && x.text == y.text
+                && x.spans == y.spans
+                && x.distinct_normalized == y.distinct_normalized
+                && x.members == ym
+        })
 }
 
 fn fmt_scores(s: &PairScores) -> String {
     format!("P {:.3}  R {:.3}  ARI {:.3}  ({} clusters)", s.precision, s.recall, s.ari, s.clusters)
+}
+
+/// Wall and CPU seconds since a mark.
+struct Mark(Instant, f64);
+
+impl Mark {
+    fn now() -> Mark {
+        Mark(Instant::now(), cpu_seconds())
+    }
+    fn since(&self) -> (f64, f64) {
+        (self.0.elapsed().as_secs_f64(), cpu_seconds() - self.1)
+    }
 }
 
 fn main() {
@@ -230,56 +357,64 @@ fn main() {
         }
         i += 1;
     }
+    if let Some(checkout) = &reference {
+        if !checkout.join("triage/summarize.py").is_file() || !checkout.join("triage/berghelroach.py").is_file() {
+            eprintln!(
+                "{}: no triage/summarize.py and triage/berghelroach.py (the Python reference was removed in 8bd0b7a55c; \
+                 run `git -C {} checkout 8bd0b7a55c^ -- triage/summarize.py triage/berghelroach.py`)",
+                checkout.display(),
+                checkout.display()
+            );
+            std::process::exit(2);
+        }
+    }
     let dir = out.unwrap_or_else(|| std::env::temp_dir().join(format!("citriage-cluster-bench-{n}-{seed}")));
     std::fs::create_dir_all(&dir).expect("create output folder");
     let t = Instant::now();
-    let truth = write_input(&dir, n, seed);
+    let truth: Vec<u64> = write_input(&dir, n, seed).into_iter().map(u64::from).collect();
     eprintln!(
-        "generated {n} failures of {} planted patterns into {} in {:.1}s",
+        "generated {n} failures of {} planted patterns into {} in {:.1}s (peak RSS so far {} MiB)",
         PATTERNS.len(),
         dir.display(),
-        t.elapsed().as_secs_f64()
+        t.elapsed().as_secs_f64(),
+        peak_rss_mib().unwrap_or(0)
     );
-    println!("| run | wall s | CPU s | clusters | P | R | ARI | exported / input | shuffle-invariant |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| run | wall s | CPU s | load wall / CPU | cluster wall / CPU | export wall / CPU | peak RSS MiB | clusters | P | R | ARI | exported / input | shuffle-invariant |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut ours: Vec<(Profile, f64, f64)> = Vec::new();
     for &profile in &profiles {
-        let t = Instant::now();
-        let cpu0 = cpu_seconds();
+        reset_peak_rss();
+        let start = Mark::now();
         let loaded = load(&dir);
-        let refs: Vec<FailureRef<'_>> = loaded
-            .tests
-            .iter()
-            .map(|r| FailureRef {
-                test: &r.name,
-                text: &r.failure_text,
-                job: loaded.job_of.get(&r.build).map(String::as_str).unwrap_or(""),
-                build: &r.build,
-            })
-            .collect();
-        let t_load = t.elapsed().as_secs_f64();
+        let refs = loaded.refs();
+        let (load_w, load_c) = start.since();
+        let m = Mark::now();
         let c = cluster(&refs, &ClusterConfig::new(profile));
-        let t_cluster = t.elapsed().as_secs_f64();
+        let (cl_w, cl_c) = m.since();
+        let m = Mark::now();
         let fd = failure_data(&c, &refs, &loaded.builds, &ExportOptions::default());
         let path = dir.join(format!("citriage-{}.json", profile.name()));
-        std::fs::write(&path, serde_json::to_vec(&fd).expect("json")).expect("write export");
-        let wall = t.elapsed().as_secs_f64();
-        let cpu = cpu_seconds() - cpu0;
+        let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).expect("create export"));
+        serde_json::to_writer(&mut w, &fd).expect("write export");
+        w.flush().expect("write export");
+        drop(w);
+        let (ex_w, ex_c) = m.since();
+        let (wall, cpu) = start.since();
+        let rss = peak_rss_mib().unwrap_or(0);
         eprintln!(
-            "citriage {}: load {:.2}s, cluster {:.2}s, export {:.2}s (CPU {:.1}s); {} exact checks ({} global), {} bound checks",
+            "citriage {}: {} exact checks ({} global), {} bound checks",
             profile.name(),
-            t_load,
-            t_cluster - t_load,
-            wall - t_cluster,
-            cpu,
             c.accounting.exact_checks,
             c.accounting.global_exact_checks,
             c.accounting.bound_checks
         );
         ours.push((profile, wall, cpu));
-        let (m, _) = exported(&serde_json::to_value(&fd).expect("json"));
-        let (labels, missing) = labels_from(&m, &loaded.tests, &loaded.job_of);
+        let (labels, missing) = labels_from(our_export(&fd), &loaded);
+        drop(fd);
         let s = pair_scores(&labels, &truth);
+        drop(labels);
         let shuffled = if shuffle_check {
             let mut perm: Vec<usize> = (0..refs.len()).collect();
             let mut x = 0x1234_5678u64;
@@ -291,7 +426,7 @@ fn main() {
             }
             let sh: Vec<FailureRef<'_>> = perm.iter().map(|&p| refs[p]).collect();
             let c2 = cluster(&sh, &ClusterConfig::new(profile));
-            if canonical(&c, &refs) == canonical(&c2, &sh) {
+            if same_clusters(&c, &c2, &perm) {
                 "yes"
             } else {
                 "NO"
@@ -300,10 +435,17 @@ fn main() {
             "not checked"
         };
         println!(
-            "| citriage {} | {:.2} | {:.1} | {} | {:.3} | {:.3} | {:.3} | {} / {} (accounting complete: {}) | {} |",
+            "| citriage {} | {:.2} | {:.1} | {:.2} / {:.1} | {:.2} / {:.1} | {:.2} / {:.1} | {} | {} | {:.3} | {:.3} | {:.3} | {} / {} (accounting complete: {}) | {} |",
             profile.name(),
             wall,
             cpu,
+            load_w,
+            load_c,
+            cl_w,
+            cl_c,
+            ex_w,
+            ex_c,
+            rss,
             c.clusters.len(),
             s.precision,
             s.recall,
@@ -316,19 +458,10 @@ fn main() {
         eprintln!("citriage {}: {}", profile.name(), fmt_scores(&s));
     }
     if let Some(rss) = peak_rss_mib() {
-        println!("\npeak RSS of this process: {rss} MiB");
+        println!("\npeak RSS of this process since the last run started: {rss} MiB");
     }
     let Some(checkout) = reference else { return };
     let script = checkout.join("triage/summarize.py");
-    if !script.is_file() || !checkout.join("triage/berghelroach.py").is_file() {
-        eprintln!(
-            "{}: no triage/summarize.py and triage/berghelroach.py (the Python reference was removed in 8bd0b7a55c; \
-             run `git -C {} checkout 8bd0b7a55c^ -- triage/summarize.py triage/berghelroach.py`)",
-            checkout.display(),
-            checkout.display()
-        );
-        std::process::exit(2);
-    }
     let scratch = dir.join("reference-run");
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("scratch folder");
@@ -349,24 +482,38 @@ fn main() {
         eprintln!("the reference failed: {status}");
         std::process::exit(1);
     }
-    let fd: serde_json::Value =
+    let fd: RefData =
         serde_json::from_slice(&std::fs::read(scratch.join("failure_data.json")).expect("reference output"))
             .expect("reference failure_data.json");
     let loaded = load(&dir);
-    let (m, nclusters) = exported(&fd);
-    let (labels, missing) = labels_from(&m, &loaded.tests, &loaded.job_of);
+    let entries: Vec<(&str, &str, String, u64)> = fd
+        .clustered
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, c)| {
+            c.tests.iter().flat_map(move |t| {
+                t.jobs.iter().flat_map(move |j| {
+                    j.builds.iter().map(move |b| {
+                        let num = b.as_str().map_or_else(|| b.to_string(), str::to_string);
+                        (t.name.as_str(), j.name.as_str(), num, ci as u64)
+                    })
+                })
+            })
+        })
+        .collect();
+    let (labels, missing) = labels_from(entries.iter().map(|(t, j, b, c)| (*t, *j, b.as_str(), *c)), &loaded);
     let s = pair_scores(&labels, &truth);
     println!(
-        "| reference summarize.py | {:.2} | {:.1} | {} (+{} failures left out) | {:.3} | {:.3} | {:.3} | {} / {} | - |",
+        "| reference summarize.py | {:.2} | {:.1} | | | | | {} (+{} failures left out) | {:.3} | {:.3} | {:.3} | {} / {} | - |",
         wall,
         ref_cpu,
-        nclusters,
+        fd.clustered.len(),
         missing,
         s.precision,
         s.recall,
         s.ari,
-        loaded.tests.len() - missing,
-        loaded.tests.len()
+        loaded.rows.len() - missing,
+        loaded.rows.len()
     );
     println!();
     for (p, w, c) in ours {

@@ -368,6 +368,15 @@ pub fn render(pattern: usize, r_seed: u64) -> String {
 
 /// Generate `n` failures (deterministic in `n` and `seed`).
 pub fn generate(n: usize, seed: u64) -> GenData {
+    let mut failures = Vec::with_capacity(n);
+    let builds = generate_each(n, seed, |_, f| failures.push(f));
+    GenData { builds, failures }
+}
+
+/// [`generate`] without holding the failures: each is handed to `each` with its build (whose
+/// `tests_failed` is not final until the build's last failure) as it is made, in the same
+/// order; the builds are returned.
+pub fn generate_each(n: usize, seed: u64, mut each: impl FnMut(&GenBuild, GenFailure)) -> Vec<GenBuild> {
     let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let tests: Vec<String> = (0..(n / 50).clamp(20, 4000))
         .map(|i| {
@@ -378,16 +387,25 @@ pub fn generate(n: usize, seed: u64) -> GenData {
     let jobs: Vec<String> =
         (0..(n / 500).clamp(5, 1500)).map(|i| format!("ci-kubernetes-e2e-gce-variant-{i}")).collect();
     // each pattern hits its own few tests often and every test rarely
-    let mut data = GenData::default();
+    let mut builds: Vec<GenBuild> = Vec::new();
+    let mut made = 0usize;
     let mut next_number: HashMap<usize, u64> = HashMap::new();
     let t0 = 1_764_000_000i64;
-    while data.failures.len() < n {
+    while made < n {
         let job = r.skewed(jobs.len() as u64) as usize;
         let num = next_number.entry(job).or_insert(1000 + r.below(5000));
         *num += 1;
-        let bi = data.builds.len() as u32;
+        let bi = builds.len() as u32;
         let started = t0 + r.below(14 * 86_400) as i64;
-        let k = (1 + r.skewed(6) as usize).min(n - data.failures.len());
+        let name = &jobs[job];
+        let mut build = GenBuild {
+            job: name.clone(),
+            number: *num,
+            path: format!("gs://kubernetes-jenkins/logs/{name}/{num}"),
+            started,
+            tests_failed: 0,
+        };
+        let k = (1 + r.skewed(6) as usize).min(n - made);
         let mut used: Vec<usize> = Vec::with_capacity(k);
         for _ in 0..k {
             let pattern = r.skewed(PATTERNS.len() as u64) as usize;
@@ -401,18 +419,13 @@ pub fn generate(n: usize, seed: u64) -> GenData {
             }
             used.push(test);
             let text = render(pattern, r.next());
-            data.failures.push(GenFailure { test: tests[test].clone(), text, build: bi, pattern: pattern as u16 });
+            build.tests_failed = used.len() as u32;
+            made += 1;
+            each(&build, GenFailure { test: tests[test].clone(), text, build: bi, pattern: pattern as u16 });
         }
-        let name = &jobs[job];
-        data.builds.push(GenBuild {
-            job: name.clone(),
-            number: *num,
-            path: format!("gs://kubernetes-jenkins/logs/{name}/{num}"),
-            started,
-            tests_failed: used.len() as u32,
-        });
+        builds.push(build);
     }
-    data
+    builds
 }
 
 /// Agreement of a clustering with the planted truth, over pairs of failures.

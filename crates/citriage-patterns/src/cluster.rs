@@ -12,12 +12,16 @@
 //!   age), so shuffled input gives identical clusters;
 //! * nothing is dropped and nothing bails out on time: [`Accounting`] proves every input
 //!   failure is in exactly one cluster;
-//! * candidate search is indexed ([`KeyIndex`]): keys are bucketed by length and only the
-//!   length window the 10% rule allows is examined, through an 8-bucket coarse sketch (never
-//!   above the 64-bucket distance) and the full histogram rule; valid lower bounds on the true
-//!   distance (character counts, exact 4-gram multisets) discard impossible candidates, a
-//!   line-aligned upper bound accepts likely ones, and only the rest run the bounded exact
-//!   distance, cheapest bound first. None of these changes which key is chosen;
+//! * candidate search is indexed ([`KeyIndex`]): keys are bucketed by length, their
+//!   histograms stored contiguously as capped bytes (one packed sum of absolute differences
+//!   per key, exact unless a count passed 255), and searched in two stages: near candidates
+//!   (lower bound at most [`NEAR_LB`]) first, which needs only the narrow length window their
+//!   small distance allows and settles most queries, then, only when needed, the rest of the
+//!   length window the 10% rule allows. Valid lower bounds on the true distance (character
+//!   counts, exact 4-gram multisets) discard impossible candidates, a line-aligned upper
+//!   bound accepts likely ones, and only the rest run the bounded exact distance, cheapest
+//!   bound first. None of these changes which key is chosen (a test compares the index with
+//!   the reference's rule applied literally);
 //! * the global stage is speculative-parallel: batches of queries are searched in parallel
 //!   against the keys that existed when the batch started, and a sequential commit checks
 //!   only keys created inside the batch that would come first — the result equals the
@@ -160,8 +164,10 @@ pub struct Clustering {
 
 /// Compact histogram used inside the index (normalized texts are at most ~10 KB).
 type Hist16 = [u16; BUCKETS];
-/// Sums of 8 groups of 8 buckets: a coarser histogram whose L1 never exceeds the full one.
-type Sketch = [u16; 8];
+/// The histogram with every count capped at 255: its L1 distance never exceeds the exact one
+/// and equals it when no count of either side was capped. Stored contiguously per length, so
+/// screening a key is one sum of absolute byte differences over 64 bytes read in order.
+type Hist8 = [u8; BUCKETS];
 
 fn to_hist16(h: &Histogram) -> Hist16 {
     let mut o = [0u16; BUCKETS];
@@ -171,36 +177,72 @@ fn to_hist16(h: &Histogram) -> Hist16 {
     o
 }
 
-fn sketch(h: &Hist16) -> Sketch {
-    let mut s = [0u16; 8];
-    for (g, chunk) in h.chunks(8).enumerate() {
-        s[g] = chunk.iter().map(|&x| x as u32).sum::<u32>().min(u16::MAX as u32) as u16;
-    }
-    s
-}
-
 fn l1_16(a: &Hist16, b: &Hist16) -> u32 {
     a.iter().zip(b.iter()).map(|(x, y)| x.abs_diff(*y) as u32).sum()
 }
 
-fn l1_sketch(a: &Sketch, b: &Sketch) -> u32 {
-    a.iter().zip(b.iter()).map(|(x, y)| x.abs_diff(*y) as u32).sum()
+/// L1 distance of two capped histograms, written so that it compiles to packed byte
+/// operations (saturating differences, then sums of absolute differences against zero).
+#[inline]
+fn l1_8(a: &Hist8, b: &Hist8) -> u32 {
+    let mut d = [0u8; BUCKETS];
+    for i in 0..BUCKETS {
+        d[i] = a[i].saturating_sub(b[i]) | b[i].saturating_sub(a[i]);
+    }
+    let mut s = 0u32;
+    for c in d.chunks_exact(16) {
+        let mut t = 0u16;
+        for &x in c {
+            t += x as u16;
+        }
+        s += t as u32;
+    }
+    s
 }
 
-/// Screening features of one text: the 64-bucket 4-gram histogram, its 8-group sketch and
-/// the 64-bin character histogram.
+/// Screening features of one text: the 64-bucket 4-gram histogram (exact and capped) and the
+/// 64-bin character histogram.
 #[derive(Clone)]
 struct Features {
     hist: Hist16,
-    sketch: Sketch,
+    hist8: Hist8,
+    /// Some count of `hist` is above 255 (`hist8` is then only a lower bound).
+    capped: bool,
     chars: [u16; 64],
 }
 
 impl Features {
     fn of(text: &str) -> Features {
         let hist = to_hist16(&similarity::ngram_histogram(text.as_bytes()));
-        Features { sketch: sketch(&hist), hist, chars: similarity::char_histogram(text.as_bytes()) }
+        let mut hist8 = [0u8; BUCKETS];
+        for (d, s) in hist8.iter_mut().zip(hist.iter()) {
+            *d = (*s).min(255) as u8;
+        }
+        let capped = hist.iter().any(|&c| c > 255);
+        Features { hist, hist8, capped, chars: similarity::char_histogram(text.as_bytes()) }
     }
+
+    /// The exact L1 distance of the two histograms when it is at most `max`, else None.
+    #[inline]
+    fn l1_within(&self, k8: &Hist8, k: &Features, max: u32) -> Option<u32> {
+        let d = l1_8(&self.hist8, k8);
+        if d > max {
+            return None;
+        }
+        if !self.capped && !k.capped {
+            return Some(d);
+        }
+        let d = l1_16(&self.hist, &k.hist);
+        (d <= max).then_some(d)
+    }
+}
+
+/// Keys of one text length: their capped histograms contiguously, and their insertion
+/// sequences.
+#[derive(Default)]
+struct LenBucket {
+    hists: Vec<Hist8>,
+    seqs: Vec<u32>,
 }
 
 /// Interned texts addressed by `u32` ids (features are computed on demand and kept only for
@@ -266,12 +308,15 @@ impl MatchRule {
 /// Texts at least this long get exact q-gram profiles for a tighter lower bound.
 const QGRAM_MIN_LEN: usize = 512;
 
+/// Candidates whose histogram lower bound is at most this are searched first, in the narrow
+/// length window their small L1 distance allows (see [`KeyIndex::search`]).
+const NEAR_LB: u32 = 8;
+
 /// Index of cluster keys answering "first matching key" queries under a [`MatchRule`].
 pub struct KeyIndex {
     rule: MatchRule,
-    /// key text length → (insertion sequence, text id), in insertion order.
-    /// Each entry carries the key's coarse sketch, so the first screen reads memory in order.
-    by_len: BTreeMap<u32, Vec<(Sketch, u32, u32)>>,
+    /// Key text length → the keys of that length, in insertion order.
+    by_len: BTreeMap<u32, LenBucket>,
     exact: HashMap<u32, u32>,
     removed: FxHashSet<u32>,
     /// Exact 4-gram profiles of long keys (for the q-gram lower bound).
@@ -285,7 +330,7 @@ pub struct KeyIndex {
     cap: Option<usize>,
     /// Exact edit-distance computations run.
     pub exact_checks: u64,
-    /// Candidates examined with the histogram bound.
+    /// Keys whose histogram distance to a query was computed.
     pub bound_checks: u64,
 }
 
@@ -351,13 +396,15 @@ impl KeyIndex {
         self.next_seq += 1;
         self.order.push(key);
         self.exact.insert(key, seq);
-        self.feats.push(Features::of(table.text(key)));
+        let f = Features::of(table.text(key));
         let len = table.text(key).len() as u32;
         if len as usize >= QGRAM_MIN_LEN {
             self.profiles.insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
         }
-        let sk = self.feats[seq as usize].sketch;
-        self.by_len.entry(len).or_default().push((sk, seq, key));
+        let b = self.by_len.entry(len).or_default();
+        b.hists.push(f.hist8);
+        b.seqs.push(seq);
+        self.feats.push(f);
     }
 
     /// True when `key` is itself a key.
@@ -374,8 +421,60 @@ impl KeyIndex {
         r.hit.map(|h| h.key)
     }
 
+    /// Candidates for a query (features `qf`, length `la`) among keys whose length is in
+    /// `lens` and whose histogram L1 distance `d` satisfies `min_l1 <= d` and
+    /// `d <= min(4 * limit + 3, max_l1)` (the reference's rule `d / 4 <= limit` capped).
+    fn collect(
+        &self,
+        qf: &Features,
+        la: usize,
+        lens: std::ops::RangeInclusive<u32>,
+        min_l1: u32,
+        max_l1: u32,
+        cands: &mut Vec<Candidate>,
+    ) -> u64 {
+        let mut screened = 0u64;
+        for (&lk, bucket) in self.by_len.range(lens) {
+            let limit = self.rule.limit(la, lk as usize);
+            if limit <= 1 {
+                continue; // only identical texts match, handled by the caller
+            }
+            let len_bound = (la.saturating_sub(3)).abs_diff((lk as usize).saturating_sub(3)) as u32;
+            let max = ((limit as u32) * 4 + 3).min(max_l1);
+            if len_bound > max {
+                continue;
+            }
+            screened += bucket.seqs.len() as u64;
+            for (h, &seq) in bucket.hists.iter().zip(&bucket.seqs) {
+                if l1_8(&qf.hist8, h) > max {
+                    continue;
+                }
+                let kf = &self.feats[seq as usize];
+                let Some(d) = qf.l1_within(h, kf, max) else { continue };
+                if d < min_l1 {
+                    continue;
+                }
+                let key = self.order[seq as usize];
+                if !self.removed.is_empty() && self.removed.contains(&key) {
+                    continue;
+                }
+                let hopeless = similarity::char_lower_bound(&qf.chars, &kf.chars) >= limit;
+                cands.push(Candidate { lb: d / 4, key, limit, hopeless });
+            }
+        }
+        screened
+    }
+
     /// Read-only [`KeyIndex::find`] with its statistics; `parallel` verifies long candidate
     /// lists in parallel chunks (the result is the same).
+    ///
+    /// Candidates are the keys passing the reference's histogram rule, taken in its order
+    /// (lower bound, then key text) up to the cap. They are found in two exact stages: first
+    /// those with lower bound at most [`NEAR_LB`] — their L1 distance, hence their length
+    /// difference, is at most `4 * NEAR_LB + 3`, so only a narrow length window is read —
+    /// which are the first candidates in the reference's order; only when none of them
+    /// matches and they do not fill the cap are the remaining candidates (lower bound above
+    /// [`NEAR_LB`], the whole length window the rule allows) gathered and verified next.
     pub fn search(&self, table: &TextTable<'_>, q: u32, parallel: bool) -> SearchResult {
         let mut res = SearchResult::default();
         if self.exact.contains_key(&q) && !self.removed.contains(&q) {
@@ -384,7 +483,27 @@ impl KeyIndex {
         }
         let la = table.text(q).len();
         let qf = Features::of(table.text(q));
-        // |Σa − Σb| ≤ L1 with Σ = len − 3, and L1/4 ≤ limit ≈ f·(la + lk)/2 bounds lk.
+        let verifier = Verifier::new(table, q, &self.profiles);
+        let mut budget = self.cap.unwrap_or(usize::MAX);
+        let mut cands: Vec<Candidate> = Vec::new();
+
+        // Stage 1: lower bound at most NEAR_LB. |Σa − Σb| ≤ L1 with Σ = max(len − 3, 0).
+        let near = NEAR_LB * 4 + 3;
+        let sq = la.saturating_sub(3) as u32;
+        let lo1 = if sq > near { sq - near + 3 } else { 0 };
+        let hi1 = sq.saturating_add(near).saturating_add(3);
+        res.bound_checks += self.collect(&qf, la, lo1..=hi1, 0, near, &mut cands);
+        let n1 = cands.len();
+        if let Some(hit) = Self::verify(&verifier, &mut cands, budget, parallel, &mut res) {
+            res.hit = Some(hit);
+            return res;
+        }
+        if n1 >= budget {
+            return res;
+        }
+        budget -= n1;
+
+        // Stage 2: the rest of the rule's length window: L1/4 ≤ limit ≈ f·(la + lk)/2 bounds lk.
         let f2 = 2.0 * self.rule.fraction();
         let lo = ((la as f64 * (1.0 - f2) - 16.0) / (1.0 + f2)).floor().max(0.0) as u32;
         let hi = if f2 < 1.0 {
@@ -392,57 +511,41 @@ impl KeyIndex {
         } else {
             u32::MAX
         };
-        let mut cands: Vec<Candidate> = Vec::new();
-        for (&lk, keys) in self.by_len.range(lo..=hi) {
-            let limit = self.rule.limit(la, lk as usize);
-            if limit <= 1 {
-                continue; // only identical texts match, handled above
-            }
-            let len_bound = (la.saturating_sub(3)).abs_diff((lk as usize).saturating_sub(3)) / 4;
-            if len_bound > limit {
-                continue;
-            }
-            let max_l1 = (limit as u32) * 4 + 3;
-            res.bound_checks += keys.len() as u64;
-            for (sk, seq, k) in keys {
-                if l1_sketch(&qf.sketch, sk) > max_l1 {
-                    continue;
-                }
-                if !self.removed.is_empty() && self.removed.contains(k) {
-                    continue;
-                }
-                if let Some((lb, hopeless)) = screen(&qf, &self.feats[*seq as usize], limit) {
-                    cands.push(Candidate { lb, key: *k, limit, hopeless });
-                }
-            }
-        }
-        if let Some(cap) = self.cap {
-            if cands.len() > cap {
-                cands.select_nth_unstable(cap);
-                cands.truncate(cap);
-            }
+        cands.clear();
+        res.bound_checks += self.collect(&qf, la, lo..=hi, near + 1, u32::MAX, &mut cands);
+        res.hit = Self::verify(&verifier, &mut cands, budget, parallel, &mut res);
+        res
+    }
+
+    /// Verify the first `budget` of `cands` in candidate order; the first match.
+    fn verify(
+        verifier: &Verifier<'_, '_>,
+        cands: &mut Vec<Candidate>,
+        budget: usize,
+        parallel: bool,
+        res: &mut SearchResult,
+    ) -> Option<Hit> {
+        if cands.len() > budget {
+            cands.select_nth_unstable(budget);
+            cands.truncate(budget);
         }
         cands.sort_unstable();
-        let verifier = Verifier::new(table, q, &self.profiles);
-        // Candidates are verified cheapest bound first; long lists in parallel chunks, still
-        // returning the first match in order.
+        // Cheapest bound first; long lists in parallel chunks, still the first match in order.
         const SEQ_PREFIX: usize = 8;
         let head = if parallel { cands.len().min(SEQ_PREFIX) } else { cands.len() };
         for c in &cands[..head] {
             res.exact_checks += 1;
             if verifier.matches(c) {
-                res.hit = Some(Hit { key: c.key, lb: c.lb });
-                return res;
+                return Some(Hit { key: c.key, lb: c.lb });
             }
         }
         let rest = &cands[head..];
         if rest.is_empty() {
-            return res;
+            return None;
         }
         let found = rest.par_iter().with_min_len(16).position_first(|c| verifier.matches(c));
         res.exact_checks += found.map_or(rest.len(), |p| p + 1) as u64;
-        res.hit = found.map(|p| Hit { key: rest[p].key, lb: rest[p].lb });
-        res
+        found.map(|p| Hit { key: rest[p].key, lb: rest[p].lb })
     }
 
     /// Sequence number of `key` (its age), if it is a key.
@@ -471,7 +574,10 @@ impl KeyIndex {
             return false;
         }
         match self.seq_of(key) {
-            Some(seq) => screen(qf, &self.feats[seq as usize], limit).is_some(),
+            Some(seq) => {
+                let kf = &self.feats[seq as usize];
+                qf.l1_within(&kf.hist8, kf, (limit as u32) * 4 + 3).is_some()
+            }
             None => false,
         }
     }
@@ -507,22 +613,6 @@ pub struct SearchResult {
     pub exact_checks: u64,
     /// Keys screened with the bounds.
     pub bound_checks: u64,
-}
-
-/// Cheap screens of a key for a query under `limit`: the go.k8s.io/triage histogram rule
-/// (L1/4 ≤ limit, via the coarse sketch first), which decides candidacy, and a valid
-/// character-count lower bound, which marks candidates that cannot match. Returns the
-/// histogram lower bound and that mark when the key is a candidate.
-fn screen(q: &Features, k: &Features, limit: usize) -> Option<(u32, bool)> {
-    let max_l1 = (limit as u32) * 4 + 3;
-    if l1_sketch(&q.sketch, &k.sketch) > max_l1 {
-        return None;
-    }
-    let d = l1_16(&q.hist, &k.hist);
-    if d > max_l1 {
-        return None;
-    }
-    Some((d / 4, similarity::char_lower_bound(&q.chars, &k.chars) >= limit))
 }
 
 /// Exact verification of candidates for one query.
@@ -792,11 +882,13 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let assignment: Vec<u32> = raw_assign.iter().map(|&g| remap[g as usize]).collect();
 
     let want_spans = cfg.spans;
+    let raw = RawTexts { texts: &raw_texts, fail_raw: &fail_raw };
     let clusters: Vec<Cluster> = order
         .par_iter()
         .map(|&g| {
             build_cluster(
                 failures,
+                &raw,
                 &fail_test,
                 &test_names,
                 &table,
@@ -960,9 +1052,16 @@ fn local_cluster(table: &TextTable<'_>, seq: &[u32], cap: Option<usize>) -> (Vec
     (keys, clusters, index.exact_checks, index.bound_checks)
 }
 
+/// The distinct raw texts of the input and each failure's.
+struct RawTexts<'r, 'a> {
+    texts: &'r [&'a str],
+    fail_raw: &'r [u32],
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_cluster(
     failures: &[FailureRef<'_>],
+    raw: &RawTexts<'_, '_>,
     fail_test: &[u32],
     test_names: &[&str],
     table: &TextTable<'_>,
@@ -988,14 +1087,13 @@ fn build_cluster(
         .unwrap_or("")
         .to_string();
     let spans = if want_spans {
-        // distinct texts in first-member order (the intersection does not depend on order)
-        let mut seen: FxHashSet<&str> = FxHashSet::default();
-        let distinct: Vec<&str> =
-            members.iter().map(|&m| failures[m as usize].text).filter(|t| seen.insert(t)).collect();
-        drop(seen);
+        // distinct texts by raw id (the intersection does not depend on order)
+        let mut distinct: Vec<u32> = members.iter().map(|&m| raw.fail_raw[m as usize]).collect();
+        distinct.par_sort_unstable();
+        distinct.dedup();
         let mut list: Vec<&str> = Vec::with_capacity(distinct.len());
         list.push(text.as_str());
-        list.extend(distinct.into_iter().filter(|t| *t != text));
+        list.extend(distinct.into_iter().map(|r| raw.texts[r as usize]).filter(|t| *t != text));
         similarity::common_spans(&list)
     } else {
         Vec::new()
@@ -1008,5 +1106,139 @@ fn build_cluster(
         members: members.to_vec(),
         tests,
         distinct_normalized,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::similarity::{edit_distance_below, lower_bound, ngram_histogram};
+
+    /// The reference's search, literally: every key passing the histogram rule, ordered by
+    /// lower bound then key text, the first `cap` verified in order.
+    fn brute_force(
+        texts: &[String],
+        hists: &[Histogram],
+        keys: &[u32],
+        q: u32,
+        rule: MatchRule,
+        cap: Option<usize>,
+    ) -> Option<u32> {
+        if keys.contains(&q) {
+            return Some(q);
+        }
+        let qt = texts[q as usize].as_bytes();
+        let hq = hists[q as usize];
+        let mut cands: Vec<(u32, u32, usize)> = keys
+            .iter()
+            .filter_map(|&k| {
+                let kt = texts[k as usize].as_bytes();
+                let limit = rule.limit(qt.len(), kt.len());
+                let lb = lower_bound(&hq, &hists[k as usize]);
+                (limit > 1 && lb as usize <= limit).then_some((lb, k, limit))
+            })
+            .collect();
+        cands.sort_unstable();
+        cands.truncate(cap.unwrap_or(usize::MAX));
+        cands
+            .into_iter()
+            .find(|&(_, k, limit)| edit_distance_below(qt, texts[k as usize].as_bytes(), limit).is_some())
+            .map(|(_, k, _)| k)
+    }
+
+    /// Texts of a few shapes with volatile parts of varying size, so that near duplicates,
+    /// far candidates and non-candidates of all lengths occur (some with more than 255
+    /// windows in one histogram bucket).
+    fn texts(n: usize, seed: u64) -> Vec<String> {
+        let mut x = seed | 1;
+        let mut rnd = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m.max(1)
+        };
+        let word = |r: &mut dyn FnMut(u64) -> u64, len: usize| -> String {
+            (0..len).map(|_| (b'a' + r(6) as u8) as char).collect()
+        };
+        // a long text edited in a few to many places (matches with lower bounds of all
+        // sizes), and another one behind runs of `x` of many lengths (length differences)
+        let base: Vec<u8> = (0..900u64).map(|i| b"abcdefghij klmnop\n"[((i * 7 + i / 13) % 18) as usize]).collect();
+        let base2: Vec<u8> = (0..900u64).map(|i| b"qrstuvw ,;:"[((i * 5 + i / 7) % 11) as usize]).collect();
+        let mut out: Vec<String> = (0..n)
+            .map(|_| {
+                let shape = rnd(7);
+                if shape == 5 {
+                    let mut t = base.clone();
+                    for _ in 0..rnd(70) {
+                        let at = rnd(t.len() as u64) as usize;
+                        t[at] = b'0' + rnd(10) as u8;
+                    }
+                    return String::from_utf8(t).unwrap_or_default();
+                }
+                if shape == 6 {
+                    let mut t = vec![b'x'; 30 + rnd(100) as usize];
+                    t.extend_from_slice(&base2);
+                    return String::from_utf8(t).unwrap_or_default();
+                }
+                let vary = rnd(30) as usize;
+                let mut s = match shape {
+                    0 => format!("error creating disk {} in zone {}", word(&mut rnd, vary), word(&mut rnd, 3)),
+                    1 => format!("Timed out after {}s: pod {} never became Ready", rnd(1000), word(&mut rnd, vary)),
+                    2 => "x".repeat(150 + rnd(60) as usize) + &word(&mut rnd, 4),
+                    3 => format!(
+                        "{}\n{}",
+                        "panic: runtime error\n\tat frame.go".repeat(1 + vary / 4),
+                        word(&mut rnd, vary)
+                    ),
+                    _ => word(&mut rnd, 2 + vary),
+                };
+                match rnd(20) {
+                    0 => s = s.repeat(2 + rnd(4) as usize),
+                    1 => s.push_str(&"y".repeat(250 + rnd(20) as usize)), // a count above 255
+                    _ => {}
+                }
+                s
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn index_search_equals_the_reference_rule() {
+        for (rule, cap) in [
+            (MatchRule::K8s, None),
+            (MatchRule::K8s, Some(K8S_PRECISE_CHECKS)),
+            (MatchRule::K8s, Some(3)),
+            (MatchRule::Fraction(0.2), Some(2)),
+            (MatchRule::Fraction(0.2), None),
+        ] {
+            let texts = texts(700, 7 + cap.unwrap_or(0) as u64);
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let hists: Vec<Histogram> = texts.iter().map(|t| ngram_histogram(t.as_bytes())).collect();
+            let table = TextTable::new(refs);
+            let mut index = KeyIndex::with_rule(rule).with_cap(cap);
+            let mut keys: Vec<u32> = Vec::new();
+            let mut joined = 0;
+            // fold every text in a scrambled order, like the clustering stages do
+            for i in 0..texts.len() as u32 {
+                let q = (i * 389) % texts.len() as u32;
+                let want = brute_force(&texts, &hists, &keys, q, rule, cap);
+                let got = index.search(&table, q, i % 2 == 0).hit.map(|h| h.key);
+                assert_eq!(got, want, "query {q} {:?} (rule {rule:?}, cap {cap:?})", texts[q as usize]);
+                if got.is_none() {
+                    index.insert(&table, q);
+                    keys.push(q);
+                } else {
+                    joined += 1;
+                }
+            }
+            assert!(
+                joined > 50 && keys.len() > 50,
+                "the corpus exercises both outcomes: {joined} joined, {} keys",
+                keys.len()
+            );
+        }
     }
 }

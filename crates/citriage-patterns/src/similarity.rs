@@ -16,7 +16,6 @@
 //! * `commonSpans`: alternating lengths of the parts of the first text whose `\w+|\W+` tokens
 //!   occur in every text and the parts that do not ([`common_spans`]).
 
-use crate::fxhash::FxHashSet;
 use std::sync::LazyLock;
 
 /// Number of histogram buckets.
@@ -362,49 +361,106 @@ pub fn k8s_match(a: &str, ha: &Histogram, b: &str, hb: &Histogram) -> bool {
 }
 
 /// Tokens `\w+|\W+` with ASCII `\w` (Go semantics); non-ASCII bytes count as non-word.
-fn span_tokens(s: &str) -> Vec<&str> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0usize;
-    let is_w = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    while start < b.len() {
+struct SpanTokens<'a> {
+    s: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for SpanTokens<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let b = self.s.as_bytes();
+        let start = self.at;
+        if start >= b.len() {
+            return None;
+        }
+        let is_w = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
         let w = is_w(b[start]);
         let mut end = start + 1;
         while end < b.len() && is_w(b[end]) == w {
             end += 1;
         }
         // keep UTF-8 boundaries (non-word runs swallow whole multi-byte chars)
-        while end < b.len() && !s.is_char_boundary(end) {
+        while end < b.len() && !self.s.is_char_boundary(end) {
             end += 1;
         }
-        out.push(&s[start..end]);
-        start = end;
+        self.at = end;
+        Some(&self.s[start..end])
     }
-    out
+}
+
+fn span_tokens(s: &str) -> SpanTokens<'_> {
+    SpanTokens { s, at: 0 }
+}
+
+/// The first text's tokens: index per distinct token, and the sequence with those indices.
+struct FirstTokens<'a> {
+    index: crate::fxhash::FxHashMap<&'a str, u32>,
+    seq: Vec<(&'a str, u32)>,
+}
+
+/// Which of the first text's tokens (by index) occur in every one of `texts`: a text only
+/// marks the tokens it has, so no per-text set is built; a token equal to the first text's
+/// token at the same position (the usual case in a cluster) is marked without hashing.
+fn surviving(first: &FirstTokens<'_>, texts: &[&str], mut alive: Vec<bool>) -> Vec<bool> {
+    let mut seen = vec![false; alive.len()];
+    for t in texts {
+        seen.iter_mut().for_each(|x| *x = false);
+        for (i, tok) in span_tokens(t).enumerate() {
+            match first.seq.get(i) {
+                Some(&(f, idx)) if f == tok => seen[idx as usize] = true,
+                _ => {
+                    if let Some(&idx) = first.index.get(tok) {
+                        seen[idx as usize] = true;
+                    }
+                }
+            }
+        }
+        let mut any = false;
+        for (a, s) in alive.iter_mut().zip(&seen) {
+            *a &= *s;
+            any |= *a;
+        }
+        if !any {
+            break;
+        }
+    }
+    alive
 }
 
 /// go.k8s.io/triage `commonSpans`: alternating match/mismatch byte lengths over the first
 /// text, where "match" means the `\w+|\W+` token occurs in every text. Starts with a match
-/// span (possibly 0).
-pub fn common_spans<S: AsRef<str>>(texts: &[S]) -> Vec<usize> {
+/// span (possibly 0). Many texts are scanned in parallel chunks (the intersection does not
+/// depend on order).
+pub fn common_spans<S: AsRef<str> + Sync>(texts: &[S]) -> Vec<usize> {
+    use rayon::prelude::*;
     let Some(first) = texts.first() else {
         return Vec::new();
     };
-    let mut common: FxHashSet<&str> = span_tokens(first.as_ref()).into_iter().collect();
-    let mut toks: FxHashSet<&str> = FxHashSet::default();
-    for t in &texts[1..] {
-        if common.is_empty() {
-            break;
-        }
-        toks.clear();
-        toks.extend(span_tokens(t.as_ref()));
-        common.retain(|x| toks.contains(x));
+    let first = first.as_ref();
+    let mut common = FirstTokens { index: crate::fxhash::FxHashMap::default(), seq: Vec::new() };
+    for tok in span_tokens(first) {
+        let next = common.index.len() as u32;
+        let idx = *common.index.entry(tok).or_insert(next);
+        common.seq.push((tok, idx));
     }
+    let rest: Vec<&str> = texts[1..].iter().map(|t| t.as_ref()).collect();
+    let all = vec![true; common.index.len()];
+    const CHUNK: usize = 4096;
+    let alive = if rest.len() <= CHUNK {
+        surviving(&common, &rest, all)
+    } else {
+        rest.par_chunks(CHUNK)
+            .map(|c| surviving(&common, c, all.clone()))
+            .reduce(|| all.clone(), |a, b| a.iter().zip(&b).map(|(x, y)| *x && *y).collect())
+    };
     let mut spans = Vec::new();
     let mut matching = true;
     let mut len = 0usize;
-    for tok in span_tokens(first.as_ref()) {
-        let is_common = common.contains(tok);
+    for &(tok, idx) in &common.seq {
+        let is_common = alive[idx as usize];
         if is_common != matching {
             spans.push(len);
             len = 0;
