@@ -612,6 +612,62 @@ impl GithubClient {
         Ok((items, read, first_page))
     }
 
+    /// Sends one request of an action (`GET`, `POST` or `PATCH`, with an optional JSON
+    /// body) and returns its JSON answer (`null` for an empty one). For writes: never
+    /// retried (a retried write could be applied twice), never cached, refused offline
+    /// and without a token. A status outside 2xx is an error naming it and GitHub's
+    /// message.
+    pub fn send_json(&self, method: &str, path_or_url: &str, body: Option<&Value>) -> Result<Value, GithubError> {
+        let url = self.url_for(path_or_url)?;
+        let refuse = |message: &str| GithubError::Status { url: url.clone(), status: 0, message: message.into() };
+        if self.cfg.offline {
+            return Err(refuse("offline: nothing is sent"));
+        }
+        let Some(token) = &self.cfg.token else {
+            return Err(refuse("no token: set GITHUB_TOKEN (or GH_TOKEN)"));
+        };
+        let auth = format!("Bearer {}", token.secret());
+        let json = body.map(|b| b.to_string());
+        self.bump(|s| s.requests += 1);
+        let sent = match (method, json) {
+            ("GET", None) => self
+                .agent
+                .get(&url)
+                .header("Accept", "application/vnd.github+json")
+                .header("X-GitHub-Api-Version", "2022-11-28")
+                .header("Authorization", auth.as_str())
+                .call(),
+            ("POST" | "PATCH", json) => {
+                let b = if method == "POST" { self.agent.post(&url) } else { self.agent.patch(&url) };
+                b.header("Accept", "application/vnd.github+json")
+                    .header("X-GitHub-Api-Version", "2022-11-28")
+                    .header("Authorization", auth.as_str())
+                    .header("Content-Type", "application/json")
+                    .send(json.unwrap_or_default())
+            }
+            _ => return Err(refuse(&format!("{method} with this body is not a request citriage sends"))),
+        };
+        let mut resp = sent.map_err(|e| GithubError::Transport { url: url.clone(), detail: self.scrub(&e.to_string()) })?;
+        let status = resp.status().as_u16();
+        let bytes = resp
+            .body_mut()
+            .with_config()
+            .limit(self.cfg.max_body_bytes)
+            .read_to_vec()
+            .map_err(|e| GithubError::Transport { url: url.clone(), detail: self.scrub(&e.to_string()) })?;
+        if !(200..300).contains(&status) {
+            let message = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .and_then(|v| v["message"].as_str().map(String::from))
+                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(300).collect());
+            return Err(GithubError::Status { url, status, message: self.scrub(&message) });
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&bytes).map_err(|e| GithubError::Decode { url, detail: e.to_string() })
+    }
+
     /// `GET /repos/{o}/{r}/pulls/{n}`. 404 is `NotFound`; offline without a cached
     /// answer is `Unknown`.
     pub fn pull(&self, r: &IssueRef) -> Result<PrState, GithubError> {

@@ -161,6 +161,16 @@ impl McpServer {
         Ok(())
     }
 
+    /// [`McpServer::serve_stdio`] on a runtime of its own, for a synchronous caller.
+    pub fn run_stdio(self) -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("mcp: {e}"))?;
+        rt.block_on(self.serve_stdio())
+    }
+
     /// The streamable-HTTP endpoint as a router to mount (`citriage serve` nests it at
     /// `/mcp`). The Host check is the dashboard's (it runs before any route), so the
     /// transport's own is off here.
