@@ -424,6 +424,46 @@ impl GithubClient {
         Ok((items, read, first_page))
     }
 
+    /// Sends one request of an action (`GET`, `POST` or `PATCH`, with an optional JSON
+    /// body) and returns its JSON answer (`null` for an empty one). For writes: never
+    /// retried (a retried write could be applied twice), never cached, refused offline
+    /// and without a token. A status outside 2xx is an error naming it and GitHub's
+    /// message.
+    pub fn send_json(&self, method: &str, path_or_url: &str, body: Option<&Value>) -> Result<Value, GithubError> {
+        let url = self.url_for(path_or_url)?;
+        let refuse = |message: &str| GithubError::Status { url: url.clone(), status: 0, message: message.into() };
+        if self.cfg.offline {
+            return Err(refuse("offline: nothing is sent"));
+        }
+        if self.cfg.token.is_none() {
+            return Err(refuse("no token: set GITHUB_TOKEN (or GH_TOKEN)"));
+        }
+        let req = match (method, body) {
+            ("GET", None) => Request::get(url.clone()),
+            ("POST" | "PATCH", body) => Request::write(
+                method == "PATCH",
+                url.clone(),
+                body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+            )
+            .header("Content-Type", "application/json"),
+            _ => return Err(refuse(&format!("{method} with this body is not a request citriage sends"))),
+        };
+        let req = req.header("Accept", "application/vnd.github+json").header("X-GitHub-Api-Version", "2022-11-28");
+        let resp = self.http.send(&req).map_err(|e| self.failed(e))?;
+        let (status, bytes) = (resp.status, resp.body);
+        if !(200..300).contains(&status) {
+            let message = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .and_then(|v| v["message"].as_str().map(String::from))
+                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(300).collect());
+            return Err(GithubError::Status { url, status, message: self.scrub(&message) });
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&bytes).map_err(|e| GithubError::Decode { url, detail: e.to_string() })
+    }
+
     /// `GET /repos/{o}/{r}/pulls/{n}`. 404 is `NotFound`; offline without a cached
     /// answer is `Unknown`.
     pub fn pull(&self, r: &IssueRef) -> Result<PrState, GithubError> {

@@ -319,16 +319,30 @@ pub enum HttpError {
     TooManyPages { url: String, max: usize },
 }
 
-/// A GET request.
+/// A request: a GET (retried, redirected within the origin, cacheable) or a write
+/// (`POST`/`PATCH` with a body: sent once, never retried, redirects not followed).
 #[derive(Debug, Clone)]
 pub struct Request {
     pub url: String,
     pub headers: Vec<(&'static str, String)>,
+    /// `GET`, `POST` or `PATCH`.
+    pub method: &'static str,
+    /// The body of a write.
+    pub body: Option<Vec<u8>>,
 }
 
 impl Request {
     pub fn get(url: impl Into<String>) -> Request {
-        Request { url: url.into(), headers: Vec::new() }
+        Request { url: url.into(), headers: Vec::new(), method: "GET", body: None }
+    }
+
+    /// A `POST` (or, with `patch`, a `PATCH`) carrying `body`.
+    pub fn write(patch: bool, url: impl Into<String>, body: Vec<u8>) -> Request {
+        Request { url: url.into(), headers: Vec::new(), method: if patch { "PATCH" } else { "POST" }, body: Some(body) }
+    }
+
+    fn is_write(&self) -> bool {
+        self.method != "GET"
     }
 
     /// Adds a header (never `Authorization`: the client adds the token itself).
@@ -549,7 +563,8 @@ impl HttpClient {
         if !self.allows(&req.url) {
             return Err(HttpError::ForeignOrigin { url: req.url.clone(), allowed: self.describe_origins() });
         }
-        let attempts = self.opts.attempts.max(1);
+        // A write is sent once: a retried write could be applied twice.
+        let attempts = if req.is_write() { 1 } else { self.opts.attempts.max(1) };
         let mut url = req.url.clone();
         let mut retries = 0u32;
         let mut redirects = 0u32;
@@ -563,17 +578,32 @@ impl HttpClient {
                 }
                 self.bump(|s| s.blocked_until = None);
             }
-            let mut call = self.agent.get(&url);
-            for (k, v) in &req.headers {
-                call = call.header(*k, v.as_str());
-            }
-            if let Some(t) = &self.token {
-                if !self.origins.is_empty() && self.allows(&url) {
-                    call = call.header("Authorization", format!("Bearer {}", t.0));
-                }
-            }
+            let auth = self
+                .token
+                .as_ref()
+                .filter(|_| !self.origins.is_empty() && self.allows(&url))
+                .map(|t| format!("Bearer {}", t.0));
             self.bump(|s| s.stats.requests += 1);
-            let mut resp = match call.call() {
+            let sent = if req.is_write() {
+                let mut call = if req.method == "PATCH" { self.agent.patch(&url) } else { self.agent.post(&url) };
+                for (k, v) in &req.headers {
+                    call = call.header(*k, v.as_str());
+                }
+                if let Some(a) = &auth {
+                    call = call.header("Authorization", a.as_str());
+                }
+                call.send(req.body.as_deref().unwrap_or_default())
+            } else {
+                let mut call = self.agent.get(&url);
+                for (k, v) in &req.headers {
+                    call = call.header(*k, v.as_str());
+                }
+                if let Some(a) = &auth {
+                    call = call.header("Authorization", a.as_str());
+                }
+                call.call()
+            };
+            let mut resp = match sent {
                 Ok(r) => r,
                 Err(e) => {
                     let detail = self.redact(&e.to_string());
@@ -604,8 +634,8 @@ impl HttpClient {
                     self.bump(|s| s.blocked_until = Some(r));
                 }
             }
-            // Redirects: within the origin only.
-            if matches!(status, 301 | 302 | 303 | 307 | 308) {
+            // Redirects: within the origin only, and never for a write.
+            if matches!(status, 301 | 302 | 303 | 307 | 308) && !req.is_write() {
                 if let Some(loc) = header("location") {
                     let to = resolve(&url, loc);
                     if origin(&to).is_none() || origin(&to) != origin(&url) {

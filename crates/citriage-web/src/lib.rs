@@ -255,6 +255,26 @@ impl AppState {
         s.prewarmed.load(Ordering::Acquire) == s.generation.load(Ordering::Acquire)
     }
 
+    /// The store file this state serves.
+    pub fn db_path(&self) -> &std::path::Path {
+        &self.0.db
+    }
+
+    /// The current view, after the same freshness check a request makes (for callers
+    /// that answer from the view outside the router, such as the MCP server).
+    pub fn fresh_view(&self) -> Arc<WebIndex> {
+        self.generation();
+        self.view()
+    }
+
+    /// Appends evidence items to the store's ledger through the connection that
+    /// watches the store: SQLite's `data_version` does not move for a connection's own
+    /// commits, so citing evidence does not make the view rebuild. Returns how many
+    /// items were new.
+    pub fn record_evidence(&self, items: &[citriage_model::Evidence], read_at: &str) -> Result<usize, WebError> {
+        Ok(lock(&self.0.fresh).watcher.record_evidence(items, read_at)?)
+    }
+
     /// Rebuilds the view now (tests, and callers that just wrote to the store).
     pub fn refresh(&self) -> Result<(), WebError> {
         let s = &self.0;
@@ -270,8 +290,16 @@ impl AppState {
 /// The dashboard's routes (pages, `/api/v1/`, the stylesheet) over a prepared state,
 /// with the Host check, the response cache, gzip and the security headers.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/", get(page_overview))
+    router_with(state, Vec::new())
+}
+
+/// [`router`] with other routers nested under their prefixes (see [`Server::mount`]).
+pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
+    let mut r = Router::new();
+    for (prefix, service) in mounted {
+        r = r.nest_service(&prefix, service);
+    }
+    r.route("/", get(page_overview))
         .route("/jobs", get(page_jobs))
         .route("/jobs/{job}", get(page_job))
         .route("/tests", get(page_test))
@@ -312,6 +340,8 @@ pub fn router(state: AppState) -> Router {
 pub struct Server {
     state: AppState,
     listener: std::net::TcpListener,
+    /// Routers mounted beside the dashboard's ([`Server::mount`]).
+    mounted: Vec<(String, Router)>,
 }
 
 impl Server {
@@ -326,7 +356,7 @@ impl Server {
         let state = AppState::new(db, opts)?;
         let listener = std::net::TcpListener::bind(addr).map_err(ServeError::Io)?;
         listener.set_nonblocking(true).map_err(ServeError::Io)?;
-        Ok(Server { state, listener })
+        Ok(Server { state, listener, mounted: Vec::new() })
     }
 
     /// The address actually bound.
@@ -339,6 +369,14 @@ impl Server {
         self.state.clone()
     }
 
+    /// Mounts another service's router under `prefix` (`/mcp`). Its requests pass the
+    /// same Host check and security headers as the dashboard's; they are not cached,
+    /// and event streams are passed through as they come.
+    pub fn mount(mut self, prefix: &str, service: Router) -> Server {
+        self.mounted.push((prefix.to_string(), service));
+        self
+    }
+
     /// Serves until `shutdown` completes, then finishes the requests in flight.
     pub fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), ServeError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -347,7 +385,7 @@ impl Server {
             .build()
             .map_err(ServeError::Io)?;
         let state = self.state.clone();
-        let app = router(self.state);
+        let app = router_with(self.state, self.mounted);
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(self.listener)?;
             if state.0.opts.prewarm {
@@ -594,7 +632,13 @@ async fn cache(State(st): State<AppState>, req: Request, next: Next) -> Response
         return cached_response(&c, inm.as_ref());
     }
     let res = next.run(req).await;
-    if res.status() != StatusCode::OK {
+    // An event stream never ends while its client listens: pass it through.
+    let streaming = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if res.status() != StatusCode::OK || streaming {
         return res;
     }
     let (parts, body) = res.into_parts();

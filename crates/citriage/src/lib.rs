@@ -8,13 +8,18 @@
 //! - Library modules the commands share: [`pipeline`] (snapshots: read, import,
 //!   triage, write), [`builds`] (stored builds, `--as-of`), [`documents`] (what is
 //!   recorded for the dashboard), [`clustering`], [`payloads`], [`github`],
-//!   [`verification`], [`bench`], [`bench_serve`], [`example_data`].
+//!   [`verification`], [`briefs`], [`actions`] (drafts as files, git pre-checks,
+//!   sending), [`agents`] (what the MCP server asks of the CLI), [`bench`],
+//!   [`bench_serve`], [`example_data`].
 //! - [`context`]: what every command and library module uses — global options, the
 //!   store, output, progress, [`context::Failure`]; it imports nothing of this crate.
 
+pub mod actions;
+pub mod agents;
 pub mod bench;
 pub mod bench_patterns;
 pub mod bench_serve;
+pub mod briefs;
 pub mod builds;
 pub mod cli;
 pub mod clustering;

@@ -2,9 +2,10 @@
 //! arguments (a clap `Args` struct whose doc comment is the command's description in
 //! `--help`) and runs itself with `exec(&Context, &Args)`. Commands use
 //! [`crate::context`] and the library modules (`pipeline`, `builds`, `documents`,
-//! `clustering`, `payloads`, `github`, `verification`, `bench`), never each other and
-//! never the dispatcher in [`crate::cli`].
+//! `clustering`, `payloads`, `github`, `verification`, `briefs`, `actions`, `agents`,
+//! `bench`), never each other and never the dispatcher in [`crate::cli`].
 
+pub mod act;
 pub mod bench;
 pub mod brief;
 pub mod categorize;
@@ -17,6 +18,7 @@ pub mod extract;
 pub mod fetch;
 pub mod gh;
 pub mod import;
+pub mod mcp;
 pub mod metrics;
 pub mod payload;
 pub mod reports;

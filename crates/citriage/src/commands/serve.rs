@@ -4,7 +4,8 @@ use crate::context::{Context, Failure};
 use clap::Args;
 
 /// Serve the local web dashboard over the store (127.0.0.1 by default): overview,
-/// jobs, tests, failure patterns, search, and a JSON API under /api/v1/.
+/// jobs, tests, failure patterns, search, a JSON API under /api/v1/, and the MCP
+/// server's streamable-HTTP endpoint at /mcp (read-only unless --mcp-writes).
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Address to listen on.
@@ -21,6 +22,56 @@ pub struct ServeArgs {
     /// (requests naming other hosts are refused against DNS rebinding). Repeatable.
     #[arg(long = "allow-host", value_name = "NAME")]
     pub allow_hosts: Vec<String>,
+    /// Do not mount the MCP endpoint (streamable HTTP at /mcp).
+    #[arg(long)]
+    pub no_mcp: bool,
+    /// Offer the MCP write tool `apply_action` (posting a drafted action through the
+    /// GitHub API with the server's GITHUB_TOKEN) to requests that carry
+    /// `Authorization: Bearer` with the token in CITRIAGE_MCP_TOKEN, or the
+    /// --trusted-user-header. Refused when neither credential is set. Default: off,
+    /// the endpoint is read-only.
+    #[arg(long)]
+    pub mcp_writes: bool,
+    /// A header a trusted reverse proxy sets to the authenticated user (e.g.
+    /// X-Forwarded-User): with --mcp-writes, requests carrying it may write. Use only
+    /// when the dashboard is reachable through that proxy alone.
+    #[arg(long, value_name = "NAME")]
+    pub trusted_user_header: Option<String>,
+    /// GitHub API base for the MCP tools' pull-request states and applied actions
+    /// (states come from the store's cache).
+    #[arg(long, default_value = citriage_github::DEFAULT_API_BASE, value_name = "URL")]
+    pub api: String,
+}
+
+/// The MCP write policy `serve` was asked for.
+fn write_policy(a: &ServeArgs) -> Result<citriage_mcp::WritePolicy, Failure> {
+    if !a.mcp_writes {
+        if a.trusted_user_header.is_some() {
+            return Err(Failure::input("--trusted-user-header only matters with --mcp-writes"));
+        }
+        return Ok(citriage_mcp::WritePolicy::ReadOnly);
+    }
+    let token = std::env::var("CITRIAGE_MCP_TOKEN").ok().and_then(citriage_mcp::writes::Secret::new);
+    let header = a.trusted_user_header.as_ref().map(|h| h.trim().to_ascii_lowercase());
+    if let Some(h) = &header {
+        if h.is_empty() || header_name_ok(h).is_err() {
+            return Err(Failure::input(format!("--trusted-user-header {h:?}: not a header name")));
+        }
+    }
+    if token.is_none() && header.is_none() {
+        return Err(Failure::input(
+            "--mcp-writes needs a credential: CITRIAGE_MCP_TOKEN in the environment, or --trusted-user-header NAME",
+        ));
+    }
+    Ok(citriage_mcp::WritePolicy::Http { token, trusted_header: header })
+}
+
+fn header_name_ok(h: &str) -> Result<(), ()> {
+    if h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        Ok(())
+    } else {
+        Err(())
+    }
 }
 
 /// Runs `citriage serve`.
@@ -32,6 +83,7 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
     if a.issue_repo.split('/').filter(|p| !p.is_empty()).count() != 2 {
         return Err(Failure::input(format!("--issue-repo {:?}: expected OWNER/NAME", a.issue_repo)));
     }
+    let writes = write_policy(a)?;
     let opts = citriage_web::ServeOptions {
         index: citriage_web::index::IndexSettings { window_days: a.window },
         issue_repo: a.issue_repo.clone(),
@@ -45,6 +97,17 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
         other => Failure::other(other.to_string()),
     })?;
     pb.finish_and_clear();
+    let server = if a.no_mcp {
+        server
+    } else {
+        let backend = std::sync::Arc::new(crate::agents::CliBackend { api: a.api.clone(), online: false });
+        let mcp = citriage_mcp::McpServer::new(
+            server.state(),
+            backend,
+            citriage_mcp::McpOptions { writes: writes.clone(), issue_repo: Some(a.issue_repo.clone()) },
+        );
+        server.mount("/mcp", mcp.http_router())
+    };
     let addr = server.local_addr().map_err(|e| Failure::other(e.to_string()))?;
     let view = server.state().view();
     eprintln!(
@@ -57,5 +120,11 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
     );
     drop(view);
     eprintln!("serving on http://{addr} (Ctrl-C to stop)");
+    if !a.no_mcp {
+        eprintln!(
+            "MCP (streamable HTTP) at http://{addr}/mcp, {}",
+            if writes.offers_writes() { "writes allowed with a credential" } else { "read-only" }
+        );
+    }
     server.run(citriage_web::ctrl_c()).map_err(|e| Failure::other(e.to_string()))
 }

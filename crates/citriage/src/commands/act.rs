@@ -1,0 +1,434 @@
+//! `citriage act`: the next step for a verdict, drafted from the evidence — a revert
+//! for a payload suspect at the revert band, bisect experiments for suspects in the
+//! bisect band, a bug for a payload root cause or a failure pattern — as Markdown and
+//! JSON files; `--apply` posts a draft through the GitHub API.
+
+use crate::actions;
+use crate::context::{print_json, Context, Failure};
+use crate::outln;
+use citriage_actions::payload::{Opened, PayloadOptions};
+use citriage_actions::{Draft, Refusal};
+use citriage_payload::PayloadAnalysis;
+use clap::{Args, Subcommand};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Draft the next step for a verdict, gated on its evidence: `revert` (a payload
+/// suspect at the revert band), `bisect` (suspects in the bisect band: draft revert
+/// PRs, /payload-job and /payload-aggregate commands, the tracking file), `bug` (a
+/// payload root cause or a failure pattern, routed by owner); `list` shows which rows
+/// of a payload's report support which draft. Drafts are files (Markdown + JSON);
+/// nothing is sent without --apply. A draft below its band is refused with the reason
+/// (exit 1); its evidence is recorded in the store's ledger.
+#[derive(Args, Debug)]
+pub struct ActArgs {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Action {
+    /// Every suspect and root cause of a payload's analysis with the draft its
+    /// evidence supports, or why none.
+    List(ListArgs),
+    /// The revert of a suspect at the revert band: PR title and body, `git revert -m1`,
+    /// the requests that open the revert PR and ask for the payload jobs.
+    Revert(RevertArgs),
+    /// Bisect experiments for the suspects in the bisect band (or one of them): draft
+    /// revert PRs, payload job commands, `<payload-tag>-bisect.yaml`.
+    Bisect(BisectArgs),
+    /// A bug for a payload root cause (TAG --root-cause RC1) or a failure pattern (--pattern ID).
+    Bug(BugArgs),
+}
+
+// Where the analysis comes from. (A plain comment: a doc comment on a flattened
+// struct would replace the command's description.)
+#[derive(Args, Debug)]
+pub struct Source {
+    /// A payload analysis JSON (`citriage payload --format json`, or the
+    /// payload-analysis-<tag>.json it writes) instead of the analysis stored for the tag.
+    #[arg(long, value_name = "FILE")]
+    pub analysis: Option<PathBuf>,
+}
+
+// How drafts are written and sent.
+#[derive(Args, Debug)]
+pub struct Output {
+    /// Folder the drafts are written to.
+    #[arg(long, default_value = "actions", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Post the drafts through the GitHub API (token from GITHUB_TOKEN or GH_TOKEN),
+    /// after printing exactly what will be sent. Default: write the files only.
+    #[arg(long)]
+    pub apply: bool,
+    /// The GitHub API base --apply posts to.
+    #[arg(long, default_value = citriage_github::DEFAULT_API_BASE, value_name = "URL")]
+    pub api: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// The payload tag.
+    pub tag: String,
+    #[command(flatten)]
+    pub source: Source,
+}
+
+// A suspect's revert or bisect.
+#[derive(Args, Debug)]
+pub struct PrArgs {
+    /// A local checkout of the suspect's repository: its merge commit is looked up
+    /// there and the revert is tried in a scratch worktree (conflicts are reported;
+    /// the checkout is left as it is).
+    #[arg(long, value_name = "DIR")]
+    pub checkout: Option<PathBuf>,
+    /// The suspect PR's merge commit (default: found in --checkout, else left for
+    /// GitHub to know).
+    #[arg(long, value_name = "SHA")]
+    pub merge_sha: Option<String>,
+    /// The ticket the revert's title names (default NO-JIRA).
+    #[arg(long, value_name = "KEY")]
+    pub jira: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RevertArgs {
+    /// The payload tag.
+    pub tag: String,
+    /// The suspect: org/repo#N (or its pull-request URL).
+    #[arg(long)]
+    pub suspect: String,
+    #[command(flatten)]
+    pub pr: PrArgs,
+    #[command(flatten)]
+    pub source: Source,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Args, Debug)]
+pub struct BisectArgs {
+    /// The payload tag.
+    pub tag: String,
+    /// Only this suspect (org/repo#N). Default: every suspect in the bisect band.
+    #[arg(long)]
+    pub suspect: Option<String>,
+    /// Suspects tried at once; the rest are listed as deferred.
+    #[arg(long, default_value_t = citriage_actions::payload::MAX_EXPERIMENTS, value_name = "N")]
+    pub max: usize,
+    #[command(flatten)]
+    pub pr: PrArgs,
+    #[command(flatten)]
+    pub source: Source,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Args, Debug)]
+pub struct BugArgs {
+    /// The payload tag (with --root-cause).
+    pub tag: Option<String>,
+    /// The payload's root cause, e.g. RC1.
+    #[arg(long, value_name = "ID")]
+    pub root_cause: Option<String>,
+    /// A failure pattern's stable id (from `citriage cluster` or the dashboard).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["tag", "root_cause"])]
+    pub pattern: Option<String>,
+    /// The pattern's clustering profile (default: `default` when stored).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// The repository to file the bug in (OWNER/NAME), overriding the routing by owner.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    /// The repository bugs of owned patterns go to.
+    #[arg(long, default_value = "kubernetes/kubernetes", value_name = "OWNER/NAME")]
+    pub issue_repo: String,
+    #[command(flatten)]
+    pub source: Source,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+fn analysis(ctx: &Context, tag: &str, src: &Source) -> Result<PayloadAnalysis, Failure> {
+    if let Some(p) = &src.analysis {
+        let text =
+            std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
+        let a: PayloadAnalysis = serde_json::from_str(&text)
+            .map_err(|e| Failure::input(format!("{}: not a payload analysis: {e}", p.display())))?;
+        if a.payload.tag != tag {
+            return Err(Failure::input(format!("{}: analyses payload {}, not {tag}", p.display(), a.payload.tag)));
+        }
+        return Ok(a);
+    }
+    let db = ctx.db_path();
+    if !db.is_file() {
+        return Err(Failure::input(format!("store {} does not exist: analyse the payload first", db.display())));
+    }
+    let store = ctx.open_store()?;
+    citriage_mcp::answers::stored_analysis(&store, tag).map_err(|e| Failure::input(e.message))
+}
+
+fn refused(ctx: &Context, r: &Refusal) -> Failure {
+    if ctx.json() {
+        print_json(&json!({"refused": r}));
+    }
+    Failure::other(r.message())
+}
+
+fn repo_ok(r: &str, what: &str) -> Result<(), Failure> {
+    let parts: Vec<&str> = r.split('/').collect();
+    let ok = parts.len() == 2
+        && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)));
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::input(format!("{what} {r:?}: expected OWNER/NAME")))
+    }
+}
+
+/// The merge commit and the pre-check for a suspect, from `--merge-sha` / `--checkout`.
+fn pr_facts(a: &PayloadAnalysis, who: &str, pr: &PrArgs) -> Result<PayloadOptions, Failure> {
+    let mut o = PayloadOptions { jira: pr.jira.clone(), merge_sha: pr.merge_sha.clone(), ..PayloadOptions::default() };
+    if let Some(sha) = &o.merge_sha {
+        if sha.len() < 7 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(Failure::input(format!("--merge-sha {sha:?}: not a commit id")));
+        }
+    }
+    if let Some(dir) = &pr.checkout {
+        let number =
+            citriage_actions::payload::candidate_id(a, who).and_then(|id| a.candidate(&id)).and_then(|c| c.number);
+        if o.merge_sha.is_none() {
+            if let Some(n) = number {
+                o.merge_sha = actions::merge_sha_in_checkout(dir, n)?;
+            }
+        }
+        let branch = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["rev-parse", "--abbrev-ref", "HEAD"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|b| !b.is_empty() && b != "HEAD");
+        o.base_branch = branch;
+    }
+    Ok(o)
+}
+
+fn precheck(d: &mut Draft, pr: &PrArgs) {
+    if let (Some(dir), Some(sha)) = (&pr.checkout, d.merge_sha.clone()) {
+        d.conflict_check = Some(actions::precheck(dir, &sha));
+    }
+}
+
+/// Records the drafts' evidence in the ledger, writes the files, prints the summary.
+fn finish(
+    ctx: &Context,
+    drafts: &[Draft],
+    out: &Output,
+    extra: Vec<(String, String)>,
+) -> Result<Vec<PathBuf>, Failure> {
+    let mut store = ctx.open_store()?;
+    let evidence: Vec<citriage_model::Evidence> = drafts.iter().flat_map(|d| d.evidence()).collect();
+    store.record_evidence(&evidence, &crate::pipeline::now_rfc3339())?;
+    let mut files = actions::write_drafts(&out.out, drafts)?;
+    for (name, body) in extra {
+        files.push(actions::write_file(&out.out, &name, &body)?);
+    }
+    if ctx.json() && !out.apply {
+        print_json(&json!({"drafts": drafts, "files": files, "ledger": store.path()}));
+    } else if !ctx.json() {
+        for d in drafts {
+            outln!("{} draft: {}", d.kind.as_str(), d.subject);
+            outln!("  title: {}", d.title);
+            if let (Some(s), Some(b)) = (d.score, &d.band) {
+                outln!("  score {s} ({b}); gate: {}", d.gate);
+            } else {
+                outln!("  gate: {}", d.gate);
+            }
+            outln!(
+                "  earned by {} evidence item(s): {}",
+                d.earned_by.len(),
+                d.evidence().iter().map(|e| e.id.as_str()).collect::<Vec<_>>().join(" ")
+            );
+            if let Some(c) = &d.conflict_check {
+                match (&c.error, c.clean) {
+                    (Some(e), _) => outln!("  revert pre-check: could not be tried: {e}"),
+                    (None, true) => outln!("  revert pre-check: applies cleanly on {}", c.base),
+                    (None, false) => outln!("  revert pre-check: conflicts in {}", c.conflicts.join(", ")),
+                }
+            }
+            for w in &d.would_change {
+                outln!("  would change: {w}");
+            }
+            if let Some(why) = &d.apply_blocked {
+                outln!("  cannot be applied: {why}");
+            }
+        }
+        for f in &files {
+            outln!("wrote {}", f.display());
+        }
+    }
+    Ok(files)
+}
+
+fn apply_all(
+    ctx: &Context,
+    drafts: &[Draft],
+    out: &Output,
+) -> Result<Vec<(String, Vec<citriage_actions::Sent>)>, Failure> {
+    let mut done = Vec::new();
+    let stdout = std::io::stdout();
+    for d in drafts {
+        let sent = if ctx.json() {
+            actions::apply(d, &out.api, &mut std::io::stderr())?
+        } else {
+            actions::apply(d, &out.api, &mut stdout.lock())?
+        };
+        done.push((d.name.clone(), sent));
+    }
+    if ctx.json() {
+        let v: Vec<serde_json::Value> = done.iter().map(|(n, s)| json!({"draft": n, "sent": s})).collect();
+        print_json(&json!({"drafts": drafts, "applied": v}));
+    }
+    Ok(done)
+}
+
+/// The revert PR GitHub opened, from the answer to the GraphQL request.
+fn opened(sent: &[citriage_actions::Sent]) -> Option<Opened> {
+    sent.iter().find(|s| s.path == "/graphql").and_then(|s| {
+        let pr = s.answer.pointer("/data/revertPullRequest/revertPullRequest")?;
+        Some(Opened { url: pr["url"].as_str()?.to_string(), number: pr["number"].as_u64()? })
+    })
+}
+
+/// Runs `citriage act`.
+pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
+    match &a.action {
+        Action::List(l) => {
+            let an = analysis(ctx, &l.tag, &l.source)?;
+            let rows = citriage_actions::payload::rows(&an);
+            if ctx.json() {
+                print_json(&json!({"tag": an.payload.tag, "verdict": an.decision.verdict.as_str(), "rows": rows}));
+                return Ok(());
+            }
+            outln!("{} — {}", an.payload.tag, an.decision.verdict.as_str());
+            for r in &rows {
+                let score = r.score.map(|s| format!(" {s} {}", r.band.clone().unwrap_or_default())).unwrap_or_default();
+                match (&r.draft, &r.command, &r.refused) {
+                    (Some(k), Some(c), _) => {
+                        outln!("{} {} ({}){score}: {} — {c}", r.row, r.id, r.root_cause, k.as_str())
+                    }
+                    (_, _, Some(why)) => outln!("{} {} ({}){score}: no draft — {why}", r.row, r.id, r.root_cause),
+                    _ => outln!("{} {} ({}){score}: {}", r.row, r.id, r.root_cause, r.action),
+                }
+            }
+            Ok(())
+        }
+        Action::Revert(r) => {
+            let an = analysis(ctx, &r.tag, &r.source)?;
+            let opts = pr_facts(&an, &r.suspect, &r.pr)?;
+            let mut d = citriage_actions::payload::revert(&an, &r.suspect, &opts).map_err(|e| refused(ctx, &e))?;
+            precheck(&mut d, &r.pr);
+            let drafts = vec![d];
+            finish(ctx, &drafts, &r.output, Vec::new())?;
+            if r.output.apply {
+                apply_all(ctx, &drafts, &r.output)?;
+            }
+            Ok(())
+        }
+        Action::Bisect(b) => {
+            let an = analysis(ctx, &b.tag, &b.source)?;
+            let who = b.suspect.as_deref();
+            let opts = match who {
+                Some(w) => pr_facts(&an, w, &b.pr)?,
+                None => {
+                    if b.pr.checkout.is_some() || b.pr.merge_sha.is_some() {
+                        return Err(Failure::input(
+                            "--checkout and --merge-sha need --suspect (one repository, one PR)",
+                        ));
+                    }
+                    PayloadOptions { jira: b.pr.jira.clone(), ..PayloadOptions::default() }
+                }
+            };
+            let opts = PayloadOptions { max_experiments: Some(b.max.max(1)), ..opts };
+            let mut plan = citriage_actions::payload::bisect(&an, who, &opts).map_err(|e| refused(ctx, &e))?;
+            for d in &mut plan.drafts {
+                precheck(d, &b.pr);
+            }
+            let tracking = plan.tracking_yaml(&an, &BTreeMap::new(), "");
+            finish(ctx, &plan.drafts, &b.output, vec![(plan.tracking_name.clone(), tracking)])?;
+            if b.output.apply {
+                let done = apply_all(ctx, &plan.drafts, &b.output)?;
+                let mut open = BTreeMap::new();
+                for (name, sent) in &done {
+                    if let Some(o) = opened(sent) {
+                        open.insert(name.clone(), o);
+                    }
+                }
+                let tracking = plan.tracking_yaml(&an, &open, &crate::pipeline::now_rfc3339());
+                let p = actions::write_file(&b.output.out, &plan.tracking_name, &tracking)?;
+                if !ctx.json() {
+                    outln!("updated {} ({} experiment(s) pending)", p.display(), open.len());
+                }
+            }
+            Ok(())
+        }
+        Action::Bug(g) => {
+            if let Some(r) = &g.repo {
+                repo_ok(r, "--repo")?;
+            }
+            repo_ok(&g.issue_repo, "--issue-repo")?;
+            let d = match (&g.pattern, &g.tag, &g.root_cause) {
+                (Some(p), None, None) => pattern_bug(ctx, p, g)?,
+                (None, Some(tag), Some(rc)) => {
+                    let an = analysis(ctx, tag, &g.source)?;
+                    let opts = PayloadOptions { repo: g.repo.clone(), ..PayloadOptions::default() };
+                    citriage_actions::payload::root_cause_bug(&an, rc, &opts).map_err(|e| refused(ctx, &e))?
+                }
+                _ => {
+                    return Err(Failure::input(
+                        "say what the bug is about: TAG --root-cause RC1 (a payload root cause) or --pattern ID",
+                    ))
+                }
+            };
+            let drafts = vec![d];
+            finish(ctx, &drafts, &g.output, Vec::new())?;
+            if g.output.apply {
+                apply_all(ctx, &drafts, &g.output)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
+    let db: &Path = &ctx.db_path();
+    if !db.is_file() {
+        return Err(Failure::input(format!("store {} does not exist", db.display())));
+    }
+    let view = citriage_web::build_index(db, None, &citriage_web::index::IndexSettings::default())
+        .map_err(|e| Failure::other(e.to_string()))?;
+    let profile = match g.profile.as_deref() {
+        Some(p) => p.to_string(),
+        None => view
+            .profiles
+            .keys()
+            .find(|k| *k == "default")
+            .or_else(|| view.profiles.keys().next())
+            .cloned()
+            .ok_or_else(|| Failure::input("no clustering run is stored (run `citriage cluster`)"))?,
+    };
+    let mut store = ctx.open_store()?;
+    let facts = citriage_mcp::answers::pattern_facts(&view, &mut store, &profile, id.trim()).map_err(|e| {
+        if e.bad_input {
+            Failure::input(e.message)
+        } else {
+            Failure::other(e.message)
+        }
+    })?;
+    let routing = citriage_actions::pattern::BugRouting { repo: g.repo.clone(), default_repo: g.issue_repo.clone() };
+    citriage_actions::pattern::bug(&facts, &routing).map_err(|e| refused(ctx, &e))
+}
