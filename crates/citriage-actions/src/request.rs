@@ -117,13 +117,16 @@ fn text_of(v: &Value) -> String {
     }
 }
 
+/// Sends one request: `(method, path, body) -> answer`.
+pub type Sender<'a> = dyn FnMut(&str, &str, Option<&Value>) -> Result<Value, String> + 'a;
+
 /// Sends the requests in order through `send(method, path, body) -> answer`,
 /// filling each one's placeholders from the earlier answers and checking every
 /// precondition before going on. Returns what was sent; stops at the first problem
 /// (the requests before it were sent).
 pub fn apply(
     requests: &[PlannedRequest],
-    send: &mut dyn FnMut(&str, &str, Option<&Value>) -> Result<Value, String>,
+    send: &mut Sender<'_>,
 ) -> Result<Vec<Sent>, (Vec<Sent>, ApplyError)> {
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     let mut sent = Vec::new();

@@ -357,7 +357,7 @@ impl Store {
                             let vals: Vec<_> = row.iter().map(Value::as_val).collect();
                             b.row(&vals)?;
                             n += 1;
-                            if n % 100_000 == 0 {
+                            if n.is_multiple_of(100_000) {
                                 progress(t, n);
                             }
                             Ok(())

@@ -33,26 +33,26 @@ fn test(name: &str, status: &str, text: Option<&str>) -> StoredTest {
 /// one name of its own, a failure with a text, artifacts (one listed twice) and an
 /// excerpt; every third build has no start time.
 fn build(job: &str, n: u32) -> BuildRecord {
-    let failed = n % 2 == 0;
+    let failed = n.is_multiple_of(2);
     BuildRecord {
         bucket: "kubernetes-ci-logs".into(),
         path: format!("logs/{job}/{}", 1000 + n),
         job: job.into(),
         build_id: format!("{}", 1000 + n),
         kind: "periodic".into(),
-        pr: (n % 5 == 0).then_some(u64::from(n)),
+        pr: n.is_multiple_of(5).then_some(u64::from(n)),
         commit_sha: Some(format!("{n:040x}")),
         repo_commit: None,
         repo_version: Some("v1.35.0-alpha.1".into()),
         repos: None,
-        started: (n % 3 != 0).then_some(1_700_000_000 + i64::from(n) * 3600),
+        started: (!n.is_multiple_of(3)).then_some(1_700_000_000 + i64::from(n) * 3600),
         finished: Some(1_700_000_000 + i64::from(n) * 3600 + 600),
         duration: Some(600),
         result: Some(if failed { "FAILURE" } else { "SUCCESS" }.into()),
         state: None,
         executor: Some("gcs".into()),
         origin: "gcs".into(),
-        problems: if n % 7 == 0 { vec!["junit_02.xml: truncated".into()] } else { Vec::new() },
+        problems: if n.is_multiple_of(7) { vec!["junit_02.xml: truncated".into()] } else { Vec::new() },
         complete: true,
         tests: vec![
             test("[sig-node] Pods should run", "passed", None),
@@ -303,7 +303,7 @@ fn work(st: &mut Store, writer: usize, writers: usize) {
     for (i, job) in JOBS.iter().enumerate() {
         // Every writer writes every other build, starting at its own offset, in its
         // own order: each build is written by several writers.
-        let mut ns: Vec<u32> = (0..12u32).filter(|n| (*n as usize + writer) % 2 == 0).collect();
+        let mut ns: Vec<u32> = (0..12u32).filter(|n| (*n as usize + writer).is_multiple_of(2)).collect();
         if writer % 2 == 1 {
             ns.reverse();
         }

@@ -31,7 +31,7 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written, Failure> {
     let Some(latest) = store.latest(ds)? else {
         return Err(Failure::input(format!("the store {} has no {ds} snapshot", store.path())));
     };
-    let loaded = pipeline::load_with_history(&store, latest.id)?;
+    let loaded = pipeline::load_with_history(store, latest.id)?;
     let rules = pipeline::load_rules(None)?;
     let config = pipeline::load_config(None)?;
     let builds = if store.build_counts()?.0 > 0 {

@@ -467,7 +467,7 @@ pub fn base64_decode(s: &str) -> std::result::Result<Vec<u8>, String> {
     if n % 4 == 1 {
         return Err(format!("truncated base64: {n} characters leave a dangling 6 bits"));
     }
-    if s.len() > data.len() && (n + s.len() - data.len()) % 4 != 0 {
+    if s.len() > data.len() && !(n + s.len() - data.len()).is_multiple_of(4) {
         return Err("padding does not complete a 4-character group".into());
     }
     Ok(out)
