@@ -1,0 +1,659 @@
+//! MCP conformance: the `citriage` binary's MCP server over a synthetic store, spoken
+//! to on the wire as any MCP client would (JSON-RPC 2.0 written by hand here, not
+//! through the SDK the server is built with, so the test checks the protocol rather
+//! than one library against itself).
+//!
+//! Twice, the same checks: `citriage mcp` over stdio, and `citriage serve`'s
+//! streamable-HTTP endpoint at `/mcp` on 127.0.0.1 (a random port). Each run
+//! `initialize`s, lists the tools (every one with an input schema), calls every tool
+//! and checks its result against the store, reads the resources and the prompt, and
+//! looks up every evidence id any answer cited: each must resolve in the store's
+//! ledger. The write tool is neither listed nor callable on a read-only server, and
+//! over HTTP it refuses a caller without the write credential.
+
+mod common;
+#[path = "common/world.rs"]
+mod world;
+
+use citriage_store::Store;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use world::World;
+
+/// The tools the issue asks for, and the draft tool; `apply_action` only with writes.
+const TOOLS: &[&str] = &[
+    "analyze_payload",
+    "draft_action",
+    "extract_failure",
+    "get_pattern",
+    "job_history",
+    "list_failing_jobs",
+    "list_patterns",
+    "lookup_evidence",
+    "pr_state",
+    "search_failures",
+    "test_history",
+    "verify_report",
+];
+
+const PROTOCOL: &str = "2025-06-18";
+
+// ---------------------------------------------------------------- the client
+
+enum Wire {
+    Stdio { child: Child, stdin: ChildStdin, stdout: BufReader<ChildStdout> },
+    Http { child: Child, url: String, session: Option<String>, bearer: Option<String> },
+}
+
+struct Client {
+    wire: Wire,
+    next: u64,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let child = match &mut self.wire {
+            Wire::Stdio { child, .. } | Wire::Http { child, .. } => child,
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// The JSON-RPC messages of a streamable-HTTP answer: one JSON body, or the `data:`
+/// of each server-sent event.
+fn http_messages(content_type: &str, body: &str) -> Vec<Value> {
+    if content_type.starts_with("application/json") {
+        return vec![serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))];
+    }
+    assert!(content_type.starts_with("text/event-stream"), "unexpected content type {content_type:?}: {body}");
+    let mut out = Vec::new();
+    for event in body.replace("\r\n", "\n").split("\n\n") {
+        let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+        let data = data.join("\n");
+        if data.trim().is_empty() {
+            continue; // a priming event or a keep-alive
+        }
+        out.push(serde_json::from_str(&data).unwrap_or_else(|e| panic!("an event that is not JSON ({e}): {data}")));
+    }
+    out
+}
+
+impl Client {
+    fn stdio(db: &Path) -> Client {
+        let mut child = common::bin()
+            .arg("--db")
+            .arg(db)
+            .args(["--quiet", "mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("citriage mcp starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Client { wire: Wire::Stdio { child, stdin, stdout }, next: 1 }
+    }
+
+    /// `citriage serve --addr 127.0.0.1:0` (plus `extra` arguments and environment);
+    /// the port is read from what it prints when it listens.
+    fn http(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> Client {
+        let mut cmd: Command = common::bin();
+        cmd.arg("--db").arg(db).args(["serve", "--addr", "127.0.0.1:0"]).args(extra);
+        cmd.env_remove("CITRIAGE_MCP_TOKEN");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("serve");
+        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut seen = String::new();
+        let addr = loop {
+            let mut line = String::new();
+            let n = err.read_line(&mut line).expect("serve's stderr");
+            assert!(n > 0, "citriage serve stopped before listening:\n{seen}");
+            seen.push_str(&line);
+            if let Some(rest) = line.trim().strip_prefix("serving on http://") {
+                break rest.split_whitespace().next().expect("address").to_string();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            let _ = err.read_to_string(&mut sink);
+        });
+        Client { wire: Wire::Http { child, url: format!("http://{addr}/mcp"), session: None, bearer: None }, next: 1 }
+    }
+
+    fn send(&mut self, msg: &Value) -> Vec<Value> {
+        match &mut self.wire {
+            Wire::Stdio { stdin, .. } => {
+                let mut line = serde_json::to_string(msg).expect("json");
+                line.push('\n');
+                stdin.write_all(line.as_bytes()).expect("write to the server");
+                stdin.flush().expect("flush");
+                Vec::new()
+            }
+            Wire::Http { url, session, bearer, .. } => {
+                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let mut req = agent
+                    .post(url.as_str())
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json, text/event-stream")
+                    .header("MCP-Protocol-Version", PROTOCOL);
+                if let Some(s) = session.as_deref() {
+                    req = req.header("Mcp-Session-Id", s);
+                }
+                if let Some(b) = bearer.as_deref() {
+                    req = req.header("Authorization", &format!("Bearer {b}"));
+                }
+                let mut r = req.send(serde_json::to_string(msg).expect("json")).expect("POST /mcp");
+                let status = r.status().as_u16();
+                if let Some(s) = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+                    *session = Some(s.to_string());
+                }
+                let ct = r.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+                let body = r.body_mut().read_to_string().expect("body");
+                if msg.get("id").is_none() {
+                    assert!(status == 202 || status == 200, "a notification: HTTP {status}: {body}");
+                    return Vec::new();
+                }
+                assert_eq!(status, 200, "{}: {body}", msg["method"]);
+                http_messages(&ct, &body)
+            }
+        }
+    }
+
+    /// Sends a request and returns its response (result or error), skipping the
+    /// server's notifications.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let over_http = self.send(&msg);
+        let mut pending = over_http.into_iter();
+        loop {
+            let m = match &mut self.wire {
+                Wire::Stdio { stdout, .. } => {
+                    let mut line = String::new();
+                    let n = stdout.read_line(&mut line).expect("read from the server");
+                    assert!(n > 0, "the server closed stdout while {method} was pending");
+                    serde_json::from_str::<Value>(&line)
+                        .unwrap_or_else(|e| panic!("stdout is the protocol's, and this is not JSON ({e}): {line}"))
+                }
+                Wire::Http { .. } => pending.next().unwrap_or_else(|| panic!("no response to {method}")),
+            };
+            assert_eq!(m["jsonrpc"], "2.0", "{m}");
+            if m.get("id") == Some(&json!(id)) {
+                return m;
+            }
+            assert!(m.get("id").is_none() || m.get("method").is_some(), "a response to another request: {m}");
+        }
+    }
+
+    fn notify(&mut self, method: &str) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method}));
+    }
+
+    /// A request that must succeed: its result.
+    fn ok(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params);
+        assert!(r.get("error").is_none(), "{method}: {r}");
+        r["result"].clone()
+    }
+
+    /// `tools/call`: (is_error, structured content or the text).
+    fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
+        let r = self.ok("tools/call", json!({"name": tool, "arguments": args}));
+        let is_error = r["isError"] == true;
+        let text = r["content"][0]["text"].as_str().unwrap_or("").to_string();
+        assert_eq!(r["content"][0]["type"], "text", "{tool}: {r}");
+        if is_error {
+            return (true, Value::String(text));
+        }
+        let sc = r["structuredContent"].clone();
+        let parsed: Value = serde_json::from_str(&text).expect("the text content is the JSON answer");
+        assert_eq!(parsed, sc, "{tool}: the text and the structured content say the same");
+        (false, sc)
+    }
+
+    /// A tool call that must answer.
+    fn answer(&mut self, tool: &str, args: Value) -> Value {
+        let (err, v) = self.call(tool, args.clone());
+        assert!(!err, "{tool} {args}: {v}");
+        assert!(v["result"].is_object() || v["result"].is_array(), "{tool}: {v}");
+        assert!(v["evidence"].is_array(), "{tool}: every answer lists its evidence: {v}");
+        v
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+/// Every evidence id anywhere in a value.
+fn ids_in(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::String(s) => {
+            for w in s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+                if w.len() == 15 && w.starts_with("ev-") && w[3..].chars().all(|c| c.is_ascii_hexdigit()) {
+                    out.insert(w.to_string());
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| ids_in(x, out)),
+        Value::Object(o) => o.values().for_each(|x| ids_in(x, out)),
+        _ => {}
+    }
+}
+
+/// The evidence items an answer lists, by id; each id cited inside the result is one of them.
+fn listed(tool: &str, v: &Value) -> BTreeMap<String, Value> {
+    let items: BTreeMap<String, Value> = v["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .map(|e| (e["id"].as_str().expect("id").to_string(), e.clone()))
+        .collect();
+    let mut cited = BTreeSet::new();
+    ids_in(&v["result"], &mut cited);
+    for id in &cited {
+        assert!(items.contains_key(id), "{tool}: the result cites {id}, which its evidence list lacks");
+    }
+    items
+}
+
+fn store(w: &World) -> Store {
+    Store::open(&w.db).expect("the store opens")
+}
+
+// ---------------------------------------------------------------- the checks
+
+fn conformance(c: &mut Client, w: &World, transport: &str) {
+    // initialize
+    let init = c.ok(
+        "initialize",
+        json!({
+            "protocolVersion": PROTOCOL,
+            "capabilities": {},
+            "clientInfo": {"name": "citriage-conformance", "version": "1"},
+        }),
+    );
+    assert_eq!(init["serverInfo"]["name"], "citriage", "{init}");
+    assert!(init["protocolVersion"].is_string(), "{init}");
+    for cap in ["tools", "resources", "prompts"] {
+        assert!(init["capabilities"][cap].is_object(), "{transport}: capability {cap}: {init}");
+    }
+    assert!(init["instructions"].as_str().is_some_and(|s| s.contains("evidence")), "{init}");
+    c.notify("notifications/initialized");
+
+    // tools/list: every tool, each with an object schema that forbids unknown arguments
+    let tools = c.ok("tools/list", json!({}));
+    let list = tools["tools"].as_array().expect("tools");
+    let names: BTreeSet<&str> = list.iter().map(|t| t["name"].as_str().expect("name")).collect();
+    assert_eq!(names, TOOLS.iter().copied().collect::<BTreeSet<_>>(), "{transport}: read-only tool set");
+    for t in list {
+        let s = &t["inputSchema"];
+        assert_eq!(s["type"], "object", "{}: {s}", t["name"]);
+        assert!(s["properties"].is_object(), "{}: {s}", t["name"]);
+        assert!(t["description"].as_str().is_some_and(|d| d.len() > 40), "{}", t["name"]);
+        assert_eq!(t["annotations"]["readOnlyHint"], true, "{}", t["name"]);
+    }
+    let required = |name: &str| -> Vec<String> {
+        let t = list.iter().find(|t| t["name"] == name).expect("tool");
+        let mut r: Vec<String> = t["inputSchema"]["required"]
+            .as_array()
+            .map(|a| a.iter().map(|x| x.as_str().expect("name").to_string()).collect())
+            .unwrap_or_default();
+        r.sort();
+        r
+    };
+    assert_eq!(required("job_history"), ["job"]);
+    assert_eq!(required("extract_failure"), ["build_id", "job"]);
+    assert_eq!(required("lookup_evidence"), ["ids"]);
+    assert_eq!(required("search_failures"), ["q"]);
+
+    // Refusals: a tool that is not there, an argument that is not in the schema.
+    let r = c.request("tools/call", json!({"name": "apply_action", "arguments": {"action": "bug"}}));
+    assert!(r.get("error").is_some(), "{transport}: a read-only server has no write tool: {r}");
+    let (err, msg) = c.call("job_history", json!({"job": "x", "bogus": 1}));
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("bogus")), "{msg}");
+    let (err, msg) = c.call("job_history", json!({"job": "no-such-job"}));
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("no-such-job")), "{msg}");
+
+    let mut st = store(w);
+    let mut every: BTreeMap<String, Value> = BTreeMap::new();
+    let mut keep = |tool: &str, v: &Value| every.extend(listed(tool, v));
+
+    // list_failing_jobs: the newest failures snapshot, entry for entry
+    let latest = st.latest(citriage_model::Dataset::Failures).expect("read").expect("a failures snapshot");
+    let snap = st.load_snapshot(latest.id).expect("snapshot");
+    let v = c.answer("list_failing_jobs", json!({"limit": 1000}));
+    keep("list_failing_jobs", &v);
+    let r = &v["result"];
+    assert_eq!(r["date"], json!(snap.meta.date.to_string()), "{r}");
+    assert_eq!(r["jobs_in_snapshot"], json!(snap.jobs.len()));
+    let rows = r["jobs"].as_array().expect("jobs");
+    assert_eq!(rows.len(), snap.jobs.len(), "every job of the snapshot is listed once, in its category");
+    for row in rows {
+        let e = snap.jobs.iter().find(|e| row["job"] == json!(e.job)).unwrap_or_else(|| panic!("{row}"));
+        assert_eq!(row["stats"], serde_json::to_value(&e.stats).expect("stats"), "{}", e.job);
+        assert_eq!(row["evidence"].as_array().map(Vec::len), Some(1), "{row}");
+    }
+    let cat = rows[0]["category"].as_str().expect("category").to_string();
+    let v = c.answer("list_failing_jobs", json!({"category": cat}));
+    keep("list_failing_jobs", &v);
+    let in_cat = rows.iter().filter(|x| x["category"] == json!(cat)).count();
+    assert_eq!(v["result"]["matching"], json!(in_cat));
+    assert!(v["result"]["jobs"].as_array().expect("jobs").iter().all(|x| x["category"] == json!(cat)));
+    let v = c.answer("list_failing_jobs", json!({"dataset": "flakes", "window_days": 7}));
+    keep("list_failing_jobs", &v);
+    assert_eq!(v["result"]["dataset"], "flakes");
+
+    // job_history: the job with the most failed builds, build for build
+    let builds = st.builds(None).expect("builds");
+    let mut failed_by_job: BTreeMap<&str, usize> = BTreeMap::new();
+    for b in &builds {
+        if b.result.as_deref() == Some("FAILURE") {
+            *failed_by_job.entry(b.job.as_str()).or_default() += 1;
+        }
+    }
+    let job = failed_by_job.iter().max_by_key(|(j, n)| (**n, std::cmp::Reverse(**j))).map(|(j, _)| *j).expect("a job");
+    let v = c.answer("job_history", json!({"job": job, "builds": 200}));
+    keep("job_history", &v);
+    let stored: BTreeMap<&str, &citriage_model::build::BuildRecord> =
+        builds.iter().filter(|b| b.job == job).map(|b| (b.build_id.as_str(), b)).collect();
+    let listed_builds = v["result"]["builds"].as_array().expect("builds");
+    assert_eq!(listed_builds.len(), stored.len().min(200), "{job}: every stored build");
+    for b in listed_builds {
+        let s = stored.get(b["build_id"].as_str().expect("id")).unwrap_or_else(|| panic!("{b}"));
+        assert_eq!(b["result"], json!(s.result), "{job} {}", s.build_id);
+        assert_eq!(b["started"], json!(s.started));
+        assert_eq!(b["evidence"].as_array().map(Vec::len), Some(1), "each build cites its result: {b}");
+    }
+    let starts: Vec<i64> = listed_builds.iter().filter_map(|b| b["started"].as_i64()).collect();
+    assert!(starts.windows(2).all(|p| p[0] >= p[1]), "newest first");
+
+    // extract_failure: the newest failed build of that job (within every window), line for line
+    let with_tests = st.job_builds_with_tests(job, None).expect("builds with tests");
+    let b = with_tests
+        .iter()
+        .filter(|b| b.result.as_deref() == Some("FAILURE"))
+        .max_by_key(|b| (b.started, b.build_id.clone()))
+        .expect("a failed build");
+    let v = c.answer("extract_failure", json!({"job": job, "build_id": b.build_id}));
+    keep("extract_failure", &v);
+    let logs = v["result"]["log_excerpts"].as_array().expect("logs");
+    assert_eq!(logs.len(), b.excerpts.len(), "every stored excerpt");
+    for (l, e) in logs.iter().zip(&b.excerpts) {
+        assert_eq!(
+            (l["line_start"].as_u64(), l["line_end"].as_u64()),
+            (Some(e.line_start.into()), Some(e.line_end.into()))
+        );
+        assert_eq!(l["text"], json!(e.text));
+    }
+    let failed: Vec<&citriage_model::build::StoredTest> =
+        b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").collect();
+    assert_eq!(v["result"]["failed_tests"].as_array().map(Vec::len), Some(failed.len()));
+    assert!(!logs.is_empty() || !failed.is_empty(), "a failed build of the world explains itself");
+    let (err, msg) = c.call("extract_failure", json!({"job": job, "build_id": "0"}));
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("\"0\"")), "{msg}");
+
+    // test_history: a test that failed in that build
+    let t = failed.first().expect("a failed test");
+    let v = c.answer("test_history", json!({"name": t.name}));
+    keep("test_history", &v);
+    let jobs = v["result"]["jobs"].as_array().expect("jobs");
+    let here = jobs.iter().find(|j| j["job"] == json!(job)).unwrap_or_else(|| panic!("{job} ran {}", t.name));
+    for run in here["history"].as_array().expect("history") {
+        let id = run["build_id"].as_str().expect("id");
+        let sb = with_tests.iter().find(|x| x.build_id == id).unwrap_or_else(|| panic!("build {id} is stored"));
+        let st_status = sb.tests.iter().find(|x| x.name == t.name).map(|x| x.status.as_str());
+        let passed = run["status"] == "passed";
+        assert_eq!(passed, st_status == Some("passed"), "{} in {id}: {run}", t.name);
+        assert_eq!(run["evidence"].as_array().map(Vec::len), Some(usize::from(!passed)), "{run}");
+    }
+
+    // search_failures: a word of that failure text, found where it is
+    let text = t.failure_text.clone().unwrap_or_default();
+    let word = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.len() >= 8)
+        .max_by_key(|w| (w.len(), w.to_string()))
+        .unwrap_or_else(|| panic!("a word in {text:?}"))
+        .to_string();
+    let v = c.answer("search_failures", json!({"q": regex::escape(&word), "max": 1000}));
+    keep("search_failures", &v);
+    let ms = v["result"]["matches"].as_array().expect("matches");
+    assert!(
+        ms.iter().any(|m| m["build_id"] == json!(b.build_id)),
+        "{word} is found in build {} (started {:?}): {}",
+        b.build_id,
+        b.started,
+        serde_json::to_string(&v["result"]).unwrap_or_default().chars().take(3000).collect::<String>()
+    );
+    for m in ms {
+        let ex = m["excerpt"].as_str().expect("excerpt");
+        let (s, e) =
+            (m["match_start"].as_u64().expect("start") as usize, m["match_end"].as_u64().expect("end") as usize);
+        assert!(ex[s..e].eq_ignore_ascii_case(&word), "{m}");
+        assert_eq!(m["evidence"].as_array().map(Vec::len), Some(1));
+    }
+    let (err, msg) = c.call("search_failures", json!({"q": "(unclosed"}));
+    assert!(err, "a bad regex is refused: {msg}");
+
+    // list_patterns / get_pattern: the stored clusters of the default profile
+    let clusters: BTreeMap<String, citriage_store::StoredCluster> =
+        st.clusters("default").expect("clusters").into_iter().map(|c| (c.stable_id.clone(), c)).collect();
+    let v = c.answer("list_patterns", json!({"limit": 100}));
+    keep("list_patterns", &v);
+    let pats = v["result"]["clusters"].as_array().expect("clusters");
+    assert!(!pats.is_empty());
+    assert_eq!(v["result"]["profile"], "default");
+    for p in pats {
+        let id = p["stable_id"].as_str().expect("id");
+        let s = clusters.get(id).unwrap_or_else(|| panic!("pattern {id} is stored"));
+        assert_eq!(p["owner"], json!(s.owner));
+        assert_eq!(p["key"], json!(s.key));
+        let per_day: u64 = p["per_day"].as_array().expect("per day").iter().map(|n| n.as_u64().expect("n")).sum();
+        assert_eq!(p["total"].as_u64(), Some(per_day), "{id}: total is the sum of its days");
+        assert!(p["sub_patterns"].is_array() && p.get("drift").is_some(), "{p}");
+        assert_eq!(p["evidence"].as_array().map(Vec::len), Some(1), "each pattern cites its newest failure");
+    }
+    let top = &pats[0];
+    let id = top["stable_id"].as_str().expect("id");
+    let v = c.answer("get_pattern", json!({"id": id}));
+    keep("get_pattern", &v);
+    assert_eq!(v["result"]["cluster"]["total"], top["total"]);
+    let newest: BTreeSet<String> =
+        st.cluster_failures("default", id, 1000).expect("failures").into_iter().map(|f| f.build_id).collect();
+    for l in v["result"]["latest"].as_array().expect("latest") {
+        assert!(newest.contains(l["build_id"].as_str().expect("id")), "{l}");
+    }
+    let (err, _) = c.call("get_pattern", json!({"id": "no-such-pattern"}));
+    assert!(err);
+
+    // analyze_payload: the stored analyses, verdict for verdict
+    let v = c.answer("analyze_payload", json!({}));
+    assert!(v["result"]["streams"].as_array().is_some_and(|s| !s.is_empty()), "{v}");
+    for tag in &w.tags {
+        let doc = st.document("payload", tag, "application/json").expect("read").expect("stored");
+        let stored: Value = serde_json::from_str(&doc.body).expect("json");
+        let v = c.answer("analyze_payload", json!({"tag": tag}));
+        keep("analyze_payload", &v);
+        let r = &v["result"];
+        // The tool spells the verdict as the reports do (`REPORT ONLY`), the JSON as its variant (`ReportOnly`).
+        let spell = |v: &Value| -> String {
+            v.as_str()
+                .unwrap_or("")
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .collect::<String>()
+                .to_ascii_uppercase()
+        };
+        assert_eq!(spell(&r["verdict"]), spell(&stored["decision"]["verdict"]), "{tag}");
+        assert!(!spell(&r["verdict"]).is_empty(), "{tag}");
+        assert_eq!(
+            r["suspects"].as_array().map(Vec::len),
+            stored["suspects"].as_array().map(Vec::len),
+            "{tag}: every suspect"
+        );
+        assert_eq!(r["failed_jobs"].as_array().map(Vec::len), stored["failed_jobs"].as_array().map(Vec::len));
+    }
+
+    // draft_action: the culprit's draft (revert or bisect) names it and cites its evidence
+    let culprits = world::culprit_tags(w);
+    assert!(!culprits.is_empty(), "the world plants a culprit");
+    let mut drafted = 0;
+    for (tag, who, _) in &culprits {
+        let a = c.answer("analyze_payload", json!({"tag": tag}));
+        for row in a["result"]["rows"].as_array().expect("rows") {
+            let (Some(kind), Some(id)) = (row["draft"].as_str(), row["id"].as_str()) else { continue };
+            if row["row"] != "suspect" {
+                continue;
+            }
+            let v = c.answer("draft_action", json!({"action": kind, "payload": tag, "suspect": id}));
+            keep("draft_action", &v);
+            let d = &v["result"]["drafts"][0];
+            assert_eq!(
+                d["suspect"]["repo"].as_str().map(|r| format!("{r}#{}", d["suspect"]["number"])),
+                Some(who.clone()),
+                "{tag}: the draft is the culprit's: {}",
+                d["subject"]
+            );
+            assert!(!d["earned_by"].as_array().expect("earned").is_empty(), "never drafted from no evidence");
+            assert!(!d["would_change"].as_array().expect("would change").is_empty());
+            assert!(v["result"]["applied"].is_null(), "draft_action sends nothing");
+            drafted += 1;
+        }
+    }
+    assert!(drafted > 0, "some culprit payload supports a draft");
+    let (err, msg) =
+        c.call("draft_action", json!({"action": "revert", "payload": w.tags[0], "suspect": "nobody/nothing#1"}));
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("not found")), "{msg}");
+
+    // pr_state: offline, a reference the cache has never seen is unknown, never a guess
+    let v = c
+        .answer("pr_state", json!({"refs": ["kubernetes/kubernetes#1", "https://github.com/openshift/origin/pull/2"]}));
+    let refs = v["result"]["refs"].as_array().expect("refs");
+    assert_eq!(refs.len(), 2);
+    assert_eq!(refs[1]["ref"], "openshift/origin#2");
+    for r in refs {
+        assert_eq!(r["kind"], "unknown", "{r}");
+        assert!(r["why_unknown"].as_str().is_some_and(|s| !s.is_empty()), "{r}");
+    }
+    let (err, _) = c.call("pr_state", json!({"refs": ["not a ref"]}));
+    assert!(err);
+
+    // verify_report: the same findings as `citriage verify --offline --format json`
+    let report = w.triage_out.join("failures/report.md");
+    let text = std::fs::read_to_string(&report).expect("report.md");
+    let v = c.answer("verify_report", json!({"text": text, "name": "report.md"}));
+    keep("verify_report", &v);
+    let cli = common::run(&w.db, &["--format", "json", "verify", "--offline", report.to_str().expect("path")]);
+    let cli: Value = serde_json::from_slice(&cli.stdout).expect("verify prints JSON");
+    let findings = |x: &Value| -> Vec<(Value, Value)> {
+        let mut f: Vec<(Value, Value)> = x["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| (f["rule"].clone(), f["message"].clone()))
+            .collect();
+        f.sort_by_key(|p| p.0.to_string() + &p.1.to_string());
+        f
+    };
+    assert_eq!(findings(&v["result"]), findings(&cli), "the tool and the command agree");
+
+    // resources: the latest triage of each dataset is the stored report.md
+    let res = c.ok("resources/list", json!({}));
+    let uris: BTreeSet<&str> =
+        res["resources"].as_array().expect("resources").iter().map(|r| r["uri"].as_str().expect("uri")).collect();
+    for u in ["citriage://triage/failures/latest", "citriage://triage/flakes/latest", "citriage://briefs/failures"] {
+        assert!(uris.contains(u), "{u} in {uris:?}");
+    }
+    assert!(uris.iter().any(|u| u.starts_with("citriage://reports/payload/")), "{uris:?}");
+    let r = c.ok("resources/read", json!({"uri": "citriage://triage/failures/latest"}));
+    assert_eq!(r["contents"][0]["text"], json!(text), "the latest failures triage is the report written last");
+    assert_eq!(r["contents"][0]["mimeType"], "text/markdown");
+    let r = c.ok("resources/read", json!({"uri": "citriage://briefs/failures"}));
+    let briefs = r["contents"][0]["text"].as_str().expect("briefs").to_string();
+    assert!(briefs.contains("<!-- brief-"), "one brief per selected cluster");
+    let mut brief_ids = BTreeSet::new();
+    ids_in(&json!(briefs), &mut brief_ids);
+    assert!(!brief_ids.is_empty(), "the briefs cite evidence");
+    let r = c.request("resources/read", json!({"uri": "citriage://nothing/here"}));
+    assert!(r.get("error").is_some(), "{r}");
+
+    // the prompt: the investigation brief
+    let p = c.ok("prompts/list", json!({}));
+    assert_eq!(p["prompts"][0]["name"], "investigate");
+    let p = c.ok("prompts/get", json!({"name": "investigate", "arguments": {"dataset": "failures"}}));
+    assert_eq!(p["messages"][0]["role"], "user");
+    let prompt = p["messages"][0]["content"]["text"].as_str().expect("text").to_string();
+    assert!(prompt.contains("lookup_evidence"), "{prompt}");
+    let mut prompt_ids = BTreeSet::new();
+    ids_in(&json!(prompt), &mut prompt_ids);
+
+    // lookup_evidence: every id any answer, resource or prompt cited resolves, with
+    // the locator and excerpt the answer gave
+    let mut ids: BTreeSet<String> = every.keys().cloned().collect();
+    ids.extend(brief_ids);
+    ids.extend(prompt_ids);
+    assert!(ids.len() > 20, "{transport}: {} evidence ids", ids.len());
+    let all: Vec<String> = ids.iter().cloned().collect();
+    for chunk in all.chunks(200) {
+        let v = c.answer("lookup_evidence", json!({"ids": chunk}));
+        assert_eq!(v["result"]["missing"], json!([]), "{transport}: every evidence id resolves");
+        for f in v["result"]["found"].as_array().expect("found") {
+            let id = f["id"].as_str().expect("id");
+            if let Some(e) = every.get(id) {
+                assert_eq!(f["locator"], e["locator"], "{id}");
+                assert_eq!(f["excerpt"], e["excerpt"], "{id}");
+            }
+            assert!(st.evidence(id).expect("ledger").is_some(), "{id} is in the store's ledger");
+        }
+    }
+    let v = c.answer("lookup_evidence", json!({"ids": ["ev-000000000000"]}));
+    assert_eq!(v["result"]["missing"], json!(["ev-000000000000"]));
+    eprintln!("{transport}: {} tools called, {} evidence ids resolved", TOOLS.len(), ids.len());
+}
+
+#[test]
+fn mcp_over_stdio() {
+    let w = world::world();
+    let mut c = Client::stdio(&w.db);
+    conformance(&mut c, w, "stdio");
+}
+
+#[test]
+fn mcp_over_streamable_http_in_serve() {
+    let w = world::world();
+    let mut c = Client::http(&w.db, &[], &[]);
+    conformance(&mut c, w, "http");
+}
+
+/// With `--mcp-writes`, the write tool is listed, and refused to a caller without the
+/// write token before anything is drafted or sent.
+#[test]
+fn the_http_write_gate() {
+    let w = world::world();
+    let mut c = Client::http(&w.db, &["--mcp-writes"], &[("CITRIAGE_MCP_TOKEN", "write-secret")]);
+    c.ok(
+        "initialize",
+        json!({"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    c.notify("notifications/initialized");
+    let tools = c.ok("tools/list", json!({}));
+    let apply = tools["tools"].as_array().expect("tools").iter().find(|t| t["name"] == "apply_action").cloned();
+    let apply = apply.expect("apply_action is offered with --mcp-writes");
+    assert_eq!(apply["annotations"]["readOnlyHint"], false);
+    let (tag, who, _) = world::culprit_tags(w).into_iter().next().expect("a culprit");
+    let args = json!({"action": "bug", "payload": tag, "root_cause": "RC1"});
+    let (err, msg) = c.call("apply_action", args.clone());
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("Authorization")), "{msg}");
+    if let Wire::Http { bearer, .. } = &mut c.wire {
+        *bearer = Some("wrong".into());
+    }
+    let (err, msg) = c.call("apply_action", args);
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("does not match")), "{msg} ({who})");
+}
