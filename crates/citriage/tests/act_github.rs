@@ -1,0 +1,441 @@
+//! Action drafts against a GitHub-shaped server on 127.0.0.1 (laid out like
+//! api.github.com: `GET /repos/{o}/{r}/pulls/{n}`, `POST /graphql`, `POST
+//! /repos/{o}/{r}/issues`, `POST /repos/{o}/{r}/issues/{n}/comments`), over the payload
+//! stream of a synthetic world:
+//!
+//! - `act … --apply` sends exactly the requests the draft file lists, bodies
+//!   included (placeholders filled from the server's answers), with the token from the
+//!   environment, and nothing at all without one (a token is never an argument);
+//! - a revert below the revert band is refused with its score, band and reason, and
+//!   sends nothing;
+//! - on the world's culprit payloads the drafts name the planted culprit (its
+//!   `truth.json`), and only it.
+
+mod common;
+#[path = "common/world.rs"]
+mod world;
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+
+/// One request the server received.
+#[derive(Debug, Clone)]
+struct Got {
+    method: String,
+    path: String,
+    authorization: Option<String>,
+    body: Option<Value>,
+}
+
+/// The node id, revert PR number and issue number the server answers with.
+const NODE_ID: &str = "PR_kwDOtest0001";
+const REVERT_NUMBER: u64 = 9001;
+const ISSUE_NUMBER: u64 = 4242;
+
+struct FakeGithub {
+    server: Arc<tiny_http::Server>,
+    base: String,
+    got: Arc<Mutex<Vec<Got>>>,
+}
+
+impl Drop for FakeGithub {
+    fn drop(&mut self) {
+        self.server.unblock();
+    }
+}
+
+impl FakeGithub {
+    fn start() -> FakeGithub {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("listen"));
+        let port = server.server_addr().to_ip().expect("ip").port();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let (s, g) = (server.clone(), got.clone());
+        std::thread::spawn(move || {
+            for mut req in s.incoming_requests() {
+                let mut raw = String::new();
+                let _ = req.as_reader().read_to_string(&mut raw);
+                let method = req.method().as_str().to_string();
+                let path = req.url().to_string();
+                let authorization =
+                    req.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
+                let body = (!raw.is_empty()).then(|| serde_json::from_str(&raw).expect("a JSON body"));
+                g.lock().expect("lock").push(Got { method: method.clone(), path: path.clone(), authorization, body });
+                let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+                let (status, answer) = match (method.as_str(), parts.as_slice()) {
+                    ("GET", ["repos", o, r, "pulls", n]) => (
+                        200,
+                        json!({"number": n.parse::<u64>().unwrap_or(0), "node_id": NODE_ID, "merged": true,
+                               "html_url": format!("https://github.com/{o}/{r}/pull/{n}")}),
+                    ),
+                    ("POST", ["graphql"]) => (
+                        200,
+                        json!({"data": {"revertPullRequest": {"revertPullRequest": {
+                            "number": REVERT_NUMBER, "url": format!("https://github.com/revert/{REVERT_NUMBER}")}}}}),
+                    ),
+                    ("POST", ["repos", _, _, "issues", _, "comments"]) => (201, json!({"id": 1})),
+                    ("POST", ["repos", o, r, "issues"]) => (
+                        201,
+                        json!({"number": ISSUE_NUMBER, "html_url": format!("https://github.com/{o}/{r}/issues/{ISSUE_NUMBER}")}),
+                    ),
+                    _ => (404, json!({"message": "Not Found"})),
+                };
+                let resp = tiny_http::Response::from_string(answer.to_string())
+                    .with_status_code(status)
+                    .with_header("Content-Type: application/json".parse::<tiny_http::Header>().expect("header"));
+                let _ = req.respond(resp);
+            }
+        });
+        FakeGithub { server, base: format!("http://127.0.0.1:{port}"), got }
+    }
+
+    fn got(&self) -> Vec<Got> {
+        self.got.lock().expect("lock").clone()
+    }
+}
+
+/// `citriage --db DB --quiet ARGS`, with the given GitHub token (or none: both token
+/// variables removed).
+fn act(db: &Path, token: Option<&str>, args: &[&str]) -> Output {
+    let mut c = common::bin();
+    c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    if let Some(t) = token {
+        c.env("GITHUB_TOKEN", t);
+    }
+    c.arg("--db").arg(db).arg("--quiet").args(args).output().expect("runs")
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Fills `{{name}}` placeholders in every string of a value.
+fn fill(v: &Value, vars: &BTreeMap<&str, String>) -> Value {
+    match v {
+        Value::String(s) => {
+            let mut t = s.clone();
+            for (k, x) in vars {
+                t = t.replace(&format!("{{{{{k}}}}}"), x);
+            }
+            Value::String(t)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, vars)).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), fill(x, vars))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The requests a draft file lists, as the server must receive them.
+fn expected(draft: &Value) -> Vec<(String, String, Option<Value>)> {
+    let vars: BTreeMap<&str, String> = [
+        ("pull_node_id", NODE_ID.to_string()),
+        ("revert_number", REVERT_NUMBER.to_string()),
+        ("revert_url", format!("https://github.com/revert/{REVERT_NUMBER}")),
+    ]
+    .into_iter()
+    .collect();
+    draft["requests"]
+        .as_array()
+        .expect("requests")
+        .iter()
+        .map(|r| {
+            let path = fill(&r["path"], &vars).as_str().expect("path").to_string();
+            let body = (!r["body"].is_null()).then(|| fill(&r["body"], &vars));
+            (r["method"].as_str().expect("method").to_string(), path, body)
+        })
+        .collect()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The suspect rows of a payload's `act list` with the draft they support.
+fn rows(db: &Path, tag: &str) -> Vec<Value> {
+    let o = world::ok(db, &["--format", "json", "act", "list", tag]);
+    world::json(&o)["rows"].as_array().expect("rows").clone()
+}
+
+/// A culprit payload's suspect row that supports a draft: (tag, kind, suspect).
+fn culprit_draft(w: &world::World) -> (String, String, String) {
+    for (tag, who, _) in world::culprit_tags(w) {
+        for r in rows(&w.db, &tag) {
+            if r["row"] == "suspect" && r["id"] == json!(who) {
+                if let Some(k) = r["draft"].as_str() {
+                    return (tag, k.to_string(), who);
+                }
+            }
+        }
+    }
+    panic!("no culprit payload of the world supports a draft");
+}
+
+fn tmp(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().expect("tempdir");
+    let p = d.path().join(name);
+    (d, p)
+}
+
+#[test]
+fn apply_sends_exactly_the_drafted_requests_with_the_token_from_the_environment() {
+    let w = world::world();
+    let gh = FakeGithub::start();
+    let (tag, kind, who) = culprit_draft(w);
+    let (_d, dir) = tmp("drafts");
+    let o = act(
+        &w.db,
+        Some("test-token-123"),
+        &["act", &kind, &tag, "--suspect", &who, "--out", dir.to_str().expect("path"), "--api", &gh.base, "--apply"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let printed = out(&o);
+    let name = format!("{kind}-{}-{}", citriage_actions::slug(&tag), citriage_actions::slug(&who));
+    let draft = read_json(&dir.join(format!("{name}.json")));
+    assert!(dir.join(format!("{name}.md")).is_file());
+    let want = expected(&draft);
+    assert!(want.len() >= 2, "{want:?}");
+    let got = gh.got();
+    assert_eq!(got.len(), want.len(), "exactly the drafted requests: {got:?}");
+    for (g, (m, p, b)) in got.iter().zip(&want) {
+        assert_eq!((&g.method, &g.path), (m, p));
+        assert_eq!(&g.body, b, "{m} {p}: the body sent is the drafted body");
+        assert_eq!(g.authorization.as_deref(), Some("Bearer test-token-123"), "{m} {p}");
+    }
+    // The first request is the merged check; the revert carries the drafted title and body.
+    assert_eq!(got[0].method, "GET");
+    let vars = &got[1].body.as_ref().expect("graphql body")["variables"];
+    assert_eq!(vars["title"], draft["title"]);
+    assert_eq!(vars["body"], draft["body"]);
+    assert_eq!(vars["pullRequestId"], NODE_ID);
+    assert_eq!(vars["draft"], json!(kind == "bisect"), "a bisect opens a draft PR, a revert a ready one");
+    if let Some(c) = got.get(2) {
+        assert_eq!(
+            c.path,
+            format!("/repos/{}/issues/{REVERT_NUMBER}/comments", draft["target"]["repo"].as_str().expect("repo"))
+        );
+        let cmds: Vec<&str> = draft["payload_jobs"]
+            .as_array()
+            .expect("jobs")
+            .iter()
+            .map(|p| p["command"].as_str().expect("cmd"))
+            .collect();
+        assert_eq!(c.body.as_ref().expect("comment")["body"], json!(cmds.join("\n")));
+    }
+    // Printed before sending: every request with its body, the token never.
+    assert!(printed.contains(&format!("sending {} request(s) to {}", want.len(), gh.base)), "{printed}");
+    assert!(printed.contains(&format!("1. GET {}/repos/", gh.base)), "{printed}");
+    assert!(!printed.contains("test-token-123") && !common::stderr(&o).contains("test-token-123"));
+    if kind == "bisect" {
+        let tracking = std::fs::read_to_string(dir.join(format!("{}-bisect.yaml", citriage_actions::slug(&tag))))
+            .expect("tracking");
+        assert!(tracking.contains(&format!("number: {REVERT_NUMBER}")), "the opened PR is tracked: {tracking}");
+        assert!(tracking.contains("status: \"pending\""), "{tracking}");
+    }
+
+    // A bug of the same payload's root cause: one POST of the drafted issue.
+    let gh = FakeGithub::start();
+    let rc = rows(&w.db, &tag)
+        .into_iter()
+        .find(|r| r["row"] == "root-cause" && r["draft"] == "bug")
+        .expect("a root cause with a bug draft");
+    let rc = rc["id"].as_str().expect("id").to_string();
+    let o = act(
+        &w.db,
+        Some("test-token-123"),
+        &["act", "bug", &tag, "--root-cause", &rc, "--out", dir.to_str().expect("path"), "--api", &gh.base, "--apply"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let draft =
+        read_json(&dir.join(format!("bug-{}-{}.json", citriage_actions::slug(&tag), citriage_actions::slug(&rc))));
+    let got = gh.got();
+    let want = expected(&draft);
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].method.as_str(), got[0].path.as_str(), got[0].body.clone()),
+        (want[0].0.as_str(), want[0].1.as_str(), want[0].2.clone())
+    );
+    assert_eq!(got[0].body.as_ref().expect("body")["title"], draft["title"]);
+}
+
+#[test]
+fn nothing_is_sent_without_a_token_and_a_token_is_never_an_argument() {
+    let w = world::world();
+    let gh = FakeGithub::start();
+    let (tag, kind, who) = culprit_draft(w);
+    let (_d, dir) = tmp("drafts");
+    let args =
+        ["act", &kind, &tag, "--suspect", &who, "--out", dir.to_str().expect("path"), "--api", &gh.base, "--apply"];
+    let o = act(&w.db, None, &args);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("GITHUB_TOKEN") && common::stderr(&o).contains("nothing was sent"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(gh.got().is_empty(), "no request without a token: {:?}", gh.got());
+    let name = format!("{kind}-{}-{}", citriage_actions::slug(&tag), citriage_actions::slug(&who));
+    assert!(dir.join(format!("{name}.json")).is_file(), "the draft is still written");
+    // An empty token is no token.
+    let o = act(&w.db, Some("  "), &args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(gh.got().is_empty());
+    // No option takes a token.
+    let mut with_flag = args.to_vec();
+    with_flag.extend(["--token", "abc"]);
+    let o = act(&w.db, None, &with_flag);
+    assert_eq!(o.status.code(), Some(2), "--token is not an option");
+    assert!(gh.got().is_empty());
+    // Without --apply nothing is sent even with a token.
+    let o = act(&w.db, Some("t"), &args[..args.len() - 1]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(gh.got().is_empty());
+}
+
+#[test]
+fn a_revert_below_the_band_is_refused_with_the_reason() {
+    let w = world::world();
+    let gh = FakeGithub::start();
+    // Every suspect below the revert band, over the whole stream. A suspect has a row
+    // per root cause; a revert is judged on its best one.
+    let mut below: Vec<(String, Value)> = Vec::new();
+    for tag in &w.tags {
+        let mut best: BTreeMap<String, Value> = BTreeMap::new();
+        for r in rows(&w.db, tag).into_iter().filter(|r| r["row"] == "suspect") {
+            let id = r["id"].as_str().expect("id").to_string();
+            let better = best.get(&id).is_none_or(|b| r["score"].as_u64() > b["score"].as_u64());
+            if better {
+                best.insert(id, r);
+            }
+        }
+        for r in best.into_values() {
+            if r["score"].as_u64().is_some_and(|s| s > 0 && s < 85) {
+                below.push((tag.clone(), r));
+            }
+        }
+    }
+    assert!(!below.is_empty(), "the world's decoys score below the revert band");
+    let (_d, dir) = tmp("drafts");
+    for (tag, r) in &below {
+        let who = r["id"].as_str().expect("id");
+        let score = r["score"].as_u64().expect("score");
+        let band = r["band"].as_str().expect("band");
+        let o = act(
+            &w.db,
+            Some("test-token-123"),
+            &[
+                "--format",
+                "json",
+                "act",
+                "revert",
+                tag,
+                "--suspect",
+                who,
+                "--out",
+                dir.to_str().expect("path"),
+                "--api",
+                &gh.base,
+                "--apply",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{tag} {who}: {}", common::stderr(&o));
+        let err = common::stderr(&o);
+        if r["action"] == "bisect" || band == "LOW" {
+            assert!(
+                err.contains(&format!(
+                    "refused: score {score} ({band}) is below the band this action needs (≥ 85 (HIGH))"
+                )),
+                "{tag} {who}: {err}"
+            );
+            let v = world::json(&o);
+            assert_eq!(v["refused"]["refused"], "below-band", "{v}");
+            assert_eq!(v["refused"]["score"], json!(score));
+            assert!(v["refused"]["reason"].as_str().is_some_and(|s| !s.is_empty()), "the reason is given: {v}");
+            if r["action"] == "bisect" {
+                assert!(
+                    err.contains(&format!("citriage act bisect {tag} --suspect {who}")),
+                    "what to do instead: {err}"
+                );
+            }
+        } else {
+            assert!(err.contains("refused"), "{tag} {who}: {err}");
+        }
+        assert!(!dir
+            .join(format!("revert-{}-{}.json", citriage_actions::slug(tag), citriage_actions::slug(who)))
+            .exists());
+    }
+    assert!(gh.got().is_empty(), "a refused revert sends nothing");
+}
+
+#[test]
+fn culprit_payloads_drafts_name_the_planted_culprit() {
+    let w = world::world();
+    let culprits = world::culprit_tags(w);
+    assert!(culprits.len() >= 2, "the world plants a culprit PR and a CI configuration change: {culprits:?}");
+    // A payload whose failing runs lost their evidence gets no revert or bisect draft.
+    let missing = world::evidence_missing_tags(w);
+    assert!(!missing.is_empty());
+    for tag in &missing {
+        for r in rows(&w.db, tag) {
+            assert!(r["row"] != "suspect" || r["draft"].is_null(), "{tag}: drafted without evidence: {r}");
+        }
+    }
+    let mut drafted = 0;
+    for (tag, who, c) in &culprits {
+        for r in rows(&w.db, tag) {
+            let Some(kind) = r["draft"].as_str() else { continue };
+            if r["row"] == "suspect" {
+                assert_eq!(r["id"], json!(who), "{tag}: a {kind} is drafted only for the planted culprit");
+            }
+        }
+        let (_d, dir) = tmp("drafts");
+        for r in rows(&w.db, tag) {
+            let Some(kind) = r["draft"].as_str() else { continue };
+            let id = r["id"].as_str().expect("id");
+            let args: Vec<&str> = if r["row"] == "suspect" {
+                vec!["--format", "json", "act", kind, tag, "--suspect", id, "--out", dir.to_str().expect("path")]
+            } else {
+                vec!["--format", "json", "act", "bug", tag, "--root-cause", id, "--out", dir.to_str().expect("path")]
+            };
+            let v = world::json(&world::ok(&w.db, &args));
+            for d in v["drafts"].as_array().expect("drafts") {
+                let body = d["body"].as_str().expect("body");
+                assert!(!d["earned_by"].as_array().expect("earned").is_empty());
+                assert!(!d["would_change"].as_array().expect("would change").is_empty());
+                if r["row"] == "suspect" {
+                    assert_eq!(d["suspect"]["repo"], c["repo"], "{tag}");
+                    assert_eq!(d["suspect"]["number"], c["pr"], "{tag}");
+                    if let Some(symbol) = c["symbol"].as_str() {
+                        assert!(body.contains(symbol), "{tag}: the draft quotes the planted symbol {symbol}");
+                    }
+                    // The added line the truth plants, and the file its diff adds it to.
+                    let diff = std::fs::read_to_string(w.root.join(c["diff_file"].as_str().expect("diff file")))
+                        .expect("the culprit's diff");
+                    let lines: Vec<&str> = diff.lines().collect();
+                    let at = c["diff_line"].as_u64().expect("diff line") as usize;
+                    let added = lines[at - 1].strip_prefix('+').expect("an added line").trim();
+                    let file = lines[..at]
+                        .iter()
+                        .rev()
+                        .find_map(|l| l.strip_prefix("+++ b/"))
+                        .expect("the file of the added line");
+                    assert!(body.contains(added), "{tag}: the draft quotes the added line {added:?}");
+                    assert!(body.contains(file), "{tag}: and names its file {file}");
+                    assert!(d["commands"]
+                        .as_array()
+                        .expect("commands")
+                        .iter()
+                        .any(|x| x.as_str().is_some_and(|s| s.contains("git revert -m1"))));
+                } else {
+                    // A root cause's bug is routed to the culprit's repository, or not at all.
+                    assert!(d["target"].is_null() || d["target"]["repo"] == c["repo"], "{tag}: {}", d["target"]);
+                    assert_eq!(d["target"].is_null(), !d["apply_blocked"].is_null(), "{tag}: unrouted is unapplicable");
+                }
+                drafted += 1;
+            }
+        }
+    }
+    assert!(drafted > 0, "the culprit payloads support drafts");
+}
