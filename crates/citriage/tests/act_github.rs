@@ -439,3 +439,95 @@ fn culprit_payloads_drafts_name_the_planted_culprit() {
     }
     assert!(drafted > 0, "the culprit payloads support drafts");
 }
+
+/// The analysis of the first culprit payload with the culprit's best row moved into
+/// the bisect band (score 70, MEDIUM, no second link), as an analysis file: the band
+/// the tiny world's stream does not reach.
+fn bisect_band_analysis(w: &world::World, dir: &Path) -> (String, String, PathBuf) {
+    let (tag, who, _) = world::culprit_tags(w).into_iter().next().expect("a culprit");
+    let o = common::bin()
+        .args(["--quiet", "--format", "json", "payload", &tag, "--from"])
+        .arg(&w.root)
+        .arg("--no-store")
+        .output()
+        .expect("payload");
+    let mut a: Value = serde_json::from_slice(&o.stdout).expect("the analysis as JSON");
+    let id = format!("pr:{who}");
+    let mut moved = 0;
+    for s in a["suspects"].as_array_mut().expect("suspects") {
+        if s["candidate"] == json!(id) && s["action"] == "StageRevert" {
+            s["score"]["total"] = json!(70);
+            s["score"]["cap"] = json!("no second, independent link");
+            s["band"] = json!("Medium");
+            s["action"] = json!("Bisect");
+            s["action_reason"] = json!("score 70 in 60-84");
+            moved += 1;
+        }
+    }
+    assert!(moved > 0, "the culprit is at the revert band in {tag}");
+    let p = dir.join("analysis.json");
+    std::fs::write(&p, serde_json::to_vec(&a).expect("json")).expect("write");
+    (tag, who, p)
+}
+
+#[test]
+fn bisect_band_reverts_are_refused_and_bisects_open_draft_prs() {
+    let w = world::world();
+    let gh = FakeGithub::start();
+    let (_d, dir) = tmp("drafts");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (tag, who, analysis) = bisect_band_analysis(w, &dir);
+    let a = analysis.to_str().expect("path");
+    let d = dir.to_str().expect("path");
+    // The revert is refused, saying why and what to do instead; nothing is sent.
+    let o = act(
+        &w.db,
+        Some("tok"),
+        &["act", "revert", &tag, "--suspect", &who, "--analysis", a, "--out", d, "--api", &gh.base, "--apply"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains(
+            "refused: score 70 (MEDIUM) is below the band this action needs (≥ 85 (HIGH)): no second, independent link"
+        ),
+        "{err}"
+    );
+    assert!(err.contains(&format!("citriage act bisect {tag} --suspect {who}")), "{err}");
+    assert!(gh.got().is_empty());
+    // The bisect: a draft revert PR with the payload jobs asked for, and the tracking file.
+    let o =
+        act(&w.db, Some("tok"), &["act", "bisect", &tag, "--analysis", a, "--out", d, "--api", &gh.base, "--apply"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let name = format!("bisect-{}-{}", citriage_actions::slug(&tag), citriage_actions::slug(&who));
+    let draft = read_json(&dir.join(format!("{name}.json")));
+    assert_eq!(draft["band"], "MEDIUM");
+    assert!(draft["body"].as_str().expect("body").contains("Do not merge on this evidence alone"));
+    let want = expected(&draft);
+    let got = gh.got();
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (g, (m, p, b)) in got.iter().zip(&want) {
+        assert_eq!((&g.method, &g.path, &g.body), (m, p, b));
+    }
+    assert_eq!(got[1].body.as_ref().expect("graphql")["variables"]["draft"], true, "a bisect opens a draft PR");
+    let cmds: Vec<String> = draft["payload_jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|p| p["command"].as_str().expect("command").to_string())
+        .collect();
+    assert!(
+        !cmds.is_empty() && cmds.iter().all(|c| c.starts_with("/payload-job ") || c.starts_with("/payload-aggregate "))
+    );
+    assert_eq!(got[2].body.as_ref().expect("comment")["body"], json!(cmds.join("\n")));
+    let tracking =
+        std::fs::read_to_string(dir.join(format!("{}-bisect.yaml", citriage_actions::slug(&tag)))).expect("tracking");
+    assert!(tracking.contains(&format!("payload_tag: \"{tag}\"")), "{tracking}");
+    assert!(
+        tracking.contains(&format!("number: {REVERT_NUMBER}")) && tracking.contains("status: \"pending\""),
+        "{tracking}"
+    );
+    for c in &cmds {
+        assert!(tracking.contains(&serde_json::to_string(c).expect("json")), "{c} is tracked");
+    }
+}
