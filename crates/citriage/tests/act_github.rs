@@ -12,89 +12,19 @@
 //!   `truth.json`), and only it.
 
 mod common;
+#[path = "common/github.rs"]
+mod github;
+#[path = "common/mcp.rs"]
+mod mcp;
 #[path = "common/world.rs"]
 mod world;
 
+use github::{expected, FakeGithub, NODE_ID, REVERT_NUMBER};
+use mcp::Client;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::{Arc, Mutex};
-
-/// One request the server received.
-#[derive(Debug, Clone)]
-struct Got {
-    method: String,
-    path: String,
-    authorization: Option<String>,
-    body: Option<Value>,
-}
-
-/// The node id, revert PR number and issue number the server answers with.
-const NODE_ID: &str = "PR_kwDOtest0001";
-const REVERT_NUMBER: u64 = 9001;
-const ISSUE_NUMBER: u64 = 4242;
-
-struct FakeGithub {
-    server: Arc<tiny_http::Server>,
-    base: String,
-    got: Arc<Mutex<Vec<Got>>>,
-}
-
-impl Drop for FakeGithub {
-    fn drop(&mut self) {
-        self.server.unblock();
-    }
-}
-
-impl FakeGithub {
-    fn start() -> FakeGithub {
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("listen"));
-        let port = server.server_addr().to_ip().expect("ip").port();
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let (s, g) = (server.clone(), got.clone());
-        std::thread::spawn(move || {
-            for mut req in s.incoming_requests() {
-                let mut raw = String::new();
-                let _ = req.as_reader().read_to_string(&mut raw);
-                let method = req.method().as_str().to_string();
-                let path = req.url().to_string();
-                let authorization =
-                    req.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
-                let body = (!raw.is_empty()).then(|| serde_json::from_str(&raw).expect("a JSON body"));
-                g.lock().expect("lock").push(Got { method: method.clone(), path: path.clone(), authorization, body });
-                let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-                let (status, answer) = match (method.as_str(), parts.as_slice()) {
-                    ("GET", ["repos", o, r, "pulls", n]) => (
-                        200,
-                        json!({"number": n.parse::<u64>().unwrap_or(0), "node_id": NODE_ID, "merged": true,
-                               "html_url": format!("https://github.com/{o}/{r}/pull/{n}")}),
-                    ),
-                    ("POST", ["graphql"]) => (
-                        200,
-                        json!({"data": {"revertPullRequest": {"revertPullRequest": {
-                            "number": REVERT_NUMBER, "url": format!("https://github.com/revert/{REVERT_NUMBER}")}}}}),
-                    ),
-                    ("POST", ["repos", _, _, "issues", _, "comments"]) => (201, json!({"id": 1})),
-                    ("POST", ["repos", o, r, "issues"]) => (
-                        201,
-                        json!({"number": ISSUE_NUMBER, "html_url": format!("https://github.com/{o}/{r}/issues/{ISSUE_NUMBER}")}),
-                    ),
-                    _ => (404, json!({"message": "Not Found"})),
-                };
-                let resp = tiny_http::Response::from_string(answer.to_string())
-                    .with_status_code(status)
-                    .with_header("Content-Type: application/json".parse::<tiny_http::Header>().expect("header"));
-                let _ = req.respond(resp);
-            }
-        });
-        FakeGithub { server, base: format!("http://127.0.0.1:{port}"), got }
-    }
-
-    fn got(&self) -> Vec<Got> {
-        self.got.lock().expect("lock").clone()
-    }
-}
 
 /// `citriage --db DB --quiet ARGS`, with the given GitHub token (or none: both token
 /// variables removed).
@@ -109,43 +39,6 @@ fn act(db: &Path, token: Option<&str>, args: &[&str]) -> Output {
 
 fn out(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Fills `{{name}}` placeholders in every string of a value.
-fn fill(v: &Value, vars: &BTreeMap<&str, String>) -> Value {
-    match v {
-        Value::String(s) => {
-            let mut t = s.clone();
-            for (k, x) in vars {
-                t = t.replace(&format!("{{{{{k}}}}}"), x);
-            }
-            Value::String(t)
-        }
-        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, vars)).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), fill(x, vars))).collect()),
-        other => other.clone(),
-    }
-}
-
-/// The requests a draft file lists, as the server must receive them.
-fn expected(draft: &Value) -> Vec<(String, String, Option<Value>)> {
-    let vars: BTreeMap<&str, String> = [
-        ("pull_node_id", NODE_ID.to_string()),
-        ("revert_number", REVERT_NUMBER.to_string()),
-        ("revert_url", format!("https://github.com/revert/{REVERT_NUMBER}")),
-    ]
-    .into_iter()
-    .collect();
-    draft["requests"]
-        .as_array()
-        .expect("requests")
-        .iter()
-        .map(|r| {
-            let path = fill(&r["path"], &vars).as_str().expect("path").to_string();
-            let body = (!r["body"].is_null()).then(|| fill(&r["body"], &vars));
-            (r["method"].as_str().expect("method").to_string(), path, body)
-        })
-        .collect()
 }
 
 fn read_json(p: &Path) -> Value {
@@ -530,4 +423,55 @@ fn bisect_band_reverts_are_refused_and_bisects_open_draft_prs() {
     for c in &cmds {
         assert!(tracking.contains(&serde_json::to_string(c).expect("json")), "{c} is tracked");
     }
+}
+
+/// The MCP write tool, over both transports: offered only when writes are allowed,
+/// refused over HTTP without the write token (or with another), and with it sends
+/// exactly the requests `draft_action` drafts, with the server's GitHub token.
+#[test]
+fn mcp_apply_action_sends_the_drafted_requests_behind_the_write_gate() {
+    let w = world::world();
+    let (tag, _, planted) = world::culprit_tags(w).into_iter().next().expect("a culprit");
+    let args = json!({"action": "revert", "payload": tag, "suspect": format!("{}#{}", planted["repo"].as_str().expect("repo"), planted["pr"])});
+    let check = |c: &mut Client, gh: &FakeGithub, transport: &str| {
+        let drafted = c.answer("draft_action", args.clone());
+        assert!(gh.got().is_empty(), "{transport}: drafting sends nothing");
+        let draft = &drafted["result"]["drafts"][0];
+        let v = c.answer("apply_action", args.clone());
+        let want = expected(draft);
+        let got = gh.got();
+        assert_eq!(got.len(), want.len(), "{transport}: {got:?}");
+        for (g, (m, p, b)) in got.iter().zip(&want) {
+            assert_eq!((&g.method, &g.path, &g.body), (m, p, b), "{transport}");
+            assert_eq!(g.authorization.as_deref(), Some("Bearer gh-token"), "{transport}");
+        }
+        let sent = v["result"]["applied"][0]["sent"].as_array().expect("sent").len();
+        assert_eq!(sent, want.len(), "{transport}: the answer lists what was sent");
+    };
+
+    // stdio: --allow-writes is the local user's.
+    let gh = FakeGithub::start();
+    let mut c = Client::stdio(&w.db, &["--allow-writes", "--api", &gh.base], &[("GITHUB_TOKEN", "gh-token")]);
+    c.initialize();
+    check(&mut c, &gh, "stdio");
+
+    // HTTP: the bearer token from CITRIAGE_MCP_TOKEN, else nothing is sent.
+    let gh = FakeGithub::start();
+    let mut c = Client::http(
+        &w.db,
+        &["--mcp-writes", "--api", &gh.base],
+        &[("CITRIAGE_MCP_TOKEN", "write-secret"), ("GITHUB_TOKEN", "gh-token")],
+    );
+    c.initialize();
+    let tools = c.ok("tools/list", json!({}));
+    let apply = tools["tools"].as_array().expect("tools").iter().find(|t| t["name"] == "apply_action").cloned();
+    assert_eq!(apply.expect("apply_action is offered with --mcp-writes")["annotations"]["readOnlyHint"], false);
+    let (err, msg) = c.call("apply_action", args.clone());
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("Authorization")), "{msg}");
+    c.set_bearer("wrong");
+    let (err, msg) = c.call("apply_action", args.clone());
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("does not match")), "{msg}");
+    assert!(gh.got().is_empty(), "a refused caller sends nothing");
+    c.set_bearer("write-secret");
+    check(&mut c, &gh, "http");
 }

@@ -8,19 +8,19 @@
 //! `initialize`s, lists the tools (every one with an input schema), calls every tool
 //! and checks its result against the store, reads the resources and the prompt, and
 //! looks up every evidence id any answer cited: each must resolve in the store's
-//! ledger. The write tool is neither listed nor callable on a read-only server, and
-//! over HTTP it refuses a caller without the write credential.
+//! ledger. The write tool is neither listed nor callable on a read-only server (its
+//! gate and what it sends: `act_github.rs`).
 
 mod common;
+#[path = "common/mcp.rs"]
+mod mcp;
 #[path = "common/world.rs"]
 mod world;
 
 use citriage_store::Store;
+use mcp::{Client, PROTOCOL};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use world::World;
 
 /// The tools the issue asks for, and the draft tool; `apply_action` only with writes.
@@ -38,196 +38,6 @@ const TOOLS: &[&str] = &[
     "test_history",
     "verify_report",
 ];
-
-const PROTOCOL: &str = "2025-06-18";
-
-// ---------------------------------------------------------------- the client
-
-enum Wire {
-    Stdio { child: Child, stdin: ChildStdin, stdout: BufReader<ChildStdout> },
-    Http { child: Child, url: String, session: Option<String>, bearer: Option<String> },
-}
-
-struct Client {
-    wire: Wire,
-    next: u64,
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let child = match &mut self.wire {
-            Wire::Stdio { child, .. } | Wire::Http { child, .. } => child,
-        };
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-}
-
-/// The JSON-RPC messages of a streamable-HTTP answer: one JSON body, or the `data:`
-/// of each server-sent event.
-fn http_messages(content_type: &str, body: &str) -> Vec<Value> {
-    if content_type.starts_with("application/json") {
-        return vec![serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))];
-    }
-    assert!(content_type.starts_with("text/event-stream"), "unexpected content type {content_type:?}: {body}");
-    let mut out = Vec::new();
-    for event in body.replace("\r\n", "\n").split("\n\n") {
-        let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
-        let data = data.join("\n");
-        if data.trim().is_empty() {
-            continue; // a priming event or a keep-alive
-        }
-        out.push(serde_json::from_str(&data).unwrap_or_else(|e| panic!("an event that is not JSON ({e}): {data}")));
-    }
-    out
-}
-
-impl Client {
-    fn stdio(db: &Path) -> Client {
-        let mut child = common::bin()
-            .arg("--db")
-            .arg(db)
-            .args(["--quiet", "mcp"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("citriage mcp starts");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Client { wire: Wire::Stdio { child, stdin, stdout }, next: 1 }
-    }
-
-    /// `citriage serve --addr 127.0.0.1:0` (plus `extra` arguments and environment);
-    /// the port is read from what it prints when it listens.
-    fn http(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> Client {
-        let mut cmd: Command = common::bin();
-        cmd.arg("--db").arg(db).args(["serve", "--addr", "127.0.0.1:0"]).args(extra);
-        cmd.env_remove("CITRIAGE_MCP_TOKEN");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("serve");
-        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut seen = String::new();
-        let addr = loop {
-            let mut line = String::new();
-            let n = err.read_line(&mut line).expect("serve's stderr");
-            assert!(n > 0, "citriage serve stopped before listening:\n{seen}");
-            seen.push_str(&line);
-            if let Some(rest) = line.trim().strip_prefix("serving on http://") {
-                break rest.split_whitespace().next().expect("address").to_string();
-            }
-        };
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = err.read_to_string(&mut sink);
-        });
-        Client { wire: Wire::Http { child, url: format!("http://{addr}/mcp"), session: None, bearer: None }, next: 1 }
-    }
-
-    fn send(&mut self, msg: &Value) -> Vec<Value> {
-        match &mut self.wire {
-            Wire::Stdio { stdin, .. } => {
-                let mut line = serde_json::to_string(msg).expect("json");
-                line.push('\n');
-                stdin.write_all(line.as_bytes()).expect("write to the server");
-                stdin.flush().expect("flush");
-                Vec::new()
-            }
-            Wire::Http { url, session, bearer, .. } => {
-                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-                let mut req = agent
-                    .post(url.as_str())
-                    .header("Content-Type", "application/json")
-                    .header("Accept", "application/json, text/event-stream")
-                    .header("MCP-Protocol-Version", PROTOCOL);
-                if let Some(s) = session.as_deref() {
-                    req = req.header("Mcp-Session-Id", s);
-                }
-                if let Some(b) = bearer.as_deref() {
-                    req = req.header("Authorization", &format!("Bearer {b}"));
-                }
-                let mut r = req.send(serde_json::to_string(msg).expect("json")).expect("POST /mcp");
-                let status = r.status().as_u16();
-                if let Some(s) = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
-                    *session = Some(s.to_string());
-                }
-                let ct = r.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-                let body = r.body_mut().read_to_string().expect("body");
-                if msg.get("id").is_none() {
-                    assert!(status == 202 || status == 200, "a notification: HTTP {status}: {body}");
-                    return Vec::new();
-                }
-                assert_eq!(status, 200, "{}: {body}", msg["method"]);
-                http_messages(&ct, &body)
-            }
-        }
-    }
-
-    /// Sends a request and returns its response (result or error), skipping the
-    /// server's notifications.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let over_http = self.send(&msg);
-        let mut pending = over_http.into_iter();
-        loop {
-            let m = match &mut self.wire {
-                Wire::Stdio { stdout, .. } => {
-                    let mut line = String::new();
-                    let n = stdout.read_line(&mut line).expect("read from the server");
-                    assert!(n > 0, "the server closed stdout while {method} was pending");
-                    serde_json::from_str::<Value>(&line)
-                        .unwrap_or_else(|e| panic!("stdout is the protocol's, and this is not JSON ({e}): {line}"))
-                }
-                Wire::Http { .. } => pending.next().unwrap_or_else(|| panic!("no response to {method}")),
-            };
-            assert_eq!(m["jsonrpc"], "2.0", "{m}");
-            if m.get("id") == Some(&json!(id)) {
-                return m;
-            }
-            assert!(m.get("id").is_none() || m.get("method").is_some(), "a response to another request: {m}");
-        }
-    }
-
-    fn notify(&mut self, method: &str) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method}));
-    }
-
-    /// A request that must succeed: its result.
-    fn ok(&mut self, method: &str, params: Value) -> Value {
-        let r = self.request(method, params);
-        assert!(r.get("error").is_none(), "{method}: {r}");
-        r["result"].clone()
-    }
-
-    /// `tools/call`: (is_error, structured content or the text).
-    fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
-        let r = self.ok("tools/call", json!({"name": tool, "arguments": args}));
-        let is_error = r["isError"] == true;
-        let text = r["content"][0]["text"].as_str().unwrap_or("").to_string();
-        assert_eq!(r["content"][0]["type"], "text", "{tool}: {r}");
-        if is_error {
-            return (true, Value::String(text));
-        }
-        let sc = r["structuredContent"].clone();
-        let parsed: Value = serde_json::from_str(&text).expect("the text content is the JSON answer");
-        assert_eq!(parsed, sc, "{tool}: the text and the structured content say the same");
-        (false, sc)
-    }
-
-    /// A tool call that must answer.
-    fn answer(&mut self, tool: &str, args: Value) -> Value {
-        let (err, v) = self.call(tool, args.clone());
-        assert!(!err, "{tool} {args}: {v}");
-        assert!(v["result"].is_object() || v["result"].is_array(), "{tool}: {v}");
-        assert!(v["evidence"].is_array(), "{tool}: every answer lists its evidence: {v}");
-        v
-    }
-}
 
 // ---------------------------------------------------------------- helpers
 
@@ -621,7 +431,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
 #[test]
 fn mcp_over_stdio() {
     let w = world::world();
-    let mut c = Client::stdio(&w.db);
+    let mut c = Client::stdio(&w.db, &[], &[]);
     conformance(&mut c, w, "stdio");
 }
 
@@ -630,30 +440,4 @@ fn mcp_over_streamable_http_in_serve() {
     let w = world::world();
     let mut c = Client::http(&w.db, &[], &[]);
     conformance(&mut c, w, "http");
-}
-
-/// With `--mcp-writes`, the write tool is listed, and refused to a caller without the
-/// write token before anything is drafted or sent.
-#[test]
-fn the_http_write_gate() {
-    let w = world::world();
-    let mut c = Client::http(&w.db, &["--mcp-writes"], &[("CITRIAGE_MCP_TOKEN", "write-secret")]);
-    c.ok(
-        "initialize",
-        json!({"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    c.notify("notifications/initialized");
-    let tools = c.ok("tools/list", json!({}));
-    let apply = tools["tools"].as_array().expect("tools").iter().find(|t| t["name"] == "apply_action").cloned();
-    let apply = apply.expect("apply_action is offered with --mcp-writes");
-    assert_eq!(apply["annotations"]["readOnlyHint"], false);
-    let (tag, who, _) = world::culprit_tags(w).into_iter().next().expect("a culprit");
-    let args = json!({"action": "bug", "payload": tag, "root_cause": "RC1"});
-    let (err, msg) = c.call("apply_action", args.clone());
-    assert!(err && msg.as_str().is_some_and(|m| m.contains("Authorization")), "{msg}");
-    if let Wire::Http { bearer, .. } = &mut c.wire {
-        *bearer = Some("wrong".into());
-    }
-    let (err, msg) = c.call("apply_action", args);
-    assert!(err && msg.as_str().is_some_and(|m| m.contains("does not match")), "{msg} ({who})");
 }
