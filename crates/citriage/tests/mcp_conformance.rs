@@ -441,3 +441,28 @@ fn mcp_over_streamable_http_in_serve() {
     let mut c = Client::http(&w.db, &[], &[]);
     conformance(&mut c, w, "http");
 }
+
+/// Hostile input: no store, a line that is not JSON, a request for a method that does
+/// not exist, a tool call without arguments. Clear errors, and the server goes on.
+#[test]
+fn bad_input_is_answered_not_fatal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("none.db");
+    let o = common::run(&missing, &["mcp"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::stderr(&o).contains(&missing.display().to_string()), "{}", common::stderr(&o));
+    assert!(!missing.exists(), "the MCP server never creates a store");
+
+    let w = world::world();
+    let mut c = Client::stdio(&w.db, &[], &[]);
+    c.send_raw("this is not JSON-RPC\n");
+    c.initialize();
+    let r = c.request("no/such/method", json!({}));
+    assert_eq!(r["error"]["code"], -32601, "method not found: {r}");
+    let (err, msg) = c.call("job_history", json!({}));
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("job")), "a missing argument is named: {msg}");
+    let (err, msg) = c.call("search_failures", json!({"q": "a".repeat(600)}));
+    assert!(err && msg.as_str().is_some_and(|m| m.contains("500")), "the regex size bound: {msg}");
+    let v = c.answer("list_failing_jobs", json!({"limit": 1}));
+    assert_eq!(v["result"]["jobs"].as_array().map(Vec::len), Some(1), "still answering");
+}

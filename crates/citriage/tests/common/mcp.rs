@@ -172,6 +172,14 @@ impl Client {
         }
     }
 
+    /// Writes raw bytes to a stdio server (hostile input).
+    pub fn send_raw(&mut self, text: &str) {
+        if let Wire::Stdio { stdin, .. } = &mut self.wire {
+            stdin.write_all(text.as_bytes()).expect("write to the server");
+            stdin.flush().expect("flush");
+        }
+    }
+
     /// `initialize`, then `notifications/initialized`; returns the server's answer.
     pub fn initialize(&mut self) -> Value {
         let init = self.ok(
