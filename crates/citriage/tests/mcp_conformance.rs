@@ -385,6 +385,14 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     let r = c.ok("resources/read", json!({"uri": "citriage://triage/failures/latest"}));
     assert_eq!(r["contents"][0]["text"], json!(text), "the latest failures triage is the report written last");
     assert_eq!(r["contents"][0]["mimeType"], "text/markdown");
+    let mut report_ids = BTreeSet::new();
+    ids_in(&r["contents"][0]["text"], &mut report_ids);
+    assert!(!report_ids.is_empty(), "the triage report cites evidence");
+    let payload_uri = uris.iter().find(|u| u.starts_with("citriage://reports/payload/")).expect("a payload report");
+    let r = c.ok("resources/read", json!({"uri": payload_uri}));
+    let tag = payload_uri.trim_start_matches("citriage://reports/payload/");
+    let stored = st.document("payload", tag, "text/markdown").expect("read").expect("stored");
+    assert_eq!(r["contents"][0]["text"], json!(stored.body), "{payload_uri} is the stored Markdown");
     let r = c.ok("resources/read", json!({"uri": "citriage://briefs/failures"}));
     let briefs = r["contents"][0]["text"].as_str().expect("briefs").to_string();
     assert!(briefs.contains("<!-- brief-"), "one brief per selected cluster");
@@ -409,6 +417,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     let mut ids: BTreeSet<String> = every.keys().cloned().collect();
     ids.extend(brief_ids);
     ids.extend(prompt_ids);
+    ids.extend(report_ids);
     assert!(ids.len() > 20, "{transport}: {} evidence ids", ids.len());
     let all: Vec<String> = ids.iter().cloned().collect();
     for chunk in all.chunks(200) {
