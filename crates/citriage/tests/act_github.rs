@@ -475,3 +475,58 @@ fn mcp_apply_action_sends_the_drafted_requests_behind_the_write_gate() {
     c.set_bearer("write-secret");
     check(&mut c, &gh, "http");
 }
+
+/// A failure pattern's bug, filed through the GitHub-shaped server: one POST of the
+/// drafted issue, routed by the pattern's owner (or `--repo`).
+#[test]
+fn a_pattern_bug_is_filed_exactly_as_drafted() {
+    let w = world::world();
+    let gh = FakeGithub::start();
+    let (_d, dir) = tmp("drafts");
+    let d = dir.to_str().expect("path");
+    let st = citriage_store::Store::open(&w.db).expect("store");
+    let top = st
+        .clusters("default")
+        .expect("clusters")
+        .into_iter()
+        .max_by_key(|c| (c.size, std::cmp::Reverse(c.stable_id.clone())))
+        .expect("a pattern");
+    let o = act(
+        &w.db,
+        Some("tok"),
+        &[
+            "act",
+            "bug",
+            "--pattern",
+            &top.stable_id,
+            "--repo",
+            "example/tracker",
+            "--out",
+            d,
+            "--api",
+            &gh.base,
+            "--apply",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let name = std::fs::read_dir(&dir)
+        .expect("drafts")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("bug-") && n.ends_with(".json"))
+        .expect("the bug draft");
+    let draft = read_json(&dir.join(name));
+    assert_eq!(draft["target"]["repo"], "example/tracker");
+    let got = gh.got();
+    let want = expected(&draft);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!((got[0].method.as_str(), got[0].path.as_str()), ("POST", "/repos/example/tracker/issues"));
+    assert_eq!((&got[0].method, &got[0].path, &got[0].body), (&want[0].0, &want[0].1, &want[0].2));
+    let body = &got[0].body.as_ref().expect("body");
+    assert_eq!(body["title"], draft["title"]);
+    assert_eq!(body["labels"], draft["labels"]);
+    let text = body["body"].as_str().expect("body");
+    assert!(text.contains(&format!("citriage pattern {}", top.stable_id)), "{text}");
+    let newest = st.cluster_failures("default", &top.stable_id, 1).expect("failures");
+    let first = newest[0].failure_text.as_deref().and_then(|t| t.lines().next()).expect("a failure line");
+    assert!(text.contains(first), "the newest failure's line is quoted: {first:?} in {text}");
+}

@@ -282,6 +282,38 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     }
     let (err, _) = c.call("get_pattern", json!({"id": "no-such-pattern"}));
     assert!(err);
+    // Owner filters take the SIG as the store names it (`apps`) or as `sig-apps`.
+    let owner = top["owner"].as_str().expect("owner").to_string();
+    for spelled in [owner.clone(), format!("sig-{owner}")] {
+        let v = c.answer("list_patterns", json!({"owner": spelled, "limit": 100}));
+        let ps = v["result"]["clusters"].as_array().expect("clusters");
+        assert!(ps.iter().any(|p| p["stable_id"] == top["stable_id"]), "{spelled}");
+        assert!(ps.iter().all(|p| p["owner"] == json!(owner)), "{spelled}");
+        let v = c.answer("list_failing_jobs", json!({"owner": spelled, "limit": 1000}));
+        let js = v["result"]["jobs"].as_array().expect("jobs");
+        assert!(js.iter().all(|j| j["owners"].as_array().expect("owners").contains(&json!(owner))), "{spelled}");
+        assert!(!js.is_empty(), "{spelled}: some failing job has failures of the top pattern");
+    }
+    // A pattern's bug: routed by its owner, resting on its newest failures.
+    let v = c.answer("draft_action", json!({"action": "bug", "pattern": id}));
+    keep("draft_action", &v);
+    let d = &v["result"]["drafts"][0];
+    assert_eq!(d["kind"], "bug");
+    assert_eq!(d["target"]["repo"], "kubernetes/kubernetes", "the server's --issue-repo default: {d}");
+    let label = if owner.is_empty() { "needs-sig".to_string() } else { format!("sig/{owner}") };
+    assert!(d["labels"].as_array().expect("labels").contains(&json!(label)), "{}: {}", label, d["labels"]);
+    let cited: BTreeSet<String> = d["earned_by"]
+        .as_array()
+        .expect("earned")
+        .iter()
+        .map(|e| e["evidence"]["id"].as_str().expect("id").to_string())
+        .collect();
+    let latest_cited: BTreeSet<String> = {
+        let mut b = BTreeSet::new();
+        ids_in(&v["result"]["drafts"][0]["earned_by"], &mut b);
+        b
+    };
+    assert!(!cited.is_empty() && cited == latest_cited, "the bug rests on cited failures");
 
     // analyze_payload: the stored analyses, verdict for verdict
     let v = c.answer("analyze_payload", json!({}));
