@@ -206,6 +206,22 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
         b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").collect();
     assert_eq!(v["result"]["failed_tests"].as_array().map(Vec::len), Some(failed.len()));
     assert!(!logs.is_empty() || !failed.is_empty(), "a failed build of the world explains itself");
+    // A failed test's failure lines are lines of its failure text, at their numbers.
+    let mut lines_checked = 0;
+    for (ft, t) in v["result"]["failed_tests"].as_array().expect("failed tests").iter().zip(&failed) {
+        assert_eq!(ft["test"], json!(t.name));
+        let raw: Vec<&str> = t.failure_text.as_deref().unwrap_or("").lines().collect();
+        for x in ft["failure_lines"].as_array().expect("failure lines") {
+            let (a, z) =
+                (x["line_start"].as_u64().expect("start") as usize, x["line_end"].as_u64().expect("end") as usize);
+            assert!(1 <= a && a <= z && z <= raw.len(), "{x}");
+            for (k, line) in x["text"].as_str().expect("text").lines().enumerate() {
+                assert!(raw[a - 1 + k].contains(line.trim()), "line {} of {}: {line:?}", a + k, t.name);
+                lines_checked += 1;
+            }
+        }
+    }
+    assert!(lines_checked > 0, "some failure line is checked");
     let (err, msg) = c.call("extract_failure", json!({"job": job, "build_id": "0"}));
     assert!(err && msg.as_str().is_some_and(|m| m.contains("\"0\"")), "{msg}");
 
@@ -248,6 +264,35 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
             (m["match_start"].as_u64().expect("start") as usize, m["match_end"].as_u64().expect("end") as usize);
         assert!(ex[s..e].eq_ignore_ascii_case(&word), "{m}");
         assert_eq!(m["evidence"].as_array().map(Vec::len), Some(1));
+    }
+    // Within build logs: each match's line number is the stored excerpt's line it is on.
+    let logged = with_tests
+        .iter()
+        .filter(|x| !x.excerpts.is_empty())
+        .max_by_key(|x| (x.started, x.build_id.clone()))
+        .expect("a build with log excerpts");
+    let ex = &logged.excerpts[0];
+    let log_word = ex
+        .text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.len() >= 6 && w.chars().any(|c| c.is_ascii_alphabetic()))
+        .max_by_key(|w| (w.len(), w.to_string()))
+        .expect("a word in the excerpt")
+        .to_string();
+    let v = c.answer("search_failures", json!({"q": regex::escape(&log_word), "within": "logs", "max": 1000, "job": format!("^{}$", regex::escape(job))}));
+    keep("search_failures", &v);
+    let ms = v["result"]["matches"].as_array().expect("matches");
+    let mine: Vec<&Value> = ms.iter().filter(|m| m["build_id"] == json!(logged.build_id)).collect();
+    assert!(!mine.is_empty(), "{log_word} is found in the log of {}", logged.build_id);
+    for m in ms {
+        assert_eq!(m["kind"], "log", "{m}");
+        let id = m["build_id"].as_str().expect("id");
+        let sb = with_tests.iter().find(|x| x.build_id == id).expect("stored build");
+        let line = m["line"].as_u64().expect("a log line number") as u32;
+        let e =
+            sb.excerpts.iter().find(|e| e.line_start <= line && line <= e.line_end).unwrap_or_else(|| panic!("{m}"));
+        let text = e.text.lines().nth((line - e.line_start) as usize).expect("the line");
+        assert!(text.to_ascii_lowercase().contains(&log_word.to_ascii_lowercase()), "line {line} of {id}: {text:?}");
     }
     let (err, msg) = c.call("search_failures", json!({"q": "(unclosed"}));
     assert!(err, "a bad regex is refused: {msg}");
