@@ -526,6 +526,26 @@ fn mcp_over_streamable_http_in_serve() {
     let w = world::world();
     let mut c = Client::http(&w.db, &[], &[]);
     conformance(&mut c, w, "http");
+    // The endpoint shares the dashboard's Host check (DNS rebinding), and a body that
+    // is not JSON-RPC is a client error.
+    let url = c.url().expect("an HTTP client").to_string();
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let status = |host: &str, body: &str| -> u16 {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).expect("write");
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("{answer}"))
+    };
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    assert_eq!(status("rebind.example", init), 403, "another host name is refused");
+    let bad = status(&addr, "not json");
+    assert!((400..500).contains(&bad), "not JSON: HTTP {bad}");
 }
 
 /// Hostile input: no store, a line that is not JSON, a request for a method that does

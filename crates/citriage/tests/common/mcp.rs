@@ -194,6 +194,14 @@ impl Client {
         init
     }
 
+    /// The endpoint of an HTTP client.
+    pub fn url(&self) -> Option<&str> {
+        match &self.wire {
+            Wire::Http { url, .. } => Some(url),
+            Wire::Stdio { .. } => None,
+        }
+    }
+
     /// The bearer token later HTTP requests carry.
     pub fn set_bearer(&mut self, token: &str) {
         if let Wire::Http { bearer, .. } = &mut self.wire {
