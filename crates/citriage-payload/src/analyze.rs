@@ -480,7 +480,7 @@ pub fn analyze(
     evidence: &dyn EvidenceProvider,
     opts: &AnalyzeOptions,
 ) -> Result<PayloadAnalysis, PayloadError> {
-    analyze_with(source, evidence, opts, &MaskingSigner::default())
+    analyze_with(source, evidence, opts, &MaskingSigner)
 }
 
 /// A mode of a failed job with its onset.
