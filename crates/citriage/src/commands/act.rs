@@ -165,7 +165,7 @@ fn analysis(ctx: &Context, tag: &str, src: &Source) -> Result<PayloadAnalysis, F
     if !db.is_file() {
         return Err(Failure::input(format!("store {} does not exist: analyse the payload first", db.display())));
     }
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     citriage_mcp::answers::stored_analysis(&store, tag).map_err(|e| Failure::input(e.message))
 }
 
@@ -421,7 +421,7 @@ fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
             .cloned()
             .ok_or_else(|| Failure::input("no clustering run is stored (run `citriage cluster`)"))?,
     };
-    let mut store = ctx.open_store()?;
+    let mut store = ctx.open_existing_store()?;
     let facts = citriage_mcp::answers::pattern_facts(&view, &mut store, &profile, id.trim()).map_err(|e| {
         if e.bad_input {
             Failure::input(e.message)

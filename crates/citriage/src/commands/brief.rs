@@ -24,7 +24,7 @@ pub struct BriefArgs {
 
 /// Runs `citriage brief`.
 pub fn exec(ctx: &Context, a: &BriefArgs) -> Result<(), Failure> {
-    let mut store = ctx.open_store()?;
+    let mut store = ctx.open_existing_store()?;
     let ds = a.dataset.unwrap_or(Dataset::Failures);
     let w = crate::briefs::briefs(&mut store, ds)?;
     store.record_evidence(&w.ledger, &pipeline::now_rfc3339())?;

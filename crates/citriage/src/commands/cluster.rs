@@ -82,7 +82,7 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
             })?
         }
     };
-    let mut store = ctx.open_store()?;
+    let mut store = ctx.open_existing_store()?;
     let pb = ctx.spinner("loading failures");
     let out = cluster_store(&mut store, profile, a.window, a.as_of.as_deref(), &a.jobs, &catalogue, &owners, &pb)?;
     let ClusterOutcome { as_of, rows, builds, clustering, rich, daily } = out;

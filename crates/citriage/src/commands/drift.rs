@@ -16,7 +16,7 @@ pub struct DriftArgs {
 
 /// Runs `citriage drift`.
 pub fn exec(ctx: &Context, a: &DriftArgs) -> Result<(), Failure> {
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     let Some(latest) = store.latest(a.dataset)? else {
         return Err(Failure::input(format!("the store {} has no {} snapshot", store.path(), a.dataset)));
     };

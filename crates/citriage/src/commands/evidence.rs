@@ -17,7 +17,7 @@ pub struct EvidenceArgs {
 
 /// Runs `citriage evidence`.
 pub fn exec(ctx: &Context, a: &EvidenceArgs) -> Result<(), Failure> {
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     let mut found = Vec::new();
     for id in &a.ids {
         match store.evidence(id)? {

@@ -79,7 +79,7 @@ pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
         let parts: Vec<&str> = a.build.trim_matches('/').split('/').collect();
         if parts.len() >= 2 {
             let (job, id) = (parts[parts.len() - 2], parts[parts.len() - 1]);
-            if let Ok(store) = ctx.open_store() {
+            if let Ok(store) = ctx.open_existing_store() {
                 if let Ok(bs) = store.builds(Some(job)) {
                     let mine = bs.iter().find(|b| b.build_id == id).and_then(|b| b.started);
                     if let Some(t) = mine {

@@ -44,7 +44,7 @@ pub enum Emit {
 
 /// Runs `citriage metrics`.
 pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
-    let mut store = ctx.open_store()?;
+    let mut store = ctx.open_existing_store()?;
     let pb = ctx.spinner("loading builds");
     let all = store.builds(None)?;
     if all.is_empty() {

@@ -39,7 +39,7 @@ const PREFERRED: [&str; 3] = [MARKDOWN, JSON, HTML];
 
 /// Runs `citriage reports`.
 pub fn exec(ctx: &Context, a: &ReportsArgs) -> Result<(), Failure> {
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     match &a.what {
         None => list(ctx, &store, a.kind.as_deref()),
         Some(ReportsWhat::Show { kind, key, media_type }) => show(ctx, &store, kind, key, media_type.as_deref()),

@@ -48,7 +48,7 @@ pub struct TriageArgs {
 pub fn exec(ctx: &Context, a: &TriageArgs) -> Result<(), Failure> {
     let rules = pipeline::load_rules(a.rules.as_deref())?;
     let config = pipeline::load_config(a.config.as_deref())?;
-    let mut store = ctx.open_store()?;
+    let mut store = if a.snapshot.is_some() { ctx.open_store()? } else { ctx.open_existing_store()? };
     let opts = a.source.http();
     let pb = ctx.spinner("reading");
     let id = match &a.snapshot {
