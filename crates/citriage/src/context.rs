@@ -204,6 +204,7 @@ pub fn parse_day(s: &str) -> Result<Day, String> {
 #[derive(Args, Debug)]
 pub struct SnapshotSourceArgs {
     /// Force the dataset instead of detecting it from the fields.
+    /// Default: detected from the snapshot's fields (`triage` without --snapshot: failures).
     #[arg(long, value_parser = parse_dataset)]
     pub dataset: Option<Dataset>,
     /// The day the snapshot describes (YYYY-MM-DD). Default: a date in the file

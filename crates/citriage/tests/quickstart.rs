@@ -60,8 +60,8 @@ fn check_serve(home: &Path, cwd: &Path, args: &[&str]) {
     let stderr = child.stderr.take().expect("stderr");
     let mut addr = None;
     let mut seen = String::new();
-    for line in BufReader::new(stderr).lines() {
-        let line = line.expect("stderr line");
+    for line in BufReader::new(stdout).lines() {
+        let line = line.expect("stdout line");
         seen.push_str(&line);
         seen.push('\n');
         if let Some(rest) = line.split("serving on http://").nth(1) {

@@ -15,6 +15,8 @@ use std::path::PathBuf;
 /// cross-check brief of the highest-leverage claims.
 #[derive(Args, Debug)]
 pub struct BriefArgs {
+    /// The dataset whose latest stored triage the briefs are about (failures or
+    /// flakes). Default: failures.
     #[arg(long, value_parser = parse_dataset)]
     pub dataset: Option<Dataset>,
     /// Output folder.

@@ -10,6 +10,8 @@ use clap::Args;
 /// Show the drift between the latest stored snapshot of a dataset and its prior.
 #[derive(Args, Debug)]
 pub struct DriftArgs {
+    /// The dataset whose latest snapshot is compared with the one before it
+    /// (failures or flakes).
     #[arg(long, value_parser = parse_dataset, default_value = "failures")]
     pub dataset: Dataset,
 }

@@ -11,6 +11,7 @@ pub struct EvidenceArgs {
     /// Evidence ids as cited in reports.
     pub ids: Vec<String>,
     /// Every item whose locator starts with this.
+    /// Default: none.
     #[arg(long, value_name = "PREFIX")]
     pub locator: Option<String>,
 }

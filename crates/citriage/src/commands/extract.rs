@@ -17,12 +17,14 @@ pub struct ExtractArgs {
     /// bucket path such as logs/<job>/<id>.
     pub build: String,
     /// A local mirror of the bucket; the passing build is then found through the store.
+    /// Default: none (the build is a local folder).
     #[arg(long, value_name = "DIR")]
     pub mirror: Option<PathBuf>,
     /// The bucket (for evidence links with --mirror).
     #[arg(long, default_value = "kubernetes-ci-logs")]
     pub bucket: String,
     /// A passing build's folder or log to diff against.
+    /// Default: none.
     #[arg(long, value_name = "DIR|FILE")]
     pub pass: Option<PathBuf>,
     /// Show everything: every excerpt with all its lines (the text output otherwise shows

@@ -12,6 +12,7 @@ use serde_json::json;
 #[derive(Args, Debug)]
 pub struct ReportsArgs {
     /// Only documents of this kind (triage, payload, verify).
+    /// Default: every kind.
     #[arg(long)]
     pub kind: Option<String>,
     #[command(subcommand)]

@@ -10,6 +10,7 @@ use serde_json::json;
 #[derive(Args, Debug)]
 pub struct SnapshotsArgs {
     /// Only this dataset.
+    /// Default: both datasets.
     #[arg(long, value_parser = parse_dataset)]
     pub dataset: Option<Dataset>,
 }
