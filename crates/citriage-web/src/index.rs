@@ -89,6 +89,37 @@ pub struct JobIndex {
     pub figures: Option<JobFigures>,
     /// Tests failing most often in the last [`RECENT_BUILDS`] builds within the window.
     pub failing_tests: Vec<Count>,
+    /// The repository the job's failures are filed against (see [`job_repository`]),
+    /// when its builds name any.
+    pub repo: Option<String>,
+}
+
+/// The repository a job belongs to, from the repositories its newest build checked
+/// out (`started.json`'s `repos`, as JSON): the one the job's name mentions (kops for
+/// `e2e-kops-…`), else the first that is not kubernetes/kubernetes or
+/// kubernetes/test-infra, else kubernetes/kubernetes.
+pub fn job_repository(job: &str, repos_json: Option<&str>) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(repos_json?).ok()?;
+    let names: Vec<String> = match &v {
+        serde_json::Value::Object(m) => m.keys().cloned().collect(),
+        serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+        _ => Vec::new(),
+    };
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|n| n.trim_start_matches("github.com/").trim_start_matches("k8s.io/").to_string())
+        .map(|n| if n.contains('/') { n } else { format!("kubernetes/{n}") })
+        .filter(|n| n.split('/').count() == 2)
+        .collect();
+    let lower = job.to_ascii_lowercase();
+    let mentioned = names.iter().find(|n| {
+        let repo = n.rsplit('/').next().unwrap_or("");
+        repo.len() > 2 && repo != "kubernetes" && lower.contains(&repo.to_ascii_lowercase())
+    });
+    mentioned
+        .or_else(|| names.iter().find(|n| *n != "kubernetes/kubernetes" && *n != "kubernetes/test-infra"))
+        .or_else(|| names.iter().find(|n| *n == "kubernetes/kubernetes"))
+        .cloned()
 }
 
 /// One test's runs in one job within the window.
@@ -353,9 +384,14 @@ fn builds_and_jobs(indexed: Vec<IndexedBuild>) -> (Vec<BuildLite>, Vec<JobIndex>
                 daily: Vec::new(),
                 figures: None,
                 failing_tests: Vec::new(),
+                repo: None,
             });
         }
         let ji = jobs.len() - 1;
+        // Builds come oldest first: the newest build naming repositories wins.
+        if let Some(repo) = job_repository(&r.job, r.repos.as_deref()) {
+            jobs[ji].repo = Some(repo);
+        }
         builds.push(BuildLite {
             id: ib.id,
             job: ji as u32,

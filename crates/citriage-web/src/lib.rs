@@ -44,6 +44,23 @@ pub mod summary;
 pub mod svg;
 
 pub use error::WebError;
+
+/// A self-contained HTML page of a Markdown document with the dashboard's look: the
+/// stylesheet inline, no script, no request to any other address (images become
+/// links), the same content as the Markdown, rendered as the dashboard's report pages
+/// render it. `title` is escaped here.
+pub fn standalone_page(title: &str, markdown: &str) -> String {
+    let (body, _) = markdown::to_html(markdown);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <title>{} · citriage</title>\n<style>\n{}</style>\n</head>\n\
+         <body>\n<header><span class=\"brand\">citriage</span></header>\n<main><article class=\"report\">\n{body}\n</article></main>\n</body>\n</html>\n",
+        html::esc(title),
+        style::STYLE_CSS
+    )
+}
 use style::{fnv64, STYLE_CSS};
 
 /// The address `citriage serve` listens on unless told otherwise.
@@ -887,8 +904,20 @@ async fn api_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath
 }
 
 async fn page_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath<(String, String)>) -> Response {
-    let repo = st.0.opts.issue_repo.clone();
-    html_answer(cluster_detail(&st, profile, id).await.map(|d| pages::cluster(&d, &repo)))
+    let default_repo = st.0.opts.issue_repo.clone();
+    let view = st.view();
+    html_answer(cluster_detail(&st, profile, id).await.map(|d| {
+        // Route by the repository of the job with the most failures, when its builds name one.
+        let routed = d.jobs.first().and_then(|j| {
+            let name = j.name.as_str();
+            view.job(name.strip_prefix("pr:").unwrap_or(name)).and_then(|ji| ji.repo.as_deref()).map(|r| (r, name))
+        });
+        let route = match routed {
+            Some((repo, job)) => pages::IssueRoute { repo, job: Some(job) },
+            None => pages::IssueRoute { repo: &default_repo, job: None },
+        };
+        pages::cluster(&d, &route)
+    }))
 }
 
 async fn api_search(State(st): State<AppState>, Query(p): Params) -> Response {

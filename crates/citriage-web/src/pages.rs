@@ -37,6 +37,16 @@ pub fn error_page(e: &WebError) -> String {
     layout(title, "", &format!("<p class=\"error\">{}</p>", esc(&e.to_string())))
 }
 
+/// At most `max` bytes of `s`, cut at a word boundary (with "…" when cut).
+fn clip_words(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let head = clip(s, max);
+    let cut = head.rfind(char::is_whitespace).filter(|&i| i > max / 2).unwrap_or(head.len());
+    format!("{}…", head[..cut].trim_end())
+}
+
 fn clip(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
@@ -460,7 +470,7 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
 pub fn issue_url(repo: &str, d: &ClusterDetail) -> String {
     let c = &d.cluster;
     let first_line = c.text.lines().next().unwrap_or("").trim();
-    let title = format!("Failure cluster {}: {}", c.stable_id, clip(first_line, 80));
+    let title = format!("Failure cluster {}: {}", c.stable_id, clip_words(first_line, 80));
     let mut body = format!(
         "### Failure cluster {} (go.k8s.io/triage id {})\n\n{} failures between {} and {} ({} on the last day) in {} jobs and {} tests.\n\n#### Error text:\n```\n{}\n```\n\n#### Recent failures:\n",
         c.stable_id,
@@ -513,13 +523,20 @@ fn more(b: &mut String, total: usize, shown: usize, what: &str) {
     }
 }
 
-pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
+/// Where a cluster's issue goes: the repository and, when routed by a job, that job.
+pub struct IssueRoute<'a> {
+    pub repo: &'a str,
+    pub job: Option<&'a str>,
+}
+
+pub fn cluster(d: &ClusterDetail, route: &IssueRoute<'_>) -> String {
     let c = &d.cluster;
+    let repo = route.repo;
     let (by_id, by_text) = issue_search_urls(repo, c);
     let mut b = format!(
         "<p class=\"summary\"><b>{} failures ({} today)</b>, growth {:+.1}/day, in {} jobs and {} tests, {} to {} · \
          first seen {} · last seen {} {}</p>\n<p class=\"meta\">stable id <code>{}</code> · go.k8s.io/triage id <code>{}</code> · profile <code>{}</code></p>\n\
-         <p class=\"actions\"><a class=\"button\" href=\"{}\">File an issue</a> <a href=\"{}\">Issues naming this cluster</a> · <a href=\"{}\">Issues with this text</a></p>\n",
+         <p class=\"actions\"><a class=\"button\" href=\"{}\">File an issue in {}</a> <a href=\"{}\">Issues naming this cluster</a> · <a href=\"{}\">Issues with this text</a></p>\n{}",
         c.total,
         c.today,
         c.growth,
@@ -534,8 +551,17 @@ pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
         esc(&c.k8s_id),
         esc(&c.profile),
         esc(&issue_url(repo, d)),
+        esc(repo),
         esc(&by_id),
-        esc(&by_text)
+        esc(&by_text),
+        match route.job {
+            Some(j) => format!(
+                "<p class=\"meta\">Issues go to <code>{}</code>, the repository of {}, the job with the most failures here.</p>\n",
+                esc(repo),
+                job_link(j)
+            ),
+            None => format!("<p class=\"meta\">Issues go to <code>{}</code> (serve's --issue-repo: no build of these jobs names its repository).</p>\n", esc(repo)),
+        }
     );
     b.push_str("<h2>Failures per day</h2>");
     b.push_str(&failures_chart(&c.per_day, d.first_day));

@@ -87,6 +87,22 @@ fn check_serve(home: &Path, cwd: &Path, args: &[&str]) {
     assert!(answer.contains("citriage"), "serve {args:?}: the overview page lacks the name");
 }
 
+/// report.html stands beside report.md, self-contained (inline style, no script, no
+/// link, image or frame loaded from anywhere) with the same content.
+fn check_report_html(dir: &Path) {
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html beside report.md");
+    assert!(html.contains("<style>"), "the style is inline");
+    for banned in ["<script", "<link", "<img", "<iframe", "src=", "@import", "url("] {
+        assert!(!html.contains(banned), "{}: report.html contains {banned}", dir.display());
+    }
+    let title = md.lines().find_map(|l| l.strip_prefix("# ")).expect("report.md has a title");
+    let first_words: String = title.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    assert!(html.contains(&first_words), "report.html lacks the report's title {first_words:?}");
+    let sections = md.lines().filter(|l| l.starts_with("## ")).count();
+    assert_eq!(html.matches("<h2").count(), sections, "{}: every section of report.md is in report.html", dir.display());
+}
+
 fn ok(o: &Output, what: &str) {
     assert!(
         o.status.success(),
@@ -138,6 +154,8 @@ fn readme_quickstart_works_as_printed() {
                 let out = String::from_utf8_lossy(&o.stdout).into_owned();
                 assert!(out.contains("The demo succeeded"), "the demo says it succeeded:\n{out}");
                 printed.extend(out.lines().map(str::trim).map(str::to_string));
+                check_report_html(&cwd.join("demo-report/failures"));
+                check_report_html(&cwd.join("demo-report/world-flakes"));
             }
         }
         ran += 1;
