@@ -319,6 +319,7 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
     r.route("/", get(page_overview))
         .route("/jobs", get(page_jobs))
         .route("/jobs/{job}", get(page_job))
+        .route("/builds/{job}/{id}", get(page_build))
         .route("/tests", get(page_test))
         .route("/clusters", get(page_clusters))
         .route("/clusters/{profile}/{id}", get(page_cluster))
@@ -335,6 +336,7 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .route("/api/v1/overview", get(api_overview))
         .route("/api/v1/jobs", get(api_jobs))
         .route("/api/v1/jobs/{job}", get(api_job))
+        .route("/api/v1/builds/{job}/{id}", get(api_build))
         .route("/api/v1/tests", get(api_test))
         .route("/api/v1/clusters", get(api_clusters))
         .route("/api/v1/clusters/{profile}/{id}", get(api_cluster))
@@ -805,8 +807,56 @@ async fn api_jobs(State(st): State<AppState>) -> Response {
     json_answer(Ok(data::jobs(&st.view())))
 }
 
-async fn page_jobs(State(st): State<AppState>) -> Response {
-    html_answer(Ok(pages::jobs(&data::jobs(&st.view()))))
+async fn page_jobs(State(st): State<AppState>, Query(p): Params) -> Response {
+    let view = st.view();
+    match data::jobs_list(&view, &p) {
+        Ok(l) => html_answer(Ok(pages::jobs(&l, &p))),
+        Err(e) => {
+            // The form keeps the user's input; the list is the unfiltered default.
+            let l = data::jobs_list(&view, &BTreeMap::new());
+            error_with_page(e, l.map(|l| pages::jobs(&l, &p)))
+        }
+    }
+}
+
+/// An error answered with the page it concerns (its form and the user's input kept),
+/// the message in a box under the title.
+fn error_with_page(e: WebError, page: Result<String, WebError>) -> Response {
+    match page {
+        Ok(page) => (e.status(), Html(pages::with_alert(page, &e))).into_response(),
+        Err(_) => html_answer(Err(e)),
+    }
+}
+
+async fn build_page(st: &AppState, job: String, id: String) -> Result<data::BuildPage, WebError> {
+    let view = st.view();
+    let b = data::find_build(&view, &job, &id)?.clone();
+    let job_name = view.job_name(b.job).to_string();
+    let (row, bid, since) = (b.id, b.build_id.clone(), b.started.map(|t| t - 1));
+    let (rec, artifacts, members) = with_store(st, move |s| {
+        let rec = s.job_builds_with_tests(&job_name, since)?.into_iter().find(|r| r.build_id == bid);
+        Ok::<_, WebError>((rec, s.build_artifacts(row)?, s.build_cluster_members(row)?))
+    })
+    .await?;
+    let rec = rec.ok_or_else(|| WebError::NotFound(format!("build {id:?} of {job:?} is no longer stored")))?;
+    Ok(data::build_page(&view, &b, &rec, artifacts, &members))
+}
+
+async fn api_build(State(st): State<AppState>, UrlPath((job, id)): UrlPath<(String, String)>) -> Response {
+    json_answer(build_page(&st, job, id).await)
+}
+
+async fn page_build(State(st): State<AppState>, UrlPath((job, id)): UrlPath<(String, String)>) -> Response {
+    match build_page(&st, job.clone(), id).await {
+        Ok(p) => html_answer(Ok(pages::build(&p))),
+        Err(e @ WebError::NotFound(_)) => {
+            let mut q = BTreeMap::new();
+            q.insert("q".to_string(), job);
+            let page = data::jobs_list(&st.view(), &q).map(|l| pages::jobs(&l, &q));
+            error_with_page(e, page)
+        }
+        Err(e) => html_answer(Err(e)),
+    }
 }
 
 async fn api_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> Response {
@@ -814,7 +864,16 @@ async fn api_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> R
 }
 
 async fn page_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> Response {
-    html_answer(data::job(&st.view(), &job).map(|j| pages::job(&j)))
+    let view = st.view();
+    match data::job(&view, &job) {
+        Ok(j) => html_answer(Ok(pages::job(&j))),
+        Err(e) => {
+            // An unknown job: the jobs whose names contain it, under the message.
+            let mut q = BTreeMap::new();
+            q.insert("q".to_string(), job);
+            error_with_page(e, data::jobs_list(&view, &q).map(|l| pages::jobs(&l, &q)))
+        }
+    }
 }
 
 async fn api_clusters(State(st): State<AppState>, Query(p): Params) -> Response {
@@ -828,7 +887,18 @@ async fn api_clusters(State(st): State<AppState>, Query(p): Params) -> Response 
 async fn page_clusters(State(st): State<AppState>, Query(p): Params) -> Response {
     let q = match data::ClusterQuery::parse(&p) {
         Ok(q) => q,
-        Err(e) => return html_answer(Err(e)),
+        Err(e) => {
+            // The form with the user's input, no list: fix the request in place.
+            let page = on_view(&st, move |v| {
+                let q = data::ClusterQuery::parse(&BTreeMap::new())?;
+                let mut c = data::clusters(v, &q)?;
+                c.clusters.clear();
+                c.matching = 0;
+                Ok(pages::clusters(&c, &p))
+            })
+            .await;
+            return error_with_page(e, page);
+        }
     };
     html_answer(on_view(&st, move |v| data::clusters(v, &q).map(|c| pages::clusters(&c, &p))).await)
 }
@@ -931,11 +1001,14 @@ async fn api_search(State(st): State<AppState>, Query(p): Params) -> Response {
 
 async fn page_search(State(st): State<AppState>, Query(p): Params) -> Response {
     match search::SearchQuery::parse(&p) {
-        Err(e) => html_answer(Err(e)),
+        Err(e) => error_with_page(e, Ok(pages::search(&p, None))),
         Ok(None) => html_answer(Ok(pages::search(&p, None))),
         Ok(Some(q)) => html_answer(on_view(&st, move |v| Ok(pages::search(&p, Some(&data::search(v, &q))))).await),
     }
 }
+
+/// Tests listed on `/tests` at most.
+const TEST_LIST_ROWS: usize = 500;
 
 fn test_name(p: &BTreeMap<String, String>) -> Option<String> {
     p.get("name").filter(|n| !n.is_empty()).cloned()
@@ -949,9 +1022,23 @@ async fn api_test(State(st): State<AppState>, Query(p): Params) -> Response {
 }
 
 async fn page_test(State(st): State<AppState>, Query(p): Params) -> Response {
+    let view = st.view();
+    let list = |p: &BTreeMap<String, String>| data::test_list(&view, p, TEST_LIST_ROWS);
     match test_name(&p) {
-        None => html_answer(Ok(pages::test(&p, None))),
-        Some(name) => html_answer(data::test_history(&st.view(), &name).map(|h| pages::test(&p, Some(&h)))),
+        None => match list(&p) {
+            Ok(l) => html_answer(Ok(pages::test_list(&p, &l))),
+            Err(e) => error_with_page(e, list(&BTreeMap::new()).map(|l| pages::test_list(&p, &l))),
+        },
+        Some(name) => match data::test_history(&view, &name) {
+            Ok(h) => html_answer(Ok(pages::test(&p, Some(&h)))),
+            // Not an exact name: the tests whose names contain it.
+            Err(WebError::NotFound(_)) => {
+                let mut q = p.clone();
+                q.insert("q".to_string(), name.clone());
+                html_answer(list(&q).map(|l| pages::test_list(&q, &l)))
+            }
+            Err(e) => html_answer(Err(e)),
+        },
     }
 }
 

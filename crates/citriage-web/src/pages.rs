@@ -6,7 +6,7 @@ use crate::data::{ClusterDetail, ClusterList, ClusterRow, JobDetail, PayloadStre
 use crate::error::WebError;
 use crate::html::{esc, layout, opt_time, pct, time};
 use crate::search::SearchResult;
-use crate::summary::{JobSummary, NameCount, Overview};
+use crate::summary::{NameCount, Overview};
 use crate::svg::{acceptance_chart, failures_chart, pass_rate_chart, sparkline};
 use citriage_model::Day;
 use std::collections::BTreeMap;
@@ -20,8 +20,9 @@ fn job_link(job: &str) -> String {
     format!("<a href=\"/jobs/{}\">{}</a>", pct(job.strip_prefix("pr:").unwrap_or(job)), esc(job))
 }
 
+/// A test's link, with the flags its name carries (a harness step counted as a test).
 fn test_link(test: &str) -> String {
-    format!("<a href=\"/tests?name={}\">{}</a>", pct(test), esc(test))
+    format!("<a href=\"/tests?name={}\">{}</a>{}", pct(test), esc(test), flags_for(test))
 }
 
 fn cluster_href(profile: &str, stable_id: &str) -> String {
@@ -34,7 +35,29 @@ pub fn error_page(e: &WebError) -> String {
         WebError::NotFound(_) => "Not found",
         WebError::Internal(_) => "Server error",
     };
-    layout(title, "", &format!("<p class=\"error\">{}</p>", esc(&e.to_string())))
+    layout(title, "", &alert(e))
+}
+
+/// An error message box (never the history strip's `error` cell colour).
+fn alert(e: &WebError) -> String {
+    let what = match e {
+        WebError::BadRequest(_) => "This request cannot be answered",
+        WebError::NotFound(_) => "Not found",
+        WebError::Internal(_) => "Server error",
+    };
+    format!("<div class=\"alert\" role=\"alert\"><b>{what}:</b> {}</div>\n", esc(&e.to_string()))
+}
+
+/// A page with an error box under its title: the page keeps its form and the user's
+/// input, so the request can be fixed in place.
+pub fn with_alert(page: String, e: &WebError) -> String {
+    match page.find("</h1>\n") {
+        Some(i) => {
+            let at = i + "</h1>\n".len();
+            format!("{}{}{}", &page[..at], alert(e), &page[at..])
+        }
+        None => page,
+    }
 }
 
 /// At most `max` bytes of `s`, cut at a word boundary (with "…" when cut).
@@ -139,16 +162,42 @@ pub fn overview(o: &Overview) -> String {
     layout("Overview", "/", &b)
 }
 
-pub fn jobs(jobs: &[JobSummary]) -> String {
-    let mut b = String::new();
-    if jobs.is_empty() {
-        b.push_str("<p>No builds are stored.</p>");
-    } else {
+pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
+    let mut b = format!(
+        "<form class=\"filters\" method=\"get\" action=\"/jobs\">{}{}{}{}<button type=\"submit\">Filter</button></form>\n",
+        input("q", "name contains", p),
+        input("re", "name regex", p),
+        select("sort", "sort by", crate::data::JOB_SORTS, &l.sort),
+        select("group", "group by", crate::data::JOB_GROUPS, &l.group),
+    );
+    if l.total == 0 {
+        b.push_str("<p>No builds are stored: <code>citriage fetch</code> stores them. Dashboard snapshots alone are browsed on the <a href=\"/\">overview</a> and in the <a href=\"/reports\">reports</a>.</p>");
+        return layout("Jobs", "/jobs", &b);
+    }
+    let _ = write!(
+        b,
+        "<p class=\"meta\">{} of {} {} · {} {} failing now (newest build failed or errored)</p>",
+        l.matching,
+        l.total,
+        plural(l.total, "job", "jobs"),
+        l.groups.iter().map(|g| g.failing).sum::<usize>(),
+        if l.groups.iter().map(|g| g.failing).sum::<usize>() == 1 { "is" } else { "are" }
+    );
+    for g in &l.groups {
+        let tags: String = g.tags.iter().map(|t| format!(" <span class=\"badge\">{}</span>", esc(t))).collect();
+        let _ = write!(
+            b,
+            "<section class=\"group\"><h2>{}{tags} <span class=\"growth\">{} {}, {} failing now</span></h2>",
+            esc(&g.name),
+            g.jobs.len(),
+            plural(g.jobs.len(), "job", "jobs"),
+            g.failing
+        );
         b.push_str(
             "<table class=\"jobs\"><tr><th>job</th><th>builds</th><th>pass</th><th>fail</th><th>error</th>\
              <th>aborted</th><th>pass rate</th><th>last build</th></tr>",
         );
-        for j in jobs {
+        for j in &g.jobs {
             let _ = write!(
                 b,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
@@ -165,9 +214,18 @@ pub fn jobs(jobs: &[JobSummary]) -> String {
                 esc(&opt_time(j.last_started))
             );
         }
-        b.push_str("</table>");
+        b.push_str("</table></section>");
     }
     layout("Jobs", "/jobs", &b)
+}
+
+/// `one` or `many` by count ("1 job", "2 jobs").
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
 }
 
 const LEGEND: &str =
@@ -192,7 +250,7 @@ pub fn job(j: &JobDetail) -> String {
             b,
             "<a class=\"cell {}\" href=\"{}\" title=\"{} {} {}{}\"></a>",
             esc(&r.cell),
-            esc(&r.url),
+            esc(&build_href(&s.job, &r.build_id)),
             esc(&r.build_id),
             esc(&r.cell),
             esc(&opt_time(r.started)),
@@ -215,10 +273,17 @@ pub fn job(j: &JobDetail) -> String {
                 rate(f.pass_rate),
                 f.sample,
                 f.streak_builds,
-                f.streak_days.map(|d| format!(", {d} days")).unwrap_or_default(),
+                match f.streak_days {
+                    Some(0) => " (all within a day)".to_string(),
+                    Some(1) => ", 1 day".to_string(),
+                    Some(d) => format!(", {d} days"),
+                    None => String::new(),
+                },
                 f.last_pass.map(|d| d.to_string()).unwrap_or_else(|| "never in the stored history".into()),
-                f.kettle_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into()),
-                f.corrected_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into()),
+                f.kettle_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "none (no commit ran twice)".into()),
+                f.corrected_consistency
+                    .map(|c| format!("{c:.3}"))
+                    .unwrap_or_else(|| "none (no commit ran twice)".into()),
             );
             if !f.mass_failure_builds.is_empty() {
                 let _ = write!(
@@ -275,9 +340,10 @@ pub fn job(j: &JobDetail) -> String {
     for r in &j.builds {
         let _ = write!(
             b,
-            "<tr><td><a href=\"{}\">{}</a></td><td><span class=\"dot {}\"></span>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
-            esc(&r.url),
+            "<tr><td><a href=\"{}\">{}</a> <a class=\"meta\" href=\"{}\">Prow</a></td><td><span class=\"dot {}\"></span>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+            esc(&build_href(&s.job, &r.build_id)),
             esc(&r.build_id),
+            esc(&r.url),
             esc(&r.cell),
             esc(r.result.as_deref().unwrap_or("-")),
             esc(&opt_time(r.started)),
@@ -598,11 +664,12 @@ pub fn cluster(d: &ClusterDetail, route: &IssueRoute<'_>) -> String {
     for f in &d.latest {
         let _ = write!(
             b,
-            "<tr><td>{}</td><td>{}</td><td><a href=\"{}\">{}</a>{}</td><td>{}</td><td><pre>{}</pre></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td><a href=\"{}\">{}</a> <a class=\"meta\" href=\"{}\">Prow</a>{}</td><td>{}</td><td><pre>{}</pre></td></tr>",
             esc(&opt_time(f.started)),
             job_link(&f.job),
-            esc(&f.url),
+            esc(&build_href(&f.job, &f.build_id)),
             esc(&f.build_id),
+            esc(&f.url),
             f.pr.map(|p| format!(" (PR #{p})")).unwrap_or_default(),
             test_link(&f.test),
             esc(clip(&f.text, 300))
@@ -762,16 +829,66 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
     layout("Search", "/search", &b)
 }
 
+/// `/tests` without an exact name: the list, filtered and sorted.
+pub fn test_list(p: &BTreeMap<String, String>, l: &crate::data::TestList) -> String {
+    let mut b = format!(
+        "<form class=\"filters\" method=\"get\" action=\"/tests\">{}{}{}<button type=\"submit\">Filter</button></form>\n",
+        input("q", "name contains", p),
+        input("re", "name regex", p),
+        select("sort", "sort by", crate::data::TEST_SORTS, &l.sort),
+    );
+    if let Some(n) = p.get("name").filter(|n| !n.is_empty()) {
+        let _ = write!(
+            b,
+            "<p class=\"meta\">No test is named exactly <code>{}</code>; tests whose names contain it:</p>",
+            esc(n)
+        );
+    }
+    let _ = write!(
+        b,
+        "<p class=\"meta\">{} of {} {} with runs in the window{}</p>",
+        l.matching,
+        l.total,
+        plural(l.total, "test", "tests"),
+        if l.tests.len() < l.matching { format!(", showing the first {}", l.tests.len()) } else { String::new() }
+    );
+    b.push_str(
+        "<table class=\"tests\"><tr><th>test</th><th>jobs</th><th>runs</th><th>failed</th><th>flaky in</th></tr>",
+    );
+    for t in &l.tests {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            test_link(&t.name),
+            t.jobs,
+            t.runs,
+            t.failed,
+            t.flaky_in
+        );
+    }
+    b.push_str("</table>");
+    layout("Tests", "/tests", &b)
+}
+
+/// Flags a name carries wherever it is listed: harness steps that are not tests.
+pub fn flags_for(test: &str) -> String {
+    match crate::data::harness_step(test) {
+        Some(why) => format!("<span class=\"flag\" title=\"{}\">harness step, not a test</span>", esc(&why)),
+        None => String::new(),
+    }
+}
+
 pub fn test(p: &BTreeMap<String, String>, h: Option<&TestHistory>) -> String {
     let mut b = format!(
-        "<form class=\"filters\" method=\"get\" action=\"/tests\">{}<button type=\"submit\">Show</button></form>\n",
+        "<form class=\"filters\" method=\"get\" action=\"/tests\">{}<button type=\"submit\">Show</button> <a href=\"/tests\">all tests</a></form>\n",
         input("name", "test name (exact, or its kettle name)", p)
     );
     if let Some(h) = h {
         let _ = write!(
             b,
-            "<h2><code>{}</code></h2><p class=\"meta\">Runs in the last {} days.</p>",
+            "<h2><code>{}</code>{}</h2><p class=\"meta\">Runs in the last {} days.</p>",
             esc(&h.test),
+            flags_for(&h.test),
             h.window_days
         );
         for j in &h.jobs {
@@ -913,10 +1030,12 @@ pub fn reports(entries: &[ReportEntry]) -> String {
             let verdict = match &e.verification {
                 None => "<span class=\"meta\">not verified</span>".to_string(),
                 Some(v) => format!(
-                    "<span class=\"verdict verdict-{}\">{}</span> {} findings, {} unchecked",
+                    "<span class=\"verdict verdict-{}\" title=\"{}\">{}</span> {} {}, {} unchecked",
                     esc(&v.verdict),
-                    esc(&v.verdict),
+                    esc(verdict_meaning(&v.verdict)),
+                    esc(verdict_words(&v.verdict)),
                     v.findings,
+                    plural(v.findings, "finding", "findings"),
                     v.unchecked
                 ),
             };
@@ -969,11 +1088,14 @@ pub fn report(
             let unchecked = v["unchecked"].as_array().map_or(0, Vec::len);
             let _ = write!(
                 b,
-                "<section class=\"verification\"><h2>Verifier: <span class=\"verdict verdict-{}\">{}</span></h2><p>{} findings, {} claims not checked.</p>",
+                "<section class=\"verification\"><h2>Report check: <span class=\"verdict verdict-{}\">{}</span></h2><p>{} {}{}, {} not checked. {}</p>",
                 esc(verdict),
-                esc(verdict),
+                esc(verdict_words(verdict)),
                 findings.len(),
-                unchecked
+                plural(findings.len(), "finding", "findings"),
+                plural(findings.len(), "", ""),
+                unchecked_words(unchecked),
+                esc(verdict_meaning(verdict))
             );
             if !findings.is_empty() {
                 b.push_str("<table class=\"findings\"><tr><th>line</th><th>rule</th><th>finding</th></tr>");
@@ -1024,5 +1146,147 @@ mod tests {
         assert!(out.starts_with("<html><body><nav"), "{out}");
         assert!(out.contains("4.22.0-&lt;x&gt;"));
         assert!(out.contains("/api/v1/payloads/4.22.0-%3Cx%3E"));
+    }
+}
+
+/// `/builds/JOB/ID`.
+pub fn build(p: &crate::data::BuildPage) -> String {
+    let r = &p.build;
+    let mut b = format!(
+        "<p class=\"summary\"><span class=\"dot {}\"></span><b>{}</b> · {} · started {} · took {} · {}{}</p>\n",
+        esc(&r.cell),
+        esc(r.result.as_deref().unwrap_or("no result yet")),
+        job_link(&p.job),
+        esc(&opt_time(r.started)),
+        r.duration.map(|d| format!("{}m {}s", d / 60, d % 60)).unwrap_or_else(|| "-".into()),
+        esc(&p.kind),
+        r.pr.map(|n| format!(" · PR #{n}")).unwrap_or_default(),
+    );
+    let _ = write!(
+        b,
+        "<p class=\"meta\">{}<a href=\"{}\">Spyglass (Prow)</a> · <a href=\"{}\">artifacts on gcsweb</a></p>\n",
+        p.commit.as_ref().map(|c| format!("commit <code>{}</code> · ", esc(c))).unwrap_or_default(),
+        esc(&r.url),
+        esc(&p.folder)
+    );
+    if !p.problems.is_empty() {
+        b.push_str("<h2>Problems reading this build</h2><ul>");
+        for pr in &p.problems {
+            let _ = write!(b, "<li>{}</li>", esc(pr));
+        }
+        b.push_str("</ul>");
+    }
+    let _ = write!(b, "<h2>Failed tests ({})</h2>", p.failed.len());
+    if p.failed.is_empty() {
+        let _ = write!(b, "<p>No test failed ({} passed).</p>", p.passed);
+    } else {
+        let _ = write!(b, "<p class=\"meta\">{} passed.</p>", p.passed);
+        b.push_str("<table class=\"builds-failed\"><tr><th>test</th><th>status</th><th>duration</th><th>failure</th><th>cluster</th></tr>");
+        for f in &p.failed {
+            let clusters: Vec<String> = f
+                .clusters
+                .iter()
+                .map(|(prof, id, _)| {
+                    format!(
+                        "<a href=\"{}\">{}</a> <span class=\"meta\">{}</span>",
+                        cluster_href(prof, id),
+                        esc(id),
+                        esc(prof)
+                    )
+                })
+                .collect();
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}{}</td><td class=\"num\">{}</td><td><pre>{}</pre></td><td>{}</td></tr>",
+                test_link(&f.name),
+                esc(&f.status),
+                if f.attempt > 1 { format!(" (attempt {})", f.attempt) } else { String::new() },
+                f.duration.map(|d| format!("{d:.1}s")).unwrap_or_else(|| "-".into()),
+                esc(clip(f.message.as_deref().unwrap_or(""), 3000)),
+                clusters.join("<br>")
+            );
+        }
+        b.push_str("</table>");
+    }
+    if !p.clusters.is_empty() {
+        b.push_str("<h2>Failure clusters</h2><ul>");
+        for (prof, id, text, n) in &p.clusters {
+            let _ = write!(
+                b,
+                "<li><a href=\"{}\">{}</a> ({} profile): {} of this build's failures · <code>{}</code></li>",
+                cluster_href(prof, id),
+                esc(id),
+                esc(prof),
+                n,
+                esc(clip(text, 200))
+            );
+        }
+        b.push_str("</ul>");
+    }
+    let _ = write!(b, "<h2>Log excerpts ({})</h2>", p.excerpts.len());
+    if p.excerpts.is_empty() {
+        b.push_str(
+            "<p class=\"meta\">No log excerpt is stored for this build (only failed builds' logs are read).</p>",
+        );
+    }
+    for e in &p.excerpts {
+        let _ = write!(
+            b,
+            "<p class=\"meta\"><code>{}</code> lines {}–{}</p><pre class=\"excerpt\">",
+            esc(&e.source),
+            e.line_start,
+            e.line_end
+        );
+        for (i, line) in e.text.lines().enumerate() {
+            let _ = writeln!(b, "<span class=\"ln\">{}</span>{}", e.line_start as usize + i, esc(line));
+        }
+        b.push_str("</pre>");
+    }
+    let _ = write!(b, "<h2>Artifacts ({})</h2>", p.artifacts.len());
+    if !p.artifacts.is_empty() {
+        b.push_str("<table class=\"artifacts\"><tr><th>path</th><th>size</th></tr>");
+        for (path, size, link) in &p.artifacts {
+            let _ = write!(
+                b,
+                "<tr><td><a href=\"{}\">{}</a></td><td class=\"num\">{}</td></tr>",
+                esc(link),
+                esc(path),
+                size.map(|s| s.to_string()).unwrap_or_else(|| "-".into())
+            );
+        }
+        b.push_str("</table>");
+    }
+    layout(&format!("{} #{}", p.job, r.build_id), "/jobs", &b)
+}
+
+/// The dashboard's page of a build.
+pub fn build_href(job: &str, build_id: &str) -> String {
+    format!("/builds/{}/{}", pct(job.strip_prefix("pr:").unwrap_or(job)), pct(build_id))
+}
+
+/// A verifier verdict in words: it judges the report's content, not the run that wrote it.
+fn verdict_words(verdict: &str) -> &str {
+    match verdict {
+        "pass" => "report checks out",
+        "fail" => "report needs work",
+        "incomplete" => "partly checked",
+        other => other,
+    }
+}
+
+fn verdict_meaning(verdict: &str) -> &'static str {
+    match verdict {
+        "pass" => "The verifier checked the report's claims: every claim it could check holds.",
+        "fail" => "The verifier found claims or sections to improve in this report (listed with their lines). This judges the report's content; the command that wrote it succeeded.",
+        "incomplete" => "Nothing was found wrong, but some claims could not be checked (GitHub or a source checkout was not available).",
+        _ => "",
+    }
+}
+
+fn unchecked_words(n: usize) -> String {
+    if n == 1 {
+        "1 claim".to_string()
+    } else {
+        format!("{n} claims")
     }
 }

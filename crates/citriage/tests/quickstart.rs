@@ -100,7 +100,12 @@ fn check_report_html(dir: &Path) {
     let first_words: String = title.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
     assert!(html.contains(&first_words), "report.html lacks the report's title {first_words:?}");
     let sections = md.lines().filter(|l| l.starts_with("## ")).count();
-    assert_eq!(html.matches("<h2").count(), sections, "{}: every section of report.md is in report.html", dir.display());
+    assert_eq!(
+        html.matches("<h2").count(),
+        sections,
+        "{}: every section of report.md is in report.html",
+        dir.display()
+    );
 }
 
 fn ok(o: &Output, what: &str) {
