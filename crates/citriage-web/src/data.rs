@@ -1338,3 +1338,48 @@ pub fn build_page(
         folder,
     }
 }
+
+/// What the overview leads with: what changed and what is broken now.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Changes {
+    /// New and growing patterns of the default profile's latest run, most failures
+    /// (in the latest days) first, at most ten.
+    pub moving: Vec<DriftRow>,
+    /// The window the drift compares (`from` → `to`), when a run is stored.
+    pub drift_window: Option<(Day, Day)>,
+    /// Jobs whose newest build failed or errored, most failed builds first, at most ten.
+    pub failing_jobs: Vec<JobSummary>,
+    pub failing_jobs_total: usize,
+    /// Payloads rejected (newest first, at most five) and how many in all.
+    pub rejected: Vec<(String, String, Option<String>)>,
+    pub rejected_total: usize,
+}
+
+/// [`Changes`] of the view.
+pub fn changes(ix: &WebIndex) -> Changes {
+    let mut c = Changes::default();
+    if let Ok(d) = drift(ix, &BTreeMap::new()) {
+        c.drift_window = Some((d.from, d.to));
+        let mut moving: Vec<DriftRow> =
+            d.patterns.into_iter().filter(|p| matches!(p.kind, DriftKind::New | DriftKind::Growing)).collect();
+        moving.sort_by(|a, b| b.after.cmp(&a.after).then(a.stable_id.cmp(&b.stable_id)));
+        moving.truncate(10);
+        c.moving = moving;
+    }
+    let mut failing: Vec<JobSummary> = ix
+        .jobs
+        .iter()
+        .map(|j| j.summary.clone())
+        .filter(|j| matches!(j.last_outcome.as_str(), "fail" | "error"))
+        .collect();
+    failing.sort_by(|a, b| (b.failed + b.errored).cmp(&(a.failed + a.errored)).then(a.job.cmp(&b.job)));
+    c.failing_jobs_total = failing.len();
+    failing.truncate(10);
+    c.failing_jobs = failing;
+    let mut rejected: Vec<&crate::index::PayloadRow> =
+        ix.payloads.iter().filter(|p| p.phase.eq_ignore_ascii_case("rejected")).collect();
+    rejected.sort_by(|a, b| b.created.cmp(&a.created).then(b.tag.cmp(&a.tag)));
+    c.rejected_total = rejected.len();
+    c.rejected = rejected.iter().take(5).map(|p| (p.tag.clone(), p.stream.clone(), p.verdict.clone())).collect();
+    c
+}

@@ -799,8 +799,7 @@ async fn api_overview(State(st): State<AppState>) -> Response {
 }
 
 async fn page_overview(State(st): State<AppState>) -> Response {
-    let v = st.view();
-    html_answer(Ok(pages::overview(&v.overview)))
+    html_answer(on_view(&st, |v| Ok(pages::overview(&v.overview, &data::changes(v)))).await)
 }
 
 async fn api_jobs(State(st): State<AppState>) -> Response {

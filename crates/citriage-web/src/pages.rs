@@ -81,14 +81,83 @@ fn clip(s: &str, max: usize) -> &str {
     &s[..i]
 }
 
-pub fn overview(o: &Overview) -> String {
+/// The overview's lead: what changed and what is broken now.
+fn changes(b: &mut String, c: &crate::data::Changes) {
+    b.push_str("<section class=\"changes\"><h2>What changed</h2>");
+    match c.drift_window {
+        None => b.push_str(
+            "<p class=\"meta\">No clustering run is stored: <code>citriage cluster</code> finds the patterns.</p>",
+        ),
+        Some((from, to)) if c.moving.is_empty() => {
+            let _ =
+                write!(b, "<p>No pattern is new or growing ({from} → {to}). <a href=\"/drift\">Pattern drift</a></p>");
+        }
+        Some((from, to)) => {
+            let _ = write!(
+                b,
+                "<p class=\"meta\">New and growing failure patterns, {from} → {to}, most failures first (<a href=\"/drift\">all drift</a>).</p>\
+                 <table class=\"moving\"><tr><th>pattern</th><th>change</th><th>failures before → now</th><th>failure text</th></tr>"
+            );
+            for d in &c.moving {
+                let _ = write!(
+                    b,
+                    "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{} → {}</td><td><code>{}</code></td></tr>",
+                    cluster_href(&d.profile, &d.stable_id),
+                    esc(&d.stable_id),
+                    esc(d.kind.name()),
+                    d.before,
+                    d.after,
+                    esc(clip(d.text.lines().next().unwrap_or(""), 160))
+                );
+            }
+            b.push_str("</table>");
+        }
+    }
+    if c.failing_jobs_total > 0 {
+        let _ = write!(
+            b,
+            "<h3>Failing now: {} {}</h3><p class=\"meta\">Jobs whose newest build failed or errored, most failed builds first (<a href=\"/jobs?sort=failing\">all jobs</a>).</p><ul>",
+            c.failing_jobs_total,
+            plural(c.failing_jobs_total, "job", "jobs")
+        );
+        for j in &c.failing_jobs {
+            let _ = write!(
+                b,
+                "<li>{} · {} of {} builds failed or errored · pass rate {}</li>",
+                job_link(&j.job),
+                j.failed + j.errored,
+                j.builds,
+                rate(j.pass_rate)
+            );
+        }
+        b.push_str("</ul>");
+    }
+    if c.rejected_total > 0 {
+        let _ = write!(b, "<h3>Payloads rejected: {}</h3><ul>", c.rejected_total);
+        for (tag, stream, verdict) in &c.rejected {
+            let _ = write!(
+                b,
+                "<li><a href=\"/payloads/{}\">{}</a> ({}){}</li>",
+                pct(tag),
+                esc(tag),
+                esc(stream),
+                verdict.as_ref().map(|v| format!(": {}", esc(v))).unwrap_or_default()
+            );
+        }
+        b.push_str("</ul>");
+    }
+    b.push_str("</section>\n");
+}
+
+pub fn overview(o: &Overview, c: &crate::data::Changes) -> String {
     let mut b = String::new();
+    changes(&mut b, c);
     let clusters: usize = o.clusters.values().next().copied().unwrap_or(0);
     let _ = writeln!(
         b,
         "<section class=\"tiles\"><div class=\"tile\"><b>{}</b> builds</div><div class=\"tile\"><b>{}</b> jobs with builds</div>\
          <div class=\"tile\"><b>{}</b> test results</div><div class=\"tile\"><a href=\"/clusters\"><b>{}</b> failure clusters</a></div>\
-         <div class=\"tile\"><a href=\"/reports\"><b>{}</b> stored documents</a></div></section>",
+         <div class=\"tile\"><a href=\"/reports\"><b>{}</b> stored documents (reports, payload analyses, checks; each in several formats)</a></div></section>",
         o.builds, o.build_jobs, o.test_results, clusters, o.documents
     );
     if o.snapshots.is_empty() {
@@ -116,7 +185,13 @@ pub fn overview(o: &Overview) -> String {
         }
         b.push_str("</table><table class=\"category\"><tr><th>category</th><th>jobs</th></tr>");
         for c in &s.by_category {
-            let _ = write!(b, "<tr><td>{}</td><td class=\"num\">{}</td></tr>", esc(&c.name), c.count);
+            let _ = write!(
+                b,
+                "<tr><td><a href=\"/jobs?group=category#group-{}\">{}</a></td><td class=\"num\">{}</td></tr>",
+                pct(&c.name),
+                esc(&c.name),
+                c.count
+            );
         }
         b.push_str("</table></div>\n");
         match &s.drift {
@@ -145,7 +220,7 @@ pub fn overview(o: &Overview) -> String {
     }
     if !o.newest_clusters.is_empty() {
         b.push_str(
-            "<h2>Newest patterns</h2><table class=\"clusters\"><tr><th>first seen</th><th>failures</th><th>failure text</th></tr>",
+            "<h2>Newest patterns</h2><p class=\"meta\">First seen most recently, whatever their size.</p><table class=\"clusters\"><tr><th>first seen</th><th>failures</th><th>failure text</th></tr>",
         );
         for c in &o.newest_clusters {
             let _ = write!(
@@ -187,7 +262,8 @@ pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
         let tags: String = g.tags.iter().map(|t| format!(" <span class=\"badge\">{}</span>", esc(t))).collect();
         let _ = write!(
             b,
-            "<section class=\"group\"><h2>{}{tags} <span class=\"growth\">{} {}, {} failing now</span></h2>",
+            "<section class=\"group\" id=\"group-{}\"><h2>{}{tags} <span class=\"growth\">{} {}, {} failing now</span></h2>",
+            pct(&g.name),
             esc(&g.name),
             g.jobs.len(),
             plural(g.jobs.len(), "job", "jobs"),
