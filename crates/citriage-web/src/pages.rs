@@ -582,7 +582,7 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
             b,
             "<section class=\"cluster\" id=\"c-{}\"><h3><a href=\"{href}\">{} failures ({} today)</a> \
              <span class=\"growth\">growth {:+.1}/day</span> {}{}</h3>\
-             <p class=\"meta\">{} jobs, {} tests · first seen {} · last seen {} · <code>{}</code></p>\
+             <p class=\"meta\">{} {}, {} {} · first seen {} · last seen {} · <code>{}</code></p>\
              <pre class=\"ftext\">{}</pre>",
             pct(&r.stable_id),
             r.total,
@@ -591,7 +591,9 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
             sparkline(&r.per_day, first),
             badges(r),
             r.jobs,
+            plural(r.jobs as usize, "job", "jobs"),
             r.tests,
+            plural(r.tests as usize, "test", "tests"),
             esc(&time(r.first_seen)),
             esc(&time(r.last_seen)),
             esc(&r.stable_id),
@@ -676,14 +678,17 @@ pub fn cluster(d: &ClusterDetail, route: &IssueRoute<'_>) -> String {
     let repo = route.repo;
     let (by_id, by_text) = issue_search_urls(repo, c);
     let mut b = format!(
-        "<p class=\"summary\"><b>{} failures ({} today)</b>, growth {:+.1}/day, in {} jobs and {} tests, {} to {} · \
+        "<p class=\"summary\"><b>{} {} ({} today)</b>, growth {:+.1}/day, in {} {} and {} {}, {} to {} · \
          first seen {} · last seen {} {}</p>\n<p class=\"meta\">stable id <code>{}</code> · go.k8s.io/triage id <code>{}</code> · profile <code>{}</code></p>\n\
          <p class=\"actions\"><a class=\"button\" href=\"{}\">File an issue in {}</a> <a href=\"{}\">Issues naming this cluster</a> · <a href=\"{}\">Issues with this text</a></p>\n{}",
         c.total,
+        plural(c.total as usize, "failure", "failures"),
         c.today,
         c.growth,
         c.jobs,
+        plural(c.jobs as usize, "job", "jobs"),
         c.tests,
+        plural(c.tests as usize, "test", "tests"),
         d.first_day,
         d.last_day,
         esc(&time(c.first_seen)),
@@ -1273,12 +1278,12 @@ pub fn build(p: &crate::data::BuildPage) -> String {
                 .collect();
             let _ = write!(
                 b,
-                "<tr><td>{}</td><td>{}{}</td><td class=\"num\">{}</td><td><pre>{}</pre></td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                 test_link(&f.name),
                 esc(&f.status),
                 if f.attempt > 1 { format!(" (attempt {})", f.attempt) } else { String::new() },
                 f.duration.map(|d| format!("{d:.1}s")).unwrap_or_else(|| "-".into()),
-                esc(clip(f.message.as_deref().unwrap_or(""), 3000)),
+                folded(f.message.as_deref().unwrap_or(""), 6),
                 clusters.join("<br>")
             );
         }
@@ -1365,4 +1370,20 @@ fn unchecked_words(n: usize) -> String {
     } else {
         format!("{n} claims")
     }
+}
+
+/// A failure message: its first `lines` lines, the rest (up to 20 KB) behind a toggle.
+fn folded(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    if all.len() <= lines {
+        return format!("<pre>{}</pre>", esc(clip(text, 20_000)));
+    }
+    let head = all[..lines].join("\n");
+    let rest = all[lines..].join("\n");
+    format!(
+        "<pre>{}</pre><details><summary>{} more lines</summary><pre>{}</pre></details>",
+        esc(&head),
+        all.len() - lines,
+        esc(clip(&rest, 20_000))
+    )
 }

@@ -72,6 +72,30 @@ pub struct FetchArgs {
     pub timeout: u64,
 }
 
+/// Why `--mirror DIR --all` found no job: DIR should be a bucket's folder (the one
+/// holding `logs/`); the bucket folders found under it are named.
+fn mirror_hint(dir: &std::path::Path) -> String {
+    let mut buckets: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join("logs").is_dir() || e.path().join("pr-logs").is_dir())
+                .map(|e| e.path().display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    buckets.sort();
+    if buckets.is_empty() {
+        format!("--mirror {}: no job found (a bucket's folder holds logs/JOB/BUILD/)", dir.display())
+    } else {
+        format!(
+            "--mirror {}: no job found here, but bucket folders below it hold jobs: {}; pass one of them, e.g. --mirror {}",
+            dir.display(),
+            buckets.join(", "),
+            buckets[0]
+        )
+    }
+}
+
 /// Runs `citriage fetch`.
 pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
     let http = HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() };
@@ -104,6 +128,9 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
     jobs.sort();
     jobs.dedup();
     if jobs.is_empty() && a.prowjobs.is_none() {
+        if let (true, Some(dir)) = (a.all, &a.mirror) {
+            return Err(Failure::input(mirror_hint(dir)));
+        }
         return Err(Failure::input("no jobs to fetch: give --job, --from-snapshot, --all or --prowjobs"));
     }
     let mut prowjob_errors = 0;
