@@ -332,7 +332,9 @@ impl WebIndex {
         }
         timings.lap("overview and clusters");
         let documents = store.documents(None)?;
-        fill_overview_clusters(&mut overview, &profiles, documents.len());
+        // One per document (kind and key), whatever the formats it is stored in.
+        let distinct: BTreeSet<(&str, &str)> = documents.iter().map(|d| (d.kind.as_str(), d.key.as_str())).collect();
+        fill_overview_clusters(&mut overview, &profiles, distinct.len());
         let payloads = payload_rows(store, &documents)?;
         let mut verifications = BTreeMap::new();
         for d in documents.iter().filter(|d| d.kind == "verify" && d.media_type == "application/json") {

@@ -157,7 +157,7 @@ pub fn overview(o: &Overview, c: &crate::data::Changes) -> String {
         b,
         "<section class=\"tiles\"><div class=\"tile\"><b>{}</b> builds</div><div class=\"tile\"><b>{}</b> jobs with builds</div>\
          <div class=\"tile\"><b>{}</b> test results</div><div class=\"tile\"><a href=\"/clusters\"><b>{}</b> failure clusters</a></div>\
-         <div class=\"tile\"><a href=\"/reports\"><b>{}</b> stored documents (reports, payload analyses, checks; each in several formats)</a></div></section>",
+         <div class=\"tile\"><a href=\"/reports\"><b>{}</b> stored documents (reports, payload analyses, checks)</a></div></section>",
         o.builds, o.build_jobs, o.test_results, clusters, o.documents
     );
     if o.snapshots.is_empty() {
@@ -885,24 +885,22 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
             b.push_str("</table>\n");
         }
         b.push_str("<ol class=\"matches\">");
+        // Every match of the query in an excerpt is marked, not only the first.
+        let pattern = p.get("q").and_then(|q| crate::search::bounded_regex("q", q).ok());
         for m in &r.matches {
-            let (pre, hit, post) =
-                (&m.excerpt[..m.match_start], &m.excerpt[m.match_start..m.match_end], &m.excerpt[m.match_end..]);
+            let marked = mark_all(&m.excerpt, pattern.as_ref(), (m.match_start, m.match_end));
             let what = match m.line {
                 Some(l) => format!("<code>{}:{l}</code>", esc(&m.name)),
                 None => test_link(&m.name),
             };
             let _ = write!(
                 b,
-                "<li>{} <a href=\"{}\">{}</a> {}<br>{}<pre>{}<mark>{}</mark>{}</pre></li>",
+                "<li>{} <a href=\"{}\">{}</a> {}<br>{}<pre>{marked}</pre></li>",
                 job_link(&m.job),
-                esc(&m.url),
+                esc(&build_href(&m.job, &m.build_id)),
                 esc(&m.build_id),
                 esc(&opt_time(m.started)),
                 what,
-                esc(pre),
-                esc(hit),
-                esc(post)
             );
         }
         b.push_str("</ol>");
@@ -1127,7 +1125,7 @@ pub fn reports(entries: &[ReportEntry]) -> String {
                 href,
                 esc(&e.title),
                 esc(&e.as_of),
-                esc(&e.media_types.join(", "))
+                esc(&e.media_types.iter().map(|m| format_name(m)).collect::<Vec<_>>().join(", "))
             );
         }
         b.push_str("</table>");
@@ -1386,4 +1384,39 @@ fn folded(text: &str, lines: usize) -> String {
         all.len() - lines,
         esc(clip(&rest, 20_000))
     )
+}
+
+/// An excerpt with every match of `re` marked; the search's own match range when the
+/// pattern does not find it there (or there is none).
+fn mark_all(excerpt: &str, re: Option<&regex::Regex>, first: (usize, usize)) -> String {
+    let ranges: Vec<(usize, usize)> = match re {
+        Some(re) if re.find_iter(excerpt).any(|m| m.start() == first.0) => {
+            re.find_iter(excerpt).filter(|m| m.end() > m.start()).map(|m| (m.start(), m.end())).collect()
+        }
+        _ => vec![first],
+    };
+    let mut out = String::new();
+    let mut at = 0;
+    for (s, e) in ranges {
+        if s < at || e > excerpt.len() || !excerpt.is_char_boundary(s) || !excerpt.is_char_boundary(e) {
+            continue;
+        }
+        out.push_str(&esc(&excerpt[at..s]));
+        out.push_str("<mark>");
+        out.push_str(&esc(&excerpt[s..e]));
+        out.push_str("</mark>");
+        at = e;
+    }
+    out.push_str(&esc(&excerpt[at..]));
+    out
+}
+
+/// A media type as people name the format.
+fn format_name(media_type: &str) -> &str {
+    match media_type {
+        "text/markdown" => "Markdown",
+        "application/json" => "JSON",
+        "text/html" => "HTML",
+        other => other,
+    }
 }

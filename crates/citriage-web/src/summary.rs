@@ -80,7 +80,8 @@ pub struct Overview {
     pub clusters: BTreeMap<String, usize>,
     /// The ten clusters of the latest run first seen most recently (the first profile stored).
     pub newest_clusters: Vec<ClusterBrief>,
-    /// Stored documents: triage reports, payload analyses, verifier results.
+    /// Stored documents (by kind and key, whatever their formats): triage reports,
+    /// payload analyses, verifier results.
     pub documents: usize,
 }
 

@@ -56,8 +56,8 @@ fn check_serve(home: &Path, cwd: &Path, args: &[&str]) {
         args.extend(["--addr".to_string(), "127.0.0.1:0".to_string()]);
     }
     let mut child =
-        citriage(home, cwd).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("serve starts");
-    let stderr = child.stderr.take().expect("stderr");
+        citriage(home, cwd).args(&args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("serve starts");
+    let stdout = child.stdout.take().expect("stdout");
     let mut addr = None;
     let mut seen = String::new();
     for line in BufReader::new(stdout).lines() {
