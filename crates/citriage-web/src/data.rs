@@ -1062,6 +1062,18 @@ pub struct JobsList {
     pub total: usize,
     pub matching: usize,
     pub groups: Vec<JobGroup>,
+    /// Without stored builds: the jobs of the stored snapshots by category, as
+    /// (dataset, job), and how many entries the snapshots list.
+    #[serde(skip)]
+    pub snapshot_groups: Vec<SnapshotGroup>,
+    pub snapshot_total: usize,
+}
+
+/// Snapshot entries of one category (`/jobs` of a store without builds).
+#[derive(Debug, Clone)]
+pub struct SnapshotGroup {
+    pub name: String,
+    pub jobs: Vec<(String, crate::summary::SnapshotJob)>,
 }
 
 /// The sorts of `/jobs`, the default first.
@@ -1159,7 +1171,27 @@ pub fn jobs_list(ix: &WebIndex, p: &BTreeMap<String, String>) -> Result<JobsList
         let blocking = |g: &JobGroup| g.tags.iter().any(|t| t.contains("blocking"));
         blocking(b).cmp(&blocking(a)).then(b.failing.cmp(&a.failing)).then(a.name.cmp(&b.name))
     });
-    Ok(JobsList { sort, group, total: ix.jobs.len(), matching, groups })
+    let mut snapshot_groups: Vec<SnapshotGroup> = Vec::new();
+    let mut snapshot_total = 0;
+    let mut matching = matching;
+    if ix.jobs.is_empty() {
+        for s in &ix.overview.snapshots {
+            snapshot_total += s.job_list.len();
+            for j in s.job_list.iter().filter(|j| f.matches(&j.job)) {
+                matching += 1;
+                let entry = (s.dataset.as_str().to_string(), j.clone());
+                match snapshot_groups.iter_mut().find(|g| g.name == j.category) {
+                    Some(g) => g.jobs.push(entry),
+                    None => snapshot_groups.push(SnapshotGroup { name: j.category.clone(), jobs: vec![entry] }),
+                }
+            }
+        }
+        snapshot_groups.sort_by(|a, b| b.jobs.len().cmp(&a.jobs.len()).then(a.name.cmp(&b.name)));
+        for g in &mut snapshot_groups {
+            g.jobs.sort_by(|a, b| a.1.job.cmp(&b.1.job).then(a.0.cmp(&b.0)));
+        }
+    }
+    Ok(JobsList { sort, group, total: ix.jobs.len(), matching, groups, snapshot_groups, snapshot_total })
 }
 
 /// One test on `/tests`' list.

@@ -246,7 +246,39 @@ pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
         select("group", "group by", crate::data::JOB_GROUPS, &l.group),
     );
     if l.total == 0 {
-        b.push_str("<p>No builds are stored: <code>citriage fetch</code> stores them. Dashboard snapshots alone are browsed on the <a href=\"/\">overview</a> and in the <a href=\"/reports\">reports</a>.</p>");
+        if l.snapshot_groups.is_empty() {
+            b.push_str("<p>No builds and no dashboard snapshots are stored: <code>citriage fetch</code> stores builds, <code>citriage import</code> snapshots.</p>");
+        } else {
+            let _ = write!(
+                b,
+                "<p class=\"meta\">No builds are stored (<code>citriage fetch</code> stores them); these are the jobs of the stored dashboard snapshots: {} of {} {} (a job listed on both dashboards has two).</p>",
+                l.matching,
+                l.snapshot_total,
+                plural(l.snapshot_total, "entry", "entries")
+            );
+            for g in &l.snapshot_groups {
+                let _ = write!(
+                    b,
+                    "<section class=\"group\" id=\"group-{}\"><h2>{} <span class=\"growth\">{} {}</span></h2><table class=\"jobs snapshot-jobs\"><tr><th>job</th><th>dashboard</th><th>severity</th><th>figure</th></tr>",
+                    pct(&g.name),
+                    esc(&g.name),
+                    g.jobs.len(),
+                    plural(g.jobs.len(), "entry", "entries")
+                );
+                for (ds, j) in &g.jobs {
+                    let _ = write!(
+                        b,
+                        "<tr><td><code>{}</code></td><td>{}</td><td><span class=\"sev sev-{}\">{}</span></td><td>{}</td></tr>",
+                        esc(&j.job),
+                        esc(ds),
+                        esc(&j.severity),
+                        esc(&j.severity),
+                        esc(&j.figure)
+                    );
+                }
+                b.push_str("</table></section>");
+            }
+        }
         return layout("Jobs", "/jobs", &b);
     }
     let _ = write!(

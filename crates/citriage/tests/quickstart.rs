@@ -184,4 +184,34 @@ fn readme_quickstart_works_as_printed() {
         }
     }
     assert!(!default_store.exists(), "the quickstart created the default store {}", default_store.display());
+
+    // The demo's store of dashboard snapshots alone is browsed by job too: the
+    // overview's categories lead to the jobs list, grouped by category.
+    let srv = citriage_web::Server::bind(cwd.join("demo-report/citriage.db"), "127.0.0.1:0".parse().expect("addr"))
+        .expect("bind")
+        .spawn()
+        .expect("serve");
+    let overview = http_get(srv.addr, "/");
+    let link = overview
+        .split("href=\"")
+        .filter_map(|h| h.split('"').next())
+        .find(|h| h.starts_with("/jobs?group=category#group-"))
+        .expect("a category links to the jobs list")
+        .to_string();
+    let anchor = link.split('#').nth(1).expect("anchor").to_string();
+    let jobs = http_get(srv.addr, &link);
+    assert!(jobs.contains(&format!("id=\"{anchor}\"")), "the category's group is on the jobs list");
+    let kops = http_get(srv.addr, "/jobs?q=kops");
+    assert!(kops.contains("snapshot-jobs") && kops.contains("e2e-kops-"), "snapshot jobs listed and filtered");
+    assert!(!kops.contains("<code>ci-kubernetes"), "the filter keeps kops jobs only");
+}
+
+fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    let path = path.split('#').next().unwrap_or(path);
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").expect("request");
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "GET {path}: {}", answer.lines().next().unwrap_or(""));
+    answer
 }
