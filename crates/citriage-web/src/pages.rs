@@ -623,9 +623,9 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
             sparkline(&r.per_day, first),
             badges(r),
             r.jobs,
-            plural(r.jobs as usize, "job", "jobs"),
+            plural(r.jobs, "job", "jobs"),
             r.tests,
-            plural(r.tests as usize, "test", "tests"),
+            plural(r.tests, "test", "tests"),
             esc(&time(r.first_seen)),
             esc(&time(r.last_seen)),
             esc(&r.stable_id),
@@ -718,9 +718,9 @@ pub fn cluster(d: &ClusterDetail, route: &IssueRoute<'_>) -> String {
         c.today,
         c.growth,
         c.jobs,
-        plural(c.jobs as usize, "job", "jobs"),
+        plural(c.jobs, "job", "jobs"),
         c.tests,
-        plural(c.tests as usize, "test", "tests"),
+        plural(c.tests, "test", "tests"),
         d.first_day,
         d.last_day,
         esc(&time(c.first_seen)),
@@ -1234,31 +1234,6 @@ pub fn report(
     layout(title, "/reports", &b)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spans_mark_differing_parts_and_escape() {
-        // "pod <a-1> failed": shared "pod <", differing "a-1", shared "> failed".
-        let text = "pod <a-1> failed";
-        assert_eq!(spans_text(text, &[5, 3, 8], 1000), "pod &lt;<mark class=\"var\">a-1</mark>&gt; failed");
-        // Spans that do not add up leave the text unmarked but escaped.
-        assert_eq!(spans_text(text, &[5, 3], 1000), "pod &lt;a-1&gt; failed");
-        // Clipping keeps marks inside the clip and says how much is left.
-        let out = spans_text(text, &[5, 3, 8], 7);
-        assert!(out.starts_with("pod &lt;<mark class=\"var\">a-</mark>"), "{out}");
-        assert!(out.ends_with("(9 more bytes)"), "{out}");
-    }
-
-    #[test]
-    fn payload_reports_get_the_navigation_after_body() {
-        let out = payload_report("<html><body><main>x</main></body></html>", "4.22.0-<x>");
-        assert!(out.starts_with("<html><body><nav"), "{out}");
-        assert!(out.contains("4.22.0-&lt;x&gt;"));
-        assert!(out.contains("/api/v1/payloads/4.22.0-%3Cx%3E"));
-    }
-}
 
 /// `/builds/JOB/ID`.
 pub fn build(p: &crate::data::BuildPage) -> String {
@@ -1273,9 +1248,9 @@ pub fn build(p: &crate::data::BuildPage) -> String {
         esc(&p.kind),
         r.pr.map(|n| format!(" · PR #{n}")).unwrap_or_default(),
     );
-    let _ = write!(
+    let _ = writeln!(
         b,
-        "<p class=\"meta\">{}<a href=\"{}\">Spyglass (Prow)</a> · <a href=\"{}\">artifacts on gcsweb</a></p>\n",
+        "<p class=\"meta\">{}<a href=\"{}\">Spyglass (Prow)</a> · <a href=\"{}\">artifacts on gcsweb</a></p>",
         p.commit.as_ref().map(|c| format!("commit <code>{}</code> · ", esc(c))).unwrap_or_default(),
         esc(&r.url),
         esc(&p.folder)
@@ -1450,5 +1425,31 @@ fn format_name(media_type: &str) -> &str {
         "application/json" => "JSON",
         "text/html" => "HTML",
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_mark_differing_parts_and_escape() {
+        // "pod <a-1> failed": shared "pod <", differing "a-1", shared "> failed".
+        let text = "pod <a-1> failed";
+        assert_eq!(spans_text(text, &[5, 3, 8], 1000), "pod &lt;<mark class=\"var\">a-1</mark>&gt; failed");
+        // Spans that do not add up leave the text unmarked but escaped.
+        assert_eq!(spans_text(text, &[5, 3], 1000), "pod &lt;a-1&gt; failed");
+        // Clipping keeps marks inside the clip and says how much is left.
+        let out = spans_text(text, &[5, 3, 8], 7);
+        assert!(out.starts_with("pod &lt;<mark class=\"var\">a-</mark>"), "{out}");
+        assert!(out.ends_with("(9 more bytes)"), "{out}");
+    }
+
+    #[test]
+    fn payload_reports_get_the_navigation_after_body() {
+        let out = payload_report("<html><body><main>x</main></body></html>", "4.22.0-<x>");
+        assert!(out.starts_with("<html><body><nav"), "{out}");
+        assert!(out.contains("4.22.0-&lt;x&gt;"));
+        assert!(out.contains("/api/v1/payloads/4.22.0-%3Cx%3E"));
     }
 }
