@@ -1097,6 +1097,9 @@ pub fn payloads(streams: &[PayloadStream]) -> String {
                 esc(&p.phase),
                 esc(p.created.as_deref().unwrap_or("-")),
                 match (p.blocking_failed, p.blocking_total) {
+                    (Some(f), Some(t)) if f > 0 && p.phase.eq_ignore_ascii_case("accepted") => format!(
+                        "{f}/{t} <span class=\"meta\" title=\"The release controller accepted this payload although a blocking job failed: it was force-accepted, or the job passed on a retry the results do not show.\">(accepted anyway: force-accepted or passed on retry)</span>"
+                    ),
                     (Some(f), Some(t)) => format!("{f}/{t}"),
                     _ => "-".into(),
                 },
@@ -1233,7 +1236,6 @@ pub fn report(
     b.push_str("</article>");
     layout(title, "/reports", &b)
 }
-
 
 /// `/builds/JOB/ID`.
 pub fn build(p: &crate::data::BuildPage) -> String {

@@ -424,7 +424,9 @@ fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
             .find(|k| *k == "default")
             .or_else(|| view.profiles.keys().next())
             .cloned()
-            .ok_or_else(|| Failure::input("no clustering run is stored (run `citriage cluster`)"))?,
+            .ok_or_else(|| {
+                Failure::input(format!("no clustering run is stored (run `{} cluster`)", crate::context::invocation()))
+            })?,
     };
     let mut store = ctx.open_existing_store()?;
     let facts = citriage_mcp::answers::pattern_facts(&view, &mut store, &profile, id.trim()).map_err(|e| {

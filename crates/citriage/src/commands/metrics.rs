@@ -50,7 +50,11 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
     let all = store.builds(None)?;
     if all.is_empty() {
         pb.finish_and_clear();
-        return Err(Failure::input(format!("the store {} has no builds: run `citriage fetch` first", store.path())));
+        return Err(Failure::input(format!(
+            "the store {} has no builds: run `{} fetch` first",
+            store.path(),
+            crate::context::invocation()
+        )));
     }
     let as_of = match &a.as_of {
         Some(s) => parse_as_of(s)?,

@@ -96,9 +96,10 @@ fn show(ctx: &Context, store: &Store, kind: &str, key: &str, media_type: Option<
     };
     let Some(doc) = doc else {
         return Err(Failure::input(format!(
-            "no stored document {kind} {key}{} in {} (`citriage reports` lists them)",
+            "no stored document {kind} {key}{} in {} (`{} reports` lists them)",
             media_type.map(|m| format!(" of type {m}")).unwrap_or_default(),
-            store.path()
+            store.path(),
+            crate::context::invocation()
         )));
     };
     if ctx.json() {

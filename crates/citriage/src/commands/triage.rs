@@ -69,8 +69,9 @@ pub fn exec(ctx: &Context, a: &TriageArgs) -> Result<(), Failure> {
                 Some(s) => s.id,
                 None => {
                     return Err(Failure::input(format!(
-                        "the store {} has no {ds} snapshot: pass --snapshot FILE|URL or run `citriage import` first",
-                        store.path()
+                        "the store {} has no {ds} snapshot: pass --snapshot FILE|URL or run `{} import` first",
+                        store.path(),
+                        crate::context::invocation()
                     )))
                 }
             }

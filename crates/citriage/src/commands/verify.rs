@@ -82,8 +82,9 @@ fn check(ctx: &Context, a: &VerifyArgs) -> Result<i32, Failure> {
             let (kind, key) = split_stored(spec)?;
             let doc = store.document(kind, key, MARKDOWN)?.ok_or_else(|| {
                 Failure::input(format!(
-                    "--stored {spec}: no {MARKDOWN} document of kind {kind:?} with key {key:?} in {} (`citriage reports` lists them)",
-                    store.path()
+                    "--stored {spec}: no {MARKDOWN} document of kind {kind:?} with key {key:?} in {} (`{} reports` lists them)",
+                    store.path(),
+                    crate::context::invocation()
                 ))
             })?;
             let header = DocumentHeader {
