@@ -77,6 +77,8 @@ pub struct FlakyTest {
 #[derive(Debug, Clone, Serialize)]
 pub struct JobDetail {
     pub summary: JobSummary,
+    /// What the newest stored triage reports flag on this job.
+    pub report_flags: Vec<crate::index::ReportFlag>,
     /// Newest first, at most [`MAX_JOB_BUILDS`].
     pub builds: Vec<BuildRow>,
     /// Oldest first, the last days that have finished builds.
@@ -114,6 +116,7 @@ pub fn job(ix: &WebIndex, name: &str) -> Result<JobDetail, WebError> {
         f
     });
     Ok(JobDetail {
+        report_flags: ix.job_flags.get(name.strip_prefix("pr:").unwrap_or(name)).cloned().unwrap_or_default(),
         summary: j.summary.clone(),
         builds,
         daily: j.daily.clone(),

@@ -256,6 +256,8 @@ pub struct WebIndex {
     pub verifications: BTreeMap<String, VerificationSummary>,
     /// Failure texts and log excerpts for the regex search.
     pub search: SearchIndex,
+    /// Misclassifications the newest stored triage reports flag, by job.
+    pub job_flags: BTreeMap<String, Vec<ReportFlag>>,
     /// How long each part of building the view took (milliseconds): for the status
     /// route and the command line, never shown in pages.
     pub timings: Vec<(&'static str, u64)>,
@@ -344,6 +346,7 @@ impl WebIndex {
                 }
             }
         }
+        let job_flags = report_flags(store, &documents)?;
         // Search covers the window's builds, like the test-level views.
         let since = as_of.map(|a| a - settings.window_days * DAY);
         timings.lap("documents");
@@ -366,8 +369,54 @@ impl WebIndex {
             payloads,
             verifications,
             search,
+            job_flags,
         })
     }
+}
+
+/// A misclassification a stored triage report flags on a job.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReportFlag {
+    /// `consistency-paradox`, `always-failing-consistent`, `single-pr-pollution`, ...
+    pub kind: String,
+    /// What the report says the entry really is.
+    pub reality: String,
+    /// The report (`triage/{dataset}/{date}`).
+    pub report: String,
+}
+
+/// The misclassifications of the newest stored triage report of each dataset, by job
+/// (without a `pr:` prefix).
+fn report_flags(store: &Store, documents: &[DocumentHeader]) -> Result<BTreeMap<String, Vec<ReportFlag>>, WebError> {
+    let mut newest: BTreeMap<&str, &DocumentHeader> = BTreeMap::new();
+    for d in documents.iter().filter(|d| d.kind == "triage" && d.media_type == "application/json") {
+        let dataset = d.key.split('/').next().unwrap_or("");
+        if newest.get(dataset).is_none_or(|n| n.as_of < d.as_of) {
+            newest.insert(dataset, d);
+        }
+    }
+    let mut out: BTreeMap<String, Vec<ReportFlag>> = BTreeMap::new();
+    for d in newest.values() {
+        let Some(doc) = store.document(&d.kind, &d.key, &d.media_type)? else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&doc.body) else { continue };
+        for m in v["triage"]["misclassifications"].as_array().into_iter().flatten() {
+            let kind = m["kind"].as_str().unwrap_or("").to_string();
+            // A harness step is a test's flag, shown wherever the test is listed.
+            if kind == "harness-test-name" {
+                continue;
+            }
+            let reality = m["reality"].as_str().unwrap_or("").to_string();
+            for j in m["jobs"].as_array().into_iter().flatten().filter_map(|j| j.as_str()) {
+                let job = j.strip_prefix("pr:").unwrap_or(j).to_string();
+                out.entry(job).or_default().push(ReportFlag {
+                    kind: kind.clone(),
+                    reality: reality.clone(),
+                    report: format!("triage/{}", d.key),
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn builds_and_jobs(indexed: Vec<IndexedBuild>) -> (Vec<BuildLite>, Vec<JobIndex>, HashMap<String, u32>) {

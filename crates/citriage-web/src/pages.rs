@@ -352,6 +352,20 @@ pub fn job(j: &JobDetail) -> String {
         s.aborted,
         rate(s.pass_rate)
     );
+    if !j.report_flags.is_empty() {
+        b.push_str("<section class=\"notice report-flags\"><b>Flagged by the triage reports:</b><ul>");
+        for f in &j.report_flags {
+            let _ = write!(
+                b,
+                "<li><span class=\"flag\">{}</span> {} (<a href=\"/reports/{}\">{}</a>)</li>",
+                esc(&f.kind),
+                esc(&f.reality),
+                pct_path(&f.report),
+                esc(&f.report)
+            );
+        }
+        b.push_str("</ul></section>\n");
+    }
     b.push_str("<h2>History (newest first)</h2><div class=\"strip\">");
     for r in &j.builds {
         let _ = write!(

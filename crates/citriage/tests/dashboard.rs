@@ -449,6 +449,21 @@ fn the_world_in_a_browser() {
     let problems = console_problems(&s);
     assert!(problems.is_empty(), "{problems:?}");
     screenshot(&s, "build");
+    // What the stored triage reports flag on a job is on its page.
+    let flagged = all_jobs
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .filter_map(|j| j["job"].as_str())
+        .map(|j| (j.to_string(), get_json(&format!("{base}/api/v1/jobs/{}", pct(j)))))
+        .find(|(_, d)| d["report_flags"].as_array().is_some_and(|f| !f.is_empty()));
+    let (fjob, detail) = flagged.expect("the world's reports flag some job (always failing, one PR, ...)");
+    s.goto(&format!("{base}/jobs/{}", pct(&fjob))).expect("a flagged job");
+    let shown = s.wait_for("section.report-flags", wait).expect("the flags").text().expect("text");
+    for f in detail["report_flags"].as_array().expect("flags") {
+        assert!(shown.contains(f["kind"].as_str().expect("kind")), "{fjob}: {shown}");
+    }
+    screenshot(&s, "job-flagged");
     // An unknown build: the message and the job's list, not a bare error.
     s.goto(&format!("{base}/builds/{}/no-such-build", pct(job))).expect("unknown build");
     s.wait_for("div.alert", wait).expect("an error box");
