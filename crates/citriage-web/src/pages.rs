@@ -1196,7 +1196,7 @@ pub fn report(
         esc(kind),
         esc(key),
         esc(as_of),
-        esc(media_type),
+        esc(format_name(media_type)),
         report_href(kind, key)
     );
     let (rendered, anchors) = if media_type == "text/markdown" {
