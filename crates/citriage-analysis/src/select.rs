@@ -72,6 +72,30 @@ pub fn score_categories(cats: &Categorized, dataset: Dataset) -> Vec<CategorySco
     scores
 }
 
+/// A category's score as a formula whose printed terms add up to the printed score:
+/// `score 0.440 = ln(1) + 44/100 = 0.000 + 0.440 (max failing_days 44)`.
+pub fn score_formula(s: &CategoryScore, dataset: Dataset) -> String {
+    let ln = (s.count as f64).ln();
+    match dataset {
+        Dataset::Failures => format!(
+            "score {:.3} = ln({}) + {}/100 = {ln:.3} + {:.3} (max failing_days {})",
+            s.score,
+            s.count,
+            s.worst,
+            s.worst / 100.0,
+            s.worst
+        ),
+        Dataset::Flakes => format!(
+            "score {:.3} = ln({}) + (1 - {:.3}) = {ln:.3} + {:.3} (min consistency {:.3})",
+            s.score,
+            s.count,
+            s.worst,
+            1.0 - s.worst,
+            s.worst
+        ),
+    }
+}
+
 /// Picks the clusters to investigate.
 pub fn select(cats: &Categorized, dataset: Dataset, cfg: &AnalysisConfig) -> Selection {
     let scores = score_categories(cats, dataset);
@@ -87,18 +111,11 @@ pub fn select(cats: &Categorized, dataset: Dataset, cfg: &AnalysisConfig) -> Sel
         }
     };
     for s in scores.iter().take(cfg.min_clusters) {
-        let what = match dataset {
-            Dataset::Failures => format!("max failing_days {}", s.worst),
-            Dataset::Flakes => format!("min consistency {:.3}", s.worst),
-        };
         add(
             &mut chosen,
             &s.category,
             false,
-            format!(
-                "top {} by score: rank {} (score {:.3} = ln({}) + {what})",
-                cfg.min_clusters, s.rank, s.score, s.count
-            ),
+            format!("top {} by score: rank {} ({})", cfg.min_clusters, s.rank, score_formula(s, dataset)),
         );
     }
     // kops family: the largest kops-tagged category is always investigated.
@@ -191,4 +208,35 @@ pub fn letter(i: usize) -> String {
     }
     s.reverse();
     String::from_utf8(s).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod formula_tests {
+    use super::*;
+
+    fn terms(f: &str) -> (f64, f64, f64) {
+        // "score S = ln(n) + ... = A + B (...)"
+        let s: f64 = f.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let sum = f.rsplit_once(" = ").unwrap().1;
+        let mut it = sum.split_whitespace();
+        let a: f64 = it.next().unwrap().parse().unwrap();
+        it.next();
+        let b: f64 = it.next().unwrap().parse().unwrap();
+        (s, a, b)
+    }
+
+    #[test]
+    fn printed_formulas_add_up() {
+        let fail = CategoryScore { category: "c".into(), count: 1, worst: 44.0, score: 0.44, rank: 1 };
+        let f = score_formula(&fail, Dataset::Failures);
+        assert!(f.starts_with("score 0.440 = ln(1) + 44/100 = 0.000 + 0.440"), "{f}");
+        let flake =
+            CategoryScore { category: "c".into(), count: 7, worst: 0.551, score: (7f64).ln() + (1.0 - 0.551), rank: 1 };
+        let f2 = score_formula(&flake, Dataset::Flakes);
+        assert!(f2.contains("+ (1 - 0.551) ="), "{f2}");
+        for f in [f, f2] {
+            let (s, a, b) = terms(&f);
+            assert!((a + b - s).abs() <= 0.0015, "{f}: {a} + {b} != {s}");
+        }
+    }
 }

@@ -514,7 +514,7 @@ pub fn analyze_with(
         (None, Some(p)) => p.stream_name.clone(),
         (None, None) => {
             return Err(PayloadError::Options(format!(
-                "cannot derive the stream from tag {:?}: pass the stream",
+                "cannot derive the stream from tag {:?}: pass the stream with --stream NAME (e.g. --stream 4.22.0-0.nightly)",
                 opts.tag
             )))
         }

@@ -366,6 +366,16 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// A build's artifact index (paths relative to the build folder, sizes), by path.
+    pub fn build_artifacts(&self, build: i64) -> Result<Vec<(String, Option<u64>)>, StoreError> {
+        self.conn
+            .reader()
+            .rows("SELECT path, size FROM artifacts WHERE build = ?1 ORDER BY path", vals![build], |r| {
+                Ok((r.string(0)?, r.opt_i64(1)?.map(|n| n.max(0) as u64)))
+            })
+            .map_err(|e| self.err(e))
+    }
+
     /// The distinct job names of the stored builds, sorted.
     pub fn build_jobs(&self) -> Result<Vec<String>, StoreError> {
         self.conn

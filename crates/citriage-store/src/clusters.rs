@@ -421,6 +421,19 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The clusters a build's failures belong to in each profile's latest run: (profile,
+    /// stable id, test position), by profile then position.
+    pub fn build_cluster_members(&self, build: i64) -> Result<Vec<(String, String, u32)>, StoreError> {
+        self.conn
+            .reader()
+            .rows(
+                "SELECT profile, stable_id, seq FROM cluster_members WHERE build = ?1 ORDER BY profile, seq, stable_id",
+                vals![build],
+                |r| Ok((r.string(0)?, r.string(1)?, r.i64(2)? as u32)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// The (build row id, test position) of every member of a cluster in its profile's
     /// latest run, by build then position.
     pub fn cluster_member_rows(&self, profile: &str, stable_id: &str) -> Result<Vec<(i64, u32)>, StoreError> {

@@ -77,6 +77,8 @@ pub struct FlakyTest {
 #[derive(Debug, Clone, Serialize)]
 pub struct JobDetail {
     pub summary: JobSummary,
+    /// What the newest stored triage reports flag on this job.
+    pub report_flags: Vec<crate::index::ReportFlag>,
     /// Newest first, at most [`MAX_JOB_BUILDS`].
     pub builds: Vec<BuildRow>,
     /// Oldest first, the last days that have finished builds.
@@ -114,6 +116,7 @@ pub fn job(ix: &WebIndex, name: &str) -> Result<JobDetail, WebError> {
         f
     });
     Ok(JobDetail {
+        report_flags: ix.job_flags.get(name.strip_prefix("pr:").unwrap_or(name)).cloned().unwrap_or_default(),
         summary: j.summary.clone(),
         builds,
         daily: j.daily.clone(),
@@ -1012,4 +1015,406 @@ pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
         });
     }
     out
+}
+
+/// How a list's names are filtered: a case-insensitive substring (`q`), a regex
+/// (`re`), or both.
+#[derive(Debug, Clone, Default)]
+pub struct NameFilter {
+    pub q: String,
+    pub re: Option<regex::Regex>,
+}
+
+impl NameFilter {
+    /// Reads `q` and `re` (a bad regex is a 400 naming it).
+    pub fn parse(p: &BTreeMap<String, String>) -> Result<NameFilter, WebError> {
+        let q = p.get("q").map(|s| s.trim().to_lowercase()).unwrap_or_default();
+        let re = match p.get("re").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+            Some(r) => Some(crate::search::bounded_regex("re (regex)", r)?),
+            None => None,
+        };
+        Ok(NameFilter { q, re })
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        (self.q.is_empty() || name.to_lowercase().contains(&self.q))
+            && self.re.as_ref().is_none_or(|r| r.is_match(name))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty() && self.re.is_none()
+    }
+}
+
+/// A group of jobs on `/jobs`.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobGroup {
+    /// The category (the triage's rules), the kind of job, or "all jobs".
+    pub name: String,
+    pub tags: Vec<String>,
+    /// Jobs whose newest build failed or errored.
+    pub failing: usize,
+    pub jobs: Vec<JobSummary>,
+}
+
+/// `/jobs`: filtered, sorted and grouped.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobsList {
+    pub sort: String,
+    pub group: String,
+    pub total: usize,
+    pub matching: usize,
+    pub groups: Vec<JobGroup>,
+    /// Without stored builds: the jobs of the stored snapshots by category, as
+    /// (dataset, job), and how many entries the snapshots list.
+    #[serde(skip)]
+    pub snapshot_groups: Vec<SnapshotGroup>,
+    pub snapshot_total: usize,
+}
+
+/// Snapshot entries of one category (`/jobs` of a store without builds).
+#[derive(Debug, Clone)]
+pub struct SnapshotGroup {
+    pub name: String,
+    pub jobs: Vec<(String, crate::summary::SnapshotJob)>,
+}
+
+/// The sorts of `/jobs`, the default first.
+pub const JOB_SORTS: &[(&str, &str)] = &[
+    ("failing", "most failing first"),
+    ("newest_failure", "newest failure first"),
+    ("pass_rate", "lowest pass rate first"),
+    ("name", "name"),
+    ("builds", "most builds"),
+];
+
+/// The groupings of `/jobs`, the default first.
+pub const JOB_GROUPS: &[(&str, &str)] =
+    &[("category", "category (triage rules)"), ("kind", "CI / PR / post-submit"), ("none", "no grouping")];
+
+fn job_kind(name: &str) -> &'static str {
+    if name.starts_with("pr:") || name.starts_with("pull-") {
+        "PR jobs (presubmits)"
+    } else if name.starts_with("post-") {
+        "post-submit jobs"
+    } else {
+        "CI jobs (periodics)"
+    }
+}
+
+fn failing_now(j: &JobSummary) -> bool {
+    matches!(j.last_outcome.as_str(), "fail" | "error")
+}
+
+/// `/jobs?q=&re=&sort=&group=`.
+pub fn jobs_list(ix: &WebIndex, p: &BTreeMap<String, String>) -> Result<JobsList, WebError> {
+    let f = NameFilter::parse(p)?;
+    let pick = |key: &str, options: &[(&str, &str)]| -> Result<String, WebError> {
+        match p.get(key).map(String::as_str).filter(|s| !s.is_empty()) {
+            None => Ok(options[0].0.to_string()),
+            Some(v) if options.iter().any(|(o, _)| *o == v) => Ok(v.to_string()),
+            Some(v) => Err(WebError::BadRequest(format!(
+                "{key}={v:?}: expected one of {}",
+                options.iter().map(|(o, _)| *o).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    };
+    let sort = pick("sort", JOB_SORTS)?;
+    let group = pick("group", JOB_GROUPS)?;
+    let mut jobs: Vec<JobSummary> = ix.jobs.iter().map(|j| j.summary.clone()).filter(|j| f.matches(&j.job)).collect();
+    let newest_failure = |j: &JobSummary| -> i64 {
+        ix.job(&j.job)
+            .and_then(|ji| ix.builds[ji.builds.clone()].iter().rev().find(|b| matches!(b.cell(), "fail" | "error")))
+            .and_then(|b| b.started)
+            .unwrap_or(i64::MIN)
+    };
+    match sort.as_str() {
+        "failing" => jobs.sort_by(|a, b| {
+            failing_now(b)
+                .cmp(&failing_now(a))
+                .then((b.failed + b.errored).cmp(&(a.failed + a.errored)))
+                .then(a.job.cmp(&b.job))
+        }),
+        "newest_failure" => {
+            let mut keyed: Vec<(i64, JobSummary)> = jobs.into_iter().map(|j| (newest_failure(&j), j)).collect();
+            keyed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.job.cmp(&b.1.job)));
+            jobs = keyed.into_iter().map(|(_, j)| j).collect();
+        }
+        "pass_rate" => jobs
+            .sort_by(|a, b| a.pass_rate.unwrap_or(2.0).total_cmp(&b.pass_rate.unwrap_or(2.0)).then(a.job.cmp(&b.job))),
+        "builds" => jobs.sort_by(|a, b| b.builds.cmp(&a.builds).then(a.job.cmp(&b.job))),
+        _ => jobs.sort_by(|a, b| a.job.cmp(&b.job)),
+    }
+    let matching = jobs.len();
+    let rules = citriage_analysis::RuleSet::builtin();
+    let mut groups: Vec<JobGroup> = Vec::new();
+    for j in jobs {
+        let (name, tags) = match group.as_str() {
+            "category" => {
+                let c = rules.categorize(&j.job).to_string();
+                let tags = rules.tags_of(&c).into_iter().collect();
+                (c, tags)
+            }
+            "kind" => (job_kind(&j.job).to_string(), Vec::new()),
+            _ => ("all jobs".to_string(), Vec::new()),
+        };
+        let g = match groups.iter_mut().position(|g| g.name == name) {
+            Some(i) => &mut groups[i],
+            None => {
+                groups.push(JobGroup { name, tags, failing: 0, jobs: Vec::new() });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        g.failing += usize::from(failing_now(&j));
+        g.jobs.push(j);
+    }
+    // Groups with jobs failing now first (most first), then by name; release-blocking
+    // groups, when the rules tag any, before all.
+    groups.sort_by(|a, b| {
+        let blocking = |g: &JobGroup| g.tags.iter().any(|t| t.contains("blocking"));
+        blocking(b).cmp(&blocking(a)).then(b.failing.cmp(&a.failing)).then(a.name.cmp(&b.name))
+    });
+    let mut snapshot_groups: Vec<SnapshotGroup> = Vec::new();
+    let mut snapshot_total = 0;
+    let mut matching = matching;
+    if ix.jobs.is_empty() {
+        for s in &ix.overview.snapshots {
+            snapshot_total += s.job_list.len();
+            for j in s.job_list.iter().filter(|j| f.matches(&j.job)) {
+                matching += 1;
+                let entry = (s.dataset.as_str().to_string(), j.clone());
+                match snapshot_groups.iter_mut().find(|g| g.name == j.category) {
+                    Some(g) => g.jobs.push(entry),
+                    None => snapshot_groups.push(SnapshotGroup { name: j.category.clone(), jobs: vec![entry] }),
+                }
+            }
+        }
+        snapshot_groups.sort_by(|a, b| b.jobs.len().cmp(&a.jobs.len()).then(a.name.cmp(&b.name)));
+        for g in &mut snapshot_groups {
+            g.jobs.sort_by(|a, b| a.1.job.cmp(&b.1.job).then(a.0.cmp(&b.0)));
+        }
+    }
+    Ok(JobsList { sort, group, total: ix.jobs.len(), matching, groups, snapshot_groups, snapshot_total })
+}
+
+/// One test on `/tests`' list.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRow {
+    pub name: String,
+    pub jobs: usize,
+    pub runs: u32,
+    pub failed: u32,
+    /// Jobs in which a flake signal fired for it.
+    pub flaky_in: usize,
+}
+
+/// `/tests` without an exact name: tests matching `q` (substring) or `re` (regex),
+/// sorted by `sort` (`failing`, the default; `flaky`; `name`), at most `limit`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestList {
+    pub sort: String,
+    pub matching: usize,
+    pub total: usize,
+    pub tests: Vec<TestRow>,
+}
+
+pub const TEST_SORTS: &[(&str, &str)] =
+    &[("failing", "most failures first"), ("flaky", "most flaky first"), ("name", "name")];
+
+pub fn test_list(ix: &WebIndex, p: &BTreeMap<String, String>, limit: usize) -> Result<TestList, WebError> {
+    let f = NameFilter::parse(p)?;
+    let sort = match p.get("sort").map(String::as_str).filter(|s| !s.is_empty()) {
+        None => "failing".to_string(),
+        Some(v) if TEST_SORTS.iter().any(|(o, _)| *o == v) => v.to_string(),
+        Some(v) => return Err(WebError::BadRequest(format!("sort={v:?}: expected failing, flaky or name"))),
+    };
+    let mut rows: Vec<TestRow> = ix
+        .tests
+        .iter()
+        .filter(|(n, _)| f.matches(n))
+        .map(|(n, per_job)| TestRow {
+            name: n.clone(),
+            jobs: per_job.len(),
+            runs: per_job.iter().map(|t| t.runs).sum(),
+            failed: per_job.iter().map(|t| t.failed).sum(),
+            flaky_in: per_job.iter().filter(|t| t.signals.iter().any(|s| s.fired)).count(),
+        })
+        .collect();
+    match sort.as_str() {
+        "flaky" => {
+            rows.sort_by(|a, b| b.flaky_in.cmp(&a.flaky_in).then(b.failed.cmp(&a.failed)).then(a.name.cmp(&b.name)))
+        }
+        "name" => {}
+        _ => rows.sort_by(|a, b| b.failed.cmp(&a.failed).then(a.name.cmp(&b.name))),
+    }
+    let matching = rows.len();
+    rows.truncate(limit);
+    Ok(TestList { sort, matching, total: ix.tests.len(), tests: rows })
+}
+
+/// Why a JUnit name is flagged as a harness step counted as a test (the triage's
+/// rule, `AnalysisConfig::is_harness`), or `None`.
+pub fn harness_step(test: &str) -> Option<String> {
+    static CFG: std::sync::OnceLock<citriage_analysis::AnalysisConfig> = std::sync::OnceLock::new();
+    let cfg = CFG.get_or_init(citriage_analysis::AnalysisConfig::default);
+    cfg.is_harness(test).then(|| {
+        format!("{test} is a harness step written into JUnit (cluster bring-up, teardown...), not a test: its failures are the job's, and a flake here is the whole run's")
+    })
+}
+
+/// A failed test of a build, with the clusters its failure belongs to.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildFailure {
+    pub name: String,
+    pub status: String,
+    pub attempt: u32,
+    pub duration: Option<f64>,
+    pub message: Option<String>,
+    /// (profile, stable id, the cluster's first text line).
+    pub clusters: Vec<(String, String, String)>,
+    /// Why the name is flagged (a harness step), when it is.
+    pub flag: Option<String>,
+}
+
+/// `/builds/JOB/ID`: one build, what it ran, why it failed.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildPage {
+    pub job: String,
+    pub build: BuildRow,
+    pub kind: String,
+    pub commit: Option<String>,
+    pub problems: Vec<String>,
+    pub failed: Vec<BuildFailure>,
+    pub passed: usize,
+    pub excerpts: Vec<citriage_model::build::LogExcerpt>,
+    /// (profile, stable id, first text line, failures of this build in it).
+    pub clusters: Vec<(String, String, String, usize)>,
+    /// (path, size, link).
+    pub artifacts: Vec<(String, Option<u64>, String)>,
+    /// The build's folder on gcsweb.
+    pub folder: String,
+}
+
+/// The view's build of `job` with `id`, and its row id in the store.
+pub fn find_build<'a>(ix: &'a WebIndex, job: &str, id: &str) -> Result<&'a BuildLite, WebError> {
+    let j = ix.job(job).ok_or_else(|| WebError::NotFound(format!("no stored builds of job {job:?}")))?;
+    ix.builds[j.builds.clone()]
+        .iter()
+        .find(|b| b.build_id == id)
+        .ok_or_else(|| WebError::NotFound(format!("job {job:?} has no stored build {id:?}")))
+}
+
+/// Assembles a build's page from its stored record, artifacts and cluster memberships.
+pub fn build_page(
+    ix: &WebIndex,
+    b: &BuildLite,
+    rec: &citriage_model::build::BuildRecord,
+    artifacts: Vec<(String, Option<u64>)>,
+    members: &[(String, String, u32)],
+) -> BuildPage {
+    let first_line = |profile: &str, id: &str| -> String {
+        ix.profiles
+            .get(profile)
+            .and_then(|p| p.clusters.iter().find(|c| c.stored.stable_id == id))
+            .map(|c| c.stored.text.lines().next().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    let mut failed = Vec::new();
+    let mut passed = 0;
+    for (seq, t) in rec.tests.iter().enumerate() {
+        if t.status == "passed" {
+            passed += 1;
+            continue;
+        }
+        if t.status != "failed" && t.status != "error" {
+            continue;
+        }
+        let clusters = members
+            .iter()
+            .filter(|(_, _, s)| *s as usize == seq)
+            .map(|(p, id, _)| (p.clone(), id.clone(), first_line(p, id)))
+            .collect();
+        failed.push(BuildFailure {
+            name: t.name.clone(),
+            status: t.status.clone(),
+            attempt: t.attempt,
+            duration: t.duration,
+            message: t.failure_text.clone(),
+            clusters,
+            flag: harness_step(&t.name),
+        });
+    }
+    let mut clusters: Vec<(String, String, String, usize)> = Vec::new();
+    for (p, id, _) in members {
+        match clusters.iter_mut().find(|c| &c.0 == p && &c.1 == id) {
+            Some(c) => c.3 += 1,
+            None => clusters.push((p.clone(), id.clone(), first_line(p, id), 1)),
+        }
+    }
+    let folder = format!("https://gcsweb.k8s.io/gcs/{}/{}/", b.bucket, b.path);
+    let artifacts = artifacts
+        .into_iter()
+        .map(|(p, size)| {
+            let link = format!("{folder}{p}");
+            (p, size, link)
+        })
+        .collect();
+    BuildPage {
+        job: ix.job_name(b.job).to_string(),
+        build: build_row(b),
+        kind: b.kind.clone(),
+        commit: rec.commit_sha.clone().or_else(|| rec.repo_commit.clone()),
+        problems: rec.problems.clone(),
+        failed,
+        passed,
+        excerpts: rec.excerpts.clone(),
+        clusters,
+        artifacts,
+        folder,
+    }
+}
+
+/// What the overview leads with: what changed and what is broken now.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Changes {
+    /// New and growing patterns of the default profile's latest run, most failures
+    /// (in the latest days) first, at most ten.
+    pub moving: Vec<DriftRow>,
+    /// The window the drift compares (`from` → `to`), when a run is stored.
+    pub drift_window: Option<(Day, Day)>,
+    /// Jobs whose newest build failed or errored, most failed builds first, at most ten.
+    pub failing_jobs: Vec<JobSummary>,
+    pub failing_jobs_total: usize,
+    /// Payloads rejected (newest first, at most five) and how many in all.
+    pub rejected: Vec<(String, String, Option<String>)>,
+    pub rejected_total: usize,
+}
+
+/// [`Changes`] of the view.
+pub fn changes(ix: &WebIndex) -> Changes {
+    let mut c = Changes::default();
+    if let Ok(d) = drift(ix, &BTreeMap::new()) {
+        c.drift_window = Some((d.from, d.to));
+        let mut moving: Vec<DriftRow> =
+            d.patterns.into_iter().filter(|p| matches!(p.kind, DriftKind::New | DriftKind::Growing)).collect();
+        moving.sort_by(|a, b| b.after.cmp(&a.after).then(a.stable_id.cmp(&b.stable_id)));
+        moving.truncate(10);
+        c.moving = moving;
+    }
+    let mut failing: Vec<JobSummary> = ix
+        .jobs
+        .iter()
+        .map(|j| j.summary.clone())
+        .filter(|j| matches!(j.last_outcome.as_str(), "fail" | "error"))
+        .collect();
+    failing.sort_by(|a, b| (b.failed + b.errored).cmp(&(a.failed + a.errored)).then(a.job.cmp(&b.job)));
+    c.failing_jobs_total = failing.len();
+    failing.truncate(10);
+    c.failing_jobs = failing;
+    let mut rejected: Vec<&crate::index::PayloadRow> =
+        ix.payloads.iter().filter(|p| p.phase.eq_ignore_ascii_case("rejected")).collect();
+    rejected.sort_by(|a, b| b.created.cmp(&a.created).then(b.tag.cmp(&a.tag)));
+    c.rejected_total = rejected.len();
+    c.rejected = rejected.iter().take(5).map(|p| (p.tag.clone(), p.stream.clone(), p.verdict.clone())).collect();
+    c
 }

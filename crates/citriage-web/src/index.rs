@@ -89,6 +89,37 @@ pub struct JobIndex {
     pub figures: Option<JobFigures>,
     /// Tests failing most often in the last [`RECENT_BUILDS`] builds within the window.
     pub failing_tests: Vec<Count>,
+    /// The repository the job's failures are filed against (see [`job_repository`]),
+    /// when its builds name any.
+    pub repo: Option<String>,
+}
+
+/// The repository a job belongs to, from the repositories its newest build checked
+/// out (`started.json`'s `repos`, as JSON): the one the job's name mentions (kops for
+/// `e2e-kops-…`), else the first that is not kubernetes/kubernetes or
+/// kubernetes/test-infra, else kubernetes/kubernetes.
+pub fn job_repository(job: &str, repos_json: Option<&str>) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(repos_json?).ok()?;
+    let names: Vec<String> = match &v {
+        serde_json::Value::Object(m) => m.keys().cloned().collect(),
+        serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+        _ => Vec::new(),
+    };
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|n| n.trim_start_matches("github.com/").trim_start_matches("k8s.io/").to_string())
+        .map(|n| if n.contains('/') { n } else { format!("kubernetes/{n}") })
+        .filter(|n| n.split('/').count() == 2)
+        .collect();
+    let lower = job.to_ascii_lowercase();
+    let mentioned = names.iter().find(|n| {
+        let repo = n.rsplit('/').next().unwrap_or("");
+        repo.len() > 2 && repo != "kubernetes" && lower.contains(&repo.to_ascii_lowercase())
+    });
+    mentioned
+        .or_else(|| names.iter().find(|n| *n != "kubernetes/kubernetes" && *n != "kubernetes/test-infra"))
+        .or_else(|| names.iter().find(|n| *n == "kubernetes/kubernetes"))
+        .cloned()
 }
 
 /// One test's runs in one job within the window.
@@ -225,6 +256,8 @@ pub struct WebIndex {
     pub verifications: BTreeMap<String, VerificationSummary>,
     /// Failure texts and log excerpts for the regex search.
     pub search: SearchIndex,
+    /// Misclassifications the newest stored triage reports flag, by job.
+    pub job_flags: BTreeMap<String, Vec<ReportFlag>>,
     /// How long each part of building the view took (milliseconds): for the status
     /// route and the command line, never shown in pages.
     pub timings: Vec<(&'static str, u64)>,
@@ -301,7 +334,9 @@ impl WebIndex {
         }
         timings.lap("overview and clusters");
         let documents = store.documents(None)?;
-        fill_overview_clusters(&mut overview, &profiles, documents.len());
+        // One per document (kind and key), whatever the formats it is stored in.
+        let distinct: BTreeSet<(&str, &str)> = documents.iter().map(|d| (d.kind.as_str(), d.key.as_str())).collect();
+        fill_overview_clusters(&mut overview, &profiles, distinct.len());
         let payloads = payload_rows(store, &documents)?;
         let mut verifications = BTreeMap::new();
         for d in documents.iter().filter(|d| d.kind == "verify" && d.media_type == "application/json") {
@@ -311,6 +346,7 @@ impl WebIndex {
                 }
             }
         }
+        let job_flags = report_flags(store, &documents)?;
         // Search covers the window's builds, like the test-level views.
         let since = as_of.map(|a| a - settings.window_days * DAY);
         timings.lap("documents");
@@ -333,8 +369,54 @@ impl WebIndex {
             payloads,
             verifications,
             search,
+            job_flags,
         })
     }
+}
+
+/// A misclassification a stored triage report flags on a job.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReportFlag {
+    /// `consistency-paradox`, `always-failing-consistent`, `single-pr-pollution`, ...
+    pub kind: String,
+    /// What the report says the entry really is.
+    pub reality: String,
+    /// The report (`triage/{dataset}/{date}`).
+    pub report: String,
+}
+
+/// The misclassifications of the newest stored triage report of each dataset, by job
+/// (without a `pr:` prefix).
+fn report_flags(store: &Store, documents: &[DocumentHeader]) -> Result<BTreeMap<String, Vec<ReportFlag>>, WebError> {
+    let mut newest: BTreeMap<&str, &DocumentHeader> = BTreeMap::new();
+    for d in documents.iter().filter(|d| d.kind == "triage" && d.media_type == "application/json") {
+        let dataset = d.key.split('/').next().unwrap_or("");
+        if newest.get(dataset).is_none_or(|n| n.as_of < d.as_of) {
+            newest.insert(dataset, d);
+        }
+    }
+    let mut out: BTreeMap<String, Vec<ReportFlag>> = BTreeMap::new();
+    for d in newest.values() {
+        let Some(doc) = store.document(&d.kind, &d.key, &d.media_type)? else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&doc.body) else { continue };
+        for m in v["triage"]["misclassifications"].as_array().into_iter().flatten() {
+            let kind = m["kind"].as_str().unwrap_or("").to_string();
+            // A harness step is a test's flag, shown wherever the test is listed.
+            if kind == "harness-test-name" {
+                continue;
+            }
+            let reality = m["reality"].as_str().unwrap_or("").to_string();
+            for j in m["jobs"].as_array().into_iter().flatten().filter_map(|j| j.as_str()) {
+                let job = j.strip_prefix("pr:").unwrap_or(j).to_string();
+                out.entry(job).or_default().push(ReportFlag {
+                    kind: kind.clone(),
+                    reality: reality.clone(),
+                    report: format!("triage/{}", d.key),
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn builds_and_jobs(indexed: Vec<IndexedBuild>) -> (Vec<BuildLite>, Vec<JobIndex>, HashMap<String, u32>) {
@@ -353,9 +435,14 @@ fn builds_and_jobs(indexed: Vec<IndexedBuild>) -> (Vec<BuildLite>, Vec<JobIndex>
                 daily: Vec::new(),
                 figures: None,
                 failing_tests: Vec::new(),
+                repo: None,
             });
         }
         let ji = jobs.len() - 1;
+        // Builds come oldest first: the newest build naming repositories wins.
+        if let Some(repo) = job_repository(&r.job, r.repos.as_deref()) {
+            jobs[ji].repo = Some(repo);
+        }
         builds.push(BuildLite {
             id: ib.id,
             job: ji as u32,

@@ -44,6 +44,23 @@ pub mod summary;
 pub mod svg;
 
 pub use error::WebError;
+
+/// A self-contained HTML page of a Markdown document with the dashboard's look: the
+/// stylesheet inline, no script, no request to any other address (images become
+/// links), the same content as the Markdown, rendered as the dashboard's report pages
+/// render it. `title` is escaped here.
+pub fn standalone_page(title: &str, markdown: &str) -> String {
+    let (body, _) = markdown::to_html(markdown);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <title>{} · citriage</title>\n<style>\n{}</style>\n</head>\n\
+         <body>\n<header><span class=\"brand\">citriage</span></header>\n<main><article class=\"report\">\n{body}\n</article></main>\n</body>\n</html>\n",
+        html::esc(title),
+        style::STYLE_CSS
+    )
+}
 use style::{fnv64, STYLE_CSS};
 
 /// The address `citriage serve` listens on unless told otherwise.
@@ -302,6 +319,7 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
     r.route("/", get(page_overview))
         .route("/jobs", get(page_jobs))
         .route("/jobs/{job}", get(page_job))
+        .route("/builds/{job}/{id}", get(page_build))
         .route("/tests", get(page_test))
         .route("/clusters", get(page_clusters))
         .route("/clusters/{profile}/{id}", get(page_cluster))
@@ -318,6 +336,7 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .route("/api/v1/overview", get(api_overview))
         .route("/api/v1/jobs", get(api_jobs))
         .route("/api/v1/jobs/{job}", get(api_job))
+        .route("/api/v1/builds/{job}/{id}", get(api_build))
         .route("/api/v1/tests", get(api_test))
         .route("/api/v1/clusters", get(api_clusters))
         .route("/api/v1/clusters/{profile}/{id}", get(api_cluster))
@@ -780,16 +799,63 @@ async fn api_overview(State(st): State<AppState>) -> Response {
 }
 
 async fn page_overview(State(st): State<AppState>) -> Response {
-    let v = st.view();
-    html_answer(Ok(pages::overview(&v.overview)))
+    html_answer(on_view(&st, |v| Ok(pages::overview(&v.overview, &data::changes(v)))).await)
 }
 
 async fn api_jobs(State(st): State<AppState>) -> Response {
     json_answer(Ok(data::jobs(&st.view())))
 }
 
-async fn page_jobs(State(st): State<AppState>) -> Response {
-    html_answer(Ok(pages::jobs(&data::jobs(&st.view()))))
+async fn page_jobs(State(st): State<AppState>, Query(p): Params) -> Response {
+    let view = st.view();
+    match data::jobs_list(&view, &p) {
+        Ok(l) => html_answer(Ok(pages::jobs(&l, &p))),
+        Err(e) => {
+            // The form keeps the user's input; the list is the unfiltered default.
+            let l = data::jobs_list(&view, &BTreeMap::new());
+            error_with_page(e, l.map(|l| pages::jobs(&l, &p)))
+        }
+    }
+}
+
+/// An error answered with the page it concerns (its form and the user's input kept),
+/// the message in a box under the title.
+fn error_with_page(e: WebError, page: Result<String, WebError>) -> Response {
+    match page {
+        Ok(page) => (e.status(), Html(pages::with_alert(page, &e))).into_response(),
+        Err(_) => html_answer(Err(e)),
+    }
+}
+
+async fn build_page(st: &AppState, job: String, id: String) -> Result<data::BuildPage, WebError> {
+    let view = st.view();
+    let b = data::find_build(&view, &job, &id)?.clone();
+    let job_name = view.job_name(b.job).to_string();
+    let (row, bid, since) = (b.id, b.build_id.clone(), b.started.map(|t| t - 1));
+    let (rec, artifacts, members) = with_store(st, move |s| {
+        let rec = s.job_builds_with_tests(&job_name, since)?.into_iter().find(|r| r.build_id == bid);
+        Ok::<_, WebError>((rec, s.build_artifacts(row)?, s.build_cluster_members(row)?))
+    })
+    .await?;
+    let rec = rec.ok_or_else(|| WebError::NotFound(format!("build {id:?} of {job:?} is no longer stored")))?;
+    Ok(data::build_page(&view, &b, &rec, artifacts, &members))
+}
+
+async fn api_build(State(st): State<AppState>, UrlPath((job, id)): UrlPath<(String, String)>) -> Response {
+    json_answer(build_page(&st, job, id).await)
+}
+
+async fn page_build(State(st): State<AppState>, UrlPath((job, id)): UrlPath<(String, String)>) -> Response {
+    match build_page(&st, job.clone(), id).await {
+        Ok(p) => html_answer(Ok(pages::build(&p))),
+        Err(e @ WebError::NotFound(_)) => {
+            let mut q = BTreeMap::new();
+            q.insert("q".to_string(), job);
+            let page = data::jobs_list(&st.view(), &q).map(|l| pages::jobs(&l, &q));
+            error_with_page(e, page)
+        }
+        Err(e) => html_answer(Err(e)),
+    }
 }
 
 async fn api_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> Response {
@@ -797,7 +863,16 @@ async fn api_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> R
 }
 
 async fn page_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> Response {
-    html_answer(data::job(&st.view(), &job).map(|j| pages::job(&j)))
+    let view = st.view();
+    match data::job(&view, &job) {
+        Ok(j) => html_answer(Ok(pages::job(&j))),
+        Err(e) => {
+            // An unknown job: the jobs whose names contain it, under the message.
+            let mut q = BTreeMap::new();
+            q.insert("q".to_string(), job);
+            error_with_page(e, data::jobs_list(&view, &q).map(|l| pages::jobs(&l, &q)))
+        }
+    }
 }
 
 async fn api_clusters(State(st): State<AppState>, Query(p): Params) -> Response {
@@ -811,7 +886,18 @@ async fn api_clusters(State(st): State<AppState>, Query(p): Params) -> Response 
 async fn page_clusters(State(st): State<AppState>, Query(p): Params) -> Response {
     let q = match data::ClusterQuery::parse(&p) {
         Ok(q) => q,
-        Err(e) => return html_answer(Err(e)),
+        Err(e) => {
+            // The form with the user's input, no list: fix the request in place.
+            let page = on_view(&st, move |v| {
+                let q = data::ClusterQuery::parse(&BTreeMap::new())?;
+                let mut c = data::clusters(v, &q)?;
+                c.clusters.clear();
+                c.matching = 0;
+                Ok(pages::clusters(&c, &p))
+            })
+            .await;
+            return error_with_page(e, page);
+        }
     };
     html_answer(on_view(&st, move |v| data::clusters(v, &q).map(|c| pages::clusters(&c, &p))).await)
 }
@@ -887,8 +973,20 @@ async fn api_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath
 }
 
 async fn page_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath<(String, String)>) -> Response {
-    let repo = st.0.opts.issue_repo.clone();
-    html_answer(cluster_detail(&st, profile, id).await.map(|d| pages::cluster(&d, &repo)))
+    let default_repo = st.0.opts.issue_repo.clone();
+    let view = st.view();
+    html_answer(cluster_detail(&st, profile, id).await.map(|d| {
+        // Route by the repository of the job with the most failures, when its builds name one.
+        let routed = d.jobs.first().and_then(|j| {
+            let name = j.name.as_str();
+            view.job(name.strip_prefix("pr:").unwrap_or(name)).and_then(|ji| ji.repo.as_deref()).map(|r| (r, name))
+        });
+        let route = match routed {
+            Some((repo, job)) => pages::IssueRoute { repo, job: Some(job) },
+            None => pages::IssueRoute { repo: &default_repo, job: None },
+        };
+        pages::cluster(&d, &route)
+    }))
 }
 
 async fn api_search(State(st): State<AppState>, Query(p): Params) -> Response {
@@ -902,11 +1000,14 @@ async fn api_search(State(st): State<AppState>, Query(p): Params) -> Response {
 
 async fn page_search(State(st): State<AppState>, Query(p): Params) -> Response {
     match search::SearchQuery::parse(&p) {
-        Err(e) => html_answer(Err(e)),
+        Err(e) => error_with_page(e, Ok(pages::search(&p, None))),
         Ok(None) => html_answer(Ok(pages::search(&p, None))),
         Ok(Some(q)) => html_answer(on_view(&st, move |v| Ok(pages::search(&p, Some(&data::search(v, &q))))).await),
     }
 }
+
+/// Tests listed on `/tests` at most.
+const TEST_LIST_ROWS: usize = 500;
 
 fn test_name(p: &BTreeMap<String, String>) -> Option<String> {
     p.get("name").filter(|n| !n.is_empty()).cloned()
@@ -920,9 +1021,23 @@ async fn api_test(State(st): State<AppState>, Query(p): Params) -> Response {
 }
 
 async fn page_test(State(st): State<AppState>, Query(p): Params) -> Response {
+    let view = st.view();
+    let list = |p: &BTreeMap<String, String>| data::test_list(&view, p, TEST_LIST_ROWS);
     match test_name(&p) {
-        None => html_answer(Ok(pages::test(&p, None))),
-        Some(name) => html_answer(data::test_history(&st.view(), &name).map(|h| pages::test(&p, Some(&h)))),
+        None => match list(&p) {
+            Ok(l) => html_answer(Ok(pages::test_list(&p, &l))),
+            Err(e) => error_with_page(e, list(&BTreeMap::new()).map(|l| pages::test_list(&p, &l))),
+        },
+        Some(name) => match data::test_history(&view, &name) {
+            Ok(h) => html_answer(Ok(pages::test(&p, Some(&h)))),
+            // Not an exact name: the tests whose names contain it.
+            Err(WebError::NotFound(_)) => {
+                let mut q = p.clone();
+                q.insert("q".to_string(), name.clone());
+                html_answer(list(&q).map(|l| pages::test_list(&q, &l)))
+            }
+            Err(e) => html_answer(Err(e)),
+        },
     }
 }
 

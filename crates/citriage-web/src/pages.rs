@@ -6,7 +6,7 @@ use crate::data::{ClusterDetail, ClusterList, ClusterRow, JobDetail, PayloadStre
 use crate::error::WebError;
 use crate::html::{esc, layout, opt_time, pct, time};
 use crate::search::SearchResult;
-use crate::summary::{JobSummary, NameCount, Overview};
+use crate::summary::{NameCount, Overview};
 use crate::svg::{acceptance_chart, failures_chart, pass_rate_chart, sparkline};
 use citriage_model::Day;
 use std::collections::BTreeMap;
@@ -20,8 +20,9 @@ fn job_link(job: &str) -> String {
     format!("<a href=\"/jobs/{}\">{}</a>", pct(job.strip_prefix("pr:").unwrap_or(job)), esc(job))
 }
 
+/// A test's link, with the flags its name carries (a harness step counted as a test).
 fn test_link(test: &str) -> String {
-    format!("<a href=\"/tests?name={}\">{}</a>", pct(test), esc(test))
+    format!("<a href=\"/tests?name={}\">{}</a>{}", pct(test), esc(test), flags_for(test))
 }
 
 fn cluster_href(profile: &str, stable_id: &str) -> String {
@@ -34,7 +35,39 @@ pub fn error_page(e: &WebError) -> String {
         WebError::NotFound(_) => "Not found",
         WebError::Internal(_) => "Server error",
     };
-    layout(title, "", &format!("<p class=\"error\">{}</p>", esc(&e.to_string())))
+    layout(title, "", &alert(e))
+}
+
+/// An error message box (never the history strip's `error` cell colour).
+fn alert(e: &WebError) -> String {
+    let what = match e {
+        WebError::BadRequest(_) => "This request cannot be answered",
+        WebError::NotFound(_) => "Not found",
+        WebError::Internal(_) => "Server error",
+    };
+    format!("<div class=\"alert\" role=\"alert\"><b>{what}:</b> {}</div>\n", esc(&e.to_string()))
+}
+
+/// A page with an error box under its title: the page keeps its form and the user's
+/// input, so the request can be fixed in place.
+pub fn with_alert(page: String, e: &WebError) -> String {
+    match page.find("</h1>\n") {
+        Some(i) => {
+            let at = i + "</h1>\n".len();
+            format!("{}{}{}", &page[..at], alert(e), &page[at..])
+        }
+        None => page,
+    }
+}
+
+/// At most `max` bytes of `s`, cut at a word boundary (with "…" when cut).
+fn clip_words(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let head = clip(s, max);
+    let cut = head.rfind(char::is_whitespace).filter(|&i| i > max / 2).unwrap_or(head.len());
+    format!("{}…", head[..cut].trim_end())
 }
 
 fn clip(s: &str, max: usize) -> &str {
@@ -48,14 +81,83 @@ fn clip(s: &str, max: usize) -> &str {
     &s[..i]
 }
 
-pub fn overview(o: &Overview) -> String {
+/// The overview's lead: what changed and what is broken now.
+fn changes(b: &mut String, c: &crate::data::Changes) {
+    b.push_str("<section class=\"changes\"><h2>What changed</h2>");
+    match c.drift_window {
+        None => b.push_str(
+            "<p class=\"meta\">No clustering run is stored: <code>citriage cluster</code> finds the patterns.</p>",
+        ),
+        Some((from, to)) if c.moving.is_empty() => {
+            let _ =
+                write!(b, "<p>No pattern is new or growing ({from} → {to}). <a href=\"/drift\">Pattern drift</a></p>");
+        }
+        Some((from, to)) => {
+            let _ = write!(
+                b,
+                "<p class=\"meta\">New and growing failure patterns, {from} → {to}, most failures first (<a href=\"/drift\">all drift</a>).</p>\
+                 <table class=\"moving\"><tr><th>pattern</th><th>change</th><th>failures before → now</th><th>failure text</th></tr>"
+            );
+            for d in &c.moving {
+                let _ = write!(
+                    b,
+                    "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{} → {}</td><td><code>{}</code></td></tr>",
+                    cluster_href(&d.profile, &d.stable_id),
+                    esc(&d.stable_id),
+                    esc(d.kind.name()),
+                    d.before,
+                    d.after,
+                    esc(clip(d.text.lines().next().unwrap_or(""), 160))
+                );
+            }
+            b.push_str("</table>");
+        }
+    }
+    if c.failing_jobs_total > 0 {
+        let _ = write!(
+            b,
+            "<h3>Failing now: {} {}</h3><p class=\"meta\">Jobs whose newest build failed or errored, most failed builds first (<a href=\"/jobs?sort=failing\">all jobs</a>).</p><ul>",
+            c.failing_jobs_total,
+            plural(c.failing_jobs_total, "job", "jobs")
+        );
+        for j in &c.failing_jobs {
+            let _ = write!(
+                b,
+                "<li>{} · {} of {} builds failed or errored · pass rate {}</li>",
+                job_link(&j.job),
+                j.failed + j.errored,
+                j.builds,
+                rate(j.pass_rate)
+            );
+        }
+        b.push_str("</ul>");
+    }
+    if c.rejected_total > 0 {
+        let _ = write!(b, "<h3>Payloads rejected: {}</h3><ul>", c.rejected_total);
+        for (tag, stream, verdict) in &c.rejected {
+            let _ = write!(
+                b,
+                "<li><a href=\"/payloads/{}\">{}</a> ({}){}</li>",
+                pct(tag),
+                esc(tag),
+                esc(stream),
+                verdict.as_ref().map(|v| format!(": {}", esc(v))).unwrap_or_default()
+            );
+        }
+        b.push_str("</ul>");
+    }
+    b.push_str("</section>\n");
+}
+
+pub fn overview(o: &Overview, c: &crate::data::Changes) -> String {
     let mut b = String::new();
+    changes(&mut b, c);
     let clusters: usize = o.clusters.values().next().copied().unwrap_or(0);
     let _ = writeln!(
         b,
         "<section class=\"tiles\"><div class=\"tile\"><b>{}</b> builds</div><div class=\"tile\"><b>{}</b> jobs with builds</div>\
          <div class=\"tile\"><b>{}</b> test results</div><div class=\"tile\"><a href=\"/clusters\"><b>{}</b> failure clusters</a></div>\
-         <div class=\"tile\"><a href=\"/reports\"><b>{}</b> stored documents</a></div></section>",
+         <div class=\"tile\"><a href=\"/reports\"><b>{}</b> stored documents (reports, payload analyses, checks)</a></div></section>",
         o.builds, o.build_jobs, o.test_results, clusters, o.documents
     );
     if o.snapshots.is_empty() {
@@ -83,7 +185,13 @@ pub fn overview(o: &Overview) -> String {
         }
         b.push_str("</table><table class=\"category\"><tr><th>category</th><th>jobs</th></tr>");
         for c in &s.by_category {
-            let _ = write!(b, "<tr><td>{}</td><td class=\"num\">{}</td></tr>", esc(&c.name), c.count);
+            let _ = write!(
+                b,
+                "<tr><td><a href=\"/jobs?group=category#group-{}\">{}</a></td><td class=\"num\">{}</td></tr>",
+                pct(&c.name),
+                esc(&c.name),
+                c.count
+            );
         }
         b.push_str("</table></div>\n");
         match &s.drift {
@@ -112,7 +220,7 @@ pub fn overview(o: &Overview) -> String {
     }
     if !o.newest_clusters.is_empty() {
         b.push_str(
-            "<h2>Newest patterns</h2><table class=\"clusters\"><tr><th>first seen</th><th>failures</th><th>failure text</th></tr>",
+            "<h2>Newest patterns</h2><p class=\"meta\">First seen most recently, whatever their size.</p><table class=\"clusters\"><tr><th>first seen</th><th>failures</th><th>failure text</th></tr>",
         );
         for c in &o.newest_clusters {
             let _ = write!(
@@ -129,16 +237,75 @@ pub fn overview(o: &Overview) -> String {
     layout("Overview", "/", &b)
 }
 
-pub fn jobs(jobs: &[JobSummary]) -> String {
-    let mut b = String::new();
-    if jobs.is_empty() {
-        b.push_str("<p>No builds are stored.</p>");
-    } else {
+pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
+    let mut b = format!(
+        "<form class=\"filters\" method=\"get\" action=\"/jobs\">{}{}{}{}<button type=\"submit\">Filter</button></form>\n",
+        input("q", "name contains", p),
+        input("re", "name regex", p),
+        select("sort", "sort by", crate::data::JOB_SORTS, &l.sort),
+        select("group", "group by", crate::data::JOB_GROUPS, &l.group),
+    );
+    if l.total == 0 {
+        if l.snapshot_groups.is_empty() {
+            b.push_str("<p>No builds and no dashboard snapshots are stored: <code>citriage fetch</code> stores builds, <code>citriage import</code> snapshots.</p>");
+        } else {
+            let _ = write!(
+                b,
+                "<p class=\"meta\">No builds are stored (<code>citriage fetch</code> stores them); these are the jobs of the stored dashboard snapshots: {} of {} {} (a job listed on both dashboards has two).</p>",
+                l.matching,
+                l.snapshot_total,
+                plural(l.snapshot_total, "entry", "entries")
+            );
+            for g in &l.snapshot_groups {
+                let _ = write!(
+                    b,
+                    "<section class=\"group\" id=\"group-{}\"><h2>{} <span class=\"growth\">{} {}</span></h2><table class=\"jobs snapshot-jobs\"><tr><th>job</th><th>dashboard</th><th>severity</th><th>figure</th></tr>",
+                    pct(&g.name),
+                    esc(&g.name),
+                    g.jobs.len(),
+                    plural(g.jobs.len(), "entry", "entries")
+                );
+                for (ds, j) in &g.jobs {
+                    let _ = write!(
+                        b,
+                        "<tr><td><code>{}</code></td><td>{}</td><td><span class=\"sev sev-{}\">{}</span></td><td>{}</td></tr>",
+                        esc(&j.job),
+                        esc(ds),
+                        esc(&j.severity),
+                        esc(&j.severity),
+                        esc(&j.figure)
+                    );
+                }
+                b.push_str("</table></section>");
+            }
+        }
+        return layout("Jobs", "/jobs", &b);
+    }
+    let _ = write!(
+        b,
+        "<p class=\"meta\">{} of {} {} · {} {} failing now (newest build failed or errored)</p>",
+        l.matching,
+        l.total,
+        plural(l.total, "job", "jobs"),
+        l.groups.iter().map(|g| g.failing).sum::<usize>(),
+        if l.groups.iter().map(|g| g.failing).sum::<usize>() == 1 { "is" } else { "are" }
+    );
+    for g in &l.groups {
+        let tags: String = g.tags.iter().map(|t| format!(" <span class=\"badge\">{}</span>", esc(t))).collect();
+        let _ = write!(
+            b,
+            "<section class=\"group\" id=\"group-{}\"><h2>{}{tags} <span class=\"growth\">{} {}, {} failing now</span></h2>",
+            pct(&g.name),
+            esc(&g.name),
+            g.jobs.len(),
+            plural(g.jobs.len(), "job", "jobs"),
+            g.failing
+        );
         b.push_str(
             "<table class=\"jobs\"><tr><th>job</th><th>builds</th><th>pass</th><th>fail</th><th>error</th>\
              <th>aborted</th><th>pass rate</th><th>last build</th></tr>",
         );
-        for j in jobs {
+        for j in &g.jobs {
             let _ = write!(
                 b,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
@@ -155,9 +322,18 @@ pub fn jobs(jobs: &[JobSummary]) -> String {
                 esc(&opt_time(j.last_started))
             );
         }
-        b.push_str("</table>");
+        b.push_str("</table></section>");
     }
     layout("Jobs", "/jobs", &b)
+}
+
+/// `one` or `many` by count ("1 job", "2 jobs").
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
 }
 
 const LEGEND: &str =
@@ -176,13 +352,27 @@ pub fn job(j: &JobDetail) -> String {
         s.aborted,
         rate(s.pass_rate)
     );
+    if !j.report_flags.is_empty() {
+        b.push_str("<section class=\"notice report-flags\"><b>Flagged by the triage reports:</b><ul>");
+        for f in &j.report_flags {
+            let _ = write!(
+                b,
+                "<li><span class=\"flag\">{}</span> {} (<a href=\"/reports/{}\">{}</a>)</li>",
+                esc(&f.kind),
+                esc(&f.reality),
+                pct_path(&f.report),
+                esc(&f.report)
+            );
+        }
+        b.push_str("</ul></section>\n");
+    }
     b.push_str("<h2>History (newest first)</h2><div class=\"strip\">");
     for r in &j.builds {
         let _ = write!(
             b,
             "<a class=\"cell {}\" href=\"{}\" title=\"{} {} {}{}\"></a>",
             esc(&r.cell),
-            esc(&r.url),
+            esc(&build_href(&s.job, &r.build_id)),
             esc(&r.build_id),
             esc(&r.cell),
             esc(&opt_time(r.started)),
@@ -205,10 +395,17 @@ pub fn job(j: &JobDetail) -> String {
                 rate(f.pass_rate),
                 f.sample,
                 f.streak_builds,
-                f.streak_days.map(|d| format!(", {d} days")).unwrap_or_default(),
+                match f.streak_days {
+                    Some(0) => " (all within a day)".to_string(),
+                    Some(1) => ", 1 day".to_string(),
+                    Some(d) => format!(", {d} days"),
+                    None => String::new(),
+                },
                 f.last_pass.map(|d| d.to_string()).unwrap_or_else(|| "never in the stored history".into()),
-                f.kettle_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into()),
-                f.corrected_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into()),
+                f.kettle_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "none (no commit ran twice)".into()),
+                f.corrected_consistency
+                    .map(|c| format!("{c:.3}"))
+                    .unwrap_or_else(|| "none (no commit ran twice)".into()),
             );
             if !f.mass_failure_builds.is_empty() {
                 let _ = write!(
@@ -265,9 +462,10 @@ pub fn job(j: &JobDetail) -> String {
     for r in &j.builds {
         let _ = write!(
             b,
-            "<tr><td><a href=\"{}\">{}</a></td><td><span class=\"dot {}\"></span>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
-            esc(&r.url),
+            "<tr><td><a href=\"{}\">{}</a> <a class=\"meta\" href=\"{}\">Prow</a></td><td><span class=\"dot {}\"></span>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+            esc(&build_href(&s.job, &r.build_id)),
             esc(&r.build_id),
+            esc(&r.url),
             esc(&r.cell),
             esc(r.result.as_deref().unwrap_or("-")),
             esc(&opt_time(r.started)),
@@ -430,7 +628,7 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
             b,
             "<section class=\"cluster\" id=\"c-{}\"><h3><a href=\"{href}\">{} failures ({} today)</a> \
              <span class=\"growth\">growth {:+.1}/day</span> {}{}</h3>\
-             <p class=\"meta\">{} jobs, {} tests · first seen {} · last seen {} · <code>{}</code></p>\
+             <p class=\"meta\">{} {}, {} {} · first seen {} · last seen {} · <code>{}</code></p>\
              <pre class=\"ftext\">{}</pre>",
             pct(&r.stable_id),
             r.total,
@@ -439,7 +637,9 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
             sparkline(&r.per_day, first),
             badges(r),
             r.jobs,
+            plural(r.jobs, "job", "jobs"),
             r.tests,
+            plural(r.tests, "test", "tests"),
             esc(&time(r.first_seen)),
             esc(&time(r.last_seen)),
             esc(&r.stable_id),
@@ -460,7 +660,7 @@ pub fn clusters(c: &ClusterList, p: &BTreeMap<String, String>) -> String {
 pub fn issue_url(repo: &str, d: &ClusterDetail) -> String {
     let c = &d.cluster;
     let first_line = c.text.lines().next().unwrap_or("").trim();
-    let title = format!("Failure cluster {}: {}", c.stable_id, clip(first_line, 80));
+    let title = format!("Failure cluster {}: {}", c.stable_id, clip_words(first_line, 80));
     let mut body = format!(
         "### Failure cluster {} (go.k8s.io/triage id {})\n\n{} failures between {} and {} ({} on the last day) in {} jobs and {} tests.\n\n#### Error text:\n```\n{}\n```\n\n#### Recent failures:\n",
         c.stable_id,
@@ -513,18 +713,28 @@ fn more(b: &mut String, total: usize, shown: usize, what: &str) {
     }
 }
 
-pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
+/// Where a cluster's issue goes: the repository and, when routed by a job, that job.
+pub struct IssueRoute<'a> {
+    pub repo: &'a str,
+    pub job: Option<&'a str>,
+}
+
+pub fn cluster(d: &ClusterDetail, route: &IssueRoute<'_>) -> String {
     let c = &d.cluster;
+    let repo = route.repo;
     let (by_id, by_text) = issue_search_urls(repo, c);
     let mut b = format!(
-        "<p class=\"summary\"><b>{} failures ({} today)</b>, growth {:+.1}/day, in {} jobs and {} tests, {} to {} · \
+        "<p class=\"summary\"><b>{} {} ({} today)</b>, growth {:+.1}/day, in {} {} and {} {}, {} to {} · \
          first seen {} · last seen {} {}</p>\n<p class=\"meta\">stable id <code>{}</code> · go.k8s.io/triage id <code>{}</code> · profile <code>{}</code></p>\n\
-         <p class=\"actions\"><a class=\"button\" href=\"{}\">File an issue</a> <a href=\"{}\">Issues naming this cluster</a> · <a href=\"{}\">Issues with this text</a></p>\n",
+         <p class=\"actions\"><a class=\"button\" href=\"{}\">File an issue in {}</a> <a href=\"{}\">Issues naming this cluster</a> · <a href=\"{}\">Issues with this text</a></p>\n{}",
         c.total,
+        plural(c.total as usize, "failure", "failures"),
         c.today,
         c.growth,
         c.jobs,
+        plural(c.jobs, "job", "jobs"),
         c.tests,
+        plural(c.tests, "test", "tests"),
         d.first_day,
         d.last_day,
         esc(&time(c.first_seen)),
@@ -534,8 +744,17 @@ pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
         esc(&c.k8s_id),
         esc(&c.profile),
         esc(&issue_url(repo, d)),
+        esc(repo),
         esc(&by_id),
-        esc(&by_text)
+        esc(&by_text),
+        match route.job {
+            Some(j) => format!(
+                "<p class=\"meta\">Issues go to <code>{}</code>, the repository of {}, the job with the most failures here.</p>\n",
+                esc(repo),
+                job_link(j)
+            ),
+            None => format!("<p class=\"meta\">Issues go to <code>{}</code> (serve's --issue-repo: no build of these jobs names its repository).</p>\n", esc(repo)),
+        }
     );
     b.push_str("<h2>Failures per day</h2>");
     b.push_str(&failures_chart(&c.per_day, d.first_day));
@@ -572,11 +791,12 @@ pub fn cluster(d: &ClusterDetail, repo: &str) -> String {
     for f in &d.latest {
         let _ = write!(
             b,
-            "<tr><td>{}</td><td>{}</td><td><a href=\"{}\">{}</a>{}</td><td>{}</td><td><pre>{}</pre></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td><a href=\"{}\">{}</a> <a class=\"meta\" href=\"{}\">Prow</a>{}</td><td>{}</td><td><pre>{}</pre></td></tr>",
             esc(&opt_time(f.started)),
             job_link(&f.job),
-            esc(&f.url),
+            esc(&build_href(&f.job, &f.build_id)),
             esc(&f.build_id),
+            esc(&f.url),
             f.pr.map(|p| format!(" (PR #{p})")).unwrap_or_default(),
             test_link(&f.test),
             esc(clip(&f.text, 300))
@@ -711,24 +931,22 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
             b.push_str("</table>\n");
         }
         b.push_str("<ol class=\"matches\">");
+        // Every match of the query in an excerpt is marked, not only the first.
+        let pattern = p.get("q").and_then(|q| crate::search::bounded_regex("q", q).ok());
         for m in &r.matches {
-            let (pre, hit, post) =
-                (&m.excerpt[..m.match_start], &m.excerpt[m.match_start..m.match_end], &m.excerpt[m.match_end..]);
+            let marked = mark_all(&m.excerpt, pattern.as_ref(), (m.match_start, m.match_end));
             let what = match m.line {
                 Some(l) => format!("<code>{}:{l}</code>", esc(&m.name)),
                 None => test_link(&m.name),
             };
             let _ = write!(
                 b,
-                "<li>{} <a href=\"{}\">{}</a> {}<br>{}<pre>{}<mark>{}</mark>{}</pre></li>",
+                "<li>{} <a href=\"{}\">{}</a> {}<br>{}<pre>{marked}</pre></li>",
                 job_link(&m.job),
-                esc(&m.url),
+                esc(&build_href(&m.job, &m.build_id)),
                 esc(&m.build_id),
                 esc(&opt_time(m.started)),
                 what,
-                esc(pre),
-                esc(hit),
-                esc(post)
             );
         }
         b.push_str("</ol>");
@@ -736,16 +954,66 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
     layout("Search", "/search", &b)
 }
 
+/// `/tests` without an exact name: the list, filtered and sorted.
+pub fn test_list(p: &BTreeMap<String, String>, l: &crate::data::TestList) -> String {
+    let mut b = format!(
+        "<form class=\"filters\" method=\"get\" action=\"/tests\">{}{}{}<button type=\"submit\">Filter</button></form>\n",
+        input("q", "name contains", p),
+        input("re", "name regex", p),
+        select("sort", "sort by", crate::data::TEST_SORTS, &l.sort),
+    );
+    if let Some(n) = p.get("name").filter(|n| !n.is_empty()) {
+        let _ = write!(
+            b,
+            "<p class=\"meta\">No test is named exactly <code>{}</code>; tests whose names contain it:</p>",
+            esc(n)
+        );
+    }
+    let _ = write!(
+        b,
+        "<p class=\"meta\">{} of {} {} with runs in the window{}</p>",
+        l.matching,
+        l.total,
+        plural(l.total, "test", "tests"),
+        if l.tests.len() < l.matching { format!(", showing the first {}", l.tests.len()) } else { String::new() }
+    );
+    b.push_str(
+        "<table class=\"tests\"><tr><th>test</th><th>jobs</th><th>runs</th><th>failed</th><th>flaky in</th></tr>",
+    );
+    for t in &l.tests {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            test_link(&t.name),
+            t.jobs,
+            t.runs,
+            t.failed,
+            t.flaky_in
+        );
+    }
+    b.push_str("</table>");
+    layout("Tests", "/tests", &b)
+}
+
+/// Flags a name carries wherever it is listed: harness steps that are not tests.
+pub fn flags_for(test: &str) -> String {
+    match crate::data::harness_step(test) {
+        Some(why) => format!("<span class=\"flag\" title=\"{}\">harness step, not a test</span>", esc(&why)),
+        None => String::new(),
+    }
+}
+
 pub fn test(p: &BTreeMap<String, String>, h: Option<&TestHistory>) -> String {
     let mut b = format!(
-        "<form class=\"filters\" method=\"get\" action=\"/tests\">{}<button type=\"submit\">Show</button></form>\n",
+        "<form class=\"filters\" method=\"get\" action=\"/tests\">{}<button type=\"submit\">Show</button> <a href=\"/tests\">all tests</a></form>\n",
         input("name", "test name (exact, or its kettle name)", p)
     );
     if let Some(h) = h {
         let _ = write!(
             b,
-            "<h2><code>{}</code></h2><p class=\"meta\">Runs in the last {} days.</p>",
+            "<h2><code>{}</code>{}</h2><p class=\"meta\">Runs in the last {} days.</p>",
             esc(&h.test),
+            flags_for(&h.test),
             h.window_days
         );
         for j in &h.jobs {
@@ -843,6 +1111,9 @@ pub fn payloads(streams: &[PayloadStream]) -> String {
                 esc(&p.phase),
                 esc(p.created.as_deref().unwrap_or("-")),
                 match (p.blocking_failed, p.blocking_total) {
+                    (Some(f), Some(t)) if f > 0 && p.phase.eq_ignore_ascii_case("accepted") => format!(
+                        "{f}/{t} <span class=\"meta\" title=\"The release controller accepted this payload although a blocking job failed: it was force-accepted, or the job passed on a retry the results do not show.\">(accepted anyway: force-accepted or passed on retry)</span>"
+                    ),
                     (Some(f), Some(t)) => format!("{f}/{t}"),
                     _ => "-".into(),
                 },
@@ -887,10 +1158,12 @@ pub fn reports(entries: &[ReportEntry]) -> String {
             let verdict = match &e.verification {
                 None => "<span class=\"meta\">not verified</span>".to_string(),
                 Some(v) => format!(
-                    "<span class=\"verdict verdict-{}\">{}</span> {} findings, {} unchecked",
+                    "<span class=\"verdict verdict-{}\" title=\"{}\">{}</span> {} {}, {} unchecked",
                     esc(&v.verdict),
-                    esc(&v.verdict),
+                    esc(verdict_meaning(&v.verdict)),
+                    esc(verdict_words(&v.verdict)),
                     v.findings,
+                    plural(v.findings, "finding", "findings"),
                     v.unchecked
                 ),
             };
@@ -901,7 +1174,7 @@ pub fn reports(entries: &[ReportEntry]) -> String {
                 href,
                 esc(&e.title),
                 esc(&e.as_of),
-                esc(&e.media_types.join(", "))
+                esc(&e.media_types.iter().map(|m| format_name(m)).collect::<Vec<_>>().join(", "))
             );
         }
         b.push_str("</table>");
@@ -923,7 +1196,7 @@ pub fn report(
         esc(kind),
         esc(key),
         esc(as_of),
-        esc(media_type),
+        esc(format_name(media_type)),
         report_href(kind, key)
     );
     let (rendered, anchors) = if media_type == "text/markdown" {
@@ -943,11 +1216,14 @@ pub fn report(
             let unchecked = v["unchecked"].as_array().map_or(0, Vec::len);
             let _ = write!(
                 b,
-                "<section class=\"verification\"><h2>Verifier: <span class=\"verdict verdict-{}\">{}</span></h2><p>{} findings, {} claims not checked.</p>",
+                "<section class=\"verification\"><h2>Report check: <span class=\"verdict verdict-{}\">{}</span></h2><p>{} {}{}, {} not checked. {}</p>",
                 esc(verdict),
-                esc(verdict),
+                esc(verdict_words(verdict)),
                 findings.len(),
-                unchecked
+                plural(findings.len(), "finding", "findings"),
+                plural(findings.len(), "", ""),
+                unchecked_words(unchecked),
+                esc(verdict_meaning(verdict))
             );
             if !findings.is_empty() {
                 b.push_str("<table class=\"findings\"><tr><th>line</th><th>rule</th><th>finding</th></tr>");
@@ -973,6 +1249,199 @@ pub fn report(
     b.push_str(&rendered);
     b.push_str("</article>");
     layout(title, "/reports", &b)
+}
+
+/// `/builds/JOB/ID`.
+pub fn build(p: &crate::data::BuildPage) -> String {
+    let r = &p.build;
+    let mut b = format!(
+        "<p class=\"summary\"><span class=\"dot {}\"></span><b>{}</b> · {} · started {} · took {} · {}{}</p>\n",
+        esc(&r.cell),
+        esc(r.result.as_deref().unwrap_or("no result yet")),
+        job_link(&p.job),
+        esc(&opt_time(r.started)),
+        r.duration.map(|d| format!("{}m {}s", d / 60, d % 60)).unwrap_or_else(|| "-".into()),
+        esc(&p.kind),
+        r.pr.map(|n| format!(" · PR #{n}")).unwrap_or_default(),
+    );
+    let _ = writeln!(
+        b,
+        "<p class=\"meta\">{}<a href=\"{}\">Spyglass (Prow)</a> · <a href=\"{}\">artifacts on gcsweb</a></p>",
+        p.commit.as_ref().map(|c| format!("commit <code>{}</code> · ", esc(c))).unwrap_or_default(),
+        esc(&r.url),
+        esc(&p.folder)
+    );
+    if !p.problems.is_empty() {
+        b.push_str("<h2>Problems reading this build</h2><ul>");
+        for pr in &p.problems {
+            let _ = write!(b, "<li>{}</li>", esc(pr));
+        }
+        b.push_str("</ul>");
+    }
+    let _ = write!(b, "<h2>Failed tests ({})</h2>", p.failed.len());
+    if p.failed.is_empty() {
+        let _ = write!(b, "<p>No test failed ({} passed).</p>", p.passed);
+    } else {
+        let _ = write!(b, "<p class=\"meta\">{} passed.</p>", p.passed);
+        b.push_str("<table class=\"builds-failed\"><tr><th>test</th><th>status</th><th>duration</th><th>failure</th><th>cluster</th></tr>");
+        for f in &p.failed {
+            let clusters: Vec<String> = f
+                .clusters
+                .iter()
+                .map(|(prof, id, _)| {
+                    format!(
+                        "<a href=\"{}\">{}</a> <span class=\"meta\">{}</span>",
+                        cluster_href(prof, id),
+                        esc(id),
+                        esc(prof)
+                    )
+                })
+                .collect();
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                test_link(&f.name),
+                esc(&f.status),
+                if f.attempt > 1 { format!(" (attempt {})", f.attempt) } else { String::new() },
+                f.duration.map(|d| format!("{d:.1}s")).unwrap_or_else(|| "-".into()),
+                folded(f.message.as_deref().unwrap_or(""), 6),
+                clusters.join("<br>")
+            );
+        }
+        b.push_str("</table>");
+    }
+    if !p.clusters.is_empty() {
+        b.push_str("<h2>Failure clusters</h2><ul>");
+        for (prof, id, text, n) in &p.clusters {
+            let _ = write!(
+                b,
+                "<li><a href=\"{}\">{}</a> ({} profile): {} of this build's failures · <code>{}</code></li>",
+                cluster_href(prof, id),
+                esc(id),
+                esc(prof),
+                n,
+                esc(clip(text, 200))
+            );
+        }
+        b.push_str("</ul>");
+    }
+    let _ = write!(b, "<h2>Log excerpts ({})</h2>", p.excerpts.len());
+    if p.excerpts.is_empty() {
+        b.push_str(
+            "<p class=\"meta\">No log excerpt is stored for this build (only failed builds' logs are read).</p>",
+        );
+    }
+    for e in &p.excerpts {
+        let _ = write!(
+            b,
+            "<p class=\"meta\"><code>{}</code> lines {}–{}</p><pre class=\"excerpt\">",
+            esc(&e.source),
+            e.line_start,
+            e.line_end
+        );
+        for (i, line) in e.text.lines().enumerate() {
+            let _ = writeln!(b, "<span class=\"ln\">{}</span>{}", e.line_start as usize + i, esc(line));
+        }
+        b.push_str("</pre>");
+    }
+    let _ = write!(b, "<h2>Artifacts ({})</h2>", p.artifacts.len());
+    if !p.artifacts.is_empty() {
+        b.push_str("<table class=\"artifacts\"><tr><th>path</th><th>size</th></tr>");
+        for (path, size, link) in &p.artifacts {
+            let _ = write!(
+                b,
+                "<tr><td><a href=\"{}\">{}</a></td><td class=\"num\">{}</td></tr>",
+                esc(link),
+                esc(path),
+                size.map(|s| s.to_string()).unwrap_or_else(|| "-".into())
+            );
+        }
+        b.push_str("</table>");
+    }
+    layout(&format!("{} #{}", p.job, r.build_id), "/jobs", &b)
+}
+
+/// The dashboard's page of a build.
+pub fn build_href(job: &str, build_id: &str) -> String {
+    format!("/builds/{}/{}", pct(job.strip_prefix("pr:").unwrap_or(job)), pct(build_id))
+}
+
+/// A verifier verdict in words: it judges the report's content, not the run that wrote it.
+fn verdict_words(verdict: &str) -> &str {
+    match verdict {
+        "pass" => "report checks out",
+        "fail" => "report needs work",
+        "incomplete" => "partly checked",
+        other => other,
+    }
+}
+
+fn verdict_meaning(verdict: &str) -> &'static str {
+    match verdict {
+        "pass" => "The verifier checked the report's claims: every claim it could check holds.",
+        "fail" => "The verifier found claims or sections to improve in this report (listed with their lines). This judges the report's content; the command that wrote it succeeded.",
+        "incomplete" => "Nothing was found wrong, but some claims could not be checked (GitHub or a source checkout was not available).",
+        _ => "",
+    }
+}
+
+fn unchecked_words(n: usize) -> String {
+    if n == 1 {
+        "1 claim".to_string()
+    } else {
+        format!("{n} claims")
+    }
+}
+
+/// A failure message: its first `lines` lines, the rest (up to 20 KB) behind a toggle.
+fn folded(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    if all.len() <= lines {
+        return format!("<pre>{}</pre>", esc(clip(text, 20_000)));
+    }
+    let head = all[..lines].join("\n");
+    let rest = all[lines..].join("\n");
+    format!(
+        "<pre>{}</pre><details><summary>{} more lines</summary><pre>{}</pre></details>",
+        esc(&head),
+        all.len() - lines,
+        esc(clip(&rest, 20_000))
+    )
+}
+
+/// An excerpt with every match of `re` marked; the search's own match range when the
+/// pattern does not find it there (or there is none).
+fn mark_all(excerpt: &str, re: Option<&regex::Regex>, first: (usize, usize)) -> String {
+    let ranges: Vec<(usize, usize)> = match re {
+        Some(re) if re.find_iter(excerpt).any(|m| m.start() == first.0) => {
+            re.find_iter(excerpt).filter(|m| m.end() > m.start()).map(|m| (m.start(), m.end())).collect()
+        }
+        _ => vec![first],
+    };
+    let mut out = String::new();
+    let mut at = 0;
+    for (s, e) in ranges {
+        if s < at || e > excerpt.len() || !excerpt.is_char_boundary(s) || !excerpt.is_char_boundary(e) {
+            continue;
+        }
+        out.push_str(&esc(&excerpt[at..s]));
+        out.push_str("<mark>");
+        out.push_str(&esc(&excerpt[s..e]));
+        out.push_str("</mark>");
+        at = e;
+    }
+    out.push_str(&esc(&excerpt[at..]));
+    out
+}
+
+/// A media type as people name the format.
+fn format_name(media_type: &str) -> &str {
+    match media_type {
+        "text/markdown" => "Markdown",
+        "application/json" => "JSON",
+        "text/html" => "HTML",
+        other => other,
+    }
 }
 
 #[cfg(test)]

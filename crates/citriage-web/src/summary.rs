@@ -57,6 +57,21 @@ pub struct DatasetOverview {
     pub by_category: Vec<Count>,
     /// `None` when no earlier snapshot of the dataset is stored.
     pub drift: Option<DriftSummary>,
+    /// Every job of the snapshot with its category and figure, for the jobs list (a
+    /// store of snapshots alone is browsed by job through them). Not in the API's
+    /// overview, which stays small.
+    #[serde(skip)]
+    pub job_list: Vec<SnapshotJob>,
+}
+
+/// A job as a dashboard snapshot lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotJob {
+    pub job: String,
+    pub category: String,
+    pub severity: String,
+    /// failures: `failing N days`; flakes: `consistency 0.xyz, N flaky tests`.
+    pub figure: String,
 }
 
 /// A cluster as the overview lists it.
@@ -80,7 +95,8 @@ pub struct Overview {
     pub clusters: BTreeMap<String, usize>,
     /// The ten clusters of the latest run first seen most recently (the first profile stored).
     pub newest_clusters: Vec<ClusterBrief>,
-    /// Stored documents: triage reports, payload analyses, verifier results.
+    /// Stored documents (by kind and key, whatever their formats): triage reports,
+    /// payload analyses, verifier results.
     pub documents: usize,
 }
 
@@ -117,7 +133,23 @@ pub fn overview_from(store: &Store, builds: u64, build_jobs: usize) -> Result<Ov
                 })
             }
         };
+        let job_list = snap
+            .jobs
+            .iter()
+            .map(|e| SnapshotJob {
+                job: e.job.clone(),
+                category: rules.categorize(&e.job).to_string(),
+                severity: severity::of(&e.stats).as_str().to_string(),
+                figure: match &e.stats {
+                    citriage_model::JobStats::Failures { failing_days } => {
+                        format!("failing {failing_days} {}", if *failing_days == 1 { "day" } else { "days" })
+                    }
+                    citriage_model::JobStats::Flakes(f) => format!("consistency {:.3}", f.consistency),
+                },
+            })
+            .collect();
         snapshots.push(DatasetOverview {
+            job_list,
             dataset: ds,
             date: latest.date,
             source: latest.source,

@@ -218,8 +218,12 @@ fn job_link_leads_to_the_job_page_and_its_history_strip() {
     let srv = start();
     let (status, detail) = get_json(&format!("{}/api/v1/jobs/{GOOD_JOB}", srv.base));
     assert_eq!(status, 200);
-    let builds: Vec<&str> =
-        detail["builds"].as_array().expect("builds").iter().map(|b| b["url"].as_str().expect("url")).collect();
+    let builds: Vec<String> = detail["builds"]
+        .as_array()
+        .expect("builds")
+        .iter()
+        .map(|b| format!("/builds/{GOOD_JOB}/{}", b["build_id"].as_str().expect("build id")))
+        .collect();
     assert!(builds.len() > 1, "the fixture job has a history");
 
     goto(&s, &format!("{}/jobs", srv.base));
@@ -230,7 +234,11 @@ fn job_link_leads_to_the_job_page_and_its_history_strip() {
     s.wait_for(".strip", WAIT).expect("history strip");
     let cells = s.find_all(".strip a").expect("strip cells");
     let hrefs: Vec<String> = cells.iter().map(|c| c.attr("href").expect("href").expect("a cell links")).collect();
-    assert_eq!(hrefs, builds, "one cell per build, newest first, linking to the build");
+    assert_eq!(hrefs, builds, "one cell per build, newest first, linking to the build's page");
+    // A cell leads to the build's page, which links on to Prow.
+    cells[0].click().expect("click the newest build");
+    s.wait_until("the build page", WAIT, |s| Ok(s.current_url()?.ends_with(&builds[0]))).expect("navigated");
+    s.wait_for("a[href^='https://prow.k8s.io/view/gs/']", WAIT).expect("the Spyglass link");
     let problems = console_problems(&s);
     assert!(problems.is_empty(), "console: {problems:?}");
 }

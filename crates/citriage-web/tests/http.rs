@@ -35,7 +35,8 @@ fn api_overview_counts_severity_categories_and_drift() {
     assert_eq!(v["builds"], 7);
     assert_eq!(v["build_jobs"], 2);
     assert_eq!(v["clusters"], json!({"default": 2}));
-    assert_eq!(v["documents"], 5);
+    // One per stored document (kind and key), whatever the formats it is kept in.
+    assert_eq!(v["documents"], 3);
     let snaps = v["snapshots"].as_array().expect("snapshots");
     assert_eq!(snaps.len(), 1);
     let s = &snaps[0];
@@ -358,11 +359,11 @@ fn pages_render_and_escape_hostile_text() {
         ("/clusters/default/c-xss", "Latest failures"),
         ("/search", "Search"),
         ("/search?q=alert&group=job", "<mark>alert</mark>"),
-        ("/tests", "Test history"),
+        ("/tests", "with runs in the window"),
         ("/tests?name=%3Cb%3Ebold%20test%3C%2Fb%3E", "&lt;b&gt;bold test&lt;/b&gt;"),
         ("/payloads", "4.22.0-0.nightly"),
         ("/reports", "Failures triage 2026-11-20"),
-        ("/reports/triage/failures/2026-11-20", "Verifier"),
+        ("/reports/triage/failures/2026-11-20", "Report check"),
     ];
     for (path, expect) in pages {
         let (status, ctype, body) = get(&format!("{}{path}", srv.base));
@@ -450,7 +451,20 @@ fn errors_are_pages_with_status() {
     assert_eq!(status, 404);
     let (status, _, body) = get(&format!("{}/search?q=%28", srv.base));
     assert_eq!(status, 400);
-    assert!(body.contains("class=\"error\""));
+    // A readable message box, and the form with the user's input kept to fix it in place.
+    assert!(body.contains("class=\"alert\""), "{body}");
+    assert!(!body.contains("class=\"error\""), "the strip's error colour is not a message style");
+    assert!(body.contains("<form class=\"filters\" method=\"get\" action=\"/search\">"), "{body}");
+    assert!(body.contains("name=\"q\" value=\"(\""), "the bad regex is kept in its box");
+    let (status, _, body) = get(&format!("{}/clusters?include=%5Bx", srv.base));
+    assert_eq!(status, 400);
+    assert!(body.contains("class=\"alert\"") && body.contains("name=\"include\" value=\"[x\""), "{body}");
+    let (status, _, body) = get(&format!("{}/jobs?re=%28", srv.base));
+    assert_eq!(status, 400);
+    assert!(body.contains("class=\"alert\"") && body.contains("name=\"re\" value=\"(\""), "{body}");
+    // An unknown job: the message, then the jobs whose names contain it.
+    let (_, _, body) = get(&format!("{}/jobs/no-such-job", srv.base));
+    assert!(body.contains("class=\"alert\"") && body.contains("action=\"/jobs\""), "{body}");
     // Paths that look like files outside the store are just unknown pages.
     for path in ["/static/..%2F..%2FCargo.toml", "/reports/triage/..%2F..%2F..%2Fetc%2Fpasswd", "/static/../Cargo.toml"]
     {

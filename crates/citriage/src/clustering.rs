@@ -53,7 +53,11 @@ pub fn cluster_store(
     let all = store.builds(None)?;
     if all.is_empty() {
         pb.finish_and_clear();
-        return Err(Failure::input(format!("the store {} has no builds: run `citriage fetch` first", store.path())));
+        return Err(Failure::input(format!(
+            "the store {} has no builds: run `{} fetch` first",
+            store.path(),
+            crate::context::invocation()
+        )));
     }
     let as_of = match as_of {
         Some(s) => crate::builds::parse_as_of(s)?,

@@ -68,9 +68,37 @@ impl Context {
         Location::from_path(&self.db_path())
     }
 
-    /// Opens (creating it when missing) the store.
+    /// Opens the store for a command that writes, creating it when missing (and saying
+    /// so on stderr, even with `--quiet`: a new file should never go unnoticed).
     pub fn open_store(&self) -> Result<Store, Failure> {
-        Ok(self.db_location().open()?)
+        let loc = self.db_location();
+        let created = !loc.exists() && matches!(loc, citriage_store::Location::Sqlite(_));
+        let store = loc.open()?;
+        if created {
+            eprintln!("created a new store at {loc}");
+        }
+        Ok(store)
+    }
+
+    /// Opens the store for a command that only reads it: a SQLite file that does not
+    /// exist is refused (bad input, naming the path) instead of being created empty.
+    pub fn open_existing_store(&self) -> Result<Store, Failure> {
+        let loc = self.db_location();
+        if !loc.exists() {
+            return Err(missing_store(&loc, self.db.is_some()));
+        }
+        Ok(loc.open()?)
+    }
+
+    /// Refuses a missing store for a command that only reads it (see
+    /// [`Context::open_existing_store`]).
+    pub fn require_store(&self) -> Result<(), Failure> {
+        let loc = self.db_location();
+        if loc.exists() {
+            Ok(())
+        } else {
+            Err(missing_store(&loc, self.db.is_some()))
+        }
     }
 
     /// True when results are printed as JSON.
@@ -109,6 +137,49 @@ impl Context {
     }
 }
 
+fn missing_store(loc: &Location, given: bool) -> Failure {
+    let whence = if given {
+        "given with --db"
+    } else if std::env::var_os("CITRIAGE_DB").is_some() {
+        "given with $CITRIAGE_DB"
+    } else {
+        "the default store: no --db or $CITRIAGE_DB given"
+    };
+    Failure::input(format!(
+        "no store at {loc} ({whence}); this command only reads a store. Create one with `{cmd} demo`, \
+         `{cmd} import SNAPSHOT` or `{cmd} fetch ...`, or name an existing one with --db FILE",
+        cmd = invocation()
+    ))
+}
+
+/// How to run this program again, as a user can paste it: `cargo run -- ` or
+/// `cargo run --release -- ` when it runs from a Cargo target folder, `citriage` when
+/// that name on the `PATH` is this program, else the program's path.
+pub fn invocation() -> String {
+    let Ok(exe) = std::env::current_exe() else { return "citriage".to_string() };
+    invocation_for(&exe, std::env::var_os("PATH").as_deref())
+}
+
+/// [`invocation`] for a given program path and `PATH`.
+pub fn invocation_for(exe: &std::path::Path, path_var: Option<&std::ffi::OsStr>) -> String {
+    let exe = exe.canonicalize().unwrap_or_else(|_| exe.to_path_buf());
+    let profile = exe.parent().and_then(|d| Some((d.file_name()?.to_str()?, d.parent()?.file_name()?.to_str()?)));
+    match profile {
+        Some(("debug", "target")) => return "cargo run --".to_string(),
+        Some(("release", "target")) => return "cargo run --release --".to_string(),
+        _ => {}
+    }
+    let name = exe.file_name().and_then(|n| n.to_str()).unwrap_or("citriage");
+    let on_path = path_var
+        .map(|p| std::env::split_paths(p).any(|d| d.join(name).canonicalize().is_ok_and(|c| c == exe)))
+        .unwrap_or(false);
+    if on_path {
+        name.to_string()
+    } else {
+        exe.display().to_string()
+    }
+}
+
 fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some()
 }
@@ -133,6 +204,7 @@ pub fn parse_day(s: &str) -> Result<Day, String> {
 #[derive(Args, Debug)]
 pub struct SnapshotSourceArgs {
     /// Force the dataset instead of detecting it from the fields.
+    /// Default: detected from the snapshot's fields (`triage` without --snapshot: failures).
     #[arg(long, value_parser = parse_dataset)]
     pub dataset: Option<Dataset>,
     /// The day the snapshot describes (YYYY-MM-DD). Default: a date in the file

@@ -154,7 +154,14 @@ pub fn write_and_record(store: &mut Store, t: &Triage, out: &Path) -> Result<Vec
     } else {
         t
     };
-    let arts = render_all(t);
+    let mut arts = render_all(t);
+    // report.html beside report.md: the same content, self-contained, the dashboard's look.
+    if let Some(md) = arts.iter().find(|a| a.name == "report.md") {
+        let title = format!("{} triage {}", t.snapshot.dataset, t.snapshot.date);
+        let html = citriage_web::standalone_page(&title, &md.contents);
+        let at = arts.iter().position(|a| a.name == "report.json").map(|i| i + 1).unwrap_or(arts.len());
+        arts.insert(at, Artifact { name: "report.html".to_string(), contents: html });
+    }
     let written = write_rendered(&arts, out)?;
     let body = |name: &str| {
         arts.iter()

@@ -323,10 +323,14 @@ fn the_world_in_a_browser() {
         .find_all("a")
         .expect("links")
         .into_iter()
-        .find(|a| a.text().is_ok_and(|t| t == "File an issue"))
+        .find(|a| a.text().is_ok_and(|t| t.starts_with("File an issue in ")))
         .expect("a file-an-issue link");
+    let label = issue.text().expect("text");
+    let repo = label.trim_start_matches("File an issue in ").to_string();
     let issue = issue.attr("href").expect("href").expect("a link");
-    assert!(issue.starts_with("https://github.com/kubernetes/kubernetes/issues/new?title="), "{issue}");
+    assert!(issue.starts_with(&format!("https://github.com/{repo}/issues/new?title=")), "{issue}");
+    let routed = body(&s);
+    assert!(routed.contains(&format!("Issues go to {repo}")), "the page says where issues go: {routed}");
     let latest = s.find_all("table.latest tr").expect("rows");
     assert!(latest.len() > 1, "latest failures are listed");
     assert!(console_problems(&s).is_empty());
@@ -358,4 +362,129 @@ fn the_world_in_a_browser() {
     let problems = console_problems(&s);
     assert!(problems.is_empty(), "{problems:?}");
     screenshot(&s, "report");
+
+    // Jobs: filtered by a substring, sorted by newest failure, grouped by kind; every
+    // job listed matches, and the choices stay in the URL and the form.
+    s.goto(&format!("{base}/jobs")).expect("jobs");
+    assert!(s.find_all("section.group h2").expect("groups").len() > 1, "jobs are grouped by category");
+    s.find("input[name=q]").and_then(|f| f.send_keys("kops")).expect("type a substring");
+    s.find("select[name=sort] option[value=newest_failure]").and_then(|o| o.click()).expect("sort");
+    s.find("select[name=group] option[value=kind]").and_then(|o| o.click()).expect("group");
+    click_button(&s, "Filter");
+    s.wait_until("the filtered jobs", wait, |s| Ok(s.current_url()?.contains("q=kops"))).expect("navigated");
+    let url = s.current_url().expect("url");
+    assert!(url.contains("sort=newest_failure") && url.contains("group=kind"), "{url}");
+    let listed = texts(&s, "table.jobs td:first-child a");
+    assert!(!listed.is_empty(), "some kops jobs");
+    assert!(listed.iter().all(|j| j.contains("kops")), "only matching jobs: {listed:?}");
+    let all_jobs = get_json(&format!("{base}/api/v1/jobs"));
+    let want =
+        all_jobs.as_array().expect("jobs").iter().filter(|j| j["job"].as_str().unwrap_or("").contains("kops")).count();
+    assert_eq!(listed.len(), want, "every kops job is listed once");
+    assert_eq!(s.find("input[name=q]").and_then(|f| f.attr("value")).expect("q").as_deref(), Some("kops"));
+    assert!(console_problems(&s).is_empty());
+    screenshot(&s, "jobs-filtered");
+
+    // A bad regex: a readable message above the form, which keeps it; fixed in place.
+    s.goto(&format!("{base}/jobs?re=%28kops&sort=name")).expect("bad regex");
+    let alert = s.wait_for("div.alert", wait).expect("an error box").text().expect("text");
+    assert!(alert.contains("re (regex)"), "{alert}");
+    assert_eq!(s.find("input[name=re]").and_then(|f| f.attr("value")).expect("re").as_deref(), Some("(kops"));
+    screenshot(&s, "error-form-kept");
+    // The page's own 400 is the only thing the console reports.
+    let problems = console_problems(&s);
+    assert!(problems.iter().all(|p| p.message.contains("400")), "{problems:?}");
+    let field = s.find("input[name=re]").expect("the regex box");
+    field.clear().expect("clear");
+    field.send_keys("^e2e-kops").expect("type a fixed regex");
+    click_button(&s, "Filter");
+    s.wait_until("the fixed query", wait, |s| Ok(s.current_url()?.contains("re=%5Ee2e-kops"))).expect("navigated");
+    assert!(s.find("div.alert").is_err(), "no error once fixed");
+    let fixed = texts(&s, "table.jobs td:first-child a");
+    assert!(!fixed.is_empty() && fixed.iter().all(|j| j.starts_with("e2e-kops")), "{fixed:?}");
+
+    // Tests: a partial name lists the tests containing it instead of a 404.
+    let part: String = test.chars().take(12.min(test.chars().count() - 1)).collect();
+    s.goto(&format!("{base}/tests?name={}", pct(&part))).expect("partial test name");
+    let names = texts(&s, "table.tests td:first-child a");
+    assert!(names.iter().any(|n| n == &test), "{test} among the matches of {part:?}: {names:?}");
+    assert!(names.iter().all(|n| n.to_lowercase().contains(&part.to_lowercase())), "{names:?}");
+    screenshot(&s, "tests-partial");
+
+    // Harness steps are flagged wherever tests are listed.
+    s.goto(&format!("{base}/tests?sort=flaky")).expect("tests by flakiness");
+    let flagged = s.find_all("table.tests span.flag").expect("flags");
+    let harness: Vec<String> = texts(&s, "table.tests td:first-child a")
+        .into_iter()
+        .filter(|n| citriage_analysis::AnalysisConfig::default().is_harness(n))
+        .collect();
+    assert_eq!(flagged.len(), harness.len(), "each harness step listed carries the flag: {harness:?}");
+    if let Some(h) = harness.first() {
+        s.goto(&format!("{base}/tests?name={}", pct(h))).expect("a harness step's page");
+        assert!(s.find("h2 span.flag").is_ok(), "{h}: flagged on its page");
+        screenshot(&s, "test-flagged");
+    } else {
+        eprintln!("note: no harness step among this world's tests; the flag is checked on the list only");
+    }
+
+    // A build page: from a cluster's latest failure to the build, with its failed tests
+    // (and the cluster they belong to), log excerpts with line numbers and artifacts.
+    let cl = get_json(&format!("{base}/api/v1/clusters/default/{}", pct(top["stable_id"].as_str().expect("id"))));
+    let f = &cl["latest"][0];
+    let (job, build_id) = (f["job"].as_str().expect("job"), f["build_id"].as_str().expect("build"));
+    let job = job.strip_prefix("pr:").unwrap_or(job);
+    s.goto(&format!("{base}/builds/{}/{}", pct(job), pct(build_id))).expect("build page");
+    s.wait_for("table.builds-failed", wait).expect("failed tests");
+    let page = body(&s);
+    assert!(page.contains(top["stable_id"].as_str().expect("id")), "the build's failures link their cluster");
+    assert!(s.find_all("table.artifacts a").expect("artifacts").len() > 1, "artifact links");
+    if s.find_all("pre.excerpt span.ln").expect("lines").is_empty() {
+        eprintln!("note: build {job}/{build_id} has no stored log excerpt");
+    }
+    let api = get_json(&format!("{base}/api/v1/builds/{}/{}", pct(job), pct(build_id)));
+    assert_eq!(
+        api["failed"].as_array().map(Vec::len),
+        Some(s.find_all("table.builds-failed tr").expect("rows").len() - 1)
+    );
+    let problems = console_problems(&s);
+    assert!(problems.is_empty(), "{problems:?}");
+    screenshot(&s, "build");
+    // What the stored triage reports flag on a job is on its page.
+    let flagged = all_jobs
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .filter_map(|j| j["job"].as_str())
+        .map(|j| (j.to_string(), get_json(&format!("{base}/api/v1/jobs/{}", pct(j)))))
+        .find(|(_, d)| d["report_flags"].as_array().is_some_and(|f| !f.is_empty()));
+    let (fjob, detail) = flagged.expect("the world's reports flag some job (always failing, one PR, ...)");
+    s.goto(&format!("{base}/jobs/{}", pct(&fjob))).expect("a flagged job");
+    let shown = s.wait_for("section.report-flags", wait).expect("the flags").text().expect("text");
+    for f in detail["report_flags"].as_array().expect("flags") {
+        assert!(shown.contains(f["kind"].as_str().expect("kind")), "{fjob}: {shown}");
+    }
+    screenshot(&s, "job-flagged");
+    // An unknown build: the message and the job's list, not a bare error.
+    s.goto(&format!("{base}/builds/{}/no-such-build", pct(job))).expect("unknown build");
+    s.wait_for("div.alert", wait).expect("an error box");
+    assert!(s.find("form[action='/jobs']").is_ok(), "the jobs form under the message");
+}
+
+fn body(s: &webdriver::Session) -> String {
+    s.find("body").and_then(|b| b.text()).unwrap_or_else(|e| panic!("body text: {e}"))
+}
+
+fn texts(s: &webdriver::Session, css: &str) -> Vec<String> {
+    let all = s.find_all(css).unwrap_or_else(|e| panic!("{css}: {e}"));
+    all.iter().map(|e| e.text().unwrap_or_else(|err| panic!("{css} text: {err}"))).collect()
+}
+
+fn click_button(s: &webdriver::Session, label: &str) {
+    let buttons = s.find_all("button").expect("buttons");
+    buttons
+        .iter()
+        .find(|b| b.text().is_ok_and(|t| t == label))
+        .unwrap_or_else(|| panic!("no {label} button"))
+        .click()
+        .expect("click");
 }

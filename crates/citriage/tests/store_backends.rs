@@ -242,8 +242,8 @@ fn serve_answers_from_a_postgres_store() {
     let url = cluster.create_database("serve").unwrap();
     ok(&mut fetch(&url, &w, &[]));
     let mut child =
-        cmd(&url, &["serve", "--addr", "127.0.0.1:0"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        cmd(&url, &["serve", "--addr", "127.0.0.1:0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut err = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut addr = None;
     let mut seen = String::new();
     for _ in 0..20 {

@@ -48,6 +48,7 @@ pub enum Action {
 pub struct Source {
     /// A payload analysis JSON (`citriage payload --format json`, or the
     /// payload-analysis-<tag>.json it writes) instead of the analysis stored for the tag.
+    /// Default: the analysis stored for the tag.
     #[arg(long, value_name = "FILE")]
     pub analysis: Option<PathBuf>,
 }
@@ -81,6 +82,7 @@ pub struct PrArgs {
     /// A local checkout of the suspect's repository: its merge commit is looked up
     /// there and the revert is tried in a scratch worktree (conflicts are reported;
     /// the checkout is left as it is).
+    /// Default: none.
     #[arg(long, value_name = "DIR")]
     pub checkout: Option<PathBuf>,
     /// The suspect PR's merge commit (default: found in --checkout, else left for
@@ -130,15 +132,18 @@ pub struct BugArgs {
     /// The payload tag (with --root-cause).
     pub tag: Option<String>,
     /// The payload's root cause, e.g. RC1.
+    /// Default: none.
     #[arg(long, value_name = "ID")]
     pub root_cause: Option<String>,
     /// A failure pattern's stable id (from `citriage cluster` or the dashboard).
+    /// Default: none.
     #[arg(long, value_name = "ID", conflicts_with_all = ["tag", "root_cause"])]
     pub pattern: Option<String>,
     /// The pattern's clustering profile (default: `default` when stored).
     #[arg(long)]
     pub profile: Option<String>,
     /// The repository to file the bug in (OWNER/NAME), overriding the routing by owner.
+    /// Default: routed by the failure's owner.
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
     /// The repository bugs of owned patterns go to.
@@ -165,7 +170,7 @@ fn analysis(ctx: &Context, tag: &str, src: &Source) -> Result<PayloadAnalysis, F
     if !db.is_file() {
         return Err(Failure::input(format!("store {} does not exist: analyse the payload first", db.display())));
     }
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     citriage_mcp::answers::stored_analysis(&store, tag).map_err(|e| Failure::input(e.message))
 }
 
@@ -419,9 +424,11 @@ fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
             .find(|k| *k == "default")
             .or_else(|| view.profiles.keys().next())
             .cloned()
-            .ok_or_else(|| Failure::input("no clustering run is stored (run `citriage cluster`)"))?,
+            .ok_or_else(|| {
+                Failure::input(format!("no clustering run is stored (run `{} cluster`)", crate::context::invocation()))
+            })?,
     };
-    let mut store = ctx.open_store()?;
+    let mut store = ctx.open_existing_store()?;
     let facts = citriage_mcp::answers::pattern_facts(&view, &mut store, &profile, id.trim()).map_err(|e| {
         if e.bad_input {
             Failure::input(e.message)

@@ -16,6 +16,7 @@ pub struct BenchArgs {
 pub enum BenchWhat {
     /// Import and triage a generated snapshot of N jobs (both datasets).
     Triage {
+        /// Jobs in each generated snapshot.
         #[arg(long, default_value_t = 100_000)]
         jobs: usize,
         /// Repetitions; the median is printed.
@@ -32,6 +33,7 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 8)]
         concurrency: usize,
         /// Keep the generated world here instead of a temporary folder.
+        /// Default: none.
         #[arg(long)]
         world: Option<PathBuf>,
     },
@@ -60,6 +62,7 @@ pub enum BenchWhat {
         /// Also write DIR/with-pass/<case>.txt and DIR/fail-only/<case>.txt (the lines
         /// `citriage extract` returns) for an independent scorer; <case> is the case's path
         /// from the parent of --cases with `/` as `__` (e.g. `breakages__guava_1947`).
+        /// Default: write nothing.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Number of folds.

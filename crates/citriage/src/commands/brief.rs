@@ -15,6 +15,8 @@ use std::path::PathBuf;
 /// cross-check brief of the highest-leverage claims.
 #[derive(Args, Debug)]
 pub struct BriefArgs {
+    /// The dataset whose latest stored triage the briefs are about (failures or
+    /// flakes). Default: failures.
     #[arg(long, value_parser = parse_dataset)]
     pub dataset: Option<Dataset>,
     /// Output folder.
@@ -24,7 +26,7 @@ pub struct BriefArgs {
 
 /// Runs `citriage brief`.
 pub fn exec(ctx: &Context, a: &BriefArgs) -> Result<(), Failure> {
-    let mut store = ctx.open_store()?;
+    let mut store = ctx.open_existing_store()?;
     let ds = a.dataset.unwrap_or(Dataset::Failures);
     let w = crate::briefs::briefs(&mut store, ds)?;
     store.record_evidence(&w.ledger, &pipeline::now_rfc3339())?;

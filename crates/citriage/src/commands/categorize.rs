@@ -14,6 +14,9 @@ pub struct CategorizeArgs {
     /// Job names (as they appear in the dashboards, `pr:` prefix included).
     #[arg(required = true)]
     pub jobs: Vec<String>,
+    /// Categorization rules (TOML) replacing the built-in ones
+    /// (crates/citriage-analysis/rules/default.toml is the template). Default: the
+    /// built-in rules.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
 }

@@ -31,10 +31,12 @@ pub struct ClusterArgs {
     #[arg(long, default_value = "default")]
     pub profile: String,
     /// Extra known signatures (TOML) merged over the built-in catalogue.
+    /// Default: the built-in catalogue.
     #[arg(long, value_name = "FILE")]
     pub signatures: Option<PathBuf>,
     /// Owners by test-name prefix for tests without a `[sig-x]` tag:
     /// JSON `{"sig-node": ["Kubelet", "NodeProblemDetector"], ...}`.
+    /// Default: the built-in owners.
     #[arg(long, value_name = "FILE")]
     pub owners: Option<PathBuf>,
     /// Only these jobs (dashboard naming). Repeatable.
@@ -82,7 +84,7 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
             })?
         }
     };
-    let mut store = ctx.open_store()?;
+    let mut store = ctx.open_existing_store()?;
     let pb = ctx.spinner("loading failures");
     let out = cluster_store(&mut store, profile, a.window, a.as_of.as_deref(), &a.jobs, &catalogue, &owners, &pb)?;
     let ClusterOutcome { as_of, rows, builds, clustering, rich, daily } = out;
@@ -165,6 +167,14 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
             outln!("{:<14} job families: {}", "", subs.join(", "));
         }
     }
+    if clustering.clusters.len() > a.top {
+        outln!(
+            "showing {} of {} clusters (--top N shows more; all are in {})",
+            a.top,
+            clustering.clusters.len(),
+            f2.display()
+        );
+    }
     let moving: Vec<&PatternDrift> =
         drift.iter().filter(|d| d.kind != citriage_patterns::drift::DriftKind::Steady).collect();
     outln!(
@@ -186,6 +196,14 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
             .unwrap_or_default();
         let days: Vec<String> = d.per_day.iter().map(|(_, n)| n.to_string()).collect();
         outln!("{:<10} {:<14} {:>5} → {:<5} [{}]  {text}", d.kind.name(), d.id, d.before, d.after, days.join(" "));
+    }
+    if moving.len() > a.top {
+        outln!(
+            "showing {} of {} moving patterns (--top N shows more; all are in {})",
+            a.top,
+            moving.len(),
+            f3.display()
+        );
     }
     outln!("Wrote {}, {} and {}", f1.display(), f2.display(), f3.display());
     Ok(())

@@ -25,15 +25,25 @@ pub struct CodeArgs {
 #[derive(Subcommand, Debug)]
 pub enum CodeWhat {
     /// Where a Prow job is configured (file:line), with its testgrid annotations.
-    JobConfig { job: String },
+    JobConfig {
+        /// The job's name, e.g. ci-kubernetes-e2e-gce.
+        job: String,
+    },
     /// OWNERS approvers, reviewers and SIG labels for a path.
-    Owners { path: String },
+    Owners {
+        /// A path inside the checkout, e.g. pkg/kubelet.
+        path: String,
+    },
     /// The text at path:line.
-    Line { at: String },
+    Line {
+        /// PATH:LINE inside the checkout, e.g. pkg/kubelet/kubelet.go:120.
+        at: String,
+    },
     /// The commit that introduced a string (`git log -S`).
     Introduced {
+        /// The exact string to look for.
         needle: String,
-        /// Limit to a path.
+        /// Limit to a path. Default: the whole checkout.
         #[arg(long)]
         path: Option<String>,
     },

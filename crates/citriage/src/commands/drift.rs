@@ -10,13 +10,15 @@ use clap::Args;
 /// Show the drift between the latest stored snapshot of a dataset and its prior.
 #[derive(Args, Debug)]
 pub struct DriftArgs {
+    /// The dataset whose latest snapshot is compared with the one before it
+    /// (failures or flakes).
     #[arg(long, value_parser = parse_dataset, default_value = "failures")]
     pub dataset: Dataset,
 }
 
 /// Runs `citriage drift`.
 pub fn exec(ctx: &Context, a: &DriftArgs) -> Result<(), Failure> {
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     let Some(latest) = store.latest(a.dataset)? else {
         return Err(Failure::input(format!("the store {} has no {} snapshot", store.path(), a.dataset)));
     };

@@ -11,13 +11,14 @@ pub struct EvidenceArgs {
     /// Evidence ids as cited in reports.
     pub ids: Vec<String>,
     /// Every item whose locator starts with this.
+    /// Default: none.
     #[arg(long, value_name = "PREFIX")]
     pub locator: Option<String>,
 }
 
 /// Runs `citriage evidence`.
 pub fn exec(ctx: &Context, a: &EvidenceArgs) -> Result<(), Failure> {
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     let mut found = Vec::new();
     for id in &a.ids {
         match store.evidence(id)? {

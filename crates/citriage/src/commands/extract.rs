@@ -17,12 +17,14 @@ pub struct ExtractArgs {
     /// bucket path such as logs/<job>/<id>.
     pub build: String,
     /// A local mirror of the bucket; the passing build is then found through the store.
+    /// Default: none (the build is a local folder).
     #[arg(long, value_name = "DIR")]
     pub mirror: Option<PathBuf>,
     /// The bucket (for evidence links with --mirror).
     #[arg(long, default_value = "kubernetes-ci-logs")]
     pub bucket: String,
     /// A passing build's folder or log to diff against.
+    /// Default: none.
     #[arg(long, value_name = "DIR|FILE")]
     pub pass: Option<PathBuf>,
     /// Show everything: every excerpt with all its lines (the text output otherwise shows
@@ -79,7 +81,7 @@ pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
         let parts: Vec<&str> = a.build.trim_matches('/').split('/').collect();
         if parts.len() >= 2 {
             let (job, id) = (parts[parts.len() - 2], parts[parts.len() - 1]);
-            if let Ok(store) = ctx.open_store() {
+            if let Ok(store) = ctx.open_existing_store() {
                 if let Ok(bs) = store.builds(Some(job)) {
                     let mine = bs.iter().find(|b| b.build_id == id).and_then(|b| b.started);
                     if let Some(t) = mine {

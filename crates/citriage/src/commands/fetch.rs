@@ -17,9 +17,11 @@ use std::time::Duration;
 #[derive(Args, Debug)]
 pub struct FetchArgs {
     /// A local folder laid out like the bucket (`<DIR>/logs/<job>/<id>/...`).
+    /// Default: none (give --mirror or --gcs).
     #[arg(long, value_name = "DIR", conflicts_with = "gcs")]
     pub mirror: Option<PathBuf>,
     /// GCS base URL, e.g. https://storage.googleapis.com (the only host contacted).
+    /// Default: none (give --mirror or --gcs).
     #[arg(long, value_name = "URL")]
     pub gcs: Option<String>,
     /// The bucket.
@@ -29,25 +31,30 @@ pub struct FetchArgs {
     #[arg(long = "job", value_name = "JOB")]
     pub jobs: Vec<String>,
     /// Fetch every job named in the latest stored snapshot of this dataset.
+    /// Default: none.
     #[arg(long, value_parser = parse_dataset, value_name = "DATASET")]
     pub from_snapshot: Option<Dataset>,
     /// Fetch every job the source has.
     #[arg(long)]
     pub all: bool,
     /// Only the newest N builds of each job.
+    /// Default: every build.
     #[arg(long, value_name = "N")]
     pub max_builds: Option<usize>,
     /// Builds fetched at once.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
     /// Prow's prowjobs.js (file or URL): stores state=error builds that have no GCS folder.
+    /// Default: none.
     #[arg(long, value_name = "FILE|URL")]
     pub prowjobs: Option<String>,
     /// Cache folder for immutable artifacts fetched over HTTP.
+    /// Default: no cache.
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
     /// List builds from Deck's job history (a Deck URL such as https://prow.k8s.io, or
     /// a folder of recorded pages) instead of listing the bucket.
+    /// Default: none.
     #[arg(long, value_name = "URL|DIR")]
     pub deck: Option<String>,
     /// Job-history pages read per job with --deck (20 builds a page).
@@ -63,6 +70,30 @@ pub struct FetchArgs {
     /// HTTP timeout in seconds.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+}
+
+/// Why `--mirror DIR --all` found no job: DIR should be a bucket's folder (the one
+/// holding `logs/`); the bucket folders found under it are named.
+fn mirror_hint(dir: &std::path::Path) -> String {
+    let mut buckets: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join("logs").is_dir() || e.path().join("pr-logs").is_dir())
+                .map(|e| e.path().display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    buckets.sort();
+    if buckets.is_empty() {
+        format!("--mirror {}: no job found (a bucket's folder holds logs/JOB/BUILD/)", dir.display())
+    } else {
+        format!(
+            "--mirror {}: no job found here, but bucket folders below it hold jobs: {}; pass one of them, e.g. --mirror {}",
+            dir.display(),
+            buckets.join(", "),
+            buckets[0]
+        )
+    }
 }
 
 /// Runs `citriage fetch`.
@@ -97,6 +128,9 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
     jobs.sort();
     jobs.dedup();
     if jobs.is_empty() && a.prowjobs.is_none() {
+        if let (true, Some(dir)) = (a.all, &a.mirror) {
+            return Err(Failure::input(mirror_hint(dir)));
+        }
         return Err(Failure::input("no jobs to fetch: give --job, --from-snapshot, --all or --prowjobs"));
     }
     let mut prowjob_errors = 0;
@@ -105,10 +139,14 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
         let items = citriage_formats::prow::parse_prowjobs_js(&f.bytes, loc).map_err(Failure::input)?;
         prowjob_errors = ingest_prowjobs(&mut store, &a.bucket, &items)?;
     }
+    // Jobs are listed while builds are fetched, so the total grows: counts and a
+    // spinner, no bar that looks full from the start and no ETA.
     let bar = ctx.bar(
-        "{msg} [{bar:30.cyan/blue}] {pos}/{len} builds ({per_sec}, eta {eta})",
-        "{msg} [{bar:30}] {pos}/{len} builds ({per_sec}, eta {eta})",
+        "{spinner:.cyan} {msg}: {pos} done of {len} builds listed so far [{elapsed}]",
+        "{spinner} {msg}: {pos} done of {len} builds listed so far [{elapsed}]",
     );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let started = std::time::Instant::now();
     bar.set_message(format!("fetching {} job(s) from {}", jobs.len(), src.describe()));
     let deck = a.deck.as_ref().map(|d| {
         std::sync::Arc::new(if citriage_sources::is_url(d) {
@@ -147,6 +185,20 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
             summary.excerpts_stored,
             summary.builds_with_problems
         );
+        let secs = started.elapsed().as_secs_f64();
+        if secs > 0.0 && summary.builds_stored > 0 {
+            outln!(
+                "{} build(s) stored in {secs:.1} s ({:.0} builds/s)",
+                summary.builds_stored,
+                summary.builds_stored as f64 / secs
+            );
+        }
+        if summary.builds_with_problems > 0 {
+            outln!(
+                "builds with problems (malformed or missing files) keep each reason: see them on the dashboard's build pages (`{} serve`, /builds/JOB/ID)",
+                crate::context::invocation()
+            );
+        }
         if a.prowjobs.is_some() {
             outln!("{prowjob_errors} state=error build(s) from prowjobs.js stored");
         }

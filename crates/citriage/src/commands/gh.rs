@@ -28,9 +28,11 @@ pub enum GhWhat {
         /// owner/repo#N, GitHub PR/issue URLs, or #N with --repo.
         refs: Vec<String>,
         /// Check every ref a Markdown report mentions.
+        /// Default: none.
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
         /// Repository for bare #N refs.
+        /// Default: none.
         #[arg(long, value_name = "OWNER/REPO")]
         repo: Option<String>,
         /// Answer only from the cache (says how old each answer is).

@@ -30,6 +30,7 @@ pub struct MetricsArgs {
     pub jobs: Vec<String>,
     /// Write the dashboards' JSON (`failures-latest.json`, `flakes-latest.json`) as
     /// kettle would compute them from the stored builds.
+    /// Default: print the corrected figures, write nothing.
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
     /// Where `--emit` writes.
@@ -44,12 +45,16 @@ pub enum Emit {
 
 /// Runs `citriage metrics`.
 pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
-    let mut store = ctx.open_store()?;
+    let mut store = ctx.open_existing_store()?;
     let pb = ctx.spinner("loading builds");
     let all = store.builds(None)?;
     if all.is_empty() {
         pb.finish_and_clear();
-        return Err(Failure::input(format!("the store {} has no builds: run `citriage fetch` first", store.path())));
+        return Err(Failure::input(format!(
+            "the store {} has no builds: run `{} fetch` first",
+            store.path(),
+            crate::context::invocation()
+        )));
     }
     let as_of = match &a.as_of {
         Some(s) => parse_as_of(s)?,
@@ -107,8 +112,11 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         return Ok(());
     }
     outln!("as of {} (window {} days): {} job(s)", Day::from_unix_seconds(as_of), settings.window_days, figs.len());
+    // Job names are printed whole, so they can be copied: the column is as wide as the
+    // longest.
+    let w = figs.iter().map(|f| f.job.chars().count()).max().unwrap_or(0).max(3);
     outln!(
-        "{:<52} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  flags",
+        "{:<w$} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  flags",
         "job",
         "pass rate",
         "n",
@@ -125,8 +133,8 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             flags.push(format!("{flaky} flaky test(s)"));
         }
         outln!(
-            "{:<52} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  {}",
-            truncate(&f.job, 52),
+            "{:<w$} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  {}",
+            f.job,
             f.pass_rate.map(|r| format!("{:.1}%", r * 100.0)).unwrap_or_else(|| "-".into()),
             f.sample,
             f.errors,
@@ -138,13 +146,4 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let t: String = s.chars().take(n - 1).collect();
-        format!("{t}…")
-    }
 }

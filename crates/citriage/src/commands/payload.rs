@@ -23,24 +23,30 @@ pub struct PayloadArgs {
     /// `github/` beside them) or a payload-snapshot directory. For `eval`: a synthetic
     /// world, or a folder of payload snapshots (one per payload, as the snapshot
     /// repositories lay them out).
+    /// Default: none (give --from or --url).
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
     /// Online: the release controller, e.g. https://amd64.ocp.releases.ci.openshift.org.
+    /// Default: none (give --from or --url).
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// A local GCS mirror of the jobs' artifacts (JUnit, build logs) for evidence.
+    /// Default: none (no artifacts read).
     #[arg(long, value_name = "DIR")]
     pub mirror: Option<PathBuf>,
     /// Online: where PR diffs are read from (e.g. https://github.com); that host is then allowed too.
+    /// Default: none (no diffs read).
     #[arg(long, value_name = "URL")]
     pub github: Option<String>,
     /// Online: a Sippy instance for pass-rate enrichment; that host is then allowed too.
+    /// Default: none.
     #[arg(long, value_name = "URL")]
     pub sippy: Option<String>,
     /// The release stream (default: derived from the tag).
     #[arg(long)]
     pub stream: Option<String>,
     /// Ignore everything after this time (RFC 3339).
+    /// Default: now (everything recorded).
     #[arg(long, value_name = "TIME")]
     pub as_of: Option<String>,
     /// CI-configuration changes: a recorded JSON list, or a local openshift/release
@@ -52,6 +58,9 @@ pub struct PayloadArgs {
     /// payload-analysis-<tag>.json and payload-results-<tag>.yaml here (default: write no files).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Print the whole Markdown report on stdout instead of a summary.
+    #[arg(long)]
+    pub markdown: bool,
     /// Do not record the analysis (JSON, HTML, Markdown) in the store's documents.
     #[arg(long)]
     pub no_store: bool,
@@ -146,16 +155,52 @@ pub fn exec(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
         // Exactly the recorded JSON document.
         use std::io::Write;
         let _ = std::io::stdout().lock().write_all(citriage_payload::render_json(&analysis).as_bytes());
-    } else {
+    } else if a.markdown {
         outln!("{}", citriage_payload::render_markdown(&analysis));
-        if !ctx.quiet {
-            for f in files {
-                eprintln!("wrote {}", f.display());
-            }
-            if let Some(db) = recorded {
-                eprintln!("recorded as payload {} in {db}", analysis.payload.tag);
-            }
+    } else {
+        for line in summary(&analysis, &files, recorded.as_deref()) {
+            outln!("{line}");
         }
     }
     Ok(())
+}
+
+/// What `payload` prints without `--markdown`: the verdict in a few lines, and where
+/// the full report is (the files written, the store).
+fn summary(a: &citriage_payload::PayloadAnalysis, files: &[PathBuf], recorded: Option<&str>) -> Vec<String> {
+    let tag = &a.payload.tag;
+    let mut out = vec![
+        format!("payload {tag} ({}): {}", a.payload.phase.as_str(), a.decision.verdict.as_str()),
+        format!("  {}", a.decision.summary),
+        format!(
+            "  blocking jobs: {} of {} failed, {} pending; informing jobs: {} of {} failed",
+            a.blocking.failed, a.blocking.total, a.blocking.pending, a.informing.failed, a.informing.total
+        ),
+    ];
+    if let Some(b) = &a.baseline {
+        out.push(format!("  last payload with every blocking job green: {b}"));
+    }
+    for s in a.suspects.iter().take(3) {
+        out.push(format!("  suspect: {}", suspect_line(s)));
+    }
+    if a.decision.force_accept.recommended {
+        out.push("  force-accept recommended".to_string());
+    }
+    if files.is_empty() && recorded.is_none() {
+        out.push("The full report: run again with --out DIR (files) or --markdown (on stdout).".to_string());
+    }
+    for f in files {
+        out.push(format!("wrote {}", f.display()));
+    }
+    if let Some(db) = recorded {
+        out.push(format!(
+            "recorded as payload {tag} in {db}: `{} reports show payload {tag} --db {db}` prints the Markdown report",
+            crate::context::invocation()
+        ));
+    }
+    out
+}
+
+fn suspect_line(s: &citriage_payload::analysis::Suspect) -> String {
+    format!("#{} {} (score {}, {}): {}", s.rank, s.candidate, s.score.total, s.action.as_str(), s.action_reason)
 }

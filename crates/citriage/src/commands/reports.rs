@@ -12,6 +12,7 @@ use serde_json::json;
 #[derive(Args, Debug)]
 pub struct ReportsArgs {
     /// Only documents of this kind (triage, payload, verify).
+    /// Default: every kind.
     #[arg(long)]
     pub kind: Option<String>,
     #[command(subcommand)]
@@ -39,7 +40,7 @@ const PREFERRED: [&str; 3] = [MARKDOWN, JSON, HTML];
 
 /// Runs `citriage reports`.
 pub fn exec(ctx: &Context, a: &ReportsArgs) -> Result<(), Failure> {
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     match &a.what {
         None => list(ctx, &store, a.kind.as_deref()),
         Some(ReportsWhat::Show { kind, key, media_type }) => show(ctx, &store, kind, key, media_type.as_deref()),
@@ -95,9 +96,10 @@ fn show(ctx: &Context, store: &Store, kind: &str, key: &str, media_type: Option<
     };
     let Some(doc) = doc else {
         return Err(Failure::input(format!(
-            "no stored document {kind} {key}{} in {} (`citriage reports` lists them)",
+            "no stored document {kind} {key}{} in {} (`{} reports` lists them)",
             media_type.map(|m| format!(" of type {m}")).unwrap_or_default(),
-            store.path()
+            store.path(),
+            crate::context::invocation()
         )));
     };
     if ctx.json() {

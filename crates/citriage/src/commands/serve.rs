@@ -35,6 +35,7 @@ pub struct ServeArgs {
     /// A header a trusted reverse proxy sets to the authenticated user (e.g.
     /// X-Forwarded-User): with --mcp-writes, requests carrying it may write. Use only
     /// when the dashboard is reachable through that proxy alone.
+    /// Default: none.
     #[arg(long, value_name = "NAME")]
     pub trusted_user_header: Option<String>,
     /// GitHub API base for the MCP tools' pull-request states and applied actions
@@ -94,6 +95,11 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
     let started = std::time::Instant::now();
     let server = citriage_web::Server::bind_with(db, a.addr, opts).map_err(|e| match e {
         citriage_web::ServeError::MissingStore(_) | citriage_web::ServeError::Store(_) => Failure::input(e.to_string()),
+        citriage_web::ServeError::Io(io) if io.kind() == std::io::ErrorKind::AddrInUse => Failure::input(format!(
+            "{}: the address is already in use (another `serve`?); listen elsewhere with --addr, e.g. --addr 127.0.0.1:{}",
+            a.addr,
+            a.addr.port().wrapping_add(1).max(1024)
+        )),
         other => Failure::other(other.to_string()),
     })?;
     pb.finish_and_clear();
@@ -110,17 +116,20 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
     };
     let addr = server.local_addr().map_err(|e| Failure::other(e.to_string()))?;
     let view = server.state().view();
-    eprintln!(
-        "read {} builds of {} jobs, {} failure texts and log excerpts, {} documents in {:.1} s",
-        view.builds.len(),
-        view.jobs.len(),
-        view.search.entries,
-        view.documents.len(),
-        started.elapsed().as_secs_f64()
-    );
+    if !ctx.quiet {
+        eprintln!(
+            "read {} builds of {} jobs, {} failure texts and log excerpts, {} documents in {:.1} s",
+            view.builds.len(),
+            view.jobs.len(),
+            view.search.entries,
+            view.documents.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     drop(view);
-    eprintln!("serving on http://{addr} (Ctrl-C to stop)");
-    if !a.no_mcp {
+    // The address is the command's result: on stdout, whatever --quiet says.
+    crate::outln!("serving on http://{addr} (Ctrl-C to stop)");
+    if !a.no_mcp && !ctx.quiet {
         eprintln!(
             "MCP (streamable HTTP) at http://{addr}/mcp, {}",
             if writes.offers_writes() { "writes allowed with a credential" } else { "read-only" }

@@ -29,6 +29,7 @@ pub struct SignaturesArgs {
     pub class: Option<String>,
     /// Match the signatures against this log file (read up to 64 MiB) and print the
     /// ones that fire with the line that fired them, instead of listing the catalogue.
+    /// Default: list the catalogue.
     #[arg(long = "match", value_name = "FILE")]
     pub match_file: Option<PathBuf>,
 }

@@ -10,13 +10,14 @@ use serde_json::json;
 #[derive(Args, Debug)]
 pub struct SnapshotsArgs {
     /// Only this dataset.
+    /// Default: both datasets.
     #[arg(long, value_parser = parse_dataset)]
     pub dataset: Option<Dataset>,
 }
 
 /// Runs `citriage snapshots`.
 pub fn exec(ctx: &Context, a: &SnapshotsArgs) -> Result<(), Failure> {
-    let store = ctx.open_store()?;
+    let store = ctx.open_existing_store()?;
     let list = store.list_snapshots(a.dataset)?;
     if ctx.json() {
         print_json(&json!({ "store": store.path(), "snapshots": list }));

@@ -60,6 +60,7 @@ pub enum StoreWhat {
         concurrency: usize,
         /// Keep the generated world here (reused when it is already there) instead
         /// of a temporary folder.
+        /// Default: none.
         #[arg(long, value_name = "DIR")]
         world: Option<PathBuf>,
         /// An empty PostgreSQL database to ingest into. Default: a throwaway cluster
@@ -68,6 +69,7 @@ pub enum StoreWhat {
         postgres: Option<String>,
         /// Ingest into this store only and print its figures as JSON (what each
         /// benchmark process runs).
+        /// Default: both engines.
         #[arg(long, value_name = "FILE|URL", hide = true)]
         one: Option<String>,
     },

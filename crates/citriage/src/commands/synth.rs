@@ -18,21 +18,28 @@ pub struct SynthArgs {
     /// Output folder (must be missing or empty).
     #[arg(long)]
     pub out: PathBuf,
+    /// World seed (same seed and parameters, byte-identical world). Default: the preset's.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Number of Kubernetes Prow jobs. Default: the preset's (tiny 28, demo 150, k8s 1,500).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Mean builds per job over the history. Default: the preset's.
     #[arg(long)]
     pub builds_per_job: Option<usize>,
+    /// Days of history ending at --end-date. Default: the preset's.
     #[arg(long)]
     pub days: Option<u32>,
-    /// Last day of the world (YYYY-MM-DD).
+    /// Last day of the world (YYYY-MM-DD). Default: the preset's (2026-11-21).
     #[arg(long)]
     pub end_date: Option<String>,
+    /// Rate of environment failures in otherwise healthy periods (0 to 1). Default: the preset's.
     #[arg(long)]
     pub failure_rate: Option<f64>,
+    /// Mean lines per build log. Default: the preset's.
     #[arg(long)]
     pub log_lines: Option<usize>,
+    /// OpenShift nightly payloads (0: no OpenShift part). Default: the preset's.
     #[arg(long)]
     pub payloads: Option<usize>,
     /// Worker threads (0 = all cores); does not change the output.

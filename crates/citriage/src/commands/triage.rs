@@ -14,15 +14,18 @@ use std::path::PathBuf;
 pub struct TriageArgs {
     /// A snapshot file or URL to import and triage. Without it, the latest stored
     /// snapshot of --dataset is used.
+    /// Default: the latest stored snapshot of --dataset.
     #[arg(long)]
     pub snapshot: Option<String>,
     /// Compare against this snapshot instead of the prior one in the store.
+    /// Default: the stored snapshot of the day before.
     #[arg(long)]
     pub prior: Option<String>,
     /// Categorization rules (TOML); default: the built-in runbook rules.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
     /// Analysis settings (TOML): harness names, by-design patterns, thresholds.
+    /// Default: the built-in settings.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Output folder for the report and data files.
@@ -32,6 +35,7 @@ pub struct TriageArgs {
     /// "regex over categories, test names and failure text"`, `note = "..."`); their
     /// states are read from GitHub (token from GITHUB_TOKEN or GH_TOKEN) and placed in
     /// Tier 0 (merged) or Tier 1 (open, or closed unmerged).
+    /// Default: no links.
     #[arg(long, value_name = "FILE")]
     pub links: Option<PathBuf>,
     /// Read PR states only from the store's cache.
@@ -48,7 +52,7 @@ pub struct TriageArgs {
 pub fn exec(ctx: &Context, a: &TriageArgs) -> Result<(), Failure> {
     let rules = pipeline::load_rules(a.rules.as_deref())?;
     let config = pipeline::load_config(a.config.as_deref())?;
-    let mut store = ctx.open_store()?;
+    let mut store = if a.snapshot.is_some() { ctx.open_store()? } else { ctx.open_existing_store()? };
     let opts = a.source.http();
     let pb = ctx.spinner("reading");
     let id = match &a.snapshot {
@@ -65,8 +69,9 @@ pub fn exec(ctx: &Context, a: &TriageArgs) -> Result<(), Failure> {
                 Some(s) => s.id,
                 None => {
                     return Err(Failure::input(format!(
-                        "the store {} has no {ds} snapshot: pass --snapshot FILE|URL or run `citriage import` first",
-                        store.path()
+                        "the store {} has no {ds} snapshot: pass --snapshot FILE|URL or run `{} import` first",
+                        store.path(),
+                        crate::context::invocation()
                     )))
                 }
             }

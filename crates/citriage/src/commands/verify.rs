@@ -27,15 +27,18 @@ pub struct VerifyArgs {
     pub report: Option<PathBuf>,
     /// Check a Markdown document recorded in the store instead of a file: KIND/KEY as
     /// `citriage reports` lists it (e.g. triage/failures/2026-11-21).
+    /// Default: none (give a FILE or --stored).
     #[arg(long, value_name = "KIND/KEY")]
     pub stored: Option<String>,
     /// A local checkout for file:line claims: name=path[=owner/repo]. Repeatable.
     #[arg(long = "checkout", value_name = "NAME=PATH[=OWNER/REPO]")]
     pub checkouts: Vec<String>,
     /// The prior report this one follows (allows a Lessons section).
+    /// Default: none.
     #[arg(long, value_name = "FILE")]
     pub prior: Option<PathBuf>,
     /// Repository for bare #N refs.
+    /// Default: none.
     #[arg(long, value_name = "OWNER/REPO")]
     pub repo: Option<String>,
     /// Answer PR/issue state only from the cache.
@@ -79,8 +82,9 @@ fn check(ctx: &Context, a: &VerifyArgs) -> Result<i32, Failure> {
             let (kind, key) = split_stored(spec)?;
             let doc = store.document(kind, key, MARKDOWN)?.ok_or_else(|| {
                 Failure::input(format!(
-                    "--stored {spec}: no {MARKDOWN} document of kind {kind:?} with key {key:?} in {} (`citriage reports` lists them)",
-                    store.path()
+                    "--stored {spec}: no {MARKDOWN} document of kind {kind:?} with key {key:?} in {} (`{} reports` lists them)",
+                    store.path(),
+                    crate::context::invocation()
                 ))
             })?;
             let header = DocumentHeader {
