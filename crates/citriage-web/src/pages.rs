@@ -116,7 +116,7 @@ fn changes(b: &mut String, c: &crate::data::Changes) {
     if c.failing_jobs_total > 0 {
         let _ = write!(
             b,
-            "<h3>Failing now: {} {}</h3><p class=\"meta\">Jobs whose newest build failed or errored, most failed builds first (<a href=\"/jobs?sort=failing\">all jobs</a>).</p><ul>",
+            "<h3>Failing now: {} {}</h3><p class=\"meta\">Jobs whose newest finished build failed or errored, most failed builds first (<a href=\"/jobs?sort=failing\">all jobs</a>).</p><ul>",
             c.failing_jobs_total,
             plural(c.failing_jobs_total, "job", "jobs")
         );
@@ -128,6 +128,27 @@ fn changes(b: &mut String, c: &crate::data::Changes) {
                 j.failed + j.errored,
                 j.builds,
                 rate(j.pass_rate)
+            );
+        }
+        b.push_str("</ul>");
+    }
+    if !c.flagged.is_empty() {
+        b.push_str("<h3>Where the dashboards' figures mislead</h3><p class=\"meta\">Flagged by the newest triage reports with the build data behind them.</p><ul>");
+        for (kind, meaning, jobs) in &c.flagged {
+            let shown: Vec<String> = jobs.iter().take(8).map(|j| job_link(j)).collect();
+            let _ = write!(
+                b,
+                "<li><span class=\"flag\" title=\"{}\">{}</span> {} {}: {}{}</li>",
+                esc(meaning),
+                esc(kind),
+                jobs.len(),
+                plural(jobs.len(), "job", "jobs"),
+                shown.join(", "),
+                if jobs.len() > shown.len() {
+                    format!(" and {} more", jobs.len() - shown.len())
+                } else {
+                    String::new()
+                }
             );
         }
         b.push_str("</ul>");
@@ -283,7 +304,7 @@ pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
     }
     let _ = write!(
         b,
-        "<p class=\"meta\">{} of {} {} · {} {} failing now (newest build failed or errored)</p>",
+        "<p class=\"meta\">{} of {} {} · {} {} failing now (newest finished build failed or errored)</p>",
         l.matching,
         l.total,
         plural(l.total, "job", "jobs"),

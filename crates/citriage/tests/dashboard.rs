@@ -464,6 +464,10 @@ fn the_world_in_a_browser() {
         assert!(shown.contains(f["kind"].as_str().expect("kind")), "{fjob}: {shown}");
     }
     screenshot(&s, "job-flagged");
+    // ... and the overview names it among the jobs whose dashboard figures mislead.
+    s.goto(&format!("{base}/")).expect("overview");
+    let overview = body(&s);
+    assert!(overview.contains("Where the dashboards' figures mislead") && overview.contains(&fjob), "{overview}");
     // An unknown build: the message and the job's list, not a bare error.
     s.goto(&format!("{base}/builds/{}/no-such-build", pct(job))).expect("unknown build");
     s.wait_for("div.alert", wait).expect("an error box");
