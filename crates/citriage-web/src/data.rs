@@ -1052,7 +1052,7 @@ pub struct JobGroup {
     /// The category (the triage's rules), the kind of job, or "all jobs".
     pub name: String,
     pub tags: Vec<String>,
-    /// Jobs whose newest build failed or errored.
+    /// Jobs whose newest finished build failed or errored.
     pub failing: usize,
     pub jobs: Vec<JobSummary>,
 }
@@ -1102,8 +1102,18 @@ fn job_kind(name: &str) -> &'static str {
     }
 }
 
-fn failing_now(j: &JobSummary) -> bool {
-    matches!(j.last_outcome.as_str(), "fail" | "error")
+/// Whether a job's newest finished build (a running or aborted one does not count)
+/// failed or errored.
+fn failing_now_in(ix: &WebIndex, job: &str) -> bool {
+    ix.job(job)
+        .and_then(|j| {
+            ix.builds[j.builds.clone()]
+                .iter()
+                .rev()
+                .map(|b| outcome(b.result.as_deref()))
+                .find(|o| matches!(*o, "pass" | "fail" | "error"))
+        })
+        .is_some_and(|o| o != "pass")
 }
 
 /// `/jobs?q=&re=&sort=&group=`.
@@ -1130,8 +1140,8 @@ pub fn jobs_list(ix: &WebIndex, p: &BTreeMap<String, String>) -> Result<JobsList
     };
     match sort.as_str() {
         "failing" => jobs.sort_by(|a, b| {
-            failing_now(b)
-                .cmp(&failing_now(a))
+            failing_now_in(ix, &b.job)
+                .cmp(&failing_now_in(ix, &a.job))
                 .then((b.failed + b.errored).cmp(&(a.failed + a.errored)))
                 .then(a.job.cmp(&b.job))
         }),
@@ -1165,7 +1175,7 @@ pub fn jobs_list(ix: &WebIndex, p: &BTreeMap<String, String>) -> Result<JobsList
                 groups.last_mut().expect("just pushed")
             }
         };
-        g.failing += usize::from(failing_now(&j));
+        g.failing += usize::from(failing_now_in(ix, &j.job));
         g.jobs.push(j);
     }
     // Groups with jobs failing now first (most first), then by name; release-blocking
@@ -1388,6 +1398,9 @@ pub struct Changes {
     /// Payloads rejected (newest first, at most five) and how many in all.
     pub rejected: Vec<(String, String, Option<String>)>,
     pub rejected_total: usize,
+    /// What the newest triage reports flag, by kind: the jobs whose dashboard figures
+    /// mislead (always failing scored consistent, one PR's retests, ...).
+    pub flagged: Vec<(String, String, Vec<String>)>,
 }
 
 /// [`Changes`] of the view.
@@ -1401,12 +1414,8 @@ pub fn changes(ix: &WebIndex) -> Changes {
         moving.truncate(10);
         c.moving = moving;
     }
-    let mut failing: Vec<JobSummary> = ix
-        .jobs
-        .iter()
-        .map(|j| j.summary.clone())
-        .filter(|j| matches!(j.last_outcome.as_str(), "fail" | "error"))
-        .collect();
+    let mut failing: Vec<JobSummary> =
+        ix.jobs.iter().map(|j| j.summary.clone()).filter(|j| failing_now_in(ix, &j.job)).collect();
     failing.sort_by(|a, b| (b.failed + b.errored).cmp(&(a.failed + a.errored)).then(a.job.cmp(&b.job)));
     c.failing_jobs_total = failing.len();
     failing.truncate(10);
@@ -1416,5 +1425,19 @@ pub fn changes(ix: &WebIndex) -> Changes {
     rejected.sort_by(|a, b| b.created.cmp(&a.created).then(b.tag.cmp(&a.tag)));
     c.rejected_total = rejected.len();
     c.rejected = rejected.iter().take(5).map(|p| (p.tag.clone(), p.stream.clone(), p.verdict.clone())).collect();
+    let mut by_kind: BTreeMap<&str, (&str, BTreeSet<&str>)> = BTreeMap::new();
+    for (job, flags) in &ix.job_flags {
+        for f in flags {
+            by_kind.entry(f.kind.as_str()).or_insert((f.reality.as_str(), BTreeSet::new())).1.insert(job.as_str());
+        }
+    }
+    c.flagged = by_kind
+        .into_iter()
+        .map(|(k, (reality, jobs))| {
+            // The reality's first sentence: what the flag means.
+            let meaning = reality.split(": ").next().unwrap_or(reality).to_string();
+            (k.to_string(), meaning, jobs.into_iter().map(str::to_string).collect())
+        })
+        .collect();
     c
 }

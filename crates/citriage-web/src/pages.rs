@@ -116,7 +116,7 @@ fn changes(b: &mut String, c: &crate::data::Changes) {
     if c.failing_jobs_total > 0 {
         let _ = write!(
             b,
-            "<h3>Failing now: {} {}</h3><p class=\"meta\">Jobs whose newest build failed or errored, most failed builds first (<a href=\"/jobs?sort=failing\">all jobs</a>).</p><ul>",
+            "<h3>Failing now: {} {}</h3><p class=\"meta\">Jobs whose newest finished build failed or errored, most failed builds first (<a href=\"/jobs?sort=failing\">all jobs</a>).</p><ul>",
             c.failing_jobs_total,
             plural(c.failing_jobs_total, "job", "jobs")
         );
@@ -128,6 +128,27 @@ fn changes(b: &mut String, c: &crate::data::Changes) {
                 j.failed + j.errored,
                 j.builds,
                 rate(j.pass_rate)
+            );
+        }
+        b.push_str("</ul>");
+    }
+    if !c.flagged.is_empty() {
+        b.push_str("<h3>Where the dashboards' figures mislead</h3><p class=\"meta\">Flagged by the newest triage reports with the build data behind them.</p><ul>");
+        for (kind, meaning, jobs) in &c.flagged {
+            let shown: Vec<String> = jobs.iter().take(8).map(|j| job_link(j)).collect();
+            let _ = write!(
+                b,
+                "<li><span class=\"flag\" title=\"{}\">{}</span> {} {}: {}{}</li>",
+                esc(meaning),
+                esc(kind),
+                jobs.len(),
+                plural(jobs.len(), "job", "jobs"),
+                shown.join(", "),
+                if jobs.len() > shown.len() {
+                    format!(" and {} more", jobs.len() - shown.len())
+                } else {
+                    String::new()
+                }
             );
         }
         b.push_str("</ul>");
@@ -283,7 +304,7 @@ pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
     }
     let _ = write!(
         b,
-        "<p class=\"meta\">{} of {} {} · {} {} failing now (newest build failed or errored)</p>",
+        "<p class=\"meta\">{} of {} {} · {} {} failing now (newest finished build failed or errored)</p>",
         l.matching,
         l.total,
         plural(l.total, "job", "jobs"),
@@ -895,7 +916,7 @@ pub fn drift(d: &crate::data::DriftList, p: &BTreeMap<String, String>) -> String
 pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String {
     let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
     let mut b = format!(
-        "<form class=\"filters\" method=\"get\" action=\"/search\">{}{}{}{}{}{}{}{}<button type=\"submit\">Search</button></form>\n",
+        "<form class=\"filters\" method=\"get\" action=\"/search\">{}{}{}{}{}{}{}{}{}<button type=\"submit\">Search</button></form>\n",
         input("q", "regex", p),
         input("job", "job include", p),
         input("exclude_job", "job exclude", p),
@@ -904,6 +925,7 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
         input("max", "max matches", p),
         select("within", "search in", &[("all", "failures and logs"), ("tests", "test failures"), ("logs", "build logs")], get("within")),
         select("group", "group", &[("none", "no grouping"), ("job", "by job")], get("group")),
+        select("similar", "similar matches", &[("fold", "folded"), ("all", "each shown")], get("similar")),
     );
     if let Some(r) = r {
         let mut notes = Vec::new();
@@ -930,10 +952,31 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
             }
             b.push_str("</table>\n");
         }
+        // Near-identical matches (the same test or log and the same text but for its
+        // numbers) are folded under the first by default.
+        let fold = get("similar") != "all";
+        let mut groups: Vec<(String, Vec<&crate::search::SearchMatch>)> = Vec::new();
+        for m in &r.matches {
+            let key = format!("{}\u{0}{}\u{0}{}", m.kind, m.name, digits_masked(&m.excerpt));
+            match groups.iter_mut().find(|(k, _)| fold && *k == key) {
+                Some((_, ms)) => ms.push(m),
+                None => groups.push((key, vec![m])),
+            }
+        }
+        if fold && groups.len() < r.matches.len() {
+            let _ = write!(
+                b,
+                "<p class=\"meta\">{} matches shown as {} groups of near-identical text (<a href=\"{}\">show every match</a>).</p>",
+                r.matches.len(),
+                groups.len(),
+                esc(&format!("/search?{}", query_with(p, "similar", "all")))
+            );
+        }
         b.push_str("<ol class=\"matches\">");
         // Every match of the query in an excerpt is marked, not only the first.
         let pattern = p.get("q").and_then(|q| crate::search::bounded_regex("q", q).ok());
-        for m in &r.matches {
+        for (_, ms) in &groups {
+            let m = ms[0];
             let marked = mark_all(&m.excerpt, pattern.as_ref(), (m.match_start, m.match_end));
             let what = match m.line {
                 Some(l) => format!("<code>{}:{l}</code>", esc(&m.name)),
@@ -941,13 +984,28 @@ pub fn search(p: &BTreeMap<String, String>, r: Option<&SearchResult>) -> String 
             };
             let _ = write!(
                 b,
-                "<li>{} <a href=\"{}\">{}</a> {}<br>{}<pre>{marked}</pre></li>",
+                "<li>{} <a href=\"{}\">{}</a> {}<br>{}<pre>{marked}</pre>",
                 job_link(&m.job),
                 esc(&build_href(&m.job, &m.build_id)),
                 esc(&m.build_id),
                 esc(&opt_time(m.started)),
                 what,
             );
+            if ms.len() > 1 {
+                let _ = write!(b, "<details class=\"similar\"><summary>{} more like it</summary><ul>", ms.len() - 1);
+                for o in &ms[1..] {
+                    let _ = write!(
+                        b,
+                        "<li>{} <a href=\"{}\">{}</a> {}</li>",
+                        job_link(&o.job),
+                        esc(&build_href(&o.job, &o.build_id)),
+                        esc(&o.build_id),
+                        esc(&opt_time(o.started))
+                    );
+                }
+                b.push_str("</ul></details>");
+            }
+            b.push_str("</li>");
         }
         b.push_str("</ol>");
     }
@@ -1109,7 +1167,11 @@ pub fn payloads(streams: &[PayloadStream]) -> String {
                 "<tr><td>{tag}</td><td><span class=\"phase phase-{}\">{}</span></td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 esc(&p.phase.to_ascii_lowercase()),
                 esc(&p.phase),
-                esc(p.created.as_deref().unwrap_or("-")),
+                // One time format across the dashboard (UTC, to the minute).
+                esc(&match p.created.as_deref() {
+                    Some(c) => citriage_model::time::parse_rfc3339(c).map(time).unwrap_or_else(|| c.to_string()),
+                    None => "-".to_string(),
+                }),
                 match (p.blocking_failed, p.blocking_total) {
                     (Some(f), Some(t)) if f > 0 && p.phase.eq_ignore_ascii_case("accepted") => format!(
                         "{f}/{t} <span class=\"meta\" title=\"The release controller accepted this payload although a blocking job failed: it was force-accepted, or the job passed on a retry the results do not show.\">(accepted anyway: force-accepted or passed on retry)</span>"
@@ -1444,6 +1506,32 @@ fn format_name(media_type: &str) -> &str {
     }
 }
 
+/// A text with every run of digits as one `0`: near-identical failure texts (other
+/// ports, ids, durations) compare equal.
+fn digits_masked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_digits = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('0');
+            }
+            in_digits = true;
+        } else {
+            out.push(c);
+            in_digits = false;
+        }
+    }
+    out
+}
+
+/// The query string of `p` with `key` set to `value`, percent-encoded.
+fn query_with(p: &BTreeMap<String, String>, key: &str, value: &str) -> String {
+    let mut q = p.clone();
+    q.insert(key.to_string(), value.to_string());
+    q.iter().map(|(k, v)| format!("{}={}", pct(k), pct(v))).collect::<Vec<_>>().join("&")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1467,5 +1555,14 @@ mod tests {
         assert!(out.starts_with("<html><body><nav"), "{out}");
         assert!(out.contains("4.22.0-&lt;x&gt;"));
         assert!(out.contains("/api/v1/payloads/4.22.0-%3Cx%3E"));
+    }
+
+    #[test]
+    fn near_identical_texts_compare_equal_and_every_match_is_marked() {
+        assert_eq!(digits_masked("port 8080 pod-12 took 1.5s"), "port 0 pod-0 took 0.0s");
+        let re = regex::Regex::new("o+").unwrap();
+        assert_eq!(mark_all("foo <b> boo", Some(&re), (1, 3)), "f<mark>oo</mark> &lt;b&gt; b<mark>oo</mark>");
+        // A pattern that does not find the search's own match marks that range alone.
+        assert_eq!(mark_all("abc", Some(&re), (0, 1)), "<mark>a</mark>bc");
     }
 }

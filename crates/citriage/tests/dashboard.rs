@@ -283,6 +283,16 @@ fn the_world_in_a_browser() {
         screenshot(&s, name);
     }
 
+    // Search: near-identical matches are folded under the first, none lost.
+    let q = pct(&regex::escape(&needle));
+    let found = get_json(&format!("{base}/api/v1/search?q={q}"))["matches"].as_array().map(Vec::len).unwrap_or(0);
+    s.goto(&format!("{base}/search?q={q}")).expect("search");
+    let firsts = s.find_all("ol.matches > li").expect("matches").len();
+    let folded = s.find_all("details.similar li").expect("folded").len();
+    assert!(firsts > 0 && firsts + folded == found, "{firsts} shown + {folded} folded != {found} found");
+    s.goto(&format!("{base}/search?q={q}&similar=all")).expect("search, every match");
+    assert_eq!(s.find_all("ol.matches > li").expect("matches").len(), found);
+
     // A filter: CI jobs only, with a job regex, by growth; the list the page shows is
     // the list the API gives for the same query.
     s.goto(&format!("{base}/clusters")).expect("clusters");
@@ -464,6 +474,10 @@ fn the_world_in_a_browser() {
         assert!(shown.contains(f["kind"].as_str().expect("kind")), "{fjob}: {shown}");
     }
     screenshot(&s, "job-flagged");
+    // ... and the overview names it among the jobs whose dashboard figures mislead.
+    s.goto(&format!("{base}/")).expect("overview");
+    let overview = body(&s);
+    assert!(overview.contains("Where the dashboards' figures mislead") && overview.contains(&fjob), "{overview}");
     // An unknown build: the message and the job's list, not a bare error.
     s.goto(&format!("{base}/builds/{}/no-such-build", pct(job))).expect("unknown build");
     s.wait_for("div.alert", wait).expect("an error box");

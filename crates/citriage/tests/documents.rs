@@ -83,7 +83,11 @@ fn triage_out_records_the_report_once_with_the_written_bytes() {
     assert_eq!(String::from_utf8(o.stdout).unwrap(), json);
     let o = run(&db, &["reports", "show", "triage", "failures/1999-01-01"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("failures/1999-01-01") && stderr(&o).contains(" reports` lists them"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("failures/1999-01-01") && stderr(&o).contains(" reports` lists them"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

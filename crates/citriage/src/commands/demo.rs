@@ -178,7 +178,10 @@ pub fn exec(ctx: &Context, a: &DemoArgs) -> Result<(), Failure> {
         payloads.len()
     );
     outln!("Stores: {} (bundled dashboards), {} (synthetic world)", db.display(), world_db.display());
-    outln!("Read {}", Path::new(&a.out).join("failures").join("report.md").display());
+    outln!(
+        "Read {} (or report.html beside it, in a browser)",
+        Path::new(&a.out).join("failures").join("report.md").display()
+    );
     outln!(
         "  and {} (the same triage backed by build data).",
         Path::new(&a.out).join("world-failures").join("report.md").display()

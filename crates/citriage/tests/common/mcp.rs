@@ -86,19 +86,20 @@ impl Client {
     pub fn http(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> Client {
         let mut cmd = clean(env);
         cmd.arg("--db").arg(db).args(["serve", "--addr", "127.0.0.1:0"]).args(extra);
-        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("serve");
-        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+        // The address is serve's result, on stdout (progress and notes go to stderr).
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("serve");
+        let mut err = BufReader::new(child.stdout.take().expect("stdout"));
         let mut seen = String::new();
         let addr = loop {
             let mut line = String::new();
-            let n = err.read_line(&mut line).expect("serve's stderr");
+            let n = err.read_line(&mut line).expect("serve's stdout");
             assert!(n > 0, "citriage serve stopped before listening:\n{seen}");
             seen.push_str(&line);
             if let Some(rest) = line.trim().strip_prefix("serving on http://") {
                 break rest.split_whitespace().next().expect("address").to_string();
             }
         };
-        // Keep draining stderr so the server never blocks on a full pipe.
+        // Keep draining stdout so the server never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut sink = String::new();
             let _ = err.read_to_string(&mut sink);
