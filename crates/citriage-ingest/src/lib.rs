@@ -136,13 +136,32 @@ fn is_build_id(s: &str) -> bool {
 /// Build folders of a job, oldest first. `pr:`-prefixed names (or jobs with no
 /// `logs/` folder) are looked up through `pr-logs/directory/<job>/` pointers.
 pub fn build_paths(src: &dyn ArtifactSource, job: &str) -> Result<Vec<String>, SourceError> {
+    Ok(build_list(src, job)?.paths)
+}
+
+/// A job's build folders and the names refused on the way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildList {
+    /// Build folders (paths from the bucket root), oldest first.
+    pub paths: Vec<String>,
+    /// Pointer targets or listed names refused, each naming the name and why.
+    pub refused: Vec<String>,
+}
+
+/// [`build_paths`] with the refused names: a `pr-logs/directory/` pointer whose target
+/// is not a safe path inside the bucket (`..`, absolute, another bucket, a backslash,
+/// control characters) is refused, never followed.
+pub fn build_list(src: &dyn ArtifactSource, job: &str) -> Result<BuildList, SourceError> {
     let (name, presubmit) = match job.strip_prefix("pr:") {
         Some(n) => (n, true),
         None => (job, false),
     };
     let mut out: Vec<(u128, String)> = Vec::new();
+    let mut refused = Vec::new();
     if !presubmit {
-        for p in src.list(&format!("logs/{name}/"))?.prefixes {
+        let l = src.list(&format!("logs/{name}/"))?;
+        refused.extend(l.refused);
+        for p in l.prefixes {
             let id = p.trim_end_matches('/').rsplit('/').next().unwrap_or("");
             if is_build_id(id) {
                 out.push((id.parse().unwrap_or(0), p.trim_end_matches('/').to_string()));
@@ -151,20 +170,41 @@ pub fn build_paths(src: &dyn ArtifactSource, job: &str) -> Result<Vec<String>, S
     }
     if out.is_empty() {
         let bucket_prefix = format!("gs://{}/", src.bucket());
-        for (obj, _) in src.list(&format!("pr-logs/directory/{name}/"))?.objects {
+        let l = src.list(&format!("pr-logs/directory/{name}/"))?;
+        refused.extend(l.refused);
+        for (obj, _) in l.objects {
             let file = obj.rsplit('/').next().unwrap_or("");
             let Some(id) = file.strip_suffix(".txt").filter(|i| is_build_id(i)) else { continue };
             let Some(body) = src.get(&obj)? else { continue };
             let target = String::from_utf8_lossy(&body).trim().to_string();
+            if target.is_empty() {
+                continue;
+            }
             let rel = target.strip_prefix(&bucket_prefix).unwrap_or(&target).trim_end_matches('/').to_string();
-            if !rel.is_empty() && !rel.starts_with("gs://") {
-                out.push((id.parse().unwrap_or(0), rel));
+            match pointer_target_problem(&rel) {
+                None => out.push((id.parse().unwrap_or(0), rel)),
+                Some(why) => refused.push(format!("{}: pointer target {target:?} refused: {why}", src.locator(&obj))),
             }
         }
     }
     out.sort();
     out.dedup();
-    Ok(out.into_iter().map(|(_, p)| p).collect())
+    Ok(BuildList { paths: out.into_iter().map(|(_, p)| p).collect(), refused })
+}
+
+/// Why a build folder named by remote data (a pointer, a Deck link) is refused.
+fn pointer_target_problem(rel: &str) -> Option<&'static str> {
+    if rel.starts_with("gs://") {
+        return Some("another bucket");
+    }
+    if let Err(why) = citriage_sources::paths::check_name(rel) {
+        return Some(why);
+    }
+    let id = rel.rsplit('/').next().unwrap_or("");
+    if !is_build_id(id) {
+        return Some("does not end in a build id");
+    }
+    None
 }
 
 /// Build folders of a job from Deck's job history, newest pages first, following
@@ -194,7 +234,10 @@ pub fn history_build_paths(
             }
             added += 1;
             if let Some(path) = r.spyglass_link.as_deref().and_then(|l| l.strip_prefix(&prefix)) {
-                out.push((r.id.parse().unwrap_or(0), path.trim_end_matches('/').to_string()));
+                let path = path.trim_end_matches('/');
+                if pointer_target_problem(path).is_none() {
+                    out.push((r.id.parse().unwrap_or(0), path.to_string()));
+                }
             }
         }
         // Follow the page's "Older Runs" link like a browser; without one, ask for the
@@ -279,6 +322,9 @@ pub fn fetch_build_with(
 ) -> Result<BuildRecord, SourceError> {
     let mut problems = Vec::new();
     let base = path.trim_end_matches('/');
+    if let Some(why) = pointer_target_problem(base) {
+        return Err(SourceError::unsafe_name(&src.describe(), path, why));
+    }
     let build_id = base.rsplit('/').next().unwrap_or_default().to_string();
     let loc = |f: &str| src.locator(&format!("{base}/{f}"));
     let started = match src.get(&format!("{base}/started.json"))? {
@@ -315,7 +361,9 @@ pub fn fetch_build_with(
             }
         },
     };
-    let artifacts = src.list_recursive(&format!("{base}/"))?;
+    let walked = src.walk(&format!("{base}/"))?;
+    problems.extend(walked.refused);
+    let artifacts = walked.objects;
     let mut tests = Vec::new();
     let mut junit_files: Vec<&String> = artifacts
         .iter()
@@ -452,7 +500,12 @@ pub fn ingest_jobs(
         }
         let listed = match &opts.deck {
             Some(deck) => history_build_paths(deck, src.bucket(), job, opts.deck_pages),
-            None => build_paths(src, job),
+            None => build_list(src, job).map(|l| {
+                for r in l.refused {
+                    summary.failures.push(FetchFailure { job: job.clone(), path: String::new(), reason: r });
+                }
+                l.paths
+            }),
         };
         let mut paths = match listed {
             Ok(p) => p,

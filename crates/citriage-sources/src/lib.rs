@@ -10,6 +10,7 @@
 pub mod artifacts;
 pub mod deck;
 pub mod http;
+pub mod paths;
 
 pub use http::HttpOptions;
 use http::{HttpClient, HttpError};
@@ -39,6 +40,9 @@ pub enum SourceError {
     Gzip { location: String, source: std::io::Error },
     #[error("{location}: larger than the {limit}-byte limit")]
     TooLarge { location: String, limit: u64 },
+    /// A name from remote data that would lead outside its root.
+    #[error("{location}: refused object name {name:?}: {reason}")]
+    UnsafeName { location: String, name: String, reason: String },
     /// The HTTP policy refused to go on: a wait longer than allowed, the retry budget
     /// spent, a redirect to another origin, a listing that repeats itself.
     #[error("{0}")]
@@ -54,9 +58,14 @@ impl SourceError {
                 source.kind() == std::io::ErrorKind::NotFound || source.kind() == std::io::ErrorKind::InvalidData
             }
             SourceError::Http { status, .. } => (400..500).contains(status) && *status != 429,
-            SourceError::Gzip { .. } | SourceError::TooLarge { .. } => true,
+            SourceError::Gzip { .. } | SourceError::TooLarge { .. } | SourceError::UnsafeName { .. } => true,
             SourceError::Transport { .. } | SourceError::Refused(_) => false,
         }
+    }
+
+    /// A name refused by [`paths::check_name`] (or leading out of a mirror).
+    pub fn unsafe_name(location: &str, name: &str, reason: &str) -> SourceError {
+        SourceError::UnsafeName { location: location.to_string(), name: name.to_string(), reason: reason.to_string() }
     }
 
     /// A failed request, in this crate's terms.

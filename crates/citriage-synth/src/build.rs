@@ -693,7 +693,9 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 if job.single_pr.is_none() {
                     let key = repos::pr_key(ctx.seed, "bad-pr", prs[pr].number, push);
                     if key % 1000 < 110 && !matches!(job.suite, SuiteKind::ImageBuild) {
-                        let id = if matches!(job.suite, SuiteKind::GoUnit | SuiteKind::GoIntegration) && key.is_multiple_of(2) {
+                        let id = if matches!(job.suite, SuiteKind::GoUnit | SuiteKind::GoIntegration)
+                            && key.is_multiple_of(2)
+                        {
                             "pr-unit-regression"
                         } else {
                             "compile-error"
