@@ -143,7 +143,9 @@ fn is_transient(e: &SourceError) -> bool {
         SourceError::Io { .. }
         | SourceError::Gzip { .. }
         | SourceError::TooLarge { .. }
-        | SourceError::UnsafeName { .. } => false,
+        | SourceError::UnsafeName { .. }
+        | SourceError::Inflated { .. }
+        | SourceError::OverBudget { .. } => false,
     }
 }
 

@@ -327,12 +327,13 @@ pub fn fetch_build_with(
     }
     let build_id = base.rsplit('/').next().unwrap_or_default().to_string();
     let loc = |f: &str| src.locator(&format!("{base}/{f}"));
-    let started = match src.get(&format!("{base}/started.json"))? {
-        None => {
+    let started = match get_or_problem(src, &format!("{base}/started.json"), &mut problems)? {
+        Got::Missing => {
             problems.push(format!("{}: missing", loc("started.json")));
             None
         }
-        Some(b) => match prow::parse_started(&b, &loc("started.json")) {
+        Got::Unreadable => None,
+        Got::Bytes(b) => match prow::parse_started(&b, &loc("started.json")) {
             Ok(s) => Some(s),
             Err(e) => {
                 problems.push(e);
@@ -340,10 +341,10 @@ pub fn fetch_build_with(
             }
         },
     };
-    let finished_raw = src.get(&format!("{base}/finished.json"))?;
+    let finished_raw = get_or_problem(src, &format!("{base}/finished.json"), &mut problems)?;
     let finished = match &finished_raw {
-        None => None,
-        Some(b) => match prow::parse_finished(b, &loc("finished.json")) {
+        Got::Missing | Got::Unreadable => None,
+        Got::Bytes(b) => match prow::parse_finished(b, &loc("finished.json")) {
             Ok(f) => Some(f),
             Err(e) => {
                 problems.push(e);
@@ -351,9 +352,10 @@ pub fn fetch_build_with(
             }
         },
     };
-    let prowjob = match src.get(&format!("{base}/prowjob.json"))? {
-        None => None,
-        Some(b) => match prow::parse_prowjob(&b, &loc("prowjob.json")) {
+    let finished_raw = !matches!(finished_raw, Got::Missing);
+    let prowjob = match get_or_problem(src, &format!("{base}/prowjob.json"), &mut problems)? {
+        Got::Missing | Got::Unreadable => None,
+        Got::Bytes(b) => match prow::parse_prowjob(&b, &loc("prowjob.json")) {
             Ok(p) => Some(p),
             Err(e) => {
                 problems.push(e);
@@ -376,8 +378,9 @@ pub fn fetch_build_with(
     junit_files.sort();
     for jf in junit_files {
         let rel = jf.strip_prefix(&format!("{base}/")).unwrap_or(jf).to_string();
-        let Some(bytes) = src.get(jf)? else { continue };
+        let Got::Bytes(bytes) = get_or_problem(src, jf, &mut problems)? else { continue };
         let parsed = junit::parse_junit(&bytes, &src.locator(jf));
+        drop(bytes);
         if let Some(p) = parsed.problem {
             problems.push(p);
         }
@@ -428,14 +431,14 @@ pub fn fetch_build_with(
     let finished_ts = finished.as_ref().and_then(|f| f.timestamp);
     let state = prowjob.as_ref().and_then(|p| p.state.clone());
     let mut result = finished.as_ref().and_then(|f| f.result.clone());
-    if result.is_none() && finished_raw.is_some() {
+    if result.is_none() && finished_raw {
         // finished.json exists but is unreadable: never a silent pass.
         result = Some("ERROR".into());
     }
     if result.is_none() && state.as_deref() == Some("error") {
         result = Some("ERROR".into());
     }
-    let complete = finished_raw.is_some() || matches!(state.as_deref(), Some("error" | "aborted"));
+    let complete = finished_raw || matches!(state.as_deref(), Some("error" | "aborted"));
     let mut taken = Vec::new();
     if let Some(limits) = log_excerpts.filter(|_| excerpts::wants_excerpts(result.as_deref())) {
         let read = excerpts::read_build_log(src, base, &artifacts, limits)?;
@@ -475,6 +478,35 @@ pub fn fetch_build_with(
             .collect(),
         excerpts: taken,
     })
+}
+
+/// An object read for a build.
+enum Got {
+    Missing,
+    /// Present but refused for good (too large, a gzip bomb, an unsafe name): the
+    /// reason is already among the build's problems.
+    Unreadable,
+    Bytes(citriage_sources::Body),
+}
+
+/// Reads an object; a refusal that a rerun would meet again (too large, a bomb, an
+/// unsafe name, corrupt gzip) becomes a problem on the build; other errors fail it.
+fn get_or_problem(src: &dyn ArtifactSource, path: &str, problems: &mut Vec<String>) -> Result<Got, SourceError> {
+    match src.get(path) {
+        Ok(Some(b)) => Ok(Got::Bytes(b)),
+        Ok(None) => Ok(Got::Missing),
+        Err(
+            e @ (SourceError::Inflated { .. }
+            | SourceError::OverBudget { .. }
+            | SourceError::TooLarge { .. }
+            | SourceError::UnsafeName { .. }
+            | SourceError::Gzip { .. }),
+        ) => {
+            problems.push(e.to_string());
+            Ok(Got::Unreadable)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Ingests jobs' builds from a source into the store.

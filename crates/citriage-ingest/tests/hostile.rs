@@ -241,3 +241,53 @@ fn a_mirror_never_follows_symlinks_out_of_its_root() {
     assert!(rec.excerpts.is_empty() && rec.tests.is_empty(), "nothing outside the mirror was read");
     assert!(builds.iter().all(|b| !format!("{b:?}").contains("hunter2")));
 }
+
+fn gzip_of_zeros(n: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&vec![0u8; n]).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn gzip_bombs_are_stopped_at_the_limit_and_named_on_the_build() {
+    let mut w = World::default();
+    w.listings.insert("logs/job/".into(), listing(&[], &["logs/job/2/"]));
+    w.listings.insert(
+        "logs/job/2/".into(),
+        listing(
+            &["logs/job/2/started.json", "logs/job/2/finished.json", "logs/job/2/build-log.txt"],
+            &["logs/job/2/artifacts/"],
+        ),
+    );
+    w.listings.insert(
+        "logs/job/2/artifacts/".into(),
+        listing(&["logs/job/2/artifacts/junit_bomb.xml", "logs/job/2/artifacts/junit_ok.xml"], &[]),
+    );
+    let bomb = gzip_of_zeros(16 << 20);
+    for (k, v) in [
+        ("logs/job/2/started.json", STARTED.to_vec()),
+        ("logs/job/2/finished.json", br#"{"timestamp": 1700000600, "result": "FAILURE"}"#.to_vec()),
+        ("logs/job/2/build-log.txt", bomb.clone()),
+        ("logs/job/2/artifacts/junit_bomb.xml", bomb),
+        ("logs/job/2/artifacts/junit_ok.xml", JUNIT.to_vec()),
+    ] {
+        w.objects.insert(k.to_string(), v);
+    }
+    let srv = serve(w);
+    let gcs = GcsHttp::new(&srv.base, BUCKET, HttpOptions { max_bytes: 4 << 20, ..opts() }, None);
+    let mut st = Store::open_in_memory().unwrap();
+    let s = ingest_jobs(&gcs, &mut st, &["job".into()], &IngestOptions::default(), &|_| {}).unwrap();
+    assert!(s.failures.is_empty(), "{:?}", s.failures);
+    let b = st.job_builds_with_tests("job", None).unwrap().remove(0);
+    let problems = b.problems.join("\n");
+    for name in ["build-log.txt", "artifacts/junit_bomb.xml"] {
+        let line = b.problems.iter().find(|p| p.contains(&format!("logs/job/2/{name}"))).unwrap_or_else(|| {
+            panic!("{name} not named in:\n{problems}");
+        });
+        assert!(line.contains("inflates to more than the 4194304-byte limit"), "{line}");
+    }
+    assert!(!problems.contains("looks binary") && !problems.contains("is empty"), "{problems}");
+    assert_eq!(b.result.as_deref(), Some("FAILURE"));
+    assert_eq!(b.tests.len(), 1, "the other JUnit file is still read");
+}

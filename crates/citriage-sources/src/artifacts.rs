@@ -5,7 +5,7 @@
 
 use crate::http::{percent_encode as enc, HttpClient, PageGuard};
 use crate::paths::{check_name, is_under, refusal};
-use crate::{decode, decode_limited, http_get, HttpOptions, SourceError};
+use crate::{decode_limited, http_get, read_file, Body, HttpOptions, SourceError};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -29,8 +29,9 @@ pub trait ArtifactSource: Send + Sync {
     fn describe(&self) -> String;
     /// Lists the direct children of `prefix` (which ends in `/`), sorted.
     fn list(&self, prefix: &str) -> Result<Listing, SourceError>;
-    /// Reads an object; `Ok(None)` when it does not exist.
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError>;
+    /// Reads an object (gzip content inflated); `Ok(None)` when it does not exist. The
+    /// bytes count against the process's memory budget until dropped.
+    fn get(&self, path: &str) -> Result<Option<Body>, SourceError>;
     /// Where a person can open the object (a file path or a URL).
     fn locator(&self, path: &str) -> String;
     /// Lists every object below a prefix, recursively, sorted.
@@ -144,15 +145,15 @@ impl ArtifactSource for LocalMirror {
         l.prefixes.sort();
         Ok(l)
     }
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
+    fn get(&self, path: &str) -> Result<Option<Body>, SourceError> {
         let p = self.checked(path)?;
         if p.exists() && !self.inside(&p) {
             return Err(SourceError::unsafe_name(&self.describe(), path, "a symlink leading out of the mirror"));
         }
-        match std::fs::read(&p) {
-            Ok(b) => decode(&p.display().to_string(), b).map(|f| Some(f.bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(SourceError::Io { location: p.display().to_string(), source }),
+        match read_file(&p, crate::http::DEFAULT_MAX_BYTES) {
+            Ok(b) => decode_limited(&p.display().to_string(), b, crate::http::DEFAULT_MAX_BYTES).map(|f| Some(f.bytes)),
+            Err(SourceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
     }
     fn locator(&self, path: &str) -> String {
@@ -270,11 +271,11 @@ impl ArtifactSource for GcsHttp {
         l.refused.dedup();
         Ok(l)
     }
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
+    fn get(&self, path: &str) -> Result<Option<Body>, SourceError> {
         let path = self.checked(path)?;
         let cp = self.cache_path(path);
         if let Some(cp) = &cp {
-            if let Ok(b) = std::fs::read(cp) {
+            if let Ok(b) = read_file(cp, self.max_bytes()) {
                 return Ok(Some(b));
             }
         }

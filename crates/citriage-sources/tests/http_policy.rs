@@ -316,7 +316,7 @@ fn bodies_are_bounded() {
     let bomb = gz.finish().unwrap();
     assert!(bomb.len() < 4096);
     let e = citriage_sources::decode_limited("bomb.gz", bomb.clone(), 4096).unwrap_err();
-    assert!(matches!(e, SourceError::TooLarge { limit: 4096, .. }), "{e:?}");
+    assert!(matches!(e, SourceError::Inflated { limit: 4096, .. }), "{e:?}");
     assert_eq!(citriage_sources::decode_limited("ok.gz", bomb, 1 << 20).unwrap().bytes.len(), 1 << 20);
 }
 

@@ -60,6 +60,7 @@ pub fn main_with_args<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
             return code;
         }
     };
+    citriage_sources::http::set_memory_budget(cli.context.memory_budget.saturating_mul(1 << 20));
     match run(&cli.context, &cli.command) {
         Ok(()) => 0,
         Err(f) => {

@@ -45,6 +45,10 @@ pub struct Context {
     /// No progress output on stderr.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Memory budget for downloaded and inflated bodies in flight, in MiB, shared by
+    /// all of a command's requests and files (a larger body fails naming it).
+    #[arg(long, global = true, value_name = "MIB", env = "CITRIAGE_MEMORY_BUDGET_MIB", default_value_t = 512)]
+    pub memory_budget: u64,
 }
 
 /// How results are printed on stdout.
