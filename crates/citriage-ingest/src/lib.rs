@@ -12,7 +12,7 @@ pub mod excerpts;
 use citriage_formats::junit::{self, Status};
 use citriage_formats::prow::{self, ProwJob};
 use citriage_model::build::{BuildRecord, StoredTest};
-use citriage_model::time::parse_rfc3339;
+use citriage_model::time::parse_rfc3339_sane as parse_rfc3339;
 use citriage_sources::artifacts::ArtifactSource;
 use citriage_sources::SourceError;
 use citriage_store::{Store, StoreError};
@@ -427,8 +427,15 @@ pub fn fetch_build_with(
     let repo_version = started.as_ref().and_then(|s| s.repo_version.clone());
     let presubmit = kind == "presubmit" || kind == "batch";
     let commit_sha = kettle_commit(presubmit, repos.as_deref(), repo_commit.as_deref(), repo_version.as_deref());
-    let started_ts = started.as_ref().and_then(|s| s.timestamp);
-    let finished_ts = finished.as_ref().and_then(|f| f.timestamp);
+    let mut ts = |t: Option<i64>, file: &str| match prow::checked_timestamp(t, &loc(file), "timestamp") {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(e);
+            None
+        }
+    };
+    let started_ts = ts(started.as_ref().and_then(|s| s.timestamp), "started.json");
+    let finished_ts = ts(finished.as_ref().and_then(|f| f.timestamp), "finished.json");
     let state = prowjob.as_ref().and_then(|p| p.state.clone());
     let mut result = finished.as_ref().and_then(|f| f.result.clone());
     if result.is_none() && finished_raw {

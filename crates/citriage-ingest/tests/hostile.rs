@@ -291,3 +291,37 @@ fn gzip_bombs_are_stopped_at_the_limit_and_named_on_the_build() {
     assert_eq!(b.result.as_deref(), Some("FAILURE"));
     assert_eq!(b.tests.len(), 1, "the other JUnit file is still read");
 }
+
+#[test]
+fn overflowing_timestamps_are_problems_and_the_build_keeps_its_result() {
+    let mut w = World::default();
+    w.listings.insert("logs/job/".into(), listing(&[], &["logs/job/3/", "logs/job/4/", "logs/job/5/"]));
+    for (id, started, finished) in [
+        ("3", r#"{"timestamp": 9223372036854775807}"#, r#"{"timestamp": 1e300, "result": "FAILURE"}"#),
+        ("4", r#"{"timestamp": -62135596800}"#, r#"{"timestamp": "99999999999", "result": "SUCCESS"}"#),
+        ("5", r#"{"timestamp": 1700000000}"#, r#"{"timestamp": 1699999000, "result": "SUCCESS"}"#),
+    ] {
+        let b = format!("logs/job/{id}/");
+        w.listings.insert(b.clone(), listing(&[&format!("{b}started.json"), &format!("{b}finished.json")], &[]));
+        w.objects.insert(format!("{b}started.json"), started.as_bytes().to_vec());
+        w.objects.insert(format!("{b}finished.json"), finished.as_bytes().to_vec());
+    }
+    let srv = serve(w);
+    let gcs = GcsHttp::new(&srv.base, BUCKET, opts(), None);
+    let mut st = Store::open_in_memory().unwrap();
+    let opts = IngestOptions { log_excerpts: None, ..IngestOptions::default() };
+    ingest_jobs(&gcs, &mut st, &["job".into()], &opts, &|_| {}).unwrap();
+    let builds = st.builds(None).unwrap();
+    let by = |id: &str| builds.iter().find(|b| b.build_id == id).unwrap();
+    let b3 = by("3");
+    assert_eq!((b3.started, b3.finished, b3.result.as_deref()), (None, None, Some("FAILURE")));
+    let p = b3.problems.join("\n");
+    assert!(p.contains("started.json: field \"timestamp\": 9223372036854775807 is outside the accepted window"), "{p}");
+    assert!(p.contains("finished.json: field \"timestamp\""), "{p}");
+    let b4 = by("4");
+    assert_eq!((b4.started, b4.finished, b4.result.as_deref()), (None, None, Some("SUCCESS")));
+    assert_eq!(b4.problems.len(), 2, "{:?}", b4.problems);
+    // Finished before it started: the times are kept, the duration is not negative.
+    let b5 = by("5");
+    assert_eq!((b5.started, b5.duration), (Some(1_700_000_000), None));
+}

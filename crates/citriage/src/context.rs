@@ -25,7 +25,8 @@ macro_rules! outln {
     }};
     ($($t:tt)*) => {{
         use std::io::Write;
-        let _ = writeln!(std::io::stdout(), $($t)*);
+        // CI text reaches the terminal with its control characters shown escaped.
+        let _ = writeln!(std::io::stdout(), "{}", citriage_model::escape::terminal(&format!($($t)*)));
     }};
 }
 
