@@ -315,6 +315,31 @@ pub struct HttpOptions {
     pub rate_limit_wait: Option<Duration>,
 }
 
+impl HttpOptions {
+    /// Options whose whole work is bounded by `total`: each request, every wait
+    /// (a `Retry-After` longer than `total` fails at once) and all of them together
+    /// end by `total` from now.
+    pub fn bounded(total: Duration) -> HttpOptions {
+        HttpOptions {
+            timeout: total,
+            max_retry_after: total.min(Duration::from_secs(120)),
+            retry_budget: RetryBudget::with_deadline(total),
+            ..HttpOptions::default()
+        }
+    }
+
+    /// Options for a command that makes many requests: `per_request` bounds each
+    /// request and each single wait; the waits of all requests share the default
+    /// budget.
+    pub fn per_request(per_request: Duration) -> HttpOptions {
+        HttpOptions {
+            timeout: per_request,
+            max_retry_after: per_request.min(Duration::from_secs(120)),
+            ..HttpOptions::default()
+        }
+    }
+}
+
 impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
@@ -332,16 +357,30 @@ impl Default for HttpOptions {
     }
 }
 
-/// Waiting allowed in all before retries, shared by the clones of one budget.
+/// Waiting allowed in all before retries, shared by the clones of one budget; and,
+/// optionally, a deadline for everything (requests, downloads and waits).
 #[derive(Clone)]
 pub struct RetryBudget {
     limit: Duration,
     spent: Arc<Mutex<Duration>>,
+    deadline: Option<std::time::Instant>,
 }
 
 impl RetryBudget {
     pub fn new(limit: Duration) -> RetryBudget {
-        RetryBudget { limit, spent: Arc::new(Mutex::new(Duration::ZERO)) }
+        RetryBudget { limit, spent: Arc::new(Mutex::new(Duration::ZERO)), deadline: None }
+    }
+
+    /// A budget that also ends everything `total` from now: no request starts, no
+    /// download goes on and no wait begins past it (`--timeout` of a command that
+    /// reads one thing).
+    pub fn with_deadline(total: Duration) -> RetryBudget {
+        RetryBudget { deadline: Some(std::time::Instant::now() + total), ..RetryBudget::new(total) }
+    }
+
+    /// Time left before the deadline (`None`: no deadline).
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()))
     }
 
     /// The waiting allowed in all.
@@ -356,6 +395,9 @@ impl RetryBudget {
 
     /// Takes `wait` from the budget; false (and nothing taken) when it does not fit.
     fn take(&self, wait: Duration) -> bool {
+        if self.remaining().is_some_and(|r| wait >= r) {
+            return false;
+        }
         let Ok(mut spent) = self.spent.lock() else { return false };
         if *spent + wait > self.limit {
             return false;
@@ -554,6 +596,8 @@ pub enum HttpError {
     WaitTooLong { url: String, status: Option<u16>, kind: WaitKind, wait_secs: u64, limit_secs: u64 },
     #[error("{url}: the retry budget ({budget_secs}s of waiting in all) is spent")]
     BudgetSpent { url: String, status: Option<u16>, budget_secs: u64 },
+    #[error("{url}: the {total_secs}s timeout (requests and retries together) has passed")]
+    DeadlinePassed { url: String, total_secs: u64 },
     #[error("{url}: larger than the {limit}-byte limit")]
     TooLarge { url: String, limit: u64 },
     #[error("{url}: larger than the process's memory budget for bodies in flight ({budget} bytes; CITRIAGE_MEMORY_BUDGET_MIB raises it)")]
@@ -805,6 +849,12 @@ impl HttpClient {
             });
         }
         if !self.opts.retry_budget.take(wait) {
+            if self.opts.retry_budget.remaining().is_some() {
+                return Err(HttpError::DeadlinePassed {
+                    url: url.to_string(),
+                    total_secs: self.opts.retry_budget.limit().as_secs(),
+                });
+            }
             return Err(HttpError::BudgetSpent {
                 url: url.to_string(),
                 status,
@@ -847,9 +897,15 @@ impl HttpClient {
                 .as_ref()
                 .filter(|_| !self.origins.is_empty() && self.allows(&url))
                 .map(|t| format!("Bearer {}", t.0));
+            let left = self.opts.retry_budget.remaining();
+            if left.is_some_and(|l| l.is_zero()) {
+                return Err(HttpError::DeadlinePassed { url, total_secs: self.opts.retry_budget.limit().as_secs() });
+            }
+            let this_timeout = left.map_or(self.opts.timeout, |l| l.min(self.opts.timeout));
             self.bump(|s| s.stats.requests += 1);
             let sent = if req.is_write() {
                 let mut call = if req.method == "PATCH" { self.agent.patch(&url) } else { self.agent.post(&url) };
+                call = call.config().timeout_global(Some(this_timeout)).build();
                 for (k, v) in &req.headers {
                     call = call.header(*k, v.as_str());
                 }
@@ -858,7 +914,7 @@ impl HttpClient {
                 }
                 call.send(req.body.as_deref().unwrap_or_default())
             } else {
-                let mut call = self.agent.get(&url);
+                let mut call = self.agent.get(&url).config().timeout_global(Some(this_timeout)).build();
                 for (k, v) in &req.headers {
                     call = call.header(*k, v.as_str());
                 }

@@ -144,7 +144,8 @@ pub struct SnapshotSourceArgs {
     /// name, else today (UTC).
     #[arg(long, value_parser = parse_day)]
     pub date: Option<Day>,
-    /// HTTP timeout in seconds.
+    /// HTTP timeout in seconds: bounds reading a URL in all, retries and their waits
+    /// included.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
 }
@@ -152,7 +153,7 @@ pub struct SnapshotSourceArgs {
 impl SnapshotSourceArgs {
     /// The HTTP options these arguments ask for.
     pub fn http(&self) -> HttpOptions {
-        HttpOptions { timeout: Duration::from_secs(self.timeout.max(1)), ..HttpOptions::default() }
+        HttpOptions::bounded(Duration::from_secs(self.timeout.max(1)))
     }
 }
 
