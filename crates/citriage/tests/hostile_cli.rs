@@ -125,3 +125,21 @@ fn an_overflowing_timestamp_is_a_problem_and_does_not_blank_the_metrics() {
     assert!(jobs(&before) > 0);
     assert!(jobs(&after) >= jobs(&before), "{} jobs after, {} before", jobs(&after), jobs(&before));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_is_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bad = std::ffi::OsStr::from_bytes(b"snap\xff.json");
+    let o = common::bin()
+        .arg("--db")
+        .arg(dir.path().join("s.db"))
+        .args(["import", "--dataset", "failures"])
+        .arg(bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("snap") && e.contains("xFF") || e.contains("snap\\xff"), "{e}");
+}
