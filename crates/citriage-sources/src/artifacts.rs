@@ -227,37 +227,12 @@ impl ArtifactSource for GcsHttp {
             }
             let Some(body) = http_get(&self.client, &url)? else { return Ok(l) };
             let body = decode_limited(&url, body, self.max_bytes())?.bytes;
-            let v: Value = serde_json::from_slice(&body).map_err(|e| SourceError::Transport {
-                location: url.clone(),
-                detail: format!("listing is not valid JSON: {e}"),
-            })?;
-            for it in v.get("items").and_then(Value::as_array).into_iter().flatten() {
-                if let Some(name) = it.get("name").and_then(Value::as_str) {
-                    let size = match it.get("size") {
-                        Some(Value::String(s)) => s.parse().ok(),
-                        Some(Value::Number(n)) => n.as_u64(),
-                        _ => None,
-                    };
-                    if name == prefix {
-                        continue;
-                    }
-                    if is_under(name, prefix) {
-                        l.objects.push((name.to_string(), size));
-                    } else {
-                        l.refused.push(refusal(name, outside_why(name, prefix)));
-                    }
-                }
-            }
-            for p in v.get("prefixes").and_then(Value::as_array).into_iter().flatten() {
-                if let Some(p) = p.as_str() {
-                    if is_under(p, prefix) && p.ends_with('/') {
-                        l.prefixes.push(p.to_string());
-                    } else {
-                        l.refused.push(refusal(p, outside_why(p, prefix)));
-                    }
-                }
-            }
-            token = v.get("nextPageToken").and_then(Value::as_str).map(String::from).filter(|t| !t.is_empty());
+            let (page, next) = parse_listing_page(&body, prefix, &url)?;
+            drop(body);
+            l.objects.extend(page.objects);
+            l.prefixes.extend(page.prefixes);
+            l.refused.extend(page.refused);
+            token = next;
             match &token {
                 Some(t) => pages.next(t).map_err(SourceError::Refused)?,
                 None => break,
@@ -290,6 +265,44 @@ impl ArtifactSource for GcsHttp {
     fn locator(&self, path: &str) -> String {
         format!("{}/{}/{}", self.base, self.bucket, path.trim_start_matches('/'))
     }
+}
+
+/// One page of a GCS JSON listing of `prefix` (fetched from `url`, for messages):
+/// the objects and sub-prefixes under it, the names refused, and the next page token.
+pub fn parse_listing_page(body: &[u8], prefix: &str, url: &str) -> Result<(Listing, Option<String>), SourceError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| SourceError::Transport {
+        location: url.to_string(),
+        detail: format!("listing is not valid JSON: {e}"),
+    })?;
+    let mut l = Listing::default();
+    for it in v.get("items").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(name) = it.get("name").and_then(Value::as_str) {
+            let size = match it.get("size") {
+                Some(Value::String(s)) => s.parse().ok(),
+                Some(Value::Number(n)) => n.as_u64(),
+                _ => None,
+            };
+            if name == prefix {
+                continue;
+            }
+            if is_under(name, prefix) {
+                l.objects.push((name.to_string(), size));
+            } else {
+                l.refused.push(refusal(name, outside_why(name, prefix)));
+            }
+        }
+    }
+    for p in v.get("prefixes").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(p) = p.as_str() {
+            if is_under(p, prefix) && p.ends_with('/') {
+                l.prefixes.push(p.to_string());
+            } else {
+                l.refused.push(refusal(p, outside_why(p, prefix)));
+            }
+        }
+    }
+    let next = v.get("nextPageToken").and_then(Value::as_str).map(String::from).filter(|t| !t.is_empty());
+    Ok((l, next))
 }
 
 /// Why a listed name is refused: unsafe, or outside the prefix listed.
