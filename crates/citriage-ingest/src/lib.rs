@@ -352,7 +352,10 @@ pub fn fetch_build_with(
             }
         },
     };
-    let finished_raw = !matches!(finished_raw, Got::Missing);
+    // Bodies are given back to the memory budget as soon as they are parsed.
+    let present = !matches!(finished_raw, Got::Missing);
+    drop(finished_raw);
+    let finished_raw = present;
     let prowjob = match get_or_problem(src, &format!("{base}/prowjob.json"), &mut problems)? {
         Got::Missing | Got::Unreadable => None,
         Got::Bytes(b) => match prow::parse_prowjob(&b, &loc("prowjob.json")) {

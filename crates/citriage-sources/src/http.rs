@@ -47,12 +47,48 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 512 << 20;
 /// The process's memory budget for bodies in flight: bytes held by [`Hold`]s.
 struct Budget {
     limit: AtomicU64,
-    used: Mutex<u64>,
+    used: Mutex<Usage>,
     room: Condvar,
 }
 
 static BUDGET: Budget =
-    Budget { limit: AtomicU64::new(DEFAULT_MEMORY_BUDGET), used: Mutex::new(0), room: Condvar::new() };
+    Budget { limit: AtomicU64::new(DEFAULT_MEMORY_BUDGET), used: Mutex::new(Usage::ZERO), room: Condvar::new() };
+
+/// What the budget knows: bytes held, bodies being read, and how many of those wait.
+struct Usage {
+    bytes: u64,
+    readers: u64,
+    waiting: u64,
+}
+
+impl Usage {
+    const ZERO: Usage = Usage { bytes: 0, readers: 0, waiting: 0 };
+}
+
+/// How long waiting bodies wait for a kept body to be given back before one of them
+/// goes on over the budget (see [`Hold::grow_to`]).
+const STALL: Duration = Duration::from_secs(30);
+
+/// Counts a body being read while it lives.
+struct Reading;
+
+impl Reading {
+    fn start() -> Reading {
+        if let Ok(mut u) = BUDGET.used.lock() {
+            u.readers += 1;
+        }
+        Reading
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        if let Ok(mut u) = BUDGET.used.lock() {
+            u.readers = u.readers.saturating_sub(1);
+        }
+        BUDGET.room.notify_all();
+    }
+}
 
 /// Sets the process's memory budget for bodies in flight (bytes, at least 1 MiB).
 /// Every body read by this layer (HTTP answers, inflated gzip, files read through
@@ -69,7 +105,7 @@ pub fn memory_budget() -> u64 {
 
 /// Bytes of the budget held now.
 pub fn memory_in_use() -> u64 {
-    BUDGET.used.lock().map(|u| *u).unwrap_or(0)
+    BUDGET.used.lock().map(|u| u.bytes).unwrap_or(0)
 }
 
 /// Bytes held against the memory budget; given back when dropped. A clone holds
@@ -97,23 +133,45 @@ impl Hold {
             return Err(limit);
         }
         let Ok(mut used) = BUDGET.used.lock() else { return Err(limit) };
-        if *used + (total - self.bytes) <= limit {
-            *used += total - self.bytes;
+        if used.bytes + (total - self.bytes) <= limit {
+            used.bytes += total - self.bytes;
             self.bytes = total;
             return Ok(());
         }
-        *used -= self.bytes.min(*used);
+        used.bytes -= self.bytes.min(used.bytes);
         self.bytes = 0;
+        used.waiting += 1;
         BUDGET.room.notify_all();
         loop {
             let limit = memory_budget();
             if total > limit {
+                used.waiting -= 1;
                 return Err(limit);
             }
-            if *used + total <= limit {
-                *used += total;
+            if used.bytes + total <= limit {
+                used.waiting -= 1;
+                used.bytes += total;
                 self.bytes = total;
                 return Ok(());
+            }
+            if used.waiting >= used.readers {
+                // No body is being read: what is held belongs to bodies their callers
+                // keep. Most are given back soon (parsed, then dropped); if none is
+                // within a while, they are kept by waiting readers themselves, and one
+                // waiter goes on over the budget rather than wait forever.
+                let before = used.bytes;
+                let (u, timeout) = match BUDGET.room.wait_timeout(used, STALL) {
+                    Ok(r) => r,
+                    Err(_) => return Err(limit),
+                };
+                used = u;
+                if timeout.timed_out() && used.bytes >= before && used.waiting >= used.readers {
+                    used.waiting -= 1;
+                    used.bytes += total;
+                    self.bytes = total;
+                    return Ok(());
+                }
+                continue;
             }
             used = match BUDGET.room.wait(used) {
                 Ok(u) => u,
@@ -130,7 +188,7 @@ impl Hold {
             return;
         }
         if let Ok(mut used) = BUDGET.used.lock() {
-            *used -= (self.bytes - total).min(*used);
+            used.bytes -= (self.bytes - total).min(used.bytes);
         }
         self.bytes = total;
         BUDGET.room.notify_all();
@@ -149,7 +207,7 @@ impl Drop for Hold {
             return;
         }
         if let Ok(mut used) = BUDGET.used.lock() {
-            *used -= self.bytes.min(*used);
+            used.bytes -= self.bytes.min(used.bytes);
         }
         BUDGET.room.notify_all();
     }
@@ -252,6 +310,7 @@ pub fn read_counted_carrying(
     carried: Hold,
 ) -> Result<Body, ReadLimit> {
     const CHUNK: usize = 64 * 1024;
+    let _reading = Reading::start();
     let mut hold = carried;
     let base = hold.bytes();
     let budget = memory_budget();
