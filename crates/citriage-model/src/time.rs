@@ -415,8 +415,6 @@ mod tests {
         assert!(parse_rfc3339_sane("2024-01-01T00:00:00Z").is_some());
     }
 
-    use super::*;
-
     #[test]
     fn round_trips_and_arithmetic() {
         let d = Day::parse("2026-05-10").unwrap();
