@@ -408,7 +408,7 @@ fn new_case(e: &quick_xml::events::BytesStart<'_>, line: u32) -> Open {
         kettle_name: None,
         classname: attr(e, b"classname").unwrap_or_default(),
         name: attr(e, b"name"),
-        time: attr(e, b"time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite()),
+        time: attr(e, b"time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite() && *t >= 0.0),
         status: Status::Passed,
         message: None,
         body: String::new(),

@@ -54,6 +54,8 @@ pub struct ProwJob {
 }
 
 fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
+    // A UTF-8 byte order mark is accepted.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(format!("{what}: the file is empty"));
     }
@@ -85,6 +87,19 @@ fn int(v: Option<&Value>, what: &str, field: &str) -> Result<Option<i64>, String
             .map(Some)
             .map_err(|_| format!("{what}: field {field:?}: expected a number, found {s:?}")),
         Some(other) => Err(format!("{what}: field {field:?}: expected a number, found {other}")),
+    }
+}
+
+/// A timestamp read from CI data, checked at this layer: Unix seconds within the sane
+/// window (2000-01-01 to 2100-01-01, [`citriage_model::time::is_sane`]). `Err` names
+/// the file, the field and the value; the caller records it as the build's problem and
+/// goes on without the timestamp.
+pub fn checked_timestamp(t: Option<i64>, what: &str, field: &str) -> Result<Option<i64>, String> {
+    match t {
+        Some(t) if !citriage_model::time::is_sane(t) => Err(format!(
+            "{what}: field {field:?}: {t} is outside the accepted window (2000-01-01 to 2100-01-01); ignored"
+        )),
+        other => Ok(other),
     }
 }
 
@@ -259,7 +274,7 @@ pub fn parse_job_history(html: &[u8], what: &str) -> Result<Vec<HistoryBuild>, S
             Some(HistoryBuild {
                 id: string(b.get("ID"))?,
                 started: string(b.get("Started")),
-                duration_ns: b.get("Duration").and_then(Value::as_i64),
+                duration_ns: b.get("Duration").and_then(Value::as_i64).filter(|d| *d >= 0),
                 result: string(b.get("Result")).unwrap_or_else(|| "Unknown".into()),
                 spyglass_link: string(b.get("SpyglassLink")),
             })

@@ -148,8 +148,10 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
     }
 }
 
-/// Parses bytes as strict JSON (no duplicate keys, no trailing data).
+/// Parses bytes as strict JSON (no duplicate keys, no trailing data). A UTF-8 byte
+/// order mark before the JSON is accepted (some editors and tools write one).
 pub fn parse(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let mut path = Vec::new();
     let v = de::DeserializeSeed::deserialize(ValueSeed { path: &mut path }, &mut de)?;

@@ -139,8 +139,18 @@ fn is_transient(e: &SourceError) -> bool {
         SourceError::Transport { .. } => true,
         SourceError::Http { status, .. } => *status == 429 || *status >= 500,
         // A spent retry budget or a long rate limit may pass; a refused redirect will not.
-        SourceError::Refused(h) => matches!(h, HttpError::BudgetSpent { .. } | HttpError::WaitTooLong { .. }),
-        SourceError::Io { .. } | SourceError::Gzip { .. } | SourceError::TooLarge { .. } => false,
+        SourceError::Refused(h) => {
+            matches!(
+                h,
+                HttpError::BudgetSpent { .. } | HttpError::WaitTooLong { .. } | HttpError::DeadlinePassed { .. }
+            )
+        }
+        SourceError::Io { .. }
+        | SourceError::Gzip { .. }
+        | SourceError::TooLarge { .. }
+        | SourceError::UnsafeName { .. }
+        | SourceError::Inflated { .. }
+        | SourceError::OverBudget { .. } => false,
     }
 }
 

@@ -12,7 +12,7 @@ pub mod excerpts;
 use citriage_formats::junit::{self, Status};
 use citriage_formats::prow::{self, ProwJob};
 use citriage_model::build::{BuildRecord, StoredTest};
-use citriage_model::time::parse_rfc3339;
+use citriage_model::time::parse_rfc3339_sane as parse_rfc3339;
 use citriage_sources::artifacts::ArtifactSource;
 use citriage_sources::SourceError;
 use citriage_store::{Store, StoreError};
@@ -136,13 +136,32 @@ fn is_build_id(s: &str) -> bool {
 /// Build folders of a job, oldest first. `pr:`-prefixed names (or jobs with no
 /// `logs/` folder) are looked up through `pr-logs/directory/<job>/` pointers.
 pub fn build_paths(src: &dyn ArtifactSource, job: &str) -> Result<Vec<String>, SourceError> {
+    Ok(build_list(src, job)?.paths)
+}
+
+/// A job's build folders and the names refused on the way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildList {
+    /// Build folders (paths from the bucket root), oldest first.
+    pub paths: Vec<String>,
+    /// Pointer targets or listed names refused, each naming the name and why.
+    pub refused: Vec<String>,
+}
+
+/// [`build_paths`] with the refused names: a `pr-logs/directory/` pointer whose target
+/// is not a safe path inside the bucket (`..`, absolute, another bucket, a backslash,
+/// control characters) is refused, never followed.
+pub fn build_list(src: &dyn ArtifactSource, job: &str) -> Result<BuildList, SourceError> {
     let (name, presubmit) = match job.strip_prefix("pr:") {
         Some(n) => (n, true),
         None => (job, false),
     };
     let mut out: Vec<(u128, String)> = Vec::new();
+    let mut refused = Vec::new();
     if !presubmit {
-        for p in src.list(&format!("logs/{name}/"))?.prefixes {
+        let l = src.list(&format!("logs/{name}/"))?;
+        refused.extend(l.refused);
+        for p in l.prefixes {
             let id = p.trim_end_matches('/').rsplit('/').next().unwrap_or("");
             if is_build_id(id) {
                 out.push((id.parse().unwrap_or(0), p.trim_end_matches('/').to_string()));
@@ -151,20 +170,41 @@ pub fn build_paths(src: &dyn ArtifactSource, job: &str) -> Result<Vec<String>, S
     }
     if out.is_empty() {
         let bucket_prefix = format!("gs://{}/", src.bucket());
-        for (obj, _) in src.list(&format!("pr-logs/directory/{name}/"))?.objects {
+        let l = src.list(&format!("pr-logs/directory/{name}/"))?;
+        refused.extend(l.refused);
+        for (obj, _) in l.objects {
             let file = obj.rsplit('/').next().unwrap_or("");
             let Some(id) = file.strip_suffix(".txt").filter(|i| is_build_id(i)) else { continue };
             let Some(body) = src.get(&obj)? else { continue };
             let target = String::from_utf8_lossy(&body).trim().to_string();
+            if target.is_empty() {
+                continue;
+            }
             let rel = target.strip_prefix(&bucket_prefix).unwrap_or(&target).trim_end_matches('/').to_string();
-            if !rel.is_empty() && !rel.starts_with("gs://") {
-                out.push((id.parse().unwrap_or(0), rel));
+            match pointer_target_problem(&rel) {
+                None => out.push((id.parse().unwrap_or(0), rel)),
+                Some(why) => refused.push(format!("{}: pointer target {target:?} refused: {why}", src.locator(&obj))),
             }
         }
     }
     out.sort();
     out.dedup();
-    Ok(out.into_iter().map(|(_, p)| p).collect())
+    Ok(BuildList { paths: out.into_iter().map(|(_, p)| p).collect(), refused })
+}
+
+/// Why a build folder named by remote data (a pointer, a Deck link) is refused.
+fn pointer_target_problem(rel: &str) -> Option<&'static str> {
+    if rel.starts_with("gs://") {
+        return Some("another bucket");
+    }
+    if let Err(why) = citriage_sources::paths::check_name(rel) {
+        return Some(why);
+    }
+    let id = rel.rsplit('/').next().unwrap_or("");
+    if !is_build_id(id) {
+        return Some("does not end in a build id");
+    }
+    None
 }
 
 /// Build folders of a job from Deck's job history, newest pages first, following
@@ -194,7 +234,10 @@ pub fn history_build_paths(
             }
             added += 1;
             if let Some(path) = r.spyglass_link.as_deref().and_then(|l| l.strip_prefix(&prefix)) {
-                out.push((r.id.parse().unwrap_or(0), path.trim_end_matches('/').to_string()));
+                let path = path.trim_end_matches('/');
+                if pointer_target_problem(path).is_none() {
+                    out.push((r.id.parse().unwrap_or(0), path.to_string()));
+                }
             }
         }
         // Follow the page's "Older Runs" link like a browser; without one, ask for the
@@ -279,14 +322,18 @@ pub fn fetch_build_with(
 ) -> Result<BuildRecord, SourceError> {
     let mut problems = Vec::new();
     let base = path.trim_end_matches('/');
+    if let Some(why) = pointer_target_problem(base) {
+        return Err(SourceError::unsafe_name(&src.describe(), path, why));
+    }
     let build_id = base.rsplit('/').next().unwrap_or_default().to_string();
     let loc = |f: &str| src.locator(&format!("{base}/{f}"));
-    let started = match src.get(&format!("{base}/started.json"))? {
-        None => {
+    let started = match get_or_problem(src, &format!("{base}/started.json"), &mut problems)? {
+        Got::Missing => {
             problems.push(format!("{}: missing", loc("started.json")));
             None
         }
-        Some(b) => match prow::parse_started(&b, &loc("started.json")) {
+        Got::Unreadable => None,
+        Got::Bytes(b) => match prow::parse_started(&b, &loc("started.json")) {
             Ok(s) => Some(s),
             Err(e) => {
                 problems.push(e);
@@ -294,10 +341,10 @@ pub fn fetch_build_with(
             }
         },
     };
-    let finished_raw = src.get(&format!("{base}/finished.json"))?;
+    let finished_raw = get_or_problem(src, &format!("{base}/finished.json"), &mut problems)?;
     let finished = match &finished_raw {
-        None => None,
-        Some(b) => match prow::parse_finished(b, &loc("finished.json")) {
+        Got::Missing | Got::Unreadable => None,
+        Got::Bytes(b) => match prow::parse_finished(b, &loc("finished.json")) {
             Ok(f) => Some(f),
             Err(e) => {
                 problems.push(e);
@@ -305,9 +352,13 @@ pub fn fetch_build_with(
             }
         },
     };
-    let prowjob = match src.get(&format!("{base}/prowjob.json"))? {
-        None => None,
-        Some(b) => match prow::parse_prowjob(&b, &loc("prowjob.json")) {
+    // Bodies are given back to the memory budget as soon as they are parsed.
+    let present = !matches!(finished_raw, Got::Missing);
+    drop(finished_raw);
+    let finished_raw = present;
+    let prowjob = match get_or_problem(src, &format!("{base}/prowjob.json"), &mut problems)? {
+        Got::Missing | Got::Unreadable => None,
+        Got::Bytes(b) => match prow::parse_prowjob(&b, &loc("prowjob.json")) {
             Ok(p) => Some(p),
             Err(e) => {
                 problems.push(e);
@@ -315,7 +366,9 @@ pub fn fetch_build_with(
             }
         },
     };
-    let artifacts = src.list_recursive(&format!("{base}/"))?;
+    let walked = src.walk(&format!("{base}/"))?;
+    problems.extend(walked.refused);
+    let artifacts = walked.objects;
     let mut tests = Vec::new();
     let mut junit_files: Vec<&String> = artifacts
         .iter()
@@ -328,8 +381,9 @@ pub fn fetch_build_with(
     junit_files.sort();
     for jf in junit_files {
         let rel = jf.strip_prefix(&format!("{base}/")).unwrap_or(jf).to_string();
-        let Some(bytes) = src.get(jf)? else { continue };
+        let Got::Bytes(bytes) = get_or_problem(src, jf, &mut problems)? else { continue };
         let parsed = junit::parse_junit(&bytes, &src.locator(jf));
+        drop(bytes);
         if let Some(p) = parsed.problem {
             problems.push(p);
         }
@@ -376,18 +430,25 @@ pub fn fetch_build_with(
     let repo_version = started.as_ref().and_then(|s| s.repo_version.clone());
     let presubmit = kind == "presubmit" || kind == "batch";
     let commit_sha = kettle_commit(presubmit, repos.as_deref(), repo_commit.as_deref(), repo_version.as_deref());
-    let started_ts = started.as_ref().and_then(|s| s.timestamp);
-    let finished_ts = finished.as_ref().and_then(|f| f.timestamp);
+    let mut ts = |t: Option<i64>, file: &str| match prow::checked_timestamp(t, &loc(file), "timestamp") {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(e);
+            None
+        }
+    };
+    let started_ts = ts(started.as_ref().and_then(|s| s.timestamp), "started.json");
+    let finished_ts = ts(finished.as_ref().and_then(|f| f.timestamp), "finished.json");
     let state = prowjob.as_ref().and_then(|p| p.state.clone());
     let mut result = finished.as_ref().and_then(|f| f.result.clone());
-    if result.is_none() && finished_raw.is_some() {
+    if result.is_none() && finished_raw {
         // finished.json exists but is unreadable: never a silent pass.
         result = Some("ERROR".into());
     }
     if result.is_none() && state.as_deref() == Some("error") {
         result = Some("ERROR".into());
     }
-    let complete = finished_raw.is_some() || matches!(state.as_deref(), Some("error" | "aborted"));
+    let complete = finished_raw || matches!(state.as_deref(), Some("error" | "aborted"));
     let mut taken = Vec::new();
     if let Some(limits) = log_excerpts.filter(|_| excerpts::wants_excerpts(result.as_deref())) {
         let read = excerpts::read_build_log(src, base, &artifacts, limits)?;
@@ -429,6 +490,35 @@ pub fn fetch_build_with(
     })
 }
 
+/// An object read for a build.
+enum Got {
+    Missing,
+    /// Present but refused for good (too large, a gzip bomb, an unsafe name): the
+    /// reason is already among the build's problems.
+    Unreadable,
+    Bytes(citriage_sources::Body),
+}
+
+/// Reads an object; a refusal that a rerun would meet again (too large, a bomb, an
+/// unsafe name, corrupt gzip) becomes a problem on the build; other errors fail it.
+fn get_or_problem(src: &dyn ArtifactSource, path: &str, problems: &mut Vec<String>) -> Result<Got, SourceError> {
+    match src.get(path) {
+        Ok(Some(b)) => Ok(Got::Bytes(b)),
+        Ok(None) => Ok(Got::Missing),
+        Err(
+            e @ (SourceError::Inflated { .. }
+            | SourceError::OverBudget { .. }
+            | SourceError::TooLarge { .. }
+            | SourceError::UnsafeName { .. }
+            | SourceError::Gzip { .. }),
+        ) => {
+            problems.push(e.to_string());
+            Ok(Got::Unreadable)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Ingests jobs' builds from a source into the store.
 pub fn ingest_jobs(
     src: &dyn ArtifactSource,
@@ -452,7 +542,12 @@ pub fn ingest_jobs(
         }
         let listed = match &opts.deck {
             Some(deck) => history_build_paths(deck, src.bucket(), job, opts.deck_pages),
-            None => build_paths(src, job),
+            None => build_list(src, job).map(|l| {
+                for r in l.refused {
+                    summary.failures.push(FetchFailure { job: job.clone(), path: String::new(), reason: r });
+                }
+                l.paths
+            }),
         };
         let mut paths = match listed {
             Ok(p) => p,

@@ -92,9 +92,13 @@ fn malformed_artifacts_are_recorded_never_passing() {
     // The corrupt gzip is a source error for that build; the other build still lands.
     assert_eq!(s.builds_found, 2);
     let builds = st.builds(None).unwrap();
-    let stored: Vec<&str> = builds.iter().map(|b| b.build_id.as_str()).collect();
+    let mut stored: Vec<&str> = builds.iter().map(|b| b.build_id.as_str()).collect();
+    stored.sort();
     if s.failures.is_empty() {
+        // The corrupt gzip is then a problem recorded on its build.
         assert_eq!(stored, vec!["100", "101"]);
+        let b100 = builds.iter().find(|b| b.build_id == "100").unwrap();
+        assert!(b100.problems.iter().any(|p| p.contains("junit_02.xml") && p.contains("gzip")), "{:?}", b100.problems);
     } else {
         assert!(
             s.failures[0].reason.contains("junit_02.xml") && s.failures[0].reason.contains("gzip"),

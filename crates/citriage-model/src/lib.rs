@@ -3,6 +3,7 @@
 //! holds no logic beyond small conversions.
 
 pub mod build;
+pub mod escape;
 pub mod evidence;
 pub mod snapshot;
 pub mod time;

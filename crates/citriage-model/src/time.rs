@@ -16,6 +16,31 @@ pub const MINUTE: i64 = 60;
 pub const HOUR: i64 = 3_600;
 pub const DAY: i64 = 86_400;
 
+/// The earliest instant accepted from CI data: 2000-01-01T00:00:00Z.
+pub const SANE_MIN: Epoch = 946_684_800;
+/// The latest instant accepted from CI data: 2100-01-01T00:00:00Z.
+pub const SANE_MAX: Epoch = 4_102_444_800;
+
+/// True when `t` lies in the window of instants accepted from CI data
+/// ([`SANE_MIN`]..[`SANE_MAX`]).
+pub fn is_sane(t: Epoch) -> bool {
+    (SANE_MIN..SANE_MAX).contains(&t)
+}
+
+/// The newest instant of a data set, robust to a few wrong ones: instants outside the
+/// sane window are ignored, and so is any instant more than 90 days after the 90th
+/// percentile (one build dated years ahead does not move "now" for the others).
+/// `None` when no instant is sane.
+pub fn robust_newest(instants: impl IntoIterator<Item = Epoch>) -> Option<Epoch> {
+    let mut v: Vec<Epoch> = instants.into_iter().filter(|t| is_sane(*t)).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    let p90 = v[(v.len() - 1) * 9 / 10];
+    v.into_iter().rev().find(|t| *t <= p90 + 90 * DAY)
+}
+
 /// A calendar day, counted in days since the Unix epoch (1970-01-01 = 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Day(pub i64);
@@ -90,12 +115,12 @@ impl Day {
 
     /// Unix seconds of this day's first second (00:00:00 UTC).
     pub fn start_seconds(self) -> Epoch {
-        self.0 * DAY
+        self.0.saturating_mul(DAY)
     }
 
     /// Unix seconds of this day's last second (23:59:59 UTC).
     pub fn end_seconds(self) -> Epoch {
-        self.0 * DAY + DAY - 1
+        self.0.saturating_mul(DAY).saturating_add(DAY - 1)
     }
 
     /// This day plus `n` days.
@@ -184,6 +209,15 @@ fn num(s: &str) -> Option<u32> {
 /// replace the `T`; no zone means UTC, as in BigQuery exports). A bare `YYYY-MM-DD` is
 /// midnight UTC. Fractions of a second are dropped. Out-of-range fields are refused.
 pub fn parse_rfc3339(input: &str) -> Option<Epoch> {
+    parse_rfc3339_any(input)
+}
+
+/// [`parse_rfc3339`] limited to the sane window ([`is_sane`]): what CI data may say.
+pub fn parse_rfc3339_sane(input: &str) -> Option<Epoch> {
+    parse_rfc3339(input).filter(|t| is_sane(*t))
+}
+
+fn parse_rfc3339_any(input: &str) -> Option<Epoch> {
     let s = input.trim();
     if s.len() < 10 || !s.is_ascii() {
         return None;
@@ -364,6 +398,22 @@ pub fn go_duration(secs: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn robust_newest_ignores_insane_and_isolated_instants() {
+        let day = 1_700_000_000;
+        let mut v: Vec<Epoch> = (0..20).map(|i| day + i * HOUR).collect();
+        let newest = day + 19 * HOUR;
+        assert_eq!(robust_newest(v.clone()), Some(newest));
+        v.push(i64::MAX);
+        v.push(-5);
+        v.push(4_000_000_000); // 2096: sane, but years after everything else
+        assert_eq!(robust_newest(v), Some(newest));
+        assert_eq!(robust_newest([i64::MAX, i64::MIN]), None);
+        assert_eq!(Day::from_unix_seconds(i64::MAX).end_seconds(), i64::MAX);
+        assert!(parse_rfc3339_sane("9999-12-31T00:00:00Z").is_none());
+        assert!(parse_rfc3339_sane("2024-01-01T00:00:00Z").is_some());
+    }
 
     #[test]
     fn round_trips_and_arithmetic() {

@@ -2,6 +2,7 @@
 
 use crate::{figure, markdown, ReportJson};
 use citriage_analysis::Triage;
+use citriage_model::escape::one_line;
 use citriage_model::{Dataset, JobStats};
 use serde_json::{Map, Value};
 use std::fmt::Write;
@@ -110,7 +111,8 @@ fn by_category(t: &Triage) -> String {
         let _ = writeln!(s, "\n== {} ({} jobs) ==", c.name, c.count());
         let _ = writeln!(s, "  {:>11}  {:<9} JOB", what, "SEVERITY");
         for j in &c.jobs {
-            let _ = writeln!(s, "  {:>11}  {:<9} {}", figure(&j.entry.stats), j.severity.as_str(), j.entry.job);
+            let _ =
+                writeln!(s, "  {:>11}  {:<9} {}", figure(&j.entry.stats), j.severity.as_str(), one_line(&j.entry.job));
         }
     }
     s
@@ -130,7 +132,7 @@ fn top30(t: &Triage) -> String {
         t.snapshot.date
     );
     for (i, j) in t.top_jobs.iter().enumerate() {
-        let _ = writeln!(s, "{:>3}. {:>7}  {:<28} {}", i + 1, figure(&j.stats), j.category, j.job);
+        let _ = writeln!(s, "{:>3}. {:>7}  {:<28} {}", i + 1, figure(&j.stats), j.category, one_line(&j.job));
     }
     s
 }
@@ -138,7 +140,7 @@ fn top30(t: &Triage) -> String {
 fn top_flaky_tests(t: &Triage) -> String {
     let mut s = String::new();
     for r in t.top_flaky_tests.iter().take(200) {
-        let _ = writeln!(s, "{:>4} jobs={:>3}  {}", r.total, r.jobs.len(), r.test);
+        let _ = writeln!(s, "{:>4} jobs={:>3}  {}", r.total, r.jobs.len(), one_line(&r.test));
     }
     s
 }
@@ -148,7 +150,7 @@ fn top_tests_by_lane(t: &Triage) -> String {
     for (lane, tests) in &t.top_tests_by_lane {
         let _ = writeln!(s, "== {lane} ==");
         for r in tests.iter().take(10) {
-            let _ = writeln!(s, "{:>4} jobs={:>3}  {}", r.total, r.jobs.len(), r.test);
+            let _ = writeln!(s, "{:>4} jobs={:>3}  {}", r.total, r.jobs.len(), one_line(&r.test));
         }
         s.push('\n');
     }
@@ -165,15 +167,15 @@ fn drift_txt(t: &Triage) -> String {
     );
     let _ = writeln!(s, "Added ({}):", d.added.len());
     for a in &d.added {
-        let _ = writeln!(s, "  {:>7}  {}", figure(&a.entry.stats), a.entry.job);
+        let _ = writeln!(s, "  {:>7}  {}", figure(&a.entry.stats), one_line(&a.entry.job));
     }
     let _ = writeln!(s, "Removed: recovered or dropped ({}):", d.removed.len());
     for a in &d.removed {
-        let _ = writeln!(s, "  {:>7}  {}", figure(&a.entry.stats), a.entry.job);
+        let _ = writeln!(s, "  {:>7}  {}", figure(&a.entry.stats), one_line(&a.entry.job));
     }
     let _ = writeln!(s, "Reappeared ({}):", d.reappeared.len());
     for r in &d.reappeared {
-        let _ = writeln!(s, "  {}  (last listed {})", r.job, r.last_listed);
+        let _ = writeln!(s, "  {}  (last listed {})", one_line(&r.job), r.last_listed);
     }
     if let Some(i) = &d.integrity {
         let _ = writeln!(
@@ -199,11 +201,11 @@ fn drift_txt(t: &Triage) -> String {
     if t.snapshot.dataset == Dataset::Flakes {
         let _ = writeln!(s, "Consistency worsened by more than {:.3} ({}):", d.threshold, d.worsened.len());
         for m in &d.worsened {
-            let _ = writeln!(s, "  {:.3} -> {:.3} ({:+.3})  {}", m.prior, m.now, m.delta, m.job);
+            let _ = writeln!(s, "  {:.3} -> {:.3} ({:+.3})  {}", m.prior, m.now, m.delta, one_line(&m.job));
         }
         let _ = writeln!(s, "Consistency improved by more than {:.3} ({}):", d.threshold, d.improved.len());
         for m in &d.improved {
-            let _ = writeln!(s, "  {:.3} -> {:.3} ({:+.3})  {}", m.prior, m.now, m.delta, m.job);
+            let _ = writeln!(s, "  {:.3} -> {:.3} ({:+.3})  {}", m.prior, m.now, m.delta, one_line(&m.job));
         }
     }
     s

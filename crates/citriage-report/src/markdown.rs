@@ -23,12 +23,13 @@ pub fn pattern_letter(i: usize) -> String {
 
 /// A job name as an inline code span that is safe inside a table cell.
 fn code(s: &str) -> String {
-    format!("`{}`", s.replace('`', "'").replace('|', "\\|"))
+    citriage_model::escape::md_code(s)
 }
 
-/// Plain text made safe for a table cell.
+/// CI text made safe for a table cell, a heading or a list item (one line, no
+/// Markdown construct of its own, no control characters).
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    citriage_model::escape::md_cell(s)
 }
 
 fn pct(a: usize, b: usize) -> String {
@@ -894,10 +895,10 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     for e in &evidence {
         let _ = writeln!(
             s,
-            "| <a id=\"{id}\"></a>{id} | {} | `{}` | `{}` |",
+            "| <a id=\"{id}\"></a>{id} | {} | {} | {} |",
             kind_name(e.kind),
-            cell(&e.locator).replace('`', "'"),
-            cell(&e.excerpt).replace('`', "'"),
+            code(&e.locator),
+            code(&e.excerpt),
             id = e.id
         );
     }

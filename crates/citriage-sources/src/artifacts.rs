@@ -4,7 +4,8 @@
 //! Only the configured base URL's origin is contacted, through [`crate::http`].
 
 use crate::http::{percent_encode as enc, HttpClient, PageGuard};
-use crate::{decode, decode_limited, http_get, HttpOptions, SourceError};
+use crate::paths::{check_name, is_under, refusal};
+use crate::{decode_limited, http_get, read_file, Body, HttpOptions, SourceError};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -15,6 +16,9 @@ pub struct Listing {
     pub objects: Vec<(String, Option<u64>)>,
     /// Sub-prefixes ("folders"), each ending in `/`.
     pub prefixes: Vec<String>,
+    /// Names the source gave that were refused (unsafe, outside the prefix, a
+    /// symlink leading out of the mirror, not UTF-8), each as a problem naming it.
+    pub refused: Vec<String>,
 }
 
 /// Where build artifacts are read from. Paths are relative to the bucket root.
@@ -25,20 +29,29 @@ pub trait ArtifactSource: Send + Sync {
     fn describe(&self) -> String;
     /// Lists the direct children of `prefix` (which ends in `/`), sorted.
     fn list(&self, prefix: &str) -> Result<Listing, SourceError>;
-    /// Reads an object; `Ok(None)` when it does not exist.
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError>;
+    /// Reads an object (gzip content inflated); `Ok(None)` when it does not exist. The
+    /// bytes count against the process's memory budget until dropped.
+    fn get(&self, path: &str) -> Result<Option<Body>, SourceError>;
     /// Where a person can open the object (a file path or a URL).
     fn locator(&self, path: &str) -> String;
     /// Lists every object below a prefix, recursively, sorted.
     fn list_recursive(&self, prefix: &str) -> Result<Vec<(String, Option<u64>)>, SourceError> {
-        let mut out = Vec::new();
+        Ok(self.walk(prefix)?.objects)
+    }
+    /// Every object below a prefix, recursively, sorted, with the names refused on
+    /// the way (`prefixes` is empty).
+    fn walk(&self, prefix: &str) -> Result<Listing, SourceError> {
+        let mut out = Listing::default();
         let mut stack = vec![prefix.to_string()];
         while let Some(p) = stack.pop() {
             let l = self.list(&p)?;
-            out.extend(l.objects);
+            out.objects.extend(l.objects);
+            out.refused.extend(l.refused);
             stack.extend(l.prefixes.into_iter().rev());
         }
-        out.sort();
+        out.objects.sort();
+        out.refused.sort();
+        out.refused.dedup();
         Ok(out)
     }
 }
@@ -51,12 +64,30 @@ pub struct LocalMirror {
 }
 
 impl LocalMirror {
+    /// A mirror rooted at `root`. Reads stay inside the root: names are checked
+    /// ([`crate::paths`]) and a symlink is followed only when it leads to a place
+    /// inside the root (the root itself may be a symlink).
     pub fn new(root: impl Into<PathBuf>, bucket: impl Into<String>) -> LocalMirror {
-        LocalMirror { root: root.into(), bucket: bucket.into() }
+        let root = root.into();
+        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        LocalMirror { root, bucket: bucket.into() }
     }
 
     fn full(&self, path: &str) -> PathBuf {
         self.root.join(path.trim_start_matches('/'))
+    }
+
+    /// The file system path of a checked name; an error when the name is unsafe.
+    fn checked(&self, path: &str) -> Result<PathBuf, SourceError> {
+        if !path.is_empty() {
+            check_name(path).map_err(|why| SourceError::unsafe_name(&self.describe(), path, why))?;
+        }
+        Ok(self.full(path))
+    }
+
+    /// True when `p` (which exists) resolves to a place inside the root.
+    fn inside(&self, p: &Path) -> bool {
+        std::fs::canonicalize(p).map(|c| c.starts_with(&self.root)).unwrap_or(false)
     }
 }
 
@@ -68,8 +99,11 @@ impl ArtifactSource for LocalMirror {
         format!("local mirror {}", self.root.display())
     }
     fn list(&self, prefix: &str) -> Result<Listing, SourceError> {
-        let dir = self.full(prefix);
+        let dir = self.checked(prefix)?;
         let mut l = Listing::default();
+        if dir.exists() && !self.inside(&dir) {
+            return Err(SourceError::unsafe_name(&self.describe(), prefix, "a symlink out of the mirror"));
+        }
         let rd = match std::fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(l),
@@ -77,10 +111,29 @@ impl ArtifactSource for LocalMirror {
         };
         for entry in rd {
             let entry = entry.map_err(|source| SourceError::Io { location: dir.display().to_string(), source })?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let ft =
-                entry.file_type().map_err(|source| SourceError::Io { location: dir.display().to_string(), source })?;
+            let raw = entry.file_name();
+            let Some(name) = raw.to_str() else {
+                let shown = format!("{}{}", prefix, raw.to_string_lossy());
+                l.refused.push(refusal(&shown, "not UTF-8"));
+                continue;
+            };
             let p = format!("{}{}", prefix, name);
+            if let Err(why) = check_name(&p) {
+                l.refused.push(refusal(&p, why));
+                continue;
+            }
+            let mut ft =
+                entry.file_type().map_err(|source| SourceError::Io { location: dir.display().to_string(), source })?;
+            if ft.is_symlink() {
+                if !self.inside(&entry.path()) {
+                    l.refused.push(refusal(&p, "a symlink leading out of the mirror (or nowhere)"));
+                    continue;
+                }
+                match std::fs::metadata(entry.path()) {
+                    Ok(m) => ft = m.file_type(),
+                    Err(_) => continue,
+                }
+            }
             if ft.is_dir() {
                 l.prefixes.push(format!("{p}/"));
             } else {
@@ -92,12 +145,15 @@ impl ArtifactSource for LocalMirror {
         l.prefixes.sort();
         Ok(l)
     }
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
-        let p = self.full(path);
-        match std::fs::read(&p) {
-            Ok(b) => decode(&p.display().to_string(), b).map(|f| Some(f.bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(SourceError::Io { location: p.display().to_string(), source }),
+    fn get(&self, path: &str) -> Result<Option<Body>, SourceError> {
+        let p = self.checked(path)?;
+        if p.exists() && !self.inside(&p) {
+            return Err(SourceError::unsafe_name(&self.describe(), path, "a symlink leading out of the mirror"));
+        }
+        match read_file(&p, crate::http::DEFAULT_MAX_BYTES) {
+            Ok(b) => decode_limited(&p.display().to_string(), b, crate::http::DEFAULT_MAX_BYTES).map(|f| Some(f.bytes)),
+            Err(SourceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
     }
     fn locator(&self, path: &str) -> String {
@@ -128,6 +184,14 @@ impl GcsHttp {
         self.client.options().max_bytes
     }
 
+    /// `path` when it is a safe object name.
+    fn checked<'a>(&self, path: &'a str) -> Result<&'a str, SourceError> {
+        check_name(path).map_err(|why| SourceError::unsafe_name(&self.describe(), path, why))?;
+        Ok(path)
+    }
+
+    /// Where an object is cached; only called with checked names, so the path stays
+    /// inside the cache folder.
     fn cache_path(&self, path: &str) -> Option<PathBuf> {
         // Pointers that move are never cached.
         if path.ends_with("latest-build.txt") || path.ends_with("prowjob.json") {
@@ -149,6 +213,9 @@ impl ArtifactSource for GcsHttp {
         format!("{}/{}", self.base, self.bucket)
     }
     fn list(&self, prefix: &str) -> Result<Listing, SourceError> {
+        if !prefix.is_empty() {
+            self.checked(prefix)?;
+        }
         let mut l = Listing::default();
         let mut token: Option<String> = None;
         let mut pages = PageGuard::new(format!("{}/storage/v1/b/{}/o?prefix={}", self.base, self.bucket, prefix));
@@ -160,28 +227,12 @@ impl ArtifactSource for GcsHttp {
             }
             let Some(body) = http_get(&self.client, &url)? else { return Ok(l) };
             let body = decode_limited(&url, body, self.max_bytes())?.bytes;
-            let v: Value = serde_json::from_slice(&body).map_err(|e| SourceError::Transport {
-                location: url.clone(),
-                detail: format!("listing is not valid JSON: {e}"),
-            })?;
-            for it in v.get("items").and_then(Value::as_array).into_iter().flatten() {
-                if let Some(name) = it.get("name").and_then(Value::as_str) {
-                    let size = match it.get("size") {
-                        Some(Value::String(s)) => s.parse().ok(),
-                        Some(Value::Number(n)) => n.as_u64(),
-                        _ => None,
-                    };
-                    if name != prefix {
-                        l.objects.push((name.to_string(), size));
-                    }
-                }
-            }
-            for p in v.get("prefixes").and_then(Value::as_array).into_iter().flatten() {
-                if let Some(p) = p.as_str() {
-                    l.prefixes.push(p.to_string());
-                }
-            }
-            token = v.get("nextPageToken").and_then(Value::as_str).map(String::from).filter(|t| !t.is_empty());
+            let (page, next) = parse_listing_page(&body, prefix, &url)?;
+            drop(body);
+            l.objects.extend(page.objects);
+            l.prefixes.extend(page.prefixes);
+            l.refused.extend(page.refused);
+            token = next;
             match &token {
                 Some(t) => pages.next(t).map_err(SourceError::Refused)?,
                 None => break,
@@ -191,12 +242,15 @@ impl ArtifactSource for GcsHttp {
         l.objects.dedup();
         l.prefixes.sort();
         l.prefixes.dedup();
+        l.refused.sort();
+        l.refused.dedup();
         Ok(l)
     }
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, SourceError> {
+    fn get(&self, path: &str) -> Result<Option<Body>, SourceError> {
+        let path = self.checked(path)?;
         let cp = self.cache_path(path);
         if let Some(cp) = &cp {
-            if let Ok(b) = std::fs::read(cp) {
+            if let Ok(b) = read_file(cp, self.max_bytes()) {
                 return Ok(Some(b));
             }
         }
@@ -210,6 +264,53 @@ impl ArtifactSource for GcsHttp {
     }
     fn locator(&self, path: &str) -> String {
         format!("{}/{}/{}", self.base, self.bucket, path.trim_start_matches('/'))
+    }
+}
+
+/// One page of a GCS JSON listing of `prefix` (fetched from `url`, for messages):
+/// the objects and sub-prefixes under it, the names refused, and the next page token.
+pub fn parse_listing_page(body: &[u8], prefix: &str, url: &str) -> Result<(Listing, Option<String>), SourceError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| SourceError::Transport {
+        location: url.to_string(),
+        detail: format!("listing is not valid JSON: {e}"),
+    })?;
+    let mut l = Listing::default();
+    for it in v.get("items").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(name) = it.get("name").and_then(Value::as_str) {
+            let size = match it.get("size") {
+                Some(Value::String(s)) => s.parse().ok(),
+                Some(Value::Number(n)) => n.as_u64(),
+                _ => None,
+            };
+            if name == prefix {
+                continue;
+            }
+            if is_under(name, prefix) {
+                l.objects.push((name.to_string(), size));
+            } else {
+                l.refused.push(refusal(name, outside_why(name, prefix)));
+            }
+        }
+    }
+    for p in v.get("prefixes").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(p) = p.as_str() {
+            if is_under(p, prefix) && p.ends_with('/') {
+                l.prefixes.push(p.to_string());
+            } else {
+                l.refused.push(refusal(p, outside_why(p, prefix)));
+            }
+        }
+    }
+    let next = v.get("nextPageToken").and_then(Value::as_str).map(String::from).filter(|t| !t.is_empty());
+    Ok((l, next))
+}
+
+/// Why a listed name is refused: unsafe, or outside the prefix listed.
+fn outside_why(name: &str, prefix: &str) -> &'static str {
+    match check_name(name) {
+        Err(why) => why,
+        Ok(()) if !name.starts_with(prefix) => "outside the prefix listed",
+        Ok(()) => "a folder name without a trailing /",
     }
 }
 

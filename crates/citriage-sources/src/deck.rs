@@ -39,7 +39,7 @@ impl DeckPages {
                 if let Some(id) = build_id {
                     url.push_str(&format!("?buildId={id}"));
                 }
-                http_get(client, &url)
+                http_get(client, &url).map(|b| b.map(crate::Body::into_vec))
             }
             DeckPages::Local { root } => {
                 let dir = root.join("job-history/gs").join(bucket).join(job_path);

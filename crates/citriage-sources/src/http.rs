@@ -12,7 +12,11 @@
 //!   with an error naming the wait otherwise; a limit seen on one answer holds back the
 //!   client's next request until it resets;
 //! - **size and memory**: bodies are read up to [`HttpOptions::max_bytes`] (error
-//!   bodies up to 64 KiB), never more;
+//!   bodies up to 64 KiB), never more, and every body in flight counts against one
+//!   [memory budget](set_memory_budget) for the whole process (default
+//!   [`DEFAULT_MEMORY_BUDGET`]): a body waits for room while others are read, and a
+//!   body larger than the whole budget fails with an error naming the URL and the
+//!   budget. A [`Body`] keeps its bytes counted until it is dropped;
 //! - **redirects**: followed only within the same origin (scheme, host and port), at
 //!   most [`HttpOptions::max_redirects`]; a redirect to another origin is refused with an
 //!   error naming both;
@@ -30,11 +34,315 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io::Read;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-/// The default largest body (2 GiB).
+/// The default largest body (2 GiB); the memory budget caps every body further.
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+/// The default memory budget of a process for bodies in flight (512 MiB).
+pub const DEFAULT_MEMORY_BUDGET: u64 = 512 << 20;
+
+/// The process's memory budget for bodies in flight: bytes held by [`Hold`]s.
+struct Budget {
+    limit: AtomicU64,
+    used: Mutex<Usage>,
+    room: Condvar,
+}
+
+static BUDGET: Budget =
+    Budget { limit: AtomicU64::new(DEFAULT_MEMORY_BUDGET), used: Mutex::new(Usage::ZERO), room: Condvar::new() };
+
+/// What the budget knows: bytes held, bodies being read, and how many of those wait.
+struct Usage {
+    bytes: u64,
+    readers: u64,
+    waiting: u64,
+}
+
+impl Usage {
+    const ZERO: Usage = Usage { bytes: 0, readers: 0, waiting: 0 };
+}
+
+/// How long waiting bodies wait for a kept body to be given back before one of them
+/// goes on over the budget (see [`Hold::grow_to`]).
+const STALL: Duration = Duration::from_secs(30);
+
+/// Counts a body being read while it lives.
+struct Reading;
+
+impl Reading {
+    fn start() -> Reading {
+        if let Ok(mut u) = BUDGET.used.lock() {
+            u.readers += 1;
+        }
+        Reading
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        if let Ok(mut u) = BUDGET.used.lock() {
+            u.readers = u.readers.saturating_sub(1);
+        }
+        BUDGET.room.notify_all();
+    }
+}
+
+/// Sets the process's memory budget for bodies in flight (bytes, at least 1 MiB).
+/// Every body read by this layer (HTTP answers, inflated gzip, files read through
+/// [`read_counted`]) is counted against it until dropped.
+pub fn set_memory_budget(bytes: u64) {
+    BUDGET.limit.store(bytes.max(1 << 20), Ordering::SeqCst);
+    BUDGET.room.notify_all();
+}
+
+/// The process's memory budget for bodies in flight.
+pub fn memory_budget() -> u64 {
+    BUDGET.limit.load(Ordering::SeqCst)
+}
+
+/// Bytes of the budget held now.
+pub fn memory_in_use() -> u64 {
+    BUDGET.used.lock().map(|u| u.bytes).unwrap_or(0)
+}
+
+/// Bytes held against the memory budget; given back when dropped. A clone holds
+/// nothing (it is not counted).
+#[derive(Debug, Default)]
+pub struct Hold {
+    bytes: u64,
+}
+
+impl Hold {
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Holds `total` bytes in all, waiting for room while other bodies are read.
+    /// `Err(budget)` when `total` is larger than the whole budget. A hold that has to
+    /// wait first gives back what it held, so holders never wait on each other.
+    pub fn grow_to(&mut self, total: u64) -> Result<(), u64> {
+        if total <= self.bytes {
+            return Ok(());
+        }
+        let limit = memory_budget();
+        if total > limit {
+            return Err(limit);
+        }
+        let Ok(mut used) = BUDGET.used.lock() else { return Err(limit) };
+        if used.bytes + (total - self.bytes) <= limit {
+            used.bytes += total - self.bytes;
+            self.bytes = total;
+            return Ok(());
+        }
+        used.bytes -= self.bytes.min(used.bytes);
+        self.bytes = 0;
+        used.waiting += 1;
+        BUDGET.room.notify_all();
+        loop {
+            let limit = memory_budget();
+            if total > limit {
+                used.waiting -= 1;
+                return Err(limit);
+            }
+            if used.bytes + total <= limit {
+                used.waiting -= 1;
+                used.bytes += total;
+                self.bytes = total;
+                return Ok(());
+            }
+            if used.waiting >= used.readers {
+                // No body is being read: what is held belongs to bodies their callers
+                // keep. Most are given back soon (parsed, then dropped); if none is
+                // within a while, they are kept by waiting readers themselves, and one
+                // waiter goes on over the budget rather than wait forever.
+                let before = used.bytes;
+                let (u, timeout) = match BUDGET.room.wait_timeout(used, STALL) {
+                    Ok(r) => r,
+                    Err(_) => return Err(limit),
+                };
+                used = u;
+                if timeout.timed_out() && used.bytes >= before && used.waiting >= used.readers {
+                    used.waiting -= 1;
+                    used.bytes += total;
+                    self.bytes = total;
+                    return Ok(());
+                }
+                continue;
+            }
+            used = match BUDGET.room.wait(used) {
+                Ok(u) => u,
+                Err(_) => return Err(limit),
+            };
+        }
+    }
+}
+
+impl Hold {
+    /// Gives back what is held above `total` bytes.
+    pub fn shrink_to(&mut self, total: u64) {
+        if total >= self.bytes {
+            return;
+        }
+        if let Ok(mut used) = BUDGET.used.lock() {
+            used.bytes -= (self.bytes - total).min(used.bytes);
+        }
+        self.bytes = total;
+        BUDGET.room.notify_all();
+    }
+}
+
+impl Clone for Hold {
+    fn clone(&self) -> Self {
+        Hold::default()
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        if self.bytes == 0 {
+            return;
+        }
+        if let Ok(mut used) = BUDGET.used.lock() {
+            used.bytes -= self.bytes.min(used.bytes);
+        }
+        BUDGET.room.notify_all();
+    }
+}
+
+/// Bytes read under the memory budget: counted until dropped. Reads as `&[u8]`.
+#[derive(Debug, Clone, Default)]
+pub struct Body {
+    bytes: Vec<u8>,
+    hold: Hold,
+}
+
+impl Body {
+    /// Bytes not counted against the budget (small, or already accounted for).
+    pub fn uncounted(bytes: Vec<u8>) -> Body {
+        Body { bytes, hold: Hold::default() }
+    }
+
+    /// Bytes counted by `hold`.
+    pub fn with_hold(bytes: Vec<u8>, hold: Hold) -> Body {
+        Body { bytes, hold }
+    }
+
+    /// The bytes; they stop being counted.
+    pub fn into_vec(self) -> Vec<u8> {
+        let mut b = self;
+        std::mem::take(&mut b.bytes)
+    }
+
+    /// Bytes held against the budget for this body.
+    pub fn held(&self) -> u64 {
+        self.hold.bytes()
+    }
+
+    /// The hold, leaving this body uncounted (to pass it on to what replaces it).
+    pub fn take_hold(&mut self) -> Hold {
+        std::mem::take(&mut self.hold)
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(bytes: Vec<u8>) -> Body {
+        Body::uncounted(bytes)
+    }
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl AsRef<[u8]> for Body {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Body) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl Eq for Body {}
+
+impl PartialEq<Vec<u8>> for Body {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        &self.bytes == other
+    }
+}
+
+/// Why [`read_counted`] stopped.
+#[derive(Debug)]
+pub enum ReadLimit {
+    /// More than the limit given.
+    TooLarge { limit: u64 },
+    /// More than the process's whole memory budget.
+    OverBudget { budget: u64 },
+    /// The reader failed.
+    Io(std::io::Error),
+}
+
+/// Reads `r` to its end into a [`Body`] counted against the memory budget: at most
+/// `limit` bytes (`hint`: the expected size, held up front when known). An endless or
+/// oversized stream stops at the limit or the budget, whichever is smaller.
+pub fn read_counted(r: &mut dyn Read, limit: u64, hint: Option<u64>) -> Result<Body, ReadLimit> {
+    read_counted_carrying(r, limit, hint, Hold::default())
+}
+
+/// [`read_counted`] that goes on counting in `carried`, the hold of the bytes `r`
+/// reads from (the compressed body being inflated): one hold never waits for room it
+/// holds itself. The body's hold keeps the carried bytes too; shrink it when they are
+/// dropped.
+pub fn read_counted_carrying(
+    r: &mut dyn Read,
+    limit: u64,
+    hint: Option<u64>,
+    carried: Hold,
+) -> Result<Body, ReadLimit> {
+    const CHUNK: usize = 64 * 1024;
+    let _reading = Reading::start();
+    let mut hold = carried;
+    let base = hold.bytes();
+    let budget = memory_budget();
+    let first = hint.unwrap_or(CHUNK as u64).clamp(1, limit.saturating_add(1)).min(budget.saturating_sub(base).max(1));
+    hold.grow_to(base + first).map_err(|budget| ReadLimit::OverBudget { budget })?;
+    let mut bytes: Vec<u8> = Vec::new();
+    bytes.reserve_exact(first as usize);
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ReadLimit::Io(e)),
+        };
+        let len = bytes.len() as u64 + n as u64;
+        if len > limit {
+            return Err(ReadLimit::TooLarge { limit });
+        }
+        if base + len > hold.bytes() {
+            let budget = memory_budget();
+            if base + len > budget {
+                return Err(ReadLimit::OverBudget { budget });
+            }
+            let want = len.max((hold.bytes() - base).saturating_mul(2)).min(limit).min(budget - base);
+            hold.grow_to(base + want).map_err(|budget| ReadLimit::OverBudget { budget })?;
+            bytes.reserve_exact(want as usize - bytes.len());
+        }
+        bytes.extend_from_slice(&buf[..n]);
+    }
+    Ok(Body { bytes, hold })
+}
 
 /// Bytes of an error answer's body that are kept (for its message).
 pub const ERROR_BODY_LIMIT: u64 = 64 * 1024;
@@ -66,6 +374,31 @@ pub struct HttpOptions {
     pub rate_limit_wait: Option<Duration>,
 }
 
+impl HttpOptions {
+    /// Options whose whole work is bounded by `total`: each request, every wait
+    /// (a `Retry-After` longer than `total` fails at once) and all of them together
+    /// end by `total` from now.
+    pub fn bounded(total: Duration) -> HttpOptions {
+        HttpOptions {
+            timeout: total,
+            max_retry_after: total.min(Duration::from_secs(120)),
+            retry_budget: RetryBudget::with_deadline(total),
+            ..HttpOptions::default()
+        }
+    }
+
+    /// Options for a command that makes many requests: `per_request` bounds each
+    /// request and each single wait; the waits of all requests share the default
+    /// budget.
+    pub fn per_request(per_request: Duration) -> HttpOptions {
+        HttpOptions {
+            timeout: per_request,
+            max_retry_after: per_request.min(Duration::from_secs(120)),
+            ..HttpOptions::default()
+        }
+    }
+}
+
 impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
@@ -83,16 +416,30 @@ impl Default for HttpOptions {
     }
 }
 
-/// Waiting allowed in all before retries, shared by the clones of one budget.
+/// Waiting allowed in all before retries, shared by the clones of one budget; and,
+/// optionally, a deadline for everything (requests, downloads and waits).
 #[derive(Clone)]
 pub struct RetryBudget {
     limit: Duration,
     spent: Arc<Mutex<Duration>>,
+    deadline: Option<std::time::Instant>,
 }
 
 impl RetryBudget {
     pub fn new(limit: Duration) -> RetryBudget {
-        RetryBudget { limit, spent: Arc::new(Mutex::new(Duration::ZERO)) }
+        RetryBudget { limit, spent: Arc::new(Mutex::new(Duration::ZERO)), deadline: None }
+    }
+
+    /// A budget that also ends everything `total` from now: no request starts, no
+    /// download goes on and no wait begins past it (`--timeout` of a command that
+    /// reads one thing).
+    pub fn with_deadline(total: Duration) -> RetryBudget {
+        RetryBudget { deadline: Some(std::time::Instant::now() + total), ..RetryBudget::new(total) }
+    }
+
+    /// Time left before the deadline (`None`: no deadline).
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()))
     }
 
     /// The waiting allowed in all.
@@ -107,6 +454,9 @@ impl RetryBudget {
 
     /// Takes `wait` from the budget; false (and nothing taken) when it does not fit.
     fn take(&self, wait: Duration) -> bool {
+        if self.remaining().is_some_and(|r| wait >= r) {
+            return false;
+        }
         let Ok(mut spent) = self.spent.lock() else { return false };
         if *spent + wait > self.limit {
             return false;
@@ -305,8 +655,12 @@ pub enum HttpError {
     WaitTooLong { url: String, status: Option<u16>, kind: WaitKind, wait_secs: u64, limit_secs: u64 },
     #[error("{url}: the retry budget ({budget_secs}s of waiting in all) is spent")]
     BudgetSpent { url: String, status: Option<u16>, budget_secs: u64 },
+    #[error("{url}: the {total_secs}s timeout (requests and retries together) has passed")]
+    DeadlinePassed { url: String, total_secs: u64 },
     #[error("{url}: larger than the {limit}-byte limit")]
     TooLarge { url: String, limit: u64 },
+    #[error("{url}: larger than the process's memory budget for bodies in flight ({budget} bytes; CITRIAGE_MEMORY_BUDGET_MIB raises it)")]
+    OverBudget { url: String, budget: u64 },
     #[error("{url}: HTTP {status} redirects to another origin, {to}: refused")]
     CrossOrigin { url: String, status: u16, to: String },
     #[error("{url}: more than {max} redirects")]
@@ -363,6 +717,8 @@ pub struct Response {
     /// The body: at most [`HttpOptions::max_bytes`] for a 2xx, [`ERROR_BODY_LIMIT`]
     /// otherwise.
     pub body: Vec<u8>,
+    /// The body's bytes held against the memory budget.
+    hold: Hold,
 }
 
 impl Response {
@@ -374,6 +730,11 @@ impl Response {
     /// The `Link: rel="next"` URL.
     pub fn next_link(&self) -> Option<String> {
         self.header("link").and_then(next_link)
+    }
+
+    /// The body, still counted against the memory budget until dropped.
+    pub fn into_body(self) -> Body {
+        Body { bytes: self.body, hold: self.hold }
     }
 }
 
@@ -511,6 +872,12 @@ impl HttpClient {
         Ok(if r.status == 200 { Ok(r.body) } else { Err(r) })
     }
 
+    /// [`HttpClient::get`] with the body still counted against the memory budget.
+    pub fn get_body(&self, url: &str) -> Result<Result<Body, Response>, HttpError> {
+        let r = self.send(&Request::get(url))?;
+        Ok(if r.status == 200 { Ok(r.into_body()) } else { Err(r) })
+    }
+
     /// Sends a request with the wall clock and real sleeps.
     pub fn send(&self, req: &Request) -> Result<Response, HttpError> {
         self.send_with(req, &SystemPacer)
@@ -541,6 +908,12 @@ impl HttpClient {
             });
         }
         if !self.opts.retry_budget.take(wait) {
+            if self.opts.retry_budget.remaining().is_some() {
+                return Err(HttpError::DeadlinePassed {
+                    url: url.to_string(),
+                    total_secs: self.opts.retry_budget.limit().as_secs(),
+                });
+            }
             return Err(HttpError::BudgetSpent {
                 url: url.to_string(),
                 status,
@@ -583,9 +956,15 @@ impl HttpClient {
                 .as_ref()
                 .filter(|_| !self.origins.is_empty() && self.allows(&url))
                 .map(|t| format!("Bearer {}", t.0));
+            let left = self.opts.retry_budget.remaining();
+            if left.is_some_and(|l| l.is_zero()) {
+                return Err(HttpError::DeadlinePassed { url, total_secs: self.opts.retry_budget.limit().as_secs() });
+            }
+            let this_timeout = left.map_or(self.opts.timeout, |l| l.min(self.opts.timeout));
             self.bump(|s| s.stats.requests += 1);
             let sent = if req.is_write() {
                 let mut call = if req.method == "PATCH" { self.agent.patch(&url) } else { self.agent.post(&url) };
+                call = call.config().timeout_global(Some(this_timeout)).build();
                 for (k, v) in &req.headers {
                     call = call.header(*k, v.as_str());
                 }
@@ -594,7 +973,7 @@ impl HttpClient {
                 }
                 call.send(req.body.as_deref().unwrap_or_default())
             } else {
-                let mut call = self.agent.get(&url);
+                let mut call = self.agent.get(&url).config().timeout_global(Some(this_timeout)).build();
                 for (k, v) in &req.headers {
                     call = call.header(*k, v.as_str());
                 }
@@ -650,8 +1029,22 @@ impl HttpClient {
                 }
             }
             let limit = if (200..300).contains(&status) { self.opts.max_bytes } else { ERROR_BODY_LIMIT };
-            let mut body = Vec::new();
-            let read = resp.body_mut().as_reader().take(limit + 1).read_to_end(&mut body);
+            let hint: Option<u64> = header("content-length")
+                .and_then(|v| v.parse().ok())
+                .filter(|_| header("content-encoding").is_none_or(|e| e.eq_ignore_ascii_case("identity")));
+            let mut reader = resp.body_mut().as_reader();
+            let read = if (200..300).contains(&status) {
+                match read_counted(&mut reader, limit, hint) {
+                    Ok(b) => Ok(b),
+                    Err(ReadLimit::TooLarge { limit }) => return Err(HttpError::TooLarge { url, limit }),
+                    Err(ReadLimit::OverBudget { budget }) => return Err(HttpError::OverBudget { url, budget }),
+                    Err(ReadLimit::Io(e)) => Err(e),
+                }
+            } else {
+                // An error answer's body is only kept in part (small: not counted).
+                let mut part = Vec::new();
+                reader.take(limit).read_to_end(&mut part).map(|_| Body::uncounted(part))
+            };
             if let Err(e) = read {
                 // A cut-off body is retried like a transport error.
                 let detail = self.redact(&format!("body read failed (truncated download?): {e}"));
@@ -663,12 +1056,7 @@ impl HttpClient {
                 }
                 return Err(HttpError::Transport { url, detail });
             }
-            if body.len() as u64 > limit {
-                if limit == self.opts.max_bytes {
-                    return Err(HttpError::TooLarge { url, limit });
-                }
-                body.truncate(limit as usize);
-            }
+            let Body { bytes: body, hold } = read.unwrap_or_default();
             let says_limited = matches!(status, 403 | 429)
                 && self.opts.rate_limit_message.as_deref().is_some_and(|m| {
                     String::from_utf8_lossy(&body).to_ascii_lowercase().contains(&m.to_ascii_lowercase())
@@ -693,7 +1081,7 @@ impl HttpClient {
                 None
             };
             let Some((kind, wait)) = wait else {
-                return Ok(Response { url, status, headers, body });
+                return Ok(Response { url, status, headers, body, hold });
             };
             let limited = (rate_limited || status == 429).then_some(kind);
             if kind != WaitKind::Backoff && wait > self.opts.max_retry_after {

@@ -10,18 +10,19 @@
 pub mod artifacts;
 pub mod deck;
 pub mod http;
+pub mod paths;
 
-pub use http::HttpOptions;
-use http::{HttpClient, HttpError};
-use std::io::Read;
+use http::{read_counted, read_counted_carrying, HttpClient, HttpError, ReadLimit};
+pub use http::{Body, HttpOptions};
 
 /// Bytes read from a location.
 #[derive(Debug, Clone)]
 pub struct Fetched {
     /// The path or URL as given.
     pub location: String,
-    /// The decoded bytes (gzip already inflated).
-    pub bytes: Vec<u8>,
+    /// The decoded bytes (gzip already inflated), counted against the process's
+    /// memory budget until dropped.
+    pub bytes: Body,
     /// True when the content was gzip-compressed.
     pub was_gzip: bool,
 }
@@ -37,8 +38,17 @@ pub enum SourceError {
     Transport { location: String, detail: String },
     #[error("{location}: gzip data is corrupt or truncated: {source}")]
     Gzip { location: String, source: std::io::Error },
+    /// A gzip body that inflates past the limit (a decompression bomb, or simply too big).
+    #[error("{location}: gzip content inflates to more than the {limit}-byte limit; not read")]
+    Inflated { location: String, limit: u64 },
+    /// A body larger than the process's whole memory budget for bodies in flight.
+    #[error("{location}: larger than the process's memory budget for bodies in flight ({budget} bytes; CITRIAGE_MEMORY_BUDGET_MIB raises it)")]
+    OverBudget { location: String, budget: u64 },
     #[error("{location}: larger than the {limit}-byte limit")]
     TooLarge { location: String, limit: u64 },
+    /// A name from remote data that would lead outside its root.
+    #[error("{location}: refused object name {name:?}: {reason}")]
+    UnsafeName { location: String, name: String, reason: String },
     /// The HTTP policy refused to go on: a wait longer than allowed, the retry budget
     /// spent, a redirect to another origin, a listing that repeats itself.
     #[error("{0}")]
@@ -54,9 +64,18 @@ impl SourceError {
                 source.kind() == std::io::ErrorKind::NotFound || source.kind() == std::io::ErrorKind::InvalidData
             }
             SourceError::Http { status, .. } => (400..500).contains(status) && *status != 429,
-            SourceError::Gzip { .. } | SourceError::TooLarge { .. } => true,
+            SourceError::Gzip { .. }
+            | SourceError::TooLarge { .. }
+            | SourceError::UnsafeName { .. }
+            | SourceError::Inflated { .. }
+            | SourceError::OverBudget { .. } => true,
             SourceError::Transport { .. } | SourceError::Refused(_) => false,
         }
+    }
+
+    /// A name refused by [`paths::check_name`] (or leading out of a mirror).
+    pub fn unsafe_name(location: &str, name: &str, reason: &str) -> SourceError {
+        SourceError::UnsafeName { location: location.to_string(), name: name.to_string(), reason: reason.to_string() }
     }
 
     /// A failed request, in this crate's terms.
@@ -64,6 +83,7 @@ impl SourceError {
         match e {
             HttpError::Transport { url, detail } => SourceError::Transport { location: url, detail },
             HttpError::TooLarge { url, limit } => SourceError::TooLarge { location: url, limit },
+            HttpError::OverBudget { url, budget } => SourceError::OverBudget { location: url, budget },
             HttpError::GaveUp { url, status, attempts, .. } => {
                 SourceError::Http { location: url, status, hint: format!(" (still after {attempts} attempts)") }
             }
@@ -102,22 +122,22 @@ pub fn read(location: &str, opts: &HttpOptions) -> Result<Fetched, SourceError> 
     decode_limited(location, raw, opts.max_bytes)
 }
 
-/// Reads a file of at most `limit` bytes.
-pub fn read_file(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, SourceError> {
+/// Reads a file of at most `limit` bytes, counted against the memory budget.
+pub fn read_file(path: &std::path::Path, limit: u64) -> Result<Body, SourceError> {
     let location = || path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|source| SourceError::Io { location: location(), source })?;
-    let mut out = Vec::new();
-    f.take(limit + 1).read_to_end(&mut out).map_err(|source| SourceError::Io { location: location(), source })?;
-    if out.len() as u64 > limit {
-        return Err(SourceError::TooLarge { location: location(), limit });
-    }
-    Ok(out)
+    let mut f = std::fs::File::open(path).map_err(|source| SourceError::Io { location: location(), source })?;
+    let hint = f.metadata().ok().map(|m| m.len());
+    read_counted(&mut f, limit, hint).map_err(|e| match e {
+        ReadLimit::TooLarge { limit } => SourceError::TooLarge { location: location(), limit },
+        ReadLimit::OverBudget { budget } => SourceError::OverBudget { location: location(), budget },
+        ReadLimit::Io(source) => SourceError::Io { location: location(), source },
+    })
 }
 
-/// GETs a URL through a client: the body of a 200, `None` for a 404, an error for any
-/// other answer.
-pub fn http_get(client: &HttpClient, url: &str) -> Result<Option<Vec<u8>>, SourceError> {
-    match client.get(url).map_err(SourceError::from_http)? {
+/// GETs a URL through a client: the body of a 200 (counted against the memory budget
+/// until dropped), `None` for a 404, an error for any other answer.
+pub fn http_get(client: &HttpClient, url: &str) -> Result<Option<Body>, SourceError> {
+    match client.get_body(url).map_err(SourceError::from_http)? {
         Ok(body) => Ok(Some(body)),
         Err(r) if r.status == 404 => Ok(None),
         Err(r) => Err(SourceError::from_status(url, r.status)),
@@ -126,22 +146,30 @@ pub fn http_get(client: &HttpClient, url: &str) -> Result<Option<Vec<u8>>, Sourc
 
 /// Inflates gzip content (detected by its magic bytes) up to the default size limit;
 /// passes anything else through.
-pub fn decode(location: &str, raw: Vec<u8>) -> Result<Fetched, SourceError> {
+pub fn decode(location: &str, raw: impl Into<Body>) -> Result<Fetched, SourceError> {
     decode_limited(location, raw, http::DEFAULT_MAX_BYTES)
 }
 
-/// Inflates gzip content (detected by its magic bytes) up to `limit` bytes; passes
-/// anything else through.
-pub fn decode_limited(location: &str, raw: Vec<u8>, limit: u64) -> Result<Fetched, SourceError> {
+/// Inflates gzip content (detected by its magic bytes) up to `limit` bytes, counted
+/// against the memory budget as it grows; passes anything else through. A body that
+/// inflates past the limit is [`SourceError::Inflated`], naming the location and the
+/// limit.
+pub fn decode_limited(location: &str, raw: impl Into<Body>, limit: u64) -> Result<Fetched, SourceError> {
+    let mut raw: Body = raw.into();
     if raw.len() >= 2 && raw[0] == 0x1f && raw[1] == 0x8b {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .take(limit + 1)
-            .read_to_end(&mut out)
-            .map_err(|source| SourceError::Gzip { location: location.to_string(), source })?;
-        if out.len() as u64 > limit {
-            return Err(SourceError::TooLarge { location: location.to_string(), limit });
-        }
+        let carried = raw.take_hold();
+        let mut gz = flate2::read::MultiGzDecoder::new(&raw[..]);
+        let out = read_counted_carrying(&mut gz, limit, None, carried).map_err(|e| match e {
+            ReadLimit::TooLarge { limit } => SourceError::Inflated { location: location.to_string(), limit },
+            ReadLimit::OverBudget { budget } => SourceError::OverBudget { location: location.to_string(), budget },
+            ReadLimit::Io(source) => SourceError::Gzip { location: location.to_string(), source },
+        })?;
+        drop(gz);
+        drop(raw);
+        let mut out = out;
+        let mut hold = out.take_hold();
+        hold.shrink_to(out.len() as u64);
+        let out = Body::with_hold(out.into_vec(), hold);
         Ok(Fetched { location: location.to_string(), bytes: out, was_gzip: true })
     } else {
         Ok(Fetched { location: location.to_string(), bytes: raw, was_gzip: false })

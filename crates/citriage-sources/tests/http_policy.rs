@@ -316,7 +316,7 @@ fn bodies_are_bounded() {
     let bomb = gz.finish().unwrap();
     assert!(bomb.len() < 4096);
     let e = citriage_sources::decode_limited("bomb.gz", bomb.clone(), 4096).unwrap_err();
-    assert!(matches!(e, SourceError::TooLarge { limit: 4096, .. }), "{e:?}");
+    assert!(matches!(e, SourceError::Inflated { limit: 4096, .. }), "{e:?}");
     assert_eq!(citriage_sources::decode_limited("ok.gz", bomb, 1 << 20).unwrap().bytes.len(), 1 << 20);
 }
 
@@ -353,4 +353,24 @@ fn a_listing_that_repeats_its_page_token_is_refused() {
     assert!(matches!(&e, SourceError::Refused(HttpError::RepeatedPage { page, .. }) if page == "again"), "{e:?}");
     assert!(e.to_string().contains("repeats page"), "{e}");
     assert_eq!(srv.seen().len(), 2, "stopped at the first repeat");
+}
+
+#[test]
+fn a_bounded_timeout_ends_requests_and_retries_together() {
+    let srv = serve(|path, _, _| match path {
+        "/119" => reply(503, &[("Retry-After", "119".into())], "later"),
+        _ => reply(503, &[("Retry-After", "1".into())], "busy"),
+    });
+    // `import --timeout 10` against Retry-After: 119 fails at once, naming the wait.
+    let c = HttpClient::new(HttpOptions::bounded(Duration::from_secs(10)));
+    let e = c.send(&Request::get(srv.url("/119"))).unwrap_err();
+    assert!(matches!(e, HttpError::WaitTooLong { wait_secs: 119, limit_secs: 10, .. }), "{e:?}");
+    assert_eq!(srv.hits("/119"), 1);
+    // Many attempts allowed, but the 2 s deadline ends them (one 1 s wait fits, the
+    // next does not), with an error that says so.
+    let c = HttpClient::new(HttpOptions { attempts: 50, ..HttpOptions::bounded(Duration::from_secs(2)) });
+    let e = c.send(&Request::get(srv.url("/busy"))).unwrap_err();
+    assert!(matches!(e, HttpError::DeadlinePassed { total_secs: 2, .. }), "{e:?}");
+    assert!(e.to_string().contains("timeout") && e.to_string().contains("/busy"), "{e}");
+    assert!(srv.hits("/busy") <= 3, "{} requests", srv.hits("/busy"));
 }

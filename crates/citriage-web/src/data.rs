@@ -914,7 +914,8 @@ pub fn reports(ix: &WebIndex) -> Vec<ReportEntry> {
 pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
     let deadline = Instant::now() + SEARCH_DEADLINE;
     let si = &ix.search;
-    let since = match (q.max_age_days, ix.builds.iter().filter_map(|b| b.started).max()) {
+    let since = match (q.max_age_days, citriage_model::time::robust_newest(ix.builds.iter().filter_map(|b| b.started)))
+    {
         (Some(days), Some(newest)) => Some(newest - i64::from(days) * citriage_model::time::DAY),
         _ => None,
     };

@@ -303,7 +303,7 @@ impl WebIndex {
         let indexed = store.build_index()?;
         let (builds, mut jobs, job_by_name) = builds_and_jobs(indexed);
         let build_by_id: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
-        let newest = builds.iter().filter_map(|b| b.started).max();
+        let newest = citriage_model::time::robust_newest(builds.iter().filter_map(|b| b.started));
         let as_of = newest.map(|n| Day::from_unix_seconds(n).end_seconds());
         timings.lap("builds");
         let mut tests: BTreeMap<String, Vec<TestInJobIndex>> = BTreeMap::new();

@@ -592,6 +592,15 @@ type Params = Query<BTreeMap<String, String>>;
 /// another site cannot reach the dashboard through a DNS name rebound to 127.0.0.1.
 /// IP literals and `localhost` are always accepted, other names only when allowed.
 async fn host_check(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    // Two Host headers: which one a proxy or a handler reads is anyone's guess.
+    if req.headers().get_all(header::HOST).iter().count() > 1 {
+        return (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "more than one Host header",
+        )
+            .into_response();
+    }
     if let Some(host) = req.headers().get(header::HOST) {
         let host = host.to_str().unwrap_or("").to_ascii_lowercase();
         if !host_allowed(&host, &st.0.hosts) {

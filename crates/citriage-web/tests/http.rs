@@ -605,6 +605,10 @@ fn other_hosts_are_refused() {
     }
     assert!(citriage_web::host_allowed("[::1]", &[]));
     assert!(!citriage_web::host_allowed("[evil]:80", &[]));
+    // Two Host headers, the second one foreign: refused, whichever a proxy would read.
+    let (status, _, body) =
+        raw_get(&srv.base, "/api/v1/overview", &format!("Host: localhost:{port}\r\nHost: evil.example.com\r\n"));
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
 }
 
 #[test]

@@ -38,8 +38,10 @@ pub fn parse_as_of(s: &str) -> Result<i64, Failure> {
     s.parse::<i64>().map_err(|_| Failure::input(format!("--as-of {s:?}: expected YYYY-MM-DD or Unix seconds")))
 }
 
-/// The default as-of: the end of the day of the newest stored build.
+/// The default as-of: the end of the day of the newest stored build, robust to
+/// wrong start times ([`citriage_model::time::robust_newest`]: one build dated
+/// far ahead, or outside the sane window, does not move it).
 pub fn default_as_of(builds: &[BuildRecord]) -> i64 {
-    let newest = builds.iter().filter_map(|b| b.started).max().unwrap_or(0);
+    let newest = citriage_model::time::robust_newest(builds.iter().filter_map(|b| b.started)).unwrap_or(0);
     Day::from_unix_seconds(newest).end_seconds()
 }

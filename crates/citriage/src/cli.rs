@@ -53,14 +53,23 @@ pub enum Command {
 
 /// Runs the CLI; returns the process exit code.
 pub fn main_with_args<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+            // Name the argument (clap's message does not).
+            let bad: Vec<String> =
+                args.iter().skip(1).filter(|a| a.to_str().is_none()).map(|a| format!("{a:?}")).collect();
+            eprintln!("error: not valid UTF-8 (names must be UTF-8 here): {}", bad.join(", "));
+            return 2;
+        }
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             return code;
         }
     };
+    citriage_sources::http::set_memory_budget(cli.context.memory_budget.saturating_mul(1 << 20));
     match run(&cli.context, &cli.command) {
         Ok(()) => 0,
         Err(f) => {

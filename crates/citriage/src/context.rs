@@ -25,7 +25,8 @@ macro_rules! outln {
     }};
     ($($t:tt)*) => {{
         use std::io::Write;
-        let _ = writeln!(std::io::stdout(), $($t)*);
+        // CI text reaches the terminal with its control characters shown escaped.
+        let _ = writeln!(std::io::stdout(), "{}", citriage_model::escape::terminal(&format!($($t)*)));
     }};
 }
 
@@ -45,6 +46,10 @@ pub struct Context {
     /// No progress output on stderr.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// Memory budget for downloaded and inflated bodies in flight, in MiB, shared by
+    /// all of a command's requests and files (a larger body fails naming it).
+    #[arg(long, global = true, value_name = "MIB", env = "CITRIAGE_MEMORY_BUDGET_MIB", default_value_t = 512)]
+    pub memory_budget: u64,
 }
 
 /// How results are printed on stdout.
@@ -211,7 +216,8 @@ pub struct SnapshotSourceArgs {
     /// name, else today (UTC).
     #[arg(long, value_parser = parse_day)]
     pub date: Option<Day>,
-    /// HTTP timeout in seconds.
+    /// HTTP timeout in seconds: bounds reading a URL in all, retries and their waits
+    /// included.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
 }
@@ -219,7 +225,7 @@ pub struct SnapshotSourceArgs {
 impl SnapshotSourceArgs {
     /// The HTTP options these arguments ask for.
     pub fn http(&self) -> HttpOptions {
-        HttpOptions { timeout: Duration::from_secs(self.timeout.max(1)), ..HttpOptions::default() }
+        HttpOptions::bounded(Duration::from_secs(self.timeout.max(1)))
     }
 }
 

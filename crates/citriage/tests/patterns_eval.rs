@@ -131,5 +131,5 @@ fn clusters_and_excerpts_match_the_planted_truth() {
 
 fn src_get(src: &LocalMirror, path: &str) -> Option<Vec<u8>> {
     use citriage_sources::artifacts::ArtifactSource;
-    src.get(path).ok().flatten()
+    src.get(path).ok().flatten().map(citriage_sources::Body::into_vec)
 }

@@ -39,22 +39,28 @@ pub fn exec(ctx: &Context, a: &DriftArgs) -> Result<(), Failure> {
     outln!("{} drift from {} to {} ({} day(s))", a.dataset, d.prior_date, d.now_date, d.days_between);
     outln!("  added {}, removed {}, reappeared {}", d.added.len(), d.removed.len(), d.reappeared.len());
     for j in &d.added {
-        outln!("  + {}", j.entry.job);
+        outln!("  + {}", citriage_model::escape::one_line(&j.entry.job));
     }
     for j in &d.removed {
-        outln!("  - {}", j.entry.job);
+        outln!("  - {}", citriage_model::escape::one_line(&j.entry.job));
     }
     for r in &d.reappeared {
-        outln!("  ↺ {} (last listed {})", r.job, r.last_listed);
+        outln!("  ↺ {} (last listed {})", citriage_model::escape::one_line(&r.job), r.last_listed);
     }
     if let Some(i) = &d.integrity {
         outln!("  integrity: {} of {} common jobs consistent", i.consistent, i.common);
         for v in &i.violations {
-            outln!("  ! {} {} -> {} (expected {})", v.job, v.prior, v.now, v.expected);
+            outln!(
+                "  ! {} {} -> {} (expected {})",
+                citriage_model::escape::one_line(&v.job),
+                v.prior,
+                v.now,
+                v.expected
+            );
         }
     }
     for m in d.worsened.iter().chain(&d.improved) {
-        outln!("  ~ {} {:.3} -> {:.3}", m.job, m.prior, m.now);
+        outln!("  ~ {} {:.3} -> {:.3}", citriage_model::escape::one_line(&m.job), m.prior, m.now);
     }
     Ok(())
 }

@@ -43,7 +43,7 @@ fn read_maybe(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
         return Ok(None);
     }
     citriage_sources::read(&path.display().to_string(), &Default::default())
-        .map(|f| Some(f.bytes))
+        .map(|f| Some(f.bytes.into_vec()))
         .map_err(|e| Failure::input(e.to_string()))
 }
 

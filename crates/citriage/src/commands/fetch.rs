@@ -67,7 +67,8 @@ pub struct FetchArgs {
     /// default: at most 20 excerpts and 64 KiB of text per build, from the log's last 16 MiB).
     #[arg(long)]
     pub no_log_excerpts: bool,
-    /// HTTP timeout in seconds.
+    /// HTTP timeout in seconds of each request; also the longest single wait a server
+    /// may ask for (`Retry-After`). All waits share a 300 s retry budget.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
 }
@@ -98,7 +99,7 @@ fn mirror_hint(dir: &std::path::Path) -> String {
 
 /// Runs `citriage fetch`.
 pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
-    let http = HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() };
+    let http = HttpOptions::per_request(Duration::from_secs(a.timeout.max(1)));
     let src: Box<dyn ArtifactSource> = match (&a.mirror, &a.gcs) {
         (Some(dir), _) => {
             if !dir.is_dir() {

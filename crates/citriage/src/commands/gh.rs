@@ -93,6 +93,12 @@ pub fn exec(ctx: &Context, a: &GhArgs) -> Result<(), Failure> {
                     outln!("Not checked (ambiguous):\n{ambiguous}");
                 }
             }
+            if !rows.is_empty() && rows.iter().all(|r| matches!(r.mark, citriage_github::Mark::NotChecked)) {
+                return Err(Failure::other(format!(
+                    "every lookup failed ({} ref(s) not checked): see the table for why",
+                    rows.len()
+                )));
+            }
             Ok(())
         }
     }

@@ -1,0 +1,145 @@
+//! The binary against hostile CI data: a job name with a line break, a Markdown
+//! heading, a table pipe, NUL and ESC reaches the terminal, `report.md` and the text
+//! data files escaped; a snapshot with a byte order mark is read; a build whose
+//! timestamps overflow is recorded with its problem and does not move the as-of date
+//! or blank the metrics of the others.
+
+use std::path::Path;
+
+mod common;
+
+use common::{run, stderr};
+
+const EVIL: &str = "ci-evil\n# Heading | x\u{0}y\u{1b}[31mred";
+
+fn snapshot(jobs: &[(&str, u32)]) -> String {
+    let m: serde_json::Map<String, serde_json::Value> =
+        jobs.iter().map(|(j, d)| (j.to_string(), serde_json::json!({ "failing_days": d }))).collect();
+    serde_json::Value::Object(m).to_string()
+}
+
+fn no_raw_controls(what: &str, text: &str) {
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{what} holds a raw control character:\n{text:?}"
+    );
+}
+
+#[test]
+fn a_hostile_job_name_is_escaped_in_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let days = [("failures-2026-11-20.json", 10), ("failures-2026-11-21.json", 11)];
+    for (i, (name, d)) in days.iter().enumerate() {
+        let mut body = snapshot(&[(EVIL, *d), ("ci-steady", 40 + i as u32)]).into_bytes();
+        if i == 0 {
+            // A byte order mark is accepted.
+            body.splice(0..0, [0xEF, 0xBB, 0xBF]);
+        }
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        let o = run(&db, &["import", p.to_str().unwrap()]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+    }
+    // Only the newer snapshot lists a new job: it shows up in drift as added.
+    let p = dir.path().join("failures-2026-11-22.json");
+    std::fs::write(&p, snapshot(&[(EVIL, 12), ("ci-steady", 42), (&format!("{EVIL}-2"), 1)])).unwrap();
+    assert!(run(&db, &["import", p.to_str().unwrap()]).status.success());
+
+    let o = run(&db, &["drift", "--dataset", "failures"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    no_raw_controls("drift's output", &out);
+    assert!(out.contains("ci-evil\\n# Heading | x\\0y\\u{1b}[31mred-2"), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("# Heading")), "{out}");
+
+    let rep = dir.path().join("rep");
+    let o = run(&db, &["triage", "--dataset", "failures", "--out", rep.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    no_raw_controls("triage's output", &String::from_utf8_lossy(&o.stdout));
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    no_raw_controls("report.md", &md);
+    assert!(!md.lines().any(|l| l.contains("# Heading") && !l.contains('`')), "a heading escaped its code span");
+    // Every table row that names the job keeps its column count.
+    for l in md.lines().filter(|l| l.starts_with('|') && l.contains("ci-evil")) {
+        let header_cols = md
+            .lines()
+            .take_while(|h| *h != l)
+            .filter(|h| h.starts_with("|---") || h.starts_with("|--:") || h.starts_with("|:"))
+            .last()
+            .map(|h| h.matches('|').count());
+        let cols = l.replace("\\|", "").matches('|').count();
+        if let Some(h) = header_cols {
+            assert_eq!(cols, h, "row broke its table: {l}");
+        }
+        assert!(l.contains("ci-evil # Heading \\| x\\0y\\u{1b}[31mred"), "{l}");
+    }
+    for f in std::fs::read_dir(&rep).unwrap() {
+        let f = f.unwrap().path();
+        let text = std::fs::read_to_string(&f).unwrap();
+        if f.extension().is_some_and(|e| e == "txt") {
+            no_raw_controls(&f.display().to_string(), &text);
+            assert!(!text.lines().any(|l| l.starts_with("# Heading")), "{}: {text}", f.display());
+        }
+    }
+}
+
+fn write(p: &Path, body: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+#[test]
+fn an_overflowing_timestamp_is_a_problem_and_does_not_blank_the_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("world");
+    let mut p = citriage_synth::SynthParams::preset("tiny").unwrap();
+    p.jobs = 6;
+    p.builds_per_job = 6;
+    p.payloads = 0;
+    p.dashboard_days = 1;
+    citriage_synth::generate(&p, &root, &mut |_| {}).unwrap();
+    let mirror = root.join("gcs/kubernetes-ci-logs");
+    let metrics = |db: &Path| -> serde_json::Value {
+        let o = run(db, &["--format", "json", "metrics"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let clean = dir.path().join("clean.db");
+    let o = run(&clean, &["fetch", "--all", "--mirror", mirror.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = metrics(&clean);
+
+    // One planted build dated at the end of time.
+    let bad = mirror.join("logs/ci-planted-overflow/9");
+    write(&bad.join("started.json"), r#"{"timestamp": 9223372036854775807}"#);
+    write(&bad.join("finished.json"), r#"{"timestamp": 1e300, "result": "SUCCESS"}"#);
+    let db = dir.path().join("s.db");
+    let o = run(&db, &["--format", "json", "fetch", "--all", "--mirror", mirror.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(s["summary"]["builds_with_problems"].as_u64().unwrap() >= 1, "{s}");
+    let after = metrics(&db);
+    assert_eq!(after["as_of"], before["as_of"], "the planted build does not move the as-of date");
+    let jobs = |v: &serde_json::Value| v["jobs"].as_array().map(|a| a.len()).unwrap_or(0);
+    assert!(jobs(&before) > 0);
+    assert!(jobs(&after) >= jobs(&before), "{} jobs after, {} before", jobs(&after), jobs(&before));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_is_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bad = std::ffi::OsStr::from_bytes(b"snap\xff.json");
+    let o = common::bin()
+        .arg("--db")
+        .arg(dir.path().join("s.db"))
+        .args(["import", "--dataset", "failures"])
+        .arg(bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("snap") && e.contains("xFF") || e.contains("snap\\xff"), "{e}");
+}
