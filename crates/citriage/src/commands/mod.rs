@@ -11,6 +11,7 @@ pub mod brief;
 pub mod categorize;
 pub mod cluster;
 pub mod code;
+pub mod config;
 pub mod demo;
 pub mod drift;
 pub mod evidence;
