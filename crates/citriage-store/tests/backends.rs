@@ -486,3 +486,35 @@ fn locations_parse_urls_and_files() {
         assert!(e.is_bad_input() && e.to_string().contains("without PostgreSQL support"), "{e}");
     }
 }
+
+#[test]
+fn one_worker_at_a_time_holds_a_source_and_its_status_is_kept() {
+    use citriage_store::Attempt;
+    for f in common::backends("one_worker_at_a_time_holds_a_source_and_its_status_is_kept") {
+        let mut a = f.open();
+        let mut b = f.open();
+        assert!(a.claim_source("k8s", "bucket", "w1", 1000, 60).unwrap(), "{}", f.name);
+        assert!(!b.claim_source("k8s", "bucket", "w2", 1010, 60).unwrap(), "{}: held by w1", f.name);
+        assert!(b.claim_source("k8s", "bucket", "w1", 1020, 60).unwrap(), "{}: w1 takes its own lease back", f.name);
+        assert!(!b
+            .finish_source("k8s", "w2", 1030, &Attempt::Ok { builds_stored: 1, newest_started: None, next_due: 0 })
+            .unwrap());
+        let ok = Attempt::Ok { builds_stored: 5, newest_started: Some(900), next_due: 1900 };
+        assert!(a.finish_source("k8s", "w1", 1040, &ok).unwrap(), "{}", f.name);
+        assert!(b.claim_source("k8s", "bucket", "w2", 1050, 60).unwrap(), "{}: released", f.name);
+        let failed = Attempt::Failed { error: "503 from storage".into(), builds_stored: 2, next_due: 1110 };
+        assert!(b.finish_source("k8s", "w2", 1050, &failed).unwrap());
+        // An expired lease is taken over.
+        assert!(a.claim_source("k8s", "bucket", "w1", 2000, 60).unwrap());
+        assert!(b.claim_source("k8s", "bucket", "w2", 2061, 60).unwrap(), "{}: expired", f.name);
+        let s = a.source_statuses().unwrap();
+        assert_eq!(s.len(), 1);
+        let s = &s[0];
+        assert_eq!((s.source.as_str(), s.kind.as_str()), ("k8s", "bucket"));
+        assert_eq!(s.lease_holder.as_deref(), Some("w2"));
+        assert_eq!((s.last_success, s.last_error_at, s.last_attempt), (Some(1040), Some(1050), Some(1050)));
+        assert_eq!(s.last_error.as_deref(), Some("503 from storage"));
+        assert_eq!((s.failures, s.next_due, s.ticks, s.errors, s.builds_stored), (1, 1110, 2, 1, 7));
+        assert_eq!(s.newest_started, Some(900));
+    }
+}

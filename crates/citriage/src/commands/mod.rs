@@ -30,3 +30,4 @@ pub mod store;
 pub mod synth;
 pub mod triage;
 pub mod verify;
+pub mod watch;
