@@ -412,3 +412,101 @@ fn a_killed_worker_resumes_and_two_workers_equal_one() {
         assert_eq!(figures(&two), want, "{engine}: two workers differ from one");
     }
 }
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).build().into()
+}
+
+fn answer(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (u16, String) {
+    let mut r = r.unwrap();
+    (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// The dashboard for a team: health, readiness, metrics and the status page show
+/// each source's ingest (a failing one with its error and backoff); write actions
+/// need the token; the Host check accepts the public name; listening beyond
+/// loopback needs the explicit flag.
+#[test]
+fn serve_reports_health_metrics_and_source_status_and_guards_writes() {
+    let w = world(10, 6);
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("citriage.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[server]\npublic_name = \"triage.example.org\"\n\n[[sources.buckets]]\nname = \"good\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\n\n[[sources.buckets]]\nname = \"broken\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njobs = [\"ci-x\"]\n",
+            w.mirror.display().to_string(),
+            tmp.path().join("no-such-mirror").display().to_string()
+        ),
+    )
+    .unwrap();
+    let db = tmp.path().join("store.db");
+    let dbs = db.to_str().unwrap();
+    let o = cmd(dbs, &["watch", "--once", "--config", cfg.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "a failing source fails the tick: {}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("good: fetched") && out.contains("broken: failed"), "{out}");
+
+    let o = cmd(dbs, &["serve", "--addr", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--listen-public"), "{}", stderr(&o));
+
+    let opts = citriage_web::ServeOptions {
+        public_name: Some("triage.example.org".into()),
+        writes: citriage_web::ops::WriteGate { token: Some("s3cret".into()), trusted_header: None },
+        now: Some(now),
+        prewarm: false,
+        ..Default::default()
+    };
+    let server =
+        citriage_web::Server::bind_with(db.clone(), "127.0.0.1:0".parse().unwrap(), opts).unwrap().spawn().unwrap();
+    let base = format!("http://{}", server.addr);
+    let a = agent();
+    assert_eq!(answer(a.get(format!("{base}/healthz")).call()), (200, "ok\n".into()));
+    let (s, body) = answer(a.get(format!("{base}/readyz")).call());
+    assert_eq!(s, 200, "{body}");
+    let (s, metrics) = answer(a.get(format!("{base}/metrics")).call());
+    assert_eq!(s, 200);
+    let builds = count(dbs, "builds");
+    assert!(metrics.contains(&format!("citriage_builds {builds}\n")), "{metrics}");
+    assert!(
+        metrics.contains(&format!("citriage_source_builds_stored_total{{source=\"good\",kind=\"bucket\"}} {builds}\n")),
+        "{metrics}"
+    );
+    assert!(metrics.contains("citriage_source_errors_total{source=\"broken\",kind=\"bucket\"} 1\n"), "{metrics}");
+    assert!(metrics.contains("citriage_source_errors_total{source=\"good\",kind=\"bucket\"} 0\n"), "{metrics}");
+    assert!(
+        metrics.contains("citriage_source_ingest_lag_seconds{source=\"broken\",kind=\"bucket\"} +Inf\n"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("citriage_source_ingest_lag_seconds{source=\"good\",kind=\"bucket\"} "), "{metrics}");
+    assert!(metrics.contains("citriage_http_request_duration_seconds_count{route=\"ops\"} "), "{metrics}");
+    let (s, page) = answer(a.get(format!("{base}/status")).call());
+    assert_eq!(s, 200);
+    assert!(page.contains("backing off after 1 failure(s)") && page.contains("not a folder"), "{page}");
+    let (s, api) = answer(a.get(format!("{base}/api/v1/sources")).call());
+    assert_eq!(s, 200);
+    let v: serde_json::Value = serde_json::from_str(&api).unwrap();
+    let broken = v.as_array().unwrap().iter().find(|s| s["source"] == "broken").unwrap();
+    assert!(broken["next_due"].as_i64().unwrap() > broken["last_error_at"].as_i64().unwrap(), "backoff: {broken}");
+    assert_eq!(broken["last_success"], serde_json::Value::Null);
+
+    // Writes: refused without the token or with another, done with it.
+    assert_eq!(answer(a.post(format!("{base}/admin/refresh")).send_empty()).0, 401);
+    assert_eq!(
+        answer(a.post(format!("{base}/admin/refresh")).header("Authorization", "Bearer nope").send_empty()).0,
+        401
+    );
+    assert_eq!(
+        answer(a.post(format!("{base}/admin/refresh")).header("Authorization", "Bearer s3cret").send_empty()).0,
+        200
+    );
+    // The Host check: the public name passes, another name does not.
+    assert_eq!(answer(a.get(format!("{base}/healthz")).header("Host", "triage.example.org").call()).0, 200);
+    assert_eq!(answer(a.get(format!("{base}/healthz")).header("Host", "evil.example.com").call()).0, 403);
+    drop(server);
+}
