@@ -102,6 +102,15 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The start of the newest build stored from a bucket (a source's freshness).
+    pub fn newest_build_started(&self, bucket: &str) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .reader()
+            .opt("SELECT max(started) FROM builds WHERE bucket = ?1", vals![bucket], |r| r.opt_i64(0))
+            .map(Option::flatten)
+            .map_err(|e| self.err(e))
+    }
+
     /// Every source's status, by name.
     pub fn source_statuses(&self) -> Result<Vec<SourceStatus>, StoreError> {
         self.conn

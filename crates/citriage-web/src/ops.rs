@@ -111,7 +111,7 @@ pub fn metrics(f: &Figures<'_>, latency: &Latency) -> String {
         f.view_generation.to_string(),
     );
     type Per<'a> = (&'a str, &'a str, &'a str, fn(&SourceStatus, Option<i64>) -> Option<String>);
-    let per_source: [Per<'_>; 7] = [
+    let per_source: [Per<'_>; 8] = [
         ("citriage_source_builds_stored_total", "counter", "Builds stored by the source's ingests.", |s, _| {
             Some(s.builds_stored.to_string())
         }),
@@ -130,6 +130,15 @@ pub fn metrics(f: &Figures<'_>, latency: &Latency) -> String {
                 (None, _) => return None,
             })
         }),
+        (
+            "citriage_source_newest_build_age_seconds",
+            "gauge",
+            "Age of the newest build the source stored.",
+            |s, now| match (now, s.newest_started) {
+                (Some(n), Some(t)) => Some((n - t).max(0).to_string()),
+                _ => None,
+            },
+        ),
         ("citriage_source_next_due_timestamp_seconds", "gauge", "When the source is next ingested.", |s, _| {
             Some(s.next_due.to_string())
         }),

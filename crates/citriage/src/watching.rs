@@ -103,7 +103,8 @@ impl Worker {
                 Ok(s) if s.failures.is_empty() => {
                     let outcome = if s.stopped { "stopped" } else { "fetched" };
                     let next_due = if s.stopped { now } else { now + interval };
-                    let a = Attempt::Ok { builds_stored: s.builds_stored as i64, newest_started: None, next_due };
+                    let newest_started = store.newest_build_started(&b.bucket)?;
+                    let a = Attempt::Ok { builds_stored: s.builds_stored as i64, newest_started, next_due };
                     store.finish_source(&b.name, &self.name, now, &a)?;
                     SourceTick {
                         source: b.name.clone(),

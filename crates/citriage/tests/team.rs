@@ -485,6 +485,11 @@ fn serve_reports_health_metrics_and_source_status_and_guards_writes() {
     );
     assert!(metrics.contains("citriage_source_ingest_lag_seconds{source=\"good\",kind=\"bucket\"} "), "{metrics}");
     assert!(metrics.contains("citriage_http_request_duration_seconds_count{route=\"ops\"} "), "{metrics}");
+    assert!(
+        metrics.contains("citriage_source_newest_build_age_seconds{source=\"good\",kind=\"bucket\"} "),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("citriage_source_newest_build_age_seconds{source=\"broken\""), "{metrics}");
     let (s, page) = answer(a.get(format!("{base}/status")).call());
     assert_eq!(s, 200);
     assert!(page.contains("backing off after 1 failure(s)") && page.contains("not a folder"), "{page}");
