@@ -139,6 +139,22 @@ fn count(db: &str, table: &str) -> u64 {
     v["tables"].as_array().unwrap().iter().find(|t| t["table"] == table).and_then(|t| t["rows"].as_u64()).unwrap_or(0)
 }
 
+/// Builds stored so far in a store being written (0 while it does not exist yet).
+fn stored_builds(db: &str, engine: &str) -> u64 {
+    if engine == "sqlite" && !Path::new(db).exists() {
+        return 0;
+    }
+    let o = cmd(db, &["--format", "json", "store", "info"]).output().unwrap();
+    serde_json::from_slice::<serde_json::Value>(&o.stdout)
+        .ok()
+        .and_then(|v| {
+            v["tables"]
+                .as_array()
+                .and_then(|a| a.iter().find(|t| t["table"] == "builds").and_then(|t| t["rows"].as_u64()))
+        })
+        .unwrap_or(0)
+}
+
 /// The latest clustering run's clusters as sets of failures (build path, result seq),
 /// with their daily counts, whatever their ids.
 fn partition(db: &str) -> Vec<(Vec<String>, Vec<String>)> {
@@ -366,19 +382,7 @@ fn a_killed_worker_resumes_and_two_workers_equal_one() {
         let mut partial = 0;
         while t.elapsed().as_secs() < 120 {
             std::thread::sleep(std::time::Duration::from_millis(20));
-            partial = if Path::new(&killed).exists() || engine == "postgres" {
-                let o = cmd(&killed, &["--format", "json", "store", "info"]).output().unwrap();
-                serde_json::from_slice::<serde_json::Value>(&o.stdout)
-                    .ok()
-                    .and_then(|v| {
-                        v["tables"]
-                            .as_array()
-                            .and_then(|a| a.iter().find(|t| t["table"] == "builds").and_then(|t| t["rows"].as_u64()))
-                    })
-                    .unwrap_or(0)
-            } else {
-                0
-            };
+            partial = stored_builds(&killed, engine);
             if partial >= 40 {
                 break;
             }
@@ -389,6 +393,30 @@ fn a_killed_worker_resumes_and_two_workers_equal_one() {
         assert!(!status.success() || partial == total, "{engine}: killed before finishing");
         ok(cmd(&killed, &["watch", "--once", "--worker", "w1", "--config"]).arg(&cfg));
         assert_eq!(figures(&killed), want, "{engine}: the resumed store differs from the one-shot one");
+
+        // SIGTERM: the worker finishes the build it is storing and exits cleanly; a
+        // rerun completes the store.
+        let termed = stores.fresh(engine, "termed");
+        let child = cmd(&termed, &["watch", "--once", "--worker", "w1", "--config"])
+            .arg(&cfg)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        while t.elapsed().as_secs() < 120 && stored_builds(&termed, engine) < 40 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let sent = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+        assert!(sent.success());
+        let o = child.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{engine}: SIGTERM is a clean stop: {} {}", o.status, stderr(&o));
+        let at_stop = count(&termed, "builds");
+        eprintln!("{engine}: stopped by SIGTERM after {at_stop} of {total} builds: {out}");
+        assert!(out.contains("k8s: stopped") || at_stop == total, "{engine}: {out}");
+        ok(cmd(&termed, &["watch", "--once", "--worker", "w1", "--config"]).arg(&cfg));
+        assert_eq!(figures(&termed), want, "{engine}: the store after SIGTERM and a rerun differs");
 
         let two = stores.fresh(engine, "two");
         let children: Vec<_> = ["w1", "w2"]
