@@ -102,12 +102,33 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The start of the newest build stored from a bucket (a source's freshness).
-    pub fn newest_build_started(&self, bucket: &str) -> Result<Option<i64>, StoreError> {
+    /// The start of the newest build stored from a bucket (a source's freshness), or
+    /// from any bucket.
+    pub fn newest_build_started(&self, bucket: Option<&str>) -> Result<Option<i64>, StoreError> {
         self.conn
             .reader()
-            .opt("SELECT max(started) FROM builds WHERE bucket = ?1", vals![bucket], |r| r.opt_i64(0))
+            .opt("SELECT max(started) FROM builds WHERE CAST(?1 AS TEXT) IS NULL OR bucket = ?1", vals![bucket], |r| {
+                r.opt_i64(0)
+            })
             .map(Option::flatten)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Retention, in one transaction: removes the builds started before
+    /// `builds_before` (with their results, artifacts, excerpts and cluster
+    /// memberships) and the log excerpts of builds started before `excerpts_before`.
+    /// Builds without a start are kept. Returns (builds, excerpts) removed.
+    pub fn prune(&mut self, builds_before: i64, excerpts_before: i64) -> Result<(u64, u64), StoreError> {
+        self.conn
+            .write(&mut |tx| {
+                let excerpts = tx.exec(
+                    "DELETE FROM build_excerpts WHERE build IN
+                        (SELECT id FROM builds WHERE started < ?1 AND started >= ?2)",
+                    vals![excerpts_before, builds_before],
+                )?;
+                let builds = tx.exec("DELETE FROM builds WHERE started < ?1", vals![builds_before])?;
+                Ok((builds, excerpts))
+            })
             .map_err(|e| self.err(e))
     }
 

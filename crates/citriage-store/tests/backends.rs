@@ -518,3 +518,37 @@ fn one_worker_at_a_time_holds_a_source_and_its_status_is_kept() {
         assert_eq!(s.newest_started, Some(900));
     }
 }
+
+#[test]
+fn retention_removes_old_builds_with_their_rows_and_old_excerpts() {
+    for f in common::backends("retention_removes_old_builds_with_their_rows_and_old_excerpts") {
+        let mut st = f.open();
+        for n in 1..=12 {
+            st.put_build(&build("ci-a", n)).unwrap();
+        }
+        let rows = |st: &Store, t: &str| st.table_counts().unwrap().into_iter().find(|c| c.table == t).unwrap().rows;
+        let newest = st.newest_build_started(None).unwrap().unwrap();
+        assert_eq!(newest, 1_700_000_000 + 11 * 3600, "{}", f.name);
+        assert_eq!(st.newest_build_started(Some("another-bucket")).unwrap(), None);
+        let (builds0, tests0, excerpts0) =
+            (rows(&st, "builds"), rows(&st, "test_results"), rows(&st, "build_excerpts"));
+        // Builds start at hour n (none when n is a multiple of 3). Keep builds of the
+        // last 5 hours (6 and later: 1, 2, 4, 5 go) and excerpts of the last 2 (9 and
+        // later: build 8's go, build 7 passed and has none).
+        let (builds, excerpts) = st.prune(newest - 5 * 3600, newest - 2 * 3600).unwrap();
+        assert_eq!(builds, 4, "{}", f.name);
+        assert!(excerpts > 0, "{}", f.name);
+        assert_eq!(rows(&st, "builds"), builds0 - 4, "{}", f.name);
+        assert_eq!(
+            rows(&st, "test_results"),
+            tests0 - 4 * (tests0 / builds0),
+            "{}: results go with their builds",
+            f.name
+        );
+        assert!(rows(&st, "build_excerpts") < excerpts0 - excerpts, "{}: builds 2 and 4 took theirs", f.name);
+        let left = st.builds(None).unwrap();
+        assert!(left.iter().all(|b| b.started.is_none_or(|t| t >= newest - 5 * 3600)), "{}", f.name);
+        // Pruning again removes nothing.
+        assert_eq!(st.prune(newest - 5 * 3600, newest - 2 * 3600).unwrap(), (0, 0), "{}", f.name);
+    }
+}

@@ -50,6 +50,9 @@ pub struct TickReport {
     /// Failures re-clustered after the tick (none when nothing new was stored).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reclustered: Option<usize>,
+    /// Builds and log excerpts removed by retention (counted back from the newest build).
+    pub pruned_builds: u64,
+    pub pruned_excerpts: u64,
 }
 
 impl TickReport {
@@ -103,7 +106,7 @@ impl Worker {
                 Ok(s) if s.failures.is_empty() => {
                     let outcome = if s.stopped { "stopped" } else { "fetched" };
                     let next_due = if s.stopped { now } else { now + interval };
-                    let newest_started = store.newest_build_started(&b.bucket)?;
+                    let newest_started = store.newest_build_started(Some(&b.bucket))?;
                     let a = Attempt::Ok { builds_stored: s.builds_stored as i64, newest_started, next_due };
                     store.finish_source(&b.name, &self.name, now, &a)?;
                     SourceTick {
@@ -178,6 +181,17 @@ impl Worker {
                     t.error = Some(error);
                     report.sources.push(t);
                 }
+            }
+        }
+        if report.builds_stored() > 0 && !self.stopped() {
+            // Retention counts back from the newest build, so it depends on the data,
+            // not on when the worker runs.
+            if let Some(newest) = store.newest_build_started(None)? {
+                let day = citriage_model::time::DAY;
+                let r = &self.config.retention;
+                let (b, e) = store.prune(newest - r.window_days * day, newest - r.log_days * day)?;
+                report.pruned_builds = b;
+                report.pruned_excerpts = e;
             }
         }
         if report.builds_stored() > 0 && self.config.schedule.recluster && !self.stopped() {

@@ -286,7 +286,7 @@ fn config(dir: &Path, mirror: &Path) -> PathBuf {
     std::fs::write(
         &f,
         format!(
-            "[schedule]\ninterval = \"1h\"\n\n[[sources.buckets]]\nname = \"k8s\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\nconcurrency = 2\n",
+            "[schedule]\ninterval = \"1h\"\n\n[retention]\nwindow_days = 3650\nlog_days = 3650\n\n[[sources.buckets]]\nname = \"k8s\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\nconcurrency = 2\n",
             mirror.display().to_string()
         ),
     )
@@ -466,7 +466,7 @@ fn serve_reports_health_metrics_and_source_status_and_guards_writes() {
     std::fs::write(
         &cfg,
         format!(
-            "[server]\npublic_name = \"triage.example.org\"\n\n[[sources.buckets]]\nname = \"good\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\n\n[[sources.buckets]]\nname = \"broken\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njobs = [\"ci-x\"]\n",
+            "[server]\npublic_name = \"triage.example.org\"\n\n[retention]\nwindow_days = 3650\nlog_days = 3650\n\n[[sources.buckets]]\nname = \"good\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\n\n[[sources.buckets]]\nname = \"broken\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njobs = [\"ci-x\"]\n",
             w.mirror.display().to_string(),
             tmp.path().join("no-such-mirror").display().to_string()
         ),
@@ -542,4 +542,32 @@ fn serve_reports_health_metrics_and_source_status_and_guards_writes() {
     assert_eq!(answer(a.get(format!("{base}/healthz")).header("Host", "triage.example.org").call()).0, 200);
     assert_eq!(answer(a.get(format!("{base}/healthz")).header("Host", "evil.example.com").call()).0, 403);
     drop(server);
+
+    // Retention: a week counted back from the newest build.
+    let cfg = tmp.path().join("week.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[retention]\nwindow_days = 7\nlog_days = 2\n\n[[sources.buckets]]\nname = \"good\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\n",
+            w.mirror.display().to_string()
+        ),
+    )
+    .unwrap();
+    let week = tmp.path().join("week.db");
+    let out = ok(&mut cmd(week.to_str().unwrap(), &["watch", "--once", "--config", cfg.to_str().unwrap()]));
+    assert!(out.contains("retention removed"), "{out}");
+    let c = rusqlite::Connection::open(&week).unwrap();
+    let (oldest, newest): (i64, i64) =
+        c.query_row("SELECT min(started), max(started) FROM builds", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert!(newest - oldest <= 7 * 86_400, "kept {} days", (newest - oldest) / 86_400);
+    let old_excerpts: i64 = c
+        .query_row(
+            "SELECT count(*) FROM build_excerpts e JOIN builds b ON b.id = e.build WHERE b.started < ?1",
+            [newest - 2 * 86_400],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(old_excerpts, 0);
+    let kept = count(week.to_str().unwrap(), "builds");
+    assert!(kept > 0 && kept < builds, "{kept} of {builds}");
 }

@@ -78,6 +78,13 @@ pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
                     ),
                 }
             }
+            if report.pruned_builds + report.pruned_excerpts > 0 {
+                outln!(
+                    "retention removed {} build(s) and the log excerpts of {} more",
+                    report.pruned_builds,
+                    report.pruned_excerpts
+                );
+            }
             if let Some(n) = report.reclustered {
                 outln!("re-clustered {n} failure(s)");
             }
