@@ -86,6 +86,10 @@ pub struct IngestSummary {
     /// Builds stored with a problem (malformed or missing files).
     pub builds_with_problems: usize,
     pub failures: Vec<FetchFailure>,
+    /// Builds stored complete (finished, all artifacts read); a build still running
+    /// is stored again on each run until it is.
+    #[serde(skip)]
+    pub complete_stored: usize,
     /// The run stopped early because a shutdown was asked for.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
@@ -510,6 +514,7 @@ pub fn ingest_jobs(
                     Ok(b) => {
                         store.put_build(&b)?;
                         summary.builds_stored += 1;
+                        summary.complete_stored += usize::from(b.complete);
                         summary.tests_stored += b.tests.len();
                         summary.excerpts_stored += b.excerpts.len();
                         if !b.problems.is_empty() {

@@ -3,7 +3,7 @@
 //! store's lease, fetched with the same library code as `fetch` and `import`
 //! (`citriage_ingest`, [`crate::pipeline`]), and its status recorded in the store
 //! (last success, last error, backoff) for the dashboard's status page and metrics.
-//! After a tick that stored builds, the window's failures are re-clustered (stable
+//! After a tick that stored complete builds, the window's failures are re-clustered (stable
 //! ids are kept from run to run). A shutdown request stops before the next build:
 //! the build being stored is finished, the rest waits for the next run.
 
@@ -38,6 +38,8 @@ pub struct SourceTick {
     /// `fetched`, `failed`, `not due`, `held by another worker`, `stopped`.
     pub outcome: String,
     pub builds_stored: usize,
+    /// Of those, builds stored complete (new data for clustering).
+    pub complete_stored: usize,
     pub builds_skipped: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -113,6 +115,7 @@ impl Worker {
                         source: b.name.clone(),
                         outcome: outcome.into(),
                         builds_stored: s.builds_stored,
+                        complete_stored: s.complete_stored,
                         builds_skipped: s.builds_skipped,
                         error: None,
                     }
@@ -131,6 +134,7 @@ impl Worker {
                         source: b.name.clone(),
                         outcome: "failed".into(),
                         builds_stored: s.builds_stored,
+                        complete_stored: s.complete_stored,
                         builds_skipped: s.builds_skipped,
                         error: Some(error),
                     }
@@ -142,6 +146,7 @@ impl Worker {
                         source: b.name.clone(),
                         outcome: "failed".into(),
                         builds_stored: 0,
+                        complete_stored: 0,
                         builds_skipped: 0,
                         error: Some(error),
                     }
@@ -194,7 +199,10 @@ impl Worker {
                 report.pruned_excerpts = e;
             }
         }
-        if report.builds_stored() > 0 && self.config.schedule.recluster && !self.stopped() {
+        // Re-cluster when complete builds arrived (a build still running is stored
+        // again each tick until it finishes; that alone does not re-cluster).
+        let complete: usize = report.sources.iter().map(|s| s.complete_stored).sum();
+        if complete > 0 && self.config.schedule.recluster && !self.stopped() {
             let pb = indicatif::ProgressBar::hidden();
             let out = crate::clustering::cluster_store(
                 store,
@@ -290,7 +298,14 @@ impl Worker {
 }
 
 fn skipped(source: &str, outcome: &str) -> SourceTick {
-    SourceTick { source: source.into(), outcome: outcome.into(), builds_stored: 0, builds_skipped: 0, error: None }
+    SourceTick {
+        source: source.into(),
+        outcome: outcome.into(),
+        builds_stored: 0,
+        complete_stored: 0,
+        builds_skipped: 0,
+        error: None,
+    }
 }
 
 /// Sets `flag` on SIGINT or SIGTERM (on a thread of its own).

@@ -353,6 +353,7 @@ fn a_world_grown_day_by_day_and_watched_equals_a_one_shot_ingest() {
         assert_eq!(stored + skipped, before, "{engine}: {v}");
         assert!(stored * 20 < before, "{engine}: {v}");
         assert_eq!(count(&watched, "builds"), before, "{engine}: a rerun adds no build");
+        assert!(v.get("reclustered").is_none(), "{engine}: no complete build arrived, no re-clustering: {v}");
     }
 }
 
