@@ -37,6 +37,9 @@ pub struct IngestOptions {
     /// Failure-line excerpts of failed builds' `build-log.txt` within these limits;
     /// `None` stores none.
     pub log_excerpts: Option<ExcerptLimits>,
+    /// When set (a shutdown was asked for), no further build is stored: the build
+    /// being stored is finished, the rest is left for the next run.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for IngestOptions {
@@ -48,6 +51,7 @@ impl Default for IngestOptions {
             deck: None,
             deck_pages: 5,
             log_excerpts: Some(ExcerptLimits::default()),
+            stop: None,
         }
     }
 }
@@ -82,6 +86,13 @@ pub struct IngestSummary {
     /// Builds stored with a problem (malformed or missing files).
     pub builds_with_problems: usize,
     pub failures: Vec<FetchFailure>,
+    /// Builds stored complete (finished, all artifacts read); a build still running
+    /// is stored again on each run until it is.
+    #[serde(skip)]
+    pub complete_stored: usize,
+    /// The run stopped early because a shutdown was asked for.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 /// Errors that stop an ingest run (the store failing). Per-build fetch problems are
@@ -531,7 +542,12 @@ pub fn ingest_jobs(
     let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.concurrency.max(1)).build().map_err(|e| {
         IngestError::Source(SourceError::Transport { location: "thread pool".into(), detail: e.to_string() })
     })?;
+    let stopped = || opts.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst));
     for job in jobs {
+        if stopped() {
+            summary.stopped = true;
+            break;
+        }
         if opts.incremental {
             if let Ok(Some(id)) = latest_build(src, job) {
                 if store.has_complete_build(src.bucket(), &format!("logs/{job}/{id}"))? {
@@ -574,6 +590,10 @@ pub fn ingest_jobs(
         // Fetch in parallel in chunks; store sequentially in build order so the store
         // always holds whole builds.
         for chunk in todo.chunks(opts.concurrency.max(1) * 4) {
+            if stopped() {
+                summary.stopped = true;
+                break;
+            }
             let fetched: Vec<(String, Result<BuildRecord, SourceError>)> = pool.install(|| {
                 chunk
                     .par_iter()
@@ -581,10 +601,15 @@ pub fn ingest_jobs(
                     .collect()
             });
             for (p, r) in fetched {
+                if stopped() {
+                    summary.stopped = true;
+                    break;
+                }
                 match r {
                     Ok(b) => {
                         store.put_build(&b)?;
                         summary.builds_stored += 1;
+                        summary.complete_stored += usize::from(b.complete);
                         summary.tests_stored += b.tests.len();
                         summary.excerpts_stored += b.excerpts.len();
                         if !b.problems.is_empty() {

@@ -395,6 +395,38 @@ pub fn go_duration(secs: i64) -> String {
     }
 }
 
+/// Reads a duration spelled as whole numbers with units, Go's way or with days:
+/// `90s`, `15m`, `1h30m`, `2d`, `1d12h`. Seconds; `None` for anything else (no unit,
+/// an unknown unit, an empty string, an overflow).
+pub fn parse_duration(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let mut total: i64 = 0;
+    let mut num = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            num.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => MINUTE,
+            'h' => HOUR,
+            'd' => DAY,
+            _ => return None,
+        };
+        let n: i64 = num.parse().ok()?;
+        num.clear();
+        total = total.checked_add(n.checked_mul(unit)?)?;
+    }
+    if !num.is_empty() {
+        return None;
+    }
+    Some(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,6 +445,18 @@ mod tests {
         assert_eq!(Day::from_unix_seconds(i64::MAX).end_seconds(), i64::MAX);
         assert!(parse_rfc3339_sane("9999-12-31T00:00:00Z").is_none());
         assert!(parse_rfc3339_sane("2024-01-01T00:00:00Z").is_some());
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("90s"), Some(90));
+        assert_eq!(parse_duration("15m"), Some(900));
+        assert_eq!(parse_duration("1h30m"), Some(5400));
+        assert_eq!(parse_duration("1d12h"), Some(DAY + 12 * HOUR));
+        assert_eq!(parse_duration("15"), None);
+        assert_eq!(parse_duration("m"), None);
+        assert_eq!(parse_duration("5w"), None);
+        assert_eq!(parse_duration(""), None);
     }
 
     #[test]

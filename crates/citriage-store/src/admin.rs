@@ -113,6 +113,9 @@ const CANONICAL: &[(&str, &str)] = &[
          ORDER BY profile, stable_id, day, job, test",
     ),
     ("documents", "SELECT kind, key, media_type, title, as_of, body, sha256 FROM documents ORDER BY kind, key, media_type"),
+    // Operational status only: which sources are configured. Times, leases and
+    // counters describe the workers, not the content.
+    ("ingest_sources", "SELECT source, kind FROM ingest_sources ORDER BY source"),
     (
         "evidence",
         "SELECT id, kind, locator, excerpt, source_sha256, as_of, read_at FROM evidence ORDER BY id",

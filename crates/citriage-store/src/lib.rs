@@ -19,6 +19,7 @@ mod clusters;
 mod db;
 mod documents;
 mod http_cache;
+mod ingest_status;
 mod ledger;
 #[cfg(feature = "postgres")]
 mod pg;
@@ -33,6 +34,7 @@ pub use clusters::{
 pub use db::Backend;
 pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;
+pub use ingest_status::{Attempt, SourceStatus};
 pub use ledger::LedgerEntry;
 pub use schema::SCHEMA_VERSION;
 

@@ -208,6 +208,26 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // window read without touching the passing results).
     "CREATE INDEX builds_by_started ON builds (started);
     CREATE INDEX test_results_failed ON test_results (build, seq) WHERE status IN (1, 2);",
+    // 9: continuous ingestion: each configured source's status (last success, last
+    // error, consecutive failures and the backoff they earned, when it is next due) and
+    // the lease a worker holds on it while fetching, so two workers never fetch one
+    // source at once. Times are Unix seconds.
+    "CREATE TABLE ingest_sources (
+        source TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        lease_holder TEXT,
+        lease_until INTEGER NOT NULL DEFAULT 0,
+        last_attempt INTEGER,
+        last_success INTEGER,
+        last_error TEXT,
+        last_error_at INTEGER,
+        failures INTEGER NOT NULL DEFAULT 0,
+        next_due INTEGER NOT NULL DEFAULT 0,
+        ticks INTEGER NOT NULL DEFAULT 0,
+        errors INTEGER NOT NULL DEFAULT 0,
+        builds_stored INTEGER NOT NULL DEFAULT 0,
+        newest_started INTEGER
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

@@ -486,3 +486,69 @@ fn locations_parse_urls_and_files() {
         assert!(e.is_bad_input() && e.to_string().contains("without PostgreSQL support"), "{e}");
     }
 }
+
+#[test]
+fn one_worker_at_a_time_holds_a_source_and_its_status_is_kept() {
+    use citriage_store::Attempt;
+    for f in common::backends("one_worker_at_a_time_holds_a_source_and_its_status_is_kept") {
+        let mut a = f.open();
+        let mut b = f.open();
+        assert!(a.claim_source("k8s", "bucket", "w1", 1000, 60).unwrap(), "{}", f.name);
+        assert!(!b.claim_source("k8s", "bucket", "w2", 1010, 60).unwrap(), "{}: held by w1", f.name);
+        assert!(b.claim_source("k8s", "bucket", "w1", 1020, 60).unwrap(), "{}: w1 takes its own lease back", f.name);
+        assert!(!b
+            .finish_source("k8s", "w2", 1030, &Attempt::Ok { builds_stored: 1, newest_started: None, next_due: 0 })
+            .unwrap());
+        let ok = Attempt::Ok { builds_stored: 5, newest_started: Some(900), next_due: 1900 };
+        assert!(a.finish_source("k8s", "w1", 1040, &ok).unwrap(), "{}", f.name);
+        assert!(b.claim_source("k8s", "bucket", "w2", 1050, 60).unwrap(), "{}: released", f.name);
+        let failed = Attempt::Failed { error: "503 from storage".into(), builds_stored: 2, next_due: 1110 };
+        assert!(b.finish_source("k8s", "w2", 1050, &failed).unwrap());
+        // An expired lease is taken over.
+        assert!(a.claim_source("k8s", "bucket", "w1", 2000, 60).unwrap());
+        assert!(b.claim_source("k8s", "bucket", "w2", 2061, 60).unwrap(), "{}: expired", f.name);
+        let s = a.source_statuses().unwrap();
+        assert_eq!(s.len(), 1);
+        let s = &s[0];
+        assert_eq!((s.source.as_str(), s.kind.as_str()), ("k8s", "bucket"));
+        assert_eq!(s.lease_holder.as_deref(), Some("w2"));
+        assert_eq!((s.last_success, s.last_error_at, s.last_attempt), (Some(1040), Some(1050), Some(1050)));
+        assert_eq!(s.last_error.as_deref(), Some("503 from storage"));
+        assert_eq!((s.failures, s.next_due, s.ticks, s.errors, s.builds_stored), (1, 1110, 2, 1, 7));
+        assert_eq!(s.newest_started, Some(900));
+    }
+}
+
+#[test]
+fn retention_removes_old_builds_with_their_rows_and_old_excerpts() {
+    for f in common::backends("retention_removes_old_builds_with_their_rows_and_old_excerpts") {
+        let mut st = f.open();
+        for n in 1..=12 {
+            st.put_build(&build("ci-a", n)).unwrap();
+        }
+        let rows = |st: &Store, t: &str| st.table_counts().unwrap().into_iter().find(|c| c.table == t).unwrap().rows;
+        let newest = st.newest_build_started(None).unwrap().unwrap();
+        assert_eq!(newest, 1_700_000_000 + 11 * 3600, "{}", f.name);
+        assert_eq!(st.newest_build_started(Some("another-bucket")).unwrap(), None);
+        let (builds0, tests0, excerpts0) =
+            (rows(&st, "builds"), rows(&st, "test_results"), rows(&st, "build_excerpts"));
+        // Builds start at hour n (none when n is a multiple of 3). Keep builds of the
+        // last 5 hours (6 and later: 1, 2, 4, 5 go) and excerpts of the last 2 (9 and
+        // later: build 8's go, build 7 passed and has none).
+        let (builds, excerpts) = st.prune(newest - 5 * 3600, newest - 2 * 3600).unwrap();
+        assert_eq!(builds, 4, "{}", f.name);
+        assert!(excerpts > 0, "{}", f.name);
+        assert_eq!(rows(&st, "builds"), builds0 - 4, "{}", f.name);
+        assert_eq!(
+            rows(&st, "test_results"),
+            tests0 - 4 * (tests0 / builds0),
+            "{}: results go with their builds",
+            f.name
+        );
+        assert!(rows(&st, "build_excerpts") < excerpts0 - excerpts, "{}: builds 2 and 4 took theirs", f.name);
+        let left = st.builds(None).unwrap();
+        assert!(left.iter().all(|b| b.started.is_none_or(|t| t >= newest - 5 * 3600)), "{}", f.name);
+        // Pruning again removes nothing.
+        assert_eq!(st.prune(newest - 5 * 3600, newest - 2 * 3600).unwrap(), (0, 0), "{}", f.name);
+    }
+}

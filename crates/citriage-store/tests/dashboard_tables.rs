@@ -224,7 +224,7 @@ fn migrating_a_version_5_store_backfills_failed_counts() {
         conn.execute_batch(
             "DROP INDEX builds_by_started; DROP INDEX test_results_failed;
              DROP TABLE build_excerpts; DROP TABLE cluster_runs; DROP TABLE cluster_members; DROP TABLE cluster_daily;
-             DROP TABLE documents; DROP TABLE cluster_failure_ids; DROP TABLE cluster_subpatterns;
+             DROP TABLE documents; DROP TABLE cluster_failure_ids; DROP TABLE cluster_subpatterns; DROP TABLE ingest_sources;
              ALTER TABLE builds DROP COLUMN failed_tests;
              ALTER TABLE clusters DROP COLUMN text; ALTER TABLE clusters DROP COLUMN spans;
              ALTER TABLE clusters DROP COLUMN owner; ALTER TABLE clusters DROP COLUMN signatures;

@@ -20,7 +20,7 @@ use axum::extract::{Path as UrlPath, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use citriage_store::Store;
 use index::{IndexSettings, WebIndex};
@@ -37,6 +37,7 @@ mod error;
 pub mod html;
 pub mod index;
 pub mod markdown;
+pub mod ops;
 mod pages;
 pub mod search;
 mod style;
@@ -107,6 +108,13 @@ pub struct ServeOptions {
     /// Render every job page, cluster page and unfiltered cluster list into the cache
     /// in the background whenever a view is built.
     pub prewarm: bool,
+    /// The host name the dashboard is reached by (a team's server); the Host check
+    /// accepts it besides `allow_hosts`.
+    pub public_name: Option<String>,
+    /// Who may ask for write actions (`POST /admin/refresh`); nobody by default.
+    pub writes: ops::WriteGate,
+    /// The wall clock (Unix seconds) for ingest lag in `/metrics`; none: lag left out.
+    pub now: Option<fn() -> i64>,
 }
 
 impl Default for ServeOptions {
@@ -117,6 +125,9 @@ impl Default for ServeOptions {
             allow_hosts: Vec::new(),
             cache_bytes: 128 << 20,
             prewarm: true,
+            public_name: None,
+            writes: ops::WriteGate::default(),
+            now: None,
         }
     }
 }
@@ -175,6 +186,7 @@ struct Shared {
     pool: Mutex<Vec<Store>>,
     reads: tokio::sync::Semaphore,
     hosts: Vec<String>,
+    latency: ops::Latency,
 }
 
 /// Shared state of the server's handlers.
@@ -209,6 +221,7 @@ impl AppState {
         let view = build_index(&db, Some(stamp), &opts.index).map_err(|e| ServeError::Index(e.to_string()))?;
         let mut hosts = vec!["localhost".to_string()];
         hosts.extend(opts.allow_hosts.iter().map(|h| h.to_ascii_lowercase()));
+        hosts.extend(opts.public_name.iter().map(|h| h.to_ascii_lowercase()));
         Ok(AppState(Arc::new(Shared {
             db,
             opts,
@@ -221,6 +234,7 @@ impl AppState {
             pool: Mutex::new(Vec::new()),
             reads: tokio::sync::Semaphore::new(MAX_CONCURRENT_READS),
             hosts,
+            latency: ops::Latency::default(),
         })))
     }
 
@@ -347,12 +361,101 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .route("/api/v1/reports", get(api_reports))
         .route("/api/v1/reports/{kind}/{*key}", get(api_report))
         .route("/api/v1/status", get(api_status))
+        .route("/api/v1/sources", get(api_sources))
+        .route("/status", get(page_status))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/admin/refresh", post(admin_refresh))
         .fallback(not_found)
         .with_state(state.clone())
         .layer(axum::middleware::map_response(headers))
         .layer(tower_http::compression::CompressionLayer::new())
         .layer(axum::middleware::from_fn_with_state(state.clone(), cache))
-        .layer(axum::middleware::from_fn_with_state(state, host_check))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), host_check))
+        .layer(axum::middleware::from_fn_with_state(state, timing))
+}
+
+/// Records each request's latency for `/metrics`.
+async fn timing(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let class = ops::route_class(req.uri().path());
+    let t = Instant::now();
+    let r = next.run(req).await;
+    st.0.latency.record(class, t.elapsed().as_secs_f64());
+    r
+}
+
+/// Paths that describe the server as it is now: never cached.
+fn live_path(path: &str) -> bool {
+    matches!(path, "/api/v1/status" | "/api/v1/sources" | "/status" | "/healthz" | "/readyz" | "/metrics")
+}
+
+fn text(status: StatusCode, content_type: &'static str, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, "no-store")], body).into_response()
+}
+
+/// Liveness: the process answers.
+async fn healthz() -> Response {
+    text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into())
+}
+
+/// Readiness: the view is built and the store answers.
+async fn readyz(State(st): State<AppState>) -> Response {
+    match with_store(&st, |s| Ok(s.schema_version()?)).await {
+        Ok(v) => text(StatusCode::OK, "text/plain; charset=utf-8", format!("ready (schema {v})\n")),
+        Err(e) => text(StatusCode::SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", format!("not ready: {e}\n")),
+    }
+}
+
+async fn sources(st: &AppState) -> Result<Vec<citriage_store::SourceStatus>, WebError> {
+    with_store(st, |s| Ok(s.source_statuses()?)).await
+}
+
+/// Prometheus text: the view's figures, each source's ingest status, request latency.
+async fn metrics(State(st): State<AppState>) -> Response {
+    let sources = match sources(&st).await {
+        Ok(s) => s,
+        Err(e) => return text(StatusCode::SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", format!("store: {e}\n")),
+    };
+    let v = st.view();
+    let figures = ops::Figures {
+        builds: v.builds.len(),
+        jobs: v.jobs.len(),
+        view_generation: st.0.generation.load(Ordering::Acquire),
+        sources: &sources,
+        now: st.0.opts.now.map(|f| f()),
+    };
+    text(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", ops::metrics(&figures, &st.0.latency))
+}
+
+async fn api_sources(State(st): State<AppState>) -> Response {
+    json_answer(sources(&st).await)
+}
+
+async fn page_status(State(st): State<AppState>) -> Response {
+    let now = st.0.opts.now.map(|f| f());
+    html_answer(sources(&st).await.map(|s| ops::status_page(&s, now)))
+}
+
+/// A write action: rebuild the view from the store now. Needs the write token or
+/// the trusted proxy's header.
+async fn admin_refresh(State(st): State<AppState>, headers: HeaderMap) -> Response {
+    if !st.0.opts.writes.open() {
+        return text(
+            StatusCode::FORBIDDEN,
+            "text/plain; charset=utf-8",
+            "write actions are off: start serve with CITRIAGE_WRITE_TOKEN set or --trusted-user-header\n".into(),
+        );
+    }
+    if !st.0.opts.writes.allows(&headers) {
+        return text(StatusCode::UNAUTHORIZED, "text/plain; charset=utf-8", "a write needs the write token\n".into());
+    }
+    let me = st.clone();
+    match tokio::task::spawn_blocking(move || me.refresh()).await {
+        Ok(Ok(())) => text(StatusCode::OK, "text/plain; charset=utf-8", "refreshed\n".into()),
+        Ok(Err(e)) => text(StatusCode::INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", format!("{e}\n")),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", format!("{e}\n")),
+    }
 }
 
 /// A bound (not yet running) server.
@@ -635,7 +738,7 @@ pub fn host_allowed(host: &str, names: &[String]) -> bool {
 /// 304s for conditional requests.
 async fn cache(State(st): State<AppState>, req: Request, next: Next) -> Response {
     // The status route describes the server itself, as it is now.
-    if req.method() != axum::http::Method::GET || req.uri().path() == "/api/v1/status" {
+    if req.method() != axum::http::Method::GET || live_path(req.uri().path()) {
         return next.run(req).await;
     }
     let gen = st.generation();

@@ -8,7 +8,7 @@
 //! - Library modules the commands share: [`pipeline`] (snapshots: read, import,
 //!   triage, write), [`builds`] (stored builds, `--as-of`), [`documents`] (what is
 //!   recorded for the dashboard), [`clustering`], [`payloads`], [`github`],
-//!   [`verification`], [`briefs`], [`actions`] (drafts as files, git pre-checks,
+//!   [`verification`], [`config`] (the team configuration file), [`watching`] (continuous ingestion), [`briefs`], [`actions`] (drafts as files, git pre-checks,
 //!   sending), [`agents`] (what the MCP server asks of the CLI), [`bench`],
 //!   [`bench_serve`], [`example_data`].
 //! - [`context`]: what every command and library module uses — global options, the
@@ -24,6 +24,7 @@ pub mod builds;
 pub mod cli;
 pub mod clustering;
 pub mod commands;
+pub mod config;
 pub mod context;
 pub mod documents;
 pub mod example_data;
@@ -31,3 +32,4 @@ pub mod github;
 pub mod payloads;
 pub mod pipeline;
 pub mod verification;
+pub mod watching;

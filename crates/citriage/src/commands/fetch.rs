@@ -163,6 +163,7 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
         deck,
         deck_pages: a.deck_pages,
         log_excerpts: (!a.no_log_excerpts).then(ExcerptLimits::default),
+        stop: None,
     };
     let progress = |p: Progress| match p {
         Progress::Discovered { builds, .. } => bar.inc_length(builds as u64),

@@ -4,13 +4,23 @@ use crate::context::{Context, Failure};
 use clap::Args;
 
 /// Serve the local web dashboard over the store (127.0.0.1 by default): overview,
-/// jobs, tests, failure patterns, search, a JSON API under /api/v1/, and the MCP
-/// server's streamable-HTTP endpoint at /mcp (read-only unless --mcp-writes).
+/// jobs, tests, failure patterns, search, a JSON API under /api/v1/, the MCP
+/// server's streamable-HTTP endpoint at /mcp (read-only unless --mcp-writes), and for
+/// operators /healthz, /readyz, /metrics (Prometheus text) and /status (each
+/// source's ingest status, as `citriage watch` records it).
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = citriage_web::DEFAULT_ADDR)]
-    pub addr: std::net::SocketAddr,
+    /// Address to listen on (default: the configuration's server.listen, else
+    /// 127.0.0.1:8080). An address beyond loopback needs --listen-public.
+    #[arg(long)]
+    pub addr: Option<std::net::SocketAddr>,
+    /// Allow listening on an address other machines can reach.
+    #[arg(long)]
+    pub listen_public: bool,
+    /// The team configuration file: its server.listen, server.public_name (accepted
+    /// by the Host check), server.window_days and store.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
     /// Days of test-level history shown (flake signals, failing tests, test pages),
     /// ending with the newest build's day.
     #[arg(long, default_value_t = 14, value_name = "DAYS")]
@@ -33,8 +43,10 @@ pub struct ServeArgs {
     #[arg(long)]
     pub mcp_writes: bool,
     /// A header a trusted reverse proxy sets to the authenticated user (e.g.
-    /// X-Forwarded-User): with --mcp-writes, requests carrying it may write. Use only
-    /// when the dashboard is reachable through that proxy alone.
+    /// X-Forwarded-User): requests carrying it may ask for write actions (POST
+    /// /admin/refresh; with --mcp-writes, the MCP write tool). Use only when the
+    /// dashboard is reachable through that proxy alone. Otherwise write actions need
+    /// `Authorization: Bearer` with the token in CITRIAGE_WRITE_TOKEN.
     /// Default: none.
     #[arg(long, value_name = "NAME")]
     pub trusted_user_header: Option<String>,
@@ -47,9 +59,6 @@ pub struct ServeArgs {
 /// The MCP write policy `serve` was asked for.
 fn write_policy(a: &ServeArgs) -> Result<citriage_mcp::WritePolicy, Failure> {
     if !a.mcp_writes {
-        if a.trusted_user_header.is_some() {
-            return Err(Failure::input("--trusted-user-header only matters with --mcp-writes"));
-        }
         return Ok(citriage_mcp::WritePolicy::ReadOnly);
     }
     let token = std::env::var("CITRIAGE_MCP_TOKEN").ok().and_then(citriage_mcp::writes::Secret::new);
@@ -77,7 +86,28 @@ fn header_name_ok(h: &str) -> Result<(), ()> {
 
 /// Runs `citriage serve`.
 pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
-    let db = ctx.db_path();
+    let config = match &a.config {
+        Some(f) => Some(crate::config::Config::load(f)?),
+        None => None,
+    };
+    let db = match (&ctx.db, config.as_ref().and_then(|c| c.store.as_ref())) {
+        (None, Some(s)) => std::path::PathBuf::from(s),
+        _ => ctx.db_path(),
+    };
+    let addr = match (a.addr, &config) {
+        (Some(addr), _) => addr,
+        (None, Some(c)) => c.server.listen.parse().map_err(|_| Failure::input("server.listen: not an address"))?,
+        (None, None) => citriage_web::DEFAULT_ADDR.parse().expect("the default address parses"),
+    };
+    if !addr.ip().is_loopback() && !a.listen_public {
+        return Err(Failure::input(format!(
+            "{addr} can be reached from other machines: pass --listen-public to serve beyond loopback"
+        )));
+    }
+    let window = match &config {
+        Some(c) if a.window == 14 => c.server.window_days,
+        _ => a.window,
+    };
     if a.window < 1 {
         return Err(Failure::input(format!("--window {}: must be at least 1 day", a.window)));
     }
@@ -85,20 +115,32 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
         return Err(Failure::input(format!("--issue-repo {:?}: expected OWNER/NAME", a.issue_repo)));
     }
     let writes = write_policy(a)?;
+    let gate = citriage_web::ops::WriteGate {
+        token: std::env::var("CITRIAGE_WRITE_TOKEN").ok().filter(|t| !t.trim().is_empty()),
+        trusted_header: a.trusted_user_header.as_ref().map(|h| h.trim().to_ascii_lowercase()),
+    };
+    if let Some(h) = &gate.trusted_header {
+        if h.is_empty() || header_name_ok(h).is_err() {
+            return Err(Failure::input(format!("--trusted-user-header {h:?}: not a header name")));
+        }
+    }
     let opts = citriage_web::ServeOptions {
-        index: citriage_web::index::IndexSettings { window_days: a.window },
+        index: citriage_web::index::IndexSettings { window_days: window },
         issue_repo: a.issue_repo.clone(),
         allow_hosts: a.allow_hosts.clone(),
+        public_name: config.as_ref().and_then(|c| c.server.public_name.clone()),
+        writes: gate,
+        now: Some(citriage_sources::http::unix_now),
         ..Default::default()
     };
     let pb = ctx.spinner(&format!("reading {}", ctx.db_location()));
     let started = std::time::Instant::now();
-    let server = citriage_web::Server::bind_with(db, a.addr, opts).map_err(|e| match e {
+    let server = citriage_web::Server::bind_with(db, addr, opts).map_err(|e| match e {
         citriage_web::ServeError::MissingStore(_) | citriage_web::ServeError::Store(_) => Failure::input(e.to_string()),
         citriage_web::ServeError::Io(io) if io.kind() == std::io::ErrorKind::AddrInUse => Failure::input(format!(
             "{}: the address is already in use (another `serve`?); listen elsewhere with --addr, e.g. --addr 127.0.0.1:{}",
-            a.addr,
-            a.addr.port().wrapping_add(1).max(1024)
+            addr,
+            addr.port().wrapping_add(1).max(1024)
         )),
         other => Failure::other(other.to_string()),
     })?;

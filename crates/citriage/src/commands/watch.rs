@@ -1,0 +1,110 @@
+//! `citriage watch`: continuous ingestion of the configured sources.
+
+use crate::config::Config;
+use crate::context::{print_json, Context, Failure};
+use crate::outln;
+use crate::watching::{default_worker_name, stop_on_signals, Worker};
+use citriage_sources::HttpOptions;
+use clap::Args;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Keep the store up to date: fetch the configuration's sources on their schedule
+/// (new builds of the buckets' jobs, dashboard snapshots), re-cluster after new
+/// builds, and record each source's status (last success, last error, backoff) for
+/// the dashboard. Runs beside a read-only `serve`; several workers on one store
+/// share the sources through leases. SIGINT/SIGTERM finish the build being stored
+/// and stop.
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    /// The configuration file (see docs/citriage.example.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// One tick over every source, due or not, then exit (1 if a source failed).
+    #[arg(long)]
+    pub once: bool,
+    /// This worker's name in the sources' leases (default: host name and process id).
+    /// A restarted worker with the same name takes its leases back at once.
+    #[arg(long, value_name = "NAME")]
+    pub worker: Option<String>,
+    /// HTTP timeout in seconds.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+}
+
+/// Runs `citriage watch`.
+pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
+    let config = Config::load(&a.config)?;
+    let timing = config.timing().map_err(Failure::input)?;
+    let location = match (&ctx.db, &config.store) {
+        (None, Some(s)) => citriage_store::Location::parse(s),
+        _ => ctx.db_location(),
+    };
+    let mut store = location.open()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    stop_on_signals(stop.clone());
+    let worker = Worker {
+        config,
+        timing,
+        name: a.worker.clone().unwrap_or_else(default_worker_name),
+        location,
+        stop: stop.clone(),
+        http: HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() },
+    };
+    if !ctx.quiet && !a.once {
+        eprintln!(
+            "watching {} source(s) into {} as {}",
+            worker.config.sources.buckets.len() + worker.config.sources.dashboards.len(),
+            store.path(),
+            worker.name
+        );
+    }
+    loop {
+        let report = worker.tick(&mut store, a.once)?;
+        if ctx.json() {
+            print_json(&serde_json::to_value(&report).map_err(|e| Failure::other(e.to_string()))?);
+        } else {
+            for s in &report.sources {
+                match &s.error {
+                    Some(e) => outln!("{}: {}: {}", s.source, s.outcome, e),
+                    None => outln!(
+                        "{}: {} ({} build(s) stored, {} already complete)",
+                        s.source,
+                        s.outcome,
+                        s.builds_stored,
+                        s.builds_skipped
+                    ),
+                }
+            }
+            if report.pruned_builds + report.pruned_excerpts > 0 {
+                outln!(
+                    "retention removed {} build(s) and the log excerpts of {} more",
+                    report.pruned_builds,
+                    report.pruned_excerpts
+                );
+            }
+            if let Some(n) = report.reclustered {
+                outln!("re-clustered {n} failure(s)");
+            }
+        }
+        if a.once {
+            if report.sources.iter().any(|s| s.outcome == "failed") {
+                return Err(Failure::other("a source failed; its status and backoff are recorded in the store"));
+            }
+            return Ok(());
+        }
+        let mut wait = worker.until_next(&store);
+        while wait > 0 && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_secs(1));
+            wait -= 1;
+        }
+        if stop.load(Ordering::SeqCst) {
+            if !ctx.quiet {
+                eprintln!("stopped");
+            }
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! The team configuration file (TOML): where builds come from, how often they are
+//! fetched, how long they are kept, who owns what, and where the dashboard listens.
+//! `citriage config check` validates it; `citriage watch` and `citriage serve
+//! --config` read it. Every error names the key it is about
+//! (`sources.buckets[0].interval: ...`). The documented example is
+//! `docs/citriage.example.toml`.
+
+use crate::context::Failure;
+use citriage_model::time::parse_duration;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The store (`sqlite:FILE`, a path, or `postgres://…`); `--db` and `CITRIAGE_DB` win.
+    #[serde(default)]
+    pub store: Option<String>,
+    #[serde(default)]
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub sources: Sources,
+    #[serde(default)]
+    pub schedule: Schedule,
+    #[serde(default)]
+    pub retention: Retention,
+    /// Owners: a team name → regular expressions of the jobs it owns.
+    #[serde(default)]
+    pub owners: BTreeMap<String, Vec<String>>,
+}
+
+/// The dashboard's address and name.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Address `serve` listens on (loopback unless `serve --listen-public`).
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// The host name users reach the dashboard by (accepted by the Host check).
+    #[serde(default)]
+    pub public_name: Option<String>,
+    /// Days of test-level history the dashboard shows.
+    #[serde(default = "default_window")]
+    pub window_days: i64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig { listen: default_listen(), public_name: None, window_days: default_window() }
+    }
+}
+
+fn default_listen() -> String {
+    citriage_web::DEFAULT_ADDR.to_string()
+}
+
+fn default_window() -> i64 {
+    14
+}
+
+/// What is fetched.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Sources {
+    /// Prow build buckets (over GCS HTTP, or a local mirror).
+    #[serde(default)]
+    pub buckets: Vec<BucketSource>,
+    /// Daily dashboard snapshots (k8s-metrics `failures-latest.json` and the like).
+    #[serde(default)]
+    pub dashboards: Vec<DashboardSource>,
+    /// OpenShift release streams to follow (release-controller).
+    #[serde(default)]
+    pub release_streams: Vec<ReleaseStream>,
+    /// GitHub repositories of the issue links and PR states (`OWNER/NAME`).
+    #[serde(default)]
+    pub github: Vec<String>,
+}
+
+/// One bucket of Prow builds.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BucketSource {
+    /// A short unique name: the source's key in the status page and metrics.
+    pub name: String,
+    /// The bucket (`kubernetes-ci-logs`).
+    pub bucket: String,
+    /// GCS base URL (`https://storage.googleapis.com`); or `mirror`.
+    #[serde(default)]
+    pub gcs: Option<String>,
+    /// A local folder laid out like the bucket; or `gcs`.
+    #[serde(default)]
+    pub mirror: Option<PathBuf>,
+    /// Jobs to fetch (dashboard naming; `pr:` for presubmits).
+    #[serde(default)]
+    pub jobs: Vec<String>,
+    /// Also every job of the bucket whose name matches this regular expression.
+    #[serde(default)]
+    pub job_regex: Option<String>,
+    /// Only the newest N builds of each job per tick.
+    #[serde(default)]
+    pub max_builds: Option<usize>,
+    /// Builds fetched at once.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// How often (overrides `schedule.interval`).
+    #[serde(default)]
+    pub interval: Option<String>,
+    /// Keep failure-line excerpts of failed builds' logs.
+    #[serde(default = "yes")]
+    pub log_excerpts: bool,
+}
+
+fn default_concurrency() -> usize {
+    8
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One dashboard snapshot URL or file.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DashboardSource {
+    pub name: String,
+    /// `failures` or `flakes`.
+    pub dataset: String,
+    /// URL or path of the snapshot.
+    pub location: String,
+    #[serde(default)]
+    pub interval: Option<String>,
+}
+
+/// One release stream.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseStream {
+    pub name: String,
+    /// The release controller's base URL.
+    pub controller: String,
+    /// The stream (`4.18.0-0.nightly`).
+    pub stream: String,
+    #[serde(default)]
+    pub interval: Option<String>,
+}
+
+/// When sources are fetched and how failures are retried.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    /// How often each source is fetched (`15m`, `1h`, ...).
+    #[serde(default = "default_interval")]
+    pub interval: String,
+    /// First wait after a failure; doubled each failure up to `backoff_max`.
+    #[serde(default = "default_backoff")]
+    pub backoff: String,
+    #[serde(default = "default_backoff_max")]
+    pub backoff_max: String,
+    /// Re-cluster the window's failures after a tick that stored builds.
+    #[serde(default = "yes")]
+    pub recluster: bool,
+    /// How long a worker's claim on a source lasts without renewal.
+    #[serde(default = "default_lease")]
+    pub lease: String,
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Schedule {
+            interval: default_interval(),
+            backoff: default_backoff(),
+            backoff_max: default_backoff_max(),
+            recluster: true,
+            lease: default_lease(),
+        }
+    }
+}
+
+fn default_interval() -> String {
+    "15m".into()
+}
+fn default_backoff() -> String {
+    "1m".into()
+}
+fn default_backoff_max() -> String {
+    "1h".into()
+}
+fn default_lease() -> String {
+    "10m".into()
+}
+
+/// What is kept.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Retention {
+    /// Days of builds kept (older ones may be pruned).
+    #[serde(default = "default_keep")]
+    pub window_days: i64,
+    /// Days log excerpts are kept (at most `window_days`).
+    #[serde(default = "default_keep")]
+    pub log_days: i64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention { window_days: default_keep(), log_days: default_keep() }
+    }
+}
+
+fn default_keep() -> i64 {
+    30
+}
+
+/// Durations of the schedule in seconds, checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    pub interval: i64,
+    pub backoff: i64,
+    pub backoff_max: i64,
+    pub lease: i64,
+}
+
+impl Config {
+    /// Reads and validates a configuration file; errors name the file and the key.
+    pub fn load(path: &Path) -> Result<Config, Failure> {
+        let text = std::fs::read_to_string(path).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+        Config::parse(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
+    }
+
+    /// Parses and validates configuration text; the error names the key.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let de = toml::Deserializer::parse(text).map_err(|e| e.to_string().trim_end().to_string())?;
+        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let msg = inner.message().trim_end().to_string();
+            let line = inner.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            match (path.as_str(), line) {
+                (".", Some(l)) => format!("line {l}: {msg}"),
+                (".", None) => msg,
+                (p, Some(l)) => format!("{p} (line {l}): {msg}"),
+                (p, None) => format!("{p}: {msg}"),
+            }
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The checks types alone cannot make.
+    fn validate(&self) -> Result<(), String> {
+        let addr: Result<std::net::SocketAddr, _> = self.server.listen.parse();
+        if addr.is_err() {
+            return Err(format!("server.listen: {:?} is not an address such as 127.0.0.1:8080", self.server.listen));
+        }
+        if let Some(n) = &self.server.public_name {
+            if n.is_empty() || n.contains(['/', ':', ' ']) {
+                return Err(format!("server.public_name: {n:?} is not a host name"));
+            }
+        }
+        if self.server.window_days < 1 {
+            return Err("server.window_days: must be at least 1".into());
+        }
+        if let Some(db) = &self.store {
+            if db.trim().is_empty() {
+                return Err("store: empty".into());
+            }
+        }
+        self.timing()?;
+        let mut names = std::collections::BTreeSet::new();
+        let mut name = |key: String, n: &str| -> Result<(), String> {
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)) {
+                return Err(format!("{key}.name: {n:?} must be letters, digits, '-', '_' or '.'"));
+            }
+            if !names.insert(n.to_string()) {
+                return Err(format!("{key}.name: {n:?} is used by another source"));
+            }
+            Ok(())
+        };
+        for (i, b) in self.sources.buckets.iter().enumerate() {
+            let key = format!("sources.buckets[{i}]");
+            name(key.clone(), &b.name)?;
+            match (&b.gcs, &b.mirror) {
+                (Some(_), Some(_)) => return Err(format!("{key}: give gcs or mirror, not both")),
+                (None, None) => return Err(format!("{key}: say where builds come from: gcs = URL or mirror = DIR")),
+                (Some(u), None) if !citriage_sources::is_url(u) => {
+                    return Err(format!("{key}.gcs: {u:?} is not an http(s) URL"))
+                }
+                _ => {}
+            }
+            if b.bucket.is_empty() {
+                return Err(format!("{key}.bucket: empty"));
+            }
+            if b.jobs.is_empty() && b.job_regex.is_none() {
+                return Err(format!("{key}: no jobs: give jobs = [...] or job_regex"));
+            }
+            if let Some(r) = &b.job_regex {
+                regex::Regex::new(r).map_err(|e| format!("{key}.job_regex: {e}"))?;
+            }
+            if b.concurrency == 0 {
+                return Err(format!("{key}.concurrency: must be at least 1"));
+            }
+            if let Some(iv) = &b.interval {
+                duration(&format!("{key}.interval"), iv)?;
+            }
+        }
+        for (i, d) in self.sources.dashboards.iter().enumerate() {
+            let key = format!("sources.dashboards[{i}]");
+            name(key.clone(), &d.name)?;
+            if !matches!(d.dataset.as_str(), "failures" | "flakes") {
+                return Err(format!("{key}.dataset: {:?} is not failures or flakes", d.dataset));
+            }
+            if let Some(iv) = &d.interval {
+                duration(&format!("{key}.interval"), iv)?;
+            }
+        }
+        for (i, r) in self.sources.release_streams.iter().enumerate() {
+            let key = format!("sources.release_streams[{i}]");
+            name(key.clone(), &r.name)?;
+            if !citriage_sources::is_url(&r.controller) {
+                return Err(format!("{key}.controller: {:?} is not an http(s) URL", r.controller));
+            }
+            if r.stream.is_empty() {
+                return Err(format!("{key}.stream: empty"));
+            }
+            if let Some(iv) = &r.interval {
+                duration(&format!("{key}.interval"), iv)?;
+            }
+        }
+        for (i, g) in self.sources.github.iter().enumerate() {
+            if g.split('/').filter(|p| !p.is_empty()).count() != 2 || g.matches('/').count() != 1 {
+                return Err(format!("sources.github[{i}]: {g:?} is not OWNER/NAME"));
+            }
+        }
+        if self.retention.window_days < 1 {
+            return Err("retention.window_days: must be at least 1".into());
+        }
+        if self.retention.log_days < 1 || self.retention.log_days > self.retention.window_days {
+            return Err("retention.log_days: must be between 1 and retention.window_days".into());
+        }
+        for (team, patterns) in &self.owners {
+            for (i, p) in patterns.iter().enumerate() {
+                regex::Regex::new(p).map_err(|e| format!("owners.{team}[{i}]: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The schedule's durations in seconds.
+    pub fn timing(&self) -> Result<Timing, String> {
+        let s = &self.schedule;
+        let t = Timing {
+            interval: duration("schedule.interval", &s.interval)?,
+            backoff: duration("schedule.backoff", &s.backoff)?,
+            backoff_max: duration("schedule.backoff_max", &s.backoff_max)?,
+            lease: duration("schedule.lease", &s.lease)?,
+        };
+        if t.backoff_max < t.backoff {
+            return Err("schedule.backoff_max: shorter than schedule.backoff".into());
+        }
+        Ok(t)
+    }
+
+    /// How often a bucket source is fetched, in seconds.
+    pub fn bucket_interval(&self, b: &BucketSource) -> i64 {
+        let base = self.timing().map(|t| t.interval).unwrap_or(900);
+        b.interval.as_deref().and_then(parse_duration).unwrap_or(base)
+    }
+
+    /// The owner of a job: the first team (in name order) with a matching pattern.
+    pub fn owner_of(&self, job: &str) -> Option<&str> {
+        self.owners
+            .iter()
+            .find(|(_, ps)| ps.iter().any(|p| regex::Regex::new(p).is_ok_and(|r| r.is_match(job))))
+            .map(|(t, _)| t.as_str())
+    }
+}
+
+fn duration(key: &str, v: &str) -> Result<i64, String> {
+    match parse_duration(v) {
+        Some(s) if s > 0 => Ok(s),
+        _ => Err(format!("{key}: {v:?} is not a duration such as 90s, 15m, 1h30m or 2d")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = Config::parse("[schedule]\ninterval = \"soon\"\n").unwrap_err();
+        assert!(e.starts_with("schedule.interval:"), "{e}");
+        let e = Config::parse("[[sources.buckets]]\nname = \"k8s\"\nbucket = \"b\"\ngcs = \"https://x\"\njobs = [\"a\"]\nconcurrency = \"many\"\n").unwrap_err();
+        assert!(e.starts_with("sources.buckets[0].concurrency"), "{e}");
+        let e = Config::parse("[server]\nlisten_on = \"x\"\n").unwrap_err();
+        assert!(e.contains("server") && e.contains("listen_on"), "{e}");
+        let e = Config::parse("[owners]\nsig-node = [\"(\"]\n").unwrap_err();
+        assert!(e.starts_with("owners.sig-node[0]:"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_file_is_the_defaults() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.timing().unwrap().interval, 900);
+    }
+}

@@ -1,0 +1,574 @@
+//! Running citriage for a team: the configuration file (`config check`), continuous
+//! ingestion (`watch`) and the operable dashboard (`serve`'s health, readiness,
+//! metrics and status page, its listening and write rules).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+mod common;
+
+use common::{bin, run, stderr};
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/citriage.example.toml")
+}
+
+#[test]
+fn the_documented_example_configuration_parses() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("unused.db");
+    let o = run(&db, &["--format", "json", "config", "check", example().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["server"]["public_name"], "citriage.example.org");
+    assert_eq!(v["sources"]["buckets"][0]["name"], "k8s-ci");
+    assert_eq!(v["sources"]["buckets"][0]["max_builds"], 40);
+    assert_eq!(v["sources"]["dashboards"].as_array().unwrap().len(), 2);
+    assert_eq!(v["sources"]["release_streams"][0]["stream"], "4.18.0-0.nightly");
+    assert_eq!(v["sources"]["github"][1], "kubernetes/test-infra");
+    assert_eq!(v["schedule"]["interval"], "15m");
+    assert_eq!(v["retention"]["log_days"], 14);
+    assert_eq!(v["owners"]["sig-node"][0], "^ci-kubernetes-node-");
+    assert!(!db.exists(), "config check creates no store");
+}
+
+#[test]
+fn a_bad_configuration_exits_2_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("unused.db");
+    let cases = [
+        ("[schedule]\ninterval = \"often\"\n", "schedule.interval"),
+        ("[server]\nlisten = \"everywhere\"\n", "server.listen"),
+        ("[server]\nport = 80\n", "port"),
+        (
+            "[[sources.buckets]]\nname = \"a\"\nbucket = \"b\"\nmirror = \"/m\"\njobs = [\"j\"]\nmax_builds = -1\n",
+            "sources.buckets[0].max_builds",
+        ),
+        ("[[sources.buckets]]\nname = \"a\"\nbucket = \"b\"\njobs = [\"j\"]\n", "sources.buckets[0]"),
+        (
+            "[[sources.release_streams]]\nname = \"r\"\ncontroller = \"ftp://x\"\nstream = \"s\"\n",
+            "sources.release_streams[0].controller",
+        ),
+        ("[sources]\ngithub = [\"kubernetes\"]\n", "sources.github[0]"),
+        ("[retention]\nwindow_days = 7\nlog_days = 9\n", "retention.log_days"),
+        ("store = \n", "line 1"),
+    ];
+    for (i, (text, key)) in cases.iter().enumerate() {
+        let f = dir.path().join(format!("bad{i}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let o = run(&db, &["config", "check", f.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{text}: {err}");
+        assert!(err.contains(key), "{text}: the error should name {key}: {err}");
+        assert!(err.contains(&format!("bad{i}.toml")), "{text}: the error should name the file: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let o = run(&db, &["config", "check", dir.path().join("missing.toml").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Fresh stores of each engine that can run here, as `--db` values.
+struct Stores {
+    dir: tempfile::TempDir,
+    #[cfg(feature = "postgres")]
+    cluster: Option<citriage_store::pg_cluster::TempCluster>,
+}
+
+impl Stores {
+    fn new(test: &str) -> Stores {
+        #[cfg(feature = "postgres")]
+        let cluster = match citriage_store::pg_cluster::TempCluster::start() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("{test}: PostgreSQL part skipped: {e}");
+                None
+            }
+        };
+        #[cfg(not(feature = "postgres"))]
+        eprintln!("{test}: PostgreSQL part skipped: built without the `postgres` feature");
+        Stores {
+            dir: tempfile::tempdir().unwrap(),
+            #[cfg(feature = "postgres")]
+            cluster,
+        }
+    }
+
+    fn engines(&self) -> Vec<&'static str> {
+        let mut out = vec!["sqlite"];
+        #[cfg(feature = "postgres")]
+        if self.cluster.is_some() {
+            out.push("postgres");
+        }
+        out
+    }
+
+    /// A new, empty store of an engine.
+    fn fresh(&self, engine: &str, name: &str) -> String {
+        match engine {
+            #[cfg(feature = "postgres")]
+            "postgres" => self.cluster.as_ref().unwrap().create_database(name).unwrap(),
+            _ => self.dir.path().join(format!("{name}.db")).display().to_string(),
+        }
+    }
+}
+
+fn cmd(db: &str, args: &[&str]) -> Command {
+    let mut c = bin();
+    c.args(["--db", db, "--quiet"]).args(args);
+    c
+}
+
+fn ok(c: &mut Command) -> String {
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{:?}: {}", c, stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Each table's digest but the workers' own bookkeeping (ingest_sources).
+fn figures(db: &str) -> BTreeMap<String, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&mut cmd(db, &["--format", "json", "store", "info", "--digest"]))).unwrap();
+    let mut t: BTreeMap<String, String> = serde_json::from_value(v["table_digests"].clone()).unwrap();
+    t.remove("ingest_sources");
+    t
+}
+
+fn count(db: &str, table: &str) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(&ok(&mut cmd(db, &["--format", "json", "store", "info"]))).unwrap();
+    v["tables"].as_array().unwrap().iter().find(|t| t["table"] == table).and_then(|t| t["rows"].as_u64()).unwrap_or(0)
+}
+
+/// Builds stored so far in a store being written (0 while it does not exist yet).
+fn stored_builds(db: &str, engine: &str) -> u64 {
+    if engine == "sqlite" && !Path::new(db).exists() {
+        return 0;
+    }
+    let o = cmd(db, &["--format", "json", "store", "info"]).output().unwrap();
+    serde_json::from_slice::<serde_json::Value>(&o.stdout)
+        .ok()
+        .and_then(|v| {
+            v["tables"]
+                .as_array()
+                .and_then(|a| a.iter().find(|t| t["table"] == "builds").and_then(|t| t["rows"].as_u64()))
+        })
+        .unwrap_or(0)
+}
+
+/// The latest clustering run's clusters as sets of failures (build path, result seq),
+/// with their daily counts, whatever their ids.
+fn partition(db: &str) -> Vec<(Vec<String>, Vec<String>)> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut st =
+        c.prepare("SELECT m.stable_id, b.path, m.seq FROM cluster_members m JOIN builds b ON b.id = m.build").unwrap();
+    for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))).unwrap() {
+        let (id, path, seq) = r.unwrap();
+        members.entry(id).or_default().push(format!("{path}#{seq}"));
+    }
+    let mut daily: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut st = c.prepare("SELECT stable_id, day, job, test, failures FROM cluster_daily").unwrap();
+    for r in st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })
+        .unwrap()
+    {
+        let (id, day, job, test, n) = r.unwrap();
+        daily.entry(id).or_default().push(format!("{day}|{job}|{test}|{n}"));
+    }
+    let mut out: Vec<_> = members
+        .into_iter()
+        .map(|(id, mut m)| {
+            m.sort();
+            let mut d = daily.remove(&id).unwrap_or_default();
+            d.sort();
+            (m, d)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A synthetic world, and the day each of its builds started on.
+struct World {
+    _dir: tempfile::TempDir,
+    mirror: PathBuf,
+    /// Build folder (relative to the mirror) → its start (Unix seconds).
+    builds: BTreeMap<PathBuf, i64>,
+}
+
+fn world(jobs: usize, builds_per_job: usize) -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("world");
+    let mut p = citriage_synth::SynthParams::preset("tiny").unwrap();
+    p.jobs = jobs;
+    p.builds_per_job = builds_per_job;
+    p.payloads = 0;
+    citriage_synth::generate(&p, &root, &mut |_| {}).unwrap();
+    let mirror = root.join("gcs/kubernetes-ci-logs");
+    let mut builds = BTreeMap::new();
+    let mut stack = vec![mirror.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                let started = p.join("started.json");
+                if started.is_file() {
+                    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&started).unwrap()).unwrap();
+                    builds.insert(p.strip_prefix(&mirror).unwrap().to_path_buf(), v["timestamp"].as_i64().unwrap());
+                } else {
+                    stack.push(p);
+                }
+            }
+        }
+    }
+    assert!(builds.len() > 100, "{} builds", builds.len());
+    World { _dir: dir, mirror, builds }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let t = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &t);
+        } else {
+            std::fs::copy(&p, &t).unwrap();
+        }
+    }
+}
+
+impl World {
+    /// Grows `dst` to the world as it was at `until`: the builds started by then and
+    /// the presubmit pointers to them (added, never removed).
+    fn grow(&self, dst: &Path, until: i64) {
+        for (rel, &t) in &self.builds {
+            if t <= until && !dst.join(rel).exists() {
+                copy_dir(&self.mirror.join(rel), &dst.join(rel));
+            }
+        }
+        let dir = self.mirror.join("pr-logs/directory");
+        if !dir.is_dir() {
+            return;
+        }
+        for job in std::fs::read_dir(&dir).unwrap() {
+            let job = job.unwrap().path();
+            for f in std::fs::read_dir(&job).unwrap() {
+                let f = f.unwrap().path();
+                let text = std::fs::read_to_string(&f).unwrap();
+                let Some(target) = text.trim().strip_prefix("gs://kubernetes-ci-logs/") else { continue };
+                if self.builds.get(Path::new(target)).is_some_and(|&t| t <= until) {
+                    let to = dst.join(f.strip_prefix(&self.mirror).unwrap());
+                    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                    std::fs::copy(&f, &to).unwrap();
+                }
+            }
+        }
+    }
+
+    fn days(&self) -> (i64, i64) {
+        let first = self.builds.values().min().unwrap() / 86_400;
+        let last = self.builds.values().max().unwrap() / 86_400;
+        (first, last)
+    }
+}
+
+fn config(dir: &Path, mirror: &Path) -> PathBuf {
+    let f = dir.join("citriage.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "[schedule]\ninterval = \"1h\"\n\n[retention]\nwindow_days = 3650\nlog_days = 3650\n\n[[sources.buckets]]\nname = \"k8s\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\nconcurrency = 2\n",
+            mirror.display().to_string()
+        ),
+    )
+    .unwrap();
+    f
+}
+
+/// The one-shot ingest of a mirror: fetch everything, cluster once.
+fn one_shot(db: &str, mirror: &Path, out: &Path) {
+    ok(cmd(db, &["fetch", "--all", "--concurrency", "2", "--mirror"]).arg(mirror));
+    ok(cmd(db, &["cluster", "--out"]).arg(out));
+}
+
+#[test]
+fn a_world_grown_day_by_day_and_watched_equals_a_one_shot_ingest() {
+    let w = world(20, 12);
+    let stores = Stores::new("a_world_grown_day_by_day_and_watched_equals_a_one_shot_ingest");
+    let (first, last) = w.days();
+    assert!(last - first >= 3, "the world spans {} days", last - first);
+    for engine in stores.engines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let grown = tmp.path().join("mirror");
+        std::fs::create_dir_all(&grown).unwrap();
+        let cfg = config(tmp.path(), &grown);
+        let watched = stores.fresh(engine, "watched");
+        let mut before = 0;
+        for (step, day) in [last - 2, last - 1, last].into_iter().enumerate() {
+            w.grow(&grown, (day + 1) * 86_400 - 1);
+            let out = ok(cmd(&watched, &["watch", "--once", "--worker", "w1", "--config"]).arg(&cfg));
+            assert!(out.contains("k8s: fetched"), "{engine}: {out}");
+            let once = stores.fresh(engine, &format!("once{step}"));
+            one_shot(&once, &grown, &tmp.path().join(format!("clusters{step}")));
+            let builds = count(&watched, "builds");
+            assert!(builds > before, "{engine}: day {step} added no builds ({builds})");
+            before = builds;
+            // The dashboard's figures are equal: builds, results, excerpts, and the
+            // latest clustering run's totals (cluster_runs) and its clusters as sets of
+            // failures. Cluster ids may differ: the watched store keeps the ids its
+            // earlier runs gave (ids follow their failures), a one-shot store gives
+            // them fresh; the tables keyed by id are compared as partitions.
+            let (mut a, mut b) = (figures(&watched), figures(&once));
+            for by_id in ["clusters", "cluster_failure_ids", "cluster_members", "cluster_daily", "cluster_subpatterns"]
+            {
+                if step == 0 {
+                    assert_eq!(a[by_id], b[by_id], "{engine}: {by_id}: the first run has no history");
+                }
+                a.remove(by_id);
+                b.remove(by_id);
+            }
+            assert_eq!(a, b, "{engine}: after day {step}, the watched store differs");
+            if engine == "sqlite" {
+                assert_eq!(partition(&watched), partition(&once), "after day {step}, the clusters differ");
+            }
+        }
+        // The status the dashboard shows.
+        let v: serde_json::Value = serde_json::from_str(&ok(&mut cmd(
+            &watched,
+            &["--format", "json", "watch", "--once", "--worker", "w1", "--config", cfg.to_str().unwrap()],
+        )))
+        .unwrap();
+        // Nothing new: only builds still running (stored incomplete) are read again.
+        let (stored, skipped) =
+            (v["sources"][0]["builds_stored"].as_u64().unwrap(), v["sources"][0]["builds_skipped"].as_u64().unwrap());
+        assert_eq!(stored + skipped, before, "{engine}: {v}");
+        assert!(stored * 20 < before, "{engine}: {v}");
+        assert_eq!(count(&watched, "builds"), before, "{engine}: a rerun adds no build");
+        assert!(v.get("reclustered").is_none(), "{engine}: no complete build arrived, no re-clustering: {v}");
+    }
+}
+
+/// kill -9 of a worker mid-ingest, then a rerun of the same worker: nothing lost,
+/// nothing twice. Two workers at once: the same store as one.
+#[test]
+#[cfg(unix)]
+fn a_killed_worker_resumes_and_two_workers_equal_one() {
+    let w = world(30, 20);
+    let stores = Stores::new("a_killed_worker_resumes_and_two_workers_equal_one");
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &w.mirror);
+    for engine in stores.engines() {
+        let once = stores.fresh(engine, "once");
+        one_shot(&once, &w.mirror, &tmp.path().join("clusters"));
+        let want = figures(&once);
+        let total = count(&once, "builds");
+
+        let killed = stores.fresh(engine, "killed");
+        let mut child = cmd(&killed, &["watch", "--once", "--worker", "w1", "--config"])
+            .arg(&cfg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        let mut partial = 0;
+        while t.elapsed().as_secs() < 120 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            partial = stored_builds(&killed, engine);
+            if partial >= 40 {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        eprintln!("{engine}: killed after {partial} of {total} builds ({status})");
+        assert!(!status.success() || partial == total, "{engine}: killed before finishing");
+        ok(cmd(&killed, &["watch", "--once", "--worker", "w1", "--config"]).arg(&cfg));
+        assert_eq!(figures(&killed), want, "{engine}: the resumed store differs from the one-shot one");
+
+        // SIGTERM: the worker finishes the build it is storing and exits cleanly; a
+        // rerun completes the store.
+        let termed = stores.fresh(engine, "termed");
+        let child = cmd(&termed, &["watch", "--once", "--worker", "w1", "--config"])
+            .arg(&cfg)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        while t.elapsed().as_secs() < 120 && stored_builds(&termed, engine) < 40 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let sent = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+        assert!(sent.success());
+        let o = child.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{engine}: SIGTERM is a clean stop: {} {}", o.status, stderr(&o));
+        let at_stop = count(&termed, "builds");
+        eprintln!("{engine}: stopped by SIGTERM after {at_stop} of {total} builds: {out}");
+        assert!(out.contains("k8s: stopped") || at_stop == total, "{engine}: {out}");
+        ok(cmd(&termed, &["watch", "--once", "--worker", "w1", "--config"]).arg(&cfg));
+        assert_eq!(figures(&termed), want, "{engine}: the store after SIGTERM and a rerun differs");
+
+        let two = stores.fresh(engine, "two");
+        let children: Vec<_> = ["w1", "w2"]
+            .iter()
+            .map(|name| {
+                cmd(&two, &["watch", "--once", "--worker", name, "--config"])
+                    .arg(&cfg)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut outs = Vec::new();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{engine}: {}", stderr(&o));
+            outs.push(String::from_utf8_lossy(&o.stdout).into_owned());
+        }
+        eprintln!("{engine}: two workers: {outs:?}");
+        assert_eq!(figures(&two), want, "{engine}: two workers differ from one");
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).build().into()
+}
+
+fn answer(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (u16, String) {
+    let mut r = r.unwrap();
+    (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// The dashboard for a team: health, readiness, metrics and the status page show
+/// each source's ingest (a failing one with its error and backoff); write actions
+/// need the token; the Host check accepts the public name; listening beyond
+/// loopback needs the explicit flag.
+#[test]
+fn serve_reports_health_metrics_and_source_status_and_guards_writes() {
+    let w = world(10, 6);
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("citriage.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[server]\npublic_name = \"triage.example.org\"\n\n[retention]\nwindow_days = 3650\nlog_days = 3650\n\n[[sources.buckets]]\nname = \"good\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\n\n[[sources.buckets]]\nname = \"broken\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njobs = [\"ci-x\"]\n",
+            w.mirror.display().to_string(),
+            tmp.path().join("no-such-mirror").display().to_string()
+        ),
+    )
+    .unwrap();
+    let db = tmp.path().join("store.db");
+    let dbs = db.to_str().unwrap();
+    let o = cmd(dbs, &["watch", "--once", "--config", cfg.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "a failing source fails the tick: {}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("good: fetched") && out.contains("broken: failed"), "{out}");
+
+    let o = cmd(dbs, &["serve", "--addr", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--listen-public"), "{}", stderr(&o));
+
+    let opts = citriage_web::ServeOptions {
+        public_name: Some("triage.example.org".into()),
+        writes: citriage_web::ops::WriteGate { token: Some("s3cret".into()), trusted_header: None },
+        now: Some(now),
+        prewarm: false,
+        ..Default::default()
+    };
+    let server =
+        citriage_web::Server::bind_with(db.clone(), "127.0.0.1:0".parse().unwrap(), opts).unwrap().spawn().unwrap();
+    let base = format!("http://{}", server.addr);
+    let a = agent();
+    assert_eq!(answer(a.get(format!("{base}/healthz")).call()), (200, "ok\n".into()));
+    let (s, body) = answer(a.get(format!("{base}/readyz")).call());
+    assert_eq!(s, 200, "{body}");
+    let (s, metrics) = answer(a.get(format!("{base}/metrics")).call());
+    assert_eq!(s, 200);
+    let builds = count(dbs, "builds");
+    assert!(metrics.contains(&format!("citriage_builds {builds}\n")), "{metrics}");
+    assert!(
+        metrics.contains(&format!("citriage_source_builds_stored_total{{source=\"good\",kind=\"bucket\"}} {builds}\n")),
+        "{metrics}"
+    );
+    assert!(metrics.contains("citriage_source_errors_total{source=\"broken\",kind=\"bucket\"} 1\n"), "{metrics}");
+    assert!(metrics.contains("citriage_source_errors_total{source=\"good\",kind=\"bucket\"} 0\n"), "{metrics}");
+    assert!(
+        metrics.contains("citriage_source_ingest_lag_seconds{source=\"broken\",kind=\"bucket\"} +Inf\n"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("citriage_source_ingest_lag_seconds{source=\"good\",kind=\"bucket\"} "), "{metrics}");
+    assert!(metrics.contains("citriage_http_request_duration_seconds_count{route=\"ops\"} "), "{metrics}");
+    assert!(
+        metrics.contains("citriage_source_newest_build_age_seconds{source=\"good\",kind=\"bucket\"} "),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("citriage_source_newest_build_age_seconds{source=\"broken\""), "{metrics}");
+    let (s, page) = answer(a.get(format!("{base}/status")).call());
+    assert_eq!(s, 200);
+    assert!(page.contains("backing off after 1 failure(s)") && page.contains("not a folder"), "{page}");
+    let (s, api) = answer(a.get(format!("{base}/api/v1/sources")).call());
+    assert_eq!(s, 200);
+    let v: serde_json::Value = serde_json::from_str(&api).unwrap();
+    let broken = v.as_array().unwrap().iter().find(|s| s["source"] == "broken").unwrap();
+    assert!(broken["next_due"].as_i64().unwrap() > broken["last_error_at"].as_i64().unwrap(), "backoff: {broken}");
+    assert_eq!(broken["last_success"], serde_json::Value::Null);
+
+    // Writes: refused without the token or with another, done with it.
+    assert_eq!(answer(a.post(format!("{base}/admin/refresh")).send_empty()).0, 401);
+    assert_eq!(
+        answer(a.post(format!("{base}/admin/refresh")).header("Authorization", "Bearer nope").send_empty()).0,
+        401
+    );
+    assert_eq!(
+        answer(a.post(format!("{base}/admin/refresh")).header("Authorization", "Bearer s3cret").send_empty()).0,
+        200
+    );
+    // The Host check: the public name passes, another name does not.
+    assert_eq!(answer(a.get(format!("{base}/healthz")).header("Host", "triage.example.org").call()).0, 200);
+    assert_eq!(answer(a.get(format!("{base}/healthz")).header("Host", "evil.example.com").call()).0, 403);
+    drop(server);
+
+    // Retention: a week counted back from the newest build.
+    let cfg = tmp.path().join("week.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[retention]\nwindow_days = 7\nlog_days = 2\n\n[[sources.buckets]]\nname = \"good\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \".\"\n",
+            w.mirror.display().to_string()
+        ),
+    )
+    .unwrap();
+    let week = tmp.path().join("week.db");
+    let out = ok(&mut cmd(week.to_str().unwrap(), &["watch", "--once", "--config", cfg.to_str().unwrap()]));
+    assert!(out.contains("retention removed"), "{out}");
+    let c = rusqlite::Connection::open(&week).unwrap();
+    let (oldest, newest): (i64, i64) =
+        c.query_row("SELECT min(started), max(started) FROM builds", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert!(newest - oldest <= 7 * 86_400, "kept {} days", (newest - oldest) / 86_400);
+    let old_excerpts: i64 = c
+        .query_row(
+            "SELECT count(*) FROM build_excerpts e JOIN builds b ON b.id = e.build WHERE b.started < ?1",
+            [newest - 2 * 86_400],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(old_excerpts, 0);
+    let kept = count(week.to_str().unwrap(), "builds");
+    assert!(kept > 0 && kept < builds, "{kept} of {builds}");
+}
