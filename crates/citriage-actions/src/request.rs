@@ -124,10 +124,7 @@ pub type Sender<'a> = dyn FnMut(&str, &str, Option<&Value>) -> Result<Value, Str
 /// filling each one's placeholders from the earlier answers and checking every
 /// precondition before going on. Returns what was sent; stops at the first problem
 /// (the requests before it were sent).
-pub fn apply(
-    requests: &[PlannedRequest],
-    send: &mut Sender<'_>,
-) -> Result<Vec<Sent>, (Vec<Sent>, ApplyError)> {
+pub fn apply(requests: &[PlannedRequest], send: &mut Sender<'_>) -> Result<Vec<Sent>, (Vec<Sent>, ApplyError)> {
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     let mut sent = Vec::new();
     for (i, r) in requests.iter().enumerate() {

@@ -102,7 +102,8 @@ impl TextIndex {
         let mut from = 0u32;
         loop {
             if budget.max_candidates.is_some_and(|max| stats.verified >= max)
-                || (stats.candidates.is_multiple_of(DEADLINE_STRIDE) && budget.deadline.is_some_and(|d| Instant::now() >= d))
+                || (stats.candidates.is_multiple_of(DEADLINE_STRIDE)
+                    && budget.deadline.is_some_and(|d| Instant::now() >= d))
             {
                 stats.stopped_early = cursor.seek(from).is_some();
                 break;

@@ -208,6 +208,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // window read without touching the passing results).
     "CREATE INDEX builds_by_started ON builds (started);
     CREATE INDEX test_results_failed ON test_results (build, seq) WHERE status IN (1, 2);",
+    // 9: what kettle records for a build where it reads it differently from citriage
+    // (JSON of `KettleFacts`: its result, version, commit, repos, or why it writes no
+    // row); NULL for builds stored before, whose kettle figures use citriage's fields.
+    "ALTER TABLE builds ADD COLUMN kettle TEXT;",
 ];
 
 /// The schema version this build writes.

@@ -693,7 +693,9 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 if job.single_pr.is_none() {
                     let key = repos::pr_key(ctx.seed, "bad-pr", prs[pr].number, push);
                     if key % 1000 < 110 && !matches!(job.suite, SuiteKind::ImageBuild) {
-                        let id = if matches!(job.suite, SuiteKind::GoUnit | SuiteKind::GoIntegration) && key.is_multiple_of(2) {
+                        let id = if matches!(job.suite, SuiteKind::GoUnit | SuiteKind::GoIntegration)
+                            && key.is_multiple_of(2)
+                        {
                             "pr-unit-regression"
                         } else {
                             "compile-error"
@@ -941,13 +943,18 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 &mut br,
             );
             for f in files {
-                let (bytes, fl, kt) = junit::render(&f);
+                let (bytes, mut fl, kt) = junit::render(&f);
+                if !junit::kettle_reads(&f.rel) {
+                    for l in &mut fl {
+                        l.kettle_name = None;
+                    }
+                }
                 let path = format!("{gcs_prefix}/{}", f.rel);
                 if f.truncate_permille.is_some() {
                     truncated_files.push(path.clone());
                 }
                 failed_tests += count_failures(&f.root);
-                for k in kt {
+                for k in kt.into_iter().filter(|_| junit::kettle_reads(&f.rel)) {
                     let n = interner.get(&k.name);
                     kettle_tests.push((n, k.failed));
                 }
