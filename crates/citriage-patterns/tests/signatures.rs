@@ -18,6 +18,9 @@ const SAMPLES: &[(&str, &str)] = &[
     ("image-pull-backoff", "kube-proxy-x2x4z 0/1 ImagePullBackOff 0 12m"),
     ("unknown-flag", "Error: unknown flag: --ip-family"),
     ("aws-no-credentials", "Unable to locate credentials. You can configure credentials by running \"aws configure\"."),
+    ("apiserver-unreachable", "Get \"https://10.0.3.7:6443/api/v1/namespaces/e2e-1/pods\": dial tcp 10.0.3.7:6443: connect: connection refused"),
+    ("node-not-ready", "node e2e-node-2 is NotReady: Kubelet stopped posting node status."),
+    ("registry-rate-limit", "docker pull failed: toomanyrequests: You have reached your pull rate limit"),
 ];
 
 #[test]

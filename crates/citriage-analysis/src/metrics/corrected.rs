@@ -8,6 +8,8 @@ use super::pfs::{self, Run};
 use super::{kettle, DAY};
 use citriage_model::build::BuildRecord;
 use citriage_model::Day;
+use citriage_patterns::normalize::{normalize, Profile};
+use citriage_patterns::signatures::{Catalogue, FailureClass};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,14 +21,36 @@ pub struct Settings {
     pub window_days: i64,
     /// JUnit names that are harness steps, not tests.
     pub harness: Vec<String>,
-    /// A build where more than this share of its tests failed is an environment event.
+    /// A build that failed at least this share of the tests the job typically runs (its
+    /// median over the window) is an environment event ...
     pub mass_failure_share: f64,
-    /// ... counted only for builds with at least this many tests.
+    /// ... and at least this many tests.
     pub mass_failure_min_tests: usize,
+    /// Signatures whose `infra` class marks a failure as the environment's: a build where
+    /// at least two failed tests carry one is an environment event, and any single
+    /// failure carrying one is no flake evidence.
+    pub signatures: Catalogue,
     /// Fewer completed runs than this in the window: the figures say little.
     pub few_runs: u64,
-    /// Flip rate (percent) above which the flip signal fires.
+    /// A test must have failed in at least this many runs (outside environment events)
+    /// for any flake signal to fire.
+    pub min_failed_runs: u64,
+    /// The flip signal needs at least this many like-with-like pairs of runs ...
+    pub flip_min_pairs: u64,
+    /// ... and the lower end of its 95% interval (percent) above this.
     pub flip_rate_threshold: f64,
+    /// The PFS signal needs at least this many runs.
+    pub pfs_min_runs: u64,
+    /// A failure message (normalized first line) that failed at least this many distinct
+    /// tests of the job in the window is a shared cause (a harness or environment
+    /// problem that hits whichever test runs), not evidence about any one test.
+    pub shared_cause_min_tests: usize,
+}
+
+/// Harness steps that prepare the environment: when one fails, the build's test
+/// failures are the environment's.
+pub fn is_setup_step(name: &str) -> bool {
+    name == "Up" || name.contains("BeforeSuite") || name.starts_with("Preparation")
 }
 
 impl Settings {
@@ -35,10 +59,15 @@ impl Settings {
             as_of,
             window_days: 7,
             harness,
-            mass_failure_share: 0.8,
-            mass_failure_min_tests: 5,
+            mass_failure_share: 0.1,
+            mass_failure_min_tests: 3,
+            signatures: Catalogue::builtin(),
             few_runs: 3,
-            flip_rate_threshold: 10.0,
+            min_failed_runs: 2,
+            flip_min_pairs: 8,
+            flip_rate_threshold: 5.0,
+            pfs_min_runs: 10,
+            shared_cause_min_tests: 4,
         }
     }
 }
@@ -59,6 +88,19 @@ pub struct Signal {
     pub kind: &'static str,
     pub fired: bool,
     pub detail: String,
+    /// The runs the signal rests on (failing runs it counted).
+    pub runs: u64,
+    /// Build paths of that evidence, newest first (at most 5).
+    pub builds: Vec<String>,
+}
+
+/// A build whose failures are an environment event, not the tests'.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MassFailure {
+    pub build: String,
+    pub failed_tests: u64,
+    pub tests: u64,
+    pub reason: String,
 }
 
 /// A test's figures in the window.
@@ -70,11 +112,26 @@ pub struct TestFigures {
     pub runs: u64,
     /// Builds in which it failed at least once.
     pub failed_runs: u64,
+    /// Flips between like-with-like runs (same PR head, or consecutive runs of a
+    /// periodic or postsubmit job), percent of the pairs.
     pub flip_rate: f64,
+    /// The pairs behind the flip rate and its 95% (Wilson) interval, percent.
+    pub flip_pairs: u64,
+    pub flip_interval: (f64, f64),
     pub pfs: f64,
     pub signals: Vec<Signal>,
     /// Build paths of failing runs, newest first (at most 5), for evidence.
     pub failing_builds: Vec<String>,
+    /// Failures left out of the flake evidence: in environment-event builds, with an
+    /// infra signature in their own text, or with a cause shared by many tests of the
+    /// job (they still count against the job).
+    pub environment_failures: u64,
+    /// The newest failing run's start (Unix seconds).
+    pub last_failure: Option<i64>,
+    /// How actionable the flake evidence is: failing runs, weighted up by same-commit
+    /// and in-run evidence and down by age; 0 when no signal fired. Tests are listed
+    /// by it.
+    pub actionability: f64,
 }
 
 impl TestFigures {
@@ -113,6 +170,8 @@ pub struct JobFigures {
     pub flags: Vec<Flag>,
     /// Builds flagged as environment events by the mass-failure guard.
     pub mass_failure_builds: Vec<String>,
+    /// The same builds with their failed and run tests and why.
+    pub mass_failures: Vec<MassFailure>,
     /// Tests with at least one failure in the window, most failed runs first.
     pub tests: Vec<TestFigures>,
 }
@@ -190,16 +249,9 @@ fn figures_for(
     let bad_commits = commits.iter().filter(|(k, (p, r))| k.is_some() && *r > 0 && *p < *r).count();
     let corrected_consistency = (ncommits > 0).then(|| kettle::round3(1.0 - bad_commits as f64 / ncommits as f64));
 
-    // Mass-failure guard.
-    let mut mass = Vec::new();
-    for b in &window {
-        let tests: Vec<_> =
-            b.tests.iter().filter(|t| !harness.contains(t.name.as_str()) && t.status != "skipped").collect();
-        let failed = tests.iter().filter(|t| t.status == "failed" || t.status == "error").count();
-        if tests.len() >= s.mass_failure_min_tests && failed as f64 > s.mass_failure_share * tests.len() as f64 {
-            mass.push(b.path.clone());
-        }
-    }
+    // Mass-failure guard: environment events, relative to the job's own history.
+    let mass_failures = mass_failures(&window, s, harness);
+    let mass: Vec<String> = mass_failures.iter().map(|m| m.build.clone()).collect();
     let tests = test_figures(&window, &mass, s, harness);
 
     let mut flags = Vec::new();
@@ -274,119 +326,293 @@ fn figures_for(
         corrected_consistency,
         flags,
         mass_failure_builds: mass,
+        mass_failures,
         tests,
     }
 }
 
-fn test_figures(window: &[&BuildRecord], mass: &[String], s: &Settings, harness: &BTreeSet<&str>) -> Vec<TestFigures> {
-    // (classname, name) → per build (in start order): (commit, failed attempts, passed attempts, path)
-    type PerBuild<'a> = (Option<&'a str>, u32, u32, &'a str);
-    let mut m: BTreeMap<(&str, &str), Vec<PerBuild<'_>>> = BTreeMap::new();
-    for b in window {
-        if mass.contains(&b.path) {
-            continue;
+/// Whether a failure text carries an infra signature of the catalogue.
+fn infra_failure(s: &Settings, text: Option<&str>) -> Option<String> {
+    let text = text?;
+    s.signatures.match_text(text).into_iter().find(|m| m.class == FailureClass::Infra).map(|m| m.id)
+}
+
+fn is_failure(status: &str) -> bool {
+    status == "failed" || status == "error"
+}
+
+/// The window's builds whose failures are an environment event: a setup step failed;
+/// or at least two failed tests carry an infra signature; or the build failed at least
+/// `mass_failure_share` of the tests the job typically runs (the median over the
+/// window's builds with tests) and at least `mass_failure_min_tests`.
+fn mass_failures(window: &[&BuildRecord], s: &Settings, harness: &BTreeSet<&str>) -> Vec<MassFailure> {
+    let counts: Vec<(u64, u64)> = window
+        .iter()
+        .map(|b| {
+            let run: Vec<_> =
+                b.tests.iter().filter(|t| !harness.contains(t.name.as_str()) && t.status != "skipped").collect();
+            (run.len() as u64, run.iter().filter(|t| is_failure(&t.status)).count() as u64)
+        })
+        .collect();
+    let mut sizes: Vec<u64> = counts.iter().map(|c| c.0).filter(|n| *n > 0).collect();
+    sizes.sort_unstable();
+    let typical = sizes.get(sizes.len() / 2).copied().unwrap_or(0);
+    let cut = (s.mass_failure_share * typical as f64).ceil().max(s.mass_failure_min_tests as f64) as u64;
+    let mut out = Vec::new();
+    for (b, &(tests, failed)) in window.iter().zip(&counts) {
+        let setup = b.tests.iter().find(|t| is_setup_step(&t.name) && is_failure(&t.status));
+        let mut infra: BTreeMap<String, u64> = BTreeMap::new();
+        for t in b.tests.iter().filter(|t| is_failure(&t.status) && !harness.contains(t.name.as_str())) {
+            if let Some(id) = infra_failure(s, t.failure_text.as_deref()) {
+                *infra.entry(id).or_insert(0) += 1;
+            }
         }
-        let mut local: BTreeMap<(&str, &str), (u32, u32)> = BTreeMap::new();
+        let top_infra = infra.iter().max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)));
+        let reason = if let Some(t) = setup {
+            Some(format!("setup step {:?} failed", t.name))
+        } else if let Some((id, n)) = top_infra.filter(|(_, n)| **n >= 2) {
+            Some(format!("{n} failed tests carry the infra signature {id}"))
+        } else if failed >= cut && failed > 0 {
+            Some(format!("{failed} of {tests} tests failed (the job typically runs {typical}; the cut is {cut})"))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            out.push(MassFailure { build: b.path.clone(), failed_tests: failed, tests, reason });
+        }
+    }
+    out
+}
+
+/// Wilson score interval (95%) of k successes in n trials, as fractions.
+pub fn wilson(k: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.96f64;
+    let n = n as f64;
+    let p = k as f64 / n;
+    let d = 1.0 + z * z / n;
+    let c = p + z * z / (2.0 * n);
+    let h = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt();
+    (((c - h) / d).max(0.0), ((c + h) / d).min(1.0))
+}
+
+/// One run of a test in one build.
+struct TestRun<'a> {
+    /// Like-with-like stream: the PR head for presubmits, the job for the others.
+    stream: Option<&'a str>,
+    commit: Option<&'a str>,
+    failed: u32,
+    passed: u32,
+    path: &'a str,
+    started: i64,
+}
+
+/// The key a failure's cause is compared by: its first line, normalized.
+fn cause_key(text: Option<&str>) -> String {
+    let first = text.unwrap_or_default().lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let n = normalize(first, Profile::Default);
+    n.chars().take(200).collect()
+}
+
+fn test_figures(window: &[&BuildRecord], mass: &[String], s: &Settings, harness: &BTreeSet<&str>) -> Vec<TestFigures> {
+    // Failure causes shared by many tests of the job: the harness's or environment's.
+    let mut spread: BTreeMap<String, BTreeSet<(&str, &str)>> = BTreeMap::new();
+    for b in window.iter().filter(|b| !mass.contains(&b.path)) {
+        for t in b.tests.iter().filter(|t| is_failure(&t.status) && !harness.contains(t.name.as_str())) {
+            spread.entry(cause_key(t.failure_text.as_deref())).or_default().insert((&t.classname, &t.name));
+        }
+    }
+    let shared: BTreeSet<&str> =
+        spread.iter().filter(|(_, t)| t.len() >= s.shared_cause_min_tests).map(|(k, _)| k.as_str()).collect();
+    let mut m: BTreeMap<(&str, &str), Vec<TestRun<'_>>> = BTreeMap::new();
+    let mut environment: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    for b in window {
+        let in_mass = mass.contains(&b.path);
+        let presubmit = b.kind == "presubmit" || b.kind == "batch";
+        let commit = b.commit_sha.as_deref().or(b.repo_commit.as_deref());
+        let mut local: BTreeMap<(&str, &str), (u32, u32, bool)> = BTreeMap::new();
         for t in &b.tests {
             if harness.contains(t.name.as_str()) || t.status == "skipped" {
                 continue;
             }
             let e = local.entry((t.classname.as_str(), t.name.as_str())).or_default();
-            if t.status == "failed" || t.status == "error" {
+            if is_failure(&t.status) {
                 e.0 += 1;
+                e.2 |= in_mass
+                    || infra_failure(s, t.failure_text.as_deref()).is_some()
+                    || (!shared.is_empty() && shared.contains(cause_key(t.failure_text.as_deref()).as_str()));
             } else {
                 e.1 += 1;
             }
         }
-        let commit = b.commit_sha.as_deref().or(b.repo_commit.as_deref());
-        for (k, (f, p)) in local {
-            m.entry(k).or_default().push((commit, f, p, b.path.as_str()));
+        for (k, (f, p, env)) in local {
+            if env {
+                // The environment's failure: not evidence about the test.
+                *environment.entry(k).or_insert(0) += 1;
+                continue;
+            }
+            m.entry(k).or_default().push(TestRun {
+                stream: if presubmit { commit } else { Some("") },
+                commit,
+                failed: f,
+                passed: p,
+                path: b.path.as_str(),
+                started: b.started.unwrap_or_default(),
+            });
         }
     }
-    let mut out: Vec<TestFigures> = m
+    let keys: BTreeSet<(&str, &str)> = m.keys().chain(environment.keys()).copied().collect();
+    let mut out: Vec<TestFigures> = keys
         .into_iter()
-        .filter(|(_, runs)| runs.iter().any(|r| r.1 > 0))
-        .map(|((classname, name), runs)| {
-            let failed_runs = runs.iter().filter(|r| r.1 > 0).count() as u64;
-            // 1. same commit, pass and fail
-            let mut per_commit: BTreeMap<&str, (bool, bool)> = BTreeMap::new();
-            for r in &runs {
-                if let Some(c) = r.0 {
-                    let e = per_commit.entry(c).or_default();
-                    e.0 |= r.1 > 0 && r.2 == 0;
-                    e.1 |= r.2 > 0;
-                }
+        .filter_map(|k| {
+            let runs = m.remove(&k).unwrap_or_default();
+            let env = environment.get(&k).copied().unwrap_or(0);
+            if env == 0 && !runs.iter().any(|r| r.failed > 0) {
+                return None;
             }
-            let same_commit: Vec<&str> = per_commit.iter().filter(|(_, (f, p))| *f && *p).map(|(c, _)| *c).collect();
-            // 2. in-run retry
-            let retried = runs.iter().filter(|r| r.1 > 0 && r.2 > 0).count();
-            // 3. flip rate, skipping runs inside streaks of >= 3 consecutive failures
-            let outcome: Vec<bool> = runs.iter().map(|r| r.2 > 0).collect(); // true = passed (retries pass)
-            let mut considered = vec![true; outcome.len()];
-            let mut i = 0;
-            while i < outcome.len() {
-                if !outcome[i] {
-                    let mut j = i;
-                    while j < outcome.len() && !outcome[j] {
-                        j += 1;
-                    }
-                    if j - i >= 3 {
-                        for c in considered.iter_mut().take(j).skip(i) {
-                            *c = false;
-                        }
-                    }
-                    i = j;
-                } else {
-                    i += 1;
-                }
-            }
-            let seq: Vec<bool> = outcome.iter().zip(&considered).filter(|(_, c)| **c).map(|(o, _)| *o).collect();
-            let flips = seq.windows(2).filter(|w| w[0] && !w[1]).count();
-            let flip_rate = if seq.is_empty() { 0.0 } else { 100.0 * flips as f64 / seq.len() as f64 };
-            // 4. Bayesian PFS
-            let pfs_runs: Vec<Run> = runs.iter().map(|r| Run { failed: r.1, passed: r.2 }).collect();
-            let p = pfs::pfs(&pfs_runs);
-            let signals = vec![
-                Signal {
-                    kind: "same-commit",
-                    fired: !same_commit.is_empty(),
-                    detail: if same_commit.is_empty() {
-                        "no commit saw both a pass and a failure".into()
-                    } else {
-                        format!("passed and failed on {} commit(s), e.g. {}", same_commit.len(), same_commit[0])
-                    },
-                },
-                Signal {
-                    kind: "in-run-retry",
-                    fired: retried > 0,
-                    detail: format!("failed then passed within {retried} build(s)"),
-                },
-                Signal {
-                    kind: "flip-rate",
-                    fired: flip_rate > s.flip_rate_threshold,
-                    detail: format!("{flips} pass→fail flip(s) over {} considered run(s): {flip_rate:.1}%", seq.len()),
-                },
-                Signal {
-                    kind: "bayesian-pfs",
-                    fired: p > pfs::FLAKY_PFS,
-                    detail: format!("PFS {p:.3} over {} run(s) (flaky above {})", runs.len(), pfs::FLAKY_PFS),
-                },
-            ];
-            let failing_builds = runs.iter().rev().filter(|r| r.1 > 0).take(5).map(|r| r.3.to_string()).collect();
-            TestFigures {
-                classname: classname.to_string(),
-                name: name.to_string(),
-                runs: runs.len() as u64,
-                failed_runs,
-                flip_rate,
-                pfs: p,
-                signals,
-                failing_builds,
-            }
+            Some(one_test(k.0, k.1, &runs, env, s))
         })
         .collect();
     out.sort_by(|a, b| {
-        b.failed_runs.cmp(&a.failed_runs).then_with(|| (&a.classname, &a.name).cmp(&(&b.classname, &b.name)))
+        b.actionability
+            .total_cmp(&a.actionability)
+            .then_with(|| b.failed_runs.cmp(&a.failed_runs))
+            .then_with(|| (&a.classname, &a.name).cmp(&(&b.classname, &b.name)))
     });
     out
+}
+
+fn newest(paths: &[&str]) -> Vec<String> {
+    paths.iter().rev().take(5).map(|p| p.to_string()).collect()
+}
+
+fn one_test(classname: &str, name: &str, runs: &[TestRun<'_>], environment: u64, s: &Settings) -> TestFigures {
+    let failed_runs = runs.iter().filter(|r| r.failed > 0).count() as u64;
+    let enough = failed_runs >= s.min_failed_runs;
+    // 1. Same commit (or PR head): a failing run and a passing run.
+    let mut per_commit: BTreeMap<&str, (Vec<&str>, bool)> = BTreeMap::new();
+    for r in runs {
+        if let Some(c) = r.commit {
+            let e = per_commit.entry(c).or_default();
+            if r.failed > 0 && r.passed == 0 {
+                e.0.push(r.path);
+            }
+            e.1 |= r.passed > 0;
+        }
+    }
+    let same: Vec<(&str, &Vec<&str>)> =
+        per_commit.iter().filter(|(_, (f, p))| !f.is_empty() && *p).map(|(c, (f, _))| (*c, f)).collect();
+    let same_builds: Vec<&str> = same.iter().flat_map(|(_, f)| f.iter().copied()).collect();
+    // 2. Failed then passed within one build.
+    let retried: Vec<&str> = runs.iter().filter(|r| r.failed > 0 && r.passed > 0).map(|r| r.path).collect();
+    // 3. Flip rate over like-with-like pairs: consecutive runs of one stream, leaving
+    // out runs inside streaks of 3 or more failures (a breakage, not a flake).
+    let outcome: Vec<bool> = runs.iter().map(|r| r.passed > 0).collect();
+    let mut considered = vec![true; outcome.len()];
+    let mut i = 0;
+    while i < outcome.len() {
+        if outcome[i] {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < outcome.len() && !outcome[j] {
+            j += 1;
+        }
+        if j - i >= 3 {
+            considered[i..j].iter_mut().for_each(|c| *c = false);
+        }
+        i = j;
+    }
+    let mut last: BTreeMap<&str, bool> = BTreeMap::new();
+    let (mut pairs, mut flips) = (0u64, 0u64);
+    let mut flip_builds: Vec<&str> = Vec::new();
+    for (r, (&o, &c)) in runs.iter().zip(outcome.iter().zip(&considered)) {
+        let Some(stream) = r.stream.filter(|_| c) else { continue };
+        if let Some(prev) = last.insert(stream, o) {
+            pairs += 1;
+            if prev != o {
+                flips += 1;
+                if !o {
+                    flip_builds.push(r.path);
+                }
+            }
+        }
+    }
+    let flip_rate = if pairs == 0 { 0.0 } else { 100.0 * flips as f64 / pairs as f64 };
+    let (lo, hi) = wilson(flips, pairs);
+    let flip_interval = (100.0 * lo, 100.0 * hi);
+    // 4. Bayesian PFS.
+    let pfs_runs: Vec<Run> = runs.iter().map(|r| Run { failed: r.failed, passed: r.passed }).collect();
+    let p = pfs::pfs(&pfs_runs);
+    let failing_paths: Vec<&str> = runs.iter().filter(|r| r.failed > 0).map(|r| r.path).collect();
+    let signals = vec![
+        Signal {
+            kind: "same-commit",
+            fired: enough && !same.is_empty(),
+            detail: match same.first() {
+                None => "no commit saw both a pass and a failure".into(),
+                Some((c, _)) => format!("passed and failed on {} commit(s), e.g. {c}", same.len()),
+            },
+            runs: same_builds.len() as u64,
+            builds: newest(&same_builds),
+        },
+        Signal {
+            kind: "in-run-retry",
+            fired: !retried.is_empty(),
+            detail: format!("failed then passed within {} build(s)", retried.len()),
+            runs: retried.len() as u64,
+            builds: newest(&retried),
+        },
+        Signal {
+            kind: "flip-rate",
+            fired: enough && pairs >= s.flip_min_pairs && flips >= 2 && flip_interval.0 > s.flip_rate_threshold,
+            detail: format!(
+                "{flips} flip(s) over {pairs} like-with-like pair(s) (same PR head, or consecutive runs): {flip_rate:.1}% (95% interval {:.1}–{:.1}%; fires when {} or more pairs and above {:.0}%)",
+                flip_interval.0, flip_interval.1, s.flip_min_pairs, s.flip_rate_threshold
+            ),
+            runs: flip_builds.len() as u64,
+            builds: newest(&flip_builds),
+        },
+        Signal {
+            kind: "bayesian-pfs",
+            fired: enough && runs.len() as u64 >= s.pfs_min_runs && p > pfs::FLAKY_PFS,
+            detail: format!(
+                "PFS {p:.3} over {} run(s) (flaky above {} with {} or more runs)",
+                runs.len(),
+                pfs::FLAKY_PFS,
+                s.pfs_min_runs
+            ),
+            runs: failed_runs,
+            builds: newest(&failing_paths),
+        },
+    ];
+    let last_failure = runs.iter().filter(|r| r.failed > 0).map(|r| r.started).max();
+    let fired = signals.iter().any(|x| x.fired);
+    let actionability = if fired {
+        let age_days = match (last_failure, runs.iter().map(|r| r.started).max()) {
+            (Some(f), Some(newest)) => ((newest - f).max(0) / DAY) as f64,
+            _ => 0.0,
+        };
+        (failed_runs as f64 + 2.0 * same_builds.len() as f64 + 2.0 * retried.len() as f64) / (1.0 + age_days / 7.0)
+    } else {
+        0.0
+    };
+    TestFigures {
+        classname: classname.to_string(),
+        name: name.to_string(),
+        runs: runs.len() as u64,
+        failed_runs,
+        flip_rate,
+        flip_pairs: pairs,
+        flip_interval,
+        pfs: p,
+        signals,
+        failing_builds: newest(&failing_paths),
+        environment_failures: environment,
+        last_failure,
+        actionability,
+    }
 }
