@@ -6,6 +6,7 @@
 
 use super::pfs::{self, Run};
 use super::{kettle, DAY};
+use crate::severity::{self, Severity};
 use citriage_model::build::BuildRecord;
 use citriage_model::Day;
 use citriage_patterns::normalize::{normalize, Profile};
@@ -45,6 +46,9 @@ pub struct Settings {
     /// tests of the job in the window is a shared cause (a harness or environment
     /// problem that hits whichever test runs), not evidence about any one test.
     pub shared_cause_min_tests: usize,
+    /// A test that failed in more than this share of its runs is failing, not flaky: no
+    /// flake signal fires for it (its detail says so).
+    pub max_flaky_share: f64,
 }
 
 /// Harness steps that prepare the environment: when one fails, the build's test
@@ -68,6 +72,7 @@ impl Settings {
             flip_rate_threshold: 5.0,
             pfs_min_runs: 10,
             shared_cause_min_tests: 4,
+            max_flaky_share: 0.6,
         }
     }
 }
@@ -76,7 +81,7 @@ impl Settings {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flag {
     /// `few-runs`, `stale`, `only-errors`, `always-failing-scored-consistent`,
-    /// `state-error-builds`, `single-pr`.
+    /// `contradicted-rating`, `state-error-builds`, `single-pr`.
     pub kind: String,
     pub detail: String,
 }
@@ -282,6 +287,11 @@ fn figures_for(
             detail: format!("kettle consistency 1.0, yet 0 of {failures} run(s) passed"),
         });
     }
+    if let Some(kc) = k {
+        if let Some(detail) = contradiction(kc, passes, sample, corrected_consistency, ncommits, s) {
+            flags.push(Flag { kind: "contradicted-rating".into(), detail });
+        }
+    }
     let prowjob_errors = window.iter().filter(|b| b.origin == "prowjob").count();
     if prowjob_errors > 0 {
         flags.push(Flag {
@@ -329,6 +339,52 @@ fn figures_for(
         mass_failures,
         tests,
     }
+}
+
+/// Position of a flakes-dashboard rating, worst first.
+fn level(c: f64) -> usize {
+    match severity::of_consistency(c) {
+        Severity::Critical => 0,
+        Severity::Severe => 1,
+        Severity::Warning => 2,
+        Severity::Moderate => 3,
+        _ => 4,
+    }
+}
+
+/// The `contradicted-rating` detail when the corrected figures (pass rate, corrected
+/// consistency) rate the job two or more levels below what the dashboard's consistency
+/// rates it, on the dashboard's rubric; both numbers with their windows.
+pub fn contradiction(
+    kettle: f64,
+    passes: u64,
+    sample: u64,
+    corrected: Option<f64>,
+    commits: usize,
+    s: &Settings,
+) -> Option<String> {
+    let rate = (sample > 0).then(|| passes as f64 / sample as f64);
+    let worst = match (rate, corrected) {
+        (Some(r), Some(c)) => r.min(c),
+        (Some(r), None) => r,
+        (None, Some(c)) => c,
+        (None, None) => return None,
+    };
+    if level(kettle) < level(worst) + 2 {
+        return None;
+    }
+    let name = |c: f64| severity::of_consistency(c).as_str();
+    let to = Day::from_unix_seconds(s.as_of);
+    Some(format!(
+        "the dashboard rates it {} on kettle consistency {kettle:.3} (7 days to {to}); corrected: {}{} over {} days to {to}, which rates {}",
+        name(kettle),
+        rate.map(|r| format!("pass rate {:.1}% ({passes} of {sample} runs)", 100.0 * r)).unwrap_or_default(),
+        corrected
+            .map(|c| format!("{}consistency {c:.3} ({commits} commits, failing commits counted)", if rate.is_some() { ", " } else { "" }))
+            .unwrap_or_default(),
+        s.window_days,
+        name(worst)
+    ))
 }
 
 /// Whether a failure text carries an infra signature of the catalogue.
@@ -490,7 +546,8 @@ fn newest(paths: &[&str]) -> Vec<String> {
 
 fn one_test(classname: &str, name: &str, runs: &[TestRun<'_>], environment: u64, s: &Settings) -> TestFigures {
     let failed_runs = runs.iter().filter(|r| r.failed > 0).count() as u64;
-    let enough = failed_runs >= s.min_failed_runs;
+    let mostly_failing = failed_runs as f64 > s.max_flaky_share * runs.len() as f64;
+    let enough = failed_runs >= s.min_failed_runs && !mostly_failing;
     // 1. Same commit (or PR head): a failing run and a passing run.
     let mut per_commit: BTreeMap<&str, (Vec<&str>, bool)> = BTreeMap::new();
     for r in runs {
@@ -561,8 +618,16 @@ fn one_test(classname: &str, name: &str, runs: &[TestRun<'_>], environment: u64,
         },
         Signal {
             kind: "in-run-retry",
-            fired: !retried.is_empty(),
-            detail: format!("failed then passed within {} build(s)", retried.len()),
+            fired: !retried.is_empty() && !mostly_failing,
+            detail: if mostly_failing {
+                format!(
+                    "failed in {failed_runs} of {} runs: failing, not flaky (no signal fires above {:.0}%)",
+                    runs.len(),
+                    100.0 * s.max_flaky_share
+                )
+            } else {
+                format!("failed then passed within {} build(s)", retried.len())
+            },
             runs: retried.len() as u64,
             builds: newest(&retried),
         },
@@ -614,5 +679,116 @@ fn one_test(classname: &str, name: &str, runs: &[TestRun<'_>], environment: u64,
         environment_failures: environment,
         last_failure,
         actionability,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use citriage_model::build::StoredTest;
+
+    const T0: i64 = 1_795_000_000;
+
+    fn test(name: &str, failed: bool, text: &str) -> StoredTest {
+        StoredTest {
+            file: "artifacts/junit_01.xml".into(),
+            suite: String::new(),
+            classname: "c".into(),
+            name: name.into(),
+            status: if failed { "failed" } else { "passed" }.into(),
+            duration: None,
+            failure_text: failed.then(|| text.to_string()),
+            attempt: 0,
+            informing: false,
+            kettle_name: Some(name.into()),
+        }
+    }
+
+    fn build(n: i64, commit: &str, pass: bool, tests: Vec<StoredTest>) -> BuildRecord {
+        BuildRecord {
+            bucket: "b".into(),
+            path: format!("logs/ci-x/{n}"),
+            job: "ci-x".into(),
+            build_id: n.to_string(),
+            kind: "periodic".into(),
+            pr: None,
+            commit_sha: Some(commit.into()),
+            repo_commit: Some(commit.into()),
+            repo_version: Some(commit.into()),
+            repos: None,
+            started: Some(T0 + n * 3_600),
+            finished: Some(T0 + n * 3_600 + 600),
+            duration: Some(600),
+            result: Some(if pass { "SUCCESS" } else { "FAILURE" }.into()),
+            state: None,
+            executor: None,
+            origin: "gcs".into(),
+            problems: Vec::new(),
+            complete: true,
+            tests,
+            artifacts: Vec::new(),
+            excerpts: Vec::new(),
+            kettle: None,
+        }
+    }
+
+    fn settings() -> Settings {
+        Settings::new(T0 + 40 * 3_600, Vec::new())
+    }
+
+    #[test]
+    fn a_quarter_pass_rate_rated_good_is_contradicted() {
+        // Four commits, one run each: no commit flaked, so kettle says 1.0 (good).
+        let builds: Vec<BuildRecord> =
+            (0..4).map(|i| build(i, &format!("c{i}"), i == 0, vec![test("a", i != 0, "boom")])).collect();
+        let f = &job_figures(&builds, &settings())[0];
+        assert_eq!(f.kettle_consistency, Some(1.0));
+        let flag = f.flags.iter().find(|x| x.kind == "contradicted-rating").expect("flagged");
+        assert!(flag.detail.contains("good on kettle consistency 1.000"), "{}", flag.detail);
+        assert!(flag.detail.contains("pass rate 25.0% (1 of 4 runs)"), "{}", flag.detail);
+        assert!(flag.detail.contains("critical"), "{}", flag.detail);
+        // Nineteen of twenty passing: good on both.
+        let ok: Vec<BuildRecord> = (0..20).map(|i| build(i, &format!("c{i}"), i != 0, vec![])).collect();
+        assert!(job_figures(&ok, &settings())[0].flags.iter().all(|x| x.kind != "contradicted-rating"));
+    }
+
+    #[test]
+    fn environment_events_and_shared_causes_are_no_flake_evidence() {
+        let mut builds = Vec::new();
+        for i in 0..20 {
+            let mut tests: Vec<StoredTest> = (0..20).map(|k| test(&format!("t{k}"), false, "")).collect();
+            if i % 5 == 1 {
+                // A mass failure: 12 of 20 tests, the cluster gone.
+                for t in tests.iter_mut().skip(8) {
+                    *t = test(&t.name.clone(), true, "dial tcp 10.0.0.1:6443: connect: connection refused");
+                }
+            }
+            if i % 4 == 2 {
+                // The harness's own problem, hitting whichever test runs.
+                let k = (i as usize * 7) % 20;
+                tests[k] = test(&format!("t{k}"), true, "test_server.go:12: apiserver did not become ready");
+            }
+            if i % 3 == 0 {
+                // A real flake: its own message, same commit as a pass.
+                tests[0] = test("t0", true, "drain: namespace is terminating");
+            }
+            builds.push(build(i, &format!("c{}", i / 2), i % 3 != 0, tests));
+        }
+        let f = &job_figures(&builds, &settings())[0];
+        assert_eq!(f.mass_failures.len(), 4, "{:?}", f.mass_failures);
+        let flaky: Vec<&str> = f.tests.iter().filter(|t| t.is_flaky()).map(|t| t.name.as_str()).collect();
+        assert_eq!(flaky, ["t0"], "{:#?}", f.tests);
+        assert!(f.tests.iter().any(|t| t.environment_failures > 0 && !t.is_flaky()));
+        let t0 = &f.tests[0];
+        assert_eq!(t0.name, "t0", "the flaky test is ranked first");
+        let same = t0.signals.iter().find(|x| x.kind == "same-commit").unwrap();
+        assert!(same.fired && same.runs > 0 && !same.builds.is_empty());
+    }
+
+    #[test]
+    fn wilson_interval() {
+        let (lo, hi) = wilson(2, 10);
+        assert!((lo - 0.0567).abs() < 1e-3 && (hi - 0.5098).abs() < 1e-3, "{lo} {hi}");
+        assert_eq!(wilson(0, 0), (0.0, 1.0));
     }
 }

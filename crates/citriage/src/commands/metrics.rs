@@ -137,6 +137,44 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             flags.join(", ")
         );
     }
+    let contradicted: Vec<(&str, &str)> = figs
+        .iter()
+        .flat_map(|f| {
+            f.flags.iter().filter(|x| x.kind == "contradicted-rating").map(|x| (f.job.as_str(), x.detail.as_str()))
+        })
+        .collect();
+    if !contradicted.is_empty() {
+        outln!();
+        outln!("ratings the builds contradict ({}):", contradicted.len());
+        for (job, detail) in &contradicted {
+            outln!("  {job}: {detail}");
+        }
+    }
+    let mut flaky: Vec<(&str, &citriage_analysis::metrics::corrected::TestFigures)> =
+        figs.iter().flat_map(|f| f.tests.iter().filter(|t| t.is_flaky()).map(move |t| (f.job.as_str(), t))).collect();
+    flaky.sort_by(|a, b| {
+        b.1.actionability.total_cmp(&a.1.actionability).then_with(|| (a.0, &a.1.name).cmp(&(b.0, &b.1.name)))
+    });
+    if !flaky.is_empty() {
+        outln!();
+        outln!(
+            "flaky tests, most actionable first ({}; window {} days to {}; environment events and shared causes left out):",
+            flaky.len(),
+            settings.window_days,
+            Day::from_unix_seconds(as_of)
+        );
+        for (job, t) in flaky.iter().take(20) {
+            let fired: Vec<String> =
+                t.signals.iter().filter(|x| x.fired).map(|x| format!("{} ({} runs)", x.kind, x.runs)).collect();
+            outln!("  {job} :: {}  failed {} of {} runs; {}", t.name, t.failed_runs, t.runs, fired.join(", "));
+            if let Some(b) = t.signals.iter().filter(|x| x.fired).flat_map(|x| x.builds.first()).next() {
+                outln!("      e.g. {b}");
+            }
+        }
+        if flaky.len() > 20 {
+            outln!("  … {} more (`--format json` lists every test with its signals and builds)", flaky.len() - 20);
+        }
+    }
     Ok(())
 }
 
