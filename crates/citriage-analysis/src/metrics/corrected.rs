@@ -150,12 +150,21 @@ impl TestFigures {
 pub struct JobFigures {
     /// Dashboard naming (`pr:` for presubmits).
     pub job: String,
+    /// The window every windowed figure below covers: builds started after the start
+    /// of `window_from` and by the end of `window_to` (UTC days), `window_days` long.
+    /// Streaks and the last pass look at all stored history; kettle's consistency at
+    /// kettle's own 7 days to `window_to`.
+    pub window_from: Day,
+    pub window_to: Day,
+    pub window_days: i64,
     pub passes: u64,
     pub failures: u64,
     pub aborted: u64,
     pub errors: u64,
     pub pending: u64,
-    /// passes / (passes + failures), `None` without completed runs.
+    /// passes / (passes + failures) of the window's builds, `None` without completed
+    /// runs; ERROR and ABORTED builds are counted apart, not in the sample (the
+    /// dashboard's job list counts errored builds as not passing, over all stored builds).
     pub pass_rate: Option<f64>,
     /// The sample behind the pass rate.
     pub sample: u64,
@@ -319,6 +328,9 @@ fn figures_for(
     }
     JobFigures {
         job,
+        window_from: Day::from_unix_seconds(from + 1),
+        window_to: Day::from_unix_seconds(s.as_of),
+        window_days: s.window_days,
         passes,
         failures,
         aborted,
