@@ -40,7 +40,7 @@ pub struct WorldScore {
     /// False flags: (job, test, signals that fired, runs, failed runs).
     pub false_flags: Vec<(String, String, Vec<String>, u64, u64)>,
     /// Missed positives: (job, test, failures in the window).
-    pub missed: Vec<(String, String, u64)>,
+    pub missed: Vec<(String, String, u64, String)>,
 }
 
 /// Scores the flagged tests of `figs` against a world's truth folder.
@@ -106,7 +106,25 @@ pub fn score(world: &Path, figs: &[JobFigures], as_of: i64, harness: &[String]) 
         missed: positives
             .iter()
             .filter(|(k, _)| !flagged.contains_key(*k))
-            .map(|((j, t), n)| (j.clone(), t.clone(), *n))
+            .map(|((j, t), n)| {
+                let seen = figs
+                    .iter()
+                    .filter(|f| &f.job == j)
+                    .flat_map(|f| f.tests.iter().filter(|x| &x.name == t))
+                    .map(|x| {
+                        let sig: Vec<String> = x.signals.iter().map(|s| format!("{}: {}", s.kind, s.detail)).collect();
+                        format!(
+                            "{} of {} runs failed, {} environment failures; {}",
+                            x.failed_runs,
+                            x.runs,
+                            x.environment_failures,
+                            sig.join("; ")
+                        )
+                    })
+                    .next()
+                    .unwrap_or_else(|| "no failure of it in the window".into());
+                (j.clone(), t.clone(), *n, seen)
+            })
             .collect(),
     })
 }
@@ -119,7 +137,7 @@ pub struct Scored {
     pub positives: usize,
     pub found: usize,
     pub false_flags: Vec<(String, String, Vec<String>, u64, u64)>,
-    pub missed: Vec<(String, String, u64)>,
+    pub missed: Vec<(String, String, u64, String)>,
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -194,8 +212,8 @@ pub fn run(presets: &[String], seeds: &[u64], jobs: Option<usize>, verbose: bool
                     for (j, t, s, r, fr) in &w.false_flags {
                         println!("    false flag  {j} :: {t}  [{}] {fr}/{r} runs failed", s.join(", "));
                     }
-                    for (j, t, n) in &w.missed {
-                        println!("    missed      {j} :: {t}  ({n} failures)");
+                    for (j, t, n, seen) in &w.missed {
+                        println!("    missed      {j} :: {t}  ({n} failures): {seen}");
                     }
                 }
             }

@@ -49,6 +49,8 @@ pub struct Settings {
     /// A test that failed in more than this share of its runs is failing, not flaky: no
     /// flake signal fires for it (its detail says so).
     pub max_flaky_share: f64,
+    /// The across-PRs signal: the same failure on at least this many PR heads.
+    pub across_prs_min: usize,
 }
 
 /// Harness steps that prepare the environment: when one fails, the build's test
@@ -73,6 +75,7 @@ impl Settings {
             pfs_min_runs: 10,
             shared_cause_min_tests: 4,
             max_flaky_share: 0.6,
+            across_prs_min: 3,
         }
     }
 }
@@ -89,7 +92,7 @@ pub struct Flag {
 /// One flake signal and whether it fired.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Signal {
-    /// `same-commit`, `in-run-retry`, `flip-rate`, `bayesian-pfs`.
+    /// `same-commit`, `in-run-retry`, `flip-rate`, `across-prs`, `bayesian-pfs`.
     pub kind: &'static str,
     pub fired: bool,
     pub detail: String,
@@ -475,11 +478,22 @@ struct TestRun<'a> {
     passed: u32,
     path: &'a str,
     started: i64,
+    /// Presubmit runs: the cause key of the first failure, and the pull request.
+    cause: Option<String>,
+    pr: Option<u64>,
 }
 
-/// The key a failure's cause is compared by: its first line, normalized.
+/// The key a failure's cause is compared by: its first line that says something,
+/// normalized (go-junit-report's `message="Failed"` and `=== RUN`/`--- FAIL` headers say
+/// only that a test failed).
 fn cause_key(text: Option<&str>) -> String {
-    let first = text.unwrap_or_default().lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let generic = |l: &str| {
+        let t = l.trim();
+        t.is_empty()
+            || matches!(t, "Failed" | "failed" | "FAILED" | "Failure" | "failure" | "Error" | "error")
+            || ["=== RUN", "=== CONT", "=== PAUSE", "--- FAIL", "--- PASS"].iter().any(|p| t.starts_with(p))
+    };
+    let first = text.unwrap_or_default().lines().find(|l| !generic(l)).unwrap_or_default();
     let n = normalize(first, Profile::Default);
     n.chars().take(200).collect()
 }
@@ -501,12 +515,18 @@ fn test_figures(window: &[&BuildRecord], mass: &[String], s: &Settings, harness:
         let presubmit = b.kind == "presubmit" || b.kind == "batch";
         let commit = b.commit_sha.as_deref().or(b.repo_commit.as_deref());
         let mut local: BTreeMap<(&str, &str), (u32, u32, bool)> = BTreeMap::new();
+        let mut causes: BTreeMap<(&str, &str), String> = BTreeMap::new();
         for t in &b.tests {
             if harness.contains(t.name.as_str()) || t.status == "skipped" {
                 continue;
             }
             let e = local.entry((t.classname.as_str(), t.name.as_str())).or_default();
             if is_failure(&t.status) {
+                if presubmit {
+                    causes
+                        .entry((t.classname.as_str(), t.name.as_str()))
+                        .or_insert_with(|| cause_key(t.failure_text.as_deref()));
+                }
                 e.0 += 1;
                 e.2 |= in_mass
                     || infra_failure(s, t.failure_text.as_deref()).is_some()
@@ -528,6 +548,8 @@ fn test_figures(window: &[&BuildRecord], mass: &[String], s: &Settings, harness:
                 passed: p,
                 path: b.path.as_str(),
                 started: b.started.unwrap_or_default(),
+                cause: causes.remove(&k),
+                pr: b.pr,
             });
         }
     }
@@ -613,7 +635,17 @@ fn one_test(classname: &str, name: &str, runs: &[TestRun<'_>], environment: u64,
     let flip_rate = if pairs == 0 { 0.0 } else { 100.0 * flips as f64 / pairs as f64 };
     let (lo, hi) = wilson(flips, pairs);
     let flip_interval = (100.0 * lo, 100.0 * hi);
-    // 4. Bayesian PFS.
+    // 4. The same failure on pull requests that do not share a head: a presubmit flake
+    // recurs across unrelated changes, a change's own regression stays on its PR.
+    let mut across: BTreeMap<&str, BTreeMap<u64, &str>> = BTreeMap::new();
+    for r in runs.iter().filter(|r| r.failed > 0 && r.passed == 0) {
+        if let (Some(c), Some(pr)) = (r.cause.as_deref(), r.pr) {
+            across.entry(c).or_default().entry(pr).or_insert(r.path);
+        }
+    }
+    let widest = across.values().max_by_key(|h| h.len());
+    let across_builds: Vec<&str> = widest.map(|h| h.values().copied().collect()).unwrap_or_default();
+    // 5. Bayesian PFS.
     let pfs_runs: Vec<Run> = runs.iter().map(|r| Run { failed: r.failed, passed: r.passed }).collect();
     let p = pfs::pfs(&pfs_runs);
     let failing_paths: Vec<&str> = runs.iter().filter(|r| r.failed > 0).map(|r| r.path).collect();
@@ -652,6 +684,17 @@ fn one_test(classname: &str, name: &str, runs: &[TestRun<'_>], environment: u64,
             ),
             runs: flip_builds.len() as u64,
             builds: newest(&flip_builds),
+        },
+        Signal {
+            kind: "across-prs",
+            fired: enough && across_builds.len() >= s.across_prs_min,
+            detail: format!(
+                "the same failure on {} unrelated pull request(s) (fires at {})",
+                across_builds.len(),
+                s.across_prs_min
+            ),
+            runs: across_builds.len() as u64,
+            builds: newest(&across_builds),
         },
         Signal {
             kind: "bayesian-pfs",
