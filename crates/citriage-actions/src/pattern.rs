@@ -1,6 +1,7 @@
 //! A bug text for a failure pattern (a cluster of the latest clustering run), in the
 //! sections of Kubernetes' failing-test issue template, routed by the pattern's owner
-//! (its SIG: `sig/<name>` label; no owner: `needs-sig`).
+//! (its SIG, stored as go.k8s.io/triage names it — `node` — or as `sig-node`: the
+//! `sig/<name>` label; no owner: `needs-sig`).
 
 use crate::request::{Capture, PlannedRequest};
 use crate::{first_line, slug, ActionKind, Draft, Earned, Refusal, Target, FORMAT_VERSION};
@@ -107,7 +108,9 @@ pub fn bug(f: &PatternFacts, r: &BugRouting) -> Result<Draft, Refusal> {
             shows: format!("{} fails {} in build {}", s.job, s.test, s.build_id),
         })
         .collect();
-    let sig = f.owner.trim().strip_prefix("sig-").filter(|s| !s.is_empty());
+    // The store keeps owners as go.k8s.io/triage does (`node`, `apps`); `sig-node` is read too.
+    let owner = f.owner.trim();
+    let sig = Some(owner.strip_prefix("sig-").unwrap_or(owner)).filter(|s| !s.is_empty());
     let mut labels = vec!["kind/failing-test".to_string()];
     let routed_by = match (sig, &r.repo) {
         (Some(s), _) => {

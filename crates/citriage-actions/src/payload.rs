@@ -196,7 +196,8 @@ pub fn onset_evidence(a: &PayloadAnalysis, j: &FailedJob, m: &FailureMode) -> Ve
 }
 
 /// The candidate id a user's name means: `pr:org/repo#n`, `org/repo#n`, a PR URL, or
-/// any candidate id as the analysis writes it.
+/// any candidate id as the analysis writes it; a change of another kind (a CI
+/// configuration PR) by the `org/repo#n` its rows show, when that names one change.
 pub fn candidate_id(a: &PayloadAnalysis, name: &str) -> Option<String> {
     let name = name.trim();
     if a.candidate(name).is_some() {
@@ -209,7 +210,15 @@ pub fn candidate_id(a: &PayloadAnalysis, name: &str) -> Option<String> {
         name.to_string()
     };
     let id = format!("pr:{short}");
-    a.candidate(&id).map(|c| c.id.clone())
+    if let Some(c) = a.candidate(&id) {
+        return Some(c.id.clone());
+    }
+    // Other kinds of change (a CI configuration PR, `ci:…`) by the name the rows show.
+    let mut by_short = a.candidates.iter().filter(|c| c.short() == short);
+    match (by_short.next(), by_short.next()) {
+        (Some(c), None) => Some(c.id.clone()),
+        _ => None,
+    }
 }
 
 fn suspect_names(a: &PayloadAnalysis) -> Vec<String> {

@@ -1,8 +1,12 @@
-//! Streaming JUnit XML reader: every variant real CI jobs write (a bare
-//! `<testsuite>`, `<testsuites>` with nested suites, Ginkgo v2 message + body,
-//! go-junit-report, kubetest harness steps, retries of one test in one file,
-//! skipped tests, `<error>`). It never builds a DOM; a truncated or malformed file
-//! yields the test cases read so far plus a problem naming where it broke.
+//! Streaming JUnit XML reader, the only one of the project: every variant real CI
+//! jobs write (a bare `<testsuite>`, `<testsuites>` with nested suites, Ginkgo v2
+//! message + body, go-junit-report, kubetest harness steps, retries of one test in
+//! one file, skipped tests, `<error>`, OpenShift's `lifecycle` attribute and the
+//! aggregated jobs' `<system-out>` YAML). It gives what the dashboards' ingester
+//! (kettle) reads and what payload evidence cites: each case's 1-based line, the
+//! failure message apart from the body, optionally `<system-out>`. It never builds
+//! a DOM; a truncated or malformed file yields the test cases read so far (the one
+//! open when it broke included) plus a problem naming where it broke.
 
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -50,6 +54,16 @@ pub struct TestCase {
     pub attempt: u32,
     /// `lifecycle="informing"` and similar attributes that say the test does not gate.
     pub informing: bool,
+    /// 1-based line of the `<testcase` tag in the file, for citing it.
+    pub line: u32,
+    /// The `message` attribute of the failure or error element that decided the
+    /// status (also the first part of `failure_text`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The `<system-out>` text (capped like the failure text), when the read asked
+    /// for it ([`ReadOptions::system_out`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_out: Option<String>,
     /// The name kettle (the dashboards' ingester) gives this case, or `None` when
     /// kettle drops it: skipped (a `<skipped>` element, even beside a `<failure>`),
     /// nested below what it reads, a passing `#`-repeat, or in a file kettle cannot
@@ -107,7 +121,18 @@ pub fn python_float_ok(raw: &str) -> bool {
     body.replace('_', "").parse::<f64>().is_ok()
 }
 
+/// What to keep besides what every reader needs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Keep each case's `<system-out>` (aggregated jobs carry their per-run verdicts
+    /// there); off for bulk ingestion, where it would only cost memory.
+    pub system_out: bool,
+}
+
 struct Open {
+    line: u32,
+    system_out: Option<String>,
+    in_system_out: bool,
     kettle_name: Option<String>,
     /// The raw `time` attribute, when the case is one kettle reads.
     kettle_time: Option<String>,
@@ -144,6 +169,25 @@ fn cap(mut s: String) -> String {
 
 /// Reads a JUnit document from a buffered reader.
 pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
+    read_junit_with(input, what, ReadOptions::default())
+}
+
+/// The bytes an event was read from (between its delimiters), to count lines.
+fn raw<'a>(ev: &'a Event<'a>) -> &'a [u8] {
+    match ev {
+        Event::Start(e) | Event::Empty(e) => e,
+        Event::End(e) => e,
+        Event::Text(e) | Event::Comment(e) | Event::DocType(e) => e,
+        Event::CData(e) => e,
+        Event::Decl(e) => e,
+        Event::PI(e) => e,
+        Event::GeneralRef(e) => e,
+        Event::Eof => &[],
+    }
+}
+
+/// Reads a JUnit document from a buffered reader, keeping what `options` asks for.
+pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -> JunitFile {
     let mut reader = Reader::from_reader(input);
     reader.config_mut().check_end_names = false;
     let mut buf = Vec::new();
@@ -159,6 +203,8 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
     let mut root: Option<Vec<u8>> = None;
     let mut kettle_suite: Option<String> = None;
     let mut rejects: Option<String> = None;
+    // newlines read before the current event: its first line is `newlines + 1`
+    let mut newlines: u32 = 0;
     let reject = |r: &mut Option<String>, why: String| {
         if r.is_none() {
             *r = Some(format!("{what}: {why}"));
@@ -182,7 +228,7 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
             }
         }
         let kettle_name = o.kettle_name.clone();
-        let text = match (o.message.filter(|m| !m.is_empty()), o.body.trim().is_empty()) {
+        let text = match (o.message.clone().filter(|m| !m.is_empty()), o.body.trim().is_empty()) {
             (Some(m), false) => Some(format!("{m}\n{}", o.body.trim_matches('\n'))),
             (Some(m), true) => Some(m),
             (None, false) => Some(o.body.trim_matches('\n').to_string()),
@@ -190,6 +236,10 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
         };
         let failure_text = match o.status {
             Status::Failed | Status::Error => Some(cap(text.unwrap_or_default())),
+            _ => None,
+        };
+        let message = match o.status {
+            Status::Failed | Status::Error => o.message.filter(|m| !m.is_empty()).map(cap),
             _ => None,
         };
         let n = seen.entry((o.classname.clone(), name.clone())).or_insert(0);
@@ -204,6 +254,9 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
             failure_text,
             attempt,
             informing: o.informing,
+            line: o.line,
+            message,
+            system_out: o.system_out.map(cap),
             kettle_name: kettle_name
                 .filter(|k| !(k.contains('#') && o.status != Status::Failed))
                 .filter(|_| o.status != Status::Skipped && !o.has_skipped),
@@ -211,6 +264,10 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
     };
     loop {
         let ev = reader.read_event_into(&mut buf);
+        let line = newlines.saturating_add(1);
+        if let Ok(e) = &ev {
+            newlines = newlines.saturating_add(memchr::memchr_iter(b'\n', raw(e)).count() as u32);
+        }
         match ev {
             Err(e) => {
                 out.problem = Some(format!("{what}: malformed XML near byte {}: {e}", reader.buffer_position()));
@@ -253,7 +310,7 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                         });
                     }
                     b"testcase" => {
-                        let mut o = new_case(e);
+                        let mut o = new_case(e, line);
                         if kettle_reads {
                             o.kettle_name = Some(kettle_case_name(root.as_deref(), &kettle_suite, &o.name));
                             o.kettle_time = Some(attr(e, b"time").unwrap_or_default());
@@ -266,6 +323,12 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                             o.in_result = tag.as_slice() != b"skipped";
                         }
                     }
+                    b"system-out" if options.system_out => {
+                        if let Some(o) = open.as_mut() {
+                            o.in_system_out = true;
+                            o.system_out.get_or_insert_with(String::new);
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -276,7 +339,7 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                 match tag.as_slice() {
                     b"testsuites" | b"testsuite" => saw_root = true,
                     b"testcase" => {
-                        let mut o = new_case(e);
+                        let mut o = new_case(e, line);
                         if kettle_reads {
                             o.kettle_name = Some(kettle_case_name(root.as_deref(), &kettle_suite, &o.name));
                             o.kettle_time = Some(attr(e, b"time").unwrap_or_default());
@@ -320,6 +383,11 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                             o.in_result = false;
                         }
                     }
+                    b"system-out" => {
+                        if let Some(o) = open.as_mut() {
+                            o.in_system_out = false;
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -330,20 +398,16 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                 if stack.is_empty() && !t.as_ref().iter().all(|b| b.is_ascii_whitespace()) {
                     reject(&mut rejects, "text outside the root element".into());
                 }
-                if let Some(o) = open.as_mut().filter(|o| o.in_result) {
-                    if o.body.len() < MAX_FAILURE_TEXT * 4 {
-                        o.body.push_str(&t.decode().unwrap_or_default());
-                    }
+                if let Some(sink) = open.as_mut().and_then(Open::sink) {
+                    sink.push_str(&t.decode().unwrap_or_default());
                 }
             }
             Ok(Event::CData(t)) => {
                 if let Some(c) = control_char(t.as_ref()) {
                     reject(&mut rejects, format!("control character 0x{c:02x} in CDATA"));
                 }
-                if let Some(o) = open.as_mut().filter(|o| o.in_result) {
-                    if o.body.len() < MAX_FAILURE_TEXT * 4 {
-                        o.body.push_str(&t.decode().unwrap_or_default());
-                    }
+                if let Some(sink) = open.as_mut().and_then(Open::sink) {
+                    sink.push_str(&t.decode().unwrap_or_default());
                 }
             }
             Ok(Event::GeneralRef(r)) => {
@@ -360,16 +424,16 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
                         }
                     }
                 }
-                if let Some(o) = open.as_mut().filter(|o| o.in_result) {
+                if let Some(sink) = open.as_mut().and_then(Open::sink) {
                     if let Ok(Some(c)) = r.resolve_char_ref() {
-                        o.body.push(c);
+                        sink.push(c);
                     } else if let Ok(name) = r.decode() {
                         match quick_xml::escape::resolve_predefined_entity(&name) {
-                            Some(s) => o.body.push_str(s),
+                            Some(s) => sink.push_str(s),
                             None => {
-                                o.body.push('&');
-                                o.body.push_str(&name);
-                                o.body.push(';');
+                                sink.push('&');
+                                sink.push_str(&name);
+                                sink.push(';');
                             }
                         }
                     }
@@ -378,6 +442,10 @@ pub fn read_junit<R: BufRead>(input: R, what: &str) -> JunitFile {
             Ok(_) => {}
         }
         buf.clear();
+    }
+    if let Some(o) = open.take() {
+        // A file that broke inside a test case: keep what it said about that case.
+        finish(o, &suites, &mut out, &mut seen);
     }
     if rejects.is_none() && !saw_root && root.is_some() {
         // A well-formed document whose root kettle does not know.
@@ -498,9 +566,26 @@ fn attr(e: &quick_xml::events::BytesStart<'_>, key: &[u8]) -> Option<String> {
     })
 }
 
-fn new_case(e: &quick_xml::events::BytesStart<'_>) -> Open {
+impl Open {
+    /// Where text read now goes (a failure body or `<system-out>`), while under its cap.
+    fn sink(&mut self) -> Option<&mut String> {
+        let s = if self.in_result {
+            &mut self.body
+        } else if self.in_system_out {
+            self.system_out.as_mut()?
+        } else {
+            return None;
+        };
+        (s.len() < MAX_FAILURE_TEXT * 4).then_some(s)
+    }
+}
+
+fn new_case(e: &quick_xml::events::BytesStart<'_>, line: u32) -> Open {
     let lifecycle = attr(e, b"lifecycle");
     Open {
+        line,
+        system_out: None,
+        in_system_out: false,
         kettle_name: None,
         kettle_time: None,
         has_skipped: false,
@@ -511,7 +596,7 @@ fn new_case(e: &quick_xml::events::BytesStart<'_>) -> Open {
         message: None,
         body: String::new(),
         in_result: false,
-        informing: lifecycle.as_deref() == Some("informing"),
+        informing: lifecycle.is_some_and(|l| l.trim().eq_ignore_ascii_case("informing")),
     }
 }
 
@@ -579,8 +664,9 @@ at x.go:12</failure></testcase>
     #[test]
     fn truncated_and_broken() {
         let f = parse_junit(br#"<testsuite><testcase name="a"/><testcase name="b"><failure>x"#, "j.xml");
-        assert_eq!(f.cases.len(), 1);
-        assert_eq!(f.cases[0].kettle_name, None, "kettle reads nothing of a broken file");
+        assert_eq!(f.cases.len(), 2, "the case open when the file broke is kept");
+        assert_eq!(f.cases[1].status, Status::Failed);
+        assert!(f.cases.iter().all(|c| c.kettle_name.is_none()), "kettle reads nothing of a broken file");
         assert!(f.problem.as_deref().unwrap().contains("truncated"), "{:?}", f.problem);
         let f = parse_junit(b"", "j.xml");
         assert!(f.problem.unwrap().contains("no <testsuite>"));

@@ -109,3 +109,46 @@ fn started_finished_variants_match_kettle_rows() {
     }
     assert!(checked >= 2);
 }
+
+#[test]
+fn lines_messages_system_out_and_a_broken_case_are_kept_for_evidence() {
+    use citriage_formats::junit::{read_junit_with, ReadOptions};
+    let x = br#"<?xml version="1.0"?>
+<testsuites>
+  <testsuite name="openshift-tests">
+    <testcase name="[sig-a] ok"/>
+    <testcase name="[sig-b] broken &amp; bad"
+              lifecycle="blocking">
+      <failure message="boom: x &lt; y">stack &#x41;</failure>
+    </testcase>
+    <testcase name="[sig-c] new" lifecycle="Informing"><failure>meh</failure></testcase>
+    <testcase name="agg"><system-out>passes:
+- jobrunid: "1"</system-out></testcase>
+  </testsuite>
+</testsuites>"#;
+    let plain = parse_junit(x, "j.xml");
+    let f = read_junit_with(&x[..], "j.xml", ReadOptions { system_out: true });
+    assert_eq!(f.problem, None);
+    let lines: Vec<u32> = f.cases.iter().map(|c| c.line).collect();
+    assert_eq!(lines, [4, 5, 9, 10]);
+    let b = &f.cases[1];
+    assert_eq!(b.name, "[sig-b] broken & bad");
+    assert_eq!(b.message.as_deref(), Some("boom: x < y"));
+    assert_eq!(b.failure_text.as_deref(), Some("boom: x < y\nstack A"));
+    assert!(f.cases[2].informing);
+    assert!(f.cases[3].system_out.as_deref().unwrap().contains("jobrunid"));
+    // system-out is only kept when asked for; everything else is the same read
+    assert!(plain.cases.iter().all(|c| c.system_out.is_none()));
+    assert_eq!(plain.cases.iter().map(|c| c.line).collect::<Vec<_>>(), lines);
+
+    // a file that ends inside a failing case keeps that case, and says where it broke
+    let t = parse_junit(
+        b"<testsuite name=\"s\">\n<testcase name=\"a\"/>\n<testcase name=\"b\"><failure message=\"m\">body",
+        "t.xml",
+    );
+    assert!(t.problem.as_deref().unwrap().contains("t.xml"));
+    assert_eq!(t.cases.len(), 2);
+    assert_eq!(t.cases[1].status, Status::Failed);
+    assert_eq!(t.cases[1].line, 3);
+    assert!(t.cases.iter().all(|c| c.kettle_name.is_none()), "kettle reads a broken file not at all");
+}

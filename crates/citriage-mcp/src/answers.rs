@@ -57,6 +57,12 @@ fn bounded(v: Option<usize>, default: usize, max: usize, what: &str) -> Result<u
     }
 }
 
+/// A SIG as the store names owners (`node`), from `node` or `sig-node`.
+fn sig_name(owner: &str) -> &str {
+    let o = owner.trim();
+    o.strip_prefix("sig-").unwrap_or(o)
+}
+
 fn raw_job(name: &str) -> &str {
     name.strip_prefix("pr:").unwrap_or(name)
 }
@@ -125,7 +131,8 @@ pub(crate) fn list_failing_jobs(inner: &Inner, a: &ListFailingJobs) -> Result<An
             let name = j.entry.job.as_str();
             let own = owners.get(name);
             if let Some(o) = &a.owner {
-                if !own.is_some_and(|s| s.iter().any(|x| x.eq_ignore_ascii_case(o))) {
+                let o = sig_name(o);
+                if !own.is_some_and(|s| s.iter().any(|x| sig_name(x).eq_ignore_ascii_case(o))) {
                     continue;
                 }
             }
@@ -350,7 +357,7 @@ pub(crate) fn list_patterns(inner: &Inner, a: &ListPatterns) -> Result<Answer, T
     put(&mut p, "exclude", a.exclude.clone());
     put(&mut p, "job", a.job.clone());
     put(&mut p, "test", a.test.clone());
-    put(&mut p, "owner", a.owner.clone());
+    put(&mut p, "owner", a.owner.as_deref().map(|o| sig_name(o).to_string()));
     put(&mut p, "signature", a.signature.clone());
     put(
         &mut p,

@@ -29,7 +29,7 @@ pub struct ListFailingJobs {
     pub dataset: Option<DatasetArg>,
     /// Only this category (as the triage report names them, e.g. `infra/boskos`; case-insensitive).
     pub category: Option<String>,
-    /// Only jobs whose failures belong to patterns this owner (SIG, e.g. `sig-node`) owns.
+    /// Only jobs whose failures belong to patterns this owner owns (a SIG: `node` or `sig-node`).
     pub owner: Option<String>,
     /// Only jobs with a failed or errored build started within the last N days of the
     /// stored builds (1-365; jobs without stored builds are then left out).
@@ -112,7 +112,7 @@ pub struct ListPatterns {
     pub job: Option<String>,
     /// Count only failures of tests matching this regex.
     pub test: Option<String>,
-    /// Only patterns of this owner (SIG).
+    /// Only patterns of this owner (a SIG: `node` or `sig-node`).
     pub owner: Option<String>,
     /// `known`, `unknown` or a known-signature id.
     pub signature: Option<String>,

@@ -546,6 +546,73 @@ pub fn name_template(norm: &str) -> Option<String> {
     Some(out)
 }
 
+// ---------------------------------------------------------------------------------------------
+// Signature lines: one line standing for a whole failure
+
+/// Words that make a line the significant one of a failure text.
+static SIGNIFICANT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)error|fail|forbidden|panic|timed out|timeout|exceeded|unable|refused|denied|invalid|not found|unsupported|missing|cannot|could not")
+        .expect("valid significant-line regex")
+});
+static SIG_KLOG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(\.\d+)?\s+\d+\s+[\w./-]+:\d+\]\s*").expect("valid klog regex")
+});
+static SIG_STAMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?").expect("valid stamp regex")
+});
+static SIG_UUID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").expect("valid uuid regex")
+});
+static SIG_IP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b").expect("valid ip regex"));
+static SIG_HEX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\b(0x)?[0-9a-f]{7,}\b").expect("valid hex regex"));
+static SIG_MIXED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b[A-Za-z_-]*\d[A-Za-z0-9_]*\b").expect("valid mixed-token regex"));
+
+/// The line of a failure text that stands for it: the first non-empty line with a
+/// failure word (`error`, `fail`, `forbidden`, `panic`, `timed out`, `exceeded`,
+/// `unable`, `refused`, `denied`, `invalid`, `not found`, `unsupported`, `missing`,
+/// `cannot`, `could not`), else the first non-empty line; trimmed.
+pub fn significant_line(text: &str) -> Option<&str> {
+    let mut first = None;
+    for l in text.lines() {
+        let t = l.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if first.is_none() {
+            first = Some(t);
+        }
+        if SIGNIFICANT.is_match(t) {
+            return Some(t);
+        }
+    }
+    first
+}
+
+/// One line with its run-specific tokens masked, coarser than the clustering
+/// profiles: a klog/logrus prefix is dropped; time stamps, UUIDs, IPv4 addresses,
+/// hex strings of 7+ digits and every token that mixes letters and digits or is a
+/// number become `*`; whitespace is collapsed; the result is cut at 240 characters.
+/// Two runs of one failure give the same line; the payload analysis keys its failure
+/// modes on it.
+pub fn mask_line(line: &str) -> String {
+    let s = SIG_KLOG.replace(line, "");
+    let s = SIG_STAMP.replace_all(&s, "*");
+    let s = SIG_UUID.replace_all(&s, "*");
+    let s = SIG_IP.replace_all(&s, "*");
+    let s = SIG_HEX.replace_all(&s, "*");
+    let s = SIG_MIXED.replace_all(&s, "*");
+    let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    s.chars().take(240).collect()
+}
+
+/// The masked significant line of a failure text (`None` when it has none).
+pub fn signature_line(text: &str) -> Option<String> {
+    let masked = mask_line(significant_line(text)?);
+    (!masked.is_empty()).then_some(masked)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

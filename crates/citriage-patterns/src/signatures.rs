@@ -48,6 +48,37 @@ impl FailureClass {
     }
 }
 
+/// Where a signature applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// The failures of CI jobs: test failure texts and build logs (the default).
+    #[default]
+    Jobs,
+    /// Only the lines of a failed step of a release payload's job, where a broad line
+    /// (a refused connection, a missing command) is the step's cause; in a test's
+    /// failure text the same words often describe the product's bug.
+    Payload,
+    /// Both: job failures and payload steps.
+    Both,
+}
+
+impl Scope {
+    fn is_jobs(&self) -> bool {
+        *self == Scope::Jobs
+    }
+
+    /// Applies to the failures of CI jobs.
+    pub fn jobs(&self) -> bool {
+        matches!(self, Scope::Jobs | Scope::Both)
+    }
+
+    /// Applies to the failed steps of a release payload's jobs.
+    pub fn payload(&self) -> bool {
+        matches!(self, Scope::Payload | Scope::Both)
+    }
+}
+
 /// One matcher as written in TOML.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,6 +114,13 @@ pub struct SignatureSpec {
     /// Issues, PRs, files, documents.
     #[serde(default)]
     pub references: Vec<String>,
+    /// A passing cause (quota, capacity, throttling, a lost connection): the next run
+    /// may pass without any change. Infrastructure signatures only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transient: bool,
+    /// Where it applies: `jobs` (the default), `payload` or `both`.
+    #[serde(default, skip_serializing_if = "Scope::is_jobs")]
+    pub scope: Scope,
     /// At least one must match.
     pub any: Vec<MatcherSpec>,
     /// Each must also match.
@@ -196,6 +234,9 @@ pub struct SignatureMatch {
     pub sketch: String,
     /// References.
     pub references: Vec<String>,
+    /// A passing cause: the next run may pass without any change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transient: bool,
     /// Evidence for every `any`/`all` matcher hit (first hit of each).
     pub evidence: Vec<SignatureEvidence>,
 }
@@ -208,8 +249,19 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
-    /// The built-in catalogue.
+    /// The built-in catalogue for the failures of CI jobs (scope `jobs` or `both`).
     pub fn builtin() -> Catalogue {
+        Catalogue::builtin_all().only(|s| s.scope.jobs())
+    }
+
+    /// The built-in catalogue for the failed steps of release payloads (scope
+    /// `payload` or `both`).
+    pub fn builtin_payload() -> Catalogue {
+        Catalogue::builtin_all().only(|s| s.scope.payload())
+    }
+
+    /// The whole built-in catalogue, every scope.
+    pub fn builtin_all() -> Catalogue {
         // The shipped file is tested; fall back to an empty catalogue rather than panic.
         Catalogue::from_toml(DEFAULT_CATALOGUE).unwrap_or_else(|_| Catalogue::empty())
     }
@@ -250,10 +302,11 @@ impl Catalogue {
     }
 
     /// The built-in catalogue extended/overridden by a user file.
+    /// Like [`Catalogue::builtin`], only signatures for the failures of CI jobs.
     pub fn builtin_with(user_toml: &str) -> Result<Catalogue, SignatureError> {
         let mut c = Catalogue::from_toml(DEFAULT_CATALOGUE)?;
         c.merge(Catalogue::from_toml(user_toml)?)?;
-        Ok(c)
+        Ok(c.only(|s| s.scope.jobs()))
     }
 
     /// Add `other`'s signatures; one with an existing id replaces it in place.
@@ -267,6 +320,13 @@ impl Catalogue {
         }
         *self = Catalogue::from_compiled(sigs)?;
         Ok(())
+    }
+
+    /// The signatures for which `keep` holds, in catalogue order.
+    pub fn only(&self, keep: impl Fn(&SignatureSpec) -> bool) -> Catalogue {
+        let sigs: Vec<CompiledSignature> = self.sigs.iter().filter(|s| keep(&s.spec)).cloned().collect();
+        // the patterns compiled once already; recompiling the prefilter of a subset cannot fail
+        Catalogue::from_compiled(sigs).unwrap_or_else(|_| Catalogue::empty())
     }
 
     /// The signature specs, in catalogue order.
@@ -384,6 +444,7 @@ fn to_match(s: &CompiledSignature, evidence: Vec<SignatureEvidence>) -> Signatur
         fix: s.spec.fix.clone(),
         sketch: s.spec.sketch.clone(),
         references: s.spec.references.clone(),
+        transient: s.spec.transient,
         evidence,
     }
 }

@@ -18,14 +18,24 @@ const SAMPLES: &[(&str, &str)] = &[
     ("image-pull-backoff", "kube-proxy-x2x4z 0/1 ImagePullBackOff 0 12m"),
     ("unknown-flag", "Error: unknown flag: --ip-family"),
     ("aws-no-credentials", "Unable to locate credentials. You can configure credentials by running \"aws configure\"."),
-    ("apiserver-unreachable", "Get \"https://10.0.3.7:6443/api/v1/namespaces/e2e-1/pods\": dial tcp 10.0.3.7:6443: connect: connection refused"),
     ("node-not-ready", "node e2e-node-2 is NotReady: Kubelet stopped posting node status."),
-    ("registry-rate-limit", "docker pull failed: toomanyrequests: You have reached your pull rate limit"),
+    // payload-step signatures
+    ("cloud-quota-exhausted", "Error: creating EC2 Instance: VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit allows"),
+    ("cloud-capacity-unavailable", "error creating instance: InsufficientInstanceCapacity: We currently do not have sufficient m6a.xlarge capacity"),
+    ("cloud-api-throttling", "operation error EC2: DescribeInstances, api error RequestLimitExceeded: Request limit exceeded."),
+    ("lost-connectivity", "Get \"https://api.ci-op-x.example.com:6443/version\": dial tcp 10.0.0.1:6443: connect: connection refused"),
+    ("ci-control-plane-unavailable", "error: failed to create build: the server is currently unable to handle the request"),
+    ("external-service-5xx", "the API gateway returned an unexpected status: 500"),
+    ("cloud-credentials-invalid", "AuthFailure: AWS was not able to validate the provided access credentials"),
+    ("ci-step-command-missing", "/bin/bash: line 12: yq: command not found"),
+    ("ci-step-pod-invalid", "Pod can not be created: image reference is empty"),
+    ("ci-step-script-broken", "/bin/bash: line 4: CLUSTER_PROFILE_DIR: unbound variable"),
+    ("ci-config-unresolved", "failed to resolve the step ipi-conf-aws-custom: not found"),
 ];
 
 #[test]
 fn every_shipped_signature_matches_its_sample() {
-    let c = Catalogue::builtin();
+    let c = Catalogue::builtin_all();
     let ids: Vec<&str> = c.specs().iter().map(|s| s.id.as_str()).collect();
     for id in &ids {
         assert!(SAMPLES.iter().any(|(s, _)| s == id), "shipped signature {id} has no sample");
@@ -101,4 +111,42 @@ fn invalid_catalogues_are_errors_not_panics() {
     let dup = "[[signature]]\nid='x'\nname='x'\nclass='test'\nany=[{literal='a'}]\n[[signature]]\nid='x'\nname='y'\nclass='test'\nany=[{literal='b'}]\n";
     assert!(Catalogue::from_toml(dup).is_err());
     assert!(Catalogue::from_toml("not toml [[[").is_err());
+}
+
+#[test]
+fn scopes_split_the_one_catalogue_between_jobs_and_payloads() {
+    use citriage_patterns::signatures::Scope;
+    let all = Catalogue::builtin_all();
+    let jobs = Catalogue::builtin();
+    let payload = Catalogue::builtin_payload();
+    let ids = |c: &Catalogue| c.specs().iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+    // every entry is in at least one of the two views, the shared ones in both
+    for s in all.specs() {
+        assert_eq!(ids(&jobs).contains(&s.id), s.scope.jobs(), "{}", s.id);
+        assert_eq!(ids(&payload).contains(&s.id), s.scope.payload(), "{}", s.id);
+        if s.transient {
+            assert_eq!(
+                s.class,
+                citriage_patterns::signatures::FailureClass::Infra,
+                "{}: transient but not infra",
+                s.id
+            );
+        }
+    }
+    assert!(all.specs().iter().any(|s| s.scope == Scope::Both));
+    // a refused connection is a payload step's cause, not a job failure signature:
+    // in a test's failure text the same words often describe the product's bug
+    let line = "dial tcp 10.0.0.1:6443: connect: connection refused";
+    assert!(jobs.match_text(line).is_empty());
+    let m = payload.match_text(line);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(m[0].transient);
+    // a shared entry fires in both views
+    assert!(!jobs.match_text("Error: unknown flag: --ip-family").is_empty());
+    assert!(!payload.match_text("Error: unknown flag: --ip-family").is_empty());
+    // user files default to the jobs scope and are filtered like the built-in file
+    let user = "[[signature]]\nid='p'\nname='p'\nclass='infra'\nscope='payload'\nany=[{literal='zzq-payload-only'}]\n";
+    assert!(Catalogue::builtin_with(user).unwrap().match_text("zzq-payload-only").is_empty());
+    let bad = "[[signature]]\nid='p'\nname='p'\nclass='infra'\nscope='weather'\nany=[{literal='a'}]\n";
+    assert!(Catalogue::from_toml(bad).is_err());
 }

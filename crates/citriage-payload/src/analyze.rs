@@ -31,7 +31,7 @@ use crate::scoring::{
 use crate::signature::{MaskingSigner, Signer};
 use crate::source::PayloadSource;
 use crate::specificity::{CandidateIndex, WindowIndex};
-use citriage_model::time::{self, Epoch};
+use citriage_model::time::{self, Epoch, DAY};
 use regex::Regex;
 
 /// Options of [`analyze`].
@@ -480,7 +480,7 @@ pub fn analyze(
     evidence: &dyn EvidenceProvider,
     opts: &AnalyzeOptions,
 ) -> Result<PayloadAnalysis, PayloadError> {
-    analyze_with(source, evidence, opts, &MaskingSigner::default())
+    analyze_with(source, evidence, opts, &MaskingSigner)
 }
 
 /// A mode of a failed job with its onset.
@@ -1130,11 +1130,11 @@ pub fn analyze_with(
         .as_deref()
         .or(chain_tags.last().map(String::as_str))
         .and_then(time::tag_timestamp)
-        .or(target_time.map(|t| t - 14 * 86400));
+        .or(target_time.map(|t| t - 14 * DAY));
     let ci_changes: Option<Vec<CiConfigChange>> = match &opts.ci_config_changes {
         Some(p) if p.is_dir() => {
-            let until = as_of.or(target_time).unwrap_or(0) + 86400;
-            let since = window_lo.unwrap_or(until - 14 * 86400) - 2 * 86400;
+            let until = as_of.or(target_time).unwrap_or(0) + DAY;
+            let since = window_lo.unwrap_or(until - 14 * DAY) - 2 * DAY;
             match ciconfig::from_checkout(p, &opts.ci_config_paths, since, until, &opts.ci_config_repo) {
                 Ok(c) => Some(c),
                 Err(e) => {
@@ -1184,10 +1184,10 @@ pub fn analyze_with(
             latest_start = Some(latest_start.map_or(t, |l| l.max(t)));
         }
     }
-    let hi_all = [latest_start.or(target_time.map(|t| t + 86400)), as_of].into_iter().flatten().min();
+    let hi_all = [latest_start.or(target_time.map(|t| t + DAY)), as_of].into_iter().flatten().min();
     for c in &ci_changes {
         let t = c.epoch();
-        if t.is_some_and(|t| window_lo.is_none_or(|lo| t > lo - 86400) && hi_all.is_none_or(|hi| t <= hi)) {
+        if t.is_some_and(|t| window_lo.is_none_or(|lo| t > lo - DAY) && hi_all.is_none_or(|hi| t <= hi)) {
             let cand = ci_candidate(c, &opts.tag);
             all_candidates.entry(cand.id.clone()).or_insert(cand);
         }
@@ -1246,7 +1246,7 @@ pub fn analyze_with(
                 }
             }
             let onset_t = time::tag_timestamp(first);
-            let hi = [bound, onset_t.map(|t| t + 86400), as_of].into_iter().flatten().min();
+            let hi = [bound, onset_t.map(|t| t + DAY), as_of].into_iter().flatten().min();
             let before_t = match &mo.onset.before {
                 OnsetBefore::Passed(t) | OnsetBefore::DifferentFailure(t, _) => time::tag_timestamp(t),
                 _ => None,

@@ -6,18 +6,21 @@
 //! 1. an external signature hint with a class (the shared signature code) is used as is;
 //! 2. no JUnit and no log evidence at all → **unknown** (a job whose tests may never
 //!    have run is not green and not a product failure);
-//! 3. infrastructure patterns (cloud quota and capacity, leases, API throttling,
-//!    lost test-cluster connectivity, expired credentials) → **infrastructure**,
-//!    temporary or persistent;
-//! 4. CI-configuration patterns (unknown flags, missing commands or files in a step,
-//!    pods that cannot be created, invalid step references) → **CI configuration**;
+//! 3. an infrastructure signature of the catalogue (cloud quota and capacity, leases,
+//!    API throttling, lost test-cluster connectivity, expired credentials...) →
+//!    **infrastructure**, temporary when the signature is `transient`, else persistent;
+//! 4. a CI-configuration signature (unknown flags, missing commands or files in a step,
+//!    pods that cannot be created, invalid step references...) → **CI configuration**;
 //! 5. only informing tests failed → **informing-only**;
 //! 6. flake evidence (the same failure on an earlier payload of the job with a pass
 //!    in between, or the run passed on a retry of the same payload) → **flake**;
 //! 7. gating test failures or product error lines → **product regression**;
 //! 8. otherwise **unknown**.
+//!
+//! Rules 3 and 4 read the one signature catalogue of `citriage-patterns`, its
+//! payload-only entries included; the first line any signature matches decides.
 
-use regex::Regex;
+use citriage_patterns::signatures::{Catalogue, FailureClass as SignatureClass};
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::{LogLine, SignatureHint};
@@ -109,110 +112,49 @@ pub struct ModeFacts<'a> {
     pub product_error: bool,
 }
 
-struct Rule {
-    re: Regex,
-    label: &'static str,
-    temporary: bool,
-}
-
-/// The classifier with its pattern tables.
+/// The classifier: the infrastructure and CI-configuration signatures of the one
+/// signature catalogue (`citriage-patterns`), payload-only ones included.
 pub struct Classifier {
-    infra: Vec<Rule>,
-    ci: Vec<Rule>,
+    infra: Catalogue,
+    ci: Catalogue,
 }
 
 impl Default for Classifier {
     fn default() -> Self {
-        let r = |p: &str, label: &'static str, temporary: bool| Rule { re: Regex::new(p).unwrap(), label, temporary };
-        Classifier {
-            infra: vec![
-                r(
-                    r"(?i)\b(VcpuLimitExceeded|InstanceLimitExceeded|PublicIPCountLimitReached|QuotaExceeded|quota exceeded|exceeded quota|ResourceQuotaExceeded|LimitExceeded|SubscriptionQuotaExceeded)\b",
-                    "cloud quota exhausted",
-                    true,
-                ),
-                r(
-                    r"(?i)(InsufficientInstanceCapacity|ZONE_RESOURCE_POOL_EXHAUSTED|SkuNotAvailable|AllocationFailed)",
-                    "cloud capacity unavailable",
-                    true,
-                ),
-                r(
-                    r"(?i)(could not allocate host|failed to acquire (a )?(\d+-node )?lease|boskos|no (free )?resources? (are )?available in pool|pool has 0 free)",
-                    "CI lease / Boskos pool exhausted",
-                    true,
-                ),
-                r(
-                    r"(?i)(RequestLimitExceeded|Throttling: Rate exceeded|TooManyRequests|rate limit exceeded|SlowDown)",
-                    "cloud API throttling",
-                    true,
-                ),
-                r(
-                    r"(?i)(dial tcp [^ ]+:(6443|443): connect: connection refused|i/o timeout|no such host|TLS handshake timeout|connection reset by peer)",
-                    "lost connectivity to the test cluster or cloud endpoint",
-                    true,
-                ),
-                r(
-                    r"(?i)(error: failed to (get|create) (the )?build|registry\.ci\.openshift\.org.*(503|502|unavailable)|context deadline exceeded.*(registry|quay\.io))",
-                    "CI control plane or registry unavailable",
-                    true,
-                ),
-                r(
-                    r"(?i)((api |upstream |external )?gateway( server)? (reported|returned|responded)[^\n]{0,80}\b5\d\d\b|unexpected (error|status) code:? 5\d\d\b|\b5\d\d (Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout)\b.*\b(gateway|upstream|api\.|console\.redhat|cloud\.redhat)|\b(gateway|upstream)\b[^\n]{0,60}\bHTTP 5\d\d\b)",
-                    "an external service answered HTTP 5xx",
-                    false,
-                ),
-                r(
-                    r"(?i)(AuthFailure|UnauthorizedOperation|InvalidClientTokenId|security token included in the request is (invalid|expired)|ExpiredToken|credentials? (have|has) expired)",
-                    "expired or invalid cloud credentials",
-                    false,
-                ),
-            ],
-            ci: vec![
-                r(
-                    r"(?i)(unknown flag: --|unknown shorthand flag|flag provided but not defined)",
-                    "a CI step passes a flag the tool does not know",
-                    false,
-                ),
-                r(
-                    r"(?i)(: command not found|executable file not found in \$PATH)",
-                    "a CI step calls a missing command",
-                    false,
-                ),
-                r(
-                    r"(?i)(Pod can not be created|pods? .* is invalid: spec\.|invalid reference format)",
-                    "the CI step pod cannot be created",
-                    false,
-                ),
-                r(
-                    r"(?i)(unbound variable|No such file or directory.*(step|commands\.sh|/usr/local/bin))",
-                    "a CI step script is broken",
-                    false,
-                ),
-                r(
-                    r"(?i)(failed to (load|resolve) (the )?(step|chain|workflow|ref)|step .* (is )?not found in (the )?registry|invalid ci-operator config)",
-                    "the CI configuration does not resolve",
-                    false,
-                ),
-            ],
-        }
+        Classifier::with_catalogue(&Catalogue::builtin_payload())
     }
 }
 
+/// What fired: the signature's name and whether its cause passes by itself.
+struct Fired {
+    name: String,
+    transient: bool,
+}
+
 impl Classifier {
-    /// True when a line matches an infrastructure or CI-configuration rule.
-    pub fn is_cause_line(&self, text: &str) -> bool {
-        self.infra.iter().chain(self.ci.iter()).any(|r| r.re.is_match(text))
+    /// A classifier over `catalogue`'s infrastructure and CI-configuration signatures.
+    pub fn with_catalogue(catalogue: &Catalogue) -> Classifier {
+        Classifier {
+            infra: catalogue.only(|s| s.class == SignatureClass::Infra),
+            ci: catalogue.only(|s| s.class == SignatureClass::CiConfig),
+        }
     }
 
-    fn first_match<'a>(rules: &'a [Rule], lines: &'a [LogLine]) -> Option<(&'a Rule, &'a LogLine)> {
-        for l in lines {
-            for r in rules {
-                if r.re.is_match(&l.text) {
-                    return Some((r, l));
-                }
-            }
-        }
-        None
+    /// True when a line matches an infrastructure or CI-configuration signature.
+    pub fn is_cause_line(&self, text: &str) -> bool {
+        !self.infra.match_text(text).is_empty() || !self.ci.match_text(text).is_empty()
+    }
+
+    /// The first line (in order) any signature of `catalogue` matches, with the first
+    /// signature (in catalogue order) matching it.
+    fn first_match<'a>(catalogue: &Catalogue, lines: &'a [LogLine]) -> Option<(Fired, &'a LogLine)> {
+        lines.iter().find_map(|l| {
+            catalogue
+                .match_text(&l.text)
+                .into_iter()
+                .next()
+                .map(|m| (Fired { name: m.name, transient: m.transient }, l))
+        })
     }
 
     /// Classifies one failure mode.
@@ -248,17 +190,17 @@ impl Classifier {
                 class: FailureClass::Infrastructure,
                 reason: format!(
                     "{} ({})",
-                    r.label,
-                    if r.temporary { "temporary: clears on the next run" } else { "persistent: needs a human" }
+                    r.name,
+                    if r.transient { "temporary: clears on the next run" } else { "persistent: needs a human" }
                 ),
                 evidence: Some(l.clone()),
-                temporary: r.temporary,
+                temporary: r.transient,
             };
         }
         if let Some((r, l)) = Self::first_match(&self.ci, f.lines) {
             return Classification {
                 class: FailureClass::CiConfiguration,
-                reason: r.label.to_string(),
+                reason: r.name,
                 evidence: Some(l.clone()),
                 temporary: false,
             };

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::PayloadError;
-use citriage_model::time::{self, Epoch};
+use citriage_model::time::{self, Epoch, DAY};
 
 /// How a Prow run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -271,7 +271,7 @@ pub fn default_anchor(runs: &[JobRun]) -> Option<Epoch> {
 
 /// Window description for an anchor.
 pub fn window_spec(anchor: Epoch, days: u32) -> WindowSpec {
-    let d = days as i64 * 86400;
+    let d = days as i64 * DAY;
     WindowSpec {
         anchor: time::rfc3339(anchor),
         days,
@@ -289,7 +289,7 @@ pub fn window_spec(anchor: Epoch, days: u32) -> WindowSpec {
 
 /// Pass rates per job for the window ending at `anchor` and the one before.
 pub fn pass_rates(runs: &[JobRun], anchor: Epoch, days: u32) -> BTreeMap<String, JobTrend> {
-    let d = days as i64 * 86400;
+    let d = days as i64 * DAY;
     let mut cur: BTreeMap<&str, PassRate> = BTreeMap::new();
     let mut prev: BTreeMap<&str, PassRate> = BTreeMap::new();
     let mut jobs: BTreeSet<&str> = BTreeSet::new();

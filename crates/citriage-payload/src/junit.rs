@@ -1,15 +1,15 @@
-//! A small streaming JUnit reader for payload job artifacts: test cases with their
-//! suite, status, failure message and body, `lifecycle` attribute, `<system-out>`
-//! (which carries the YAML of `junit-aggregated.xml`) and the 1-based line of the
-//! `<testcase>` element, so every failure can be cited as file + line.
+//! Payload evidence from JUnit: test cases with their suite, status, failure
+//! message and body, `lifecycle` attribute, `<system-out>` (which carries the YAML
+//! of `junit-aggregated.xml`) and the 1-based line of the `<testcase>` element, so
+//! every failure can be cited as file + line. The reading is the project's one JUnit
+//! reader (`citriage_formats::junit`); this module only shapes its cases for the
+//! payload analysis.
 //!
 //! A truncated or malformed file yields the cases read so far plus a problem that
 //! names the file and the byte where it broke.
 
-use quick_xml::events::{BytesStart, Event};
-use quick_xml::Reader;
+use citriage_formats::junit::{read_junit_with, ReadOptions, Status, TestCase};
 use serde::{Deserialize, Serialize};
-
 /// Outcome of one test case element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CaseStatus {
@@ -58,189 +58,38 @@ pub struct JunitFile {
     pub problem: Option<String>,
 }
 
-fn attr(e: &BytesStart<'_>, key: &[u8]) -> Option<String> {
-    e.attributes().flatten().find(|a| a.key.local_name().as_ref() == key).map(|a| {
-        a.normalized_value(quick_xml::XmlVersion::default())
-            .map(|v| v.into_owned())
-            .unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
-    })
-}
-
-#[derive(PartialEq)]
-enum Sink {
-    None,
-    Result,
-    SystemOut,
-}
-
-const MAX_TEXT: usize = 256 * 1024;
-
 /// Reads a JUnit document. `origin` names it in problems.
 pub fn parse_junit(bytes: &[u8], origin: &str) -> JunitFile {
-    let mut out = JunitFile::default();
-    let mut reader = Reader::from_reader(bytes);
-    reader.config_mut().trim_text(false);
-    let mut buf = Vec::new();
-    let mut suites: Vec<String> = Vec::new();
-    let mut case: Option<JunitCase> = None;
-    let mut sink = Sink::None;
-    let mut depth_in_case = 0usize;
-    // Line counting: newlines seen up to `counted`.
-    let mut counted = 0usize;
-    let mut line = 1u32;
-    let mut line_at = |pos: usize| -> u32 {
-        let pos = pos.min(bytes.len());
-        if pos > counted {
-            line += bytes[counted..pos].iter().filter(|&&b| b == b'\n').count() as u32;
-            counted = pos;
-        }
-        line
-    };
-    loop {
-        let before = reader.buffer_position() as usize;
-        let ev = reader.read_event_into(&mut buf);
-        match ev {
-            Err(e) => {
-                out.problem = Some(format!("{origin}: malformed XML near byte {}: {e}", reader.buffer_position()));
-                break;
-            }
-            Ok(Event::Eof) => {
-                if case.is_some() || !suites.is_empty() {
-                    out.problem = Some(format!("{origin}: truncated (document ends inside an element)"));
-                }
-                break;
-            }
-            Ok(Event::Start(e)) => {
-                let name = e.local_name();
-                match name.as_ref() {
-                    b"testsuite" if case.is_none() => suites.push(attr(&e, b"name").unwrap_or_default()),
-                    b"testcase" if case.is_none() => {
-                        // The tag starts after any leading whitespace of this event.
-                        let start =
-                            bytes[before..].iter().position(|b| *b == b'<').map(|p| before + p).unwrap_or(before);
-                        case = Some(new_case(&e, &suites, line_at(start)));
-                        depth_in_case = 0;
-                    }
-                    b"failure" | b"error" if case.is_some() => {
-                        set_result(case.as_mut().unwrap(), &e, name.as_ref());
-                        sink = Sink::Result;
-                        depth_in_case += 1;
-                    }
-                    b"skipped" if case.is_some() => {
-                        let c = case.as_mut().unwrap();
-                        if c.status == CaseStatus::Passed {
-                            c.status = CaseStatus::Skipped;
-                        }
-                        depth_in_case += 1;
-                    }
-                    b"system-out" if case.is_some() => {
-                        sink = Sink::SystemOut;
-                        depth_in_case += 1;
-                    }
-                    _ => {
-                        if case.is_some() {
-                            depth_in_case += 1;
-                        }
-                    }
-                }
-            }
-            Ok(Event::Empty(e)) => {
-                let name = e.local_name();
-                match name.as_ref() {
-                    b"testcase" if case.is_none() => {
-                        let start =
-                            bytes[before..].iter().position(|b| *b == b'<').map(|p| before + p).unwrap_or(before);
-                        out.cases.push(new_case(&e, &suites, line_at(start)));
-                    }
-                    b"failure" | b"error" if case.is_some() => set_result(case.as_mut().unwrap(), &e, name.as_ref()),
-                    b"skipped" if case.is_some() => {
-                        let c = case.as_mut().unwrap();
-                        if c.status == CaseStatus::Passed {
-                            c.status = CaseStatus::Skipped;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            Ok(Event::End(e)) => {
-                let name = e.local_name();
-                match name.as_ref() {
-                    b"testcase" if case.is_some() && depth_in_case == 0 => {
-                        out.cases.push(case.take().unwrap());
-                        sink = Sink::None;
-                    }
-                    b"testsuite" if case.is_none() => {
-                        suites.pop();
-                    }
-                    _ if case.is_some() => {
-                        depth_in_case = depth_in_case.saturating_sub(1);
-                        if depth_in_case == 0 {
-                            sink = Sink::None;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            Ok(Event::Text(t)) => push_text(&mut case, &sink, &t.decode().unwrap_or_default()),
-            Ok(Event::CData(t)) => push_text(&mut case, &sink, &t.decode().unwrap_or_default()),
-            Ok(Event::GeneralRef(r)) => {
-                let s = match r.resolve_char_ref() {
-                    Ok(Some(c)) => c.to_string(),
-                    _ => match r.decode().as_deref() {
-                        Ok("lt") => "<".into(),
-                        Ok("gt") => ">".into(),
-                        Ok("amp") => "&".into(),
-                        Ok("quot") => "\"".into(),
-                        Ok("apos") => "'".into(),
-                        Ok(other) => format!("&{other};"),
-                        Err(_) => String::new(),
-                    },
-                };
-                push_text(&mut case, &sink, &s);
-            }
-            Ok(_) => {}
-        }
-        buf.clear();
-    }
-    if let Some(c) = case.take() {
-        // Keep what a truncated file told us about the open case.
-        out.cases.push(c);
-    }
-    out
+    let read = read_junit_with(bytes, origin, ReadOptions { system_out: true });
+    JunitFile { cases: read.cases.into_iter().map(case).collect(), problem: read.problem }
 }
 
-fn new_case(e: &BytesStart<'_>, suites: &[String], line: u32) -> JunitCase {
+fn case(c: TestCase) -> JunitCase {
+    let status = match c.status {
+        Status::Passed => CaseStatus::Passed,
+        Status::Failed => CaseStatus::Failed,
+        Status::Error => CaseStatus::Error,
+        Status::Skipped => CaseStatus::Skipped,
+    };
+    let message = c.message.unwrap_or_default();
+    // the reader's failure text is the message, a newline, then the body
+    let body = match c.failure_text {
+        None => String::new(),
+        Some(t) if message.is_empty() => t,
+        Some(t) if t == message => String::new(),
+        Some(t) => t.strip_prefix(message.as_str()).and_then(|r| r.strip_prefix('\n')).map(str::to_string).unwrap_or(t),
+    };
     JunitCase {
-        suite: suites.iter().rev().find(|s| !s.is_empty()).cloned().unwrap_or_default(),
-        classname: attr(e, b"classname").unwrap_or_default(),
-        name: attr(e, b"name").unwrap_or_default(),
-        status: CaseStatus::Passed,
-        message: String::new(),
-        body: String::new(),
-        system_out: String::new(),
-        informing: attr(e, b"lifecycle").is_some_and(|l| l.eq_ignore_ascii_case("informing")),
-        line,
-    }
-}
-
-fn set_result(c: &mut JunitCase, e: &BytesStart<'_>, name: &[u8]) {
-    c.status = if name == b"error" { CaseStatus::Error } else { CaseStatus::Failed };
-    if let Some(m) = attr(e, b"message") {
-        if c.message.is_empty() {
-            c.message = m;
-        }
-    }
-}
-
-fn push_text(case: &mut Option<JunitCase>, sink: &Sink, s: &str) {
-    let Some(c) = case.as_mut() else { return };
-    let target = match sink {
-        Sink::Result => &mut c.body,
-        Sink::SystemOut => &mut c.system_out,
-        Sink::None => return,
-    };
-    if target.len() < MAX_TEXT {
-        target.push_str(s);
+        // the innermost named suite
+        suite: c.suite.rsplit(" / ").next().unwrap_or_default().to_string(),
+        classname: c.classname,
+        name: c.name,
+        status,
+        message,
+        body,
+        system_out: c.system_out.unwrap_or_default(),
+        informing: c.informing,
+        line: c.line,
     }
 }
 

@@ -215,7 +215,7 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
         return vec![no_evidence_draft(job, "no artifacts were found for the run")];
     };
     let ctx = StepContext::of(ev);
-    let masker = MaskingSigner::default();
+    let masker = MaskingSigner;
     let sig_of = |text: &str, hint: Option<&SignatureHint>| -> Option<Signature> {
         match hint {
             Some(h) if !h.id.is_empty() => {

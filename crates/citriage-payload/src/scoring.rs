@@ -724,6 +724,68 @@ const GENERIC_FILES: &[&str] = &[
     "Makefile",
 ];
 
+/// Stems that name a file's role, not its subject (`common.sh`, `setup.py`,
+/// `install.yaml`): every repository has files so named, so a match on one says
+/// nothing about which change broke a job, however few diffs of a window show it.
+const GENERIC_STEMS: &[&str] = &[
+    "common",
+    "util",
+    "utils",
+    "helper",
+    "helpers",
+    "lib",
+    "libs",
+    "functions",
+    "main",
+    "config",
+    "configs",
+    "settings",
+    "defaults",
+    "vars",
+    "variables",
+    "env",
+    "environment",
+    "constants",
+    "const",
+    "types",
+    "options",
+    "errors",
+    "log",
+    "logging",
+    "run",
+    "root",
+    "setup",
+    "install",
+    "uninstall",
+    "init",
+    "start",
+    "stop",
+    "build",
+    "deploy",
+    "test",
+    "tests",
+    "script",
+    "scripts",
+    "commands",
+    "entrypoint",
+    "wait",
+    "client",
+    "server",
+    "framework",
+    "index",
+    "readme",
+    "changelog",
+    "values",
+    "kustomization",
+];
+
+/// A basename too common to point at a change: a listed file, or one whose stem
+/// (before the first dot) only names a role.
+fn generic_file(f: &str) -> bool {
+    let stem = f.split('.').next().unwrap_or(f).to_ascii_lowercase();
+    GENERIC_FILES.contains(&f) || GENERIC_STEMS.contains(&stem.as_str())
+}
+
 /// Extracts tokens, files, commands and words from a failure mode's evidence.
 #[derive(Default)]
 pub struct Matcher;
@@ -807,7 +869,7 @@ impl Matcher {
             }
             for m in file.find_iter(&text) {
                 let f = m.as_str().rsplit('/').next().unwrap_or("");
-                if distinctive_file(f) && !GENERIC_FILES.contains(&f) && !f.ends_with(".go") && !f.contains("..") {
+                if distinctive_file(f) && !generic_file(f) && !f.ends_with(".go") && !f.contains("..") {
                     push(&mut out, f.to_string(), TokenKind::File, i);
                 }
             }
@@ -830,7 +892,7 @@ impl Matcher {
         for (i, l) in lines.iter().enumerate() {
             for c in frame.captures_iter(&l.text) {
                 let f = c[1].to_string();
-                if f.len() >= 5 && !GENERIC_FILES.contains(&f.as_str()) {
+                if f.len() >= 5 && !generic_file(&f) {
                     out.entry(f).or_insert(i);
                 }
             }
@@ -1652,6 +1714,13 @@ mod tests {
             .all(|t| t.kind != TokenKind::Flag));
         assert!(m.tokens(&[ll("Error: unknown flag: --log-level-v2", 1)]).iter().any(|t| t.text == "--log-level-v2"));
         assert!(m.tokens(&[ll("error: timed out waiting for the condition on ClusterVersion", 1)]).is_empty());
+        // A file named for its role (common.sh, setup.py) is in every repository: never a token.
+        let toks = m.tokens(&[ll("/home/ci/dev-scripts/common.sh: line 42: failed to mirror release image", 1)]);
+        assert!(toks.iter().all(|t| t.kind != TokenKind::File), "{toks:?}");
+        assert!(generic_file("common.sh") && generic_file("Setup.py") && generic_file("util.go"));
+        assert!(!generic_file("gather_nfd.sh") && !generic_file("oc-mirror-tests-ext.gz"));
+        let files = m.evidence_files(&[ll("common.sh:42: error", 1), ll("mirror_release.sh:7: error", 2)]);
+        assert_eq!(files.keys().collect::<Vec<_>>(), ["mirror_release.sh"]);
     }
 
     #[test]

@@ -2,10 +2,9 @@
 //! signature (its first significant line with run-specific tokens masked), and two
 //! failures share a root cause when their signatures are equal.
 //!
-//! The [`Signer`] trait lets the workspace's shared clustering / known-signature
-//! code replace [`MaskingSigner`] without touching the analysis.
+//! The masking is `citriage-patterns`' (`normalize::signature_line`); the
+//! [`Signer`] trait lets a caller key modes differently without touching the analysis.
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -33,75 +32,26 @@ pub trait Signer {
     fn signature(&self, text: &str) -> Option<Signature>;
 }
 
-/// The built-in signer: first significant line, masked.
-///
-/// - The first line containing an error marker (`error`, `fail`, `forbidden`,
-///   `panic`, `timed out`, `exceeded`, `unable`, `refused`, `denied`, `invalid`,
-///   `not found`, `unsupported`, `missing`) is chosen, else the first non-empty line;
-/// - klog / logrus prefixes, time stamps, UUIDs, IPv4 addresses, hex strings of 7+
-///   digits and every token that mixes letters and digits or is a number become `*`;
-/// - whitespace is collapsed; the result is cut at 240 characters.
-pub struct MaskingSigner {
-    marker: Regex,
-    klog: Regex,
-    stamp: Regex,
-    uuid: Regex,
-    ip: Regex,
-    hex: Regex,
-    mixed: Regex,
-}
-
-impl Default for MaskingSigner {
-    fn default() -> Self {
-        MaskingSigner {
-            marker: Regex::new(r"(?i)error|fail|forbidden|panic|timed out|timeout|exceeded|unable|refused|denied|invalid|not found|unsupported|missing|cannot|could not").unwrap(),
-            klog: Regex::new(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(\.\d+)?\s+\d+\s+[\w./-]+:\d+\]\s*").unwrap(),
-            stamp: Regex::new(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?").unwrap(),
-            uuid: Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").unwrap(),
-            ip: Regex::new(r"\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b").unwrap(),
-            hex: Regex::new(r"(?i)\b(0x)?[0-9a-f]{7,}\b").unwrap(),
-            mixed: Regex::new(r"\b[A-Za-z_-]*\d[A-Za-z0-9_]*\b").unwrap(),
-        }
-    }
-}
+/// The built-in signer: the masked significant line of
+/// [`citriage_patterns::normalize::signature_line`] (the one place that defines it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MaskingSigner;
 
 impl MaskingSigner {
     /// The line a signature is computed from.
     pub fn significant_line<'a>(&self, text: &'a str) -> Option<&'a str> {
-        let mut first = None;
-        for l in text.lines() {
-            let t = l.trim();
-            if t.is_empty() {
-                continue;
-            }
-            if first.is_none() {
-                first = Some(t);
-            }
-            if self.marker.is_match(t) {
-                return Some(t);
-            }
-        }
-        first
+        citriage_patterns::normalize::significant_line(text)
     }
 
     /// Masks run-specific tokens of one line.
     pub fn mask(&self, line: &str) -> String {
-        let s = self.klog.replace(line, "");
-        let s = self.stamp.replace_all(&s, "*");
-        let s = self.uuid.replace_all(&s, "*");
-        let s = self.ip.replace_all(&s, "*");
-        let s = self.hex.replace_all(&s, "*");
-        let s = self.mixed.replace_all(&s, "*");
-        let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-        s.chars().take(240).collect()
+        citriage_patterns::normalize::mask_line(line)
     }
 }
 
 impl Signer for MaskingSigner {
     fn signature(&self, text: &str) -> Option<Signature> {
-        let line = self.significant_line(text)?;
-        let masked = self.mask(line);
-        (!masked.is_empty()).then(|| Signature::of_text(&masked))
+        citriage_patterns::normalize::signature_line(text).map(|masked| Signature::of_text(&masked))
     }
 }
 
@@ -111,7 +61,7 @@ mod tests {
 
     #[test]
     fn masks_run_specific_tokens() {
-        let s = MaskingSigner::default();
+        let s = MaskingSigner;
         let a = s.signature("bootstrap did not complete: pods \"cvo-7d9f8b6c5-x2k4p\" is forbidden: the cluster does not have any nodes").unwrap();
         let b = s.signature("bootstrap did not complete: pods \"cvo-5b4c9d8f7-q9z1m\" is forbidden: the cluster does not have any nodes").unwrap();
         assert_eq!(a, b);

@@ -142,9 +142,10 @@ pub fn write_file(out: &Path, name: &str, body: &str) -> Result<PathBuf, Failure
     Ok(p)
 }
 
-/// The token `--apply` sends with: `GITHUB_TOKEN`, else `GH_TOKEN`.
+/// The token `--apply` sends with: `GITHUB_TOKEN`, else `GH_TOKEN`, read as every
+/// GitHub client of the CLI reads it.
 pub fn token_from_env() -> Option<Token> {
-    Token::first_of([std::env::var("GITHUB_TOKEN").ok(), std::env::var("GH_TOKEN").ok()])
+    Token::from_env(crate::github::TOKEN_VARS)
 }
 
 /// Sends a draft's requests through the GitHub API at `api`: first prints every

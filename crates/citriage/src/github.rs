@@ -28,10 +28,13 @@ impl HttpCache for StoreCache {
     }
 }
 
+/// The environment variables a GitHub token is read from, in order.
+pub const TOKEN_VARS: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
+
 /// A GitHub client for the API base, with the store as its HTTP cache; the token comes
 /// from `GITHUB_TOKEN` or `GH_TOKEN` (never printed).
 pub fn client(store: Rc<Store>, api: &str, offline: bool) -> GithubClient {
-    let token = Token::from_env(&["GITHUB_TOKEN", "GH_TOKEN"]);
+    let token = Token::from_env(TOKEN_VARS);
     let cfg =
         ClientConfig { api_base: api.trim_end_matches('/').to_string(), token, offline, ..ClientConfig::default() };
     GithubClient::new(cfg, Box::new(StoreCache(store)))

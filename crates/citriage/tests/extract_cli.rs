@@ -165,3 +165,34 @@ fn bench_mining_runs_leave_one_system_out_on_fixture_systems() {
     let o = bin().args(["--quiet", "bench", "mining", "--data"]).arg(dir.path().join("nothing")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn signatures_lists_the_catalogue_and_matches_a_log() {
+    let o = bin().args(["--quiet", "--format", "json", "signatures", "--scope", "payload"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sigs = v["signatures"].as_array().unwrap();
+    let all = citriage_patterns::signatures::Catalogue::builtin_payload();
+    assert_eq!(sigs.len(), all.len());
+    assert!(sigs.iter().any(|s| s["id"] == "cloud-quota-exhausted" && s["transient"] == true));
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("build-log.txt");
+    std::fs::write(&log, "starting\nerror: unknown flag: --ip-family\ndone\n").unwrap();
+    let o = bin().args(["--quiet", "--format", "json", "signatures", "--match"]).arg(&log).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = v["matches"].as_array().unwrap();
+    assert_eq!(m.len(), 1, "{v}");
+    assert_eq!(m[0]["id"], "unknown-flag");
+    assert_eq!(m[0]["evidence"][0]["line"], 2);
+
+    // a user file that does not parse, and a class that does not exist, are input errors
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[signature]]\nid='x'\n").unwrap();
+    let o = bin().args(["--quiet", "signatures", "--signatures"]).arg(&bad).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.toml"));
+    let o = bin().args(["--quiet", "signatures", "--class", "weather"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod payload;
 pub mod reports;
 pub mod serve;
+pub mod signatures;
 pub mod snapshots;
 pub mod store;
 pub mod synth;
