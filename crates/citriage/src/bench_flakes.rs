@@ -174,7 +174,7 @@ pub fn world(preset: &str, seed: u64, jobs: Option<usize>) -> Result<WorldScore,
         let settings = Settings::new(as_of, harness.clone());
         let mut figs = Vec::new();
         for job in store.build_jobs()? {
-            let builds = store.job_builds_with_tests_opts(&job, Some(as_of - 8 * DAY), false)?;
+            let builds = store.job_builds_with_tests_opts(&job, Some(as_of - 8 * DAY), true)?;
             figs.extend(job_figures(&builds, &settings));
         }
         let sc = score(&dir, &figs, as_of, &harness)?;

@@ -506,8 +506,12 @@ fn test_figures(window: &[&BuildRecord], mass: &[String], s: &Settings, harness:
             spread.entry(cause_key(t.failure_text.as_deref())).or_default().insert((&t.classname, &t.name));
         }
     }
-    let shared: BTreeSet<&str> =
-        spread.iter().filter(|(_, t)| t.len() >= s.shared_cause_min_tests).map(|(k, _)| k.as_str()).collect();
+    // A failure without text (builds read without them) has no known cause: never shared.
+    let shared: BTreeSet<&str> = spread
+        .iter()
+        .filter(|(k, t)| !k.is_empty() && t.len() >= s.shared_cause_min_tests)
+        .map(|(k, _)| k.as_str())
+        .collect();
     let mut m: BTreeMap<(&str, &str), Vec<TestRun<'_>>> = BTreeMap::new();
     let mut environment: BTreeMap<(&str, &str), u64> = BTreeMap::new();
     for b in window {

@@ -68,7 +68,7 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
     let jobs = store.build_jobs()?;
     pb.set_message(format!("computing metrics for {} jobs", jobs.len()));
     for job in &jobs {
-        let builds = store.job_builds_with_tests_opts(job, Some(tests_since), false)?;
+        let builds = store.job_builds_with_tests_opts(job, Some(tests_since), a.emit.is_none())?;
         if a.emit.is_some() {
             flakes_rows.extend(kettle::flakes_rows(&builds, as_of));
         } else {
