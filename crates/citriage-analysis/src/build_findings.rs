@@ -85,6 +85,13 @@ pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> Bu
                     flag.detail.clone(),
                     newest(&f.job, &|b| b.result.as_deref() == Some("FAILURE"), 3),
                 ),
+                "contradicted-rating" if snap.meta.dataset == Dataset::Flakes => group(
+                    FindingKind::ContradictedRating,
+                    f.job.clone(),
+                    vec![f.job.clone()],
+                    flag.detail.clone(),
+                    newest(&f.job, &|b| b.result.as_deref() == Some("FAILURE"), 3),
+                ),
                 "single-pr" => group(
                     FindingKind::SinglePrPollution,
                     f.job.clone(),
@@ -135,6 +142,7 @@ pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> Bu
                 FindingKind::StateErrorCascade => "builds in state=error never started a pod: the failure is in Prow or the build cluster, not in the tests",
                 FindingKind::DatasetStale => "listed, but the newest completed build passed: the dashboard lags; nothing to fix",
                 FindingKind::NoBaseline => "the first build is recent and the job never passed: a brand-new lane with no baseline, not a regression",
+                FindingKind::ContradictedRating => "the builds rate these jobs at least two levels worse than the dashboard's consistency does (the dashboard counts a commit that always failed as consistent)",
                 _ => "",
             };
             let examples: Vec<String> = rows.iter().take(3).map(|(j, d, _)| format!("`{j}`: {d}")).collect();

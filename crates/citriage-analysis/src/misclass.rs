@@ -34,6 +34,9 @@ pub enum FindingKind {
     DatasetStale,
     /// Build data: the job's first build is recent and it never passed.
     NoBaseline,
+    /// Build data: the corrected figures rate the job two or more levels below the
+    /// dashboard's rating (e.g. a 25% pass rate rated good on consistency 1.0).
+    ContradictedRating,
 }
 
 impl FindingKind {
@@ -49,6 +52,7 @@ impl FindingKind {
             FindingKind::StateErrorCascade => "state=error cascade",
             FindingKind::DatasetStale => "Dataset-stale (latest build passes)",
             FindingKind::NoBaseline => "No baseline (new lane)",
+            FindingKind::ContradictedRating => "Rating contradicted by the builds",
         }
     }
 }

@@ -65,8 +65,9 @@ pub struct TestCase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_out: Option<String>,
     /// The name kettle (the dashboards' ingester) gives this case, or `None` when
-    /// kettle drops it: skipped, nested below what it reads, inside an unnamed suite
-    /// of `<testsuites>`, a passing `#`-repeat, or in a file kettle cannot parse.
+    /// kettle drops it: skipped (a `<skipped>` element, even beside a `<failure>`),
+    /// nested below what it reads, a passing `#`-repeat, or in a file kettle cannot
+    /// parse. A missing name (case or suite) is `<unspecified>`, as kettle writes it.
     pub kettle_name: Option<String>,
 }
 
@@ -77,8 +78,47 @@ pub struct JunitFile {
     /// Set when the file is truncated or malformed: where and why. Cases before
     /// the problem are kept.
     pub problem: Option<String>,
-    /// Test cases without a name (kept out of `cases`).
+    /// Test cases without a name (kept in `cases` as `<unspecified>`).
     pub unnamed: usize,
+    /// Why kettle's XML parser (Python's expat) rejects the file, or finds no tests in
+    /// it, when citriage still reads it: an undefined entity, a control character, a
+    /// mismatched end tag, text outside the root, an unexpected root element. Kettle
+    /// then ingests no test of the file (every `kettle_name` is `None`).
+    pub kettle_rejects: Option<String>,
+    /// Why kettle fails on the whole build because of this file: a `time` attribute
+    /// Python's `float()` refuses, on a case kettle reads. Kettle then writes no row for
+    /// the build at all.
+    pub kettle_fails_build: Option<String>,
+}
+
+/// Unnamed test cases and suites are called this, as kettle calls them.
+pub const UNSPECIFIED: &str = "<unspecified>";
+
+/// Whether Python's `float()` accepts the text (kettle reads `time` with it; an empty
+/// value is read as 0).
+pub fn python_float_ok(raw: &str) -> bool {
+    let t = raw.trim_matches(|c: char| c.is_whitespace());
+    if t.is_empty() {
+        return false;
+    }
+    let body = t.strip_prefix(['+', '-']).unwrap_or(t);
+    let lower = body.to_ascii_lowercase();
+    if matches!(lower.as_str(), "inf" | "infinity" | "nan") {
+        return true;
+    }
+    // Underscores only between digits.
+    let b = body.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'_' {
+            let ok = i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit();
+            if !ok {
+                return false;
+            }
+        } else if !(c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) {
+            return false;
+        }
+    }
+    body.replace('_', "").parse::<f64>().is_ok()
 }
 
 /// What to keep besides what every reader needs.
@@ -94,6 +134,9 @@ struct Open {
     system_out: Option<String>,
     in_system_out: bool,
     kettle_name: Option<String>,
+    /// The raw `time` attribute, when the case is one kettle reads.
+    kettle_time: Option<String>,
+    has_skipped: bool,
     classname: String,
     name: Option<String>,
     time: Option<f64>,
@@ -154,21 +197,37 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
     let mut seen: std::collections::HashMap<(String, String), u32> = std::collections::HashMap::new();
     let mut depth_root = 0usize;
     let mut saw_root = false;
-    // For kettle's naming: the root element and the direct-child suite's name.
-    let mut root_is_suites = false;
-    let mut kettle_suite: Option<Option<String>> = None;
+    // For kettle: every open element (its whole path, which decides what kettle reads),
+    // the root's tag, the name of the root's child being read, and why expat would refuse.
+    let mut stack: Vec<Vec<u8>> = Vec::new();
+    let mut root: Option<Vec<u8>> = None;
+    let mut kettle_suite: Option<String> = None;
+    let mut rejects: Option<String> = None;
     // newlines read before the current event: its first line is `newlines + 1`
     let mut newlines: u32 = 0;
+    let reject = |r: &mut Option<String>, why: String| {
+        if r.is_none() {
+            *r = Some(format!("{what}: {why}"));
+        }
+    };
     let finish = |o: Open,
                   suites: &[String],
                   out: &mut JunitFile,
                   seen: &mut std::collections::HashMap<(String, String), u32>| {
-        let Some(name) = o.name.filter(|n| !n.is_empty()) else {
-            out.unnamed += 1;
-            return;
+        let name = match o.name.filter(|n| !n.is_empty()) {
+            Some(n) => n,
+            None => {
+                out.unnamed += 1;
+                UNSPECIFIED.to_string()
+            }
         };
-        // Kettle stops reading a file at its first test case without a name.
-        let kettle_name = if out.unnamed > 0 { None } else { o.kettle_name.clone() };
+        if let Some(t) = o.kettle_time.as_deref() {
+            if !t.is_empty() && !python_float_ok(t) && out.kettle_fails_build.is_none() {
+                out.kettle_fails_build =
+                    Some(format!("{what}: test case {name:?} has time={t:?}, which kettle cannot read as a number"));
+            }
+        }
+        let kettle_name = o.kettle_name.clone();
         let text = match (o.message.clone().filter(|m| !m.is_empty()), o.body.trim().is_empty()) {
             (Some(m), false) => Some(format!("{m}\n{}", o.body.trim_matches('\n'))),
             (Some(m), true) => Some(m),
@@ -200,7 +259,7 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
             system_out: o.system_out.map(cap),
             kettle_name: kettle_name
                 .filter(|k| !(k.contains('#') && o.status != Status::Failed))
-                .filter(|_| o.status != Status::Skipped),
+                .filter(|_| o.status != Status::Skipped && !o.has_skipped),
         });
     };
     loop {
@@ -229,21 +288,21 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
             }
             Ok(Event::Start(ref e)) => {
                 let tag = e.local_name().as_ref().to_vec();
+                check_element(e, &stack, &mut root, &mut rejects, &reject);
+                if stack.len() == 1 && root.as_deref() == Some(b"testsuites") {
+                    kettle_suite = Some(attr(e, b"name").unwrap_or_else(|| UNSPECIFIED.to_string()));
+                }
+                let kettle_reads = kettle_reads_case(root.as_deref(), stack.len());
+                stack.push(e.name().as_ref().to_vec());
                 match tag.as_slice() {
                     b"testsuites" | b"testsuite" => {
                         if saw_root && depth_root == 0 && out.problem.is_none() {
                             out.problem =
                                 Some(format!("{what}: malformed: a second root element after the first one ended"));
                         }
-                        if !saw_root {
-                            root_is_suites = tag.as_slice() == b"testsuites";
-                        }
                         saw_root = true;
                         depth_root += 1;
                         let name = attr(e, b"name");
-                        if root_is_suites && depth_root == 2 {
-                            kettle_suite = Some(name.clone());
-                        }
                         suites.push(if tag.as_slice() == b"testsuites" {
                             String::new()
                         } else {
@@ -252,7 +311,10 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
                     }
                     b"testcase" => {
                         let mut o = new_case(e, line);
-                        o.kettle_name = kettle_name(root_is_suites, depth_root, &kettle_suite, &o.name);
+                        if kettle_reads {
+                            o.kettle_name = Some(kettle_case_name(root.as_deref(), &kettle_suite, &o.name));
+                            o.kettle_time = Some(attr(e, b"time").unwrap_or_default());
+                        }
                         open = Some(o);
                     }
                     b"failure" | b"error" | b"skipped" => {
@@ -272,11 +334,16 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
             }
             Ok(Event::Empty(ref e)) => {
                 let tag = e.local_name().as_ref().to_vec();
+                check_element(e, &stack, &mut root, &mut rejects, &reject);
+                let kettle_reads = kettle_reads_case(root.as_deref(), stack.len());
                 match tag.as_slice() {
                     b"testsuites" | b"testsuite" => saw_root = true,
                     b"testcase" => {
                         let mut o = new_case(e, line);
-                        o.kettle_name = kettle_name(root_is_suites, depth_root, &kettle_suite, &o.name);
+                        if kettle_reads {
+                            o.kettle_name = Some(kettle_case_name(root.as_deref(), &kettle_suite, &o.name));
+                            o.kettle_time = Some(attr(e, b"time").unwrap_or_default());
+                        }
                         finish(o, &suites, &mut out, &mut seen)
                     }
                     b"failure" | b"error" | b"skipped" => {
@@ -287,39 +354,76 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
                     _ => {}
                 }
             }
-            Ok(Event::End(ref e)) => match e.local_name().as_ref() {
-                b"testsuites" | b"testsuite" => {
-                    depth_root = depth_root.saturating_sub(1);
-                    suites.pop();
+            Ok(Event::End(ref e)) => {
+                match stack.pop() {
+                    Some(open_tag) if open_tag.as_slice() != e.name().as_ref() => reject(
+                        &mut rejects,
+                        format!(
+                            "mismatched tag: </{}> closes <{}>",
+                            String::from_utf8_lossy(e.name().as_ref()),
+                            String::from_utf8_lossy(&open_tag)
+                        ),
+                    ),
+                    None => reject(&mut rejects, "an end tag with no element open".into()),
+                    _ => {}
                 }
-                b"testcase" => {
-                    if let Some(o) = open.take() {
-                        finish(o, &suites, &mut out, &mut seen);
+                let local = e.local_name().as_ref().to_vec();
+                match local.as_slice() {
+                    b"testsuites" | b"testsuite" => {
+                        depth_root = depth_root.saturating_sub(1);
+                        suites.pop();
                     }
-                }
-                b"failure" | b"error" | b"skipped" => {
-                    if let Some(o) = open.as_mut() {
-                        o.in_result = false;
+                    b"testcase" => {
+                        if let Some(o) = open.take() {
+                            finish(o, &suites, &mut out, &mut seen);
+                        }
                     }
-                }
-                b"system-out" => {
-                    if let Some(o) = open.as_mut() {
-                        o.in_system_out = false;
+                    b"failure" | b"error" | b"skipped" => {
+                        if let Some(o) = open.as_mut() {
+                            o.in_result = false;
+                        }
                     }
+                    b"system-out" => {
+                        if let Some(o) = open.as_mut() {
+                            o.in_system_out = false;
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
-            },
+            }
             Ok(Event::Text(t)) => {
+                if let Some(c) = control_char(t.as_ref()) {
+                    reject(&mut rejects, format!("control character 0x{c:02x} in text"));
+                }
+                if stack.is_empty() && !t.as_ref().iter().all(|b| b.is_ascii_whitespace()) {
+                    reject(&mut rejects, "text outside the root element".into());
+                }
                 if let Some(sink) = open.as_mut().and_then(Open::sink) {
                     sink.push_str(&t.decode().unwrap_or_default());
                 }
             }
             Ok(Event::CData(t)) => {
+                if let Some(c) = control_char(t.as_ref()) {
+                    reject(&mut rejects, format!("control character 0x{c:02x} in CDATA"));
+                }
                 if let Some(sink) = open.as_mut().and_then(Open::sink) {
                     sink.push_str(&t.decode().unwrap_or_default());
                 }
             }
             Ok(Event::GeneralRef(r)) => {
+                match r.resolve_char_ref() {
+                    Ok(Some(c)) if !xml_char(c) => {
+                        reject(&mut rejects, format!("reference to invalid character number {}", c as u32))
+                    }
+                    Ok(Some(_)) => {}
+                    Err(_) => reject(&mut rejects, "a malformed character reference".into()),
+                    Ok(None) => {
+                        let name = r.decode().map(|n| n.into_owned()).unwrap_or_default();
+                        if quick_xml::escape::resolve_predefined_entity(&name).is_none() {
+                            reject(&mut rejects, format!("undefined entity &{name};"));
+                        }
+                    }
+                }
                 if let Some(sink) = open.as_mut().and_then(Open::sink) {
                     if let Ok(Some(c)) = r.resolve_char_ref() {
                         sink.push(c);
@@ -343,33 +447,110 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
         // A file that broke inside a test case: keep what it said about that case.
         finish(o, &suites, &mut out, &mut seen);
     }
-    if out.problem.is_some() {
+    if rejects.is_none() && !saw_root && root.is_some() {
+        // A well-formed document whose root kettle does not know.
+        rejects = root.as_deref().map(|r| format!("{what}: unexpected root element <{}>", String::from_utf8_lossy(r)));
+    }
+    if let Some(p) = &out.problem {
+        rejects.get_or_insert_with(|| p.clone());
+    }
+    if rejects.is_some() {
         // Kettle parses the whole document or nothing.
         for c in &mut out.cases {
             c.kettle_name = None;
         }
+        out.kettle_fails_build = None;
     }
+    out.kettle_rejects = rejects;
     out
 }
 
-/// Kettle's naming: a case directly under a root `<testsuite>` keeps its name; a case
-/// directly under a named `<testsuite>` of a root `<testsuites>` becomes
-/// `"<suite> <name>"`; anything else is not read by kettle.
-fn kettle_name(
-    root_is_suites: bool,
-    depth: usize,
-    suite: &Option<Option<String>>,
-    name: &Option<String>,
-) -> Option<String> {
-    let name = name.as_ref()?;
-    match (root_is_suites, depth) {
-        (false, 1) => Some(name.clone()),
-        (true, 2) => match suite {
-            Some(Some(s)) => Some(format!("{s} {name}")),
-            _ => None,
-        },
-        _ => None,
+/// Whether kettle reads a `<testcase>` with `depth` open ancestors: a direct child of a
+/// root `<testsuite>`, or a child of any direct child of a root `<testsuites>`.
+fn kettle_reads_case(root: Option<&[u8]>, depth: usize) -> bool {
+    matches!((root, depth), (Some(b"testsuite"), 1) | (Some(b"testsuites"), 2))
+}
+
+/// Kettle's name of a case it reads: the case's name under a root `<testsuite>`,
+/// `"<suite> <name>"` under `<testsuites>`; a missing name is `<unspecified>` (an empty
+/// one stays empty).
+fn kettle_case_name(root: Option<&[u8]>, suite: &Option<String>, name: &Option<String>) -> String {
+    let name = name.clone().unwrap_or_else(|| UNSPECIFIED.to_string());
+    match root {
+        Some(b"testsuites") => format!("{} {name}", suite.as_deref().unwrap_or(UNSPECIFIED)),
+        _ => name,
     }
+}
+
+/// Checks an element as expat would: one root, known to kettle; attributes without
+/// control characters or undefined entities.
+fn check_element(
+    e: &quick_xml::events::BytesStart<'_>,
+    stack: &[Vec<u8>],
+    root: &mut Option<Vec<u8>>,
+    rejects: &mut Option<String>,
+    reject: &dyn Fn(&mut Option<String>, String),
+) {
+    if stack.is_empty() {
+        match root {
+            Some(_) => reject(rejects, "junk after the document element (a second root)".into()),
+            None => {
+                let tag = e.name().as_ref().to_vec();
+                if tag.as_slice() != b"testsuite" && tag.as_slice() != b"testsuites" {
+                    reject(rejects, format!("unexpected root element <{}>", String::from_utf8_lossy(&tag)));
+                }
+                *root = Some(tag);
+            }
+        }
+    }
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    for a in e.attributes().with_checks(false) {
+        let Ok(a) = a else {
+            reject(rejects, "a malformed attribute".into());
+            continue;
+        };
+        if keys.contains(&a.key.as_ref().to_vec()) {
+            reject(rejects, format!("duplicate attribute {}", String::from_utf8_lossy(a.key.as_ref())));
+        }
+        keys.push(a.key.as_ref().to_vec());
+        if let Some(c) = control_char(&a.value) {
+            reject(rejects, format!("control character 0x{c:02x} in an attribute"));
+        }
+        let v = String::from_utf8_lossy(&a.value);
+        let mut rest = v.as_ref();
+        while let Some(i) = rest.find('&') {
+            let after = &rest[i + 1..];
+            let Some(j) = after.find(';') else {
+                reject(rejects, "a bare & in an attribute".into());
+                break;
+            };
+            let name = &after[..j];
+            let ok = match name.strip_prefix('#') {
+                Some(num) => {
+                    let n = match num.strip_prefix('x') {
+                        Some(h) => u32::from_str_radix(h, 16).ok(),
+                        None => num.parse::<u32>().ok(),
+                    };
+                    n.and_then(char::from_u32).is_some_and(xml_char)
+                }
+                None => quick_xml::escape::resolve_predefined_entity(name).is_some(),
+            };
+            if !ok {
+                reject(rejects, format!("undefined entity or invalid reference &{name}; in an attribute"));
+            }
+            rest = &after[j + 1..];
+        }
+    }
+}
+
+/// The first byte XML 1.0 forbids (a C0 control other than tab, newline, return).
+fn control_char(bytes: &[u8]) -> Option<u8> {
+    bytes.iter().copied().find(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r'))
+}
+
+/// Whether XML 1.0 allows the character.
+fn xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
 /// Reads a JUnit document from bytes.
@@ -406,6 +587,8 @@ fn new_case(e: &quick_xml::events::BytesStart<'_>, line: u32) -> Open {
         system_out: None,
         in_system_out: false,
         kettle_name: None,
+        kettle_time: None,
+        has_skipped: false,
         classname: attr(e, b"classname").unwrap_or_default(),
         name: attr(e, b"name"),
         time: attr(e, b"time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite() && *t >= 0.0),
@@ -418,6 +601,9 @@ fn new_case(e: &quick_xml::events::BytesStart<'_>, line: u32) -> Open {
 }
 
 fn apply_result(o: &mut Open, tag: &[u8], e: &quick_xml::events::BytesStart<'_>) {
+    if tag == b"skipped" {
+        o.has_skipped = true;
+    }
     let status = match tag {
         b"failure" => Status::Failed,
         b"error" => Status::Error,
@@ -487,6 +673,54 @@ at x.go:12</failure></testcase>
         let f = parse_junit(b"\x00\x01binary junk \xff\xfe <<<", "j.xml");
         assert!(f.problem.is_some());
         let f = parse_junit(br#"<testsuite><testcase classname="c"/><testcase name="ok"/></testsuite>"#, "j.xml");
-        assert_eq!((f.cases.len(), f.unnamed), (1, 1));
+        assert_eq!((f.cases.len(), f.unnamed), (2, 1));
+        assert_eq!(f.cases[0].name, UNSPECIFIED);
+        let k: Vec<_> = f.cases.iter().map(|c| c.kettle_name.as_deref()).collect();
+        assert_eq!(k, [Some("<unspecified>"), Some("ok")], "kettle reads on after an unnamed case");
+    }
+
+    #[test]
+    fn kettle_corner_cases() {
+        let names = |x: &[u8]| {
+            let f = parse_junit(x, "k.xml");
+            (f.cases.iter().map(|c| c.kettle_name.clone()).collect::<Vec<_>>(), f.kettle_rejects, f.kettle_fails_build)
+        };
+        // An empty name stays empty; a suite without a name is <unspecified>.
+        let (k, r, _) = names(br#"<testsuites><testsuite><testcase name=""/><testcase/></testsuite></testsuites>"#);
+        assert_eq!(k, [Some("<unspecified> ".into()), Some("<unspecified> <unspecified>".into())]);
+        assert_eq!(r, None);
+        // failure + skipped: kettle skips the case; citriage keeps the failure.
+        let f = parse_junit(
+            br#"<testsuite><testcase name="a"><failure>x</failure><skipped/></testcase></testsuite>"#,
+            "k.xml",
+        );
+        assert_eq!((f.cases[0].status, f.cases[0].kettle_name.clone()), (Status::Failed, None));
+        // Files expat refuses.
+        for (x, why) in [
+            (
+                &br#"<testsuite><testcase name="a"><failure>a&nbsp;b</failure></testcase></testsuite>"#[..],
+                "undefined entity",
+            ),
+            (b"<testsuite><testcase name=\"a\"><failure>a\x01b</failure></testcase></testsuite>", "control character"),
+            (br#"<testsuite><testcase name="a"></testsuit></testcase></testsuite>"#, "mismatched tag"),
+            (br#"<results><testsuite><testcase name="a"/></testsuite></results>"#, "unexpected root"),
+            (br#"<testsuite><testcase name="a&#1;"/></testsuite>"#, "invalid reference"),
+        ] {
+            let (k, r, _) = names(x);
+            assert!(k.iter().all(Option::is_none), "{why}: {k:?}");
+            assert!(r.as_deref().is_some_and(|r| r.contains(why)), "{why}: {r:?}");
+        }
+        // A time Python's float() refuses fails kettle's whole build; these it reads.
+        let (_, r, fails) = names(br#"<testsuite><testcase name="a" time="1.5s"/></testsuite>"#);
+        assert_eq!(r, None);
+        assert!(fails.is_some_and(|w| w.contains("1.5s")));
+        for ok in ["", " 2 ", "1_000", "1e3", "nan", "-Infinity", ".5"] {
+            let x = format!(r#"<testsuite><testcase name="a" time="{ok}"/></testsuite>"#);
+            assert_eq!(names(x.as_bytes()).2, None, "{ok:?}");
+        }
+        // Cases kettle does not read never fail the build.
+        let (_, _, fails) =
+            names(br#"<testsuites><testsuite name="s"><testsuite><testcase name="a" time="x"/></testsuite></testsuite></testsuites>"#);
+        assert_eq!(fails, None);
     }
 }

@@ -19,6 +19,13 @@ pub struct Started {
     pub repos: BTreeMap<String, String>,
     pub repo_commit: Option<String>,
     pub repo_version: Option<String>,
+    /// What kettle takes as the build's commit: the top-level `repo-commit`, else
+    /// `repo-version` (never the metadata's).
+    pub kettle_repo_commit: Option<String>,
+    /// The top-level `repos` as kettle stores it (Python's `json.dumps`), when present.
+    pub kettle_repos: Option<String>,
+    /// `metadata.repos` as kettle stores it, when it is not a string.
+    pub metadata_repos: Option<String>,
 }
 
 /// What a build's `finished.json` says.
@@ -30,6 +37,16 @@ pub struct Finished {
     pub result: Option<String>,
     pub revision: Option<String>,
     pub metadata_repo_commit: Option<String>,
+    /// The result as kettle records it: `result` verbatim when the key exists (any
+    /// case, `None` when null), else `SUCCESS`/`FAILURE` from a boolean `passed`.
+    pub kettle_result: Option<String>,
+    /// `version` (kettle's `version` column).
+    pub version: Option<String>,
+    /// Whether the file has a `metadata` key (kettle then reads its metadata here, not
+    /// in `started.json`).
+    pub has_metadata: bool,
+    /// `metadata.repos` as kettle stores it, when it is not a string.
+    pub metadata_repos: Option<String>,
 }
 
 /// The parts of a ProwJob that triage uses.
@@ -145,7 +162,79 @@ pub fn parse_started(bytes: &[u8], what: &str) -> Result<Started, String> {
         repos,
         repo_commit: string(o.get("repo-commit")).or_else(|| meta.and_then(|m| string(m.get("repo-commit")))),
         repo_version: string(o.get("repo-version")).or_else(|| meta.and_then(|m| string(m.get("repo-version")))),
+        kettle_repo_commit: string(o.get("repo-commit")).or_else(|| string(o.get("repo-version"))),
+        kettle_repos: o.get("repos").filter(|v| python_truthy(v)).map(python_json),
+        metadata_repos: meta.and_then(|m| m.get("repos")).filter(|v| !v.is_string()).map(python_json),
     })
+}
+
+/// Python's truthiness of a JSON value (`if started.get('repos')`).
+fn python_truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// A JSON value spelled as Python's `json.dumps` spells it (`", "` and `": "`
+/// separators, non-ASCII escaped), which is how kettle stores `repos`.
+pub fn python_json(v: &Value) -> String {
+    fn out(v: &Value, s: &mut String) {
+        match v {
+            Value::String(t) => {
+                s.push('"');
+                for c in t.chars() {
+                    match c {
+                        '"' => s.push_str("\\\""),
+                        '\\' => s.push_str("\\\\"),
+                        '\n' => s.push_str("\\n"),
+                        '\r' => s.push_str("\\r"),
+                        '\t' => s.push_str("\\t"),
+                        '\u{8}' => s.push_str("\\b"),
+                        '\u{c}' => s.push_str("\\f"),
+                        c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+                            let mut buf = [0u16; 2];
+                            for u in c.encode_utf16(&mut buf) {
+                                s.push_str(&format!("\\u{u:04x}"));
+                            }
+                        }
+                        c => s.push(c),
+                    }
+                }
+                s.push('"');
+            }
+            Value::Array(a) => {
+                s.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    out(x, s);
+                }
+                s.push(']');
+            }
+            Value::Object(o) => {
+                s.push('{');
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    out(&Value::String(k.clone()), s);
+                    s.push_str(": ");
+                    out(x, s);
+                }
+                s.push('}');
+            }
+            other => s.push_str(&other.to_string()),
+        }
+    }
+    let mut s = String::new();
+    out(v, &mut s);
+    s
 }
 
 /// Parses `finished.json`.
@@ -167,6 +256,15 @@ pub fn parse_finished(bytes: &[u8], what: &str) -> Result<Finished, String> {
         result,
         revision: string(o.get("revision")),
         metadata_repo_commit: meta.and_then(|m| string(m.get("repo-commit"))),
+        kettle_result: match o.get("result") {
+            Some(Value::String(r)) => Some(r.clone()),
+            Some(Value::Null) => None,
+            Some(other) => Some(other.to_string()),
+            None => passed.map(|p| if p { "SUCCESS".to_string() } else { "FAILURE".to_string() }),
+        },
+        version: string(o.get("version")),
+        has_metadata: o.contains_key("metadata"),
+        metadata_repos: meta.and_then(|m| m.get("repos")).filter(|v| !v.is_string()).map(python_json),
     })
 }
 

@@ -33,24 +33,45 @@ fn kettle_junit_samples() {
     assert_eq!(m.cases[0].failure_text.as_deref(), Some("simple_test.go:186: Running tests in file plumbing"));
     let t = parse_junit(&read("failure_text.xml"), "failure_text.xml");
     assert_eq!(t.cases[0].failure_text, m.cases[0].failure_text, "message-only and body-only give the same text");
-    assert_eq!(t.cases[0].kettle_name, None, "a <testsuite> without a name inside <testsuites>: kettle reads nothing");
+    assert_eq!(
+        t.cases[0].kettle_name.as_deref(),
+        Some("<unspecified> TestSimpleFile"),
+        "a <testsuite> without a name inside <testsuites> is <unspecified> (make_json_test.py)"
+    );
 
     let n = parse_junit(&read("junit_no_suite_name.xml"), "junit_no_suite_name.xml");
     assert_eq!(n.cases.len(), 3);
-    assert!(n.cases.iter().all(|c| c.kettle_name.is_none()));
+    let k: Vec<&str> = n.cases.iter().filter_map(|c| c.kettle_name.as_deref()).collect();
+    assert_eq!(
+        k,
+        [
+            "<unspecified> TestSimpleFile",
+            "<unspecified> TestSimpleFile/plumbing/min/min_program",
+            "<unspecified> TestSimpleFile/plumbing/eval_results/error_result"
+        ]
+    );
 
     let bad = parse_junit(&read("malformed.xml"), "malformed.xml");
     assert!(bad.problem.as_deref().is_some_and(|p| p.contains("malformed.xml")), "{:?}", bad.problem);
     assert!(bad.cases.iter().all(|c| c.kettle_name.is_none()), "kettle reads nothing of a malformed file");
 
     let unnamed = parse_junit(&read("malformed_no_testcase_name.xml"), "malformed_no_testcase_name.xml");
-    assert_eq!(unnamed.unnamed, 2, "test cases without a name are counted, not kept");
-    assert_eq!(unnamed.cases.len(), 6);
+    assert_eq!(unnamed.unnamed, 2, "test cases without a name are counted and kept as <unspecified>");
+    assert_eq!(unnamed.cases.len(), 8);
     let kettle: Vec<&str> = unnamed.cases.iter().filter_map(|c| c.kettle_name.as_deref()).collect();
     assert_eq!(
         kettle,
-        ["TearDown Previous", "Up", "test setup", "Node Tests"],
-        "kettle stops at the first unnamed case"
+        [
+            "TearDown Previous",
+            "Up",
+            "test setup",
+            "Node Tests",
+            "<unspecified>",
+            "<unspecified>",
+            "Deferred TearDown",
+            "Timeout"
+        ],
+        "kettle names unnamed cases <unspecified> and reads on (make_json_test.py)"
     );
 }
 

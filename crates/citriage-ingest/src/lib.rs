@@ -11,7 +11,7 @@ pub mod excerpts;
 
 use citriage_formats::junit::{self, Status};
 use citriage_formats::prow::{self, ProwJob};
-use citriage_model::build::{BuildRecord, StoredTest};
+use citriage_model::build::{BuildRecord, KettleFacts, StoredTest};
 use citriage_model::time::parse_rfc3339_sane as parse_rfc3339;
 use citriage_sources::artifacts::ArtifactSource;
 use citriage_sources::SourceError;
@@ -283,6 +283,13 @@ pub fn latest_build(src: &dyn ArtifactSource, job: &str) -> Result<Option<String
         .filter(|s| is_build_id(s)))
 }
 
+/// Whether kettle reads a JUnit file at this path (relative to the build folder): a
+/// `junit*.xml` directly in `artifacts/` (kettle lists that folder with a delimiter,
+/// so sub-folders are never read).
+pub fn is_kettle_junit(rel: &str) -> bool {
+    rel.strip_prefix("artifacts/").is_some_and(|f| !f.contains('/') && f.starts_with("junit") && f.ends_with(".xml"))
+}
+
 /// Formats `started.json` repos the way kettle stores them (`{"org/repo": "refs"}`).
 pub fn kettle_repos(repos: &BTreeMap<String, String>) -> Option<String> {
     if repos.is_empty() {
@@ -381,6 +388,7 @@ pub fn fetch_build_with(
     problems.extend(walked.refused);
     let artifacts = walked.objects;
     let mut tests = Vec::new();
+    let mut kettle_dropped: Option<String> = None;
     let mut junit_files: Vec<&String> = artifacts
         .iter()
         .map(|(p, _)| p)
@@ -398,6 +406,12 @@ pub fn fetch_build_with(
         if let Some(p) = parsed.problem {
             problems.push(p);
         }
+        // Kettle lists `artifacts/` without recursing: files in its sub-folders are
+        // citriage's alone.
+        let kettle_reads = is_kettle_junit(&rel);
+        if kettle_reads && kettle_dropped.is_none() {
+            kettle_dropped = parsed.kettle_fails_build.clone();
+        }
         for c in parsed.cases {
             tests.push(StoredTest {
                 file: rel.clone(),
@@ -409,7 +423,7 @@ pub fn fetch_build_with(
                 failure_text: c.failure_text,
                 attempt: c.attempt,
                 informing: c.informing,
-                kettle_name: c.kettle_name,
+                kettle_name: c.kettle_name.filter(|_| kettle_reads),
             });
         }
     }
@@ -440,7 +454,20 @@ pub fn fetch_build_with(
     let repo_commit = started.as_ref().and_then(|s| s.repo_commit.clone());
     let repo_version = started.as_ref().and_then(|s| s.repo_version.clone());
     let presubmit = kind == "presubmit" || kind == "batch";
-    let commit_sha = kettle_commit(presubmit, repos.as_deref(), repo_commit.as_deref(), repo_version.as_deref());
+    // Kettle's row: commit and repos from started.json's top level, else the metadata
+    // kettle reads (finished.json's when it has one), result and version from finished.json.
+    let kettle = KettleFacts {
+        result: finished.as_ref().and_then(|f| f.kettle_result.clone()),
+        version: finished.as_ref().and_then(|f| f.version.clone()),
+        repo_commit: started.as_ref().and_then(|s| s.kettle_repo_commit.clone()),
+        repos: started.as_ref().and_then(|s| s.kettle_repos.clone()).or_else(|| match &finished {
+            Some(f) if f.has_metadata => f.metadata_repos.clone(),
+            _ => started.as_ref().and_then(|s| s.metadata_repos.clone()),
+        }),
+        dropped: kettle_dropped,
+    };
+    let commit_sha =
+        kettle_commit(presubmit, kettle.repos.as_deref(), kettle.repo_commit.as_deref(), kettle.version.as_deref());
     let mut ts = |t: Option<i64>, file: &str| match prow::checked_timestamp(t, &loc(file), "timestamp") {
         Ok(t) => t,
         Err(e) => {
@@ -498,6 +525,7 @@ pub fn fetch_build_with(
             .map(|(p, s)| (p.strip_prefix(&format!("{base}/")).unwrap_or(&p).to_string(), s))
             .collect(),
         excerpts: taken,
+        kettle: Some(kettle),
     })
 }
 
@@ -640,6 +668,7 @@ pub fn ingest_prowjobs(store: &mut Store, bucket: &str, items: &[ProwJob]) -> Re
         let path = format!("prowjob/{job}/{id}");
         let started = p.start_time.as_deref().or(p.creation_timestamp.as_deref()).and_then(parse_rfc3339);
         store.put_build(&BuildRecord {
+            kettle: None,
             bucket: bucket.to_string(),
             path,
             job,

@@ -59,6 +59,35 @@ pub struct BuildRecord {
     /// Failure lines extracted from the build's log (failed builds only), in log order.
     #[serde(default)]
     pub excerpts: Vec<LogExcerpt>,
+    /// What kettle (the dashboards' ingester) records for the build, where it differs
+    /// from citriage's reading; `None` when unknown (builds stored before citriage kept
+    /// it, or made by hand), and then kettle's figures fall back to citriage's fields.
+    #[serde(default)]
+    pub kettle: Option<KettleFacts>,
+}
+
+/// The fields of kettle's row for a build that citriage reads differently.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KettleFacts {
+    /// `finished.json`'s `result` verbatim (any case; `None` when absent or null),
+    /// else `SUCCESS`/`FAILURE` from a boolean `passed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// `finished.json`'s `version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `started.json`'s top-level `repo-commit`, else its `repo-version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_commit: Option<String>,
+    /// `started.json`'s top-level `repos`, else the `repos` of the metadata kettle reads
+    /// (`finished.json`'s when it has a `metadata` key, else `started.json`'s), as
+    /// Python's `json.dumps` spells them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repos: Option<String>,
+    /// Why kettle writes no row for the build at all (a JUnit `time` its `float()`
+    /// refuses), `None` when it writes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
 }
 
 /// A run of failure lines from one of a build's logs, with where it stands.
@@ -73,6 +102,44 @@ pub struct LogExcerpt {
 }
 
 impl BuildRecord {
+    /// The result kettle records: its own reading when known, else citriage's.
+    pub fn kettle_result(&self) -> Option<&str> {
+        match &self.kettle {
+            Some(k) => k.result.as_deref(),
+            None => self.result.as_deref(),
+        }
+    }
+
+    /// Kettle's `version` column (`finished.json`'s `version`); for builds stored
+    /// without kettle's reading, `started.json`'s `repo-version` as before.
+    pub fn kettle_version(&self) -> Option<&str> {
+        match &self.kettle {
+            Some(k) => k.version.as_deref(),
+            None => self.repo_version.as_deref(),
+        }
+    }
+
+    /// Kettle's `repo_commit` column: `started.json`'s `repo-commit`, else its `repo-version`.
+    pub fn kettle_repo_commit(&self) -> Option<&str> {
+        match &self.kettle {
+            Some(k) => k.repo_commit.as_deref(),
+            None => self.repo_commit.as_deref().or(self.repo_version.as_deref()),
+        }
+    }
+
+    /// Kettle's `repos` (with the metadata fallback its flakes query applies).
+    pub fn kettle_repos(&self) -> Option<&str> {
+        match &self.kettle {
+            Some(k) => k.repos.as_deref(),
+            None => self.repos.as_deref(),
+        }
+    }
+
+    /// Why kettle writes no row for the build, if it writes none.
+    pub fn kettle_dropped(&self) -> Option<&str> {
+        self.kettle.as_ref().and_then(|k| k.dropped.as_deref())
+    }
+
     /// The job name as the k8s-metrics dashboards write it (`pr:` for presubmits).
     pub fn dashboard_job(&self) -> String {
         if self.kind == "presubmit" || self.kind == "batch" {

@@ -18,6 +18,7 @@ const SAMPLES: &[(&str, &str)] = &[
     ("image-pull-backoff", "kube-proxy-x2x4z 0/1 ImagePullBackOff 0 12m"),
     ("unknown-flag", "Error: unknown flag: --ip-family"),
     ("aws-no-credentials", "Unable to locate credentials. You can configure credentials by running \"aws configure\"."),
+    ("node-not-ready", "node e2e-node-2 is NotReady: Kubelet stopped posting node status."),
     // payload-step signatures
     ("cloud-quota-exhausted", "Error: creating EC2 Instance: VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit allows"),
     ("cloud-capacity-unavailable", "error creating instance: InsufficientInstanceCapacity: We currently do not have sufficient m6a.xlarge capacity"),

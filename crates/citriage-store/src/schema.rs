@@ -228,6 +228,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         builds_stored INTEGER NOT NULL DEFAULT 0,
         newest_started INTEGER
     ) WITHOUT ROWID;",
+    // 10: what kettle records for a build where it reads it differently from citriage
+    // (JSON of `KettleFacts`: its result, version, commit, repos, or why it writes no
+    // row); NULL for builds stored before, whose kettle figures use citriage's fields.
+    "ALTER TABLE builds ADD COLUMN kettle TEXT;",
 ];
 
 /// The schema version this build writes.

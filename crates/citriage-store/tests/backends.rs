@@ -31,10 +31,17 @@ fn test(name: &str, status: &str, text: Option<&str>) -> StoredTest {
 
 /// Build `n` of a job: a few shared test names (so writers intern the same strings),
 /// one name of its own, a failure with a text, artifacts (one listed twice) and an
-/// excerpt; every third build has no start time.
+/// excerpt; every third build has no start time; every fourth carries kettle's reading.
 fn build(job: &str, n: u32) -> BuildRecord {
     let failed = n.is_multiple_of(2);
     BuildRecord {
+        kettle: n.is_multiple_of(4).then(|| citriage_model::build::KettleFacts {
+            result: Some("success".into()),
+            version: Some("v1.35.0-alpha.1".into()),
+            repo_commit: None,
+            repos: Some(r#"{"kubernetes/kubernetes": "master:0a,7:beef"}"#.into()),
+            dropped: n.is_multiple_of(8).then(|| "junit_01.xml: time=\"1.5s\"".into()),
+        }),
         bucket: "kubernetes-ci-logs".into(),
         path: format!("logs/{job}/{}", 1000 + n),
         job: job.into(),

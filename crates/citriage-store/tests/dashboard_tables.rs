@@ -25,6 +25,7 @@ fn test(name: &str, status: &str, text: Option<&str>) -> StoredTest {
 
 fn build(job: &str, id: &str, started: i64, tests: Vec<StoredTest>, excerpts: Vec<LogExcerpt>) -> BuildRecord {
     BuildRecord {
+        kettle: None,
         bucket: "b".into(),
         path: format!("logs/{job}/{id}"),
         job: job.into(),
@@ -225,7 +226,7 @@ fn migrating_a_version_5_store_backfills_failed_counts() {
             "DROP INDEX builds_by_started; DROP INDEX test_results_failed;
              DROP TABLE build_excerpts; DROP TABLE cluster_runs; DROP TABLE cluster_members; DROP TABLE cluster_daily;
              DROP TABLE documents; DROP TABLE cluster_failure_ids; DROP TABLE cluster_subpatterns; DROP TABLE ingest_sources;
-             ALTER TABLE builds DROP COLUMN failed_tests;
+             ALTER TABLE builds DROP COLUMN failed_tests; ALTER TABLE builds DROP COLUMN kettle;
              ALTER TABLE clusters DROP COLUMN text; ALTER TABLE clusters DROP COLUMN spans;
              ALTER TABLE clusters DROP COLUMN owner; ALTER TABLE clusters DROP COLUMN signatures;
              ALTER TABLE clusters DROP COLUMN tests; ALTER TABLE clusters DROP COLUMN jobs;
@@ -235,5 +236,7 @@ fn migrating_a_version_5_store_backfills_failed_counts() {
     }
     let st = Store::open(&path).unwrap();
     assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
-    assert_eq!(st.build_index().unwrap()[0].failed_tests, 1);
+    let index = st.build_index().unwrap();
+    assert_eq!(index[0].failed_tests, 1);
+    assert_eq!(index[0].record.kettle, None, "builds stored before migration 10 have no kettle reading");
 }

@@ -177,15 +177,10 @@ struct Writer {
     /// (cause, name, line, byte offset after the failure, kettle name)
     fails: Vec<(usize, String, u32, usize, Option<String>)>,
     scratch: String,
-    /// False once kettle would have stopped reading (nameless case/suite).
-    kettle_ok: bool,
 }
 
 impl Writer {
     fn suite(&mut self, s: &Suite, depth: usize, level: Level) {
-        if let Level::Child(None) = level {
-            self.kettle_ok = false;
-        }
         let ind = match self.style {
             Style::GoJunit => "\t".repeat(depth),
             _ => "    ".repeat(depth),
@@ -237,15 +232,12 @@ impl Writer {
             self.t.line(&format!("{ind}    </properties>"));
         }
         for k in &s.cases {
-            if k.name.is_none() && !matches!(level, Level::Hidden) {
-                self.kettle_ok = false;
-            }
-            let kname = match (level, &k.name) {
-                (_, None) | (Level::Hidden, _) => None,
-                (_, Some(_)) if !self.kettle_ok => None,
-                (Level::Bare, Some(n)) => Some(n.clone()),
-                (Level::Child(Some(sn)), Some(n)) => Some(format!("{sn} {n}")),
-                (Level::Child(None), Some(_)) => None,
+            // Kettle calls a missing case or suite name `<unspecified>` and reads on.
+            let n = k.name.as_deref().unwrap_or(UNSPECIFIED);
+            let kname = match level {
+                Level::Hidden => None,
+                Level::Bare => Some(n.to_string()),
+                Level::Child(sn) => Some(format!("{} {n}", sn.unwrap_or(UNSPECIFIED))),
             };
             self.case(k, &format!("{ind}    "), kname);
         }
@@ -339,13 +331,7 @@ impl Writer {
 /// Renders a file; returns its bytes, the failures written (with lines) and
 /// the tests kettle would ingest from it.
 pub fn render(f: &JunitFile) -> (Vec<u8>, Vec<FailureLine>, Vec<KettleTest>) {
-    let mut w = Writer {
-        t: Text::with_capacity(4096),
-        style: f.style,
-        fails: Vec::new(),
-        scratch: String::new(),
-        kettle_ok: true,
-    };
+    let mut w = Writer { t: Text::with_capacity(4096), style: f.style, fails: Vec::new(), scratch: String::new() };
     match f.style {
         Style::Kubetest => {}
         Style::Ginkgo => {
@@ -415,8 +401,18 @@ pub fn render(f: &JunitFile) -> (Vec<u8>, Vec<FailureLine>, Vec<KettleTest>) {
 /// What kettle ingests from a well-formed file: for a bare `<testsuite>`
 /// the direct test cases; for `<testsuites>` the direct test cases of each
 /// direct child suite, named `"<suite name> <case name>"`. Skipped cases are
-/// dropped; a case or suite without a name stops the file there; successful
-/// cases whose name contains `#` are dropped.
+/// dropped; a case or suite without a name is called `<unspecified>`; successful
+/// cases whose name contains `#` are dropped. (Only files directly in `artifacts/`
+/// are read at all: the caller decides that.)
+/// Kettle's name for a case or suite without one.
+pub const UNSPECIFIED: &str = "<unspecified>";
+
+/// Whether kettle reads a JUnit file at this path relative to the build folder: directly
+/// in `artifacts/` (kettle lists that folder without recursing).
+pub fn kettle_reads(rel: &str) -> bool {
+    rel.strip_prefix("artifacts/").is_some_and(|f| !f.contains('/'))
+}
+
 pub fn kettle_view(root: &Root) -> Vec<KettleTest> {
     let mut out = Vec::new();
     let push = |out: &mut Vec<KettleTest>, name: String, o: &Outcome| -> bool {
@@ -434,15 +430,15 @@ pub fn kettle_view(root: &Root) -> Vec<KettleTest> {
     match root {
         Root::Suite(s) => {
             for c in &s.cases {
-                let Some(n) = &c.name else { return out };
-                push(&mut out, n.clone(), &c.outcome);
+                let n = c.name.as_deref().unwrap_or(UNSPECIFIED);
+                push(&mut out, n.to_string(), &c.outcome);
             }
         }
         Root::Suites(ss) => {
             for s in ss {
-                let Some(sn) = &s.name else { return out };
+                let sn = s.name.as_deref().unwrap_or(UNSPECIFIED);
                 for c in &s.cases {
-                    let Some(n) = &c.name else { return out };
+                    let n = c.name.as_deref().unwrap_or(UNSPECIFIED);
                     push(&mut out, format!("{sn} {n}"), &c.outcome);
                 }
             }

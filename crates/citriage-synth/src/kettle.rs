@@ -72,18 +72,34 @@ pub struct FlakeEntry {
 /// Test names the SQL leaves out of `test_flakes`.
 pub const EXCLUDED_TESTS: &[&str] = &["Test", "DiffResources", "DumpClusterLogs", "DumpFederationLogs"];
 
-/// True when kettle never ingests the job (`.*(flaky|flake).*`).
-pub fn excluded_job(name: &str) -> bool {
-    name.contains("flaky") || name.contains("flake")
+/// Whether kettle leaves the job out of its tables: never. Its `exclude_jobs`
+/// patterns (`.*(flaky|flake).*`, …) are applied as regexes only by its bulk scan; its
+/// stream, through which every finished build arrives, tests them as literal path
+/// text, which never matches, so `*flaky*` jobs reach the weekly table too.
+pub fn excluded_job(_name: &str) -> bool {
+    false
 }
 
-/// BigQuery-style `ROUND(x, 3)` (half away from zero) of `1 - f/c`.
+/// BigQuery's `ROUND(x, 3)` of `1 - f/c`: it rounds the exact value of the stored
+/// binary number (1 − 7/80 is 0.91249999… in binary: 0.912), halfway cases away from zero.
 pub fn consistency(flaked: u64, commits: u64) -> f64 {
     if commits == 0 {
         return 1.0;
     }
     let x = 1.0 - (flaked as f64) / (commits as f64);
-    (x * 1000.0).round() / 1000.0
+    let exact = format!("{:.1100}", x.abs());
+    let (int, frac) = exact.split_once('.').unwrap_or((&exact, ""));
+    let keep = &frac[..3.min(frac.len())];
+    let mut thousandths: i64 = format!("{int}{keep:0<3}").parse().unwrap_or(0);
+    if frac.as_bytes().get(3).is_some_and(|d| *d >= b'5') {
+        thousandths += 1;
+    }
+    let v = thousandths as f64 / 1000.0;
+    if x < 0.0 {
+        -v
+    } else {
+        v
+    }
 }
 
 /// The flakes-dashboard entry of a job, if it has qualifying builds.
@@ -241,7 +257,9 @@ mod tests {
         assert_eq!(e.flakes, 1);
         assert_eq!(e.consistency, 0.667);
         assert_eq!(e.test_flakes, vec![("t1".to_string(), 1)]);
-        assert!(flakes_entry("ci-x-flaky", &rows, &names, snap).is_none());
+        assert_eq!(flakes_entry("ci-x-flaky", &rows, &names, snap).map(|e| e.flakes), Some(1), "not excluded");
+        assert_eq!(consistency(7, 80), 0.912, "1 - 7/80 is 0.91249999… in binary");
+        assert_eq!(consistency(1, 16), 0.938, "an exact binary half rounds away from zero");
         assert!(flakes_entry("periodic-x", &rows, &names, snap).is_none());
         assert_eq!(String::from_utf8(serde_json::to_vec(&jq_number(1.0)).unwrap_or_default()).unwrap_or_default(), "1");
     }

@@ -586,7 +586,9 @@ fn all_job_work(
     use rayon::prelude::*;
     let one = |s: &mut Store, ji: usize| -> Result<JobWork, WebError> {
         let j = &jobs[ji];
-        let loaded = s.job_builds_with_tests_opts(&j.name, Some(since), false)?;
+        // With failure texts: the flake signals leave out failures whose text names an
+        // infra signature or a cause many tests share, as `citriage metrics` does.
+        let loaded = s.job_builds_with_tests_opts(&j.name, Some(since), true)?;
         let positions: Vec<u32> = j.builds.clone().map(|p| p as u32).collect();
         Ok(job_work(ji as u32, &loaded, &positions, since, cfg))
     };

@@ -181,8 +181,12 @@ pub struct JobSummary {
     pub aborted: usize,
     /// Builds without a result yet.
     pub unknown: usize,
-    /// Passed over finished (passed, failed, errored) builds; `None` when none finished.
+    /// Passed over finished (passed, failed, errored) builds of all stored history
+    /// (from `first_started` to `last_started`); `None` when none finished. This is not
+    /// `citriage metrics`' windowed pass rate, whose sample leaves errored builds out.
     pub pass_rate: Option<f64>,
+    /// The start of the oldest stored build: where the pass rate's window begins.
+    pub first_started: Option<i64>,
     pub last_started: Option<i64>,
     pub last_outcome: String,
 }
@@ -199,6 +203,9 @@ pub fn summarize<'a>(job: &str, builds: impl Iterator<Item = (Option<&'a str>, O
             "error" => s.errored += 1,
             "aborted" => s.aborted += 1,
             _ => s.unknown += 1,
+        }
+        if let Some(t) = started {
+            s.first_started = Some(s.first_started.map_or(t, |f: i64| f.min(t)));
         }
         last = Some((result, started));
     }

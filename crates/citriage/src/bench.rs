@@ -179,7 +179,7 @@ pub fn ingest(preset: &str, concurrency: usize, world: Option<&std::path::Path>,
     let mut corrected_t = Duration::ZERO;
     for job in store.build_jobs()? {
         let l = Instant::now();
-        let builds = store.job_builds_with_tests_opts(&job, Some(as_of - 8 * citriage_model::time::DAY), false)?;
+        let builds = store.job_builds_with_tests_opts(&job, Some(as_of - 8 * citriage_model::time::DAY), true)?;
         load_t += l.elapsed();
         let k = Instant::now();
         kk.extend(kettle::flakes_rows(&builds, as_of));

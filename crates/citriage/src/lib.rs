@@ -17,6 +17,7 @@
 pub mod actions;
 pub mod agents;
 pub mod bench;
+pub mod bench_flakes;
 pub mod bench_patterns;
 pub mod bench_serve;
 pub mod briefs;

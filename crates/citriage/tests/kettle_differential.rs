@@ -14,23 +14,21 @@ use std::collections::BTreeMap;
 /// job, build consistency, commit consistency, flakes, runs, commits, top tests.
 type FlakesTuple = (String, f64, f64, u64, u64, u64, BTreeMap<String, u64>);
 
-/// Kettle's tables: GCS builds with a start time, visible (finished) at the as-of
-/// time; the weekly table also leaves out the bucket's excluded periodic jobs.
+/// Kettle's tables: GCS builds with a start time and a `finished.json` timestamp by
+/// the as-of time, that kettle's row builder did not drop; kettle's own reading of
+/// result, version, commit and repos (the store's `kettle` column). No job is excluded
+/// (kettle's stream applies its `exclude_jobs` regexes as literal text).
 const ALL_ROWS: &str = "
   SELECT b.id, CASE WHEN b.kind IN ('presubmit', 'batch') THEN 'pr:' || b.job ELSE b.job END AS job,
-         b.started, b.result, b.repo_commit, ifnull(b.repo_version, 'unknown') AS version, b.repos AS repo
+         b.started, json_extract(b.kettle, '$.result') AS result,
+         json_extract(b.kettle, '$.repo_commit') AS repo_commit,
+         ifnull(json_extract(b.kettle, '$.version'), 'unknown') AS version,
+         json_extract(b.kettle, '$.repos') AS repo
   FROM builds b
-  WHERE b.origin = 'gcs' AND b.started IS NOT NULL
-    AND CASE WHEN b.finished IS NOT NULL THEN b.finished <= :as_of ELSE b.started <= :as_of END";
+  WHERE b.origin = 'gcs' AND b.started IS NOT NULL AND b.finished IS NOT NULL AND b.finished <= :as_of
+    AND json_extract(b.kettle, '$.dropped') IS NULL";
 
-const ROWS: &str = "
-  SELECT b.id, CASE WHEN b.kind IN ('presubmit', 'batch') THEN 'pr:' || b.job ELSE b.job END AS job,
-         b.started, b.result, b.repo_commit, ifnull(b.repo_version, 'unknown') AS version, b.repos AS repo
-  FROM builds b
-  WHERE b.origin = 'gcs' AND b.started IS NOT NULL
-    AND NOT (b.kind NOT IN ('presubmit', 'batch') AND (b.job = 'ci-test-infra-benchmark-demo'
-         OR b.job = 'ci-kubernetes-coverage-unit' OR b.job LIKE '%flaky%' OR b.job LIKE '%flake%'))
-    AND CASE WHEN b.finished IS NOT NULL THEN b.finished <= :as_of ELSE b.started <= :as_of END";
+const ROWS: &str = ALL_ROWS;
 
 fn failures_sql() -> String {
     format!(

@@ -42,7 +42,7 @@ pub fn failures_rows(builds: &[BuildRecord], as_of: i64) -> Vec<FailuresRow> {
         if s > as_of - 7 * DAY {
             a.weekly += 1;
         }
-        if b.result.as_deref() == Some("SUCCESS") {
+        if b.kettle_result() == Some("SUCCESS") {
             a.latest_pass = Some(a.latest_pass.map_or(s, |p| p.max(s)));
         }
     }
@@ -87,14 +87,61 @@ pub struct FlakesRow {
     pub flakiest: Vec<(String, u64)>,
 }
 
-/// Rounds like SQL's ROUND(x, 3).
+/// Rounds like BigQuery's `ROUND(x, 3)`: from the exact value of the stored binary
+/// number (1 − 7/80 is stored as 0.91249999…, so 0.912), halfway cases away from zero.
 pub fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
+    if !x.is_finite() {
+        return x;
+    }
+    // The exact decimal expansion of a double has at most 1074 fractional digits;
+    // its digits after the third decide the rounding.
+    let exact = format!("{:.1100}", x.abs());
+    let (int, frac) = exact.split_once('.').unwrap_or((&exact, ""));
+    let keep = &frac[..3.min(frac.len())];
+    let mut thousandths: i64 = format!("{int}{keep:0<3}").parse().unwrap_or(0);
+    if frac.as_bytes().get(3).is_some_and(|d| *d >= b'5') {
+        thousandths += 1;
+    }
+    let v = thousandths as f64 / 1000.0;
+    if x < 0.0 {
+        -v
+    } else {
+        v
+    }
 }
 
 /// Whether a build's repos text names exactly one PR (`split(replace(repo, ', ', ''), ',')` has two parts).
 pub fn serial_pr(repos: Option<&str>) -> bool {
     repos.is_some_and(|r| r.replace(", ", "").split(',').count() == 2)
+}
+
+/// Kettle's `regexp_extract(repo, r'[^,]+,\d+:([a-f0-9]+)"')`: the PR head of a repos text.
+pub fn pr_head(repos: &str) -> Option<String> {
+    // Leftmost match of `[^,]+,\d+:([a-f0-9]+)"` without a regex engine: a comma
+    // preceded by at least one character, digits, a colon, hex digits, a quote.
+    let b = repos.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c != b',' || i == 0 || b[i - 1] == b',' {
+            continue;
+        }
+        let mut j = i + 1;
+        let d0 = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j == d0 || j >= b.len() || b[j] != b':' {
+            continue;
+        }
+        j += 1;
+        let h0 = j;
+        while j < b.len() && matches!(b[j], b'a'..=b'f' | b'0'..=b'9') {
+            j += 1;
+        }
+        if j > h0 && j < b.len() && b[j] == b'"' {
+            return Some(repos[h0..j].to_string());
+        }
+    }
+    None
 }
 
 /// The flakes query over the 7 days before `as_of`.
@@ -114,17 +161,18 @@ pub fn flakes_rows(builds: &[BuildRecord], as_of: i64) -> Vec<FlakesRow> {
         }
         let job = b.dashboard_job();
         let is_pr = job.starts_with("pr:");
-        let version = b.repo_version.as_deref().unwrap_or("unknown");
-        if version == "unknown" && b.repo_commit.is_none() {
+        // `(version != 'unknown' or repo_commit is not null)`: a NULL version compares as NULL.
+        let version = b.kettle_version();
+        let repo_commit = b.kettle_repo_commit();
+        if version.is_none_or(|v| v == "unknown") && repo_commit.is_none() {
             continue;
         }
-        if !(job.starts_with("ci-") || serial_pr(b.repos.as_deref())) {
+        if !(job.starts_with("ci-") || serial_pr(b.kettle_repos())) {
             continue;
         }
-        let commit =
-            if is_pr { b.commit_sha.clone() } else { b.repo_commit.clone().or_else(|| Some(version.to_string())) };
+        let commit = if is_pr { b.kettle_repos().and_then(pr_head) } else { repo_commit.or(version).map(String::from) };
         let g = groups.entry((job, commit)).or_default();
-        if let Some(r) = b.result.as_deref() {
+        if let Some(r) = b.kettle_result() {
             g.runs += 1;
             if r == "SUCCESS" {
                 g.passed += 1;
@@ -230,4 +278,28 @@ pub fn flakes_json(rows: &[FlakesRow]) -> String {
     }
     s.push_str(if rows.is_empty() { "}\n" } else { "\n}\n" });
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round3_rounds_the_binary_value() {
+        assert_eq!(round3(1.0 - 7.0 / 80.0), 0.912, "0.9125 is stored as 0.91249999…");
+        assert_eq!(round3(0.9375), 0.938, "an exact binary half rounds away from zero");
+        assert_eq!(round3(2.0 / 3.0), 0.667);
+        assert_eq!(round3(1.0), 1.0);
+        assert_eq!(round3(0.0), 0.0);
+        assert_eq!(round3(0.0625), 0.063);
+        assert_eq!(round3(-0.0625), -0.063);
+    }
+
+    #[test]
+    fn pr_head_like_the_regex() {
+        assert_eq!(pr_head(r#"{"k/k": "master:5feab0,93264:abc123"}"#).as_deref(), Some("abc123"));
+        assert_eq!(pr_head(r#"{"k/k": "master"}"#), None);
+        assert_eq!(pr_head(r#"{"k/k": "master:5f,93264:ABC"}"#), None, "upper-case hex is not matched");
+        assert_eq!(pr_head(r#"{"k/k": "master:5f,x,93264:ab"}"#).as_deref(), Some("ab"));
+    }
 }

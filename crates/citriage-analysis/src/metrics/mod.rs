@@ -13,19 +13,17 @@ use citriage_model::build::BuildRecord;
 /// Seconds in a day.
 pub const DAY: i64 = 86_400;
 
-/// Kettle's `exclude_jobs` for `gs://kubernetes-ci-logs/logs/` (periodics and
-/// postsubmits): `^ci-test-infra-benchmark-demo$`, `^ci-kubernetes-coverage-unit$`
-/// and `.*(flaky|flake).*`; presubmits (`pr-logs/`) are not excluded. The published
-/// failures dashboard still lists `ci-kubernetes-e2e-gci-gce-flaky` and
-/// `ci-kubernetes-coverage-unit` (seed report), so the exclusion is applied to the
-/// weekly table the flakes query reads, not to the all-time table of the failures query.
-pub fn kettle_skips(b: &BuildRecord) -> bool {
-    let presubmit = b.kind == "presubmit" || b.kind == "batch";
-    !presubmit
-        && (b.job == "ci-test-infra-benchmark-demo"
-            || b.job == "ci-kubernetes-coverage-unit"
-            || b.job.contains("flaky")
-            || b.job.contains("flake"))
+/// Kettle's `exclude_jobs` for `gs://kubernetes-ci-logs/logs/` (`^ci-test-infra-benchmark-demo$`,
+/// `^ci-kubernetes-coverage-unit$`, `.*(flaky|flake).*`) exclude nothing in practice,
+/// so citriage's kettle mode excludes no job. Kettle's bulk scan (`make_db.py`) applies
+/// them as regexes when it walks `logs/`, but every build also reaches kettle through
+/// its stream (`stream.py`), which tests each pattern as the literal text
+/// `/<pattern>/` inside the object path: a regex never matches that way, so builds of
+/// those jobs are inserted and emitted to the `all`, `day` and `week` tables alike (the
+/// published failures dashboard lists `ci-kubernetes-e2e-gci-gce-flaky` and
+/// `ci-kubernetes-coverage-unit`). Kept as a function so the rule has one place.
+pub fn kettle_skips(_b: &BuildRecord) -> bool {
+    false
 }
 
 /// Whether a build is visible at `as_of`: finished by then, or (never finished)
@@ -41,19 +39,22 @@ pub fn visible_at(b: &BuildRecord, as_of: i64) -> bool {
 /// Which kettle table a query reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KettleTable {
-    /// `all`: every ingested build (the failures query).
+    /// `all`: every emitted build (the failures query).
     All,
-    /// `week`: recent builds with the bucket's `exclude_jobs` applied (the flakes query).
+    /// `week`: recent emitted builds (the flakes query).
     Week,
 }
 
-/// Builds kettle has rows for at `as_of`: read from GCS, with a start time, visible
-/// by then, and (for the weekly table) not excluded.
+/// Builds kettle has rows for at `as_of`: read from GCS, with a start time and a
+/// `finished.json` with a timestamp by then (kettle emits a build only once its
+/// `finished_time` is known: running builds never enter its tables), and not dropped
+/// by kettle's row builder (see [`BuildRecord::kettle_dropped`]).
 pub fn kettle_rows(builds: &[BuildRecord], as_of: i64, table: KettleTable) -> impl Iterator<Item = &BuildRecord> {
     builds.iter().filter(move |b| {
         b.origin == "gcs"
             && b.started.is_some()
+            && b.finished.is_some_and(|f| f <= as_of)
+            && b.kettle_dropped().is_none()
             && (table == KettleTable::All || !kettle_skips(b))
-            && visible_at(b, as_of)
     })
 }

@@ -37,6 +37,24 @@ pub enum BenchWhat {
         #[arg(long)]
         world: Option<PathBuf>,
     },
+    /// Flaky-test flags against a synthetic world's truth: for each preset and seed,
+    /// generate a world, ingest it, compute `citriage metrics`' figures and print the
+    /// precision of the flagged tests and the recall of the planted flaky tests that
+    /// failed at least 3 times in the 7-day window.
+    Flakes {
+        /// Presets (tiny, demo, k8s). Repeatable.
+        #[arg(long = "preset", default_values_t = ["demo".to_string()])]
+        presets: Vec<String>,
+        /// World seeds. Repeatable.
+        #[arg(long = "seed", default_values_t = [1u64, 2, 3])]
+        seeds: Vec<u64>,
+        /// Number of jobs of each world (default: the preset's).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Also list every false flag (with the signals that fired) and every missed test.
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Template mining on labelled logs (Loghub-2k layout: DIR/<S>/<S>_2k.log_structured.csv):
     /// leave-one-system-out grouping accuracy per system (each setting chosen on the other
     /// systems) and single-threaded lines per second of the default configuration.
@@ -98,6 +116,9 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
         BenchWhat::Mining { data, out, repeat } => crate::bench_patterns::mining(ctx, data, out.as_deref(), *repeat),
         BenchWhat::Extract { cases, out, folds } => crate::bench_patterns::extract(ctx, cases, out.as_deref(), *folds),
         BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, ctx.json()),
+        BenchWhat::Flakes { presets, seeds, jobs, verbose } => {
+            crate::bench_flakes::run(presets, seeds, *jobs, *verbose, ctx.json())
+        }
         BenchWhat::Ingest { preset, concurrency, world } => {
             crate::bench::ingest(preset, *concurrency, world.as_deref(), ctx.json())
         }

@@ -73,7 +73,7 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
     let jobs = store.build_jobs()?;
     pb.set_message(format!("computing metrics for {} jobs", jobs.len()));
     for job in &jobs {
-        let builds = store.job_builds_with_tests_opts(job, Some(tests_since), false)?;
+        let builds = store.job_builds_with_tests_opts(job, Some(tests_since), a.emit.is_none())?;
         if a.emit.is_some() {
             flakes_rows.extend(kettle::flakes_rows(&builds, as_of));
         } else {
@@ -144,6 +144,44 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             f.kettle_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into()),
             flags.join(", ")
         );
+    }
+    let contradicted: Vec<(&str, &str)> = figs
+        .iter()
+        .flat_map(|f| {
+            f.flags.iter().filter(|x| x.kind == "contradicted-rating").map(|x| (f.job.as_str(), x.detail.as_str()))
+        })
+        .collect();
+    if !contradicted.is_empty() {
+        outln!();
+        outln!("ratings the builds contradict ({}):", contradicted.len());
+        for (job, detail) in &contradicted {
+            outln!("  {job}: {detail}");
+        }
+    }
+    let mut flaky: Vec<(&str, &citriage_analysis::metrics::corrected::TestFigures)> =
+        figs.iter().flat_map(|f| f.tests.iter().filter(|t| t.is_flaky()).map(move |t| (f.job.as_str(), t))).collect();
+    flaky.sort_by(|a, b| {
+        b.1.actionability.total_cmp(&a.1.actionability).then_with(|| (a.0, &a.1.name).cmp(&(b.0, &b.1.name)))
+    });
+    if !flaky.is_empty() {
+        outln!();
+        outln!(
+            "flaky tests, most actionable first ({}; window {} days to {}; environment events and shared causes left out):",
+            flaky.len(),
+            settings.window_days,
+            Day::from_unix_seconds(as_of)
+        );
+        for (job, t) in flaky.iter().take(20) {
+            let fired: Vec<String> =
+                t.signals.iter().filter(|x| x.fired).map(|x| format!("{} ({} runs)", x.kind, x.runs)).collect();
+            outln!("  {job} :: {}  failed {} of {} runs; {}", t.name, t.failed_runs, t.runs, fired.join(", "));
+            if let Some(b) = t.signals.iter().filter(|x| x.fired).flat_map(|x| x.builds.first()).next() {
+                outln!("      e.g. {b}");
+            }
+        }
+        if flaky.len() > 20 {
+            outln!("  … {} more (`--format json` lists every test with its signals and builds)", flaky.len() - 20);
+        }
     }
     Ok(())
 }
