@@ -18,7 +18,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub listen_public: bool,
     /// The team configuration file: its server.listen, server.public_name (accepted
-    /// by the Host check), server.window_days and store.
+    /// by the Host check), server.window_days and store. Default: none (the options
+    /// and the store given on the command line).
     #[arg(long, value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
     /// Days of test-level history shown (flake signals, failing tests, test pages),
