@@ -324,7 +324,7 @@ pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
         );
         b.push_str(
             "<table class=\"jobs\"><tr><th>job</th><th>builds</th><th>pass</th><th>fail</th><th>error</th>\
-             <th>aborted</th><th>pass rate</th><th>last build</th></tr>",
+             <th>aborted</th><th title=\"over every stored build of the job\">pass rate (all stored)</th><th>last build</th></tr>",
         );
         for j in &g.jobs {
             let _ = write!(
@@ -365,13 +365,17 @@ const LEGEND: &str =
 pub fn job(j: &JobDetail) -> String {
     let s = &j.summary;
     let mut b = format!(
-        "<p class=\"summary\">{} builds: {} passed, {} failed, {} errored, {} aborted; pass rate <b>{}</b>.</p>\n",
+        "<p class=\"summary\">{} builds: {} passed, {} failed, {} errored, {} aborted; pass rate <b>{}</b> \
+         over every stored build, {} to {} (passed over passed, failed and errored; <code>metrics</code> \
+         figures use their own window, which they name).</p>\n",
         s.builds,
         s.passed,
         s.failed,
         s.errored,
         s.aborted,
-        rate(s.pass_rate)
+        rate(s.pass_rate),
+        esc(&opt_time(s.first_started)),
+        esc(&opt_time(s.last_started))
     );
     if !j.report_flags.is_empty() {
         b.push_str("<section class=\"notice report-flags\"><b>Flagged by the triage reports:</b><ul>");

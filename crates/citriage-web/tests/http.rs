@@ -353,6 +353,9 @@ fn pages_render_and_escape_hostile_text() {
         ("/", "Overview"),
         ("/jobs", "Jobs"),
         (&format!("/jobs/{GOOD_JOB}") as &str, "class=\"strip\""),
+        // the job's pass rate says which builds it covers
+        (&format!("/jobs/{GOOD_JOB}") as &str, "over every stored build, 20"),
+        ("/jobs", "pass rate (all stored)"),
         ("/jobs/%3Cscript%3Ealert(1)%3C%2Fscript%3E", "History"),
         ("/clusters?include=&sort=total", "Patterns"),
         ("/clusters/default/c-dns", "File an issue"),
