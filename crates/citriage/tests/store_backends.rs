@@ -10,8 +10,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 mod common;
+#[path = "common/stores.rs"]
+mod stores;
 
 use common::{bin, stderr};
+use stores::Stores;
 
 /// A small synthetic world: its mirror and its dashboard snapshot files.
 struct World {
@@ -68,43 +71,6 @@ fn digest(db: &str) -> (String, serde_json::Value) {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     (v["digest"].as_str().unwrap().to_string(), v)
-}
-
-/// Fresh stores of each engine that can run here, as `--db` values.
-struct Stores {
-    _dir: tempfile::TempDir,
-    #[cfg(feature = "postgres")]
-    cluster: Option<citriage_store::pg_cluster::TempCluster>,
-}
-
-impl Stores {
-    fn new(test: &str) -> Stores {
-        #[cfg(feature = "postgres")]
-        let cluster = match citriage_store::pg_cluster::TempCluster::start() {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("{test}: PostgreSQL part skipped: {e}");
-                None
-            }
-        };
-        #[cfg(not(feature = "postgres"))]
-        eprintln!("{test}: PostgreSQL part skipped: built without the `postgres` feature");
-        Stores {
-            _dir: tempfile::tempdir().unwrap(),
-            #[cfg(feature = "postgres")]
-            cluster,
-        }
-    }
-
-    /// A new, empty store of each engine ("sqlite", "postgres").
-    fn fresh(&self, name: &str) -> Vec<(&'static str, String)> {
-        let mut out = vec![("sqlite", self._dir.path().join(format!("{name}.db")).display().to_string())];
-        #[cfg(feature = "postgres")]
-        if let Some(c) = &self.cluster {
-            out.push(("postgres", c.create_database(name).unwrap()));
-        }
-        out
-    }
 }
 
 #[test]
@@ -182,7 +148,7 @@ fn store_migrate_moves_a_sqlite_store_into_postgres_unchanged() {
     let stores = Stores::new("store_migrate_moves_a_sqlite_store_into_postgres_unchanged");
     let Some(cluster) = &stores.cluster else { return };
     let w = world();
-    let sqlite = stores._dir.path().join("team.db");
+    let sqlite = stores.dir.path().join("team.db");
     let sqlite_s = sqlite.display().to_string();
     ok(&mut fetch(&sqlite_s, &w, &[]));
     ok(&mut import(&sqlite_s, &w.snapshots));

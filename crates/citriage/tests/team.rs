@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod common;
+#[path = "common/stores.rs"]
+mod stores;
 
 use common::{bin, run, stderr};
+use stores::Stores;
 
 fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/citriage.example.toml")
@@ -66,51 +69,6 @@ fn a_bad_configuration_exits_2_naming_the_key() {
     }
     let o = run(&db, &["config", "check", dir.path().join("missing.toml").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-}
-
-/// Fresh stores of each engine that can run here, as `--db` values.
-struct Stores {
-    dir: tempfile::TempDir,
-    #[cfg(feature = "postgres")]
-    cluster: Option<citriage_store::pg_cluster::TempCluster>,
-}
-
-impl Stores {
-    fn new(test: &str) -> Stores {
-        #[cfg(feature = "postgres")]
-        let cluster = match citriage_store::pg_cluster::TempCluster::start() {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("{test}: PostgreSQL part skipped: {e}");
-                None
-            }
-        };
-        #[cfg(not(feature = "postgres"))]
-        eprintln!("{test}: PostgreSQL part skipped: built without the `postgres` feature");
-        Stores {
-            dir: tempfile::tempdir().unwrap(),
-            #[cfg(feature = "postgres")]
-            cluster,
-        }
-    }
-
-    fn engines(&self) -> Vec<&'static str> {
-        let mut out = vec!["sqlite"];
-        #[cfg(feature = "postgres")]
-        if self.cluster.is_some() {
-            out.push("postgres");
-        }
-        out
-    }
-
-    /// A new, empty store of an engine.
-    fn fresh(&self, engine: &str, name: &str) -> String {
-        match engine {
-            #[cfg(feature = "postgres")]
-            "postgres" => self.cluster.as_ref().unwrap().create_database(name).unwrap(),
-            _ => self.dir.path().join(format!("{name}.db")).display().to_string(),
-        }
-    }
 }
 
 fn cmd(db: &str, args: &[&str]) -> Command {
@@ -311,13 +269,13 @@ fn a_world_grown_day_by_day_and_watched_equals_a_one_shot_ingest() {
         let grown = tmp.path().join("mirror");
         std::fs::create_dir_all(&grown).unwrap();
         let cfg = config(tmp.path(), &grown);
-        let watched = stores.fresh(engine, "watched");
+        let watched = stores.fresh_on(engine, "watched");
         let mut before = 0;
         for (step, day) in [last - 2, last - 1, last].into_iter().enumerate() {
             w.grow(&grown, (day + 1) * 86_400 - 1);
             let out = ok(cmd(&watched, &["watch", "--once", "--worker", "w1", "--config"]).arg(&cfg));
             assert!(out.contains("k8s: fetched"), "{engine}: {out}");
-            let once = stores.fresh(engine, &format!("once{step}"));
+            let once = stores.fresh_on(engine, &format!("once{step}"));
             one_shot(&once, &grown, &tmp.path().join(format!("clusters{step}")));
             let builds = count(&watched, "builds");
             assert!(builds > before, "{engine}: day {step} added no builds ({builds})");
@@ -367,12 +325,12 @@ fn a_killed_worker_resumes_and_two_workers_equal_one() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = config(tmp.path(), &w.mirror);
     for engine in stores.engines() {
-        let once = stores.fresh(engine, "once");
+        let once = stores.fresh_on(engine, "once");
         one_shot(&once, &w.mirror, &tmp.path().join("clusters"));
         let want = figures(&once);
         let total = count(&once, "builds");
 
-        let killed = stores.fresh(engine, "killed");
+        let killed = stores.fresh_on(engine, "killed");
         let mut child = cmd(&killed, &["watch", "--once", "--worker", "w1", "--config"])
             .arg(&cfg)
             .stdout(Stdio::null())
@@ -397,7 +355,7 @@ fn a_killed_worker_resumes_and_two_workers_equal_one() {
 
         // SIGTERM: the worker finishes the build it is storing and exits cleanly; a
         // rerun completes the store.
-        let termed = stores.fresh(engine, "termed");
+        let termed = stores.fresh_on(engine, "termed");
         let child = cmd(&termed, &["watch", "--once", "--worker", "w1", "--config"])
             .arg(&cfg)
             .stdout(Stdio::piped())
@@ -419,7 +377,7 @@ fn a_killed_worker_resumes_and_two_workers_equal_one() {
         ok(cmd(&termed, &["watch", "--once", "--worker", "w1", "--config"]).arg(&cfg));
         assert_eq!(figures(&termed), want, "{engine}: the store after SIGTERM and a rerun differs");
 
-        let two = stores.fresh(engine, "two");
+        let two = stores.fresh_on(engine, "two");
         let children: Vec<_> = ["w1", "w2"]
             .iter()
             .map(|name| {
