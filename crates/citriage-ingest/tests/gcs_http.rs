@@ -4,10 +4,13 @@
 //! truncated body. The store it fills must equal the one filled from the same world
 //! read as a local mirror. Also: kill-and-resume, and bad input recorded per build.
 
+mod common;
+
 use citriage_ingest::{discover_jobs, ingest_jobs, IngestOptions};
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
 use citriage_sources::HttpOptions;
 use citriage_store::Store;
+use common::{pct_decode, Server};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -32,54 +35,8 @@ fn world() -> (tempfile::TempDir, PathBuf) {
 /// Faults by object path: the first N requests get the given status.
 type Faults = Arc<Mutex<BTreeMap<String, (u16, usize)>>>;
 
-struct Server {
-    base: String,
-    hits: Arc<AtomicUsize>,
-    stop: Option<std::thread::JoinHandle<()>>,
-    server: Arc<tiny_http::Server>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(h) = self.stop.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn pct_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() + 1 && i + 2 <= b.len() - 1 + 1 {
-            if let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn serve(root: PathBuf, faults: Faults, page: usize) -> Server {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-    let base = format!("http://{}", server.server_addr().to_ip().unwrap());
-    let hits = Arc::new(AtomicUsize::new(0));
-    let (s2, h2) = (server.clone(), hits.clone());
-    let handle = std::thread::spawn(move || {
-        for req in s2.incoming_requests() {
-            h2.fetch_add(1, Ordering::SeqCst);
-            let url = req.url().to_string();
-            let resp = respond(&root, &url, &faults, page);
-            let _ = req.respond(resp);
-        }
-    });
-    Server { base, hits, stop: Some(handle), server }
+    common::serve(move |url| respond(&root, url, &faults, page))
 }
 
 fn respond(root: &Path, url: &str, faults: &Faults, page: usize) -> tiny_http::Response<Box<dyn Read + Send>> {

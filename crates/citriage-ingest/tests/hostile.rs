@@ -4,14 +4,15 @@
 //! (as a problem on the build, or as a failure of the job for a pointer), nothing is
 //! read or written outside its root, and no build is stored under an unsafe path.
 
+mod common;
+
 use citriage_ingest::{ingest_jobs, IngestOptions};
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
 use citriage_sources::{HttpOptions, SourceError};
 use citriage_store::Store;
+use common::{pct_decode, respond, Server};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 const BUCKET: &str = "b";
@@ -23,76 +24,25 @@ struct World {
     objects: BTreeMap<String, Vec<u8>>,
 }
 
-struct Server {
-    base: String,
-    server: Arc<tiny_http::Server>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn pct_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn serve(world: World) -> Server {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-    let base = format!("http://{}", server.server_addr().to_ip().unwrap());
-    let s2 = server.clone();
-    let handle = std::thread::spawn(move || {
-        for req in s2.incoming_requests() {
-            let url = req.url().to_string();
-            let (status, body) = if let Some(q) = url.strip_prefix(&format!("/storage/v1/b/{BUCKET}/o?")) {
-                let params: BTreeMap<String, String> = q
-                    .split('&')
-                    .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), pct_decode(v))))
-                    .collect();
-                let prefix = params.get("prefix").cloned().unwrap_or_default();
-                match world.listings.get(&prefix) {
-                    Some(j) => (200, j.clone().into_bytes()),
-                    None => (200, br#"{"kind":"storage#objects"}"#.to_vec()),
-                }
-            } else if let Some(p) = url.strip_prefix(&format!("/{BUCKET}/")) {
-                match world.objects.get(&pct_decode(p)) {
-                    Some(b) => (200, b.clone()),
-                    None => (404, b"Not Found".to_vec()),
-                }
-            } else {
-                (404, b"Not Found".to_vec())
-            };
-            let len = body.len();
-            let r = tiny_http::Response::new(
-                status.into(),
-                vec![],
-                Box::new(std::io::Cursor::new(body)) as Box<dyn Read + Send>,
-                Some(len),
-                None,
-            );
-            let _ = req.respond(r);
+    common::serve(move |url| {
+        if let Some(q) = url.strip_prefix(&format!("/storage/v1/b/{BUCKET}/o?")) {
+            let params: BTreeMap<String, String> =
+                q.split('&').filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), pct_decode(v)))).collect();
+            let prefix = params.get("prefix").cloned().unwrap_or_default();
+            match world.listings.get(&prefix) {
+                Some(j) => respond(200, j.clone().into_bytes()),
+                None => respond(200, br#"{"kind":"storage#objects"}"#.to_vec()),
+            }
+        } else if let Some(p) = url.strip_prefix(&format!("/{BUCKET}/")) {
+            match world.objects.get(&pct_decode(p)) {
+                Some(b) => respond(200, b.clone()),
+                None => respond(404, b"Not Found".to_vec()),
+            }
+        } else {
+            respond(404, b"Not Found".to_vec())
         }
-    });
-    Server { base, server, handle: Some(handle) }
+    })
 }
 
 fn opts() -> HttpOptions {
