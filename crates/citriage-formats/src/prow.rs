@@ -76,6 +76,11 @@ fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(format!("{what}: the file is empty"));
     }
+    // Prow writes its numbers from 64-bit integers and floats; a number beyond them
+    // is refused with its field, never read as a rounded or saturated stand-in.
+    if let Some(x) = crate::strict_json::first_inexact_number(bytes) {
+        return Err(format!("{what}: field {:?}: {}", x.dotted(), x.problem()));
+    }
     serde_json::from_slice(bytes).map_err(|e| {
         if e.classify() == serde_json::error::Category::Eof {
             format!("{what}: truncated JSON at line {} column {}", e.line(), e.column())
@@ -92,11 +97,15 @@ fn obj<'a>(v: &'a Value, what: &str) -> Result<&'a serde_json::Map<String, Value
 fn int(v: Option<&Value>, what: &str, field: &str) -> Result<Option<i64>, String> {
     match v {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => n
-            .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.is_finite()).map(|f| f as i64))
-            .map(Some)
-            .ok_or_else(|| format!("{what}: field {field:?}: not an integer")),
+        // An integer beyond i64 is refused as written (never saturated); a fraction
+        // keeps its whole seconds (the JSON layer refuses fractions beyond 2^53).
+        Some(Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Ok(Some(i)),
+            (None, Some(f)) if !n.is_u64() && f.is_finite() && f.abs() < 9_007_199_254_740_992.0 => {
+                Ok(Some(f.trunc() as i64))
+            }
+            _ => Err(format!("{what}: field {field:?}: the number {n} is too large (a signed 64-bit integer is read)")),
+        },
         // Some producers write timestamps as strings.
         Some(Value::String(s)) => s
             .trim()
@@ -409,6 +418,38 @@ mod tests {
         assert_eq!(f.result.as_deref(), Some("ABORTED"));
         assert!(parse_finished(br#"{"passed": "yes"}"#, "finished.json").unwrap_err().contains("passed"));
         assert!(parse_finished(b"[]", "finished.json").unwrap_err().contains("object"));
+    }
+
+    #[test]
+    fn numbers_too_large_are_named_as_written() {
+        for (doc, field, raw) in [
+            (
+                r#"{"timestamp": 123456789012345678901234567890, "passed": true}"#,
+                "timestamp",
+                "123456789012345678901234567890",
+            ),
+            (r#"{"timestamp": 1e400, "passed": true}"#, "timestamp", "1e400"),
+            (r#"{"timestamp": 1e300, "passed": true}"#, "timestamp", "1e300"),
+            (r#"{"timestamp": 1, "metadata": {"n": [1, -1e400]}}"#, "metadata.n[1]", "-1e400"),
+        ] {
+            let e = parse_finished(doc.as_bytes(), "finished.json").unwrap_err();
+            assert!(e.contains(&format!("finished.json: field {field:?}: the number {raw} is too large")), "{e}");
+        }
+        let e = parse_finished(br#"{"timestamp": 9223372036854775808}"#, "finished.json").unwrap_err();
+        assert!(e.contains(r#"finished.json: field "timestamp": the number 9223372036854775808 is too large"#), "{e}");
+        let e = parse_started(br#"{"timestamp": 99999999999999999999}"#, "started.json").unwrap_err();
+        assert!(e.contains(r#"field "timestamp": the number 99999999999999999999"#), "{e}");
+        let e = parse_prowjob(br#"{"spec": {"refs": {"pulls": [{"number": 1e30}]}}}"#, "prowjob.json").unwrap_err();
+        assert!(e.contains(r#"prowjob.json: field "spec.refs.pulls[0].number": the number 1e30"#), "{e}");
+        let e = parse_job_history(br#"var allBuilds = [{"ID": 123456789012345678901234567890, "Duration": 1}];"#, "h")
+            .unwrap_err();
+        assert!(e.contains(r#"field "[0].ID": the number 123456789012345678901234567890"#), "{e}");
+        // A key with escapes is named decoded; numbers inside strings are text.
+        let e = parse_finished(br#"{"a\"b": 1e999, "s": "1e999"}"#, "f").unwrap_err();
+        assert!(e.contains(r#"field "a\"b""#), "{e}");
+        assert!(parse_finished(br#"{"timestamp": 1595277241, "x": "99999999999999999999999"}"#, "f").is_ok());
+        // The extremes that fit still pass, exactly.
+        assert_eq!(parse_finished(br#"{"timestamp": -9223372036854775808}"#, "f").unwrap().timestamp, Some(i64::MIN));
     }
 
     #[test]

@@ -39,6 +39,11 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(SnapshotError::Empty { source_name: src() });
     }
+    // A number no field can hold as written is refused before anything reads it, so
+    // no count or ratio is ever a rounded stand-in for what the file says.
+    if let Some(x) = strict_json::first_inexact_number(bytes) {
+        return Err(SnapshotError::Field { source_name: src(), at: describe_path(&x.path), problem: x.problem() });
+    }
     let value = strict_json::parse(bytes)
         .map_err(|e| SnapshotError::Syntax { source_name: src(), detail: explain_syntax(bytes, &e) })?;
     let Value::Object(entries) = value else {
@@ -217,6 +222,24 @@ mod tests {
         assert!(err(r#"{"a":{"failing_days":-3}}"#, None)
             .contains(r#"job "a", field "failing_days": expected a non-negative integer, found -3"#));
         assert!(err(r#"{"a":{"failing_days":2.5}}"#, None).contains("non-integer 2.5"));
+        // Numbers too large for any field are named as the file writes them, never rounded.
+        for (doc, raw) in [
+            (r#"{"a":{"failing_days":123456789012345678901234567890}}"#, "123456789012345678901234567890"),
+            (r#"{"a":{"failing_days":1e400}}"#, "1e400"),
+            (r#"{"a":{"failing_days":18446744073709551616}}"#, "18446744073709551616"),
+            (r#"{"a":{"consistency":0.5,"flakes":-9223372036854775809}}"#, "-9223372036854775809"),
+            (r#"{"a":{"consistency":1e400,"flakes":0}}"#, "1e400"),
+            (r#"{"a":{"consistency":0.5,"flakes":1,"test_flakes":{"t":9007199254740993.0}}}"#, "9007199254740993.0"),
+        ] {
+            let e = err(doc, None);
+            assert!(e.starts_with("snap.json: job \"a\", field"), "{e}");
+            assert!(e.contains(&format!("the number {raw} is too large")), "{e}");
+        }
+        assert!(err(r#"{"a":{"consistency":0.5,"flakes":1,"test_flakes":{"t":1e400}}}"#, None)
+            .contains(r#"job "a", field "test_flakes", key "t": the number 1e400"#));
+        // The largest exact integers still pass.
+        let p = parse_snapshot(br#"{"a":{"consistency":0.5,"flakes":18446744073709551615}}"#, "s", None).unwrap();
+        assert_eq!(p.jobs[0].stats.flake().unwrap().flakes, u64::MAX);
         assert!(err(r#"{"a":{"failing_days":"7"}}"#, None).contains("found a string"));
         assert!(err(r#"{"a":{"consistency":1.2,"flakes":0}}"#, None)
             .contains(r#"job "a", field "consistency": 1.2 is outside 0..1"#));

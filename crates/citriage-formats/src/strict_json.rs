@@ -148,6 +148,161 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
     }
 }
 
+/// The largest magnitude at which every integer is exact in an `f64` (2^53).
+const EXACT_FLOAT: f64 = 9_007_199_254_740_992.0;
+
+/// A number in a JSON document that no field can hold as written: an integer beyond
+/// 64 bits, or a fraction or exponent whose value overflows or lies beyond 2^53 (where
+/// a float no longer holds every integer, so the value read would not be the value
+/// written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InexactNumber {
+    /// Object keys (and `[i]` array indexes) from the top of the document to the number.
+    pub path: Vec<String>,
+    /// The number as the document spells it (at most 80 characters kept).
+    pub raw: String,
+    /// Why it cannot be held.
+    pub why: &'static str,
+}
+
+impl InexactNumber {
+    /// `the number 1e400 is too large (…)`, naming the number as written.
+    pub fn problem(&self) -> String {
+        format!("the number {} is too large ({}); refused rather than rounded", self.raw, self.why)
+    }
+
+    /// The key path in dotted form (`metadata.labels.x`, `items[3].spec`), `(top level)` when empty.
+    pub fn dotted(&self) -> String {
+        let mut s = String::new();
+        for k in &self.path {
+            if k.starts_with('[') {
+                s.push_str(k);
+            } else {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+        }
+        if s.is_empty() {
+            "(top level)".into()
+        } else {
+            s
+        }
+    }
+}
+
+/// Finds the first number in a JSON document that cannot be held as written
+/// ([`InexactNumber`]). Only looks at the tokens (strings are skipped, escapes
+/// honoured); a document that is not JSON gives `None` here and its error from the
+/// parser. Runs in one pass without allocating per value.
+pub fn first_inexact_number(bytes: &[u8]) -> Option<InexactNumber> {
+    // The path: one entry per open container, the current key or array index.
+    enum Frame {
+        Object(Option<String>),
+        Array(usize),
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0usize;
+    let n = bytes.len();
+    // Whether the next string in an object is a key.
+    let mut expect_key = false;
+    while i < n {
+        let b = bytes[i];
+        match b {
+            b'{' => {
+                stack.push(Frame::Object(None));
+                expect_key = true;
+                i += 1;
+            }
+            b'[' => {
+                stack.push(Frame::Array(0));
+                expect_key = false;
+                i += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                expect_key = false;
+                i += 1;
+            }
+            b',' => {
+                match stack.last_mut() {
+                    Some(Frame::Object(_)) => expect_key = true,
+                    Some(Frame::Array(k)) => *k += 1,
+                    None => {}
+                }
+                i += 1;
+            }
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                let mut escaped = false;
+                while j < n {
+                    match bytes[j] {
+                        b'\\' => {
+                            escaped = true;
+                            j += 2;
+                        }
+                        b'"' => break,
+                        _ => j += 1,
+                    }
+                }
+                if expect_key {
+                    if let Some(Frame::Object(key)) = stack.last_mut() {
+                        let text = &bytes[start..j.min(n)];
+                        *key = Some(if escaped {
+                            serde_json::from_slice::<String>(&bytes[i..(j + 1).min(n)])
+                                .unwrap_or_else(|_| String::from_utf8_lossy(text).into_owned())
+                        } else {
+                            String::from_utf8_lossy(text).into_owned()
+                        });
+                    }
+                    expect_key = false;
+                }
+                i = j + 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < n && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    i += 1;
+                }
+                let raw = std::str::from_utf8(&bytes[start..i]).unwrap_or_default();
+                if let Some(why) = inexact(raw) {
+                    let path = stack
+                        .iter()
+                        .map(|f| match f {
+                            Frame::Object(k) => k.clone().unwrap_or_default(),
+                            Frame::Array(k) => format!("[{k}]"),
+                        })
+                        .collect();
+                    let raw = if raw.len() > 80 { format!("{}…", &raw[..79]) } else { raw.to_string() };
+                    return Some(InexactNumber { path, raw, why });
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Why a number literal cannot be held as written, or `None` when it can.
+fn inexact(raw: &str) -> Option<&'static str> {
+    let fractional = raw.bytes().any(|c| matches!(c, b'.' | b'e' | b'E'));
+    let digits = raw.strip_prefix('-').unwrap_or(raw);
+    if !fractional {
+        if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let fits = if raw.starts_with('-') { raw.parse::<i64>().is_ok() } else { raw.parse::<u64>().is_ok() };
+        return (!fits).then_some("integers up to 64 bits are read");
+    }
+    match raw.parse::<f64>() {
+        Ok(f) if !f.is_finite() => Some("beyond what a 64-bit float holds"),
+        Ok(f) if f.abs() >= EXACT_FLOAT => Some("fractions and exponents are read below 2^53"),
+        _ => None,
+    }
+}
+
 /// Parses bytes as strict JSON (no duplicate keys, no trailing data). A UTF-8 byte
 /// order mark before the JSON is accepted (some editors and tools write one).
 pub fn parse(bytes: &[u8]) -> Result<Value, serde_json::Error> {
