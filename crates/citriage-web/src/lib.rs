@@ -115,7 +115,15 @@ pub struct ServeOptions {
     pub writes: ops::WriteGate,
     /// The wall clock (Unix seconds) for ingest lag in `/metrics`; none: lag left out.
     pub now: Option<fn() -> i64>,
+    /// How long a client has to send a request's headers, counted from when the
+    /// connection starts waiting for them: a new connection, and a kept-alive one
+    /// after each answer (its idle time). A client that takes longer (headers sent a
+    /// byte at a time, a connection held open and silent) is disconnected.
+    pub header_timeout: Duration,
 }
+
+/// The default [`ServeOptions::header_timeout`].
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Default for ServeOptions {
     fn default() -> Self {
@@ -128,6 +136,7 @@ impl Default for ServeOptions {
             public_name: None,
             writes: ops::WriteGate::default(),
             now: None,
+            header_timeout: HEADER_TIMEOUT,
         }
     }
 }
@@ -507,16 +516,59 @@ impl Server {
             .build()
             .map_err(ServeError::Io)?;
         let state = self.state.clone();
+        let header_timeout = state.0.opts.header_timeout;
         let app = router_with(self.state, self.mounted);
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(self.listener)?;
             if state.0.opts.prewarm {
                 tokio::spawn(prewarm_loop(state, app.clone()));
             }
-            axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+            accept_loop(listener, app, header_timeout, shutdown).await;
+            Ok(())
         })
         .map_err(ServeError::Io)
     }
+}
+
+/// Serves connections until `shutdown` completes, then lets the requests in flight
+/// finish. This is the one place connections are set up, for the dashboard and the
+/// MCP endpoint mounted beside it: HTTP/1.1 with a timer, so a client must send each
+/// request's headers within `header_timeout` of the connection waiting for them
+/// (slow headers and idle kept-alive connections are dropped), while every other
+/// connection is served on its own task meanwhile.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    header_timeout: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors and the like: wait a little, as a busy
+                // server must, instead of spinning.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            // A client that went away or broke the protocol ends only its connection.
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 impl Server {

@@ -685,3 +685,81 @@ fn concurrent_requests_all_answer_identically() {
         assert_eq!(body, first[k], "answers must be deterministic");
     }
 }
+
+/// Waits until the server closes `conn` (a read gives end of file or a reset), reading
+/// and keeping what it sends meanwhile; `None` when it is still open after `bound`.
+/// `drip` is sent a byte every 100 ms while waiting (a client sending its headers a
+/// byte at a time), and `during` runs once, a moment after the start.
+fn closed_within(
+    conn: &mut std::net::TcpStream,
+    bound: std::time::Duration,
+    drip: &[u8],
+    mut during: impl FnMut(),
+) -> Option<std::time::Duration> {
+    use std::time::{Duration, Instant};
+    conn.set_read_timeout(Some(Duration::from_millis(100))).expect("timeout");
+    let start = Instant::now();
+    let mut sent = 0usize;
+    let mut ran = false;
+    let mut buf = [0u8; 4096];
+    while start.elapsed() < bound {
+        if sent < drip.len() {
+            if conn.write_all(&drip[sent..sent + 1]).is_err() {
+                return Some(start.elapsed());
+            }
+            sent += 1;
+        }
+        match conn.read(&mut buf) {
+            Ok(0) => return Some(start.elapsed()),
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return Some(start.elapsed()),
+        }
+        if !ran && start.elapsed() > Duration::from_millis(300) {
+            ran = true;
+            during();
+        }
+    }
+    None
+}
+
+#[test]
+fn slow_headers_and_idle_connections_are_dropped_while_others_are_served() {
+    use std::time::Duration;
+    let srv = start_with(citriage_web::ServeOptions {
+        header_timeout: Duration::from_secs(1),
+        prewarm: false,
+        ..Default::default()
+    });
+    let addr = srv.base.trim_start_matches("http://").to_string();
+    let bound = Duration::from_secs(15);
+    let served = |what: &str| {
+        let (status, _, body) = get(&format!("{}/healthz", srv.base));
+        assert_eq!(status, 200, "{what}: another client is not served: {body}");
+    };
+
+    // Headers a byte at a time, never finished: 600 bytes would take a minute.
+    let mut drip = b"GET /api/v1/status HTTP/1.1\r\nHost: localhost\r\nX-Slow: ".to_vec();
+    drip.resize(600, b'a');
+    let mut slow = std::net::TcpStream::connect(&addr).expect("connect");
+    let t = closed_within(&mut slow, bound, &drip, || served("while one client sends its headers slowly"));
+    let t = t.expect("a client sending its headers a byte at a time was never disconnected");
+    assert!(t >= Duration::from_millis(900), "disconnected after {t:?}, before the header timeout");
+
+    // A connection opened and never used.
+    let mut idle = std::net::TcpStream::connect(&addr).expect("connect");
+    let t = closed_within(&mut idle, bound, b"", || served("while one client holds a silent connection"));
+    t.expect("a silent connection was never closed");
+
+    // A kept-alive connection, silent after its answer.
+    let mut kept = std::net::TcpStream::connect(&addr).expect("connect");
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n").expect("write");
+    let mut first = [0u8; 12];
+    kept.read_exact(&mut first).expect("an answer");
+    assert_eq!(&first, b"HTTP/1.1 200");
+    let t = closed_within(&mut kept, bound, b"", || served("while one kept-alive connection idles"));
+    t.expect("an idle kept-alive connection was never closed");
+
+    // The server still serves after all that.
+    served("afterwards");
+}
