@@ -82,6 +82,10 @@ pub enum GithubError {
     RetriesExhausted { url: String, kind: &'static str, retries: u32 },
     #[error("{url}: undecodable answer: {detail}")]
     Decode { url: String, detail: String },
+    /// A 200 answer that is not the GitHub object asked for (not JSON, or JSON of
+    /// another shape). It is not cached, and the lookup counts as failed.
+    #[error("{url}: malformed answer (not cached): {detail}")]
+    Malformed { url: String, detail: String },
     #[error("{url}: offline and not in the cache")]
     NotCached { url: String },
     #[error("{url}: refusing to follow a link outside the API base: {link}")]
@@ -140,6 +144,55 @@ pub struct CommitQuery {
     pub until: Option<String>,
     /// Most commits returned.
     pub max: usize,
+}
+
+/// What a 200 answer must be to be used and cached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Any JSON document.
+    Json,
+    /// An issue or pull request object: a JSON object whose `number` is this one and
+    /// whose `state` is a string.
+    Numbered(u64),
+}
+
+impl Shape {
+    /// `Ok` when the body has the shape; otherwise what is wrong with it.
+    pub fn check(self, body: &[u8]) -> Result<(), String> {
+        let v: Value = serde_json::from_slice(body).map_err(|e| {
+            let start: String = String::from_utf8_lossy(body).chars().take(40).collect();
+            format!("not JSON ({e}); it starts {start:?}")
+        })?;
+        match self {
+            Shape::Json => Ok(()),
+            Shape::Numbered(n) => {
+                let Some(o) = v.as_object() else {
+                    return Err(format!("expected a JSON object of issue or pull request #{n}, found {}", kind(&v)));
+                };
+                match o.get("number") {
+                    Some(Value::Number(got)) if got.as_u64() == Some(n) => {}
+                    Some(other) => return Err(format!("expected \"number\": {n}, found {other}")),
+                    None => return Err(format!("expected issue or pull request #{n}: the object has no \"number\"")),
+                }
+                match o.get("state") {
+                    Some(Value::String(_)) => Ok(()),
+                    Some(other) => Err(format!("expected \"state\" to be a string, found {}", kind(other))),
+                    None => Err("the object has no \"state\"".into()),
+                }
+            }
+        }
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The counters the HTTP layer does not keep.
@@ -303,10 +356,21 @@ impl GithubClient {
     /// waiting out rate limits within the configured bounds. 200 and 404 are answers;
     /// everything else is an error.
     pub fn fetch(&self, path_or_url: &str) -> Result<Fetched, GithubError> {
+        self.fetch_checked(path_or_url, Shape::Json)
+    }
+
+    /// [`GithubClient::fetch`] of an answer that must have a shape: a 200 of another
+    /// shape is [`GithubError::Malformed`] and is not cached (nor answered from the
+    /// cache when an earlier version stored it).
+    pub fn fetch_checked(&self, path_or_url: &str, shape: Shape) -> Result<Fetched, GithubError> {
         let url = self.url_for(path_or_url)?;
+        let check = |body: &[u8]| shape.check(body);
         let cached = self.cache.get(&url);
         if self.cfg.offline {
             return match cached {
+                Some(c) if c.status == 200 && check(&c.body).is_err() => {
+                    Err(GithubError::Malformed { detail: check(&c.body).unwrap_err(), url })
+                }
                 Some(c) => {
                     self.bump(|i| i.cache_answers += 1);
                     Ok(Fetched {
@@ -328,7 +392,15 @@ impl GithubClient {
         let req = Request::get(&url)
             .header("Accept", "application/vnd.github+json")
             .header("X-GitHub-Api-Version", "2022-11-28");
-        match self.http.send_cached(&req, self.cache.as_ref(), &ClientPacer(self)).map_err(|e| self.failed(e))? {
+        match self
+            .http
+            .send_cached_checked(&req, self.cache.as_ref(), &ClientPacer(self), &check)
+            .map_err(|e| self.failed(e))?
+        {
+            CachedAnswer::Malformed { why, .. } => {
+                self.bump(|i| i.downloads += 1);
+                Err(GithubError::Malformed { url, detail: self.scrub(&why) })
+            }
             CachedAnswer::Stored { answer, freshness } => {
                 let answered = match freshness {
                     Freshness::Live => {
@@ -468,7 +540,7 @@ impl GithubClient {
     /// answer is `Unknown`.
     pub fn pull(&self, r: &IssueRef) -> Result<PrState, GithubError> {
         let path = format!("/repos/{}/{}/pulls/{}", r.repo.owner, r.repo.name, r.number);
-        match self.fetch(&path) {
+        match self.fetch_checked(&path, Shape::Numbered(r.number)) {
             Ok(f) if f.status == 404 => {
                 Ok(PrState { status: PrStatus::NotFound, read: f.read, ..PrState::unknown(r.clone(), "", f.url) })
             }
@@ -498,7 +570,7 @@ impl GithubClient {
             updated_at: None,
             read: ReadInfo::none(url),
         };
-        match self.fetch(&path) {
+        match self.fetch_checked(&path, Shape::Numbered(r.number)) {
             Ok(f) if f.status == 404 => {
                 let mut s = unknown(String::new(), f.url.clone());
                 s.status = IssueStatus::NotFound;

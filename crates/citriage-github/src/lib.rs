@@ -11,7 +11,7 @@ pub mod sweep;
 
 pub use client::{
     next_link, percent_encode, CachedResponse, ClientConfig, ClientStats, CommitQuery, Fetched, GithubClient,
-    GithubError, HttpCache, MemoryCache, NoCache, Token, DEFAULT_API_BASE,
+    GithubError, HttpCache, MemoryCache, NoCache, Shape, Token, DEFAULT_API_BASE,
 };
 pub use refs::{extract_refs, fenced_lines, unique_refs, FoundRef, RefContext, RefTarget, Resolution};
 pub use state::{

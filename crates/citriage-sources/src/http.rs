@@ -754,6 +754,9 @@ pub enum CachedAnswer {
     Stored { answer: CachedResponse, freshness: Freshness },
     /// Any other final status (not stored).
     Other(Response),
+    /// A 200 whose body the caller's check refused: not stored, so a later request
+    /// asks again (unconditionally) instead of trusting it.
+    Malformed { answer: CachedResponse, why: String },
 }
 
 /// Request counters of one client.
@@ -1116,8 +1119,23 @@ impl HttpClient {
         cache: &dyn HttpCache,
         pacer: &dyn Pacer,
     ) -> Result<CachedAnswer, HttpError> {
+        self.send_cached_checked(req, cache, pacer, &|_| Ok(()))
+    }
+
+    /// [`HttpClient::send_cached`], storing a 200 only when `check` accepts its body
+    /// (otherwise the answer is [`CachedAnswer::Malformed`] and the cache is left as it
+    /// was). A stored answer `check` refuses is not revalidated: the request is sent
+    /// without `If-None-Match`, so a good answer can replace it.
+    pub fn send_cached_checked(
+        &self,
+        req: &Request,
+        cache: &dyn HttpCache,
+        pacer: &dyn Pacer,
+        check: &dyn Fn(&[u8]) -> Result<(), String>,
+    ) -> Result<CachedAnswer, HttpError> {
         let cached = cache.get(&req.url);
-        let conditional = cached.as_ref().filter(|c| c.status == 200).and_then(|c| c.etag.clone());
+        let conditional =
+            cached.as_ref().filter(|c| c.status == 200 && check(&c.body).is_ok()).and_then(|c| c.etag.clone());
         let mut req = req.clone();
         if let Some(etag) = &conditional {
             req = req.header("If-None-Match", etag.as_str());
@@ -1134,6 +1152,11 @@ impl HttpClient {
                     body: r.body,
                     fetched_at: now,
                 };
+                if status == 200 {
+                    if let Err(why) = check(&answer.body) {
+                        return Ok(CachedAnswer::Malformed { answer, why });
+                    }
+                }
                 cache.put(&req.url, answer.clone());
                 Ok(CachedAnswer::Stored { answer, freshness: Freshness::Live })
             }

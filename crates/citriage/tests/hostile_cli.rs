@@ -2,7 +2,8 @@
 //! heading, a table pipe, NUL and ESC reaches the terminal, `report.md` and the text
 //! data files escaped; a snapshot with a byte order mark is read; a build whose
 //! timestamps overflow is recorded with its problem and does not move the as-of date
-//! or blank the metrics of the others.
+//! or blank the metrics of the others; `gh sweep` neither trusts nor caches a 200
+//! answer that is not the issue it asked for.
 
 use std::path::Path;
 
@@ -142,4 +143,60 @@ fn a_non_utf8_argument_is_named() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("snap") && e.contains("xFF") || e.contains("snap\\xff"), "{e}");
+}
+
+#[path = "common/github.rs"]
+mod github;
+
+/// `gh sweep` against a GitHub-shaped server whose 200 answers are not the issues
+/// asked for: each lookup fails naming the URL and what was wrong, nothing is cached
+/// (an offline rerun has no answer; an online rerun asks again without `If-None-Match`),
+/// and the command exits 1 because every lookup failed.
+#[test]
+fn gh_sweep_neither_trusts_nor_caches_a_malformed_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let api = github::FakeGithub::start();
+    let refs: Vec<String> = github::GARBLED.iter().map(|(n, _)| format!("hostile/garbled#{n}")).collect();
+    let sweep = |extra: &[&str]| {
+        let mut args = vec!["gh", "sweep", "--api", api.base.as_str(), "--no-timelines"];
+        args.extend(refs.iter().map(String::as_str));
+        args.extend(extra);
+        let o = common::bin()
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GH_TOKEN")
+            .arg("--db")
+            .arg(&db)
+            .arg("--quiet")
+            .args(&args)
+            .output()
+            .expect("runs");
+        (o.status.code(), format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o)))
+    };
+
+    let (code, out) = sweep(&[]);
+    assert_eq!(code, Some(1), "every lookup failed, so the sweep fails:\n{out}");
+    assert!(out.contains("every lookup failed (3 ref(s) not checked)"), "{out}");
+    for (n, why) in [(1, "not JSON"), (2, "has no \"number\""), (3, "expected \"number\": 3, found 999")] {
+        let url = format!("{}/repos/hostile/garbled/issues/{n}", api.base);
+        let line = out.lines().find(|l| l.contains(&format!("garbled#{n}"))).unwrap_or_default();
+        assert!(line.contains(&format!("{url}: malformed answer (not cached)")), "#{n} does not name its URL:\n{out}");
+        assert!(line.contains(why), "#{n} does not say what was wrong ({why}):\n{out}");
+    }
+
+    // Nothing was cached: offline, there is no answer for any of them.
+    let (code, out) = sweep(&["--offline"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(out.matches("offline: no cached answer").count(), 3, "a malformed answer was cached:\n{out}");
+
+    // Online again: asked again, unconditionally (no ETag was kept to revalidate).
+    let before = api.got().len();
+    let (code, _) = sweep(&[]);
+    assert_eq!(code, Some(1));
+    let again: Vec<github::Got> = api.got().into_iter().skip(before).collect();
+    for (n, _) in github::GARBLED {
+        let path = format!("/repos/hostile/garbled/issues/{n}");
+        assert!(again.iter().any(|g| g.path == path), "#{n} was not asked again: {again:?}");
+    }
+    assert!(again.iter().all(|g| g.if_none_match.is_none()), "{again:?}");
 }

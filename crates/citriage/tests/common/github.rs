@@ -1,8 +1,9 @@
 //! A GitHub-shaped server on 127.0.0.1 for tests of `act --apply` and the MCP write
 //! tool, laid out like api.github.com: `GET /repos/{o}/{r}/pulls/{n}` (a merged PR),
 //! `POST /graphql` (the revert mutation), `POST /repos/{o}/{r}/issues` and `POST
-//! /repos/{o}/{r}/issues/{n}/comments`; anything else is a 404. It records every
-//! request it receives.
+//! /repos/{o}/{r}/issues/{n}/comments`; in the repository `hostile/garbled`, `GET
+//! /repos/hostile/garbled/issues/{n}` answers 200 with what is not the issue asked
+//! for ([`GARBLED`]); anything else is a 404. It records every request it receives.
 
 #![allow(dead_code)]
 
@@ -16,8 +17,17 @@ pub struct Got {
     pub method: String,
     pub path: String,
     pub authorization: Option<String>,
+    pub if_none_match: Option<String>,
     pub body: Option<Value>,
 }
+
+/// What `GET /repos/hostile/garbled/issues/{n}` answers with 200 (and an ETag), by
+/// `n`: HTML, JSON without an issue's fields, another issue's number.
+pub const GARBLED: [(u64, &str); 3] = [
+    (1, "<html><body>Service Unavailable</body></html>"),
+    (2, r#"{"message": "ok"}"#),
+    (3, r#"{"number": 999, "state": "open", "title": "another issue"}"#),
+];
 
 /// The node id, revert PR number and issue number the server answers with.
 pub const NODE_ID: &str = "PR_kwDOtest0001";
@@ -50,9 +60,26 @@ impl FakeGithub {
                 let path = req.url().to_string();
                 let authorization =
                     req.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
+                let if_none_match =
+                    req.headers().iter().find(|h| h.field.equiv("If-None-Match")).map(|h| h.value.as_str().to_string());
                 let body = (!raw.is_empty()).then(|| serde_json::from_str(&raw).expect("a JSON body"));
-                g.lock().expect("lock").push(Got { method: method.clone(), path: path.clone(), authorization, body });
+                g.lock().expect("lock").push(Got {
+                    method: method.clone(),
+                    path: path.clone(),
+                    authorization,
+                    if_none_match,
+                    body,
+                });
                 let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+                if let ("GET", ["repos", "hostile", "garbled", "issues", n]) = (method.as_str(), parts.as_slice()) {
+                    if let Some((_, text)) = GARBLED.iter().find(|(k, _)| k.to_string() == *n) {
+                        let resp = tiny_http::Response::from_string(*text)
+                            .with_status_code(200)
+                            .with_header("ETag: \"garbled\"".parse::<tiny_http::Header>().expect("header"));
+                        let _ = req.respond(resp);
+                        continue;
+                    }
+                }
                 let (status, answer) = match (method.as_str(), parts.as_slice()) {
                     ("GET", ["repos", o, r, "pulls", n]) => (
                         200,
