@@ -186,9 +186,246 @@ fn raw<'a>(ev: &'a Event<'a>) -> &'a [u8] {
     }
 }
 
+/// Longest run of text, CDATA or comment handed to the XML reader as one piece;
+/// longer runs are split (see [`Bounded`]), so the reader's buffer stays this small
+/// whatever the file holds.
+pub const MAX_PIECE: usize = 1 << 20;
+
+/// Longest tag, processing instruction or document type declaration read (their
+/// attributes cannot be split): a longer one ends the read with a problem naming it.
+pub const MAX_TAG: usize = 8 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lex {
+    Text,
+    /// After `<`, before the kind of markup is known (`look` holds what followed).
+    Open,
+    Tag,
+    Comment,
+    CData,
+    Pi,
+    Doctype,
+}
+
+/// A reader of XML that splits every long run of character data into pieces the XML
+/// reader reads one at a time: text gets an empty comment `<!---->` between pieces,
+/// CDATA is closed and reopened (`]]><![CDATA[`), a comment is closed and reopened.
+/// The document means the same (texts are joined again by the JUnit reader, comments
+/// are ignored) and keeps its lines, but no event is longer than [`MAX_PIECE`], so a
+/// 300 MB `<system-out>` costs a megabyte of buffer instead of 300 MB. Pieces are cut
+/// at character boundaries and never inside an entity reference. Tags and the like
+/// longer than [`MAX_TAG`] are an error.
+pub struct Bounded<R> {
+    inner: R,
+    out: Vec<u8>,
+    pos: usize,
+    lex: Lex,
+    look: Vec<u8>,
+    /// Bytes of the current run (text, comment, CDATA) or markup.
+    run: usize,
+    /// The last two bytes seen in the current state (ends of comments, CDATA, PIs).
+    last: [u8; 2],
+    /// Inside an entity reference (`&...;`): how many bytes of it so far.
+    in_ref: usize,
+    quote: u8,
+    depth: i32,
+}
+
+impl<R: BufRead> Bounded<R> {
+    pub fn new(inner: R) -> Bounded<R> {
+        Bounded {
+            inner,
+            out: Vec::with_capacity(64 << 10),
+            pos: 0,
+            lex: Lex::Text,
+            look: Vec::new(),
+            run: 0,
+            last: [0, 0],
+            in_ref: 0,
+            quote: 0,
+            depth: 0,
+        }
+    }
+
+    fn too_long(&self, what: &str) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{what} longer than {} MiB (refused)", MAX_TAG >> 20),
+        )
+    }
+
+    /// Processes one byte of input into `out`.
+    fn byte(&mut self, b: u8) -> std::io::Result<()> {
+        let boundary = b & 0xC0 != 0x80;
+        match self.lex {
+            Lex::Text => {
+                if b == b'<' {
+                    self.lex = Lex::Open;
+                    self.look.clear();
+                    self.run = 1;
+                    self.in_ref = 0;
+                    self.out.push(b);
+                    return Ok(());
+                }
+                if self.run >= MAX_PIECE && self.in_ref == 0 && boundary && b != b'&' {
+                    self.out.extend_from_slice(b"<!---->");
+                    self.run = 0;
+                }
+                match b {
+                    b'&' => self.in_ref = 1,
+                    b';' => self.in_ref = 0,
+                    // A reference is short; a bare `&` is the reader's problem to report.
+                    _ if self.in_ref > 0 => self.in_ref = if self.in_ref > 32 { 0 } else { self.in_ref + 1 },
+                    _ => {}
+                }
+                self.run += 1;
+                self.out.push(b);
+            }
+            Lex::Open => {
+                self.out.push(b);
+                self.look.push(b);
+                self.run += 1;
+                let look = self.look.as_slice();
+                self.lex = if look == b"!--" {
+                    Lex::Comment
+                } else if look == b"![CDATA[" {
+                    Lex::CData
+                } else if look[0] == b'?' {
+                    Lex::Pi
+                } else if look[0] != b'!' {
+                    if b == b'>' {
+                        Lex::Text
+                    } else {
+                        if b == b'"' || b == b'\'' {
+                            self.quote = b;
+                        } else {
+                            self.quote = 0;
+                        }
+                        Lex::Tag
+                    }
+                } else if b"![CDATA[".starts_with(look) || b"!--".starts_with(look) {
+                    Lex::Open
+                } else if b == b'>' {
+                    Lex::Text
+                } else {
+                    self.depth = i32::from(b == b'[');
+                    Lex::Doctype
+                };
+                if self.lex != Lex::Open {
+                    self.last = [0, 0];
+                    if self.lex == Lex::Text {
+                        self.run = 0;
+                    } else if matches!(self.lex, Lex::Comment | Lex::CData) {
+                        self.run = 0;
+                    }
+                }
+            }
+            Lex::Tag => {
+                self.run += 1;
+                if self.run > MAX_TAG {
+                    return Err(self.too_long("a tag"));
+                }
+                self.out.push(b);
+                match (self.quote, b) {
+                    (0, b'"' | b'\'') => self.quote = b,
+                    (0, b'>') => {
+                        self.lex = Lex::Text;
+                        self.run = 0;
+                    }
+                    (q, c) if q == c => self.quote = 0,
+                    _ => {}
+                }
+            }
+            Lex::Comment | Lex::CData => {
+                let (close, open, end): (&[u8], &[u8], u8) =
+                    if self.lex == Lex::Comment { (b"-->", b"<!--", b'-') } else { (b"]]>", b"<![CDATA[", b']') };
+                if b == b'>' && self.last == [end, end] {
+                    self.out.push(b);
+                    self.lex = Lex::Text;
+                    self.run = 0;
+                    return Ok(());
+                }
+                if self.run >= MAX_PIECE && boundary && b != end && self.last[1] != end {
+                    self.out.extend_from_slice(close);
+                    self.out.extend_from_slice(open);
+                    self.run = 0;
+                    self.last = [0, 0];
+                }
+                self.out.push(b);
+                self.run += 1;
+                self.last = [self.last[1], b];
+            }
+            Lex::Pi => {
+                self.run += 1;
+                if self.run > MAX_TAG {
+                    return Err(self.too_long("a processing instruction"));
+                }
+                self.out.push(b);
+                if b == b'>' && self.last[1] == b'?' {
+                    self.lex = Lex::Text;
+                    self.run = 0;
+                }
+                self.last = [self.last[1], b];
+            }
+            Lex::Doctype => {
+                self.run += 1;
+                if self.run > MAX_TAG {
+                    return Err(self.too_long("a declaration"));
+                }
+                self.out.push(b);
+                match b {
+                    b'[' => self.depth += 1,
+                    b']' => self.depth -= 1,
+                    b'>' if self.depth <= 0 => {
+                        self.lex = Lex::Text;
+                        self.run = 0;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R: BufRead> std::io::Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Bounded<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        while self.pos >= self.out.len() {
+            self.out.clear();
+            self.pos = 0;
+            let chunk = self.inner.fill_buf()?;
+            if chunk.is_empty() {
+                break;
+            }
+            let n = chunk.len().min(64 << 10);
+            let taken: Vec<u8> = chunk[..n].to_vec();
+            self.inner.consume(n);
+            for b in taken {
+                self.byte(b)?;
+            }
+        }
+        Ok(&self.out[self.pos..])
+    }
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.out.len());
+    }
+}
+
 /// Reads a JUnit document from a buffered reader, keeping what `options` asks for.
+/// The input is read once, a piece at a time ([`Bounded`]): memory stays bounded by
+/// the test cases kept, whatever the size of the file.
 pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -> JunitFile {
-    let mut reader = Reader::from_reader(input);
+    let mut reader = Reader::from_reader(Bounded::new(input));
     reader.config_mut().check_end_names = false;
     let mut buf = Vec::new();
     let mut out = JunitFile::default();
@@ -576,7 +813,12 @@ impl Open {
         } else {
             return None;
         };
-        (s.len() < MAX_FAILURE_TEXT * 4).then_some(s)
+        // Long texts keep their head and tail as they grow, as `cap` keeps them at
+        // the end, so memory stays bounded whatever the number of pieces.
+        if s.len() >= MAX_FAILURE_TEXT * 4 {
+            *s = cap(std::mem::take(s));
+        }
+        Some(s)
     }
 }
 
@@ -722,5 +964,74 @@ at x.go:12</failure></testcase>
         let (_, _, fails) =
             names(br#"<testsuites><testsuite name="s"><testsuite><testcase name="a" time="x"/></testsuite></testsuite></testsuites>"#);
         assert_eq!(fails, None);
+    }
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    use super::*;
+    use std::io::Read;
+
+    fn through(doc: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        Bounded::new(doc).read_to_end(&mut out).unwrap();
+        out
+    }
+
+    /// The longest stretch between two markup starts: what one event of the XML
+    /// reader may hold.
+    fn longest_run(doc: &[u8]) -> usize {
+        doc.split(|&b| b == b'<').map(<[u8]>::len).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn long_text_cdata_and_comments_come_in_pieces_with_the_same_meaning() {
+        let big = |c: &str| {
+            let mut s = String::new();
+            while s.len() < 3 * MAX_PIECE {
+                s.push_str(c);
+                s.push_str(" é &amp; line\n");
+            }
+            s
+        };
+        let (text, cdata, comment) = (big("text"), big("cdata").replace("&amp;", "&"), big("comment"));
+        let doc = format!(
+            "<?xml version=\"1.0\"?>\n<testsuite name=\"s\">\n<testcase name=\"a\"><failure message=\"m\">{text}</failure></testcase>\n\
+             <testcase name=\"b\"><error><![CDATA[{cdata}]]></error><system-out>{text}</system-out></testcase>\n<!--{comment}-->\n\
+             <testcase name=\"c\"/>\n</testsuite>\n"
+        );
+        let piecewise = through(doc.as_bytes());
+        assert!(piecewise.len() > doc.len(), "nothing was split");
+        assert!(longest_run(&piecewise) <= MAX_PIECE + 64, "a run of {} bytes", longest_run(&piecewise));
+        assert_eq!(memchr::memchr_iter(b'\n', &piecewise).count(), memchr::memchr_iter(b'\n', doc.as_bytes()).count());
+
+        let f = read_junit_with(doc.as_bytes(), "big.xml", ReadOptions { system_out: true });
+        assert_eq!(f.problem, None);
+        assert_eq!(f.kettle_rejects, None);
+        let names: Vec<&str> = f.cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        // Texts are whole again (head and tail kept as for any long text), lines intact.
+        let unescaped = text.replace("&amp;", "&");
+        assert_eq!(
+            f.cases[0].failure_text.as_deref(),
+            Some(cap(format!("m\n{}", unescaped.trim_matches('\n'))).as_str())
+        );
+        assert_eq!(f.cases[1].failure_text.as_deref(), Some(cap(cdata.trim_matches('\n').to_string()).as_str()));
+        assert_eq!(f.cases[1].system_out.as_deref(), Some(cap(unescaped.clone()).as_str()));
+        let line_c = doc.lines().position(|l| l.starts_with("<testcase name=\"c\"")).unwrap() as u32 + 1;
+        assert_eq!(f.cases[2].line, line_c);
+    }
+
+    #[test]
+    fn small_documents_pass_unchanged_and_huge_tags_are_refused() {
+        let doc = br#"<testsuite><testcase name="x &amp; y" time="1"><failure><![CDATA[a]]b]]></failure></testcase><!-- c --></testsuite>"#;
+        assert_eq!(through(doc), doc.to_vec());
+        let mut huge = b"<testsuite><testcase name=\"ok\"/><testcase name=\"".to_vec();
+        huge.resize(huge.len() + MAX_TAG, b'n');
+        huge.extend_from_slice(b"\"/></testsuite>");
+        let f = parse_junit(&huge, "huge.xml");
+        assert_eq!(f.cases.len(), 1, "the case before the huge tag is kept");
+        let p = f.problem.expect("a problem");
+        assert!(p.starts_with("huge.xml: ") && p.contains("a tag longer than 8 MiB"), "{p}");
     }
 }
