@@ -506,6 +506,12 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
             newlines = newlines.saturating_add(memchr::memchr_iter(b'\n', raw(e)).count() as u32);
         }
         match ev {
+            Err(quick_xml::Error::Io(e)) => {
+                // The input failed (a corrupt or oversized stream, a refused tag): say
+                // so, not that the XML is malformed.
+                out.problem = Some(format!("{what}: cannot read past byte {}: {e}", reader.buffer_position()));
+                break;
+            }
             Err(e) => {
                 out.problem = Some(format!("{what}: malformed XML near byte {}: {e}", reader.buffer_position()));
                 break;

@@ -26,6 +26,10 @@ pub struct Started {
     pub kettle_repos: Option<String>,
     /// `metadata.repos` as kettle stores it, when it is not a string.
     pub metadata_repos: Option<String>,
+    /// Fields dropped because their number cannot be held as written, each naming the
+    /// file, the field and the number.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 /// What a build's `finished.json` says.
@@ -47,6 +51,9 @@ pub struct Finished {
     pub has_metadata: bool,
     /// `metadata.repos` as kettle stores it, when it is not a string.
     pub metadata_repos: Option<String>,
+    /// Fields dropped because their number cannot be held as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 /// The parts of a ProwJob that triage uses.
@@ -68,6 +75,9 @@ pub struct ProwJob {
     pub pulls: Vec<(u64, String)>,
     pub cluster: Option<String>,
     pub creation_timestamp: Option<String>,
+    /// Fields dropped because their number cannot be held as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
@@ -76,8 +86,8 @@ fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(format!("{what}: the file is empty"));
     }
-    // Prow writes its numbers from 64-bit integers and floats; a number beyond them
-    // is refused with its field, never read as a rounded or saturated stand-in.
+    // Prow writes its numbers from 64-bit integers and floats; a listing with a number
+    // beyond them is refused with its field, never read with a rounded stand-in.
     if let Some(x) = crate::strict_json::first_inexact_number(bytes) {
         return Err(format!("{what}: field {:?}: {}", x.dotted(), x.problem()));
     }
@@ -88,6 +98,26 @@ fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
             format!("{what}: not valid JSON: {e}")
         }
     })
+}
+
+/// [`json`] for one build's document: a number no field can hold as written is read
+/// as absent (`null`) and named in the problems returned (file, field, the number as
+/// written), so the rest of the document still counts.
+fn json_dropping_inexact(bytes: &[u8], what: &str) -> Result<(Value, Vec<String>), String> {
+    let found = crate::strict_json::inexact_numbers(bytes, usize::MAX);
+    if found.is_empty() {
+        return Ok((json(bytes, what)?, Vec::new()));
+    }
+    let mut clean = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    for x in &found {
+        clean.extend_from_slice(&bytes[at..x.span.0]);
+        clean.extend_from_slice(b"null");
+        at = x.span.1;
+    }
+    clean.extend_from_slice(&bytes[at..]);
+    let problems = found.iter().map(|x| format!("{what}: field {:?}: {}; ignored", x.dotted(), x.problem())).collect();
+    Ok((json(&clean, what)?, problems))
 }
 
 fn obj<'a>(v: &'a Value, what: &str) -> Result<&'a serde_json::Map<String, Value>, String> {
@@ -116,6 +146,20 @@ fn int(v: Option<&Value>, what: &str, field: &str) -> Result<Option<i64>, String
     }
 }
 
+/// [`int`] for a field whose too-large number is dropped (named in `problems`) rather
+/// than failing the document.
+fn int_or_drop(v: Option<&Value>, what: &str, field: &str, problems: &mut Vec<String>) -> Result<Option<i64>, String> {
+    if let Some(Value::Number(n)) = v {
+        if n.as_i64().is_none() && n.is_u64() {
+            problems.push(format!(
+                "{what}: field {field:?}: the number {n} is too large (a signed 64-bit integer is read); ignored"
+            ));
+            return Ok(None);
+        }
+    }
+    int(v, what, field)
+}
+
 /// A timestamp read from CI data, checked at this layer: Unix seconds within the sane
 /// window (2000-01-01 to 2100-01-01, [`citriage_model::time::is_sane`]). `Err` names
 /// the file, the field and the value; the caller records it as the build's problem and
@@ -139,7 +183,7 @@ fn string(v: Option<&Value>) -> Option<String> {
 
 /// Parses `started.json`.
 pub fn parse_started(bytes: &[u8], what: &str) -> Result<Started, String> {
-    let v = json(bytes, what)?;
+    let (v, mut problems) = json_dropping_inexact(bytes, what)?;
     let o = obj(&v, what)?;
     let meta = o.get("metadata").and_then(Value::as_object);
     let mut repos = BTreeMap::new();
@@ -165,7 +209,7 @@ pub fn parse_started(bytes: &[u8], what: &str) -> Result<Started, String> {
         _ => {}
     }
     Ok(Started {
-        timestamp: int(o.get("timestamp"), what, "timestamp")?,
+        timestamp: int_or_drop(o.get("timestamp"), what, "timestamp", &mut problems)?,
         node: string(o.get("node")),
         pull: string(o.get("pull")),
         repos,
@@ -174,6 +218,7 @@ pub fn parse_started(bytes: &[u8], what: &str) -> Result<Started, String> {
         kettle_repo_commit: string(o.get("repo-commit")).or_else(|| string(o.get("repo-version"))),
         kettle_repos: o.get("repos").filter(|v| python_truthy(v)).map(python_json),
         metadata_repos: meta.and_then(|m| m.get("repos")).filter(|v| !v.is_string()).map(python_json),
+        problems,
     })
 }
 
@@ -248,7 +293,7 @@ pub fn python_json(v: &Value) -> String {
 
 /// Parses `finished.json`.
 pub fn parse_finished(bytes: &[u8], what: &str) -> Result<Finished, String> {
-    let v = json(bytes, what)?;
+    let (v, mut problems) = json_dropping_inexact(bytes, what)?;
     let o = obj(&v, what)?;
     let passed = match o.get("passed") {
         None | Some(Value::Null) => None,
@@ -260,7 +305,7 @@ pub fn parse_finished(bytes: &[u8], what: &str) -> Result<Finished, String> {
         .or_else(|| passed.map(|p| if p { "SUCCESS".to_string() } else { "FAILURE".to_string() }));
     let meta = o.get("metadata").and_then(Value::as_object);
     Ok(Finished {
-        timestamp: int(o.get("timestamp"), what, "timestamp")?,
+        timestamp: int_or_drop(o.get("timestamp"), what, "timestamp", &mut problems)?,
         passed,
         result,
         revision: string(o.get("revision")),
@@ -274,6 +319,7 @@ pub fn parse_finished(bytes: &[u8], what: &str) -> Result<Finished, String> {
         version: string(o.get("version")),
         has_metadata: o.contains_key("metadata"),
         metadata_repos: meta.and_then(|m| m.get("repos")).filter(|v| !v.is_string()).map(python_json),
+        problems,
     })
 }
 
@@ -309,13 +355,16 @@ pub fn prowjob_from_value(v: &Value, what: &str) -> Result<ProwJob, String> {
         pulls,
         cluster: g(spec, "cluster"),
         creation_timestamp: g(meta, "creationTimestamp"),
+        problems: Vec::new(),
     })
 }
 
 /// Parses `prowjob.json`.
 pub fn parse_prowjob(bytes: &[u8], what: &str) -> Result<ProwJob, String> {
-    let v = json(bytes, what)?;
-    prowjob_from_value(&v, what)
+    let (v, problems) = json_dropping_inexact(bytes, what)?;
+    let mut p = prowjob_from_value(&v, what)?;
+    p.problems = problems;
+    Ok(p)
 }
 
 /// Parses Prow's `prowjobs.js` (`var allBuilds = {items: [...]};` or plain JSON).
@@ -422,6 +471,7 @@ mod tests {
 
     #[test]
     fn numbers_too_large_are_named_as_written() {
+        // A build's document keeps its other fields; the number is dropped and named.
         for (doc, field, raw) in [
             (
                 r#"{"timestamp": 123456789012345678901234567890, "passed": true}"#,
@@ -430,24 +480,41 @@ mod tests {
             ),
             (r#"{"timestamp": 1e400, "passed": true}"#, "timestamp", "1e400"),
             (r#"{"timestamp": 1e300, "passed": true}"#, "timestamp", "1e300"),
-            (r#"{"timestamp": 1, "metadata": {"n": [1, -1e400]}}"#, "metadata.n[1]", "-1e400"),
+            (r#"{"timestamp": 1, "passed": true, "metadata": {"n": [1, -1e400]}}"#, "metadata.n[1]", "-1e400"),
         ] {
-            let e = parse_finished(doc.as_bytes(), "finished.json").unwrap_err();
-            assert!(e.contains(&format!("finished.json: field {field:?}: the number {raw} is too large")), "{e}");
+            let f = parse_finished(doc.as_bytes(), "finished.json").unwrap();
+            assert_eq!(f.result.as_deref(), Some("SUCCESS"));
+            assert_eq!(f.problems.len(), 1, "{:?}", f.problems);
+            let p = &f.problems[0];
+            assert!(p.contains(&format!("finished.json: field {field:?}: the number {raw} is too large")), "{p}");
+            assert!(!p.contains("9223372036854775807"), "{p}");
+            assert_eq!(f.timestamp.is_some(), field != "timestamp");
         }
-        let e = parse_finished(br#"{"timestamp": 9223372036854775808}"#, "finished.json").unwrap_err();
-        assert!(e.contains(r#"finished.json: field "timestamp": the number 9223372036854775808 is too large"#), "{e}");
-        let e = parse_started(br#"{"timestamp": 99999999999999999999}"#, "started.json").unwrap_err();
-        assert!(e.contains(r#"field "timestamp": the number 99999999999999999999"#), "{e}");
-        let e = parse_prowjob(br#"{"spec": {"refs": {"pulls": [{"number": 1e30}]}}}"#, "prowjob.json").unwrap_err();
-        assert!(e.contains(r#"prowjob.json: field "spec.refs.pulls[0].number": the number 1e30"#), "{e}");
+        let f = parse_finished(br#"{"timestamp": 9223372036854775808}"#, "finished.json").unwrap();
+        assert_eq!(f.timestamp, None);
+        assert!(
+            f.problems[0].contains(r#"finished.json: field "timestamp": the number 9223372036854775808 is too large"#),
+            "{:?}",
+            f.problems
+        );
+        let s = parse_started(br#"{"timestamp": 99999999999999999999, "pull": "7"}"#, "started.json").unwrap();
+        assert_eq!((s.timestamp, s.pull.as_deref()), (None, Some("7")));
+        assert!(s.problems[0].contains(r#"field "timestamp": the number 99999999999999999999"#), "{:?}", s.problems);
+        let p =
+            parse_prowjob(br#"{"spec": {"job": "j", "refs": {"pulls": [{"number": 1e30}]}}}"#, "prowjob.json").unwrap();
+        assert_eq!((p.job.as_deref(), p.pulls.len()), (Some("j"), 0));
+        assert!(p.problems[0].contains(r#"prowjob.json: field "spec.refs.pulls[0].number": the number 1e30"#));
+        // Listings are refused whole, naming the field.
         let e = parse_job_history(br#"var allBuilds = [{"ID": 123456789012345678901234567890, "Duration": 1}];"#, "h")
             .unwrap_err();
         assert!(e.contains(r#"field "[0].ID": the number 123456789012345678901234567890"#), "{e}");
         // A key with escapes is named decoded; numbers inside strings are text.
-        let e = parse_finished(br#"{"a\"b": 1e999, "s": "1e999"}"#, "f").unwrap_err();
-        assert!(e.contains(r#"field "a\"b""#), "{e}");
-        assert!(parse_finished(br#"{"timestamp": 1595277241, "x": "99999999999999999999999"}"#, "f").is_ok());
+        let f = parse_finished(br#"{"a\"b": 1e999, "s": "1e999"}"#, "f").unwrap();
+        assert!(f.problems[0].contains(r#"field "a\"b""#), "{:?}", f.problems);
+        assert!(parse_finished(br#"{"timestamp": 1595277241, "x": "99999999999999999999999"}"#, "f")
+            .unwrap()
+            .problems
+            .is_empty());
         // The extremes that fit still pass, exactly.
         assert_eq!(parse_finished(br#"{"timestamp": -9223372036854775808}"#, "f").unwrap().timestamp, Some(i64::MIN));
     }

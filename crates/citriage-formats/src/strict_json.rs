@@ -163,6 +163,8 @@ pub struct InexactNumber {
     pub raw: String,
     /// Why it cannot be held.
     pub why: &'static str,
+    /// Where the number is in the document (byte offsets, end exclusive).
+    pub span: (usize, usize),
 }
 
 impl InexactNumber {
@@ -197,6 +199,13 @@ impl InexactNumber {
 /// honoured); a document that is not JSON gives `None` here and its error from the
 /// parser. Runs in one pass without allocating per value.
 pub fn first_inexact_number(bytes: &[u8]) -> Option<InexactNumber> {
+    inexact_numbers(bytes, 1).into_iter().next()
+}
+
+/// Every number of the document that cannot be held as written (up to `max` of
+/// them), in document order.
+pub fn inexact_numbers(bytes: &[u8], max: usize) -> Vec<InexactNumber> {
+    let mut found = Vec::new();
     // The path: one entry per open container, the current key or array index.
     enum Frame {
         Object(Option<String>),
@@ -276,13 +285,16 @@ pub fn first_inexact_number(bytes: &[u8]) -> Option<InexactNumber> {
                         })
                         .collect();
                     let raw = if raw.len() > 80 { format!("{}…", &raw[..79]) } else { raw.to_string() };
-                    return Some(InexactNumber { path, raw, why });
+                    found.push(InexactNumber { path, raw, why, span: (start, i) });
+                    if found.len() >= max {
+                        return found;
+                    }
                 }
             }
             _ => i += 1,
         }
     }
-    None
+    found
 }
 
 /// Why a number literal cannot be held as written, or `None` when it can.

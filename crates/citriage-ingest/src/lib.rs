@@ -352,7 +352,10 @@ pub fn fetch_build_with(
         }
         Got::Unreadable => None,
         Got::Bytes(b) => match prow::parse_started(&b, &loc("started.json")) {
-            Ok(s) => Some(s),
+            Ok(s) => {
+                problems.extend(s.problems.iter().cloned());
+                Some(s)
+            }
             Err(e) => {
                 problems.push(e);
                 None
@@ -363,7 +366,10 @@ pub fn fetch_build_with(
     let finished = match &finished_raw {
         Got::Missing | Got::Unreadable => None,
         Got::Bytes(b) => match prow::parse_finished(b, &loc("finished.json")) {
-            Ok(f) => Some(f),
+            Ok(f) => {
+                problems.extend(f.problems.iter().cloned());
+                Some(f)
+            }
             Err(e) => {
                 problems.push(e);
                 None
@@ -377,7 +383,10 @@ pub fn fetch_build_with(
     let prowjob = match get_or_problem(src, &format!("{base}/prowjob.json"), &mut problems)? {
         Got::Missing | Got::Unreadable => None,
         Got::Bytes(b) => match prow::parse_prowjob(&b, &loc("prowjob.json")) {
-            Ok(p) => Some(p),
+            Ok(p) => {
+                problems.extend(p.problems.iter().cloned());
+                Some(p)
+            }
             Err(e) => {
                 problems.push(e);
                 None
@@ -400,9 +409,16 @@ pub fn fetch_build_with(
     junit_files.sort();
     for jf in junit_files {
         let rel = jf.strip_prefix(&format!("{base}/")).unwrap_or(jf).to_string();
-        let Got::Bytes(bytes) = get_or_problem(src, jf, &mut problems)? else { continue };
-        let parsed = junit::parse_junit(&bytes, &src.locator(jf));
-        drop(bytes);
+        // Read as a stream: a JUnit file of any size costs its reader's buffers, not
+        // its size.
+        let parsed = match src.open(jf) {
+            Ok(Some(stream)) => junit::read_junit(stream, &src.locator(jf)),
+            Ok(None) => continue,
+            Err(e) => {
+                problem_or_fail(e, &mut problems)?;
+                continue;
+            }
+        };
         if let Some(p) = parsed.problem {
             problems.push(p);
         }
@@ -544,17 +560,23 @@ fn get_or_problem(src: &dyn ArtifactSource, path: &str, problems: &mut Vec<Strin
     match src.get(path) {
         Ok(Some(b)) => Ok(Got::Bytes(b)),
         Ok(None) => Ok(Got::Missing),
-        Err(
-            e @ (SourceError::Inflated { .. }
-            | SourceError::OverBudget { .. }
-            | SourceError::TooLarge { .. }
-            | SourceError::UnsafeName { .. }
-            | SourceError::Gzip { .. }),
-        ) => {
+        Err(e) => problem_or_fail(e, problems).map(|()| Got::Unreadable),
+    }
+}
+
+/// An error reading one object: recorded as the build's problem when it concerns the
+/// object alone (too large, a bomb, unsafe, corrupt), returned when the source failed.
+fn problem_or_fail(e: SourceError, problems: &mut Vec<String>) -> Result<(), SourceError> {
+    match e {
+        SourceError::Inflated { .. }
+        | SourceError::OverBudget { .. }
+        | SourceError::TooLarge { .. }
+        | SourceError::UnsafeName { .. }
+        | SourceError::Gzip { .. } => {
             problems.push(e.to_string());
-            Ok(Got::Unreadable)
+            Ok(())
         }
-        Err(e) => Err(e),
+        e => Err(e),
     }
 }
 

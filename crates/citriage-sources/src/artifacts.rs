@@ -32,6 +32,14 @@ pub trait ArtifactSource: Send + Sync {
     /// Reads an object (gzip content inflated); `Ok(None)` when it does not exist. The
     /// bytes count against the process's memory budget until dropped.
     fn get(&self, path: &str) -> Result<Option<Body>, SourceError>;
+    /// Opens an object to be read as a stream (gzip content inflated as it is read,
+    /// up to the size limit); `Ok(None)` when it does not exist. A stream holds only
+    /// its buffers, not the object: readers that can go a piece at a time (JUnit) use
+    /// it. By default the object is read whole with [`ArtifactSource::get`] (and held
+    /// against the memory budget until the stream is dropped).
+    fn open(&self, path: &str) -> Result<Option<Box<dyn std::io::BufRead + Send>>, SourceError> {
+        Ok(self.get(path)?.map(|b| Box::new(std::io::Cursor::new(b)) as Box<dyn std::io::BufRead + Send>))
+    }
     /// Where a person can open the object (a file path or a URL).
     fn locator(&self, path: &str) -> String;
     /// Lists every object below a prefix, recursively, sorted.
@@ -154,6 +162,17 @@ impl ArtifactSource for LocalMirror {
             Ok(b) => decode_limited(&p.display().to_string(), b, crate::http::DEFAULT_MAX_BYTES).map(|f| Some(f.bytes)),
             Err(SourceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
+        }
+    }
+    fn open(&self, path: &str) -> Result<Option<Box<dyn std::io::BufRead + Send>>, SourceError> {
+        let p = self.checked(path)?;
+        if p.exists() && !self.inside(&p) {
+            return Err(SourceError::unsafe_name(&self.describe(), path, "a symlink leading out of the mirror"));
+        }
+        match std::fs::File::open(&p) {
+            Ok(f) => crate::stream_limited(&p.display().to_string(), f, crate::http::DEFAULT_MAX_BYTES).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(SourceError::Io { location: p.display().to_string(), source }),
         }
     }
     fn locator(&self, path: &str) -> String {

@@ -122,6 +122,68 @@ pub fn read(location: &str, opts: &HttpOptions) -> Result<Fetched, SourceError> 
     decode_limited(location, raw, opts.max_bytes)
 }
 
+/// A stream of `raw` (a file, a body being read): gzip content (detected by its magic
+/// bytes) is inflated as it is read; more than `limit` bytes (inflated or not) is an
+/// I/O error naming `location` and the limit, as `decode_limited` says it. Holds a
+/// buffer, never the content.
+pub fn stream_limited(
+    location: &str,
+    raw: impl std::io::Read + Send + 'static,
+    limit: u64,
+) -> Result<Box<dyn std::io::BufRead + Send>, SourceError> {
+    use std::io::BufRead;
+    let mut raw = std::io::BufReader::with_capacity(64 << 10, raw);
+    let head = raw.fill_buf().map_err(|source| SourceError::Io { location: location.to_string(), source })?;
+    let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+    let limited = |r: Box<dyn std::io::Read + Send>, what: &'static str| Limited {
+        inner: r,
+        left: limit,
+        limit,
+        location: location.to_string(),
+        what,
+    };
+    Ok(if gzip {
+        let gz = flate2::read::MultiGzDecoder::new(raw);
+        Box::new(std::io::BufReader::with_capacity(64 << 10, limited(Box::new(gz), "gzip content inflates to")))
+    } else {
+        Box::new(std::io::BufReader::with_capacity(64 << 10, limited(Box::new(raw), "the object holds")))
+    })
+}
+
+/// A reader that fails once it has given `limit` bytes and there are more.
+struct Limited {
+    inner: Box<dyn std::io::Read + Send>,
+    left: u64,
+    limit: u64,
+    location: String,
+    what: &'static str,
+}
+
+impl std::io::Read for Limited {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(std::io::Error::other(format!(
+                    "{}: {} more than the {}-byte limit",
+                    self.location, self.what, self.limit
+                ))),
+            };
+        }
+        let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want]).map_err(|e| {
+            if self.what.starts_with("gzip") && e.kind() != std::io::ErrorKind::Interrupted {
+                std::io::Error::new(e.kind(), format!("{}: not valid gzip: {e}", self.location))
+            } else {
+                e
+            }
+        })?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 /// Reads a file of at most `limit` bytes, counted against the memory budget.
 pub fn read_file(path: &std::path::Path, limit: u64) -> Result<Body, SourceError> {
     let location = || path.display().to_string();
