@@ -11,12 +11,15 @@
 //! Bounds, so one huge log cannot exhaust memory or bloat the store:
 //!
 //! * a log whose listed size is above [`ExcerptLimits::max_log_bytes`] is not read at all
-//!   (a problem on the build says so). The source reads a whole object at once, so this
-//!   is what bounds the bytes held per build; a gzip object is listed by its compressed
-//!   size and a listing may give no size, so then only the source's own limits apply;
-//! * only the last [`ExcerptLimits::tail_bytes`] of a log are analysed, starting at the
-//!   first line that begins inside that tail. Line numbers stay exact (the lines before
-//!   are counted, not analysed); failures stated only before the tail are not excerpted;
+//!   (a problem on the build says so); a gzip object is listed by its compressed size
+//!   and a listing may give no size, so then only the source's own limits apply;
+//! * the log is read as a stream ([`ArtifactSource::open`]: a mirror's file is never
+//!   held whole; over HTTP the body is read whole, against the memory budget): only its
+//!   first 64 KiB (the binary check) and its last [`ExcerptLimits::tail_bytes`] (plus at
+//!   most half as much again) are held, and only that tail is analysed, starting at the
+//!   first line that begins inside it. Line numbers stay exact (the lines before are
+//!   counted as they pass, not analysed); failures stated only before the tail are not
+//!   excerpted;
 //! * excerpts on consecutive lines are joined into one (the extractor opens a new block
 //!   at every failure head, so a run of error lines would otherwise take one excerpt
 //!   each), as long as the joined text stays within [`ExcerptLimits::max_excerpt_bytes`];
@@ -119,16 +122,106 @@ pub fn read_build_log(
             )],
         });
     }
-    let bytes = match src.get(&full) {
+    let stream = match src.open(&full) {
         Ok(Some(b)) => b,
         // Listed but gone by now: the same as no log.
         Ok(None) => return Ok(LogRead::default()),
         Err(e) if is_transient(&e) => return Err(e),
         Err(e) => return Ok(LogRead { excerpts: Vec::new(), problems: vec![format!("{e}; no log excerpts")] }),
     };
-    Ok(match excerpts_from_log(&bytes, name, limits) {
+    Ok(match excerpts_from_stream(stream, name, limits) {
         Ok(excerpts) => LogRead { excerpts, problems: Vec::new() },
-        Err(reason) => LogRead { excerpts: Vec::new(), problems: vec![format!("{}: {reason}", src.locator(&full))] },
+        Err(StreamError::Read(e)) => LogRead {
+            excerpts: Vec::new(),
+            problems: vec![format!("{}: cannot be read: {e}; no log excerpts", src.locator(&full))],
+        },
+        Err(StreamError::Log(reason)) => {
+            LogRead { excerpts: Vec::new(), problems: vec![format!("{}: {reason}", src.locator(&full))] }
+        }
+    })
+}
+
+/// Why a log read as a stream gives no excerpts.
+#[derive(Debug)]
+pub enum StreamError {
+    /// The stream failed (corrupt gzip, over the size limit, I/O).
+    Read(std::io::Error),
+    /// The log is not excerpted (binary content).
+    Log(String),
+}
+
+/// [`excerpts_from_log`] of a log read as a stream: only its first bytes (the binary
+/// check) and its last [`ExcerptLimits::tail_bytes`] (and a little more) are held,
+/// the lines before them counted as they pass, so the excerpts are exactly those of
+/// the whole log whatever its size.
+pub fn excerpts_from_stream(
+    mut r: impl std::io::Read,
+    source: &str,
+    limits: &ExcerptLimits,
+) -> Result<Vec<LogExcerpt>, StreamError> {
+    let tail = limits.tail_bytes.max(1);
+    let slack = (tail / 2).max(64 << 10);
+    let mut keep: Vec<u8> = Vec::new();
+    let mut head: Vec<u8> = Vec::new();
+    let mut dropped_lines = 0usize;
+    let mut dropped = false;
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(StreamError::Read(e)),
+        };
+        if head.len() < BINARY_SAMPLE {
+            let take = n.min(BINARY_SAMPLE - head.len());
+            head.extend_from_slice(&chunk[..take]);
+        }
+        keep.extend_from_slice(&chunk[..n]);
+        if keep.len() > tail + slack {
+            // Drop all but the last tail + 1 bytes, never between `\r` and `\n`.
+            let mut p = keep.len() - tail - 1;
+            if keep[p - 1] == b'\r' && keep[p] == b'\n' {
+                p -= 1;
+            }
+            if p > 0 {
+                dropped_lines += line_ends(&keep[..p]);
+                dropped = true;
+                keep.drain(..p);
+            }
+        }
+    }
+    if let Some(reason) = binary(&head) {
+        return Err(StreamError::Log(reason));
+    }
+    let (skipped_lines, window) = if dropped {
+        let cut = window_start(&keep, keep.len() - tail);
+        (dropped_lines + line_ends(&keep[..cut]), &keep[cut..])
+    } else {
+        tail_window(&keep, tail)
+    };
+    Ok(excerpts_of_window(window, skipped_lines, source, limits))
+}
+
+/// Lines ended in `data` (a last line without its end is not counted).
+fn line_ends(data: &[u8]) -> usize {
+    let n = lines::count_lines(data);
+    if data.last().is_some_and(|b| !matches!(b, b'\n' | b'\r')) {
+        n - 1
+    } else {
+        n
+    }
+}
+
+/// Why a log's first bytes say it is not text, if they do.
+fn binary(sample: &[u8]) -> Option<String> {
+    let ratio = lines::binary_ratio(sample);
+    (ratio > BINARY_RATIO).then(|| {
+        format!(
+            "looks binary ({:.0}% of its first {} bytes are control bytes or invalid UTF-8); no log excerpts",
+            ratio * 100.0,
+            sample.len()
+        )
     })
 }
 
@@ -157,16 +250,15 @@ fn is_transient(e: &SourceError) -> bool {
 /// Failure-line excerpts of a whole log's bytes (`source`: its path relative to the build
 /// folder). Pure; `Err` says why the log is not excerpted (binary content).
 pub fn excerpts_from_log(bytes: &[u8], source: &str, limits: &ExcerptLimits) -> Result<Vec<LogExcerpt>, String> {
-    let sample = &bytes[..bytes.len().min(BINARY_SAMPLE)];
-    let ratio = lines::binary_ratio(sample);
-    if ratio > BINARY_RATIO {
-        return Err(format!(
-            "looks binary ({:.0}% of its first {} bytes are control bytes or invalid UTF-8); no log excerpts",
-            ratio * 100.0,
-            sample.len()
-        ));
+    if let Some(reason) = binary(&bytes[..bytes.len().min(BINARY_SAMPLE)]) {
+        return Err(reason);
     }
     let (skipped_lines, window) = tail_window(bytes, limits.tail_bytes);
+    Ok(excerpts_of_window(window, skipped_lines, source, limits))
+}
+
+/// The excerpts of the analysed part of a log, after `skipped_lines` lines.
+fn excerpts_of_window(window: &[u8], skipped_lines: usize, source: &str, limits: &ExcerptLimits) -> Vec<LogExcerpt> {
     // Every block of the window, uncapped in number: joining and capping happen below.
     let cfg = ExtractConfig {
         max_excerpts: usize::MAX,
@@ -202,7 +294,7 @@ pub fn excerpts_from_log(bytes: &[u8], source: &str, limits: &ExcerptLimits) -> 
         };
         out.push(LogExcerpt { source: source.to_string(), line_start, line_end, text });
     }
-    Ok(out)
+    out
 }
 
 /// Keeps the first excerpt, then as many of the last ones as fit in `max` excerpts and
@@ -232,7 +324,13 @@ fn tail_window(bytes: &[u8], tail: usize) -> (usize, &[u8]) {
     if bytes.len() <= tail {
         return (0, bytes);
     }
-    let from = bytes.len() - tail;
+    let cut = window_start(bytes, bytes.len() - tail);
+    (line_ends(&bytes[..cut]), &bytes[cut..])
+}
+
+/// Where the analysed part starts for a tail that starts at `from` (> 0): after the
+/// first line end at or after it.
+fn window_start(bytes: &[u8], from: usize) -> usize {
     let mut cut = from;
     // A cut right after a `\r` whose `\n` follows would split one line end in two.
     if from > 0 && bytes[from - 1] == b'\r' && bytes[from] == b'\n' {
@@ -247,13 +345,7 @@ fn tail_window(bytes: &[u8], tail: usize) -> (usize, &[u8]) {
             }
         }
     }
-    let prefix = &bytes[..cut];
-    let mut before = lines::count_lines(prefix);
-    if prefix.last().is_some_and(|b| !matches!(b, b'\n' | b'\r')) {
-        // The window starts inside that last counted line; it is numbered again there.
-        before -= 1;
-    }
-    (before, &bytes[cut..])
+    cut
 }
 
 /// The cleaned text of 1-based line `n` of `data`.
@@ -351,5 +443,64 @@ mod tests {
         let junk: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 32) as u8).collect();
         let err = excerpts_from_log(&junk, "build-log.txt", &ExcerptLimits::default()).unwrap_err();
         assert!(err.contains("binary"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    /// A log of `n` lines with failures here and there, line ends of every kind.
+    fn log(seed: u64, n: usize) -> Vec<u8> {
+        let mut x = seed | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut out = Vec::new();
+        for i in 0..n {
+            let line = match next() % 9 {
+                0 => format!("--- FAIL: TestThing{i} (0.{}s)", next() % 10),
+                1 => format!("panic: runtime error: index out of range [{i}]"),
+                2 => format!("E1126 12:00:00.000000 {i} controller.go:42] failed to sync: timeout"),
+                _ => format!("I1126 12:00:00 line {i} {}", "x".repeat((next() % 200) as usize)),
+            };
+            out.extend_from_slice(line.as_bytes());
+            out.extend_from_slice(match next() % 7 {
+                0 => b"\r\n",
+                1 => b"\r",
+                _ => b"\n",
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn a_streamed_log_gives_the_excerpts_of_the_whole_log() {
+        for seed in 1..6u64 {
+            let bytes = log(seed, 3000 + seed as usize * 700);
+            for tail in [1usize, 100, 5000, 70_000, 200_000, 10 << 20] {
+                let limits = ExcerptLimits { tail_bytes: tail, ..ExcerptLimits::default() };
+                let whole = excerpts_from_log(&bytes, "build-log.txt", &limits).unwrap();
+                let streamed = excerpts_from_stream(&bytes[..], "build-log.txt", &limits).unwrap();
+                assert_eq!(streamed, whole, "seed {seed}, tail {tail}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_binary_stream_and_a_failing_stream_are_named() {
+        let e = excerpts_from_stream(&[0u8, 1, 2, 3, 0xff, 0xfe][..], "build-log.txt", &ExcerptLimits::default());
+        assert!(matches!(e, Err(StreamError::Log(r)) if r.contains("looks binary")));
+        struct Broken;
+        impl std::io::Read for Broken {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("not valid gzip"))
+            }
+        }
+        let e = excerpts_from_stream(Broken, "build-log.txt", &ExcerptLimits::default());
+        assert!(matches!(e, Err(StreamError::Read(e)) if e.to_string().contains("gzip")));
     }
 }

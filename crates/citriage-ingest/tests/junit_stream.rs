@@ -1,8 +1,9 @@
 //! A JUnit file larger than the whole memory budget is still read from a local mirror:
 //! the reader takes it as a stream, a piece at a time, so only its buffers are held.
 //! A gzip JUnit file is inflated as it is read, and one that inflates past the size
-//! limit is a problem naming the file and the limit. One test (the budget is the
-//! process's), in its own test binary.
+//! limit is a problem naming the file and the limit; a log larger than the budget
+//! still gives its excerpts, with their line numbers in the whole log. One test (the
+//! budget is the process's), in its own test binary.
 
 use citriage_ingest::{ingest_jobs, IngestOptions};
 use citriage_sources::artifacts::LocalMirror;
@@ -42,10 +43,18 @@ fn a_junit_file_larger_than_the_budget_is_streamed() {
     gz.write_all(xml.as_bytes()).unwrap();
     let gz = gz.finish().unwrap();
     build(2, "junit_big.xml", &gz);
+    let mut log = String::new();
+    let mut lines = 0;
+    while log.len() < 5 << 20 {
+        log.push_str("I1126 12:00:00 all is well so far, nothing to see here\n");
+        lines += 1;
+    }
+    log.push_str("--- FAIL: TestTheEnd (1.00s)\n");
+    std::fs::write(root.join("logs/ci-big/1/build-log.txt"), &log).unwrap();
 
     let src = LocalMirror::new(&root, "b");
     let mut st = Store::open_in_memory().unwrap();
-    let opts = IngestOptions { log_excerpts: None, concurrency: 2, ..IngestOptions::default() };
+    let opts = IngestOptions { concurrency: 2, ..IngestOptions::default() };
     let s = ingest_jobs(&src, &mut st, &["ci-big".into()], &opts, &|_| {}).unwrap();
     assert!(s.failures.is_empty(), "{:?}", s.failures);
     for id in ["1", "2"] {
@@ -56,4 +65,7 @@ fn a_junit_file_larger_than_the_budget_is_streamed() {
         let text = b.tests[1].failure_text.as_deref().unwrap_or_default();
         assert!(text.starts_with("boom\nstack frame") && text.ends_with("last frame"), "build {id}: {text:.80}");
     }
+    let b1 = st.job_builds_with_tests("ci-big", None).unwrap().into_iter().find(|b| b.build_id == "1").unwrap();
+    let ex = b1.excerpts.iter().find(|e| e.text.contains("TestTheEnd")).expect("the log's failure is excerpted");
+    assert_eq!(ex.line_start, lines + 1);
 }
