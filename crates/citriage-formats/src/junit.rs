@@ -313,9 +313,7 @@ impl<R: BufRead> Bounded<R> {
                 };
                 if self.lex != Lex::Open {
                     self.last = [0, 0];
-                    if self.lex == Lex::Text {
-                        self.run = 0;
-                    } else if matches!(self.lex, Lex::Comment | Lex::CData) {
+                    if matches!(self.lex, Lex::Text | Lex::Comment | Lex::CData) {
                         self.run = 0;
                     }
                 }
