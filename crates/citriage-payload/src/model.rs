@@ -510,6 +510,15 @@ pub fn parse_tag(tag: &str) -> Option<TagParts> {
 // Parsing
 // ---------------------------------------------------------------------------
 
+/// A JSON number no field can hold as written (beyond 64-bit integers, or a fraction or
+/// exponent beyond 2^53) refuses the answer, naming the field and the number as written.
+pub(crate) fn refuse_inexact_numbers(json: &[u8], origin: &str) -> Result<(), PayloadError> {
+    match citriage_formats::strict_json::first_inexact_number(json) {
+        Some(x) => Err(PayloadError::invalid(origin, format!("field {:?}: {}", x.dotted(), x.problem()))),
+        None => Ok(()),
+    }
+}
+
 fn parse_json(bytes: &[u8], origin: &str) -> Result<Value, PayloadError> {
     let text = std::str::from_utf8(bytes).map_err(|e| PayloadError::invalid(origin, format!("not UTF-8: {e}")))?;
     let trimmed = text.trim_start_matches('\u{feff}').trim();
@@ -519,6 +528,7 @@ fn parse_json(bytes: &[u8], origin: &str) -> Result<Value, PayloadError> {
     if is_loading_text(trimmed) && !trimmed.starts_with('{') {
         return Err(PayloadError::invalid(origin, "the changelog is still loading (HTML answer instead of JSON)"));
     }
+    refuse_inexact_numbers(trimmed.as_bytes(), origin)?;
     serde_json::from_str(trimmed).map_err(|e| {
         let what = if trimmed.starts_with('<') { "HTML instead of JSON" } else { "malformed JSON" };
         PayloadError::invalid(origin, format!("{what}: {e}"))
@@ -993,6 +1003,32 @@ pub fn changelog_repos(cl: &ChangeLogJson) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_too_large_are_refused_as_written() {
+        let e = parse_release_info(
+            br#"{"results": {"blockingJobs": {"j": {"state": "Failed", "retries": 123456789012345678901234567890}}}}"#,
+            "info.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains(
+                r#"field "results.blockingJobs.j.retries": the number 123456789012345678901234567890 is too large"#
+            ),
+            "{e}"
+        );
+        let e = parse_tag_list(
+            br#"{"name": "4.18", "tags": [{"name": "t", "phase": "Accepted", "n": 1e400}]}"#,
+            "tags.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(r#"field "tags[0].n": the number 1e400 is too large"#), "{e}");
+        let e =
+            crate::jobhistory::parse_job_runs(b"{\"prowjob_start\": 1e999}\n", "runs.json").unwrap_err().to_string();
+        assert!(e.contains("the number 1e999 is too large"), "{e}");
+    }
 
     #[test]
     fn base64_decodes() {
