@@ -1143,10 +1143,7 @@ pub fn analyze_with(
                 }
             }
         }
-        Some(p) => {
-            let b = crate::error::read_file(p)?;
-            Some(ciconfig::parse_recorded(&b, &p.display().to_string())?)
-        }
+        Some(p) => Some(ciconfig::read_recorded_file(p)?),
         None => source.ci_config_changes()?,
     };
     let ci_known = ci_changes.is_some();

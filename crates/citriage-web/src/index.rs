@@ -633,6 +633,14 @@ fn profile_index(store: &Store, profile: &str) -> Result<Option<ProfileIndex>, W
             failures: d.failures.min(u64::from(u32::MAX)) as u32,
         });
     }
+    // Stores written before owners had one spelling may hold `sig-testing`.
+    let stored: Vec<StoredCluster> = stored
+        .into_iter()
+        .map(|mut c| {
+            c.owner = citriage_model::owner::canonical(&c.owner);
+            c
+        })
+        .collect();
     let mut clusters: Vec<ClusterIndex> = stored
         .into_iter()
         .map(|c| {
