@@ -68,6 +68,12 @@ pub struct ProwJob {
     pub pulls: Vec<(u64, String)>,
     pub cluster: Option<String>,
     pub creation_timestamp: Option<String>,
+    /// The job config's `testgrid-dashboards` annotation (comma-separated TestGrid
+    /// dashboards, e.g. `sig-release-master-blocking, google-gce`), which Prow copies
+    /// onto every ProwJob it creates.
+    pub testgrid_dashboards: Option<String>,
+    /// The `testgrid-tab-name` annotation: the job's tab on those dashboards.
+    pub testgrid_tab: Option<String>,
 }
 
 fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
@@ -275,6 +281,7 @@ pub fn prowjob_from_value(v: &Value, what: &str) -> Result<ProwJob, String> {
     let status = o.get("status").and_then(Value::as_object);
     let meta = o.get("metadata").and_then(Value::as_object);
     let labels = meta.and_then(|m| m.get("labels")).and_then(Value::as_object);
+    let annotations = meta.and_then(|m| m.get("annotations")).and_then(Value::as_object);
     let refs = spec.and_then(|s| s.get("refs")).and_then(Value::as_object);
     let mut pulls = Vec::new();
     if let Some(Value::Array(ps)) = refs.and_then(|r| r.get("pulls")) {
@@ -300,6 +307,8 @@ pub fn prowjob_from_value(v: &Value, what: &str) -> Result<ProwJob, String> {
         pulls,
         cluster: g(spec, "cluster"),
         creation_timestamp: g(meta, "creationTimestamp"),
+        testgrid_dashboards: g(annotations, "testgrid-dashboards").filter(|d| !d.trim().is_empty()),
+        testgrid_tab: g(annotations, "testgrid-tab-name").filter(|t| !t.trim().is_empty()),
     })
 }
 

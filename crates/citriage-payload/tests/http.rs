@@ -184,6 +184,7 @@ fn online_and_offline_runs_of_a_world_give_the_same_verdicts() {
     let streams = std::fs::read_dir(world.join("release-controller/api/v1/releasestream")).unwrap();
     let mut compared = 0;
     let mut verdicts = std::collections::BTreeSet::new();
+    let mut markdown_comparisons = 0;
     for stream in streams.flatten() {
         let stream = stream.file_name().to_string_lossy().into_owned();
         for tag in recorded.tags(&stream).unwrap().tags {
@@ -195,11 +196,21 @@ fn online_and_offline_runs_of_a_world_give_the_same_verdicts() {
             assert_eq!(online.suspects, offline.suspects, "{}", tag.name);
             assert_eq!(online.root_causes, offline.root_causes, "{}", tag.name);
             verdicts.insert(offline.decision.verdict.as_str().to_string());
+            // The Markdown reads as written: comparisons not as entities, no sentence
+            // cut after "in".
+            let md = citriage_payload::render_markdown(&offline);
+            assert!(!md.contains("&gt;") && !md.contains("&lt;"), "{}: entities in the Markdown", tag.name);
+            for line in md.lines() {
+                let l = line.trim_end();
+                assert!(!l.ends_with(" in") && !l.ends_with(" in;") && !l.contains(" in ;"), "{}: {l:?}", tag.name);
+            }
+            markdown_comparisons += md.matches("(> 2)").count() + md.matches("(< 18 h)").count();
             compared += 1;
         }
     }
     eprintln!("{compared} payloads compared; verdicts seen: {verdicts:?}");
     assert!(compared >= 5, "only {compared} payloads");
     assert!(verdicts.len() >= 2, "the stream should exercise several verdicts: {verdicts:?}");
+    assert!(markdown_comparisons > 0, "no force-accept comparison was rendered");
     assert!(srv.hits.lock().unwrap().iter().any(|u| u.starts_with("/github/")), "no PR diff was read over HTTP");
 }

@@ -42,6 +42,11 @@ fn build(job: &str, n: u32) -> BuildRecord {
             repos: Some(r#"{"kubernetes/kubernetes": "master:0a,7:beef"}"#.into()),
             dropped: n.is_multiple_of(8).then(|| "junit_01.xml: time=\"1.5s\"".into()),
         }),
+        // Every third build says where TestGrid shows its job.
+        testgrid: n.is_multiple_of(3).then(|| citriage_model::build::TestgridPlace {
+            dashboards: vec!["sig-release-master-blocking".into(), "google-gce".into()],
+            tab: Some(format!("{job}-tab")),
+        }),
         bucket: "kubernetes-ci-logs".into(),
         path: format!("logs/{job}/{}", 1000 + n),
         job: job.into(),

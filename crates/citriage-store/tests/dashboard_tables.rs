@@ -26,6 +26,7 @@ fn test(name: &str, status: &str, text: Option<&str>) -> StoredTest {
 fn build(job: &str, id: &str, started: i64, tests: Vec<StoredTest>, excerpts: Vec<LogExcerpt>) -> BuildRecord {
     BuildRecord {
         kettle: None,
+        testgrid: None,
         bucket: "b".into(),
         path: format!("logs/{job}/{id}"),
         job: job.into(),
