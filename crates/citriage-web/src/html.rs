@@ -36,6 +36,12 @@ pub fn time(secs: i64) -> String {
     citriage_model::time::date_hm(secs)
 }
 
+/// A stored time as the pages spell every time: an RFC 3339 instant as `YYYY-MM-DD
+/// HH:MM` (UTC), a day as `YYYY-MM-DD`; anything else as written.
+pub fn time_text(s: &str) -> String {
+    citriage_model::time::shown(s)
+}
+
 /// An optional time, `-` when unknown.
 pub fn opt_time(secs: Option<i64>) -> String {
     secs.map(time).unwrap_or_else(|| "-".into())

@@ -1247,7 +1247,7 @@ pub fn payloads(streams: &[PayloadStream]) -> String {
                 esc(&p.phase),
                 // One time format across the dashboard (UTC, to the minute).
                 esc(&match p.created.as_deref() {
-                    Some(c) => citriage_model::time::parse_rfc3339(c).map(time).unwrap_or_else(|| c.to_string()),
+                    Some(c) => time_text(c),
                     None => "-".to_string(),
                 }),
                 match (p.blocking_failed, p.blocking_total) {
@@ -1313,7 +1313,7 @@ pub fn reports(entries: &[ReportEntry]) -> String {
                 esc(&e.kind),
                 href,
                 esc(&e.title),
-                esc(&e.as_of),
+                esc(&time_text(&e.as_of)),
                 esc(&e.media_types.iter().map(|m| format_name(m)).collect::<Vec<_>>().join(", "))
             );
         }
@@ -1335,7 +1335,7 @@ pub fn report(
         "<p class=\"meta\"><code>{}/{}</code> · as of {} · {} · <a href=\"/api/v1{}\">JSON</a></p>",
         esc(kind),
         esc(key),
-        esc(as_of),
+        esc(&time_text(as_of)),
         esc(format_name(media_type)),
         report_href(kind, key)
     );

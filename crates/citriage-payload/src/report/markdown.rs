@@ -54,7 +54,7 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         cell(&p.stream_name),
         cell(&p.architecture),
         cell(p.phase.as_str()),
-        p.as_of.as_ref().map(|t| format!(" · as of {}", cell(t))).unwrap_or_default()
+        p.as_of.as_ref().map(|t| format!(" · as of {}", cell(&citriage_model::time::shown(t)))).unwrap_or_default()
     );
 
     let _ = writeln!(o, "## Executive summary\n");
@@ -120,7 +120,7 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
             "| {} | {} | {} | {} | {}{} |",
             cell(&r.tag),
             cell(r.phase.as_str()),
-            cell(r.created.as_deref().unwrap_or("")),
+            cell(&r.created.as_deref().map(citriage_model::time::shown).unwrap_or_default()),
             cell(&r.blocking.describe()),
             note,
             r.note.as_ref().map(|n| format!(" {}", cell(n))).unwrap_or_default()
