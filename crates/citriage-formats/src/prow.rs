@@ -411,6 +411,29 @@ mod tests {
     }
 
     #[test]
+    fn testgrid_annotations() {
+        let p = parse_prowjob(
+            br#"{"spec": {"job": "ci-a"}, "metadata": {"annotations": {"testgrid-dashboards": "sig-release-master-blocking, google-gce", "testgrid-tab-name": "gce"}}}"#,
+            "prowjob.json",
+        )
+        .unwrap();
+        assert_eq!(p.testgrid_dashboards.as_deref(), Some("sig-release-master-blocking, google-gce"));
+        assert_eq!(p.testgrid_tab.as_deref(), Some("gce"));
+        let place = citriage_model::build::TestgridPlace::from_annotations(
+            p.testgrid_dashboards.as_deref(),
+            p.testgrid_tab.as_deref(),
+        )
+        .unwrap();
+        assert_eq!(place.dashboards, ["sig-release-master-blocking", "google-gce"]);
+        assert!(place.is_release_blocking());
+        let none = parse_prowjob(br#"{"metadata": {"annotations": {"testgrid-dashboards": " "}}}"#, "p").unwrap();
+        assert_eq!((none.testgrid_dashboards, none.testgrid_tab), (None, None));
+        assert!(!citriage_model::build::TestgridPlace::from_annotations(Some("sig-release-master-informing"), None)
+            .unwrap()
+            .is_release_blocking());
+    }
+
+    #[test]
     fn finished_variants() {
         let f = parse_finished(br#"{"timestamp": 10, "passed": false}"#, "f").unwrap();
         assert_eq!(f.result.as_deref(), Some("FAILURE"));

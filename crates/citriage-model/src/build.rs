@@ -84,13 +84,8 @@ pub struct TestgridPlace {
 impl TestgridPlace {
     /// From the two annotations; `None` when neither names anything.
     pub fn from_annotations(dashboards: Option<&str>, tab: Option<&str>) -> Option<TestgridPlace> {
-        let dashboards: Vec<String> = dashboards
-            .unwrap_or("")
-            .split(',')
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-            .map(str::to_string)
-            .collect();
+        let dashboards: Vec<String> =
+            dashboards.unwrap_or("").split(',').map(str::trim).filter(|d| !d.is_empty()).map(str::to_string).collect();
         let tab = tab.map(str::trim).filter(|t| !t.is_empty()).map(str::to_string);
         (!dashboards.is_empty() || tab.is_some()).then_some(TestgridPlace { dashboards, tab })
     }

@@ -1289,7 +1289,7 @@ pub fn analyze_with(
                                 format!(
                                     "the failure began in {first} ({}); the change landed {} in between",
                                     mo.onset.before.describe(),
-                                    c.date.clone().unwrap_or_default()
+                                    c.date.as_deref().map(time::shown).unwrap_or_default()
                                 )
                             })
                         }

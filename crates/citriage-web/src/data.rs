@@ -1519,7 +1519,8 @@ fn severity_compare(ix: &WebIndex) -> Vec<SeverityCompare> {
         let mut worse = Vec::new();
         for j in &s.job_list {
             *dash.entry(j.severity.as_str()).or_default() += 1;
-            let figures = ix.job(&j.job).or_else(|| ix.job(j.job.strip_prefix("pr:")?)).and_then(|x| x.figures.as_ref());
+            let figures =
+                ix.job(&j.job).or_else(|| ix.job(j.job.strip_prefix("pr:")?)).and_then(|x| x.figures.as_ref());
             match figures.and_then(|f| corrected_severity(s.dataset, f)) {
                 Some((sev, figure)) => {
                     corrected_jobs += 1;

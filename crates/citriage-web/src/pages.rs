@@ -4,7 +4,7 @@
 
 use crate::data::{ClusterDetail, ClusterList, ClusterRow, JobDetail, PayloadStream, ReportEntry, TestHistory};
 use crate::error::WebError;
-use crate::html::{esc, layout, opt_time, pct, time};
+use crate::html::{esc, layout, opt_time, pct, time, time_text};
 use crate::search::SearchResult;
 use crate::summary::{NameCount, Overview};
 use crate::svg::{acceptance_chart, failures_chart, pass_rate_chart, sparkline};
@@ -172,7 +172,9 @@ fn changes(b: &mut String, c: &crate::data::Changes) {
         }
         b.push_str("</table>");
         if !sc.worse.is_empty() {
-            b.push_str("<p class=\"meta\">Rated at least two levels worse than the dashboard says:</p><ul class=\"worse\">");
+            b.push_str(
+                "<p class=\"meta\">Rated at least two levels worse than the dashboard says:</p><ul class=\"worse\">",
+            );
             for (job, d, cs, figure) in &sc.worse {
                 let _ = write!(
                     b,
@@ -1268,11 +1270,13 @@ pub fn payloads(streams: &[PayloadStream]) -> String {
 /// A stored payload report with the dashboard's navigation bar above it. The report
 /// is the exact HTML `citriage payload` wrote (it escapes everything from CI itself).
 pub fn payload_report(stored_html: &str, tag: &str) -> String {
+    // The dashboard's main navigation (styled inline: the report loads no style sheet
+    // of ours), then the report's JSON and its tag.
     let bar = format!(
-        "<nav style=\"font:14px system-ui,sans-serif;padding:8px 16px;background:#1d2430;color:#cfd6e4\">\
-         <a style=\"color:#fff;margin-right:16px\" href=\"/payloads\">← Payloads</a>\
-         <a style=\"color:#cfd6e4;margin-right:16px\" href=\"/api/v1/payloads/{}\">JSON</a>\
-         <span>{}</span></nav>",
+        "<nav class=\"citriage-nav\" style=\"font:14px system-ui,sans-serif;padding:8px 16px;background:#1d2430;color:#cfd6e4\">\
+         <b style=\"color:#fff;margin-right:20px\">citriage</b>{}\
+         <span style=\"margin-left:12px\">· <a style=\"color:#cfd6e4;margin-right:12px\" href=\"/api/v1/payloads/{}\">JSON</a>{}</span></nav>",
+        crate::html::nav_links("/payloads", "color:#fff;margin-right:16px"),
         pct(tag),
         esc(tag)
     );

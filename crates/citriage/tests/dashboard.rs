@@ -354,6 +354,13 @@ fn the_world_in_a_browser() {
     s.wait_until("the payload page", wait, |s| Ok(s.current_url()?.ends_with(&href))).expect("navigated");
     s.wait_for("main h1", wait).expect("the report's heading");
     assert!(s.find("nav a[href='/payloads']").is_ok(), "the navigation bar above the report");
+    // The main navigation, not a way back only; times spelled as on every page.
+    for href in ["/", "/jobs", "/clusters", "/reports"] {
+        assert!(s.find(&format!("nav.citriage-nav a[href='{href}']")).is_ok(), "{href} in the payload page's bar");
+    }
+    let text = body(&s);
+    let iso = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d").expect("regex");
+    assert!(!iso.is_match(&text), "a second time format on the payload page: {:?}", iso.find(&text));
     let problems = console_problems(&s);
     assert!(problems.is_empty(), "inline styles of the stored report are allowed: {problems:?}");
     screenshot(&s, "payload");

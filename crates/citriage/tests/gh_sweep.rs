@@ -26,7 +26,10 @@ fn sweep(db: &std::path::Path, args: &[&str]) -> Value {
 
 fn merged_refs(v: &Value) -> Vec<String> {
     let rows = v["rows"].as_array().expect("rows");
-    rows.iter().filter(|r| r["mark"] == "merged").map(|r| r["reference_text"].as_str().expect("text").to_string()).collect()
+    rows.iter()
+        .filter(|r| r["mark"] == "merged")
+        .map(|r| r["reference_text"].as_str().expect("text").to_string())
+        .collect()
 }
 
 #[test]
@@ -56,7 +59,10 @@ fn each_reference_is_asked_once_and_offline_finds_the_cached_answers() {
     // Two distinct merged PRs: one request each (the issues endpoint tells merged).
     assert_eq!(
         got,
-        vec!["GET /repos/kubernetes/kubernetes/issues/202".to_string(), "GET /repos/kubernetes/test-infra/issues/101".into()],
+        vec![
+            "GET /repos/kubernetes/kubernetes/issues/202".to_string(),
+            "GET /repos/kubernetes/test-infra/issues/101".into()
+        ],
         "requests sent"
     );
     let merged = merged_refs(&online);

@@ -16,7 +16,8 @@ fn cell(s: &str) -> String {
     let mut out = String::with_capacity(flat.len());
     let mut chars = flat.chars().peekable();
     while let Some(c) = chars.next() {
-        let opens_html = c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?'));
+        let opens_html =
+            c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?'));
         if opens_html || (c == '>' && out.trim().is_empty()) {
             out.push('\\');
         }

@@ -6,8 +6,8 @@ use crate::context::{print_json, Context, Failure};
 use crate::github::{client, ref_context};
 use crate::outln;
 use citriage_github::{
-    extract_refs, render_ambiguous, render_sweep_json, render_sweep_markdown, sweep_with_evidence, unique_refs, IssueRef,
-    SweepOptions,
+    extract_refs, render_ambiguous, render_sweep_json, render_sweep_markdown, sweep_with_evidence, unique_refs,
+    IssueRef, SweepOptions,
 };
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
