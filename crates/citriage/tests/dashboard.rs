@@ -322,6 +322,15 @@ fn the_world_in_a_browser() {
     assert_eq!(shown, want, "the page lists what the API answers, in order");
     assert!(console_problems(&s).is_empty());
     screenshot(&s, "clusters-filtered");
+    // Owners have one spelling: `sig/testing`, never `sig/sig-testing`.
+    s.goto(&format!("{base}/clusters")).expect("clusters");
+    let owners = texts(&s, "span.badge.owner");
+    assert!(!owners.is_empty() && owners.iter().all(|o| o.starts_with("sig/") && !o.contains("sig-")), "{owners:?}");
+    let api = get_json(&format!("{base}/api/v1/clusters"));
+    for c in api["clusters"].as_array().expect("clusters") {
+        let o = c["owner"].as_str().unwrap_or("");
+        assert!(!o.starts_with("sig-") && !o.starts_with("sig/"), "stored owner {o:?}");
+    }
 
     // A cluster: its header link leads to its page, with the issue link and its chart.
     let first = s.find("section.cluster h3 a").expect("a cluster link");
