@@ -717,45 +717,80 @@ fn default_key(norm: &str) -> Option<String> {
     crate::normalize::name_template(norm)
 }
 
+/// The hash of a text, computed apart (in parallel) from the interning that uses it.
+fn str_hash(s: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = crate::fxhash::FxHasher::default();
+    h.write(s.as_bytes());
+    h.finish()
+}
+
+/// Distinct items numbered by first appearance, keyed by their precomputed hashes: the
+/// sequential part is one probe of a `u64` per item and a comparison when the hash was seen
+/// (items with colliding hashes are told apart by the comparison, on a slower path).
+struct Interner<T> {
+    first: HashMap<u64, u32>,
+    collided: HashMap<u64, Vec<u32>>,
+    items: Vec<T>,
+}
+
+impl<T: PartialEq> Interner<T> {
+    fn with_capacity(n: usize) -> Self {
+        let mut first = HashMap::default();
+        first.reserve(n);
+        Interner { first, collided: HashMap::default(), items: Vec::new() }
+    }
+
+    /// The id of `item`, whose hash is `h`.
+    fn id(&mut self, h: u64, item: T) -> u32 {
+        let next = self.items.len() as u32;
+        match self.first.get(&h) {
+            None => {
+                self.first.insert(h, next);
+            }
+            Some(&id) if self.items[id as usize] == item => return id,
+            Some(_) => {
+                let others = self.collided.entry(h).or_default();
+                if let Some(&id) = others.iter().find(|&&id| self.items[id as usize] == item) {
+                    return id;
+                }
+                others.push(next);
+            }
+        }
+        self.items.push(item);
+        next
+    }
+}
+
 /// Cluster `failures` under `cfg` (see the module docs).
 pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let n = failures.len();
 
     // 1. Distinct raw texts, normalized once each.
-    let mut raw_ids: HashMap<&str, u32> = HashMap::default();
-    let mut raw_texts: Vec<&str> = Vec::new();
-    let fail_raw: Vec<u32> = failures
-        .iter()
-        .map(|f| {
-            *raw_ids.entry(f.text).or_insert_with(|| {
-                raw_texts.push(f.text);
-                (raw_texts.len() - 1) as u32
-            })
-        })
-        .collect();
-    drop(raw_ids);
+    let (fail_raw, raw_texts) = {
+        let hashes: Vec<u64> = failures.par_iter().map(|f| str_hash(f.text)).collect();
+        let mut ids = Interner::with_capacity(n);
+        let fail_raw: Vec<u32> = failures.iter().zip(&hashes).map(|(f, &h)| ids.id(h, f.text)).collect();
+        (fail_raw, ids.items)
+    };
     let profile = cfg.profile;
     // Normalize in chunks and intern at once, so only distinct normalized texts are kept.
-    let mut interned: HashMap<Box<str>, u32> = HashMap::default();
+    let mut interned: Interner<Box<str>> = Interner::with_capacity(raw_texts.len());
     let mut raw_tmp: Vec<u32> = Vec::with_capacity(raw_texts.len());
     for chunk in raw_texts.chunks(1 << 15) {
-        let normed: Vec<String> = chunk.par_iter().map(|t| normalize(t, profile)).collect();
-        for s in normed {
-            let next = interned.len() as u32;
-            let id = match interned.get(s.as_str()) {
-                Some(&id) => id,
-                None => {
-                    interned.insert(s.into_boxed_str(), next);
-                    next
-                }
-            };
-            raw_tmp.push(id);
+        let normed: Vec<(String, u64)> = chunk
+            .par_iter()
+            .map(|t| {
+                let s = normalize(t, profile);
+                let h = str_hash(&s);
+                (s, h)
+            })
+            .collect();
+        for (s, h) in normed {
+            raw_tmp.push(interned.id(h, s.into_boxed_str()));
         }
     }
-    let mut strings: Vec<Box<str>> = vec![Box::from(""); interned.len()];
-    for (k, v) in interned {
-        strings[v as usize] = k;
-    }
+    let strings = interned.items;
 
     // 2. Distinct normalized texts in canonical (sorted) order.
     let mut order: Vec<u32> = (0..strings.len() as u32).collect();
