@@ -14,7 +14,9 @@
 //!   failure is in exactly one cluster;
 //! * candidate search is indexed ([`KeyIndex`]): keys are bucketed by length, their
 //!   histograms stored contiguously as capped bytes (one packed sum of absolute differences
-//!   per key, exact unless a count passed 255), and searched in two stages: near candidates
+//!   per key, exact unless a count passed 255) in blocks of 16 whose bounding box (smallest
+//!   and largest count per bucket) rejects a whole block when even the box is too far, and
+//!   searched in two stages: near candidates
 //!   (lower bound at most [`NEAR_LB`]) first, which needs only the narrow length window their
 //!   small distance allows and settles most queries, then, only when needed, the rest of the
 //!   length window the 10% rule allows. Valid lower bounds on the true distance (character
@@ -243,6 +245,48 @@ impl Features {
 struct LenBucket {
     hists: Vec<Hist8>,
     seqs: Vec<u32>,
+    /// Per block of [`BLOCK`] consecutive keys, the smallest and the largest count of each
+    /// bucket: the block's box, whose distance to a query bounds every key's from below.
+    lows: Vec<Hist8>,
+    highs: Vec<Hist8>,
+}
+
+/// Keys per block of a [`LenBucket`].
+const BLOCK: usize = 16;
+
+impl LenBucket {
+    fn push(&mut self, hist: Hist8, seq: u32) {
+        if self.hists.len() % BLOCK == 0 {
+            self.lows.push(hist);
+            self.highs.push(hist);
+        } else if let (Some(lo), Some(hi)) = (self.lows.last_mut(), self.highs.last_mut()) {
+            for i in 0..BUCKETS {
+                lo[i] = lo[i].min(hist[i]);
+                hi[i] = hi[i].max(hist[i]);
+            }
+        }
+        self.hists.push(hist);
+        self.seqs.push(seq);
+    }
+}
+
+/// L1 distance from a capped histogram to a box of them: at most the distance to any
+/// histogram inside the box.
+#[inline]
+fn box_l1(q: &Hist8, lo: &Hist8, hi: &Hist8) -> u32 {
+    let mut d = [0u8; BUCKETS];
+    for i in 0..BUCKETS {
+        d[i] = lo[i].saturating_sub(q[i]) | q[i].saturating_sub(hi[i]);
+    }
+    let mut s = 0u32;
+    for c in d.chunks_exact(16) {
+        let mut t = 0u16;
+        for &x in c {
+            t += x as u16;
+        }
+        s += t as u32;
+    }
+    s
 }
 
 /// Interned texts addressed by `u32` ids (features are computed on demand and kept only for
@@ -402,8 +446,7 @@ impl KeyIndex {
             self.profiles.insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
         }
         let b = self.by_len.entry(len).or_default();
-        b.hists.push(f.hist8);
-        b.seqs.push(seq);
+        b.push(f.hist8, seq);
         self.feats.push(f);
     }
 
@@ -444,22 +487,29 @@ impl KeyIndex {
             if len_bound > max {
                 continue;
             }
-            screened += bucket.seqs.len() as u64;
-            for (h, &seq) in bucket.hists.iter().zip(&bucket.seqs) {
-                if l1_8(&qf.hist8, h) > max {
+            // a block whose box is farther than `max` holds no key within `max`
+            for (block, (lo, hi)) in bucket.lows.iter().zip(&bucket.highs).enumerate() {
+                if box_l1(&qf.hist8, lo, hi) > max {
                     continue;
                 }
-                let kf = &self.feats[seq as usize];
-                let Some(d) = qf.l1_within(h, kf, max) else { continue };
-                if d < min_l1 {
-                    continue;
+                let keys = block * BLOCK..((block + 1) * BLOCK).min(bucket.seqs.len());
+                screened += keys.len() as u64;
+                for (h, &seq) in bucket.hists[keys.clone()].iter().zip(&bucket.seqs[keys]) {
+                    if l1_8(&qf.hist8, h) > max {
+                        continue;
+                    }
+                    let kf = &self.feats[seq as usize];
+                    let Some(d) = qf.l1_within(h, kf, max) else { continue };
+                    if d < min_l1 {
+                        continue;
+                    }
+                    let key = self.order[seq as usize];
+                    if !self.removed.is_empty() && self.removed.contains(&key) {
+                        continue;
+                    }
+                    let hopeless = similarity::char_lower_bound(&qf.chars, &kf.chars) >= limit;
+                    cands.push(Candidate { lb: d / 4, key, limit, hopeless });
                 }
-                let key = self.order[seq as usize];
-                if !self.removed.is_empty() && self.removed.contains(&key) {
-                    continue;
-                }
-                let hopeless = similarity::char_lower_bound(&qf.chars, &kf.chars) >= limit;
-                cands.push(Candidate { lb: d / 4, key, limit, hopeless });
             }
         }
         screened
