@@ -256,7 +256,7 @@ const BLOCK: usize = 16;
 
 impl LenBucket {
     fn push(&mut self, hist: Hist8, seq: u32) {
-        if self.hists.len() % BLOCK == 0 {
+        if self.hists.len().is_multiple_of(BLOCK) {
             self.lows.push(hist);
             self.highs.push(hist);
         } else if let (Some(lo), Some(hi)) = (self.lows.last_mut(), self.highs.last_mut()) {
