@@ -237,10 +237,12 @@ pub fn normalize_test_name(name: &str) -> String {
 /// The SIG of a test: `[sig-x]` in its name, else the owner whose prefix starts the normalized
 /// name (owners in name order, prefixes in given order). None when neither applies.
 pub fn test_owner(name: &str, owners: &BTreeMap<String, Vec<String>>) -> Option<String> {
+    // One spelling whatever the source (`[sig-testing]`, an owners file's
+    // `sig-testing`): `testing`, as go.k8s.io/triage keeps it.
     if let Some(p) = name.find("[sig-") {
         let rest = &name[p + 5..];
         if let Some(end) = rest.find(']') {
-            return Some(rest[..end].to_string());
+            return Some(citriage_model::owner::canonical(&rest[..end]));
         }
     }
     if owners.is_empty() {
@@ -249,7 +251,7 @@ pub fn test_owner(name: &str, owners: &BTreeMap<String, Vec<String>>) -> Option<
     let norm = normalize_test_name(name);
     for (sig, prefixes) in owners {
         if prefixes.iter().any(|p| !p.is_empty() && norm.starts_with(p.as_str())) {
-            return Some(sig.clone());
+            return Some(citriage_model::owner::canonical(sig));
         }
     }
     None
@@ -570,6 +572,15 @@ mod tests {
     fn test_names_normalize_like_reference() {
         assert_eq!(normalize_test_name("[sig-node] Node {x} reboots  [Slow]"), "Node reboots");
         assert_eq!(normalize_test_name("a [b"), "a [b");
+    }
+
+    #[test]
+    fn owners_have_one_spelling_whatever_the_source() {
+        let mut o = BTreeMap::new();
+        o.insert("sig-testing".to_string(), vec!["Kubectl".to_string()]);
+        // The owners file's `sig-testing` and the tag's `[sig-testing]` are one owner.
+        assert_eq!(test_owner("Kubectl logs should work", &o).as_deref(), Some("testing"));
+        assert_eq!(test_owner("[sig-testing] harness works", &o).as_deref(), Some("testing"));
     }
 
     #[test]

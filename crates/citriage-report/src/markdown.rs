@@ -376,7 +376,7 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
                 let _ = writeln!(s, "**Tests**: {}  ", tests.join(", "));
                 if let Some(o) = &sp.owner {
                     owners.push(o.clone());
-                    let _ = writeln!(s, "**Owner**: {o} (from the tests' `[{o}]` tags)  ");
+                    let _ = writeln!(s, "**Owner**: {o} (from the tests' `[sig-{o}]` tags)  ");
                 }
                 let _ = writeln!(
                     s,

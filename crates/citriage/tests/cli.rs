@@ -618,3 +618,17 @@ fn code_evidence_from_a_checkout() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1, "the job-config answer is in the ledger");
 }
+
+#[test]
+fn fetch_from_a_folder_of_buckets_names_them_and_creates_no_store() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let gcs = dir.path().join("gcs");
+    std::fs::create_dir_all(gcs.join("kubernetes-ci-logs/logs/ci-a/1")).expect("bucket");
+    std::fs::create_dir_all(gcs.join("test-platform-results/pr-logs")).expect("bucket");
+    let db = dir.path().join("never.db");
+    let o = run(&db, &["fetch", "--mirror", gcs.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("kubernetes-ci-logs") && e.contains("test-platform-results") && e.contains("--mirror"), "{e}");
+    assert!(!db.exists(), "no store is created for a refused fetch");
+}

@@ -788,6 +788,7 @@ mod tests {
             artifacts: Vec::new(),
             excerpts: Vec::new(),
             kettle: None,
+            testgrid: None,
         }
     }
 

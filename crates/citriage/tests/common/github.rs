@@ -1,5 +1,6 @@
-//! A GitHub-shaped server on 127.0.0.1 for tests of `act --apply` and the MCP write
-//! tool, laid out like api.github.com: `GET /repos/{o}/{r}/pulls/{n}` (a merged PR),
+//! A GitHub-shaped server on 127.0.0.1 for tests of `act --apply`, the MCP write
+//! tool and `gh sweep`, laid out like api.github.com: `GET /repos/{o}/{r}/pulls/{n}`
+//! and `GET /repos/{o}/{r}/issues/{n}` (a merged PR),
 //! `POST /graphql` (the revert mutation), `POST /repos/{o}/{r}/issues` and `POST
 //! /repos/{o}/{r}/issues/{n}/comments`; anything else is a 404. It records every
 //! request it receives.
@@ -23,6 +24,8 @@ pub struct Got {
 pub const NODE_ID: &str = "PR_kwDOtest0001";
 pub const REVERT_NUMBER: u64 = 9001;
 pub const ISSUE_NUMBER: u64 = 4242;
+/// When every pull request the issues endpoint answers for was merged.
+pub const MERGED_AT: &str = "2026-11-02T10:00:00Z";
 
 pub struct FakeGithub {
     server: Arc<tiny_http::Server>,
@@ -58,6 +61,15 @@ impl FakeGithub {
                         200,
                         json!({"number": n.parse::<u64>().unwrap_or(0), "node_id": NODE_ID, "merged": true,
                                "html_url": format!("https://github.com/{o}/{r}/pull/{n}")}),
+                    ),
+                    ("GET", ["repos", o, r, "issues", n]) => (
+                        200,
+                        json!({"number": n.parse::<u64>().unwrap_or(0), "title": format!("fix {n}"), "state": "closed",
+                               "labels": [{"name": "lgtm"}], "created_at": "2026-11-01T10:00:00Z",
+                               "updated_at": "2026-11-02T10:00:00Z",
+                               "html_url": format!("https://github.com/{o}/{r}/pull/{n}"),
+                               "pull_request": {"merged_at": MERGED_AT,
+                                                "html_url": format!("https://github.com/{o}/{r}/pull/{n}")}}),
                     ),
                     ("POST", ["graphql"]) => (
                         200,
