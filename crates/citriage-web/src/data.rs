@@ -1469,42 +1469,6 @@ pub struct SeverityCompare {
     pub worse: Vec<(String, String, String, String)>,
 }
 
-/// A job's severity on a dataset's rubric from its corrected figures: failures, the
-/// days since its last pass while its newest build fails; flakes, the worse of its
-/// pass rate and its corrected commit consistency. `None` without the figures.
-pub fn corrected_severity(
-    dataset: citriage_model::Dataset,
-    f: &JobFigures,
-) -> Option<(citriage_analysis::severity::Severity, String)> {
-    use citriage_analysis::severity;
-    match dataset {
-        citriage_model::Dataset::Failures => {
-            let days = if f.streak_builds > 0 { f.streak_days.unwrap_or(0).max(0) } else { 0 };
-            Some((
-                severity::of_failing_days(days as u32),
-                format!("failing {days} days ({} builds in a row)", f.streak_builds),
-            ))
-        }
-        citriage_model::Dataset::Flakes => {
-            let rate = (f.sample > 0).then(|| f.passes as f64 / f.sample as f64);
-            let worst = match (rate, f.corrected_consistency) {
-                (Some(r), Some(c)) => r.min(c),
-                (Some(r), None) => r,
-                (None, Some(c)) => c,
-                (None, None) => return None,
-            };
-            Some((
-                severity::of_consistency(worst),
-                format!(
-                    "{}corrected consistency {}",
-                    rate.map(|r| format!("pass rate {:.1}%, ", 100.0 * r)).unwrap_or_default(),
-                    f.corrected_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into())
-                ),
-            ))
-        }
-    }
-}
-
 fn severity_rank(name: &str) -> usize {
     citriage_analysis::severity::Severity::ALL.iter().position(|s| s.as_str() == name).unwrap_or(usize::MAX)
 }
@@ -1521,7 +1485,7 @@ fn severity_compare(ix: &WebIndex) -> Vec<SeverityCompare> {
             *dash.entry(j.severity.as_str()).or_default() += 1;
             let figures =
                 ix.job(&j.job).or_else(|| ix.job(j.job.strip_prefix("pr:")?)).and_then(|x| x.figures.as_ref());
-            match figures.and_then(|f| corrected_severity(s.dataset, f)) {
+            match figures.and_then(|f| f.corrected_severity(s.dataset)) {
                 Some((sev, figure)) => {
                     corrected_jobs += 1;
                     *corr.entry(sev.as_str()).or_default() += 1;

@@ -216,6 +216,21 @@ fn demo_report_has_every_section_and_planted_findings() {
         "build evidence listed"
     );
     assert!(world.contains("Pass rate (n)"), "pattern tables carry build figures");
+    // Each affected job is also rated from its builds, beside the dashboard's rating;
+    // a job that fails every run is rated well by the dashboard and badly from builds.
+    assert!(world.contains("| Severity | Corrected |"), "corrected rating column");
+    let levels = ["critical", "severe", "warning", "moderate", "low", "good", "–"];
+    let rows: Vec<Vec<&str>> = world
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.split(" | ").collect::<Vec<_>>())
+        .filter(|c| c.len() == 8)
+        .collect();
+    assert!(!rows.is_empty(), "affected-job rows with build figures");
+    for c in &rows {
+        assert!(levels.contains(&c[3]), "corrected rating {:?} in {c:?}", c[3]);
+    }
+    assert!(rows.iter().any(|c| c[3] != "–" && c[2] != c[3]), "some corrected rating differs from the dashboard's");
     let top = std::fs::read_to_string(d.path().join("flakes/top-flaky-tests.txt")).unwrap();
     assert!(top.lines().next().unwrap().contains("jobs="));
 }
