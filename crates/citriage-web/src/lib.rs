@@ -268,10 +268,17 @@ impl AppState {
             let me = self.clone();
             std::thread::spawn(move || {
                 let s = &me.0;
-                if let Ok(v) = build_index(&s.db, stamp, &s.opts.index) {
-                    *s.view.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(v);
-                    s.generation.fetch_add(1, Ordering::AcqRel);
-                    lock(&s.cache).clear();
+                let t = Instant::now();
+                match build_index(&s.db, stamp, &s.opts.index) {
+                    Ok(v) => {
+                        let (builds, jobs) = (v.builds.len(), v.jobs.len());
+                        *s.view.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(v);
+                        let generation = s.generation.fetch_add(1, Ordering::AcqRel) + 1;
+                        lock(&s.cache).clear();
+                        let seconds = t.elapsed().as_secs_f64();
+                        tracing::info!(generation, builds, jobs, seconds, "view rebuilt after the store changed");
+                    }
+                    Err(e) => tracing::error!(error = %e, "rebuilding the view failed; the previous view is served"),
                 }
                 s.rebuilding.store(false, Ordering::Release);
             });
@@ -376,12 +383,23 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .layer(axum::middleware::from_fn_with_state(state, timing))
 }
 
-/// Records each request's latency for `/metrics`.
+/// Records each request's latency for `/metrics` and logs it (method, path without
+/// its query, route class, status, milliseconds; never a header).
 async fn timing(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let class = ops::route_class(req.uri().path());
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let t = Instant::now();
     let r = next.run(req).await;
-    st.0.latency.record(class, t.elapsed().as_secs_f64());
+    let secs = t.elapsed().as_secs_f64();
+    st.0.latency.record(class, secs);
+    tracing::info!(
+        method = %method,
+        path = %path,
+        route = class,
+        status = r.status().as_u16(),
+        millis = secs * 1000.0,
+        "request served"
+    );
     r
 }
 
