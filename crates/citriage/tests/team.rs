@@ -608,12 +608,36 @@ fn watch_follows_release_streams_and_github_repositories() {
         assert!(sweep.contains("✅"), "{engine}: merged, from the cache: {sweep}");
 
         // A second tick: the payloads are recorded in the phase the stream lists, so
-        // none is analysed again; the cached answer is revalidated by its ETag.
+        // none is analysed again; the cached answer is revalidated by its ETag. Its log
+        // events (CITRIAGE_LOG wins over --quiet) are JSON lines on stderr; the results
+        // stay on stdout.
         let before = gh.got().len();
-        let o = watch(&db, &cfg);
+        let o = cmd(&db, &["--log-format", "json", "watch", "--once", "--worker", "w1", "--config"])
+            .arg(&cfg)
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("CITRIAGE_LOG", "debug")
+            .output()
+            .unwrap();
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(o.status.success(), "{engine}: {out} {}", stderr(&o));
         assert!(out.contains("ocp: fetched (0 payload(s) analysed, 3 unchanged)"), "{engine}: {out}");
+        let events: Vec<serde_json::Value> = stderr(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{engine}: not a JSON event ({e}): {l}")))
+            .collect();
+        let fetched = events
+            .iter()
+            .find(|e| e["fields"]["message"] == "source fetched" && e["fields"]["source"] == "ocp")
+            .unwrap_or_else(|| panic!("{engine}: {events:?}"));
+        assert_eq!(fetched["level"], "INFO");
+        assert_eq!(fetched["fields"]["kind"], "release-stream");
+        assert_eq!((fetched["fields"]["stored"].as_u64(), fetched["fields"]["skipped"].as_u64()), (Some(0), Some(3)));
+        assert!(
+            events.iter().any(|e| e["fields"]["message"] == "reference refreshed"
+                && e["fields"]["reference"] == "openshift/widget-operator#101"),
+            "{engine}: {events:?}"
+        );
+        assert!(!stderr(&o).contains(TOKEN) && !out.contains("\"level\""), "{engine}");
         let again = &gh.got()[before..];
         assert!(
             again.iter().any(|g| g.path.ends_with("/issues/101") && g.if_none_match.is_some()),
@@ -630,8 +654,21 @@ fn watch_follows_release_streams_and_github_repositories() {
     let db = tmp.path().join("failing.db");
     let dbs = db.to_str().unwrap();
     ok(&mut cmd(dbs, &["payload", T4, "--from"]).arg(&world));
-    let o = watch(dbs, &failing);
+    let o = cmd(dbs, &["watch", "--once", "--worker", "w1", "--config"])
+        .arg(&failing)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("CITRIAGE_LOG")
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
     let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o));
+    // The failures are logged (text lines) with their source and backoff.
+    let logged: Vec<&str> = err.lines().filter(|l| l.contains("citriage::watching: source failed")).collect();
+    assert_eq!(logged.len(), 2, "{err}");
+    assert!(
+        logged.iter().any(|l| l.contains("WARN") && l.contains("source=\"ocp\"") && l.contains("backoff_seconds=120")),
+        "{err}"
+    );
     assert_eq!(o.status.code(), Some(1), "a failing source fails the tick: {out} {err}");
     assert!(out.contains("ocp: failed") && out.contains("3600"), "{out}");
     assert!(out.contains("openshift/widget-operator: failed") && out.contains("401"), "{out}");
@@ -665,4 +702,58 @@ fn watch_follows_release_streams_and_github_repositories() {
         let wait = s["next_due"].as_i64().unwrap() - s["last_error_at"].as_i64().unwrap();
         assert!((110..=130).contains(&wait), "the first backoff is schedule.backoff: {s}");
     }
+}
+
+/// `serve` logs what it read and each request it served as structured events on
+/// stderr (JSON with --log-format json), never a request's headers; the address stays
+/// its result on stdout.
+#[test]
+#[cfg(unix)]
+fn serve_logs_requests_as_json_events_on_stderr() {
+    use std::io::{BufRead, BufReader, Read};
+    let w = world(6, 4);
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("store.db");
+    let dbs = db.to_str().unwrap();
+    ok(cmd(dbs, &["fetch", "--all", "--mirror"]).arg(&w.mirror));
+    let mut child = bin()
+        .args(["--db", dbs, "--log-format", "json", "serve", "--addr", "127.0.0.1:0", "--no-mcp"])
+        .env("CITRIAGE_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("serving on http://")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    let a = agent();
+    assert_eq!(
+        answer(a.get(format!("http://{addr}/healthz")).header("Authorization", "Bearer s3cret-header").call()).0,
+        200
+    );
+    assert_eq!(answer(a.get(format!("http://{addr}/jobs?q=secret-query")).call()).0, 200);
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let _ = child.wait();
+    let events: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON event ({e}): {l}")))
+        .collect();
+    let read = events.iter().find(|e| e["fields"]["message"] == "store read").unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(read["fields"]["builds"].as_u64(), Some(count(dbs, "builds")));
+    let served: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["fields"]["message"] == "request served").collect();
+    let health = served.iter().find(|e| e["fields"]["path"] == "/healthz").unwrap_or_else(|| panic!("{err}"));
+    assert_eq!((health["fields"]["status"].as_u64(), health["fields"]["route"].as_str()), (Some(200), Some("ops")));
+    assert!(served.iter().any(|e| e["fields"]["path"] == "/jobs" && e["fields"]["route"] == "jobs"), "{err}");
+    assert!(!err.contains("s3cret-header") && !err.contains("secret-query"), "{err}");
 }
