@@ -382,6 +382,8 @@ impl Worker {
                 out.skipped += 1;
                 continue;
             }
+            // Each analysis may take a while: the lease is renewed before it.
+            store.claim_source(&r.name, "release-stream", &self.name, unix_now(), self.timing.lease)?;
             let mut opts = AnalyzeOptions::new(&t.name);
             opts.stream = Some(r.stream.clone());
             opts.release_controller_url = Some(r.controller.trim_end_matches('/').to_string());
@@ -443,16 +445,19 @@ impl Worker {
             }
         }
         let mut refs: Vec<_> = refs.into_iter().collect();
-        refs.sort_by(|a, b| b.number.cmp(&a.number));
+        refs.sort_by_key(|r| std::cmp::Reverse(r.number));
         refs.truncate(g.max_refs());
         let cache = std::rc::Rc::new(self.location.open()?);
         let client = crate::github::client(cache, api, false);
         let mut out = Fetched::default();
         let mut failed: Vec<String> = Vec::new();
-        for r in &refs {
+        for (i, r) in refs.iter().enumerate() {
             if self.stopped() {
                 out.stopped = true;
                 break;
+            }
+            if i % 50 == 49 {
+                store.claim_source(g.name(), "github", &self.name, unix_now(), self.timing.lease)?;
             }
             match client.lookup(r) {
                 RefState::Unknown { why, .. } => {

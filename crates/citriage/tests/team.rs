@@ -653,7 +653,7 @@ fn watch_follows_release_streams_and_github_repositories() {
     gh.refuse.store(true, std::sync::atomic::Ordering::SeqCst);
     let db = tmp.path().join("failing.db");
     let dbs = db.to_str().unwrap();
-    ok(&mut cmd(dbs, &["payload", T4, "--from"]).arg(&world));
+    ok(cmd(dbs, &["payload", T4, "--from"]).arg(&world));
     let o = cmd(dbs, &["watch", "--once", "--worker", "w1", "--config"])
         .arg(&failing)
         .env("GITHUB_TOKEN", TOKEN)
