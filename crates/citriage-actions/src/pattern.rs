@@ -109,13 +109,13 @@ pub fn bug(f: &PatternFacts, r: &BugRouting) -> Result<Draft, Refusal> {
         })
         .collect();
     // The store keeps owners as go.k8s.io/triage does (`node`, `apps`); `sig-node` is read too.
-    let owner = f.owner.trim();
-    let sig = Some(owner.strip_prefix("sig-").unwrap_or(owner)).filter(|s| !s.is_empty());
+    let canonical = citriage_model::owner::canonical(&f.owner);
+    let sig = Some(canonical.as_str()).filter(|s| !s.is_empty());
     let mut labels = vec!["kind/failing-test".to_string()];
     let routed_by = match (sig, &r.repo) {
         (Some(s), _) => {
             labels.push(format!("sig/{s}"));
-            format!("owner {} (label sig/{s})", f.owner)
+            format!("owner {s} (label sig/{s})")
         }
         (None, _) => {
             labels.push("needs-sig".into());

@@ -63,7 +63,7 @@ fn owner_of(tests: &[(String, usize)]) -> Option<String> {
         while let Some(i) = rest.find("[sig-") {
             let tail = &rest[i + 1..];
             if let Some(j) = tail.find(']') {
-                *votes.entry(tail[..j].to_string()).or_insert(0) += n;
+                *votes.entry(citriage_model::owner::canonical(&tail[..j])).or_insert(0) += n;
                 rest = &tail[j..];
             } else {
                 break;

@@ -68,6 +68,12 @@ pub struct ProwJob {
     pub pulls: Vec<(u64, String)>,
     pub cluster: Option<String>,
     pub creation_timestamp: Option<String>,
+    /// The job config's `testgrid-dashboards` annotation (comma-separated TestGrid
+    /// dashboards, e.g. `sig-release-master-blocking, google-gce`), which Prow copies
+    /// onto every ProwJob it creates.
+    pub testgrid_dashboards: Option<String>,
+    /// The `testgrid-tab-name` annotation: the job's tab on those dashboards.
+    pub testgrid_tab: Option<String>,
 }
 
 fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
@@ -275,6 +281,7 @@ pub fn prowjob_from_value(v: &Value, what: &str) -> Result<ProwJob, String> {
     let status = o.get("status").and_then(Value::as_object);
     let meta = o.get("metadata").and_then(Value::as_object);
     let labels = meta.and_then(|m| m.get("labels")).and_then(Value::as_object);
+    let annotations = meta.and_then(|m| m.get("annotations")).and_then(Value::as_object);
     let refs = spec.and_then(|s| s.get("refs")).and_then(Value::as_object);
     let mut pulls = Vec::new();
     if let Some(Value::Array(ps)) = refs.and_then(|r| r.get("pulls")) {
@@ -300,6 +307,8 @@ pub fn prowjob_from_value(v: &Value, what: &str) -> Result<ProwJob, String> {
         pulls,
         cluster: g(spec, "cluster"),
         creation_timestamp: g(meta, "creationTimestamp"),
+        testgrid_dashboards: g(annotations, "testgrid-dashboards").filter(|d| !d.trim().is_empty()),
+        testgrid_tab: g(annotations, "testgrid-tab-name").filter(|t| !t.trim().is_empty()),
     })
 }
 
@@ -399,6 +408,29 @@ mod tests {
         assert!(parse_started(b"", "started.json").unwrap_err().contains("empty"));
         assert!(parse_started(br#"{"timestamp": "x"}"#, "started.json").unwrap_err().contains("timestamp"));
         assert!(parse_started(br#"{"timestamp": 1"#, "started.json").unwrap_err().contains("truncated"));
+    }
+
+    #[test]
+    fn testgrid_annotations() {
+        let p = parse_prowjob(
+            br#"{"spec": {"job": "ci-a"}, "metadata": {"annotations": {"testgrid-dashboards": "sig-release-master-blocking, google-gce", "testgrid-tab-name": "gce"}}}"#,
+            "prowjob.json",
+        )
+        .unwrap();
+        assert_eq!(p.testgrid_dashboards.as_deref(), Some("sig-release-master-blocking, google-gce"));
+        assert_eq!(p.testgrid_tab.as_deref(), Some("gce"));
+        let place = citriage_model::build::TestgridPlace::from_annotations(
+            p.testgrid_dashboards.as_deref(),
+            p.testgrid_tab.as_deref(),
+        )
+        .unwrap();
+        assert_eq!(place.dashboards, ["sig-release-master-blocking", "google-gce"]);
+        assert!(place.is_release_blocking());
+        let none = parse_prowjob(br#"{"metadata": {"annotations": {"testgrid-dashboards": " "}}}"#, "p").unwrap();
+        assert_eq!((none.testgrid_dashboards, none.testgrid_tab), (None, None));
+        assert!(!citriage_model::build::TestgridPlace::from_annotations(Some("sig-release-master-informing"), None)
+            .unwrap()
+            .is_release_blocking());
     }
 
     #[test]

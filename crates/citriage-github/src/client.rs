@@ -298,22 +298,40 @@ impl GithubClient {
         }
     }
 
+    /// The cached answer for a URL, offline: the answer stored for this very URL, else
+    /// the newest one for the same API path under another base (a cache filled with
+    /// `--api http://…` answers an offline run that does not repeat it), its `next`
+    /// link moved under this client's base. Returns the URL the answer was read from.
+    fn cached_anywhere(&self, url: &str) -> Option<(String, CachedResponse)> {
+        if let Some(c) = self.cache.get(url) {
+            return Some((url.to_string(), c));
+        }
+        let path = url.strip_prefix(self.cfg.api_base.as_str())?;
+        let (found, mut c) = self.cache.get_by_suffix(path)?;
+        let other_base = found.strip_suffix(path)?.to_string();
+        if let Some(n) = &c.next {
+            if let Some(rest) = n.strip_prefix(other_base.as_str()) {
+                c.next = Some(format!("{}{rest}", self.cfg.api_base));
+            }
+        }
+        Some((found, c))
+    }
+
     /// GET one URL (or API path): from the cache when offline; otherwise with
     /// `If-None-Match` when a cached ETag exists (a 304 answers from the cache),
     /// waiting out rate limits within the configured bounds. 200 and 404 are answers;
     /// everything else is an error.
     pub fn fetch(&self, path_or_url: &str) -> Result<Fetched, GithubError> {
         let url = self.url_for(path_or_url)?;
-        let cached = self.cache.get(&url);
         if self.cfg.offline {
-            return match cached {
-                Some(c) => {
+            return match self.cached_anywhere(&url) {
+                Some((read_url, c)) => {
                     self.bump(|i| i.cache_answers += 1);
                     Ok(Fetched {
                         read: ReadInfo {
                             read_at: Some(c.fetched_at),
                             answered: Answered::Cache,
-                            api_url: url.clone(),
+                            api_url: read_url,
                             body_sha256: citriage_model::evidence::sha256_hex(&c.body),
                         },
                         url,
@@ -727,6 +745,29 @@ mod tests {
         let c = GithubClient::new(ClientConfig::default(), Box::new(NoCache));
         assert!(c.url_for("https://evil.example/repos/a/b").is_err());
         assert_eq!(c.url_for("/repos/a/b").unwrap(), "https://api.github.com/repos/a/b");
+    }
+
+    #[test]
+    fn offline_finds_answers_fetched_under_another_base() {
+        let cache = MemoryCache::new();
+        let body = br#"{"number": 7, "title": "t", "state": "open", "labels": []}"#.to_vec();
+        let at = |fetched_at| CachedResponse {
+            status: 200,
+            etag: None,
+            body: body.clone(),
+            next: Some("http://127.0.0.1:9/repos/a/b/issues/7/timeline?page=2".into()),
+            fetched_at,
+        };
+        cache.put("http://127.0.0.1:8/repos/a/b/issues/7", at(100));
+        cache.put("http://127.0.0.1:9/repos/a/b/issues/7", at(200));
+        cache.put("http://127.0.0.1:9/repos/a/b/issues/77", at(300));
+        let c = GithubClient::new(ClientConfig { offline: true, ..Default::default() }, Box::new(cache));
+        let f = c.fetch("/repos/a/b/issues/7").expect("answered from the cache");
+        // The newest answer for the same path, its next link under this client's base.
+        assert_eq!(f.read.api_url, "http://127.0.0.1:9/repos/a/b/issues/7");
+        assert_eq!(f.next.as_deref(), Some("https://api.github.com/repos/a/b/issues/7/timeline?page=2"));
+        assert!(matches!(c.fetch("/repos/a/b/issues/8"), Err(GithubError::NotCached { .. })));
+        assert_eq!(c.stats().requests, 0);
     }
 
     #[test]

@@ -20,6 +20,6 @@ pub use state::{
     TimelineAnswer, TimelineEvent, GITHUB_EVIDENCE_KIND,
 };
 pub use sweep::{
-    mark_counts, render_ambiguous, render_sweep_json, render_sweep_markdown, row_for, sweep, Mark, SweepOptions,
-    SweepRow,
+    mark_counts, render_ambiguous, render_sweep_json, render_sweep_markdown, row_for, sweep, sweep_with_evidence, Mark,
+    SweepOptions, SweepRow,
 };

@@ -164,12 +164,25 @@ pub fn row_for(state: &RefState, via: Option<&IssueRef>) -> SweepRow {
 /// Sweeps references: one row per distinct reference (sorted), and for issues, one row
 /// per cross-referenced PR (marked with `via`) or a ⚪ "no fix PR" note.
 pub fn sweep(resolver: &dyn RefResolver, refs: &[IssueRef], opts: SweepOptions) -> Vec<SweepRow> {
+    sweep_with_evidence(resolver, refs, opts).0
+}
+
+/// [`sweep`], with the evidence items of every answer it read (the references and
+/// the fix PRs found on timelines), so a caller records them without asking again:
+/// each distinct reference is looked up once.
+pub fn sweep_with_evidence(
+    resolver: &dyn RefResolver,
+    refs: &[IssueRef],
+    opts: SweepOptions,
+) -> (Vec<SweepRow>, Vec<citriage_model::Evidence>) {
     let mut refs: Vec<IssueRef> = refs.to_vec();
     refs.sort();
     refs.dedup();
     let mut rows = Vec::new();
+    let mut evidence = Vec::new();
     for r in &refs {
         let state = resolver.resolve(r);
+        evidence.extend(state.evidence());
         let mut row = row_for(&state, None);
         let is_issue = matches!(state, RefState::Issue(_));
         if is_issue && opts.walk_timelines {
@@ -181,6 +194,7 @@ pub fn sweep(resolver: &dyn RefResolver, refs: &[IssueRef], opts: SweepOptions) 
                 }
                 Some(Ok(prs)) => {
                     rows.push(row);
+                    evidence.extend(prs.iter().filter_map(RefState::evidence));
                     let mut fix: Vec<SweepRow> = prs.iter().map(|p| row_for(p, Some(r))).collect();
                     fix.sort_by(|a, b| a.reference.cmp(&b.reference));
                     rows.extend(fix);
@@ -195,7 +209,7 @@ pub fn sweep(resolver: &dyn RefResolver, refs: &[IssueRef], opts: SweepOptions) 
             rows.push(row);
         }
     }
-    rows
+    (rows, evidence)
 }
 
 fn cell(s: &str) -> String {

@@ -526,6 +526,12 @@ pub fn fetch_build_with(
             .collect(),
         excerpts: taken,
         kettle: Some(kettle),
+        testgrid: prowjob.as_ref().and_then(|p| {
+            citriage_model::build::TestgridPlace::from_annotations(
+                p.testgrid_dashboards.as_deref(),
+                p.testgrid_tab.as_deref(),
+            )
+        }),
     })
 }
 
@@ -669,6 +675,10 @@ pub fn ingest_prowjobs(store: &mut Store, bucket: &str, items: &[ProwJob]) -> Re
         let started = p.start_time.as_deref().or(p.creation_timestamp.as_deref()).and_then(parse_rfc3339);
         store.put_build(&BuildRecord {
             kettle: None,
+            testgrid: citriage_model::build::TestgridPlace::from_annotations(
+                p.testgrid_dashboards.as_deref(),
+                p.testgrid_tab.as_deref(),
+            ),
             bucket: bucket.to_string(),
             path,
             job,

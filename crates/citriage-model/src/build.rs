@@ -64,6 +64,37 @@ pub struct BuildRecord {
     /// it, or made by hand), and then kettle's figures fall back to citriage's fields.
     #[serde(default)]
     pub kettle: Option<KettleFacts>,
+    /// Where TestGrid shows the job, from the job config's annotations Prow copies onto
+    /// the build's `prowjob.json`; `None` when the build names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub testgrid: Option<TestgridPlace>,
+}
+
+/// The TestGrid dashboards and tab of a job (`testgrid-dashboards`,
+/// `testgrid-tab-name`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestgridPlace {
+    /// The dashboards, in the annotation's order (`sig-release-master-blocking`, …).
+    pub dashboards: Vec<String>,
+    /// The tab name, when the annotation sets one (else TestGrid uses the job name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+}
+
+impl TestgridPlace {
+    /// From the two annotations; `None` when neither names anything.
+    pub fn from_annotations(dashboards: Option<&str>, tab: Option<&str>) -> Option<TestgridPlace> {
+        let dashboards: Vec<String> =
+            dashboards.unwrap_or("").split(',').map(str::trim).filter(|d| !d.is_empty()).map(str::to_string).collect();
+        let tab = tab.map(str::trim).filter(|t| !t.is_empty()).map(str::to_string);
+        (!dashboards.is_empty() || tab.is_some()).then_some(TestgridPlace { dashboards, tab })
+    }
+
+    /// Whether one of the dashboards is a release-blocking board
+    /// (`sig-release-…-blocking`; `…-informing` and presubmit boards are not).
+    pub fn is_release_blocking(&self) -> bool {
+        self.dashboards.iter().any(|d| d.starts_with("sig-release-") && d.ends_with("-blocking"))
+    }
 }
 
 /// The fields of kettle's row for a build that citriage reads differently.

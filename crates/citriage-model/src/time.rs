@@ -323,6 +323,16 @@ pub fn date_hm(t: Epoch) -> String {
     format!("{:04}-{:02}-{:02} {:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute)
 }
 
+/// A recorded time as pages and reports show every time: an RFC 3339 instant as
+/// [`date_hm`] (`2026-05-10 18:09`, UTC); anything else (a day, an unreadable text) as
+/// written.
+pub fn shown(s: &str) -> String {
+    match parse_rfc3339(s.trim()) {
+        Some(t) => date_hm(t),
+        None => s.to_string(),
+    }
+}
+
 /// `2026-05-10`: the day of an instant.
 pub fn date_of(t: Epoch) -> String {
     Day::from_unix_seconds(t).to_string()

@@ -144,13 +144,13 @@ impl Loaded {
 /// Interns strings to ids; `hash → id` with the text compared on a hit, so a string is kept
 /// only in `items`.
 struct Interner {
-    ids: HashMap<u64, u32>,
+    ids: citriage_patterns::fxhash::FxHashMap<u64, u32>,
     items: Vec<String>,
 }
 
 impl Interner {
     fn new() -> Self {
-        Interner { ids: HashMap::new(), items: Vec::new() }
+        Interner { ids: Default::default(), items: Vec::new() }
     }
 
     fn id(&mut self, s: Cow<'_, str>, hash: u64) -> u32 {
@@ -187,10 +187,12 @@ fn load(dir: &Path) -> Loaded {
         .collect();
     // tests.json in chunks of whole lines, each chunk parsed in parallel, then interned in
     // file order
-    let hasher = std::collections::hash_map::RandomState::new();
+    // a fast hash (the interner compares the strings on a hit, so its quality only costs time)
     let hash = |s: &str| {
-        use std::hash::BuildHasher;
-        hasher.hash_one(s)
+        use std::hash::Hasher;
+        let mut h = citriage_patterns::fxhash::FxHasher::default();
+        h.write(s.as_bytes());
+        h.finish()
     };
     let (mut names, mut paths, mut texts) = (Interner::new(), Interner::new(), Interner::new());
     let mut rows: Vec<(u32, u32, u32)> = Vec::new();

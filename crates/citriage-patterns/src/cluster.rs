@@ -14,7 +14,9 @@
 //!   failure is in exactly one cluster;
 //! * candidate search is indexed ([`KeyIndex`]): keys are bucketed by length, their
 //!   histograms stored contiguously as capped bytes (one packed sum of absolute differences
-//!   per key, exact unless a count passed 255), and searched in two stages: near candidates
+//!   per key, exact unless a count passed 255) in blocks of 16 whose bounding box (smallest
+//!   and largest count per bucket) rejects a whole block when even the box is too far, and
+//!   searched in two stages: near candidates
 //!   (lower bound at most [`NEAR_LB`]) first, which needs only the narrow length window their
 //!   small distance allows and settles most queries, then, only when needed, the rest of the
 //!   length window the 10% rule allows. Valid lower bounds on the true distance (character
@@ -243,6 +245,48 @@ impl Features {
 struct LenBucket {
     hists: Vec<Hist8>,
     seqs: Vec<u32>,
+    /// Per block of [`BLOCK`] consecutive keys, the smallest and the largest count of each
+    /// bucket: the block's box, whose distance to a query bounds every key's from below.
+    lows: Vec<Hist8>,
+    highs: Vec<Hist8>,
+}
+
+/// Keys per block of a [`LenBucket`].
+const BLOCK: usize = 16;
+
+impl LenBucket {
+    fn push(&mut self, hist: Hist8, seq: u32) {
+        if self.hists.len().is_multiple_of(BLOCK) {
+            self.lows.push(hist);
+            self.highs.push(hist);
+        } else if let (Some(lo), Some(hi)) = (self.lows.last_mut(), self.highs.last_mut()) {
+            for i in 0..BUCKETS {
+                lo[i] = lo[i].min(hist[i]);
+                hi[i] = hi[i].max(hist[i]);
+            }
+        }
+        self.hists.push(hist);
+        self.seqs.push(seq);
+    }
+}
+
+/// L1 distance from a capped histogram to a box of them: at most the distance to any
+/// histogram inside the box.
+#[inline]
+fn box_l1(q: &Hist8, lo: &Hist8, hi: &Hist8) -> u32 {
+    let mut d = [0u8; BUCKETS];
+    for i in 0..BUCKETS {
+        d[i] = lo[i].saturating_sub(q[i]) | q[i].saturating_sub(hi[i]);
+    }
+    let mut s = 0u32;
+    for c in d.chunks_exact(16) {
+        let mut t = 0u16;
+        for &x in c {
+            t += x as u16;
+        }
+        s += t as u32;
+    }
+    s
 }
 
 /// Interned texts addressed by `u32` ids (features are computed on demand and kept only for
@@ -402,8 +446,7 @@ impl KeyIndex {
             self.profiles.insert(key, similarity::qgram_profile(table.text(key).as_bytes()));
         }
         let b = self.by_len.entry(len).or_default();
-        b.hists.push(f.hist8);
-        b.seqs.push(seq);
+        b.push(f.hist8, seq);
         self.feats.push(f);
     }
 
@@ -444,22 +487,29 @@ impl KeyIndex {
             if len_bound > max {
                 continue;
             }
-            screened += bucket.seqs.len() as u64;
-            for (h, &seq) in bucket.hists.iter().zip(&bucket.seqs) {
-                if l1_8(&qf.hist8, h) > max {
+            // a block whose box is farther than `max` holds no key within `max`
+            for (block, (lo, hi)) in bucket.lows.iter().zip(&bucket.highs).enumerate() {
+                if box_l1(&qf.hist8, lo, hi) > max {
                     continue;
                 }
-                let kf = &self.feats[seq as usize];
-                let Some(d) = qf.l1_within(h, kf, max) else { continue };
-                if d < min_l1 {
-                    continue;
+                let keys = block * BLOCK..((block + 1) * BLOCK).min(bucket.seqs.len());
+                screened += keys.len() as u64;
+                for (h, &seq) in bucket.hists[keys.clone()].iter().zip(&bucket.seqs[keys]) {
+                    if l1_8(&qf.hist8, h) > max {
+                        continue;
+                    }
+                    let kf = &self.feats[seq as usize];
+                    let Some(d) = qf.l1_within(h, kf, max) else { continue };
+                    if d < min_l1 {
+                        continue;
+                    }
+                    let key = self.order[seq as usize];
+                    if !self.removed.is_empty() && self.removed.contains(&key) {
+                        continue;
+                    }
+                    let hopeless = similarity::char_lower_bound(&qf.chars, &kf.chars) >= limit;
+                    cands.push(Candidate { lb: d / 4, key, limit, hopeless });
                 }
-                let key = self.order[seq as usize];
-                if !self.removed.is_empty() && self.removed.contains(&key) {
-                    continue;
-                }
-                let hopeless = similarity::char_lower_bound(&qf.chars, &kf.chars) >= limit;
-                cands.push(Candidate { lb: d / 4, key, limit, hopeless });
             }
         }
         screened
@@ -717,45 +767,80 @@ fn default_key(norm: &str) -> Option<String> {
     crate::normalize::name_template(norm)
 }
 
+/// The hash of a text, computed apart (in parallel) from the interning that uses it.
+fn str_hash(s: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = crate::fxhash::FxHasher::default();
+    h.write(s.as_bytes());
+    h.finish()
+}
+
+/// Distinct items numbered by first appearance, keyed by their precomputed hashes: the
+/// sequential part is one probe of a `u64` per item and a comparison when the hash was seen
+/// (items with colliding hashes are told apart by the comparison, on a slower path).
+struct Interner<T> {
+    first: HashMap<u64, u32>,
+    collided: HashMap<u64, Vec<u32>>,
+    items: Vec<T>,
+}
+
+impl<T: PartialEq> Interner<T> {
+    fn with_capacity(n: usize) -> Self {
+        let mut first = HashMap::default();
+        first.reserve(n);
+        Interner { first, collided: HashMap::default(), items: Vec::new() }
+    }
+
+    /// The id of `item`, whose hash is `h`.
+    fn id(&mut self, h: u64, item: T) -> u32 {
+        let next = self.items.len() as u32;
+        match self.first.get(&h) {
+            None => {
+                self.first.insert(h, next);
+            }
+            Some(&id) if self.items[id as usize] == item => return id,
+            Some(_) => {
+                let others = self.collided.entry(h).or_default();
+                if let Some(&id) = others.iter().find(|&&id| self.items[id as usize] == item) {
+                    return id;
+                }
+                others.push(next);
+            }
+        }
+        self.items.push(item);
+        next
+    }
+}
+
 /// Cluster `failures` under `cfg` (see the module docs).
 pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let n = failures.len();
 
     // 1. Distinct raw texts, normalized once each.
-    let mut raw_ids: HashMap<&str, u32> = HashMap::default();
-    let mut raw_texts: Vec<&str> = Vec::new();
-    let fail_raw: Vec<u32> = failures
-        .iter()
-        .map(|f| {
-            *raw_ids.entry(f.text).or_insert_with(|| {
-                raw_texts.push(f.text);
-                (raw_texts.len() - 1) as u32
-            })
-        })
-        .collect();
-    drop(raw_ids);
+    let (fail_raw, raw_texts) = {
+        let hashes: Vec<u64> = failures.par_iter().map(|f| str_hash(f.text)).collect();
+        let mut ids = Interner::with_capacity(n);
+        let fail_raw: Vec<u32> = failures.iter().zip(&hashes).map(|(f, &h)| ids.id(h, f.text)).collect();
+        (fail_raw, ids.items)
+    };
     let profile = cfg.profile;
     // Normalize in chunks and intern at once, so only distinct normalized texts are kept.
-    let mut interned: HashMap<Box<str>, u32> = HashMap::default();
+    let mut interned: Interner<Box<str>> = Interner::with_capacity(raw_texts.len());
     let mut raw_tmp: Vec<u32> = Vec::with_capacity(raw_texts.len());
     for chunk in raw_texts.chunks(1 << 15) {
-        let normed: Vec<String> = chunk.par_iter().map(|t| normalize(t, profile)).collect();
-        for s in normed {
-            let next = interned.len() as u32;
-            let id = match interned.get(s.as_str()) {
-                Some(&id) => id,
-                None => {
-                    interned.insert(s.into_boxed_str(), next);
-                    next
-                }
-            };
-            raw_tmp.push(id);
+        let normed: Vec<(String, u64)> = chunk
+            .par_iter()
+            .map(|t| {
+                let s = normalize(t, profile);
+                let h = str_hash(&s);
+                (s, h)
+            })
+            .collect();
+        for (s, h) in normed {
+            raw_tmp.push(interned.id(h, s.into_boxed_str()));
         }
     }
-    let mut strings: Vec<Box<str>> = vec![Box::from(""); interned.len()];
-    for (k, v) in interned {
-        strings[v as usize] = k;
-    }
+    let strings = interned.items;
 
     // 2. Distinct normalized texts in canonical (sorted) order.
     let mut order: Vec<u32> = (0..strings.len() as u32).collect();

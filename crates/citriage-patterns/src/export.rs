@@ -16,8 +16,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::fxhash::FxHashMap as HashMap;
+use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::{Accounting, Clustering, FailureRef};
@@ -166,11 +167,17 @@ pub fn builds_to_columns<'a, I>(builds: I) -> Columns
 where
     I: IntoIterator<Item = &'a BuildRecord>,
 {
-    let mut sorted: Vec<&BuildRecord> = builds.into_iter().filter(|b| b.number != 0).collect();
-    sorted.sort_by(|a, b| a.job.cmp(&b.job).then(a.number.cmp(&b.number)).then(a.path.cmp(&b.path)));
-    sorted.dedup_by(|a, b| a.job == b.job && a.number == b.number);
+    let builds: Vec<&BuildRecord> = builds.into_iter().filter(|b| b.number != 0).collect();
+    // by job, number, path (stable): jobs compared by their rank among the distinct names
+    let mut jobs: Vec<&str> = builds.iter().map(|b| b.job.as_str()).collect::<HashSet<_>>().into_iter().collect();
+    jobs.sort_unstable();
+    let rank: HashMap<&str, u32> = jobs.iter().enumerate().map(|(i, j)| (*j, i as u32)).collect();
+    let mut keyed: Vec<(u32, &BuildRecord)> = builds.iter().map(|b| (rank[b.job.as_str()], *b)).collect();
+    keyed.par_sort_by(|(ra, a), (rb, b)| ra.cmp(rb).then(a.number.cmp(&b.number)).then_with(|| a.path.cmp(&b.path)));
+    keyed.dedup_by(|(ra, a), (rb, b)| ra == rb && a.number == b.number);
+    let sorted = keyed.into_iter().map(|(_, b)| b);
     let mut out = Columns::default();
-    let mut per_job: BTreeMap<String, Vec<(u64, usize)>> = BTreeMap::new();
+    let mut per_job: BTreeMap<&str, Vec<(u64, usize)>> = BTreeMap::new();
     for b in sorted {
         let index = out.cols.started.len();
         out.cols.started.push(b.started);
@@ -180,7 +187,7 @@ where
         out.cols.result.push(b.result.clone());
         out.cols.executor.push(b.executor.clone());
         out.cols.pr.push(b.pr.clone());
-        let e = per_job.entry(b.job.clone()).or_default();
+        let e = per_job.entry(b.job.as_str()).or_default();
         if e.is_empty() {
             let dir = b.path.rfind('/').map_or(b.path.as_str(), |i| &b.path[..i]);
             out.job_paths.insert(b.job.clone(), dir.to_string());
@@ -197,7 +204,7 @@ where
         } else {
             JobCollection::Sparse(nums.iter().map(|&(n, i)| (n.to_string(), i)).collect())
         };
-        out.jobs.insert(job, coll);
+        out.jobs.insert(job.to_string(), coll);
     }
     out
 }
@@ -230,16 +237,21 @@ pub fn normalize_test_name(name: &str) -> String {
 /// The SIG of a test: `[sig-x]` in its name, else the owner whose prefix starts the normalized
 /// name (owners in name order, prefixes in given order). None when neither applies.
 pub fn test_owner(name: &str, owners: &BTreeMap<String, Vec<String>>) -> Option<String> {
+    // One spelling whatever the source (`[sig-testing]`, an owners file's
+    // `sig-testing`): `testing`, as go.k8s.io/triage keeps it.
     if let Some(p) = name.find("[sig-") {
         let rest = &name[p + 5..];
         if let Some(end) = rest.find(']') {
-            return Some(rest[..end].to_string());
+            return Some(citriage_model::owner::canonical(&rest[..end]));
         }
+    }
+    if owners.is_empty() {
+        return None;
     }
     let norm = normalize_test_name(name);
     for (sig, prefixes) in owners {
         if prefixes.iter().any(|p| !p.is_empty() && norm.starts_with(p.as_str())) {
-            return Some(sig.clone());
+            return Some(citriage_model::owner::canonical(sig));
         }
     }
     None
@@ -281,11 +293,12 @@ fn jobs_of(
 fn cluster_owner(
     tests: &[JsonTest],
     cols: &Columns,
+    yesterday: i64,
     by_path: &HashMap<&str, &BuildRecord>,
     owners: &BTreeMap<String, Vec<String>>,
 ) -> String {
-    let yesterday = cols.cols.started.iter().max().map_or(0, |m| m - 86_400);
     let mut counts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut path = String::new();
     for t in tests {
         let Some(owner) = test_owner(&t.name, owners) else {
             continue;
@@ -298,8 +311,14 @@ fn cluster_owner(
             let Some(dir) = cols.job_paths.get(&j.name) else {
                 continue;
             };
+            path.clear();
+            path.push_str(dir);
+            path.push('/');
+            let base = path.len();
             for n in &j.builds {
-                if let Some(b) = by_path.get(format!("{dir}/{n}").as_str()) {
+                path.truncate(base);
+                path.push_str(n);
+                if let Some(b) = by_path.get(path.as_str()) {
                     if b.started > yesterday {
                         c.0 += 1;
                     } else {
@@ -339,29 +358,34 @@ pub fn failure_data(
 ) -> FailureData {
     let by_path: HashMap<&str, &BuildRecord> = builds.iter().map(|b| (b.path.as_str(), b)).collect();
     let cols = builds_to_columns(builds);
-    let mut clustered = Vec::new();
-    for c in &clustering.clusters {
-        if opts.hide_singletons && c.members.len() <= 1 {
-            continue;
-        }
-        let tests: Vec<JsonTest> = c
-            .tests
-            .iter()
-            .map(|t| JsonTest {
-                name: t.test.clone(),
-                jobs: jobs_of(&t.members, failures, &by_path, opts.dedup_builds),
-            })
-            .collect();
-        let owner = cluster_owner(&tests, &cols, &by_path, &opts.owners);
-        clustered.push(JsonCluster {
-            key: c.key.clone(),
-            id: c.k8s_id.clone(),
-            text: c.text.clone(),
-            spans: c.spans.clone(),
-            tests,
-            owner,
-        });
-    }
+    // the reference's "last day": before the newest build's start
+    let yesterday = cols.cols.started.iter().max().map_or(0, |m| m - 86_400);
+    // Clusters and their tests are independent: built in parallel, collected in order.
+    let clustered: Vec<JsonCluster> = clustering
+        .clusters
+        .par_iter()
+        .filter(|c| !(opts.hide_singletons && c.members.len() <= 1))
+        .map(|c| {
+            let tests: Vec<JsonTest> = c
+                .tests
+                .par_iter()
+                .with_min_len(8)
+                .map(|t| JsonTest {
+                    name: t.test.clone(),
+                    jobs: jobs_of(&t.members, failures, &by_path, opts.dedup_builds),
+                })
+                .collect();
+            let owner = cluster_owner(&tests, &cols, yesterday, &by_path, &opts.owners);
+            JsonCluster {
+                key: c.key.clone(),
+                id: c.k8s_id.clone(),
+                text: c.text.clone(),
+                spans: c.spans.clone(),
+                tests,
+                owner,
+            }
+        })
+        .collect();
     FailureData { clustered, builds: cols }
 }
 
@@ -548,6 +572,15 @@ mod tests {
     fn test_names_normalize_like_reference() {
         assert_eq!(normalize_test_name("[sig-node] Node {x} reboots  [Slow]"), "Node reboots");
         assert_eq!(normalize_test_name("a [b"), "a [b");
+    }
+
+    #[test]
+    fn owners_have_one_spelling_whatever_the_source() {
+        let mut o = BTreeMap::new();
+        o.insert("sig-testing".to_string(), vec!["Kubectl".to_string()]);
+        // The owners file's `sig-testing` and the tag's `[sig-testing]` are one owner.
+        assert_eq!(test_owner("Kubectl logs should work", &o).as_deref(), Some("testing"));
+        assert_eq!(test_owner("[sig-testing] harness works", &o).as_deref(), Some("testing"));
     }
 
     #[test]

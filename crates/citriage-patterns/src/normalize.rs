@@ -209,20 +209,71 @@ pub fn shorten(s: String) -> String {
 // default profile
 
 /// Timestamps with their zones (the k8s profile leaves `+0000 UTC` behind).
-static DEF_TIME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&concat!(
-        r"(?:[A-Z][a-z]{2},? )?[0-9]{4}[-/][0-9]{2}[-/][0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?",
-        r"(?: ?(?:Z|[-+][0-9]{2}:?[0-9]{2}))?(?: (?:UTC|GMT|[A-Z]{2,3}T)\b)?",
-        r"|[A-Z][a-z]{2}, [0-9]{1,2} [A-Za-z]+ [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?: ?(?:[-+][0-9]{4}|UTC|GMT|[A-Z]{2,3}T)\b)?",
-        r"|\b[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?: (?:UTC|GMT|[A-Z]{2,3}T))?(?: [0-9]{4})?",
-        r"|\b[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?",
-        r"|\b[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}[ ,T]+[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?: ?[AP]M)?",
-        r"|\b[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+",
-        r"|\b[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?\b",
-    )
-    .replace(r"\b", r"(?-u:\b)"))
-    .expect("valid default time regex")
+const DEF_TIME_PATTERN: &str = concat!(
+    r"(?:[A-Z][a-z]{2},? )?[0-9]{4}[-/][0-9]{2}[-/][0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?",
+    r"(?: ?(?:Z|[-+][0-9]{2}:?[0-9]{2}))?(?: (?:UTC|GMT|[A-Z]{2,3}T)\b)?",
+    r"|[A-Z][a-z]{2}, [0-9]{1,2} [A-Za-z]+ [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?: ?(?:[-+][0-9]{4}|UTC|GMT|[A-Z]{2,3}T)\b)?",
+    r"|\b[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?: (?:UTC|GMT|[A-Z]{2,3}T))?(?: [0-9]{4})?",
+    r"|\b[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?",
+    r"|\b[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}[ ,T]+[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?: ?[AP]M)?",
+    r"|\b[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+",
+    r"|\b[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?\b",
+);
+
+static DEF_TIME: LazyLock<regex_automata::meta::Regex> = LazyLock::new(|| {
+    regex_automata::meta::Regex::new(&ascii_boundaries(DEF_TIME_PATTERN)).expect("valid default time regex")
 });
+
+/// Where a clock `D:DD:DD` (D a digit) starts at or after `from`.
+fn find_clock(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from + 1;
+    while i < b.len() {
+        let c = i + memchr::memchr(b':', &b[i..])?;
+        if c + 5 < b.len()
+            && b[c - 1].is_ascii_digit()
+            && b[c + 1].is_ascii_digit()
+            && b[c + 2].is_ascii_digit()
+            && b[c + 3] == b':'
+            && b[c + 4].is_ascii_digit()
+            && b[c + 5].is_ascii_digit()
+        {
+            return Some(c - 1);
+        }
+        i = c + 1;
+    }
+    None
+}
+
+/// `DEF_TIME` replaced by `TIME`, like `replace_all`. Every alternative of `DEF_TIME` holds a
+/// clock `D:DD:DD` and none matches a newline, so only the lines holding a clock are searched
+/// (each alone, its surroundings still seen by the word boundaries): a text without one is
+/// returned as it is after one scan for `:`.
+fn mask_times(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0usize; // bytes of `text` already in `out`
+    let mut at = 0usize; // the search resumes here
+    while let Some(clock) = find_clock(b, at) {
+        let line_start = memchr::memrchr(b'\n', &b[..clock]).map_or(0, |i| i + 1).max(at);
+        let line_end = memchr::memchr(b'\n', &b[clock..]).map_or(b.len(), |i| clock + i);
+        let mut from = line_start;
+        while let Some(m) = DEF_TIME.find(regex_automata::Input::new(text).span(from..line_end)) {
+            if out.is_empty() {
+                out.reserve(text.len());
+            }
+            out.push_str(&text[copied..m.start()]);
+            out.push_str("TIME");
+            copied = m.end();
+            from = m.end();
+        }
+        at = line_end;
+    }
+    if copied == 0 && out.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(out)
+}
 
 /// Identifier classes of the default profile, masked first and wherever they occur, even
 /// inside a compound token (`pvc-<uuid>`, `img@sha256:<hex>`, `10.0.0.1:443`): a value that
@@ -280,31 +331,31 @@ enum Class {
     Num,
 }
 
-/// One pass: the classes as one alternation (found with the fast DFA, no captures), and each
-/// class alone for an anchored search at a match's start that tells which class won
-/// (leftmost-first: the first class matching there).
+/// One pass: the classes as one multi-pattern regex, searched with the fast DFA and no
+/// captures. Its matches are those of the alternation of the classes in order
+/// (leftmost-first), and each match names the pattern that produced it, which is the class
+/// that wins at that start (the first class matching there).
 struct Pass {
     classes: &'static [(Class, &'static str)],
-    combined: Regex,
-    each: Vec<regex_automata::meta::Regex>,
+    combined: regex_automata::meta::Regex,
+}
+
+/// A class pattern with ASCII word boundaries (the classes are ASCII; this keeps every search
+/// on the fast DFA).
+fn ascii_boundaries(p: &str) -> String {
+    p.replace(r"\b", r"(?-u:\b)")
 }
 
 impl Pass {
     fn new(classes: &'static [(Class, &'static str)]) -> Pass {
-        // ASCII word boundaries (the classes are ASCII) keep every search on the fast DFA
-        let ascii = |p: &str| p.replace(r"\b", r"(?-u:\b)");
-        let combined = classes.iter().map(|(_, p)| format!("(?:{})", ascii(p))).collect::<Vec<_>>().join("|");
-        let each = classes
-            .iter()
-            .map(|(_, p)| regex_automata::meta::Regex::new(&ascii(p)).expect("valid default regex"))
-            .collect();
-        Pass { classes, combined: Regex::new(&combined).expect("valid default regex"), each }
+        let patterns: Vec<String> = classes.iter().map(|(_, p)| ascii_boundaries(p)).collect();
+        let combined = regex_automata::meta::Regex::new_many(&patterns).expect("valid default regex");
+        Pass { classes, combined }
     }
 
-    /// The class of a match of `combined` starting at `start`, and the match's end.
-    fn class_at(&self, s: &str, start: usize) -> Option<(Class, usize)> {
-        let input = regex_automata::Input::new(s).span(start..s.len()).anchored(regex_automata::Anchored::Yes);
-        self.each.iter().zip(self.classes).find_map(|(re, (c, _))| re.find(input.clone()).map(|m| (*c, m.end())))
+    /// The matches of the pass in `s`, in order: (start, end, class).
+    fn matches<'s>(&'s self, s: &'s str) -> impl Iterator<Item = (usize, usize, Class)> + 's {
+        self.combined.find_iter(s).map(|m| (m.start(), m.end(), self.classes[m.pattern().as_usize()].0))
     }
 }
 
@@ -379,7 +430,7 @@ fn normalize_default(text: &str) -> String {
     } else {
         text
     };
-    let s = DEF_TIME.replace_all(text, "TIME");
+    let s = mask_times(text);
     let s = match sort_maps(&s) {
         Some(o) => std::borrow::Cow::Owned(o),
         None => s,
@@ -403,11 +454,9 @@ fn apply_pass(pass: &Pass, s: &str, names: &mut HashMap<String, usize>) -> Strin
         out.push_str("UNIQ");
         push_usize(out, n);
     };
-    for m in pass.combined.find_iter(s) {
-        let (class, end) = pass.class_at(s, m.start()).unwrap_or((Class::Uniq, m.end()));
-        let end = if end == m.end() { end } else { m.end() };
-        let tok = &s[m.start()..end];
-        out.push_str(&s[last..m.start()]);
+    for (start, end, class) in pass.matches(s) {
+        let tok = &s[start..end];
+        out.push_str(&s[last..start]);
         last = end;
         match class {
             Class::Hash => out.push_str("HASH"),
@@ -487,7 +536,7 @@ fn is_name_token(core: &str) -> bool {
     if matches!(core, "DURATION" | "NUM" | "TIME" | "HASH" | "TMPPATH") {
         return false; // already the same in every text
     }
-    if PLACEHOLDERS.iter().any(|p| core.contains(p)) {
+    if core.bytes().any(|c| c.is_ascii_uppercase()) && PLACEHOLDERS.iter().any(|p| core.contains(p)) {
         return true;
     }
     if core.starts_with("http://") || core.starts_with("https://") || core.starts_with("gs://") {
@@ -616,6 +665,166 @@ pub fn signature_line(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The passes as they were first written, as the oracle of the differential tests: each
+    /// pass one alternation, its class found by anchored searches of each class at a match's
+    /// start; the times one `replace_all` over the whole text.
+    struct OraclePass {
+        combined: Regex,
+        each: Vec<(Class, regex_automata::meta::Regex)>,
+    }
+
+    impl OraclePass {
+        fn new(classes: &[(Class, &str)]) -> Self {
+            let combined =
+                classes.iter().map(|(_, p)| format!("(?:{})", ascii_boundaries(p))).collect::<Vec<_>>().join("|");
+            let each = classes
+                .iter()
+                .map(|(c, p)| (*c, regex_automata::meta::Regex::new(&ascii_boundaries(p)).expect("valid")))
+                .collect();
+            OraclePass { combined: Regex::new(&combined).expect("valid"), each }
+        }
+
+        fn matches(&self, s: &str) -> Vec<(usize, usize, Class)> {
+            self.combined
+                .find_iter(s)
+                .map(|m| {
+                    let input =
+                        regex_automata::Input::new(s).span(m.start()..s.len()).anchored(regex_automata::Anchored::Yes);
+                    let class = self.each.iter().find_map(|(c, re)| re.find(input.clone()).map(|_| *c));
+                    (m.start(), m.end(), class.expect("some class matches where the alternation does"))
+                })
+                .collect()
+        }
+    }
+
+    /// Texts for the differential tests: the benchmark's planted patterns, and random
+    /// concatenations of fragments that start, end or almost form every class (times with
+    /// and without zones, clocks across lines, ids next to letters, names with suffixes).
+    fn differential_inputs() -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in 0..crate::benchgen::PATTERNS.len() {
+            for seed in 0..60u64 {
+                out.push(crate::benchgen::render(p, seed * 7919 + 1));
+            }
+        }
+        const FRAGS: &[&str] = &[
+            "2025-12-10",
+            "2025/12/10",
+            "T",
+            " ",
+            "  ",
+            "\n",
+            ",",
+            "13:51:30",
+            "1:02:03",
+            "13:5",
+            ":30",
+            ".123",
+            ",5",
+            "+0000",
+            "-07:00",
+            "Z",
+            " UTC",
+            " PST",
+            " GMT",
+            "Mon, ",
+            "Mon ",
+            "Jan ",
+            " 2 ",
+            "12/10/25",
+            " PM",
+            "AM",
+            "I1210 ",
+            "E0102",
+            "0x1f",
+            "0xZZ",
+            "deadbeef",
+            "3f2a9c1b7e8d",
+            "1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d",
+            "2e24e003-9ffd-4e78-852c-9dcb6cbef493",
+            "-123",
+            "10.0.3.17",
+            ":6443",
+            "[::1]",
+            "[fe80::1]:80",
+            "localhost:8080",
+            "/tmp/x",
+            "/private/var/folders/a",
+            ".go:12",
+            "12ms",
+            "1.5s",
+            "2h0m0s",
+            "3 seconds",
+            "µs",
+            "gke-a-b-1",
+            "minion-group-ab12",
+            "i-0123456789abcdef0",
+            "ip-10-0-0-1.ec2",
+            "kind-worker2",
+            "cluster_3",
+            "Server #4",
+            "goroutine 17",
+            "\"pod-ab12\"",
+            "\"a\"",
+            "coredns-7d9f8c6b5-x2x4z",
+            "test-5405",
+            "name-UNIQ3",
+            "retries=",
+            "port ",
+            "line:",
+            "12345",
+            "42",
+            "sha256:",
+            "abc",
+            "x",
+            "é",
+            "_",
+            "-",
+            ".",
+            ":",
+            "/",
+            "\"",
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..6000 {
+            let mut t = String::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for _ in 0..(2 + x % 24) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                t.push_str(FRAGS[(x % FRAGS.len() as u64) as usize]);
+            }
+            out.push(t);
+        }
+        out
+    }
+
+    #[test]
+    fn passes_match_their_oracle() {
+        let time_oracle = Regex::new(&ascii_boundaries(DEF_TIME_PATTERN)).expect("valid");
+        let oracles = [OraclePass::new(DEF_ID_CLASSES), OraclePass::new(DEF_NAME_CLASSES)];
+        let (mut times, mut found) = (0usize, [0usize; 2]);
+        for text in differential_inputs() {
+            let want = time_oracle.replace_all(&text, "TIME");
+            let got = mask_times(&text);
+            assert_eq!(got, want, "times in {text:?}");
+            times += (got != text) as usize;
+            let mut cur = got.into_owned();
+            let mut names = HashMap::default();
+            for (k, (pass, oracle)) in DEF_PASSES.iter().zip(&oracles).enumerate() {
+                let want = oracle.matches(&cur);
+                let got: Vec<_> = pass.matches(&cur).collect();
+                assert_eq!(got, want, "pass {k} over {cur:?}");
+                found[k] += got.len();
+                cur = apply_pass(pass, &cur, &mut names);
+            }
+        }
+        assert!(times > 300 && found[0] > 5000 && found[1] > 2000, "{times} {found:?}");
+    }
 
     #[test]
     fn k8s_basic_cases() {

@@ -1143,10 +1143,7 @@ pub fn analyze_with(
                 }
             }
         }
-        Some(p) => {
-            let b = crate::error::read_file(p)?;
-            Some(ciconfig::parse_recorded(&b, &p.display().to_string())?)
-        }
+        Some(p) => Some(ciconfig::read_recorded_file(p)?),
         None => source.ci_config_changes()?,
     };
     let ci_known = ci_changes.is_some();
@@ -1292,7 +1289,7 @@ pub fn analyze_with(
                                 format!(
                                     "the failure began in {first} ({}); the change landed {} in between",
                                     mo.onset.before.describe(),
-                                    c.date.clone().unwrap_or_default()
+                                    c.date.as_deref().map(time::shown).unwrap_or_default()
                                 )
                             })
                         }

@@ -58,6 +58,27 @@ pub fn parse_recorded(bytes: &[u8], origin: &str) -> Result<Vec<CiConfigChange>,
 
 /// [`parse_recorded`], resolving `diff` file paths under `base`.
 pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Result<Vec<CiConfigChange>, PayloadError> {
+    let bases: Vec<&Path> = base.into_iter().collect();
+    parse_recorded_under(bytes, origin, &bases)
+}
+
+/// Reads a recorded list from a file given on its own (`payload --ci-config FILE`):
+/// its `diff` file paths are resolved beside the file, else in the nearest folder
+/// above it that holds them (a recorded world keeps `openshift/ci-config-changes.json`
+/// with paths relative to the world's root).
+pub fn read_recorded_file(path: &Path) -> Result<Vec<CiConfigChange>, PayloadError> {
+    let bytes = crate::error::read_file(path)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let bases: Vec<&Path> = dir.ancestors().filter(|d| !d.as_os_str().is_empty()).collect();
+    parse_recorded_under(&bytes, &path.display().to_string(), &bases)
+}
+
+/// [`parse_recorded`], resolving each `diff` file path under the first of `bases`
+/// that holds it.
+fn parse_recorded_under(bytes: &[u8], origin: &str, bases: &[&Path]) -> Result<Vec<CiConfigChange>, PayloadError> {
     let v: Value =
         serde_json::from_slice(bytes).map_err(|e| PayloadError::invalid(origin, format!("malformed JSON: {e}")))?;
     let arr = match &v {
@@ -110,16 +131,17 @@ pub fn parse_recorded_in(bytes: &[u8], origin: &str, base: Option<&Path>) -> Res
         }
         if let Some(d) = s(e, &["diff"]) {
             let text = if !d.contains('\n') && d.ends_with(".diff") {
-                let Some(base) = base else {
+                if bases.is_empty() {
                     return Err(PayloadError::invalid(
                         origin,
                         format!("[{i}]: diff {d:?} is a path but no base directory is known"),
                     ));
-                };
-                if d.split('/').any(|c| c == "..") {
+                }
+                if d.split('/').any(|c| c == ".." || c.is_empty()) || d.starts_with('/') || d.contains('\\') {
                     return Err(PayloadError::invalid(origin, format!("[{i}]: diff path {d:?} leaves the directory")));
                 }
-                let p = d.split('/').fold(base.to_path_buf(), |a, c| a.join(c));
+                let under = |base: &Path| d.split('/').fold(base.to_path_buf(), |a, c| a.join(c));
+                let p = bases.iter().map(|b| under(b)).find(|p| p.is_file()).unwrap_or_else(|| under(bases[0]));
                 String::from_utf8_lossy(&crate::error::read_file(&p)?).into_owned()
             } else {
                 d

@@ -278,11 +278,11 @@ pub fn window_spec(anchor: Epoch, days: u32) -> WindowSpec {
         current_start: time::rfc3339(anchor - d),
         previous_start: time::rfc3339(anchor - 2 * d),
         definition: format!(
-            "runs by start time; current window ({} , {}], previous window ({}, {}]; success = passed, failure/error/aborted = not passed, pending ignored",
-            time::rfc3339(anchor - d),
-            time::rfc3339(anchor),
-            time::rfc3339(anchor - 2 * d),
-            time::rfc3339(anchor - d)
+            "runs by start time; current window ({}, {}], previous window ({}, {}] (UTC); success = passed, failure/error/aborted = not passed, pending ignored",
+            time::date_hm(anchor - d),
+            time::date_hm(anchor),
+            time::date_hm(anchor - 2 * d),
+            time::date_hm(anchor - d)
         ),
     }
 }

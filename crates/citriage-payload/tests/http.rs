@@ -53,10 +53,13 @@ fn retries_429_honouring_retry_after_then_analyzes() {
     let ev = GcsMirror::new(world.join("gcs"));
     let mut opts = AnalyzeOptions::new(T4);
     opts.release_controller_url = Some(srv.base.clone());
+    // CI-configuration changes are not served over HTTP: online they come from
+    // `--ci-config FILE`, the recorded list the offline run finds in its folder.
+    opts.ci_config_changes = Some(world.join("ci-config/changes.json"));
     let over_http = analyze(&src, &ev, &opts).unwrap();
-    // (CI-configuration changes are not served over HTTP; compare without them.)
-    std::fs::remove_file(world.join("ci-config/changes.json")).unwrap();
     let offline = analyze(&RecordedDir::open(&world), &ev, &AnalyzeOptions::new(T4)).unwrap();
+    assert_eq!(over_http.decision, offline.decision, "online and offline verdicts differ");
+    assert!(offline.suspects.iter().any(|s| s.candidate.contains("1a2b3c4d")), "{:?}", offline.suspects);
     assert_eq!(over_http.suspects, offline.suspects);
     assert_eq!(over_http.root_causes, offline.root_causes);
     assert_eq!(over_http.history, offline.history);
@@ -101,4 +104,53 @@ fn only_the_configured_host_is_contacted() {
     // Nothing listens on port 9: a transport error naming the URL.
     let e = src.tags(STREAM).unwrap_err();
     assert!(e.to_string().contains("127.0.0.1:9"), "{e}");
+}
+
+/// A synthetic world's payload stream served by the release-controller-shaped server
+/// (PR diffs under `/github`), its artifacts from the local mirror and its
+/// CI-configuration changes from `--ci-config` (a list whose diffs are files relative
+/// to the world's root): every payload gets the verdict, suspects and root causes the
+/// offline run of the same folder gives.
+#[test]
+fn online_and_offline_runs_of_a_world_give_the_same_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = citriage_synth::SynthParams::preset("tiny").expect("tiny preset");
+    citriage_synth::generate(&params, dir.path(), &mut |_| {}).expect("generate the world");
+    let world = dir.path().to_path_buf();
+    let srv = serve(world.clone(), 0, "0");
+    let src = HttpSource::new(&srv.base, fast()).unwrap().with_github_diffs(&format!("{}/github", srv.base)).unwrap();
+    let recorded = RecordedDir::open(&world);
+    let ev = GcsMirror::new(world.join("gcs"));
+    let streams = std::fs::read_dir(world.join("release-controller/api/v1/releasestream")).unwrap();
+    let mut compared = 0;
+    let mut verdicts = std::collections::BTreeSet::new();
+    let mut markdown_comparisons = 0;
+    for stream in streams.flatten() {
+        let stream = stream.file_name().to_string_lossy().into_owned();
+        for tag in recorded.tags(&stream).unwrap().tags {
+            let mut online_opts = AnalyzeOptions::new(&tag.name);
+            online_opts.ci_config_changes = Some(world.join("openshift/ci-config-changes.json"));
+            let online = analyze(&src, &ev, &online_opts).unwrap();
+            let offline = analyze(&recorded, &ev, &AnalyzeOptions::new(&tag.name)).unwrap();
+            assert_eq!(online.decision, offline.decision, "{}: online and offline verdicts differ", tag.name);
+            assert_eq!(online.suspects, offline.suspects, "{}", tag.name);
+            assert_eq!(online.root_causes, offline.root_causes, "{}", tag.name);
+            verdicts.insert(offline.decision.verdict.as_str().to_string());
+            // The Markdown reads as written: comparisons not as entities, no sentence
+            // cut after "in".
+            let md = citriage_payload::render_markdown(&offline);
+            assert!(!md.contains("&gt;") && !md.contains("&lt;"), "{}: entities in the Markdown", tag.name);
+            for line in md.lines() {
+                let l = line.trim_end();
+                assert!(!l.ends_with(" in") && !l.ends_with(" in;") && !l.contains(" in ;"), "{}: {l:?}", tag.name);
+            }
+            markdown_comparisons += md.matches("(> 2)").count() + md.matches("(< 18 h)").count();
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} payloads compared; verdicts seen: {verdicts:?}");
+    assert!(compared >= 5, "only {compared} payloads");
+    assert!(verdicts.len() >= 2, "the stream should exercise several verdicts: {verdicts:?}");
+    assert!(markdown_comparisons > 0, "no force-accept comparison was rendered");
+    assert!(srv.hits.lock().unwrap().iter().any(|u| u.starts_with("/github/")), "no PR diff was read over HTTP");
 }

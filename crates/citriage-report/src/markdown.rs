@@ -271,7 +271,7 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         if with_builds {
             let _ = writeln!(
                 s,
-                "**Affected jobs** (most severe first; pass rate, streak and last pass from ingested builds, 7 days to the snapshot date):\n\n| Job | {metric} | Severity | Pass rate (n) | Streak | Last pass | Evidence |\n|---|---:|---|---:|---:|---|---|"
+                "**Affected jobs** (most severe first; pass rate, streak and last pass from ingested builds, 7 days to the snapshot date; *Corrected* rates the job on the same rubric from those builds):\n\n| Job | {metric} | Severity | Corrected | Pass rate (n) | Streak | Last pass | Evidence |\n|---|---:|---|---|---:|---:|---|---|"
             );
         } else {
             let _ = writeln!(
@@ -287,6 +287,11 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             let ev = entry_evidence(&snap_for_evidence, &j.entry.job, &[field], entry_excerpt(&j.entry.stats));
             let id = cited.cite(ev);
             if with_builds {
+                let corrected = figs
+                    .get(j.entry.job.as_str())
+                    .and_then(|f| f.corrected_severity(ds))
+                    .map(|(sev, _)| sev.as_str().to_string())
+                    .unwrap_or_else(|| "–".into());
                 let (rate, streak, last) = match figs.get(j.entry.job.as_str()) {
                     Some(f) => (
                         f.pass_rate
@@ -299,10 +304,11 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
                 };
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
                     code(&j.entry.job),
                     figure(&j.entry.stats),
                     j.severity.as_str(),
+                    corrected,
                     rate,
                     streak,
                     last,
@@ -322,7 +328,7 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         if c.count() > ROWS_PER_PATTERN {
             let more = c.count() - ROWS_PER_PATTERN;
             if with_builds {
-                let _ = writeln!(s, "| … and {more} more | | | | | | `categorized.json` |");
+                let _ = writeln!(s, "| … and {more} more | | | | | | | `categorized.json` |");
             } else {
                 let _ = writeln!(s, "| … and {more} more | | | `categorized.json` |");
             }
@@ -376,7 +382,7 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
                 let _ = writeln!(s, "**Tests**: {}  ", tests.join(", "));
                 if let Some(o) = &sp.owner {
                     owners.push(o.clone());
-                    let _ = writeln!(s, "**Owner**: {o} (from the tests' `[{o}]` tags)  ");
+                    let _ = writeln!(s, "**Owner**: {o} (from the tests' `[sig-{o}]` tags)  ");
                 }
                 let _ = writeln!(
                     s,

@@ -537,6 +537,31 @@ pub trait HttpCache {
     fn get(&self, url: &str) -> Option<CachedResponse>;
     /// Stores (replaces) the answer for a URL.
     fn put(&self, url: &str, resp: CachedResponse);
+    /// The newest stored answer whose URL ends with `suffix` (a path and query under
+    /// some API base, starting with `/`), with that URL: how an offline reader finds
+    /// an answer fetched under another base URL. Default: none.
+    fn get_by_suffix(&self, _suffix: &str) -> Option<(String, CachedResponse)> {
+        None
+    }
+}
+
+/// Among `(url, answer)` pairs, the newest answer whose URL ends with `suffix` (ties:
+/// the first URL in order): the rule every [`HttpCache::get_by_suffix`] follows.
+pub fn newest_with_suffix<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a CachedResponse)>,
+    suffix: &str,
+) -> Option<(String, CachedResponse)> {
+    let mut best: Option<(&str, &CachedResponse)> = None;
+    for (u, c) in entries {
+        if !suffix.starts_with('/') || !u.ends_with(suffix) {
+            continue;
+        }
+        match best {
+            Some((bu, bc)) if (bc.fetched_at, std::cmp::Reverse(bu)) >= (c.fetched_at, std::cmp::Reverse(u)) => {}
+            _ => best = Some((u, c)),
+        }
+    }
+    best.map(|(u, c)| (u.to_string(), c.clone()))
 }
 
 impl<C: HttpCache + ?Sized> HttpCache for Arc<C> {
@@ -546,6 +571,9 @@ impl<C: HttpCache + ?Sized> HttpCache for Arc<C> {
     fn put(&self, url: &str, resp: CachedResponse) {
         (**self).put(url, resp)
     }
+    fn get_by_suffix(&self, suffix: &str) -> Option<(String, CachedResponse)> {
+        (**self).get_by_suffix(suffix)
+    }
 }
 
 impl<C: HttpCache + ?Sized> HttpCache for std::rc::Rc<C> {
@@ -554,6 +582,9 @@ impl<C: HttpCache + ?Sized> HttpCache for std::rc::Rc<C> {
     }
     fn put(&self, url: &str, resp: CachedResponse) {
         (**self).put(url, resp)
+    }
+    fn get_by_suffix(&self, suffix: &str) -> Option<(String, CachedResponse)> {
+        (**self).get_by_suffix(suffix)
     }
 }
 
@@ -593,6 +624,10 @@ impl HttpCache for MemoryCache {
         if let Ok(mut m) = self.map.lock() {
             m.insert(url.to_string(), resp);
         }
+    }
+    fn get_by_suffix(&self, suffix: &str) -> Option<(String, CachedResponse)> {
+        let m = self.map.lock().ok()?;
+        newest_with_suffix(m.iter().map(|(u, c)| (u.as_str(), c)), suffix)
     }
 }
 

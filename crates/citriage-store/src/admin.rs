@@ -62,7 +62,7 @@ const CANONICAL: &[(&str, &str)] = &[
     (
         "builds",
         "SELECT bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started, finished,
-            duration, result, state, executor, origin, problems, complete, skipped_tests, failed_tests, kettle
+            duration, result, state, executor, origin, problems, complete, skipped_tests, failed_tests, kettle, testgrid
          FROM builds ORDER BY bucket, path",
     ),
     ("strings", "SELECT text FROM strings ORDER BY text"),

@@ -20,7 +20,7 @@ pub use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest};
 
 const BUILD_COLUMNS: &str =
     "id, bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started,
-    finished, duration, result, state, executor, origin, problems, complete, skipped_tests, kettle";
+    finished, duration, result, state, executor, origin, problems, complete, skipped_tests, kettle, testgrid";
 
 /// Builds in the order every listing uses (a build without a start time first, as
 /// SQLite sorts NULL; PostgreSQL is told so).
@@ -72,6 +72,7 @@ fn build_from_row(r: &Row<'_>) -> Result<(i64, BuildRecord, i64), DbError> {
             artifacts: Vec::new(),
             excerpts: Vec::new(),
             kettle: r.opt_string(21)?.and_then(|k| serde_json::from_str(&k).ok()),
+            testgrid: r.opt_string(22)?.and_then(|t| serde_json::from_str(&t).ok()),
         },
         r.i64(20)?,
     ))
@@ -166,11 +167,13 @@ fn put_build_tx(
     let failed = b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").count() as i64;
     let problems = serde_json::to_string(&b.problems).unwrap_or_else(|_| "[]".into());
     let kettle = b.kettle.as_ref().and_then(|k| serde_json::to_string(k).ok());
+    let testgrid = b.testgrid.as_ref().and_then(|t| serde_json::to_string(t).ok());
     let id = tx.int(
         "INSERT INTO builds (bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos,
             started, finished, duration, result, state, executor, origin, problems, complete, skipped_tests,
-            failed_tests, kettle)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
+            failed_tests, kettle, testgrid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+            ?23)
          RETURNING id",
         vals![
             &b.bucket,
@@ -194,7 +197,8 @@ fn put_build_tx(
             b.complete,
             skipped,
             failed,
-            &kettle
+            &kettle,
+            &testgrid
         ],
     )?;
     let kept: Vec<&StoredTest> = b.tests.iter().filter(|t| t.status != "skipped").collect();
@@ -523,7 +527,7 @@ impl Store {
             .reader()
             .rows(&format!("SELECT {BUILD_COLUMNS}, failed_tests FROM builds ORDER BY {BUILD_ORDER}"), &[], |r| {
                 let (id, record, _) = build_from_row(r)?;
-                Ok(IndexedBuild { id, record, failed_tests: r.i64(22)?.max(0) as u32 })
+                Ok(IndexedBuild { id, record, failed_tests: r.i64(23)?.max(0) as u32 })
             })
             .map_err(|e| self.err(e))
     }

@@ -32,6 +32,37 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The newest cached answer whose URL ends with `suffix` (a path under some API
+    /// base, starting with `/`), with its URL: an offline reader's answer fetched
+    /// under another base. Ties go to the first URL in order.
+    pub fn http_cache_get_by_suffix(&self, suffix: &str) -> Result<Option<(String, CachedHttp)>, StoreError> {
+        if !suffix.starts_with('/') {
+            return Ok(None);
+        }
+        self.conn
+            .reader()
+            .opt(
+                "SELECT url, status, etag, body, next, fetched_at FROM http_cache
+                 WHERE length(url) > length(CAST(?1 AS TEXT))
+                   AND substr(url, length(url) - length(CAST(?1 AS TEXT)) + 1) = CAST(?1 AS TEXT)
+                 ORDER BY fetched_at DESC, url",
+                vals![suffix],
+                |r| {
+                    Ok((
+                        r.string(0)?,
+                        CachedHttp {
+                            status: r.i64(1)? as u16,
+                            etag: r.opt_string(2)?,
+                            body: r.blob(3)?,
+                            next: r.opt_string(4)?,
+                            fetched_at: r.i64(5)?,
+                        },
+                    ))
+                },
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Stores (or replaces) the answer for a URL.
     pub fn http_cache_put(&self, url: &str, c: &CachedHttp) -> Result<(), StoreError> {
         self.conn

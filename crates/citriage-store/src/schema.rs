@@ -232,6 +232,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // (JSON of `KettleFacts`: its result, version, commit, repos, or why it writes no
     // row); NULL for builds stored before, whose kettle figures use citriage's fields.
     "ALTER TABLE builds ADD COLUMN kettle TEXT;",
+    // 11: where TestGrid shows the build's job (JSON of `TestgridPlace`: its
+    // `testgrid-dashboards` and `testgrid-tab-name` annotations); NULL when none.
+    "ALTER TABLE builds ADD COLUMN testgrid TEXT;",
 ];
 
 /// The schema version this build writes.

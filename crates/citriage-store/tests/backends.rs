@@ -42,6 +42,11 @@ fn build(job: &str, n: u32) -> BuildRecord {
             repos: Some(r#"{"kubernetes/kubernetes": "master:0a,7:beef"}"#.into()),
             dropped: n.is_multiple_of(8).then(|| "junit_01.xml: time=\"1.5s\"".into()),
         }),
+        // Every third build says where TestGrid shows its job.
+        testgrid: n.is_multiple_of(3).then(|| citriage_model::build::TestgridPlace {
+            dashboards: vec!["sig-release-master-blocking".into(), "google-gce".into()],
+            tab: Some(format!("{job}-tab")),
+        }),
         bucket: "kubernetes-ci-logs".into(),
         path: format!("logs/{job}/{}", 1000 + n),
         job: job.into(),
@@ -258,6 +263,14 @@ fn the_same_writes_read_back_the_same_on_both_engines() {
         assert_eq!(st.content_digest().unwrap(), digest, "{}: a second identical write changed the store", f.name);
         let r = reads(&mut st);
         assert!(r[0].contains("FAILURE") && r.iter().any(|x| x.contains("timed out\\nwaiting")), "{}", f.name);
+        // Where TestGrid shows a build's job reads back as written.
+        let placed = st.build_index().unwrap().into_iter().filter(|b| b.record.testgrid.is_some()).count();
+        assert!(placed > 0 && r[0].contains("sig-release-master-blocking"), "{}: testgrid places", f.name);
+        // The newest cached answer for an API path is found under any base URL.
+        let (url, _) = st.http_cache_get_by_suffix("/repos/kubernetes/kubernetes/pulls/1").unwrap().expect("found");
+        assert_eq!(url, "https://api.github.com/repos/kubernetes/kubernetes/pulls/1", "{}", f.name);
+        assert!(st.http_cache_get_by_suffix("/repos/kubernetes/kubernetes/pulls/2").unwrap().is_none());
+        assert!(st.http_cache_get_by_suffix("pulls/1").unwrap().is_none(), "a suffix starts with /");
         // Artifacts listed twice keep their last size; duplicate cluster members are stored once.
         assert_eq!(st.build_counts().unwrap(), (18, 54, 36), "{}", f.name);
         assert_eq!(st.cluster_failures("default", "c1", 10).unwrap().len(), 2, "{}", f.name);

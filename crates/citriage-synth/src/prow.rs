@@ -248,6 +248,34 @@ pub struct JobDoc<'a> {
     pub args: Vec<String>,
 }
 
+/// Where TestGrid shows a job, as its config's annotations would say: presubmits on
+/// `presubmits-kubernetes-blocking`, periodics by their name on the release-blocking
+/// board (conformance, the default GCE e2e and node suites, unit and verify jobs),
+/// the informing board (other e2e suites) or their SIG's board; the tab drops the
+/// `ci-kubernetes-` prefix. OpenShift's payload jobs (`periodic-ci-…`) name none.
+pub fn testgrid_of(job: &str) -> Option<(String, Option<String>)> {
+    if job.starts_with("periodic-ci-") || job.starts_with("release-openshift-") {
+        return None;
+    }
+    if job.starts_with("pull-") || job.starts_with("pr:") {
+        return Some(("presubmits-kubernetes-blocking".into(), None));
+    }
+    let blocking = ["conformance", "e2e-gci-gce", "e2e-gce", "node-kubelet", "unit", "verify", "build"];
+    let board = if blocking.iter().any(|b| job.contains(b)) {
+        "sig-release-master-blocking, google-gce".to_string()
+    } else if job.contains("e2e") {
+        "sig-release-master-informing".to_string()
+    } else {
+        let sig = ["node", "storage", "network", "scalability", "apps", "cli"]
+            .into_iter()
+            .find(|s| job.contains(s))
+            .unwrap_or("testing");
+        format!("sig-{sig}-misc")
+    };
+    let tab = job.strip_prefix("ci-kubernetes-").map(str::to_string);
+    Some((board, tab))
+}
+
 /// Serialises a ProwJob (pretty for `prowjob.json`, compact for `prowjobs.js`).
 pub fn prowjob_json(d: &JobDoc, pretty: bool) -> Vec<u8> {
     let mut labels = BTreeMap::new();
@@ -266,6 +294,12 @@ pub fn prowjob_json(d: &JobDoc, pretty: bool) -> Vec<u8> {
     }
     let mut annotations = BTreeMap::new();
     annotations.insert("prow.k8s.io/job", d.job.to_string());
+    if let Some((dashboards, tab)) = testgrid_of(d.job) {
+        annotations.insert("testgrid-dashboards", dashboards);
+        if let Some(t) = tab {
+            annotations.insert("testgrid-tab-name", t);
+        }
+    }
     let presubmit = d.prow_type == "presubmit";
     let mut req = BTreeMap::new();
     req.insert("cpu", "4");

@@ -1090,8 +1090,15 @@ pub const JOB_SORTS: &[(&str, &str)] = &[
 ];
 
 /// The groupings of `/jobs`, the default first.
-pub const JOB_GROUPS: &[(&str, &str)] =
-    &[("category", "category (triage rules)"), ("kind", "CI / PR / post-submit"), ("none", "no grouping")];
+pub const JOB_GROUPS: &[(&str, &str)] = &[
+    ("dashboard", "TestGrid dashboard (release-blocking first)"),
+    ("category", "category (triage rules)"),
+    ("kind", "CI / PR / post-submit"),
+    ("none", "no grouping"),
+];
+
+/// The group of jobs no build places on a TestGrid dashboard.
+pub const NO_DASHBOARD: &str = "no TestGrid dashboard known";
 
 fn job_kind(name: &str) -> &'static str {
     if name.starts_with("pr:") || name.starts_with("pull-") {
@@ -1131,7 +1138,14 @@ pub fn jobs_list(ix: &WebIndex, p: &BTreeMap<String, String>) -> Result<JobsList
         }
     };
     let sort = pick("sort", JOB_SORTS)?;
-    let group = pick("group", JOB_GROUPS)?;
+    // By TestGrid dashboard when builds name any, else by category.
+    let any_dashboard = ix.jobs.iter().any(|j| !j.summary.dashboards.is_empty());
+    let group = match pick("group", JOB_GROUPS)? {
+        g if g == "dashboard" && !any_dashboard && p.get("group").is_none_or(|v| v.is_empty()) => {
+            "category".to_string()
+        }
+        g => g,
+    };
     let mut jobs: Vec<JobSummary> = ix.jobs.iter().map(|j| j.summary.clone()).filter(|j| f.matches(&j.job)).collect();
     let newest_failure = |j: &JobSummary| -> i64 {
         ix.job(&j.job)
@@ -1167,6 +1181,14 @@ pub fn jobs_list(ix: &WebIndex, p: &BTreeMap<String, String>) -> Result<JobsList
                 (c, tags)
             }
             "kind" => (job_kind(&j.job).to_string(), Vec::new()),
+            // The first dashboard the annotation names: where the job's owners put it first.
+            "dashboard" => match j.dashboards.first() {
+                Some(d) => {
+                    let blocking = d.starts_with("sig-release-") && d.ends_with("-blocking");
+                    (d.clone(), if blocking { vec!["release-blocking".to_string()] } else { Vec::new() })
+                }
+                None => (NO_DASHBOARD.to_string(), Vec::new()),
+            },
             _ => ("all jobs".to_string(), Vec::new()),
         };
         let g = match groups.iter_mut().position(|g| g.name == name) {
@@ -1181,9 +1203,14 @@ pub fn jobs_list(ix: &WebIndex, p: &BTreeMap<String, String>) -> Result<JobsList
     }
     // Groups with jobs failing now first (most first), then by name; release-blocking
     // groups, when the rules tag any, before all.
+    // The jobs of no known dashboard last.
     groups.sort_by(|a, b| {
         let blocking = |g: &JobGroup| g.tags.iter().any(|t| t.contains("blocking"));
-        blocking(b).cmp(&blocking(a)).then(b.failing.cmp(&a.failing)).then(a.name.cmp(&b.name))
+        blocking(b)
+            .cmp(&blocking(a))
+            .then((a.name == NO_DASHBOARD).cmp(&(b.name == NO_DASHBOARD)))
+            .then(b.failing.cmp(&a.failing))
+            .then(a.name.cmp(&b.name))
     });
     let mut snapshot_groups: Vec<SnapshotGroup> = Vec::new();
     let mut snapshot_total = 0;
@@ -1402,6 +1429,92 @@ pub struct Changes {
     /// What the newest triage reports flag, by kind: the jobs whose dashboard figures
     /// mislead (always failing scored consistent, one PR's retests, ...).
     pub flagged: Vec<(String, String, Vec<String>)>,
+    /// Of [`Changes::failing_jobs_total`], those on a release-blocking TestGrid board.
+    pub failing_blocking_total: usize,
+    /// Day-over-day pattern drift (the newest day against the day before): new,
+    /// growing, shrinking and gone patterns, when a run is stored.
+    pub since_yesterday: Option<DaySummary>,
+    /// Each stored snapshot's severities as the dashboard rates its jobs and as
+    /// citriage's corrected figures rate them.
+    pub severity: Vec<SeverityCompare>,
+}
+
+/// Patterns that moved between the newest day of the clustering run and the day before.
+#[derive(Debug, Clone, Serialize)]
+pub struct DaySummary {
+    pub day: Day,
+    pub new: usize,
+    pub growing: usize,
+    pub shrinking: usize,
+    pub gone: usize,
+    /// New and growing patterns' failures on the newest day.
+    pub failures: u64,
+}
+
+/// One snapshot's jobs by severity: as the dashboard rates them and as the corrected
+/// figures of their stored builds do (a job without stored builds keeps the
+/// dashboard's rating).
+#[derive(Debug, Clone, Serialize)]
+pub struct SeverityCompare {
+    pub dataset: String,
+    pub date: Day,
+    /// (severity, jobs the dashboard rates so, jobs the corrected figures rate so),
+    /// worst first, every level.
+    pub rows: Vec<(String, usize, usize)>,
+    /// Jobs rated from stored builds.
+    pub corrected_jobs: usize,
+    pub jobs: usize,
+    /// Jobs rated at least two levels worse than the dashboard says, worst first (at
+    /// most ten): (job, dashboard's severity, corrected severity, the corrected figure).
+    pub worse: Vec<(String, String, String, String)>,
+}
+
+fn severity_rank(name: &str) -> usize {
+    citriage_analysis::severity::Severity::ALL.iter().position(|s| s.as_str() == name).unwrap_or(usize::MAX)
+}
+
+fn severity_compare(ix: &WebIndex) -> Vec<SeverityCompare> {
+    use citriage_analysis::severity::Severity;
+    let mut out = Vec::new();
+    for s in &ix.overview.snapshots {
+        let mut dash: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut corr: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut corrected_jobs = 0;
+        let mut worse = Vec::new();
+        for j in &s.job_list {
+            *dash.entry(j.severity.as_str()).or_default() += 1;
+            let figures =
+                ix.job(&j.job).or_else(|| ix.job(j.job.strip_prefix("pr:")?)).and_then(|x| x.figures.as_ref());
+            match figures.and_then(|f| f.corrected_severity(s.dataset)) {
+                Some((sev, figure)) => {
+                    corrected_jobs += 1;
+                    *corr.entry(sev.as_str()).or_default() += 1;
+                    if severity_rank(sev.as_str()) + 2 <= severity_rank(&j.severity) {
+                        worse.push((j.job.clone(), j.severity.clone(), sev.as_str().to_string(), figure));
+                    }
+                }
+                None => *corr.entry(j.severity.as_str()).or_default() += 1,
+            }
+        }
+        worse.sort_by(|a, b| severity_rank(&a.2).cmp(&severity_rank(&b.2)).then(a.0.cmp(&b.0)));
+        worse.truncate(10);
+        let rows = Severity::ALL
+            .iter()
+            .map(|v| {
+                let n = v.as_str();
+                (n.to_string(), dash.get(n).copied().unwrap_or(0), corr.get(n).copied().unwrap_or(0))
+            })
+            .collect();
+        out.push(SeverityCompare {
+            dataset: s.dataset.as_str().to_string(),
+            date: s.date,
+            rows,
+            corrected_jobs,
+            jobs: s.job_list.len(),
+            worse,
+        });
+    }
+    out
 }
 
 /// [`Changes`] of the view.
@@ -1409,15 +1522,44 @@ pub fn changes(ix: &WebIndex) -> Changes {
     let mut c = Changes::default();
     if let Ok(d) = drift(ix, &BTreeMap::new()) {
         c.drift_window = Some((d.from, d.to));
-        let mut moving: Vec<DriftRow> =
-            d.patterns.into_iter().filter(|p| matches!(p.kind, DriftKind::New | DriftKind::Growing)).collect();
+        // A pattern of one failure is not news: singletons stay on the drift page.
+        let mut moving: Vec<DriftRow> = d
+            .patterns
+            .into_iter()
+            .filter(|p| matches!(p.kind, DriftKind::New | DriftKind::Growing) && p.after >= 2)
+            .collect();
         moving.sort_by(|a, b| b.after.cmp(&a.after).then(a.stable_id.cmp(&b.stable_id)));
         moving.truncate(10);
         c.moving = moving;
     }
+    let day: BTreeMap<String, String> = [("span".to_string(), "1".to_string())].into();
+    if let Ok(d) = drift(ix, &day) {
+        let mut y = DaySummary { day: d.to, new: 0, growing: 0, shrinking: 0, gone: 0, failures: 0 };
+        for p in &d.patterns {
+            match p.kind {
+                DriftKind::New => y.new += 1,
+                DriftKind::Growing => y.growing += 1,
+                DriftKind::Shrinking => y.shrinking += 1,
+                DriftKind::Gone => y.gone += 1,
+                _ => {}
+            }
+            if matches!(p.kind, DriftKind::New | DriftKind::Growing) {
+                y.failures += p.after;
+            }
+        }
+        c.since_yesterday = Some(y);
+    }
+    c.severity = severity_compare(ix);
+    // Release-blocking jobs first, then most failed builds.
     let mut failing: Vec<JobSummary> =
         ix.jobs.iter().map(|j| j.summary.clone()).filter(|j| failing_now_in(ix, &j.job)).collect();
-    failing.sort_by(|a, b| (b.failed + b.errored).cmp(&(a.failed + a.errored)).then(a.job.cmp(&b.job)));
+    failing.sort_by(|a, b| {
+        b.release_blocking
+            .cmp(&a.release_blocking)
+            .then((b.failed + b.errored).cmp(&(a.failed + a.errored)))
+            .then(a.job.cmp(&b.job))
+    });
+    c.failing_blocking_total = failing.iter().filter(|j| j.release_blocking).count();
     c.failing_jobs_total = failing.len();
     failing.truncate(10);
     c.failing_jobs = failing;

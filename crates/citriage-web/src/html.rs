@@ -36,6 +36,12 @@ pub fn time(secs: i64) -> String {
     citriage_model::time::date_hm(secs)
 }
 
+/// A stored time as the pages spell every time: an RFC 3339 instant as `YYYY-MM-DD
+/// HH:MM` (UTC), a day as `YYYY-MM-DD`; anything else as written.
+pub fn time_text(s: &str) -> String {
+    citriage_model::time::shown(s)
+}
+
 /// An optional time, `-` when unknown.
 pub fn opt_time(secs: Option<i64>) -> String {
     secs.map(time).unwrap_or_else(|| "-".into())
@@ -53,13 +59,21 @@ const NAV: &[(&str, &str)] = &[
     ("/reports", "Reports"),
 ];
 
-/// Wraps a page body in the layout. `title` is escaped here; `body` must already be HTML.
-pub fn layout(title: &str, active: &str, body: &str) -> String {
+/// The main navigation's links, `active` marked; `style` (inline CSS, for pages that do
+/// not load the dashboard's style sheet) is given to each link.
+pub fn nav_links(active: &str, style: &str) -> String {
     let mut nav = String::new();
     for (href, label) in NAV {
         let class = if *href == active { " class=\"active\"" } else { "" };
-        nav.push_str(&format!("<a href=\"{href}\"{class}>{label}</a>"));
+        let style = if style.is_empty() { String::new() } else { format!(" style=\"{style}\"") };
+        nav.push_str(&format!("<a href=\"{href}\"{class}{style}>{label}</a>"));
     }
+    nav
+}
+
+/// Wraps a page body in the layout. `title` is escaped here; `body` must already be HTML.
+pub fn layout(title: &str, active: &str, body: &str) -> String {
+    let nav = nav_links(active, "");
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\

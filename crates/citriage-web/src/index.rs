@@ -92,6 +92,8 @@ pub struct JobIndex {
     /// The repository the job's failures are filed against (see [`job_repository`]),
     /// when its builds name any.
     pub repo: Option<String>,
+    /// Where TestGrid shows the job: the newest build naming it.
+    pub testgrid: Option<citriage_model::build::TestgridPlace>,
 }
 
 /// The repository a job belongs to, from the repositories its newest build checked
@@ -436,12 +438,16 @@ fn builds_and_jobs(indexed: Vec<IndexedBuild>) -> (Vec<BuildLite>, Vec<JobIndex>
                 figures: None,
                 failing_tests: Vec::new(),
                 repo: None,
+                testgrid: None,
             });
         }
         let ji = jobs.len() - 1;
         // Builds come oldest first: the newest build naming repositories wins.
         if let Some(repo) = job_repository(&r.job, r.repos.as_deref()) {
             jobs[ji].repo = Some(repo);
+        }
+        if r.testgrid.is_some() {
+            jobs[ji].testgrid = r.testgrid.clone();
         }
         builds.push(BuildLite {
             id: ib.id,
@@ -461,6 +467,11 @@ fn builds_and_jobs(indexed: Vec<IndexedBuild>) -> (Vec<BuildLite>, Vec<JobIndex>
     for j in &mut jobs {
         let bs = &builds[j.builds.clone()];
         j.summary = summary::summarize(&j.name, bs.iter().map(|b| (b.result.as_deref(), b.started)));
+        if let Some(t) = &j.testgrid {
+            j.summary.dashboards = t.dashboards.clone();
+            j.summary.tab = t.tab.clone();
+            j.summary.release_blocking = t.is_release_blocking();
+        }
         j.daily = daily_rates(bs);
     }
     (builds, jobs, job_by_name)
@@ -633,6 +644,14 @@ fn profile_index(store: &Store, profile: &str) -> Result<Option<ProfileIndex>, W
             failures: d.failures.min(u64::from(u32::MAX)) as u32,
         });
     }
+    // Stores written before owners had one spelling may hold `sig-testing`.
+    let stored: Vec<StoredCluster> = stored
+        .into_iter()
+        .map(|mut c| {
+            c.owner = citriage_model::owner::canonical(&c.owner);
+            c
+        })
+        .collect();
     let mut clusters: Vec<ClusterIndex> = stored
         .into_iter()
         .map(|c| {

@@ -355,6 +355,7 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .route("/api/v1", get(api_index))
         .route("/api/v1/", get(api_index))
         .route("/api/v1/overview", get(api_overview))
+        .route("/api/v1/changes", get(api_changes))
         .route("/api/v1/jobs", get(api_jobs))
         .route("/api/v1/jobs/{job}", get(api_job))
         .route("/api/v1/builds/{job}/{id}", get(api_build))
@@ -893,7 +894,7 @@ async fn not_found() -> Response {
 async fn api_index() -> Response {
     Json(serde_json::json!({
         "routes": [
-            "/api/v1/overview", "/api/v1/jobs", "/api/v1/jobs/{job}", "/api/v1/tests?name=",
+            "/api/v1/overview", "/api/v1/changes", "/api/v1/jobs", "/api/v1/jobs/{job}", "/api/v1/tests?name=",
             "/api/v1/clusters", "/api/v1/clusters/{profile}/{stable_id}", "/api/v1/drift", "/api/v1/search?q=",
             "/api/v1/payloads", "/api/v1/payloads/{tag}", "/api/v1/reports", "/api/v1/reports/{kind}/{key}",
             "/api/v1/status"
@@ -926,6 +927,10 @@ async fn api_status(State(st): State<AppState>) -> Response {
 
 async fn api_overview(State(st): State<AppState>) -> Response {
     json_answer(Ok(st.view().overview.clone()))
+}
+
+async fn api_changes(State(st): State<AppState>) -> Response {
+    json_answer(Ok(data::changes(&st.view())))
 }
 
 async fn page_overview(State(st): State<AppState>) -> Response {

@@ -4,7 +4,7 @@
 
 use crate::data::{ClusterDetail, ClusterList, ClusterRow, JobDetail, PayloadStream, ReportEntry, TestHistory};
 use crate::error::WebError;
-use crate::html::{esc, layout, opt_time, pct, time};
+use crate::html::{esc, layout, opt_time, pct, time, time_text};
 use crate::search::SearchResult;
 use crate::summary::{NameCount, Overview};
 use crate::svg::{acceptance_chart, failures_chart, pass_rate_chart, sparkline};
@@ -90,12 +90,12 @@ fn changes(b: &mut String, c: &crate::data::Changes) {
         ),
         Some((from, to)) if c.moving.is_empty() => {
             let _ =
-                write!(b, "<p>No pattern is new or growing ({from} → {to}). <a href=\"/drift\">Pattern drift</a></p>");
+                write!(b, "<p>No pattern with two failures or more is new or growing ({from} → {to}). <a href=\"/drift\">Pattern drift</a></p>");
         }
         Some((from, to)) => {
             let _ = write!(
                 b,
-                "<p class=\"meta\">New and growing failure patterns, {from} → {to}, most failures first (<a href=\"/drift\">all drift</a>).</p>\
+                "<p class=\"meta\">New and growing failure patterns with two failures or more, {from} → {to}, most failures first (<a href=\"/drift\">all drift</a>).</p>\
                  <table class=\"moving\"><tr><th>pattern</th><th>change</th><th>failures before → now</th><th>failure text</th></tr>"
             );
             for d in &c.moving {
@@ -113,24 +113,82 @@ fn changes(b: &mut String, c: &crate::data::Changes) {
             b.push_str("</table>");
         }
     }
+    if let Some(y) = &c.since_yesterday {
+        let _ = write!(
+            b,
+            "<p class=\"since-yesterday\">Since yesterday ({} → {}): <b>{}</b> new and <b>{}</b> growing {} ({} {} on {}), {} shrinking, {} gone (<a href=\"/drift?span=1\">day-over-day drift</a>).</p>",
+            y.day.plus(-1),
+            y.day,
+            y.new,
+            y.growing,
+            plural(y.new + y.growing, "pattern", "patterns"),
+            y.failures,
+            plural(y.failures as usize, "failure", "failures"),
+            y.day,
+            y.shrinking,
+            y.gone
+        );
+    }
     if c.failing_jobs_total > 0 {
         let _ = write!(
             b,
-            "<h3>Failing now: {} {}</h3><p class=\"meta\">Jobs whose newest finished build failed or errored, most failed builds first (<a href=\"/jobs?sort=failing\">all jobs</a>).</p><ul>",
+            "<h3>Failing now: {} {}, {} release-blocking</h3><p class=\"meta\">Jobs whose newest finished build failed or errored: those on a release-blocking TestGrid board first, then most failed builds (<a href=\"/jobs?sort=failing&amp;group=dashboard\">all jobs by dashboard</a>).</p><ul class=\"failing-now\">",
             c.failing_jobs_total,
-            plural(c.failing_jobs_total, "job", "jobs")
+            plural(c.failing_jobs_total, "job", "jobs"),
+            c.failing_blocking_total
         );
         for j in &c.failing_jobs {
             let _ = write!(
                 b,
-                "<li>{} · {} of {} builds failed or errored · pass rate {}</li>",
+                "<li>{}{} · {} of {} builds failed or errored · pass rate {}</li>",
                 job_link(&j.job),
+                if j.release_blocking { " <span class=\"badge blocking\">release-blocking</span>" } else { "" },
                 j.failed + j.errored,
                 j.builds,
                 rate(j.pass_rate)
             );
         }
         b.push_str("</ul>");
+    }
+    for sc in &c.severity {
+        let _ = write!(
+            b,
+            "<h3>Severity of the {} snapshot of {}: the dashboard's and corrected</h3><p class=\"meta\">{} of {} jobs rated from their stored builds by citriage's corrected figures (failures: days since the last pass while failing; flakes: the worse of pass rate and corrected consistency); the others keep the dashboard's rating.</p>\
+             <table class=\"severity-compare\"><tr><th>severity</th><th>dashboard</th><th>corrected</th></tr>",
+            esc(&sc.dataset),
+            sc.date,
+            sc.corrected_jobs,
+            sc.jobs
+        );
+        for (sev, dash, corr) in &sc.rows {
+            let _ = write!(
+                b,
+                "<tr><td><span class=\"sev sev-{}\">{}</span></td><td class=\"num\">{}</td><td class=\"num\"><b>{}</b></td></tr>",
+                esc(sev),
+                esc(sev),
+                dash,
+                corr
+            );
+        }
+        b.push_str("</table>");
+        if !sc.worse.is_empty() {
+            b.push_str(
+                "<p class=\"meta\">Rated at least two levels worse than the dashboard says:</p><ul class=\"worse\">",
+            );
+            for (job, d, cs, figure) in &sc.worse {
+                let _ = write!(
+                    b,
+                    "<li>{} · dashboard <span class=\"sev sev-{}\">{}</span> → corrected <span class=\"sev sev-{}\">{}</span> ({})</li>",
+                    job_link(job.strip_prefix("pr:").unwrap_or(job)),
+                    esc(d),
+                    esc(d),
+                    esc(cs),
+                    esc(cs),
+                    esc(figure)
+                );
+            }
+            b.push_str("</ul>");
+        }
     }
     if !c.flagged.is_empty() {
         b.push_str("<h3>Where the dashboards' figures mislead</h3><p class=\"meta\">Flagged by the newest triage reports with the build data behind them.</p><ul>");
@@ -332,7 +390,7 @@ pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td><span class=\"dot {}\"></span>{}</td></tr>",
-                job_link(&j.job),
+                job_cell(j),
                 j.builds,
                 j.passed,
                 j.failed,
@@ -346,6 +404,24 @@ pub fn jobs(l: &crate::data::JobsList, p: &BTreeMap<String, String>) -> String {
         b.push_str("</table></section>");
     }
     layout("Jobs", "/jobs", &b)
+}
+
+/// A job's link with where TestGrid shows it (tab and dashboards) and a
+/// release-blocking badge.
+fn job_cell(j: &crate::summary::JobSummary) -> String {
+    let mut s = job_link(&j.job);
+    if j.release_blocking {
+        s.push_str(" <span class=\"badge blocking\">release-blocking</span>");
+    }
+    if !j.dashboards.is_empty() {
+        let _ = write!(
+            s,
+            "<div class=\"meta testgrid\">TestGrid: {}{}</div>",
+            esc(&j.dashboards.join(", ")),
+            j.tab.as_deref().map(|t| format!(" · tab <code>{}</code>", esc(t))).unwrap_or_default()
+        );
+    }
+    s
 }
 
 /// `one` or `many` by count ("1 job", "2 jobs").
@@ -1173,7 +1249,7 @@ pub fn payloads(streams: &[PayloadStream]) -> String {
                 esc(&p.phase),
                 // One time format across the dashboard (UTC, to the minute).
                 esc(&match p.created.as_deref() {
-                    Some(c) => citriage_model::time::parse_rfc3339(c).map(time).unwrap_or_else(|| c.to_string()),
+                    Some(c) => time_text(c),
                     None => "-".to_string(),
                 }),
                 match (p.blocking_failed, p.blocking_total) {
@@ -1194,11 +1270,13 @@ pub fn payloads(streams: &[PayloadStream]) -> String {
 /// A stored payload report with the dashboard's navigation bar above it. The report
 /// is the exact HTML `citriage payload` wrote (it escapes everything from CI itself).
 pub fn payload_report(stored_html: &str, tag: &str) -> String {
+    // The dashboard's main navigation (styled inline: the report loads no style sheet
+    // of ours), then the report's JSON and its tag.
     let bar = format!(
-        "<nav style=\"font:14px system-ui,sans-serif;padding:8px 16px;background:#1d2430;color:#cfd6e4\">\
-         <a style=\"color:#fff;margin-right:16px\" href=\"/payloads\">← Payloads</a>\
-         <a style=\"color:#cfd6e4;margin-right:16px\" href=\"/api/v1/payloads/{}\">JSON</a>\
-         <span>{}</span></nav>",
+        "<nav class=\"citriage-nav\" style=\"font:14px system-ui,sans-serif;padding:8px 16px;background:#1d2430;color:#cfd6e4\">\
+         <b style=\"color:#fff;margin-right:20px\">citriage</b>{}\
+         <span style=\"margin-left:12px\">· <a style=\"color:#cfd6e4;margin-right:12px\" href=\"/api/v1/payloads/{}\">JSON</a>{}</span></nav>",
+        crate::html::nav_links("/payloads", "color:#fff;margin-right:16px"),
         pct(tag),
         esc(tag)
     );
@@ -1239,7 +1317,7 @@ pub fn reports(entries: &[ReportEntry]) -> String {
                 esc(&e.kind),
                 href,
                 esc(&e.title),
-                esc(&e.as_of),
+                esc(&time_text(&e.as_of)),
                 esc(&e.media_types.iter().map(|m| format_name(m)).collect::<Vec<_>>().join(", "))
             );
         }
@@ -1261,7 +1339,7 @@ pub fn report(
         "<p class=\"meta\"><code>{}/{}</code> · as of {} · {} · <a href=\"/api/v1{}\">JSON</a></p>",
         esc(kind),
         esc(key),
-        esc(as_of),
+        esc(&time_text(as_of)),
         esc(format_name(media_type)),
         report_href(kind, key)
     );

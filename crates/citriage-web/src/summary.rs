@@ -189,6 +189,15 @@ pub struct JobSummary {
     pub first_started: Option<i64>,
     pub last_started: Option<i64>,
     pub last_outcome: String,
+    /// The TestGrid dashboards that show the job (its newest build's `testgrid-dashboards`
+    /// annotation); empty when no build names any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dashboards: Vec<String>,
+    /// Its TestGrid tab (`testgrid-tab-name`), when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    /// One of its dashboards is a release-blocking board (`sig-release-…-blocking`).
+    pub release_blocking: bool,
 }
 
 /// A job's summary from its builds' (result, start), oldest first.

@@ -685,3 +685,28 @@ fn concurrent_requests_all_answer_identically() {
         assert_eq!(body, first[k], "answers must be deterministic");
     }
 }
+
+#[test]
+fn api_changes_rates_every_snapshot_job_both_ways_and_lists_failing_jobs() {
+    let srv = start();
+    let (status, v) = get_json(&format!("{}/api/v1/changes", srv.base));
+    assert_eq!(status, 200);
+    let sev = v["severity"].as_array().expect("severity");
+    assert_eq!(sev.len(), 1, "one stored snapshot");
+    let s = &sev[0];
+    assert_eq!(s["dataset"], "failures");
+    let jobs = s["jobs"].as_u64().unwrap();
+    assert_eq!(jobs, 3);
+    let rows = s["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 6, "every level");
+    let dashboard: u64 = rows.iter().map(|r| r[1].as_u64().unwrap()).sum();
+    let corrected: u64 = rows.iter().map(|r| r[2].as_u64().unwrap()).sum();
+    assert_eq!((dashboard, corrected), (jobs, jobs), "each job rated once each way: {rows:?}");
+    let failing = v["failing_jobs"].as_array().expect("failing jobs");
+    assert_eq!(v["failing_jobs_total"].as_u64().unwrap() as usize, failing.len());
+    assert!(!failing.is_empty());
+    for j in failing {
+        assert!(matches!(j["last_outcome"].as_str(), Some("fail" | "error")), "{j}");
+    }
+    assert_eq!(v["failing_blocking_total"], 0, "no build names a release-blocking board");
+}

@@ -20,6 +20,14 @@ impl HttpCache for StoreCache {
             fetched_at: c.fetched_at,
         })
     }
+    fn get_by_suffix(&self, suffix: &str) -> Option<(String, CachedResponse)> {
+        self.0.http_cache_get_by_suffix(suffix).ok().flatten().map(|(url, c)| {
+            (
+                url,
+                CachedResponse { status: c.status, etag: c.etag, body: c.body, next: c.next, fetched_at: c.fetched_at },
+            )
+        })
+    }
     fn put(&self, url: &str, r: CachedResponse) {
         let _ = self.0.http_cache_put(
             url,

@@ -216,6 +216,21 @@ fn demo_report_has_every_section_and_planted_findings() {
         "build evidence listed"
     );
     assert!(world.contains("Pass rate (n)"), "pattern tables carry build figures");
+    // Each affected job is also rated from its builds, beside the dashboard's rating;
+    // a job that fails every run is rated well by the dashboard and badly from builds.
+    assert!(world.contains("| Severity | Corrected |"), "corrected rating column");
+    let levels = ["critical", "severe", "warning", "moderate", "low", "good", "–"];
+    let rows: Vec<Vec<&str>> = world
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.split(" | ").collect::<Vec<_>>())
+        .filter(|c| c.len() == 8)
+        .collect();
+    assert!(!rows.is_empty(), "affected-job rows with build figures");
+    for c in &rows {
+        assert!(levels.contains(&c[3]), "corrected rating {:?} in {c:?}", c[3]);
+    }
+    assert!(rows.iter().any(|c| c[3] != "–" && c[2] != c[3]), "some corrected rating differs from the dashboard's");
     let top = std::fs::read_to_string(d.path().join("flakes/top-flaky-tests.txt")).unwrap();
     assert!(top.lines().next().unwrap().contains("jobs="));
 }
@@ -617,4 +632,18 @@ fn code_evidence_from_a_checkout() {
     let o = run(&db, &["--format", "json", "evidence", "--locator", "job-config:ti@"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1, "the job-config answer is in the ledger");
+}
+
+#[test]
+fn fetch_from_a_folder_of_buckets_names_them_and_creates_no_store() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let gcs = dir.path().join("gcs");
+    std::fs::create_dir_all(gcs.join("kubernetes-ci-logs/logs/ci-a/1")).expect("bucket");
+    std::fs::create_dir_all(gcs.join("test-platform-results/pr-logs")).expect("bucket");
+    let db = dir.path().join("never.db");
+    let o = run(&db, &["fetch", "--mirror", gcs.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("kubernetes-ci-logs") && e.contains("test-platform-results") && e.contains("--mirror"), "{e}");
+    assert!(!db.exists(), "no store is created for a refused fetch");
 }

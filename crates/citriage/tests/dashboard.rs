@@ -322,6 +322,15 @@ fn the_world_in_a_browser() {
     assert_eq!(shown, want, "the page lists what the API answers, in order");
     assert!(console_problems(&s).is_empty());
     screenshot(&s, "clusters-filtered");
+    // Owners have one spelling: `sig/testing`, never `sig/sig-testing`.
+    s.goto(&format!("{base}/clusters")).expect("clusters");
+    let owners = texts(&s, "span.badge.owner");
+    assert!(!owners.is_empty() && owners.iter().all(|o| o.starts_with("sig/") && !o.contains("sig-")), "{owners:?}");
+    let api = get_json(&format!("{base}/api/v1/clusters"));
+    for c in api["clusters"].as_array().expect("clusters") {
+        let o = c["owner"].as_str().unwrap_or("");
+        assert!(!o.starts_with("sig-") && !o.starts_with("sig/"), "stored owner {o:?}");
+    }
 
     // A cluster: its header link leads to its page, with the issue link and its chart.
     let first = s.find("section.cluster h3 a").expect("a cluster link");
@@ -354,6 +363,13 @@ fn the_world_in_a_browser() {
     s.wait_until("the payload page", wait, |s| Ok(s.current_url()?.ends_with(&href))).expect("navigated");
     s.wait_for("main h1", wait).expect("the report's heading");
     assert!(s.find("nav a[href='/payloads']").is_ok(), "the navigation bar above the report");
+    // The main navigation, not a way back only; times spelled as on every page.
+    for href in ["/", "/jobs", "/clusters", "/reports"] {
+        assert!(s.find(&format!("nav.citriage-nav a[href='{href}']")).is_ok(), "{href} in the payload page's bar");
+    }
+    let text = body(&s);
+    let iso = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d").expect("regex");
+    assert!(!iso.is_match(&text), "a second time format on the payload page: {:?}", iso.find(&text));
     let problems = console_problems(&s);
     assert!(problems.is_empty(), "inline styles of the stored report are allowed: {problems:?}");
     screenshot(&s, "payload");
@@ -376,7 +392,28 @@ fn the_world_in_a_browser() {
     // Jobs: filtered by a substring, sorted by newest failure, grouped by kind; every
     // job listed matches, and the choices stay in the URL and the form.
     s.goto(&format!("{base}/jobs")).expect("jobs");
-    assert!(s.find_all("section.group h2").expect("groups").len() > 1, "jobs are grouped by category");
+    assert!(s.find_all("section.group h2").expect("groups").len() > 1, "jobs are grouped");
+    // By TestGrid dashboard (the builds' testgrid-dashboards annotations), the
+    // release-blocking board first, each of its jobs marked and placed by its tab.
+    let groups = texts(&s, "section.group h2");
+    assert!(groups[0].starts_with("sig-release-master-blocking"), "{groups:?}");
+    let api_jobs = get_json(&format!("{base}/api/v1/jobs"));
+    let blocking: Vec<&str> = api_jobs
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .filter(|j| j["release_blocking"] == true)
+        .filter_map(|j| j["job"].as_str())
+        .collect();
+    let first = s.find_all("section.group:first-of-type table.jobs tr td:first-child").expect("rows");
+    assert_eq!(first.len(), blocking.len(), "the release-blocking group holds the release-blocking jobs");
+    for row in &first {
+        let t = row.text().expect("text");
+        assert!(t.contains("release-blocking") && t.contains("TestGrid: sig-release-master-blocking"), "{t}");
+    }
+    assert!(!blocking.is_empty() && blocking.len() < api_jobs.as_array().map(Vec::len).unwrap_or(0));
+    assert!(body(&s).contains(citriage_web::data::NO_DASHBOARD) || groups.len() > 2, "{groups:?}");
+    screenshot(&s, "jobs-by-dashboard");
     s.find("input[name=q]").and_then(|f| f.send_keys("kops")).expect("type a substring");
     s.find("select[name=sort] option[value=newest_failure]").and_then(|o| o.click()).expect("sort");
     s.find("select[name=group] option[value=kind]").and_then(|o| o.click()).expect("group");
@@ -478,6 +515,31 @@ fn the_world_in_a_browser() {
     s.goto(&format!("{base}/")).expect("overview");
     let overview = body(&s);
     assert!(overview.contains("Where the dashboards' figures mislead") && overview.contains(&fjob), "{overview}");
+    // The overview leads with what changed and matters: patterns of two failures or
+    // more (no singletons), the drift since yesterday, failing jobs with the
+    // release-blocking ones first, and severities as the dashboard and as the
+    // corrected figures rate them.
+    for cell in texts(&s, "table.moving td:nth-child(3)") {
+        let after: u64 = cell.rsplit('→').next().and_then(|n| n.trim().parse().ok()).expect("a count");
+        assert!(after >= 2, "a singleton leads the overview: {cell}");
+    }
+    let since = s.find("p.since-yesterday").and_then(|p| p.text()).expect("the drift since yesterday");
+    assert!(since.starts_with("Since yesterday ("), "{since}");
+    let failing = texts(&s, "ul.failing-now li");
+    assert!(!failing.is_empty(), "jobs failing now");
+    let marked: Vec<bool> = failing.iter().map(|l| l.contains("release-blocking")).collect();
+    assert!(marked.windows(2).all(|w| w[0] >= w[1]), "release-blocking jobs first: {failing:?}");
+    assert!(marked[0], "a release-blocking job fails in this world: {failing:?}");
+    let tables = s.find_all("table.severity-compare").expect("severity tables");
+    assert_eq!(tables.len(), 2, "one per stored dataset");
+    let worse = texts(&s, "ul.worse li");
+    assert!(
+        worse.iter().any(|w| w.contains("dashboard good") && w.contains("corrected critical")),
+        "an always-failing job the dashboard rates good is corrected: {worse:?}"
+    );
+    let h = s.find("section.changes").and_then(|e| e.text()).expect("the lead");
+    assert!(h.find("Failing now").expect("failing") < h.find("Severity of the").expect("severity"), "{h}");
+    screenshot(&s, "overview-changes");
     // An unknown build: the message and the job's list, not a bare error.
     s.goto(&format!("{base}/builds/{}/no-such-build", pct(job))).expect("unknown build");
     s.wait_for("div.alert", wait).expect("an error box");

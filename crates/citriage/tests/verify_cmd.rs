@@ -15,6 +15,7 @@ use common::{run, stderr};
 fn build(job: &str, id: &str, result: &str) -> BuildRecord {
     BuildRecord {
         kettle: None,
+        testgrid: None,
         bucket: "kubernetes-ci-logs".into(),
         path: format!("logs/{job}/{id}"),
         job: job.into(),

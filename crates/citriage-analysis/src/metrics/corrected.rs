@@ -193,6 +193,41 @@ pub struct JobFigures {
     pub tests: Vec<TestFigures>,
 }
 
+impl JobFigures {
+    /// The job's severity on a dataset's rubric from these figures, with the figure it
+    /// rests on in words: failures, the days since its last pass while its newest build
+    /// fails; flakes, the worse of its pass rate and its corrected commit consistency.
+    /// `None` when a flakes rating has neither.
+    pub fn corrected_severity(&self, dataset: citriage_model::Dataset) -> Option<(Severity, String)> {
+        match dataset {
+            citriage_model::Dataset::Failures => {
+                let days = if self.streak_builds > 0 { self.streak_days.unwrap_or(0).max(0) } else { 0 };
+                Some((
+                    severity::of_failing_days(u32::try_from(days).unwrap_or(u32::MAX)),
+                    format!("failing {days} days ({} builds in a row)", self.streak_builds),
+                ))
+            }
+            citriage_model::Dataset::Flakes => {
+                let rate = (self.sample > 0).then(|| self.passes as f64 / self.sample as f64);
+                let worst = match (rate, self.corrected_consistency) {
+                    (Some(r), Some(c)) => r.min(c),
+                    (Some(r), None) => r,
+                    (None, Some(c)) => c,
+                    (None, None) => return None,
+                };
+                Some((
+                    severity::of_consistency(worst),
+                    format!(
+                        "{}corrected consistency {}",
+                        rate.map(|r| format!("pass rate {:.1}%, ", 100.0 * r)).unwrap_or_default(),
+                        self.corrected_consistency.map(|c| format!("{c:.3}")).unwrap_or_else(|| "-".into())
+                    ),
+                ))
+            }
+        }
+    }
+}
+
 /// Computes the corrected figures of every job that has builds in the window or before.
 pub fn job_figures(builds: &[BuildRecord], s: &Settings) -> Vec<JobFigures> {
     let kettle: BTreeMap<String, f64> =
@@ -788,6 +823,7 @@ mod tests {
             artifacts: Vec::new(),
             excerpts: Vec::new(),
             kettle: None,
+            testgrid: None,
         }
     }
 

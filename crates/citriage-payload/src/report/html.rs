@@ -13,6 +13,7 @@ use crate::evidence::{JunitState, LogLine};
 use crate::jobhistory::{PassRate, Trend};
 use crate::model::Phase;
 use crate::scoring::{Candidate, CandidateKind};
+use citriage_model::time;
 
 /// Escapes text for HTML content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -229,8 +230,8 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         phase_badge(&a.payload.phase),
         esc(&a.payload.stream_name),
         esc(&a.payload.architecture),
-        esc(a.payload.created.as_deref().unwrap_or("creation time unknown")),
-        a.payload.as_of.as_ref().map(|t| format!(" · as of {}", esc(t))).unwrap_or_default()
+        esc(&a.payload.created.as_deref().map(time::shown).unwrap_or_else(|| "creation time unknown".into())),
+        a.payload.as_of.as_ref().map(|t| format!(" · as of {}", esc(&time::shown(t)))).unwrap_or_default()
     );
 
     // 1. Executive summary.
@@ -351,7 +352,7 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
             if r.all_blocking_green { " class=\"green\"" } else { "" },
             link(Some(&page_url(a, &r.tag)), &r.tag),
             phase_badge(&r.phase),
-            esc(r.created.as_deref().unwrap_or("")),
+            esc(&r.created.as_deref().map(time::shown).unwrap_or_default()),
             esc(&r.blocking.describe())
         );
     }

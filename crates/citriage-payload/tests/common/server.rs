@@ -27,7 +27,8 @@ impl Drop for Server {
     }
 }
 
-/// Serves `<world>/release-controller` with the quirks: the first
+/// Serves `<world>/release-controller` (and PR diffs from `<world>/github`) with the
+/// quirks: the first
 /// `throttle_first_tags` tag lists are answered 429 with `Retry-After: retry_after`.
 pub fn serve(world: std::path::PathBuf, throttle_first_tags: usize, retry_after: &'static str) -> Server {
     let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
@@ -58,8 +59,9 @@ pub fn serve(world: std::path::PathBuf, throttle_first_tags: usize, retry_after:
                     Err(_) => tiny_http::Response::from_string("not found").with_status_code(404),
                 }
             } else {
-                let path = world.join("release-controller").join(format!("{rel}.json"));
-                match std::fs::read(&path) {
+                // Recorded as `<name>.json` (the test world) or `<name>` (a synthetic world).
+                let rc = world.join("release-controller");
+                match std::fs::read(rc.join(format!("{rel}.json"))).or_else(|_| std::fs::read(rc.join(rel))) {
                     Ok(b) => tiny_http::Response::from_data(b).with_status_code(200),
                     Err(_) => tiny_http::Response::from_string("not found").with_status_code(404),
                 }

@@ -39,6 +39,7 @@ fn test(name: &str, status: &str, text: Option<&str>) -> StoredTest {
 fn build(job: &str, id: u32, started: i64, result: &str, tests: Vec<StoredTest>) -> BuildRecord {
     BuildRecord {
         kettle: None,
+        testgrid: None,
         bucket: "kubernetes-ci-logs".into(),
         path: format!("logs/{job}/{id}"),
         job: job.into(),

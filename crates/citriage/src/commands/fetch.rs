@@ -105,6 +105,16 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
             if !dir.is_dir() {
                 return Err(Failure::input(format!("{}: not a folder", dir.display())));
             }
+            // A folder of buckets (a world's `gcs/`) is not a bucket: name the ones below
+            // it before any store is created.
+            let is_bucket = dir.join("logs").is_dir() || dir.join("pr-logs").is_dir();
+            if !is_bucket
+                && std::fs::read_dir(dir).is_ok_and(|rd| {
+                    rd.flatten().any(|e| e.path().join("logs").is_dir() || e.path().join("pr-logs").is_dir())
+                })
+            {
+                return Err(Failure::input(mirror_hint(dir)));
+            }
             Box::new(LocalMirror::new(dir.clone(), a.bucket.clone()))
         }
         (None, Some(url)) => {

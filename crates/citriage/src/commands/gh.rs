@@ -6,8 +6,8 @@ use crate::context::{print_json, Context, Failure};
 use crate::github::{client, ref_context};
 use crate::outln;
 use citriage_github::{
-    extract_refs, render_ambiguous, render_sweep_json, render_sweep_markdown, sweep, unique_refs, IssueRef,
-    SweepOptions,
+    extract_refs, render_ambiguous, render_sweep_json, render_sweep_markdown, sweep_with_evidence, unique_refs,
+    IssueRef, SweepOptions,
 };
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -76,10 +76,9 @@ pub fn exec(ctx: &Context, a: &GhArgs) -> Result<(), Failure> {
                 return Err(Failure::input("no refs to check: give refs or --report FILE"));
             }
             let c = client(store.clone(), api, *offline);
-            let rows = sweep(&c, &wanted, SweepOptions { walk_timelines: !no_timelines });
-            // What was read goes into the evidence ledger.
-            let items: Vec<citriage_model::Evidence> =
-                wanted.iter().filter_map(|r| citriage_github::RefResolver::resolve(&c, r).evidence()).collect();
+            // Each distinct reference is asked once; what was read goes into the
+            // evidence ledger.
+            let (rows, items) = sweep_with_evidence(&c, &wanted, SweepOptions { walk_timelines: !no_timelines });
             let now = c.now();
             drop(c);
             if let Ok(mut st) = Rc::try_unwrap(store) {

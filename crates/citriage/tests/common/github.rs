@@ -1,7 +1,7 @@
 //! A GitHub-shaped server on 127.0.0.1 for tests of `act --apply`, the MCP write
-//! tool and `watch`'s GitHub sources, laid out like api.github.com: `GET
-//! /repos/{o}/{r}/pulls/{n}` (a merged PR), `GET /repos/{o}/{r}/issues/{n}` (the same
-//! PR as the issues endpoint answers it, with an ETag and 304 on revalidation), `POST
+//! tool, `gh sweep` and `watch`'s GitHub sources, laid out like api.github.com: `GET
+//! /repos/{o}/{r}/pulls/{n}` and `GET /repos/{o}/{r}/issues/{n}` (a merged PR; the
+//! issues answer has an ETag and a 304 on revalidation), `POST
 //! /graphql` (the revert mutation), `POST /repos/{o}/{r}/issues` and `POST
 //! /repos/{o}/{r}/issues/{n}/comments`; anything else is a 404. It records every
 //! request it receives, and answers every request with 401 while `refuse` is set.
@@ -23,13 +23,12 @@ pub struct Got {
     pub body: Option<Value>,
 }
 
-/// When every PR the server knows was merged.
-pub const MERGED_AT: &str = "2026-03-05T10:00:00Z";
-
 /// The node id, revert PR number and issue number the server answers with.
 pub const NODE_ID: &str = "PR_kwDOtest0001";
 pub const REVERT_NUMBER: u64 = 9001;
 pub const ISSUE_NUMBER: u64 = 4242;
+/// When every pull request the issues endpoint answers for was merged.
+pub const MERGED_AT: &str = "2026-11-02T10:00:00Z";
 
 pub struct FakeGithub {
     server: Arc<tiny_http::Server>,
@@ -87,10 +86,12 @@ impl FakeGithub {
                         continue;
                     }
                     let n = n.parse::<u64>().unwrap_or(0);
-                    let answer = json!({"number": n, "state": "closed", "title": format!("PR {n}"), "labels": [],
-                        "html_url": format!("https://github.com/{o}/{r}/pull/{n}"), "state_reason": "completed",
-                        "closed_at": MERGED_AT, "draft": false,
-                        "pull_request": {"url": format!("https://api.github.com/repos/{o}/{r}/pulls/{n}"), "merged_at": MERGED_AT}});
+                    let answer = json!({"number": n, "title": format!("fix {n}"), "state": "closed",
+                           "labels": [{"name": "lgtm"}], "created_at": "2026-11-01T10:00:00Z",
+                           "updated_at": "2026-11-02T10:00:00Z",
+                           "html_url": format!("https://github.com/{o}/{r}/pull/{n}"),
+                           "pull_request": {"merged_at": MERGED_AT,
+                                            "html_url": format!("https://github.com/{o}/{r}/pull/{n}")}});
                     let resp =
                         tiny_http::Response::from_string(answer.to_string()).with_header(json).with_header(etag_header);
                     let _ = req.respond(resp);
