@@ -253,7 +253,7 @@ impl AppState {
             return gen;
         }
         f.last_check = Instant::now();
-        let stamp = f.watcher.data_version().ok().map(|v| v.to_string());
+        let stamp = data_version_stamp(&mut f.watcher);
         if stamp == self.view().stamp {
             f.pending = None;
             return gen;
@@ -382,6 +382,16 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), cache))
         .layer(axum::middleware::from_fn_with_state(state.clone(), host_check))
         .layer(axum::middleware::from_fn_with_state(state, timing))
+}
+
+/// The store's data version, read from a request's task. PostgreSQL's synchronous
+/// client runs a small runtime of its own for each call, which cannot start on a thread
+/// that drives the server's runtime: there the version is read on a thread of its own.
+fn data_version_stamp(watcher: &mut Store) -> Option<String> {
+    if watcher.backend() == citriage_store::Backend::Sqlite {
+        return watcher.data_version().ok().map(|v| v.to_string());
+    }
+    std::thread::scope(|sc| sc.spawn(move || watcher.data_version().ok()).join().ok().flatten()).map(|v| v.to_string())
 }
 
 /// Records each request's latency for `/metrics` and logs it (method, path without

@@ -173,6 +173,15 @@ pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .map_err(|e| Failure::other(e.to_string()))?;
+        // Its stderr is read as it comes (a full pipe would stop the process).
+        let err_pipe = child.stderr.take();
+        let err_reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = err_pipe {
+                let _ = std::io::Read::read_to_string(&mut p, &mut text);
+            }
+            text
+        });
         // The server's memory, sampled while it works (a cluster started here only).
         #[cfg_attr(not(feature = "postgres"), allow(unused_mut))]
         let mut server_kib = 0u64;
@@ -184,11 +193,9 @@ pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
             std::thread::sleep(Duration::from_millis(200));
         }
         let out = child.wait_with_output().map_err(|e| Failure::other(e.to_string()))?;
+        let err = err_reader.join().unwrap_or_default();
         if !out.status.success() {
-            return Err(Failure::other(format!(
-                "the {name} benchmark failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+            return Err(Failure::other(format!("the {name} benchmark failed: {}", err.trim())));
         }
         let mut v: Value = serde_json::from_slice(&out.stdout).map_err(|e| Failure::other(format!("{name}: {e}")))?;
         v["backend"] = json!(name);

@@ -711,7 +711,7 @@ fn watch_follows_release_streams_and_github_repositories() {
 #[cfg(unix)]
 fn serve_logs_requests_as_json_events_on_stderr() {
     use std::io::{BufRead, BufReader, Read};
-    let w = world(6, 4);
+    let w = world(10, 6);
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("store.db");
     let dbs = db.to_str().unwrap();
@@ -756,4 +756,28 @@ fn serve_logs_requests_as_json_events_on_stderr() {
     assert_eq!((health["fields"]["status"].as_u64(), health["fields"]["route"].as_str()), (Some(200), Some("ops")));
     assert!(served.iter().any(|e| e["fields"]["path"] == "/jobs" && e["fields"]["route"] == "jobs"), "{err}");
     assert!(!err.contains("s3cret-header") && !err.contains("secret-query"), "{err}");
+}
+
+/// The dashboard over each engine keeps answering once it checks the store for changes
+/// (at most once a second, from a request): on PostgreSQL that check must not block a
+/// thread that drives the server's runtime.
+#[test]
+fn serve_keeps_answering_after_its_change_check_on_each_engine() {
+    let w = world(10, 6);
+    let stores = Stores::new("serve_keeps_answering_after_its_change_check_on_each_engine");
+    for (engine, db) in stores.fresh("checked") {
+        ok(cmd(&db, &["fetch", "--all", "--mirror"]).arg(&w.mirror));
+        let opts = citriage_web::ServeOptions { prewarm: false, ..Default::default() };
+        let server = citriage_web::Server::bind_with(PathBuf::from(&db), "127.0.0.1:0".parse().unwrap(), opts)
+            .unwrap()
+            .spawn()
+            .unwrap();
+        let base = format!("http://{}", server.addr);
+        let a = agent();
+        for _ in 0..3 {
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            assert_eq!(answer(a.get(format!("{base}/jobs")).call()).0, 200, "{engine}");
+        }
+        assert_eq!(answer(a.get(format!("{base}/healthz")).call()).0, 200, "{engine}");
+    }
 }
