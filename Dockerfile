@@ -8,6 +8,8 @@ FROM rust:1.88-slim-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock rustfmt.toml ./
 COPY crates ./crates
+# The bundled example dashboards are compiled into the binary (`demo`).
+COPY examples ./examples
 RUN cargo build --release --locked -p citriage \
     && strip target/release/citriage
 

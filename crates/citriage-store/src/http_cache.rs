@@ -78,6 +78,18 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The URLs of the cached answers that start with `prefix`, sorted.
+    pub fn http_cache_urls(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.conn
+            .reader()
+            .rows(
+                "SELECT url FROM http_cache WHERE substr(url, 1, ?2) = ?1 ORDER BY url",
+                vals![prefix, prefix.chars().count() as i64],
+                |r| r.string(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Whether a build of a job (raw job name) is stored, and whether the job is known at all.
     pub fn build_known(&self, job: &str, build_id: &str) -> Result<(bool, bool), StoreError> {
         let mut db = self.conn.reader();

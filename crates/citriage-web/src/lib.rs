@@ -262,7 +262,7 @@ impl AppState {
             return gen;
         }
         f.last_check = Instant::now();
-        let stamp = f.watcher.data_version().ok().map(|v| v.to_string());
+        let stamp = data_version_stamp(&mut f.watcher);
         if stamp == self.view().stamp {
             f.pending = None;
             return gen;
@@ -277,10 +277,17 @@ impl AppState {
             let me = self.clone();
             std::thread::spawn(move || {
                 let s = &me.0;
-                if let Ok(v) = build_index(&s.db, stamp, &s.opts.index) {
-                    *s.view.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(v);
-                    s.generation.fetch_add(1, Ordering::AcqRel);
-                    lock(&s.cache).clear();
+                let t = Instant::now();
+                match build_index(&s.db, stamp, &s.opts.index) {
+                    Ok(v) => {
+                        let (builds, jobs) = (v.builds.len(), v.jobs.len());
+                        *s.view.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(v);
+                        let generation = s.generation.fetch_add(1, Ordering::AcqRel) + 1;
+                        lock(&s.cache).clear();
+                        let seconds = t.elapsed().as_secs_f64();
+                        tracing::info!(generation, builds, jobs, seconds, "view rebuilt after the store changed");
+                    }
+                    Err(e) => tracing::error!(error = %e, "rebuilding the view failed; the previous view is served"),
                 }
                 s.rebuilding.store(false, Ordering::Release);
             });
@@ -386,12 +393,33 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .layer(axum::middleware::from_fn_with_state(state, timing))
 }
 
-/// Records each request's latency for `/metrics`.
+/// The store's data version, read from a request's task. PostgreSQL's synchronous
+/// client runs a small runtime of its own for each call, which cannot start on a thread
+/// that drives the server's runtime: there the version is read on a thread of its own.
+fn data_version_stamp(watcher: &mut Store) -> Option<String> {
+    if watcher.backend() == citriage_store::Backend::Sqlite {
+        return watcher.data_version().ok().map(|v| v.to_string());
+    }
+    std::thread::scope(|sc| sc.spawn(move || watcher.data_version().ok()).join().ok().flatten()).map(|v| v.to_string())
+}
+
+/// Records each request's latency for `/metrics` and logs it (method, path without
+/// its query, route class, status, milliseconds; never a header).
 async fn timing(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let class = ops::route_class(req.uri().path());
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let t = Instant::now();
     let r = next.run(req).await;
-    st.0.latency.record(class, t.elapsed().as_secs_f64());
+    let secs = t.elapsed().as_secs_f64();
+    st.0.latency.record(class, secs);
+    tracing::info!(
+        method = %method,
+        path = %path,
+        route = class,
+        status = r.status().as_u16(),
+        millis = secs * 1000.0,
+        "request served"
+    );
     r
 }
 

@@ -111,10 +111,25 @@ pub fn metrics(f: &Figures<'_>, latency: &Latency) -> String {
         f.view_generation.to_string(),
     );
     type Per<'a> = (&'a str, &'a str, &'a str, fn(&SourceStatus, Option<i64>) -> Option<String>);
-    let per_source: [Per<'_>; 8] = [
-        ("citriage_source_builds_stored_total", "counter", "Builds stored by the source's ingests.", |s, _| {
-            Some(s.builds_stored.to_string())
-        }),
+    // What a source stores, in its kind's words (one counter per kind).
+    let stored: [(&str, &str, &str); 3] = [
+        ("citriage_source_builds_stored_total", "bucket", "Builds stored by the source's ingests."),
+        ("citriage_source_payloads_analysed_total", "release-stream", "Payloads of the stream analysed and recorded."),
+        ("citriage_source_refs_refreshed_total", "github", "Pull requests and issues whose state was read again."),
+    ];
+    for (name, kind, help) in stored {
+        let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} counter\n");
+        for s in f.sources.iter().filter(|s| s.kind == kind) {
+            let _ = writeln!(
+                out,
+                "{name}{{source=\"{}\",kind=\"{}\"}} {}",
+                label(&s.source),
+                label(&s.kind),
+                s.builds_stored
+            );
+        }
+    }
+    let per_source: [Per<'_>; 7] = [
         ("citriage_source_errors_total", "counter", "Failed ingests of the source.", |s, _| Some(s.errors.to_string())),
         ("citriage_source_ticks_total", "counter", "Ingests of the source.", |s, _| Some(s.ticks.to_string())),
         ("citriage_source_consecutive_failures", "gauge", "Failed ingests since the last success.", |s, _| {
@@ -165,7 +180,7 @@ pub fn status_page(sources: &[SourceStatus], now: Option<i64>) -> String {
         return layout("Sources", "/status", &b);
     }
     b.push_str(
-        "<table class=\"sources\"><tr><th>source</th><th>kind</th><th>state</th><th>last success</th><th>builds stored</th><th>ingests</th><th>failures</th><th>last error</th><th>next</th></tr>",
+        "<table class=\"sources\"><tr><th>source</th><th>kind</th><th>state</th><th>last success</th><th>stored</th><th>ingests</th><th>failures</th><th>last error</th><th>next</th></tr>",
     );
     for s in sources {
         let state = if s.lease_holder.is_some() && now.is_none_or(|n| s.lease_until >= n) {
@@ -183,11 +198,17 @@ pub fn status_page(sources: &[SourceStatus], now: Option<i64>) -> String {
         };
         let _ = write!(
             b,
-            "<tr><td>{}</td><td>{}</td><td>{state}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{err}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{state}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{err}</td><td>{}</td></tr>",
             esc(&s.source),
             esc(&s.kind),
             s.last_success.map(time).unwrap_or_else(|| "-".into()),
             s.builds_stored,
+            match s.kind.as_str() {
+                "release-stream" => "payloads",
+                "github" => "references",
+                "dashboard" => "",
+                _ => "builds",
+            },
             s.ticks,
             s.errors,
             if s.next_due > 0 { time(s.next_due) } else { "-".into() },

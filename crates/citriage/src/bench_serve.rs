@@ -165,7 +165,14 @@ pub fn run_load(base: &str, urls: &[(&'static str, String)], spec: &LoadSpec) ->
     let seconds = started.elapsed().as_secs_f64();
     let errors = all.iter().filter(|r| !r.2).count();
     let mut figs = vec![figures("all", all.iter().map(|r| r.1).collect(), errors)];
-    for kind in ["cluster-list", "cluster", "job"] {
+    // Each kind of page, in the order the URLs name them.
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for (k, _) in urls.iter() {
+        if !kinds.contains(k) {
+            kinds.push(k);
+        }
+    }
+    for kind in kinds {
         let mine: Vec<&(usize, Duration, bool, bool)> = all.iter().filter(|r| urls[r.0].0 == kind).collect();
         figs.push(figures(kind, mine.iter().map(|r| r.1).collect(), mine.iter().filter(|r| !r.2).count()));
     }

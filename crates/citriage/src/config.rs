@@ -73,9 +73,10 @@ pub struct Sources {
     /// OpenShift release streams to follow (release-controller).
     #[serde(default)]
     pub release_streams: Vec<ReleaseStream>,
-    /// GitHub repositories of the issue links and PR states (`OWNER/NAME`).
+    /// GitHub repositories whose pull requests and issues the store knows of are kept
+    /// up to date: `OWNER/NAME`, or a table with the repository and its options.
     #[serde(default)]
-    pub github: Vec<String>,
+    pub github: Vec<GithubSource>,
 }
 
 /// One bucket of Prow builds.
@@ -144,6 +145,108 @@ pub struct ReleaseStream {
     pub stream: String,
     #[serde(default)]
     pub interval: Option<String>,
+    /// The newest N payloads of the stream are analysed (again when their phase changes).
+    #[serde(default = "default_max_payloads")]
+    pub max_payloads: usize,
+    /// A local folder laid out like the GCS bucket of the payload jobs' artifacts
+    /// (JUnit, build logs): the analyses' evidence. Without it, analyses have none.
+    #[serde(default)]
+    pub mirror: Option<PathBuf>,
+    /// Where pull-request diffs are read from (`https://patch-diff.githubusercontent.com/raw`).
+    #[serde(default)]
+    pub github_diffs: Option<String>,
+}
+
+fn default_max_payloads() -> usize {
+    5
+}
+
+/// The GitHub API base used when a repository names none.
+pub const GITHUB_API: &str = citriage_github::DEFAULT_API_BASE;
+
+/// One GitHub repository: `"OWNER/NAME"`, or a table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum GithubSource {
+    Repo(String),
+    Table(GithubRepo),
+}
+
+/// A GitHub repository with its options.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GithubRepo {
+    /// `OWNER/NAME`.
+    pub repo: String,
+    /// The source's key on the status page and in /metrics (default: `OWNER/NAME`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The API base (default `https://api.github.com`).
+    #[serde(default)]
+    pub api: Option<String>,
+    #[serde(default)]
+    pub interval: Option<String>,
+    /// At most this many pull requests and issues are looked up per tick (newest numbers first).
+    #[serde(default = "default_max_refs")]
+    pub max_refs: usize,
+}
+
+fn default_max_refs() -> usize {
+    200
+}
+
+impl GithubSource {
+    /// `OWNER/NAME`.
+    pub fn repo(&self) -> &str {
+        match self {
+            GithubSource::Repo(r) => r,
+            GithubSource::Table(t) => &t.repo,
+        }
+    }
+    /// The source's name.
+    pub fn name(&self) -> &str {
+        match self {
+            GithubSource::Table(GithubRepo { name: Some(n), .. }) => n,
+            _ => self.repo(),
+        }
+    }
+    pub fn api(&self) -> &str {
+        match self {
+            GithubSource::Table(GithubRepo { api: Some(a), .. }) => a,
+            _ => GITHUB_API,
+        }
+    }
+    pub fn interval(&self) -> Option<&str> {
+        match self {
+            GithubSource::Table(t) => t.interval.as_deref(),
+            GithubSource::Repo(_) => None,
+        }
+    }
+    pub fn max_refs(&self) -> usize {
+        match self {
+            GithubSource::Table(t) => t.max_refs,
+            GithubSource::Repo(_) => default_max_refs(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for GithubSource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = GithubSource;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"OWNER/NAME\" or a table with repo = \"OWNER/NAME\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<GithubSource, E> {
+                Ok(GithubSource::Repo(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<GithubSource, A::Error> {
+                GithubRepo::deserialize(serde::de::value::MapAccessDeserializer::new(m)).map(GithubSource::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// When sources are fetched and how failures are retried.
@@ -269,18 +372,20 @@ impl Config {
         }
         self.timing()?;
         let mut names = std::collections::BTreeSet::new();
-        let mut name = |key: String, n: &str| -> Result<(), String> {
-            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)) {
+        // `derived`: a name the file does not give (a GitHub repository's OWNER/NAME).
+        let mut name = |key: String, n: &str, derived: bool| -> Result<(), String> {
+            if !derived && (n.is_empty() || !n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))) {
                 return Err(format!("{key}.name: {n:?} must be letters, digits, '-', '_' or '.'"));
             }
             if !names.insert(n.to_string()) {
-                return Err(format!("{key}.name: {n:?} is used by another source"));
+                let key = if derived { key } else { format!("{key}.name") };
+                return Err(format!("{key}: {n:?} is used by another source"));
             }
             Ok(())
         };
         for (i, b) in self.sources.buckets.iter().enumerate() {
             let key = format!("sources.buckets[{i}]");
-            name(key.clone(), &b.name)?;
+            name(key.clone(), &b.name, false)?;
             match (&b.gcs, &b.mirror) {
                 (Some(_), Some(_)) => return Err(format!("{key}: give gcs or mirror, not both")),
                 (None, None) => return Err(format!("{key}: say where builds come from: gcs = URL or mirror = DIR")),
@@ -307,7 +412,7 @@ impl Config {
         }
         for (i, d) in self.sources.dashboards.iter().enumerate() {
             let key = format!("sources.dashboards[{i}]");
-            name(key.clone(), &d.name)?;
+            name(key.clone(), &d.name, false)?;
             if !matches!(d.dataset.as_str(), "failures" | "flakes") {
                 return Err(format!("{key}.dataset: {:?} is not failures or flakes", d.dataset));
             }
@@ -317,7 +422,7 @@ impl Config {
         }
         for (i, r) in self.sources.release_streams.iter().enumerate() {
             let key = format!("sources.release_streams[{i}]");
-            name(key.clone(), &r.name)?;
+            name(key.clone(), &r.name, false)?;
             if !citriage_sources::is_url(&r.controller) {
                 return Err(format!("{key}.controller: {:?} is not an http(s) URL", r.controller));
             }
@@ -327,10 +432,38 @@ impl Config {
             if let Some(iv) = &r.interval {
                 duration(&format!("{key}.interval"), iv)?;
             }
+            if r.max_payloads == 0 {
+                return Err(format!("{key}.max_payloads: must be at least 1"));
+            }
+            if let Some(g) = &r.github_diffs {
+                if !citriage_sources::is_url(g) {
+                    return Err(format!("{key}.github_diffs: {g:?} is not an http(s) URL"));
+                }
+            }
         }
         for (i, g) in self.sources.github.iter().enumerate() {
-            if g.split('/').filter(|p| !p.is_empty()).count() != 2 || g.matches('/').count() != 1 {
-                return Err(format!("sources.github[{i}]: {g:?} is not OWNER/NAME"));
+            let key = format!("sources.github[{i}]");
+            let repo = g.repo();
+            if repo.split('/').filter(|p| !p.is_empty()).count() != 2 || repo.matches('/').count() != 1 {
+                let key = if matches!(g, GithubSource::Table(_)) { format!("{key}.repo") } else { key };
+                return Err(format!("{key}: {repo:?} is not OWNER/NAME"));
+            }
+            match g {
+                GithubSource::Table(GithubRepo { name: Some(n), .. }) => name(key.clone(), n, false)?,
+                _ => name(key.clone(), repo, true)?,
+            }
+            if let GithubSource::Table(t) = g {
+                if let Some(a) = &t.api {
+                    if !citriage_sources::is_url(a) {
+                        return Err(format!("{key}.api: {a:?} is not an http(s) URL"));
+                    }
+                }
+                if let Some(iv) = &t.interval {
+                    duration(&format!("{key}.interval"), iv)?;
+                }
+                if t.max_refs == 0 {
+                    return Err(format!("{key}.max_refs: must be at least 1"));
+                }
             }
         }
         if self.retention.window_days < 1 {
@@ -364,8 +497,19 @@ impl Config {
 
     /// How often a bucket source is fetched, in seconds.
     pub fn bucket_interval(&self, b: &BucketSource) -> i64 {
+        self.interval(b.interval.as_deref())
+    }
+
+    /// How many sources the file lists.
+    pub fn source_count(&self) -> usize {
+        let s = &self.sources;
+        s.buckets.len() + s.dashboards.len() + s.release_streams.len() + s.github.len()
+    }
+
+    /// A source's own interval, else `schedule.interval`, in seconds.
+    pub fn interval(&self, own: Option<&str>) -> i64 {
         let base = self.timing().map(|t| t.interval).unwrap_or(900);
-        b.interval.as_deref().and_then(parse_duration).unwrap_or(base)
+        own.and_then(parse_duration).unwrap_or(base)
     }
 
     /// The owner of a job: the first team (in name order) with a matching pattern.

@@ -50,6 +50,20 @@ pub struct Context {
     /// all of a command's requests and files (a larger body fails naming it).
     #[arg(long, global = true, value_name = "MIB", env = "CITRIAGE_MEMORY_BUDGET_MIB", default_value_t = 512)]
     pub memory_budget: u64,
+    /// Format of the log events written on stderr (`watch` and `serve` log what they
+    /// fetch, store, fail at and serve). The level comes from CITRIAGE_LOG, else
+    /// RUST_LOG (e.g. `debug`, `citriage=debug,warn`); default `info`, `warn` with --quiet.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// How log events are written on stderr.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One line per event: time, level, target, message and fields.
+    Text,
+    /// One JSON object per line (`timestamp`, `level`, `target`, `fields`).
+    Json,
 }
 
 /// How results are printed on stdout.

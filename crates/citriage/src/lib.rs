@@ -10,7 +10,7 @@
 //!   recorded for the dashboard), [`clustering`], [`payloads`], [`github`],
 //!   [`verification`], [`config`] (the team configuration file), [`watching`] (continuous ingestion), [`briefs`], [`actions`] (drafts as files, git pre-checks,
 //!   sending), [`agents`] (what the MCP server asks of the CLI), [`bench`],
-//!   [`bench_serve`], [`example_data`].
+//!   [`bench_serve`], [`bench_store`], [`example_data`], [`logging`] (structured logs).
 //! - [`context`]: what every command and library module uses — global options, the
 //!   store, output, progress, [`context::Failure`]; it imports nothing of this crate.
 
@@ -20,6 +20,7 @@ pub mod bench;
 pub mod bench_flakes;
 pub mod bench_patterns;
 pub mod bench_serve;
+pub mod bench_store;
 pub mod briefs;
 pub mod builds;
 pub mod cli;
@@ -30,6 +31,7 @@ pub mod context;
 pub mod documents;
 pub mod example_data;
 pub mod github;
+pub mod logging;
 pub mod payloads;
 pub mod pipeline;
 pub mod verification;

@@ -7,7 +7,7 @@
 //! ids are kept from run to run). A shutdown request stops before the next build:
 //! the build being stored is finished, the rest waits for the next run.
 
-use crate::config::{BucketSource, Config, DashboardSource, Timing};
+use crate::config::{BucketSource, Config, DashboardSource, GithubSource, ReleaseStream, Timing};
 use crate::context::Failure;
 use citriage_ingest::{discover_jobs, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
 use citriage_model::Dataset;
@@ -35,14 +35,45 @@ pub struct Worker {
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceTick {
     pub source: String,
+    /// `bucket`, `dashboard`, `release-stream`, `github`.
+    pub kind: String,
     /// `fetched`, `failed`, `not due`, `held by another worker`, `stopped`.
     pub outcome: String,
     pub builds_stored: usize,
     /// Of those, builds stored complete (new data for clustering).
     pub complete_stored: usize,
     pub builds_skipped: usize,
+    /// A release stream: payloads analysed and recorded, and those already recorded
+    /// in the phase the stream lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payloads_analysed: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payloads_unchanged: Option<usize>,
+    /// A GitHub repository: pull requests and issues whose state was read again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refs_refreshed: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// What fetching one source did (any kind).
+#[derive(Debug, Default)]
+struct Fetched {
+    /// Items stored: builds, payload analyses or refreshed references.
+    stored: usize,
+    complete: usize,
+    skipped: usize,
+    stopped: bool,
+    newest_started: Option<i64>,
+    /// Some items failed while others were stored: what to record as the error.
+    partial_error: Option<String>,
+}
+
+/// Where a source comes in a tick: its name, kind and interval.
+struct Turn<'a> {
+    name: &'a str,
+    kind: &'static str,
+    interval: i64,
 }
 
 /// What a tick did.
@@ -69,6 +100,11 @@ pub fn default_worker_name() -> String {
     format!("{}:{}", host.unwrap_or_else(|| "localhost".into()), std::process::id())
 }
 
+/// "N item(s) failed; first: ...".
+fn first_of(n: usize, what: &str, first: &str) -> String {
+    format!("{n} {what} failed; first: {first}")
+}
+
 impl Worker {
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
@@ -85,108 +121,24 @@ impl Worker {
     pub fn tick(&self, store: &mut Store, force: bool) -> Result<TickReport, Failure> {
         let mut report = TickReport::default();
         let statuses = store.source_statuses()?;
-        let status = |name: &str| statuses.iter().find(|s| s.source == name);
-        for b in &self.config.sources.buckets {
-            if self.stopped() {
-                break;
-            }
-            let now = unix_now();
-            let st = status(&b.name);
-            if !force && st.is_some_and(|s| s.next_due > now) {
-                report.sources.push(skipped(&b.name, "not due"));
-                continue;
-            }
-            if !store.claim_source(&b.name, "bucket", &self.name, now, self.timing.lease)? {
-                report.sources.push(skipped(&b.name, "held by another worker"));
-                continue;
-            }
-            let previous_failures = st.map_or(0, |s| s.failures);
-            let result = self.fetch_bucket(store, b);
-            let now = unix_now();
-            let interval = self.config.bucket_interval(b);
-            let tick = match result {
-                Ok(s) if s.failures.is_empty() => {
-                    let outcome = if s.stopped { "stopped" } else { "fetched" };
-                    let next_due = if s.stopped { now } else { now + interval };
-                    let newest_started = store.newest_build_started(Some(&b.bucket))?;
-                    let a = Attempt::Ok { builds_stored: s.builds_stored as i64, newest_started, next_due };
-                    store.finish_source(&b.name, &self.name, now, &a)?;
-                    SourceTick {
-                        source: b.name.clone(),
-                        outcome: outcome.into(),
-                        builds_stored: s.builds_stored,
-                        complete_stored: s.complete_stored,
-                        builds_skipped: s.builds_skipped,
-                        error: None,
-                    }
-                }
-                Ok(s) => {
-                    let f = &s.failures[0];
-                    let error = format!(
-                        "{} build(s) or job(s) failed; first: {} {}: {}",
-                        s.failures.len(),
-                        f.job,
-                        f.path,
-                        f.reason
-                    );
-                    self.failed(store, &b.name, now, previous_failures, &error, s.builds_stored)?;
-                    SourceTick {
-                        source: b.name.clone(),
-                        outcome: "failed".into(),
-                        builds_stored: s.builds_stored,
-                        complete_stored: s.complete_stored,
-                        builds_skipped: s.builds_skipped,
-                        error: Some(error),
-                    }
-                }
-                Err(e) => {
-                    let error = e.to_string();
-                    self.failed(store, &b.name, now, previous_failures, &error, 0)?;
-                    SourceTick {
-                        source: b.name.clone(),
-                        outcome: "failed".into(),
-                        builds_stored: 0,
-                        complete_stored: 0,
-                        builds_skipped: 0,
-                        error: Some(error),
-                    }
-                }
-            };
-            report.sources.push(tick);
+        let cfg = &self.config;
+        for b in &cfg.sources.buckets {
+            let turn = Turn { name: &b.name, kind: "bucket", interval: cfg.bucket_interval(b) };
+            self.turn(store, &mut report, &statuses, force, &turn, &mut |w, st| w.fetch_bucket(st, b))?;
         }
-        for d in &self.config.sources.dashboards {
-            if self.stopped() {
-                break;
-            }
-            let now = unix_now();
-            let st = status(&d.name);
-            if !force && st.is_some_and(|s| s.next_due > now) {
-                report.sources.push(skipped(&d.name, "not due"));
-                continue;
-            }
-            if !store.claim_source(&d.name, "dashboard", &self.name, now, self.timing.lease)? {
-                report.sources.push(skipped(&d.name, "held by another worker"));
-                continue;
-            }
-            let previous_failures = st.map_or(0, |s| s.failures);
-            let result = self.import_dashboard(store, d);
-            let now = unix_now();
-            let interval =
-                d.interval.as_deref().and_then(citriage_model::time::parse_duration).unwrap_or(self.timing.interval);
-            match result {
-                Ok(()) => {
-                    let a = Attempt::Ok { builds_stored: 0, newest_started: None, next_due: now + interval };
-                    store.finish_source(&d.name, &self.name, now, &a)?;
-                    report.sources.push(skipped(&d.name, "fetched"));
-                }
-                Err(e) => {
-                    let error = e.to_string();
-                    self.failed(store, &d.name, now, previous_failures, &error, 0)?;
-                    let mut t = skipped(&d.name, "failed");
-                    t.error = Some(error);
-                    report.sources.push(t);
-                }
-            }
+        for d in &cfg.sources.dashboards {
+            let turn = Turn { name: &d.name, kind: "dashboard", interval: cfg.interval(d.interval.as_deref()) };
+            self.turn(store, &mut report, &statuses, force, &turn, &mut |w, st| {
+                w.import_dashboard(st, d).map(|()| Fetched::default())
+            })?;
+        }
+        for r in &cfg.sources.release_streams {
+            let turn = Turn { name: &r.name, kind: "release-stream", interval: cfg.interval(r.interval.as_deref()) };
+            self.turn(store, &mut report, &statuses, force, &turn, &mut |w, st| w.follow_stream(st, r))?;
+        }
+        for g in &cfg.sources.github {
+            let turn = Turn { name: g.name(), kind: "github", interval: cfg.interval(g.interval()) };
+            self.turn(store, &mut report, &statuses, force, &turn, &mut |w, st| w.refresh_github(st, g))?;
         }
         if report.builds_stored() > 0 && !self.stopped() {
             // Retention counts back from the newest build, so it depends on the data,
@@ -197,6 +149,9 @@ impl Worker {
                 let (b, e) = store.prune(newest - r.window_days * day, newest - r.log_days * day)?;
                 report.pruned_builds = b;
                 report.pruned_excerpts = e;
+                if b + e > 0 {
+                    tracing::info!(builds = b, excerpts_of = e, "retention removed old builds and log excerpts");
+                }
             }
         }
         // Re-cluster when complete builds arrived (a build still running is stored
@@ -215,20 +170,106 @@ impl Worker {
                 &pb,
             )?;
             report.reclustered = Some(out.rows.len());
+            tracing::info!(failures = out.rows.len(), complete_builds = complete, "re-clustered the window");
         }
         Ok(report)
     }
 
+    /// One source's turn: skipped when not due or held by another worker; otherwise
+    /// claimed, fetched, and its attempt recorded (success, or the error and the
+    /// backoff before the next try).
+    fn turn(
+        &self,
+        store: &mut Store,
+        report: &mut TickReport,
+        statuses: &[citriage_store::SourceStatus],
+        force: bool,
+        t: &Turn<'_>,
+        fetch: &mut dyn FnMut(&Self, &mut Store) -> Result<Fetched, Failure>,
+    ) -> Result<(), Failure> {
+        if self.stopped() {
+            return Ok(());
+        }
+        let now = unix_now();
+        let st = statuses.iter().find(|s| s.source == t.name);
+        if !force && st.is_some_and(|s| s.next_due > now) {
+            tracing::debug!(source = t.name, kind = t.kind, next_due = st.map_or(0, |s| s.next_due), "not due");
+            report.sources.push(skipped(t, "not due"));
+            return Ok(());
+        }
+        if !store.claim_source(t.name, t.kind, &self.name, now, self.timing.lease)? {
+            tracing::info!(source = t.name, kind = t.kind, "held by another worker");
+            report.sources.push(skipped(t, "held by another worker"));
+            return Ok(());
+        }
+        let previous_failures = st.map_or(0, |s| s.failures);
+        let started = std::time::Instant::now();
+        let result = fetch(self, store);
+        let seconds = started.elapsed().as_secs_f64();
+        let now = unix_now();
+        let mut tick = skipped(t, "fetched");
+        match result {
+            Ok(f) => {
+                fill(&mut tick, t.kind, &f);
+                match &f.partial_error {
+                    None => {
+                        tick.outcome = if f.stopped { "stopped" } else { "fetched" }.into();
+                        let next_due = if f.stopped { now } else { now + t.interval };
+                        let a =
+                            Attempt::Ok { builds_stored: f.stored as i64, newest_started: f.newest_started, next_due };
+                        store.finish_source(t.name, &self.name, now, &a)?;
+                        tracing::info!(
+                            source = t.name,
+                            kind = t.kind,
+                            outcome = tick.outcome.as_str(),
+                            stored = f.stored,
+                            complete = f.complete,
+                            skipped = f.skipped,
+                            seconds,
+                            next_due,
+                            "source fetched"
+                        );
+                    }
+                    Some(error) => {
+                        self.failed(store, t.name, t.kind, now, previous_failures, error, f.stored)?;
+                        tick.outcome = "failed".into();
+                        tick.error = Some(error.clone());
+                    }
+                }
+            }
+            Err(e) => {
+                let error = e.to_string();
+                self.failed(store, t.name, t.kind, now, previous_failures, &error, 0)?;
+                fill(&mut tick, t.kind, &Fetched::default());
+                tick.outcome = "failed".into();
+                tick.error = Some(error);
+            }
+        }
+        report.sources.push(tick);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn failed(
         &self,
         store: &mut Store,
         source: &str,
+        kind: &str,
         now: i64,
         previous_failures: i64,
         error: &str,
         builds_stored: usize,
     ) -> Result<(), Failure> {
         let wait = self.backoff(previous_failures + 1);
+        tracing::warn!(
+            source,
+            kind,
+            error,
+            stored = builds_stored,
+            failures = previous_failures + 1,
+            backoff_seconds = wait,
+            "source failed"
+        );
         let a = Attempt::Failed { error: error.to_string(), builds_stored: builds_stored as i64, next_due: now + wait };
         store.finish_source(source, &self.name, now, &a)?;
         Ok(())
@@ -244,7 +285,7 @@ impl Worker {
         Ok(())
     }
 
-    fn fetch_bucket(&self, store: &mut Store, b: &BucketSource) -> Result<citriage_ingest::IngestSummary, Failure> {
+    fn fetch_bucket(&self, store: &mut Store, b: &BucketSource) -> Result<Fetched, Failure> {
         let src: Box<dyn ArtifactSource> = match (&b.mirror, &b.gcs) {
             (Some(dir), _) => {
                 if !dir.is_dir() {
@@ -285,7 +326,154 @@ impl Worker {
                 }
             }
         };
-        ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))
+        let s = ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+        tracing::info!(
+            source = b.name.as_str(),
+            bucket = b.bucket.as_str(),
+            jobs = jobs.len(),
+            builds_stored = s.builds_stored,
+            complete = s.complete_stored,
+            already_complete = s.builds_skipped,
+            failed = s.failures.len(),
+            "builds ingested"
+        );
+        let partial_error = s
+            .failures
+            .first()
+            .map(|f| first_of(s.failures.len(), "build(s) or job(s)", &format!("{} {}: {}", f.job, f.path, f.reason)));
+        let newest_started = if partial_error.is_none() { store.newest_build_started(Some(&b.bucket))? } else { None };
+        Ok(Fetched {
+            stored: s.builds_stored,
+            complete: s.complete_stored,
+            skipped: s.builds_skipped,
+            stopped: s.stopped,
+            newest_started,
+            partial_error,
+        })
+    }
+
+    /// A release stream's turn: the newest `max_payloads` payloads the release
+    /// controller lists are analysed (the payload crate's analysis over HTTP, with the
+    /// mirror's artifacts as evidence) and recorded in the store as `payload` does,
+    /// unless an analysis of the payload in the phase the stream lists is stored
+    /// already. A payload that cannot be analysed fails the source; the others are
+    /// still recorded.
+    fn follow_stream(&self, store: &mut Store, r: &ReleaseStream) -> Result<Fetched, Failure> {
+        use citriage_payload::{analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadSource};
+        let fail = crate::payloads::fail;
+        let http = HttpConfig { timeout: self.http.timeout, ..HttpConfig::default() };
+        let mut src = HttpSource::new(&r.controller, http).map_err(fail)?;
+        if let Some(g) = &r.github_diffs {
+            src = src.with_github_diffs(g).map_err(fail)?;
+        }
+        let tags = src.tags(&r.stream).map_err(fail)?;
+        let mut out = Fetched::default();
+        let mut failed: Vec<String> = Vec::new();
+        for t in tags.tags.iter().take(r.max_payloads) {
+            if self.stopped() {
+                out.stopped = true;
+                break;
+            }
+            let stored = store.document("payload", &t.name, crate::documents::JSON)?;
+            let stored_phase = stored
+                .and_then(|d| serde_json::from_str::<serde_json::Value>(&d.body).ok())
+                .map(|v| v["payload"]["phase"].clone());
+            if stored_phase.is_some() && stored_phase == serde_json::to_value(&t.phase).ok() {
+                out.skipped += 1;
+                continue;
+            }
+            // Each analysis may take a while: the lease is renewed before it.
+            store.claim_source(&r.name, "release-stream", &self.name, unix_now(), self.timing.lease)?;
+            let mut opts = AnalyzeOptions::new(&t.name);
+            opts.stream = Some(r.stream.clone());
+            opts.release_controller_url = Some(r.controller.trim_end_matches('/').to_string());
+            let analysis = match &r.mirror {
+                Some(m) => analyze(&src, &GcsMirror::new(m.clone()), &opts),
+                None => analyze(&src, &NoEvidence, &opts),
+            };
+            match analysis {
+                Ok(a) => {
+                    crate::documents::record_payload(store, &a)?;
+                    out.stored += 1;
+                    tracing::info!(
+                        source = r.name.as_str(),
+                        tag = t.name.as_str(),
+                        phase = t.phase.as_str(),
+                        verdict = a.decision.verdict.as_str(),
+                        "payload analysed"
+                    );
+                }
+                Err(e) => {
+                    tracing::warn!(source = r.name.as_str(), tag = t.name.as_str(), error = %e, "payload not analysed");
+                    failed.push(format!("{}: {e}", t.name));
+                }
+            }
+        }
+        if let Some(first) = failed.first() {
+            out.partial_error = Some(first_of(failed.len(), "payload(s)", first));
+        }
+        Ok(out)
+    }
+
+    /// A GitHub repository's turn: the state of every pull request and issue of the
+    /// repository the store knows of (named in a stored Markdown document, or already
+    /// in the store's cache of GitHub answers) is read again through the GitHub client,
+    /// which revalidates cached answers by ETag; `gh sweep --offline`, `triage --links`
+    /// and the MCP server then answer with the fresh state. Newest numbers first, at
+    /// most `max_refs`.
+    fn refresh_github(&self, store: &mut Store, g: &GithubSource) -> Result<Fetched, Failure> {
+        use citriage_github::{extract_refs, unique_refs, RefContext, RefState, RepoRef};
+        let repo =
+            RepoRef::parse(g.repo()).ok_or_else(|| Failure::input(format!("{:?} is not OWNER/NAME", g.repo())))?;
+        let same = |r: &RepoRef| r.owner.eq_ignore_ascii_case(&repo.owner) && r.name.eq_ignore_ascii_case(&repo.name);
+        let mut refs = std::collections::BTreeSet::new();
+        let ctx = RefContext::kubernetes();
+        for h in store.documents(None)?.iter().filter(|h| h.media_type == crate::documents::MARKDOWN) {
+            if let Some(d) = store.document(&h.kind, &h.key, &h.media_type)? {
+                refs.extend(unique_refs(&extract_refs(&d.body, &ctx)).into_iter().filter(|r| same(&r.repo)));
+            }
+        }
+        let api = g.api().trim_end_matches('/');
+        let prefix = format!("{api}/repos/{}/{}/", repo.owner, repo.name);
+        for url in store.http_cache_urls(&prefix)? {
+            let rest = &url[prefix.len()..];
+            let n = rest.strip_prefix("issues/").or_else(|| rest.strip_prefix("pulls/"));
+            if let Some(n) = n.filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+                if let Ok(n) = n.parse::<u64>() {
+                    refs.insert(citriage_github::IssueRef::new(repo.clone(), n));
+                }
+            }
+        }
+        let mut refs: Vec<_> = refs.into_iter().collect();
+        refs.sort_by_key(|r| std::cmp::Reverse(r.number));
+        refs.truncate(g.max_refs());
+        let cache = std::rc::Rc::new(self.location.open()?);
+        let client = crate::github::client(cache, api, false);
+        let mut out = Fetched::default();
+        let mut failed: Vec<String> = Vec::new();
+        for (i, r) in refs.iter().enumerate() {
+            if self.stopped() {
+                out.stopped = true;
+                break;
+            }
+            if i % 50 == 49 {
+                store.claim_source(g.name(), "github", &self.name, unix_now(), self.timing.lease)?;
+            }
+            match client.lookup(r) {
+                RefState::Unknown { why, .. } => {
+                    tracing::warn!(source = g.name(), reference = %r, error = why.as_str(), "reference not refreshed");
+                    failed.push(format!("{r}: {why}"));
+                }
+                _ => {
+                    tracing::debug!(source = g.name(), reference = %r, "reference refreshed");
+                    out.stored += 1;
+                }
+            }
+        }
+        if let Some(first) = failed.first() {
+            out.partial_error = Some(first_of(failed.len(), "reference(s)", first));
+        }
+        Ok(out)
     }
 
     /// Seconds until the next source is due (at least 1, at most 60 so a shutdown
@@ -297,14 +485,35 @@ impl Worker {
     }
 }
 
-fn skipped(source: &str, outcome: &str) -> SourceTick {
+fn skipped(t: &Turn<'_>, outcome: &str) -> SourceTick {
     SourceTick {
-        source: source.into(),
+        source: t.name.into(),
+        kind: t.kind.into(),
         outcome: outcome.into(),
         builds_stored: 0,
         complete_stored: 0,
         builds_skipped: 0,
+        payloads_analysed: None,
+        payloads_unchanged: None,
+        refs_refreshed: None,
         error: None,
+    }
+}
+
+/// A source's figures in its tick, in its kind's words.
+fn fill(tick: &mut SourceTick, kind: &str, f: &Fetched) {
+    match kind {
+        "bucket" => {
+            tick.builds_stored = f.stored;
+            tick.complete_stored = f.complete;
+            tick.builds_skipped = f.skipped;
+        }
+        "release-stream" => {
+            tick.payloads_analysed = Some(f.stored);
+            tick.payloads_unchanged = Some(f.skipped);
+        }
+        "github" => tick.refs_refreshed = Some(f.stored),
+        _ => {}
     }
 }
 

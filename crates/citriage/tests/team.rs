@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod common;
+#[path = "common/github.rs"]
+mod github;
+#[path = "../../citriage-payload/tests/common/mod.rs"]
+mod payload_world;
 #[path = "common/stores.rs"]
 mod stores;
 
@@ -30,6 +34,9 @@ fn the_documented_example_configuration_parses() {
     assert_eq!(v["sources"]["dashboards"].as_array().unwrap().len(), 2);
     assert_eq!(v["sources"]["release_streams"][0]["stream"], "4.18.0-0.nightly");
     assert_eq!(v["sources"]["github"][1], "kubernetes/test-infra");
+    assert_eq!(v["sources"]["github"][2]["name"], "origin");
+    assert_eq!(v["sources"]["github"][2]["max_refs"], 100);
+    assert_eq!(v["sources"]["release_streams"][0]["max_payloads"], 5);
     assert_eq!(v["schedule"]["interval"], "15m");
     assert_eq!(v["retention"]["log_days"], 14);
     assert_eq!(v["owners"]["sig-node"][0], "^ci-kubernetes-node-");
@@ -54,6 +61,13 @@ fn a_bad_configuration_exits_2_naming_the_key() {
             "sources.release_streams[0].controller",
         ),
         ("[sources]\ngithub = [\"kubernetes\"]\n", "sources.github[0]"),
+        ("[sources]\ngithub = [\"o/r\", { repo = \"o/r2\", api = \"ftp://x\" }]\n", "sources.github[1].api"),
+        ("[sources]\ngithub = [{ repo = \"o/r\", token = \"t\" }]\n", "token"),
+        ("[sources]\ngithub = [\"o/r\", \"o/r\"]\n", "sources.github[1]"),
+        (
+            "[[sources.release_streams]]\nname = \"r\"\ncontroller = \"https://rc\"\nstream = \"s\"\nmax_payloads = 0\n",
+            "sources.release_streams[0].max_payloads",
+        ),
         ("[retention]\nwindow_days = 7\nlog_days = 9\n", "retention.log_days"),
         ("store = \n", "line 1"),
     ];
@@ -529,4 +543,241 @@ fn serve_reports_health_metrics_and_source_status_and_guards_writes() {
     assert_eq!(old_excerpts, 0);
     let kept = count(week.to_str().unwrap(), "builds");
     assert!(kept > 0 && kept < builds, "{kept} of {builds}");
+}
+
+/// `watch` follows a release stream (its newest payloads analysed from the release
+/// controller with the mirror's artifacts, and recorded as `payload` records them) and
+/// a GitHub repository (the pull requests the stored analyses name, read again through
+/// the GitHub client and cached in the store), each on its schedule; unchanged payloads
+/// are not analysed again and cached answers are revalidated. A release controller
+/// that throttles beyond the allowed wait and a GitHub that refuses the token are
+/// failed sources with their error and backoff on the status page and in /metrics,
+/// and the token is never printed.
+#[test]
+fn watch_follows_release_streams_and_github_repositories() {
+    use payload_world::{STREAM, T3, T4, T5};
+    const TOKEN: &str = "ghp_watch_token_never_printed";
+    let stores = Stores::new("watch_follows_release_streams_and_github_repositories");
+    let tmp = tempfile::tempdir().unwrap();
+    let world = payload_world::build_world(&tmp.path().join("rc"));
+    let rc = payload_world::server::serve(world.clone(), 0, "1");
+    let gh = github::FakeGithub::start();
+    let config = |controller: &str| {
+        format!(
+            "[schedule]\ninterval = \"1h\"\nbackoff = \"2m\"\n\n[[sources.release_streams]]\nname = \"ocp\"\ncontroller = {controller:?}\nstream = {STREAM:?}\nmax_payloads = 3\nmirror = {:?}\n\n[[sources.github]]\nrepo = \"openshift/widget-operator\"\napi = {:?}\n",
+            world.join("gcs").display().to_string(),
+            gh.base
+        )
+    };
+    let cfg = tmp.path().join("follow.toml");
+    std::fs::write(&cfg, config(&rc.base)).unwrap();
+    let watch = |db: &str, cfg: &Path| {
+        let mut c = cmd(db, &["watch", "--once", "--worker", "w1", "--config"]);
+        c.arg(cfg).env("GITHUB_TOKEN", TOKEN);
+        c.output().unwrap()
+    };
+    for engine in stores.engines() {
+        let db = stores.fresh_on(engine, "follow");
+        let o = watch(&db, &cfg);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{engine}: {out} {}", stderr(&o));
+        assert!(out.contains("ocp: fetched (3 payload(s) analysed, 0 unchanged)"), "{engine}: {out}");
+        assert!(out.contains("openshift/widget-operator: fetched (1 reference(s) refreshed)"), "{engine}: {out}");
+        // The analyses are the store's payload documents, the newest three.
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&mut cmd(&db, &["--format", "json", "reports", "--kind", "payload"]))).unwrap();
+        let mut keys: Vec<String> = v["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["media_type"] == "application/json")
+            .map(|d| d["key"].as_str().unwrap().to_string())
+            .collect();
+        keys.sort();
+        assert_eq!(keys, [T3, T4, T5], "{engine}");
+        let t4 = ok(&mut cmd(&db, &["reports", "show", "payload", T4]));
+        assert!(t4.contains("widget-operator/pull/101"), "{engine}: the culprit is named: {t4}");
+        // The PR the analyses name was read through the GitHub layer, with the token,
+        // and is in the store's cache: an offline sweep answers it.
+        let asked: Vec<_> =
+            gh.got().into_iter().filter(|g| g.path == "/repos/openshift/widget-operator/issues/101").collect();
+        assert!(!asked.is_empty(), "{engine}: {:?}", gh.got());
+        assert_eq!(asked[0].authorization.as_deref(), Some(format!("Bearer {TOKEN}").as_str()));
+        let sweep =
+            ok(&mut cmd(&db, &["gh", "sweep", "--offline", "--api", &gh.base, "openshift/widget-operator#101"]));
+        assert!(sweep.contains("✅"), "{engine}: merged, from the cache: {sweep}");
+
+        // A second tick: the payloads are recorded in the phase the stream lists, so
+        // none is analysed again; the cached answer is revalidated by its ETag. Its log
+        // events (CITRIAGE_LOG wins over --quiet) are JSON lines on stderr; the results
+        // stay on stdout.
+        let before = gh.got().len();
+        let o = cmd(&db, &["--log-format", "json", "watch", "--once", "--worker", "w1", "--config"])
+            .arg(&cfg)
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("CITRIAGE_LOG", "debug")
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{engine}: {out} {}", stderr(&o));
+        assert!(out.contains("ocp: fetched (0 payload(s) analysed, 3 unchanged)"), "{engine}: {out}");
+        let events: Vec<serde_json::Value> = stderr(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{engine}: not a JSON event ({e}): {l}")))
+            .collect();
+        let fetched = events
+            .iter()
+            .find(|e| e["fields"]["message"] == "source fetched" && e["fields"]["source"] == "ocp")
+            .unwrap_or_else(|| panic!("{engine}: {events:?}"));
+        assert_eq!(fetched["level"], "INFO");
+        assert_eq!(fetched["fields"]["kind"], "release-stream");
+        assert_eq!((fetched["fields"]["stored"].as_u64(), fetched["fields"]["skipped"].as_u64()), (Some(0), Some(3)));
+        assert!(
+            events.iter().any(|e| e["fields"]["message"] == "reference refreshed"
+                && e["fields"]["reference"] == "openshift/widget-operator#101"),
+            "{engine}: {events:?}"
+        );
+        assert!(!stderr(&o).contains(TOKEN) && !out.contains("\"level\""), "{engine}");
+        let again = &gh.got()[before..];
+        assert!(
+            again.iter().any(|g| g.path.ends_with("/issues/101") && g.if_none_match.is_some()),
+            "{engine}: {again:?}"
+        );
+    }
+
+    // Failing sources: a release controller that asks to wait an hour, a GitHub that
+    // refuses the token.
+    let throttled = payload_world::server::serve(world.clone(), usize::MAX, "3600");
+    let failing = tmp.path().join("failing.toml");
+    std::fs::write(&failing, config(&throttled.base)).unwrap();
+    gh.refuse.store(true, std::sync::atomic::Ordering::SeqCst);
+    let db = tmp.path().join("failing.db");
+    let dbs = db.to_str().unwrap();
+    ok(cmd(dbs, &["payload", T4, "--from"]).arg(&world));
+    let o = cmd(dbs, &["watch", "--once", "--worker", "w1", "--config"])
+        .arg(&failing)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("CITRIAGE_LOG")
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o));
+    // The failures are logged (text lines) with their source and backoff.
+    let logged: Vec<&str> = err.lines().filter(|l| l.contains("citriage::watching: source failed")).collect();
+    assert_eq!(logged.len(), 2, "{err}");
+    assert!(
+        logged.iter().any(|l| l.contains("WARN") && l.contains("source=\"ocp\"") && l.contains("backoff_seconds=120")),
+        "{err}"
+    );
+    assert_eq!(o.status.code(), Some(1), "a failing source fails the tick: {out} {err}");
+    assert!(out.contains("ocp: failed") && out.contains("3600"), "{out}");
+    assert!(out.contains("openshift/widget-operator: failed") && out.contains("401"), "{out}");
+    assert!(!out.contains(TOKEN) && !err.contains(TOKEN), "the token is never printed: {out} {err}");
+
+    let opts = citriage_web::ServeOptions { now: Some(now), prewarm: false, ..Default::default() };
+    let server =
+        citriage_web::Server::bind_with(db.clone(), "127.0.0.1:0".parse().unwrap(), opts).unwrap().spawn().unwrap();
+    let base = format!("http://{}", server.addr);
+    let a = agent();
+    let (s, metrics) = answer(a.get(format!("{base}/metrics")).call());
+    assert_eq!(s, 200);
+    for want in [
+        "citriage_source_errors_total{source=\"ocp\",kind=\"release-stream\"} 1\n",
+        "citriage_source_errors_total{source=\"openshift/widget-operator\",kind=\"github\"} 1\n",
+        "citriage_source_payloads_analysed_total{source=\"ocp\",kind=\"release-stream\"} 0\n",
+        "citriage_source_refs_refreshed_total{source=\"openshift/widget-operator\",kind=\"github\"} 0\n",
+        "citriage_source_ingest_lag_seconds{source=\"ocp\",kind=\"release-stream\"} +Inf\n",
+    ] {
+        assert!(metrics.contains(want), "{want}: {metrics}");
+    }
+    assert!(!metrics.contains("citriage_source_builds_stored_total{source=\"ocp\""), "{metrics}");
+    let (s, page) = answer(a.get(format!("{base}/status")).call());
+    assert_eq!(s, 200);
+    assert!(page.matches("backing off after 1 failure(s)").count() == 2, "{page}");
+    assert!(page.contains("3600") && page.contains("Bad credentials"), "{page}");
+    assert!(!page.contains(TOKEN), "{page}");
+    let (_, api) = answer(a.get(format!("{base}/api/v1/sources")).call());
+    let v: serde_json::Value = serde_json::from_str(&api).unwrap();
+    for s in v.as_array().unwrap() {
+        let wait = s["next_due"].as_i64().unwrap() - s["last_error_at"].as_i64().unwrap();
+        assert!((110..=130).contains(&wait), "the first backoff is schedule.backoff: {s}");
+    }
+}
+
+/// `serve` logs what it read and each request it served as structured events on
+/// stderr (JSON with --log-format json), never a request's headers; the address stays
+/// its result on stdout.
+#[test]
+#[cfg(unix)]
+fn serve_logs_requests_as_json_events_on_stderr() {
+    use std::io::{BufRead, BufReader, Read};
+    let w = world(10, 6);
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("store.db");
+    let dbs = db.to_str().unwrap();
+    ok(cmd(dbs, &["fetch", "--all", "--mirror"]).arg(&w.mirror));
+    let mut child = bin()
+        .args(["--db", dbs, "--log-format", "json", "serve", "--addr", "127.0.0.1:0", "--no-mcp"])
+        .env("CITRIAGE_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("serving on http://")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    let a = agent();
+    assert_eq!(
+        answer(a.get(format!("http://{addr}/healthz")).header("Authorization", "Bearer s3cret-header").call()).0,
+        200
+    );
+    assert_eq!(answer(a.get(format!("http://{addr}/jobs?q=secret-query")).call()).0, 200);
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let _ = child.wait();
+    let events: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON event ({e}): {l}")))
+        .collect();
+    let read = events.iter().find(|e| e["fields"]["message"] == "store read").unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(read["fields"]["builds"].as_u64(), Some(count(dbs, "builds")));
+    let served: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["fields"]["message"] == "request served").collect();
+    let health = served.iter().find(|e| e["fields"]["path"] == "/healthz").unwrap_or_else(|| panic!("{err}"));
+    assert_eq!((health["fields"]["status"].as_u64(), health["fields"]["route"].as_str()), (Some(200), Some("ops")));
+    assert!(served.iter().any(|e| e["fields"]["path"] == "/jobs" && e["fields"]["route"] == "jobs"), "{err}");
+    assert!(!err.contains("s3cret-header") && !err.contains("secret-query"), "{err}");
+}
+
+/// The dashboard over each engine keeps answering once it checks the store for changes
+/// (at most once a second, from a request): on PostgreSQL that check must not block a
+/// thread that drives the server's runtime.
+#[test]
+fn serve_keeps_answering_after_its_change_check_on_each_engine() {
+    let w = world(10, 6);
+    let stores = Stores::new("serve_keeps_answering_after_its_change_check_on_each_engine");
+    for (engine, db) in stores.fresh("checked") {
+        ok(cmd(&db, &["fetch", "--all", "--mirror"]).arg(&w.mirror));
+        let opts = citriage_web::ServeOptions { prewarm: false, ..Default::default() };
+        let server = citriage_web::Server::bind_with(PathBuf::from(&db), "127.0.0.1:0".parse().unwrap(), opts)
+            .unwrap()
+            .spawn()
+            .unwrap();
+        let base = format!("http://{}", server.addr);
+        let a = agent();
+        for _ in 0..3 {
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            assert_eq!(answer(a.get(format!("{base}/jobs")).call()).0, 200, "{engine}");
+        }
+        assert_eq!(answer(a.get(format!("{base}/healthz")).call()).0, 200, "{engine}");
+    }
 }

@@ -10,6 +10,8 @@
 
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};

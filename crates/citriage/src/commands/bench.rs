@@ -1,5 +1,6 @@
 //! `citriage bench`: benchmarks that print timings and peak memory (the benchmarks
-//! themselves are in `crate::bench`, `crate::bench_serve` and `crate::bench_patterns`).
+//! themselves are in `crate::bench`, `crate::bench_serve`, `crate::bench_store` and
+//! `crate::bench_patterns`).
 
 use crate::context::{Context, Failure};
 use clap::{Args, Subcommand};
@@ -87,6 +88,49 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 6)]
         folds: usize,
     },
+    /// Generate a synthetic world and ingest it from its local mirror into a fresh
+    /// SQLite file and a fresh PostgreSQL database (a throwaway cluster started here,
+    /// unless --postgres names one), one process each; then cluster each store and
+    /// load-test the dashboard over it. Prints side by side: builds per minute, peak
+    /// RSS, store size, clustering and view times, and the p50/p99 of the dashboard's
+    /// main pages.
+    Store {
+        /// Synthetic world preset (tiny, demo, k8s).
+        #[arg(long, default_value = "demo")]
+        preset: String,
+        /// Builds fetched at once.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// Keep the generated world here (reused when it is already there) instead
+        /// of a temporary folder.
+        /// Default: none.
+        #[arg(long, value_name = "DIR")]
+        world: Option<PathBuf>,
+        /// An empty PostgreSQL database to ingest into. Default: a throwaway cluster
+        /// started for the benchmark (the server programs must be installed).
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
+        /// Do not cluster the stores (the dashboard then has no cluster pages).
+        #[arg(long)]
+        no_cluster: bool,
+        /// Concurrent dashboard clients.
+        #[arg(long, default_value_t = 10)]
+        clients: usize,
+        /// Dashboard requests in all, at most.
+        #[arg(long, default_value_t = 5_000)]
+        requests: usize,
+        /// Seconds of dashboard load, at most.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Cluster pages and job pages requested (each, at most).
+        #[arg(long, default_value_t = 100)]
+        pages: usize,
+        /// Run one engine's process on this store and print its figures as JSON
+        /// (what each benchmark process runs).
+        /// Default: both engines.
+        #[arg(long, value_name = "FILE|URL", hide = true)]
+        one: Option<String>,
+    },
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
     /// latency percentiles, errors and throughput.
@@ -121,6 +165,40 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
         }
         BenchWhat::Ingest { preset, concurrency, world } => {
             crate::bench::ingest(preset, *concurrency, world.as_deref(), ctx.json())
+        }
+        BenchWhat::Store {
+            preset,
+            concurrency,
+            world,
+            postgres,
+            no_cluster,
+            clients,
+            requests,
+            seconds,
+            pages,
+            one,
+        } => {
+            let b = crate::bench_store::StoreBench {
+                preset: preset.clone(),
+                concurrency: (*concurrency).max(1),
+                world: world.clone(),
+                postgres: postgres.clone(),
+                cluster: !*no_cluster,
+                load: crate::bench_serve::LoadSpec {
+                    clients: (*clients).max(1),
+                    requests: *requests,
+                    seconds: *seconds,
+                    pages_per_kind: *pages,
+                    prewarm: true,
+                },
+            };
+            match one {
+                Some(store) => {
+                    let w = world.as_deref().ok_or_else(|| Failure::input("--one needs --world"))?;
+                    crate::bench_store::one(w, store, &b)
+                }
+                None => crate::bench_store::run(&b, ctx.json(), ctx.quiet),
+            }
         }
         BenchWhat::Serve { clients, requests, seconds, pages, no_prewarm } => {
             let spec = crate::bench_serve::LoadSpec {

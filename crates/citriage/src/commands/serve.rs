@@ -87,6 +87,7 @@ fn header_name_ok(h: &str) -> Result<(), ()> {
 
 /// Runs `citriage serve`.
 pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
+    crate::logging::init(ctx.log_format, ctx.quiet);
     let config = match &a.config {
         Some(f) => Some(crate::config::Config::load(f)?),
         None => None,
@@ -159,17 +160,17 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
     };
     let addr = server.local_addr().map_err(|e| Failure::other(e.to_string()))?;
     let view = server.state().view();
-    if !ctx.quiet {
-        eprintln!(
-            "read {} builds of {} jobs, {} failure texts and log excerpts, {} documents in {:.1} s",
-            view.builds.len(),
-            view.jobs.len(),
-            view.search.entries,
-            view.documents.len(),
-            started.elapsed().as_secs_f64()
-        );
-    }
+    tracing::info!(
+        store = %ctx.db_location(),
+        builds = view.builds.len(),
+        jobs = view.jobs.len(),
+        texts = view.search.entries,
+        documents = view.documents.len(),
+        seconds = started.elapsed().as_secs_f64(),
+        "store read"
+    );
     drop(view);
+    tracing::info!(%addr, mcp = !a.no_mcp, "serving");
     // The address is the command's result: on stdout, whatever --quiet says.
     crate::outln!("serving on http://{addr} (Ctrl-C to stop)");
     if !a.no_mcp && !ctx.quiet {

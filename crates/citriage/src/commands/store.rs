@@ -1,17 +1,16 @@
-//! `citriage store`: look at a store (engine, schema, rows, size, content digest),
-//! copy one into another (a SQLite file into PostgreSQL, or back), and benchmark
-//! ingestion into both engines side by side.
+//! `citriage store`: look at a store (engine, schema, rows, size, content digest) and
+//! copy one into another (a SQLite file into PostgreSQL, or back). Ingestion into
+//! both engines side by side is `bench store`.
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
 use citriage_store::Location;
 use clap::{Args, Subcommand};
 use serde_json::json;
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Inspect the store, copy it to another engine (SQLite file ⇄ PostgreSQL), and
-/// benchmark ingestion on both engines.
+/// Inspect the store and copy it to another engine (SQLite file ⇄ PostgreSQL);
+/// `bench store` benchmarks both engines side by side.
 #[derive(Args, Debug)]
 pub struct StoreArgs {
     #[command(subcommand)]
@@ -47,32 +46,6 @@ pub enum StoreWhat {
         #[arg(long)]
         no_verify: bool,
     },
-    /// Generate a synthetic world and ingest it from its local mirror into a fresh
-    /// SQLite file and a fresh PostgreSQL database, one process each: builds per
-    /// minute, the ingesting process's peak RSS (and the PostgreSQL server's, when it
-    /// runs here), and the store's size, side by side.
-    Bench {
-        /// Synthetic world preset (tiny, demo, k8s).
-        #[arg(long, default_value = "demo")]
-        preset: String,
-        /// Builds fetched at once.
-        #[arg(long, default_value_t = 8)]
-        concurrency: usize,
-        /// Keep the generated world here (reused when it is already there) instead
-        /// of a temporary folder.
-        /// Default: none.
-        #[arg(long, value_name = "DIR")]
-        world: Option<PathBuf>,
-        /// An empty PostgreSQL database to ingest into. Default: a throwaway cluster
-        /// started for the benchmark (the server programs must be installed).
-        #[arg(long, value_name = "URL")]
-        postgres: Option<String>,
-        /// Ingest into this store only and print its figures as JSON (what each
-        /// benchmark process runs).
-        /// Default: both engines.
-        #[arg(long, value_name = "FILE|URL", hide = true)]
-        one: Option<String>,
-    },
 }
 
 /// Runs `citriage store`.
@@ -83,10 +56,6 @@ pub fn exec(ctx: &Context, a: &StoreArgs) -> Result<(), Failure> {
             let from = from.as_deref().map(Location::parse).unwrap_or_else(|| ctx.db_location());
             migrate(ctx, &from, &Location::parse(to), !*no_verify)
         }
-        StoreWhat::Bench { preset, concurrency, world, postgres, one } => match one {
-            Some(store) => bench_one(world.as_deref(), &Location::parse(store), *concurrency),
-            None => bench(ctx, preset, *concurrency, world.as_deref(), postgres.as_deref()),
-        },
     }
 }
 
@@ -173,152 +142,4 @@ fn migrate(ctx: &Context, from: &Location, to: &Location, verify: bool) -> Resul
         None => outln!("not verified (--no-verify)"),
     }
     Ok(())
-}
-
-/// The ingest of one benchmark process.
-fn bench_one(world: Option<&Path>, store: &Location, concurrency: usize) -> Result<(), Failure> {
-    use citriage_ingest::{discover_jobs, ingest_jobs, IngestOptions};
-    use citriage_sources::artifacts::LocalMirror;
-    let world = world.ok_or_else(|| Failure::input("--one needs --world"))?;
-    let mut st = store.open()?;
-    if st.build_counts()?.0 > 0 {
-        return Err(Failure::input(format!("{store}: not empty; the benchmark needs an empty store")));
-    }
-    let src = LocalMirror::new(world.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
-    let jobs = discover_jobs(&src).map_err(|e| Failure::other(e.to_string()))?;
-    let t = Instant::now();
-    let s = ingest_jobs(&src, &mut st, &jobs, &IngestOptions { concurrency, ..Default::default() }, &|_| {})
-        .map_err(|e| Failure::other(e.to_string()))?;
-    let secs = t.elapsed().as_secs_f64();
-    let rss = crate::bench::peak_rss_mib();
-    let bytes = match store {
-        Location::Sqlite(file) => {
-            drop(st);
-            // The last connection closed: the write-ahead log is checkpointed into the file.
-            let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-            size(file.clone()) + size(PathBuf::from(format!("{}-wal", file.display())))
-        }
-        _ => st.size_bytes()?,
-    };
-    print_json(&json!({
-        "builds": s.builds_stored, "tests": s.tests_stored, "seconds": secs,
-        "builds_per_minute": s.builds_stored as f64 / secs.max(1e-9) * 60.0, "peak_rss_mib": rss, "store_bytes": bytes,
-    }));
-    Ok(())
-}
-
-fn bench(
-    ctx: &Context,
-    preset: &str,
-    concurrency: usize,
-    world: Option<&Path>,
-    postgres: Option<&str>,
-) -> Result<(), Failure> {
-    let Some(params) = citriage_synth::SynthParams::preset(preset) else {
-        return Err(Failure::input(format!("unknown preset {preset:?}")));
-    };
-    let tmp = tempdir_for("citriage-store-bench")?;
-    let dir = world.map(Path::to_path_buf).unwrap_or_else(|| tmp.join("world"));
-    if !dir.join("truth.json").exists() {
-        let pb = ctx.spinner(&format!("generating the {preset} world"));
-        citriage_synth::generate(&params, &dir, &mut |_| {}).map_err(|e| Failure::other(e.to_string()))?;
-        pb.finish_and_clear();
-    }
-    #[cfg(feature = "postgres")]
-    let mut cluster = None;
-    // (Without the postgres feature the match below is an `Option::map`.)
-    #[allow(clippy::manual_map)]
-    let pg_url = match postgres {
-        Some(u) => Some(u.to_string()),
-        None => {
-            #[cfg(feature = "postgres")]
-            {
-                let settings = citriage_store::pg_cluster::ClusterSettings { durable: true, ..Default::default() };
-                let c = citriage_store::pg_cluster::TempCluster::start_with(&settings)
-                    .map_err(|e| Failure::other(format!("starting a throwaway PostgreSQL cluster: {e}")))?;
-                let url = c.create_database("bench").map_err(Failure::other)?;
-                cluster = Some(c);
-                Some(url)
-            }
-            #[cfg(not(feature = "postgres"))]
-            None
-        }
-    };
-    let exe = std::env::current_exe().map_err(|e| Failure::other(e.to_string()))?;
-    let mut results = Vec::new();
-    let mut stores = vec![("sqlite", tmp.join("bench.db").display().to_string())];
-    stores.extend(pg_url.map(|u| ("postgres", u)));
-    for (name, store) in &stores {
-        let pb = ctx.spinner(&format!("ingesting into {name}"));
-        let mut child = std::process::Command::new(&exe)
-            .args(["store", "bench", "--concurrency", &concurrency.to_string(), "--world"])
-            .arg(&dir)
-            .args(["--one", store])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| Failure::other(e.to_string()))?;
-        // The server's memory, sampled while it works (a cluster started here only).
-        #[cfg_attr(not(feature = "postgres"), allow(unused_mut))]
-        let mut server_kib = 0u64;
-        while child.try_wait().map_err(|e| Failure::other(e.to_string()))?.is_none() {
-            #[cfg(feature = "postgres")]
-            if *name == "postgres" {
-                server_kib = server_kib.max(cluster.as_ref().and_then(|c| c.server_rss_kib()).unwrap_or(0));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-        let out = child.wait_with_output().map_err(|e| Failure::other(e.to_string()))?;
-        pb.finish_and_clear();
-        if !out.status.success() {
-            return Err(Failure::other(format!(
-                "ingesting into {name} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        let mut v: serde_json::Value =
-            serde_json::from_slice(&out.stdout).map_err(|e| Failure::other(format!("{name}: {e}")))?;
-        v["backend"] = json!(name);
-        if server_kib > 0 {
-            v["server_peak_rss_mib"] = json!(server_kib as f64 / 1024.0);
-        }
-        results.push(v);
-    }
-    // The stores (and the world, unless it was given with --world) go.
-    let _ = std::fs::remove_dir_all(&tmp);
-    if ctx.json() {
-        print_json(&json!({ "preset": preset, "concurrency": concurrency, "results": results }));
-        return Ok(());
-    }
-    outln!("store bench: preset {preset}, concurrency {concurrency}");
-    outln!(
-        "{:<10} {:>9} {:>11} {:>9} {:>12} {:>16} {:>12}",
-        "backend",
-        "builds",
-        "tests",
-        "seconds",
-        "builds/min",
-        "peak RSS (MiB)",
-        "store"
-    );
-    for r in &results {
-        let server = r["server_peak_rss_mib"].as_f64().map(|m| format!(" +{m:.0} server")).unwrap_or_default();
-        outln!(
-            "{:<10} {:>9} {:>11} {:>9.1} {:>12.0} {:>16} {:>12}",
-            r["backend"].as_str().unwrap_or(""),
-            r["builds"].as_u64().unwrap_or(0),
-            r["tests"].as_u64().unwrap_or(0),
-            r["seconds"].as_f64().unwrap_or(0.0),
-            r["builds_per_minute"].as_f64().unwrap_or(0.0),
-            format!("{:.0}{server}", r["peak_rss_mib"].as_f64().unwrap_or(0.0)),
-            human_bytes(r["store_bytes"].as_u64().unwrap_or(0)),
-        );
-    }
-    Ok(())
-}
-
-fn tempdir_for(prefix: &str) -> Result<PathBuf, Failure> {
-    let dir = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Failure::other(format!("{}: {e}", dir.display())))?;
-    Ok(dir)
 }

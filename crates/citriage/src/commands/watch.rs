@@ -12,8 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Keep the store up to date: fetch the configuration's sources on their schedule
-/// (new builds of the buckets' jobs, dashboard snapshots), re-cluster after new
-/// builds, and record each source's status (last success, last error, backoff) for
+/// (new builds of the buckets' jobs, dashboard snapshots, the release streams'
+/// payloads analysed, the GitHub repositories' pull-request and issue states),
+/// re-cluster after new builds, and record each source's status (last success, last error, backoff) for
 /// the dashboard. Runs beside a read-only `serve`; several workers on one store
 /// share the sources through leases. SIGINT/SIGTERM finish the build being stored
 /// and stop.
@@ -36,6 +37,7 @@ pub struct WatchArgs {
 
 /// Runs `citriage watch`.
 pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
+    crate::logging::init(ctx.log_format, ctx.quiet);
     let config = Config::load(&a.config)?;
     let timing = config.timing().map_err(Failure::input)?;
     let location = match (&ctx.db, &config.store) {
@@ -53,23 +55,33 @@ pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
         stop: stop.clone(),
         http: HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() },
     };
-    if !ctx.quiet && !a.once {
-        eprintln!(
-            "watching {} source(s) into {} as {}",
-            worker.config.sources.buckets.len() + worker.config.sources.dashboards.len(),
-            store.path(),
-            worker.name
-        );
-    }
+    tracing::info!(
+        sources = worker.config.source_count(),
+        store = %store.path(),
+        worker = worker.name.as_str(),
+        once = a.once,
+        "watching"
+    );
     loop {
         let report = worker.tick(&mut store, a.once)?;
         if ctx.json() {
             print_json(&serde_json::to_value(&report).map_err(|e| Failure::other(e.to_string()))?);
         } else {
             for s in &report.sources {
-                match &s.error {
-                    Some(e) => outln!("{}: {}: {}", s.source, s.outcome, e),
-                    None => outln!(
+                match (&s.error, s.kind.as_str()) {
+                    (Some(e), _) => outln!("{}: {}: {}", s.source, s.outcome, e),
+                    (None, "release-stream") => outln!(
+                        "{}: {} ({} payload(s) analysed, {} unchanged)",
+                        s.source,
+                        s.outcome,
+                        s.payloads_analysed.unwrap_or(0),
+                        s.payloads_unchanged.unwrap_or(0)
+                    ),
+                    (None, "github") => {
+                        outln!("{}: {} ({} reference(s) refreshed)", s.source, s.outcome, s.refs_refreshed.unwrap_or(0))
+                    }
+                    (None, "dashboard") => outln!("{}: {}", s.source, s.outcome),
+                    (None, _) => outln!(
                         "{}: {} ({} build(s) stored, {} already complete)",
                         s.source,
                         s.outcome,
@@ -101,9 +113,7 @@ pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
             wait -= 1;
         }
         if stop.load(Ordering::SeqCst) {
-            if !ctx.quiet {
-                eprintln!("stopped");
-            }
+            tracing::info!(worker = worker.name.as_str(), "stopped");
             return Ok(());
         }
     }

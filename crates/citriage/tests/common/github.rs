@@ -1,15 +1,18 @@
 //! A GitHub-shaped server on 127.0.0.1 for tests of `act --apply`, the MCP write
-//! tool and `gh sweep`, laid out like api.github.com: `GET /repos/{o}/{r}/pulls/{n}`
-//! and `GET /repos/{o}/{r}/issues/{n}` (a merged PR),
-//! `POST /graphql` (the revert mutation), `POST /repos/{o}/{r}/issues` and `POST
+//! tool, `gh sweep` and `watch`'s GitHub sources, laid out like api.github.com: `GET
+//! /repos/{o}/{r}/pulls/{n}` and `GET /repos/{o}/{r}/issues/{n}` (a merged PR; the
+//! issues answer has an ETag and a 304 on revalidation), `POST
+//! /graphql` (the revert mutation), `POST /repos/{o}/{r}/issues` and `POST
 //! /repos/{o}/{r}/issues/{n}/comments`; in the repository `hostile/garbled`, `GET
 //! /repos/hostile/garbled/issues/{n}` answers 200 with what is not the issue asked
-//! for ([`GARBLED`]); anything else is a 404. It records every request it receives.
+//! for ([`GARBLED`]); anything else is a 404. It records every request it receives,
+//! and answers every request with 401 while `refuse` is set.
 
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// One request the server received.
@@ -41,6 +44,8 @@ pub struct FakeGithub {
     server: Arc<tiny_http::Server>,
     pub base: String,
     got: Arc<Mutex<Vec<Got>>>,
+    /// While set, every request is answered 401 (a revoked token).
+    pub refuse: Arc<AtomicBool>,
 }
 
 impl Drop for FakeGithub {
@@ -54,26 +59,29 @@ impl FakeGithub {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("listen"));
         let port = server.server_addr().to_ip().expect("ip").port();
         let got = Arc::new(Mutex::new(Vec::new()));
-        let (s, g) = (server.clone(), got.clone());
+        let refuse = Arc::new(AtomicBool::new(false));
+        let (s, g, no) = (server.clone(), got.clone(), refuse.clone());
         std::thread::spawn(move || {
             for mut req in s.incoming_requests() {
                 let mut raw = String::new();
                 let _ = req.as_reader().read_to_string(&mut raw);
                 let method = req.method().as_str().to_string();
                 let path = req.url().to_string();
-                let authorization =
-                    req.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
-                let if_none_match =
-                    req.headers().iter().find(|h| h.field.equiv("If-None-Match")).map(|h| h.value.as_str().to_string());
+                let header = |name: &'static str| {
+                    req.headers().iter().find(|h| h.field.equiv(name)).map(|h| h.value.as_str().to_string())
+                };
+                let authorization = header("Authorization");
+                let if_none_match = header("If-None-Match");
                 let body = (!raw.is_empty()).then(|| serde_json::from_str(&raw).expect("a JSON body"));
                 g.lock().expect("lock").push(Got {
                     method: method.clone(),
                     path: path.clone(),
                     authorization,
-                    if_none_match,
+                    if_none_match: if_none_match.clone(),
                     body,
                 });
                 let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+                let json = "Content-Type: application/json".parse::<tiny_http::Header>().expect("header");
                 if let ("GET", ["repos", "hostile", "garbled", "issues", n]) = (method.as_str(), parts.as_slice()) {
                     if let Some((_, text)) = GARBLED.iter().find(|(k, _)| k.to_string() == *n) {
                         let resp = tiny_http::Response::from_string(*text)
@@ -83,20 +91,36 @@ impl FakeGithub {
                         continue;
                     }
                 }
+                if no.load(Ordering::SeqCst) {
+                    let answer = json!({"message": "Bad credentials"}).to_string();
+                    let _ =
+                        req.respond(tiny_http::Response::from_string(answer).with_status_code(401).with_header(json));
+                    continue;
+                }
+                if let ("GET", ["repos", o, r, "issues", n]) = (method.as_str(), parts.as_slice()) {
+                    let etag = format!("\"{o}-{r}-{n}\"");
+                    let etag_header = format!("ETag: {etag}").parse::<tiny_http::Header>().expect("header");
+                    if if_none_match.as_deref() == Some(etag.as_str()) {
+                        let _ = req.respond(tiny_http::Response::empty(304).with_header(etag_header));
+                        continue;
+                    }
+                    let n = n.parse::<u64>().unwrap_or(0);
+                    let answer = json!({"number": n, "title": format!("fix {n}"), "state": "closed",
+                           "labels": [{"name": "lgtm"}], "created_at": "2026-11-01T10:00:00Z",
+                           "updated_at": "2026-11-02T10:00:00Z",
+                           "html_url": format!("https://github.com/{o}/{r}/pull/{n}"),
+                           "pull_request": {"merged_at": MERGED_AT,
+                                            "html_url": format!("https://github.com/{o}/{r}/pull/{n}")}});
+                    let resp =
+                        tiny_http::Response::from_string(answer.to_string()).with_header(json).with_header(etag_header);
+                    let _ = req.respond(resp);
+                    continue;
+                }
                 let (status, answer) = match (method.as_str(), parts.as_slice()) {
                     ("GET", ["repos", o, r, "pulls", n]) => (
                         200,
                         json!({"number": n.parse::<u64>().unwrap_or(0), "node_id": NODE_ID, "merged": true,
                                "html_url": format!("https://github.com/{o}/{r}/pull/{n}")}),
-                    ),
-                    ("GET", ["repos", o, r, "issues", n]) => (
-                        200,
-                        json!({"number": n.parse::<u64>().unwrap_or(0), "title": format!("fix {n}"), "state": "closed",
-                               "labels": [{"name": "lgtm"}], "created_at": "2026-11-01T10:00:00Z",
-                               "updated_at": "2026-11-02T10:00:00Z",
-                               "html_url": format!("https://github.com/{o}/{r}/pull/{n}"),
-                               "pull_request": {"merged_at": MERGED_AT,
-                                                "html_url": format!("https://github.com/{o}/{r}/pull/{n}")}}),
                     ),
                     ("POST", ["graphql"]) => (
                         200,
@@ -116,7 +140,7 @@ impl FakeGithub {
                 let _ = req.respond(resp);
             }
         });
-        FakeGithub { server, base: format!("http://127.0.0.1:{port}"), got }
+        FakeGithub { server, base: format!("http://127.0.0.1:{port}"), got, refuse }
     }
 
     pub fn got(&self) -> Vec<Got> {
