@@ -72,6 +72,7 @@ fn targets() -> Vec<(&'static str, Target)> {
         ("rules_toml", |b| {
             let _ = citriage_analysis::rules::RuleSet::from_toml(&String::from_utf8_lossy(b), "fuzz");
         }),
+        ("payload_snapshot", payload_snapshot),
         ("escape", |b| {
             let s = String::from_utf8_lossy(b);
             let md = citriage_model::escape::md_cell(&s);
@@ -80,6 +81,65 @@ fn targets() -> Vec<(&'static str, Target)> {
             assert!(!t.chars().any(|c| c.is_control() && c != '\t'), "one_line left a control: {t:?}");
         }),
     ]
+}
+
+/// The files of a payload-snapshot folder the `payload_snapshot` target writes, each
+/// with a well-formed seed: one rejected payload after an accepted one, a failed
+/// blocking job with its JUnit and build log, and a PR with its diff.
+const SNAPSHOT_FILES: &[(&str, &str)] = &[
+    (
+        "summary.json",
+        r#"{"payload_tag":"4.22.0-0.nightly-2026-11-20-101010","phase":"Rejected","payloads":[{"tag":"4.22.0-0.nightly-2026-11-20-101010","phase":"Rejected","prs":[{"url":"https://github.com/openshift/cno/pull/7","component":"cno","number":7,"description":"MTU","diff":"4.22.0-0.nightly-2026-11-20-101010/cno/prs/7/code.diff"}]},{"tag":"4.22.0-0.nightly-2026-11-19-101010","phase":"Accepted"}]}"#,
+    ),
+    (
+        "4.22.0-0.nightly-2026-11-20-101010/payload.json",
+        r#"{"name":"4.22.0-0.nightly-2026-11-20-101010","phase":"Rejected","results":{"blockingJobs":{"e2e-aws":{"state":"Failed","url":"https://prow.ci.openshift.org/view/gs/b/logs/e2e-aws/1"}}},"changeLogJson":{"components":[],"updatedImages":[]}}"#,
+    ),
+    (
+        "4.22.0-0.nightly-2026-11-20-101010/changelog.json",
+        r#"{"updatedImages":[{"name":"cno","path":"openshift/cno","commits":[{"subject":"MTU","pullID":7,"pullURL":"https://github.com/openshift/cno/pull/7"}]}]}"#,
+    ),
+    (
+        "4.22.0-0.nightly-2026-11-20-101010/jobs/blocking/e2e-aws/job.json",
+        r#"{"state":"Failed","url":"https://prow.ci.openshift.org/view/gs/b/logs/e2e-aws/1","retries":1,"previousAttemptURLs":["https://prow.ci.openshift.org/view/gs/b/logs/e2e-aws/0"]}"#,
+    ),
+    (
+        "4.22.0-0.nightly-2026-11-20-101010/jobs/blocking/e2e-aws/build_log.json",
+        r#"{"total_lines":900,"error_warning_count":1,"error_warning_lines":[{"line_number":812,"text":"E1120 mtu.go:77] validateClusterNetworkMTU: MTU 8901 exceeds the underlay"}],"tail_start_line":720,"tail_lines":["error: 1 failed"]}"#,
+    ),
+    (
+        "4.22.0-0.nightly-2026-11-20-101010/jobs/blocking/e2e-aws/junit/junit_e2e.xml",
+        r#"<testsuite name="openshift-tests"><testcase name="[sig-network] MTU probes"><failure message="validateClusterNetworkMTU: MTU 8901 exceeds the underlay">stack</failure></testcase><testcase name="ok"/></testsuite>"#,
+    ),
+    (
+        "4.22.0-0.nightly-2026-11-20-101010/regressions.json",
+        r#"{"[sig-network] MTU probes":{"first_failed_in":"4.22.0-0.nightly-2026-11-20-101010"}}"#,
+    ),
+    (
+        "4.22.0-0.nightly-2026-11-20-101010/cno/prs/7/code.diff",
+        "diff --git a/pkg/mtu.go b/pkg/mtu.go\n--- a/pkg/mtu.go\n+++ b/pkg/mtu.go\n@@ -70,1 +70,2 @@\n+\treturn fmt.Errorf(\"MTU %d exceeds the underlay\", mtu)\n",
+    ),
+    ("4.22.0-0.nightly-2026-11-19-101010/payload.json", r#"{"name":"4.22.0-0.nightly-2026-11-19-101010","phase":"Accepted"}"#),
+];
+
+/// A payload-snapshot folder read and analysed whole: the first byte picks which of
+/// [`SNAPSHOT_FILES`] the rest replaces; the others keep their seeds.
+fn payload_snapshot(b: &[u8]) {
+    let Some((&which, content)) = b.split_first() else { return };
+    let which = which as usize % SNAPSHOT_FILES.len();
+    let dir = tempfile::tempdir().expect("temporary folder");
+    for (i, (rel, seed)) in SNAPSHOT_FILES.iter().enumerate() {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("folder");
+        std::fs::write(&path, if i == which { content } else { seed.as_bytes() }).expect("write");
+    }
+    if let Ok(snap) = citriage_payload::SnapshotDir::open(dir.path()) {
+        let tag = snap.target_tag().unwrap_or_else(|| "4.22.0-0.nightly-2026-11-20-101010".into());
+        let opts = citriage_payload::AnalyzeOptions::new(&tag);
+        if let Ok(a) = citriage_payload::analyze(&snap, &snap, &opts) {
+            let _ = citriage_payload::render_json(&a);
+        }
+    }
 }
 
 /// A small deterministic generator (xorshift64*).
@@ -249,6 +309,11 @@ fn seeds(world: &Path) -> BTreeMap<&'static str, Vec<Vec<u8>>> {
         ("prowjob", br#"{"spec":{"job":"j","type":"periodic"},"status":{"state":"success"}}"#),
         ("snapshot", br#"{"ci-a": {"failing_days": 3}}"#),
     ];
+    for (i, (_, seed)) in SNAPSHOT_FILES.iter().enumerate() {
+        let mut b = vec![i as u8];
+        b.extend_from_slice(seed.as_bytes());
+        m.entry("payload_snapshot").or_default().push(b);
+    }
     for (k, b) in inline {
         m.entry(k).or_default().push(b.to_vec());
     }
