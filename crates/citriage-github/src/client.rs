@@ -12,6 +12,7 @@ use crate::state::{
     pr_from_issue, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState, PrStatus,
     ReadInfo, RefResolver, RefState, RepoRef, SearchResult, TimelineEvent,
 };
+use citriage_model::json_kind;
 use citriage_sources::http::{
     message_of, CachedAnswer, Freshness, HttpClient, HttpError, HttpOptions, Pacer, PageGuard, Request, RetryBudget,
     WaitKind,
@@ -167,7 +168,10 @@ impl Shape {
             Shape::Json => Ok(()),
             Shape::Numbered(n) => {
                 let Some(o) = v.as_object() else {
-                    return Err(format!("expected a JSON object of issue or pull request #{n}, found {}", kind(&v)));
+                    return Err(format!(
+                        "expected a JSON object of issue or pull request #{n}, found {}",
+                        json_kind(&v)
+                    ));
                 };
                 match o.get("number") {
                     Some(Value::Number(got)) if got.as_u64() == Some(n) => {}
@@ -176,22 +180,11 @@ impl Shape {
                 }
                 match o.get("state") {
                     Some(Value::String(_)) => Ok(()),
-                    Some(other) => Err(format!("expected \"state\" to be a string, found {}", kind(other))),
+                    Some(other) => Err(format!("expected \"state\" to be a string, found {}", json_kind(other))),
                     None => Err("the object has no \"state\"".into()),
                 }
             }
         }
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -12,3 +12,17 @@ pub mod time;
 pub use evidence::{Evidence, EvidenceKind};
 pub use snapshot::{Dataset, FlakeStats, JobEntry, JobStats, Snapshot, SnapshotMeta};
 pub use time::Day;
+
+/// A JSON value's type in words, for error messages ("expected an object, found a
+/// string").
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

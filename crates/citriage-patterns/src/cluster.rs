@@ -183,14 +183,10 @@ fn l1_16(a: &Hist16, b: &Hist16) -> u32 {
     a.iter().zip(b.iter()).map(|(x, y)| x.abs_diff(*y) as u32).sum()
 }
 
-/// L1 distance of two capped histograms, written so that it compiles to packed byte
-/// operations (saturating differences, then sums of absolute differences against zero).
+/// The sum of a histogram's byte buckets, in 16-byte chunks so it compiles to packed
+/// sums of absolute differences.
 #[inline]
-fn l1_8(a: &Hist8, b: &Hist8) -> u32 {
-    let mut d = [0u8; BUCKETS];
-    for i in 0..BUCKETS {
-        d[i] = a[i].saturating_sub(b[i]) | b[i].saturating_sub(a[i]);
-    }
+fn byte_sum(d: &[u8; BUCKETS]) -> u32 {
     let mut s = 0u32;
     for c in d.chunks_exact(16) {
         let mut t = 0u16;
@@ -200,6 +196,17 @@ fn l1_8(a: &Hist8, b: &Hist8) -> u32 {
         s += t as u32;
     }
     s
+}
+
+/// L1 distance of two capped histograms, written so that it compiles to packed byte
+/// operations (saturating differences, then sums of absolute differences against zero).
+#[inline]
+fn l1_8(a: &Hist8, b: &Hist8) -> u32 {
+    let mut d = [0u8; BUCKETS];
+    for i in 0..BUCKETS {
+        d[i] = a[i].saturating_sub(b[i]) | b[i].saturating_sub(a[i]);
+    }
+    byte_sum(&d)
 }
 
 /// Screening features of one text: the 64-bucket 4-gram histogram (exact and capped) and the
@@ -278,15 +285,7 @@ fn box_l1(q: &Hist8, lo: &Hist8, hi: &Hist8) -> u32 {
     for i in 0..BUCKETS {
         d[i] = lo[i].saturating_sub(q[i]) | q[i].saturating_sub(hi[i]);
     }
-    let mut s = 0u32;
-    for c in d.chunks_exact(16) {
-        let mut t = 0u16;
-        for &x in c {
-            t += x as u16;
-        }
-        s += t as u32;
-    }
-    s
+    byte_sum(&d)
 }
 
 /// Interned texts addressed by `u32` ids (features are computed on demand and kept only for

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::PayloadError;
+use citriage_model::json_kind;
 use citriage_model::time::{self, Epoch};
 
 /// Phase of a payload tag.
@@ -874,19 +875,8 @@ fn decode_change_log(v: Option<&Value>, origin: &str) -> Result<(ChangeLogHtml, 
         }
         Some(o @ Value::Object(_)) => Ok((ChangeLogHtml::Absent, Some(parse_changelog_json(o, origin)?))),
         Some(other) => {
-            Err(PayloadError::invalid(origin, format!("changeLog: expected a base64 string, got {}", kind(other))))
+            Err(PayloadError::invalid(origin, format!("changeLog: expected a base64 string, got {}", json_kind(other))))
         }
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -943,7 +933,7 @@ pub fn release_info_from_value(v: &Value, origin: &str) -> Result<ReleaseInfo, P
         Some(other @ (Value::Array(_) | Value::Number(_) | Value::Bool(_))) => {
             return Err(PayloadError::invalid(
                 origin,
-                format!("changeLogJson: expected an object, got {}", kind(other)),
+                format!("changeLogJson: expected an object, got {}", json_kind(other)),
             ))
         }
         _ => match (legacy_json, &html) {
