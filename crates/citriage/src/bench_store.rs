@@ -214,14 +214,6 @@ pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-fn human_bytes(n: u64) -> String {
-    if n >= 1 << 30 {
-        format!("{:.2} GiB", n as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
-    }
-}
-
 fn print_side_by_side(b: &StoreBench, results: &[Value]) {
     let col = |f: &dyn Fn(&Value) -> String| -> String {
         results.iter().map(|r| format!("{:>22}", f(r))).collect::<Vec<_>>().join("")
@@ -247,7 +239,7 @@ fn print_side_by_side(b: &StoreBench, results: &[Value]) {
             format!("{:.0}{server}", r["peak_rss_mib"].as_f64().unwrap_or(0.0))
         })
     );
-    outln!("{:<34}{}", "store size", col(&|r| human_bytes(r["store_bytes"].as_u64().unwrap_or(0))));
+    outln!("{:<34}{}", "store size", col(&|r| crate::context::human_bytes(r["store_bytes"].as_u64().unwrap_or(0))));
     outln!(
         "{:<34}{}",
         "clustering the window (s)",

@@ -203,6 +203,15 @@ fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some()
 }
 
+/// A size for people: GiB with two decimals from 1 GiB, else MiB with one.
+pub fn human_bytes(n: u64) -> String {
+    if n >= 1 << 30 {
+        format!("{:.2} GiB", n as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
+    }
+}
+
 /// Prints a JSON value, pretty, on stdout.
 pub fn print_json(v: &serde_json::Value) {
     crate::outln!("{}", serde_json::to_string_pretty(v).unwrap_or_default());

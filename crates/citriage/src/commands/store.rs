@@ -74,7 +74,7 @@ fn info(ctx: &Context, digest: bool) -> Result<(), Failure> {
     }
     outln!("store:   {} ({})", info.location, info.backend);
     outln!("schema:  version {}", info.schema_version);
-    outln!("size:    {}", human_bytes(info.bytes));
+    outln!("size:    {}", crate::context::human_bytes(info.bytes));
     for t in &info.tables {
         outln!("  {:<22} {:>12} rows", t.table, t.rows);
     }
@@ -82,14 +82,6 @@ fn info(ctx: &Context, digest: bool) -> Result<(), Failure> {
         outln!("digest:  {d}");
     }
     Ok(())
-}
-
-fn human_bytes(n: u64) -> String {
-    if n >= 1 << 30 {
-        format!("{:.2} GiB", n as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
-    }
 }
 
 fn migrate(ctx: &Context, from: &Location, to: &Location, verify: bool) -> Result<(), Failure> {
