@@ -127,6 +127,74 @@ fn an_overflowing_timestamp_is_a_problem_and_does_not_blank_the_metrics() {
     assert!(jobs(&after) >= jobs(&before), "{} jobs after, {} before", jobs(&after), jobs(&before));
 }
 
+/// A JUnit `time` that is not a duration (`1e400`, `NaN`, negative, years long) reaches
+/// the build's stored problems through `fetch --mirror`, naming the file, the test case
+/// and the value, and the dashboard's build page shows it; the file's other results and
+/// their times are stored, the bad one without a time.
+#[test]
+fn a_junit_time_that_is_not_a_duration_is_a_stored_and_shown_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror");
+    let build = mirror.join("logs/ci-odd-times/17");
+    write(&build.join("started.json"), r#"{"timestamp": 1764000000}"#);
+    write(&build.join("finished.json"), r#"{"timestamp": 1764000600, "result": "FAILURE", "passed": false}"#);
+    write(
+        &build.join("artifacts/junit_01.xml"),
+        r#"<testsuite name="e2e"><testcase name="fine" time="12.5"/><testcase name="[sig-x] overflows" time="1e400"><failure>boom</failure></testcase><testcase name="nan" time="NaN"/><testcase name="last" time="3"/></testsuite>"#,
+    );
+    let db = dir.path().join("s.db");
+    let o = run(&db, &["--format", "json", "fetch", "--all", "--mirror", mirror.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["summary"]["builds_with_problems"].as_u64(), Some(1), "{s}");
+
+    let store = citriage_store::Store::open(&db).unwrap();
+    let builds = store.builds(Some("ci-odd-times")).unwrap();
+    assert_eq!(builds.len(), 1);
+    let b = &builds[0];
+    let p = b.problems.iter().find(|p| p.contains("1e400")).unwrap_or_else(|| panic!("{:?}", b.problems));
+    assert!(p.contains("junit_01.xml"), "names the file: {p}");
+    assert!(p.contains(r#"test case "[sig-x] overflows" has time="1e400""#), "{p}");
+    assert!(p.contains("and 1 more test case"), "the NaN one is counted: {p}");
+    assert_eq!(b.result.as_deref(), Some("FAILURE"), "the build keeps its result");
+    let mut st = citriage_store::Store::open(&db).unwrap();
+    let mut times: Vec<(String, Option<f64>)> = st
+        .test_results()
+        .unwrap()
+        .into_iter()
+        .filter(|(_, path, _)| path.contains("ci-odd-times"))
+        .map(|(_, _, t)| (t.name, t.duration))
+        .collect();
+    times.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        times,
+        [("[sig-x] overflows".into(), None), ("fine".into(), Some(12.5)), ("last".into(), Some(3.0)), ("nan".into(), None)]
+    );
+
+    // Where build problems are shown: the build's page and its API answer.
+    let srv = citriage_web::Server::bind(db.clone(), "127.0.0.1:0".parse().unwrap()).unwrap().spawn().unwrap();
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let page = agent
+        .get(format!("{}/builds/ci-odd-times/17", srv.base_url()))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    assert!(page.contains("Problems reading this build"), "{page}");
+    assert!(page.contains("[sig-x] overflows") && page.contains("1e400"), "{page}");
+    let api = agent
+        .get(format!("{}/api/v1/builds/ci-odd-times/17", srv.base_url()))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    let api: serde_json::Value = serde_json::from_str(&api).unwrap();
+    let listed = api["problems"].as_array().map(|a| a.iter().filter_map(|p| p.as_str()).collect::<Vec<_>>());
+    assert!(listed.is_some_and(|l| l.iter().any(|p| p.contains(r#"time="1e400""#))), "{api}");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_non_utf8_argument_is_named() {
