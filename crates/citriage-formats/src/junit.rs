@@ -1063,7 +1063,8 @@ at x.go:12</failure></testcase>
         assert!(p.contains(r#"test case "a" has time="-1""#) && p.contains("(and 1 more test case(s)"), "{p}");
         // A long value is cut when shown.
         let long = "9".repeat(10_000);
-        let f = parse_junit(format!(r#"<testsuite><testcase name="a" time="{long}"/></testsuite>"#).as_bytes(), "j.xml");
+        let f =
+            parse_junit(format!(r#"<testsuite><testcase name="a" time="{long}"/></testsuite>"#).as_bytes(), "j.xml");
         let p = f.problem.unwrap();
         assert!(p.len() < 400 && p.contains("..."), "{p}");
     }

@@ -129,10 +129,7 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
             md_code(&j.name),
             cell(&j.figure),
             cell(&j.severity),
-            j.config
-                .as_deref()
-                .map(md_code)
-                .unwrap_or_else(|| "not located yet".into()),
+            j.config.as_deref().map(md_code).unwrap_or_else(|| "not located yet".into()),
             j.alert_email.as_deref().map(cell).unwrap_or_else(|| if j.config.is_some() {
                 "none set".into()
             } else {
@@ -185,13 +182,7 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
         // it; its control characters are shown escaped.
         let text = terminal(e.text.trim_end());
         let f = fence(&text);
-        let _ = writeln!(
-            s,
-            "- **{}** from {}:\n\n{f}\n{}\n{f}\n",
-            cell(&e.evidence_id),
-            md_code(&e.locator),
-            text
-        );
+        let _ = writeln!(s, "- **{}** from {}:\n\n{f}\n{}\n{f}\n", cell(&e.evidence_id), md_code(&e.locator), text);
     }
     s.push_str("\n### PR and issue states\n\n");
     if c.refs.is_empty() {
@@ -546,7 +537,11 @@ mod tests {
         assert!(t.contains("(https://prow.k8s.io/view/gs/b/logs/ci%20evil%29/1)"), "{t}");
         assert!(t.contains("E1127 \\u{1b}[31mboom\\0\n# Heading\n```"), "log lines kept in the fence: {t}");
         let x = CrossCheckBrief {
-            claims: vec![CheckClaim { pattern: evil.into(), text: evil.into(), ..claim("c1", ClaimKind::Other, None, 1) }],
+            claims: vec![CheckClaim {
+                pattern: evil.into(),
+                text: evil.into(),
+                ..claim("c1", ClaimKind::Other, None, 1)
+            }],
             top_n: 5,
             ..Default::default()
         };

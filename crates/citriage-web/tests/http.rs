@@ -793,12 +793,7 @@ fn api_changes_rates_every_snapshot_job_both_ways_and_lists_failing_jobs() {
 
 /// Sends `head` at once, then its body a byte every 100 ms; returns how long until the
 /// server closed the connection and what it answered.
-fn slow_body(
-    addr: &str,
-    head: &str,
-    body: &[u8],
-    during: impl FnMut(),
-) -> Option<(std::time::Duration, String)> {
+fn slow_body(addr: &str, head: &str, body: &[u8], during: impl FnMut()) -> Option<(std::time::Duration, String)> {
     let mut c = std::net::TcpStream::connect(addr).expect("connect");
     c.write_all(head.as_bytes()).expect("write");
     closed_within(&mut c, std::time::Duration::from_secs(15), body, during)
@@ -828,10 +823,8 @@ fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
         ..Default::default()
     };
     // A mounted router (as `serve` mounts the MCP endpoint) that reads bodies.
-    let echo = axum::Router::new().route(
-        "/",
-        axum::routing::post(|body: axum::body::Bytes| async move { format!("{} bytes", body.len()) }),
-    );
+    let echo = axum::Router::new()
+        .route("/", axum::routing::post(|body: axum::body::Bytes| async move { format!("{} bytes", body.len()) }));
     let server = citriage_web::Server::bind_with(db, "127.0.0.1:0".parse().expect("addr"), opts)
         .expect("bind")
         .mount("/echo", echo)
@@ -850,12 +843,16 @@ fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
     // a 408, for a route that reads bodies and for one that needs none.
     for (what, head) in [
         ("POST /echo", "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 600\r\n\r\n".to_string()),
-        ("POST /admin/refresh", "POST /admin/refresh HTTP/1.1\r\nHost: localhost\r\nContent-Length: 600\r\n\r\n".into()),
+        (
+            "POST /admin/refresh",
+            "POST /admin/refresh HTTP/1.1\r\nHost: localhost\r\nContent-Length: 600\r\n\r\n".into(),
+        ),
         ("GET with a body", "GET /api/v1/status HTTP/1.1\r\nHost: localhost\r\nContent-Length: 600\r\n\r\n".into()),
         ("chunked POST", "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n".into()),
     ] {
-        let (t, answer) = slow_body(&addr, &head, &[b'a'; 600], || served(&format!("while {what} sends its body slowly")))
-            .unwrap_or_else(|| panic!("{what}: a body sent a byte at a time was never cut"));
+        let (t, answer) =
+            slow_body(&addr, &head, &[b'a'; 600], || served(&format!("while {what} sends its body slowly")))
+                .unwrap_or_else(|| panic!("{what}: a body sent a byte at a time was never cut"));
         assert_eq!(status(&answer), "408", "{what}: {answer}");
         assert!(closes(&answer), "{what}: {answer}");
         assert!(answer.contains("request body not received within 1 s"), "{what}: {answer}");
@@ -891,7 +888,10 @@ fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
     );
     assert_eq!(status(&answer), "200", "{answer}");
     assert!(answer.ends_with("1024 bytes"), "{answer}");
-    let answer = raw_exchange(&addr, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+    let answer = raw_exchange(
+        &addr,
+        b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+    );
     assert_eq!(status(&answer), "200", "{answer}");
     served("afterwards");
 }

@@ -168,7 +168,12 @@ fn a_junit_time_that_is_not_a_duration_is_a_stored_and_shown_problem() {
     times.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
         times,
-        [("[sig-x] overflows".into(), None), ("fine".into(), Some(12.5)), ("last".into(), Some(3.0)), ("nan".into(), None)]
+        [
+            ("[sig-x] overflows".into(), None),
+            ("fine".into(), Some(12.5)),
+            ("last".into(), Some(3.0)),
+            ("nan".into(), None)
+        ]
     );
 
     // Where build problems are shown: the build's page and its API answer.
@@ -193,6 +198,99 @@ fn a_junit_time_that_is_not_a_duration_is_a_stored_and_shown_problem() {
     let api: serde_json::Value = serde_json::from_str(&api).unwrap();
     let listed = api["problems"].as_array().map(|a| a.iter().filter_map(|p| p.as_str()).collect::<Vec<_>>());
     assert!(listed.is_some_and(|l| l.iter().any(|p| p.contains(r#"time="1e400""#))), "{api}");
+}
+
+/// A job and a test named with a line break, a heading, a pipe, NUL and ESC, read from
+/// builds (`prowjob.json`, JUnit, the build log): the terminal tables of `metrics` and
+/// `cluster` keep each name on one line, and the agent briefs written from the triage
+/// keep their tables and headings and hold no raw control character.
+#[test]
+fn hostile_names_from_builds_stay_on_one_line_in_tables_and_briefs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    for (day, d) in [("2026-11-20", 10), ("2026-11-21", 11)] {
+        let p = dir.path().join(format!("failures-{day}.json"));
+        std::fs::write(&p, snapshot(&[(EVIL, d), ("ci-steady", 40)])).unwrap();
+        let o = run(&db, &["import", p.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let mirror = dir.path().join("mirror");
+    for i in 1..=2 {
+        let b = mirror.join(format!("logs/ci-evil/{i}"));
+        write(&b.join("started.json"), &format!(r#"{{"timestamp": {}}}"#, 1_764_000_000 + i * 3600));
+        write(
+            &b.join("finished.json"),
+            &format!(r#"{{"timestamp": {}, "result": "FAILURE", "passed": false}}"#, 1_764_000_600 + i * 3600),
+        );
+        write(&b.join("prowjob.json"), &serde_json::json!({"spec": {"job": EVIL, "type": "periodic"}}).to_string());
+        write(
+            &b.join("artifacts/junit_01.xml"),
+            r#"<testsuite><testcase name="t&#10;# Test &#27;[31m"><failure>boom &#27;[31m</failure></testcase></testsuite>"#,
+        );
+        write(&b.join("build-log.txt"), "E1127 error: \u{1b}[31mboom\u{0} failed\n# Heading\nFAIL\n");
+    }
+    let o = run(&db, &["fetch", "--all", "--mirror", mirror.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = "ci-evil\\n# Heading | x\\0y\\u{1b}[31mred";
+    let clusters = dir.path().join("cl");
+    for args in [&["metrics"][..], &["cluster", "--out", clusters.to_str().unwrap()]] {
+        let o = run(&db, args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let out = String::from_utf8(o.stdout).unwrap();
+        no_raw_controls(&format!("{args:?}"), &out);
+        assert!(!out.lines().any(|l| l.starts_with("# Heading") || l.starts_with("# Test")), "{args:?}:\n{out}");
+        assert!(out.contains(shown), "{args:?} names the job on one line:\n{out}");
+    }
+    let rep = dir.path().join("rep");
+    let o = run(&db, &["triage", "--dataset", "failures", "--out", rep.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let briefs = dir.path().join("briefs");
+    let o = run(&db, &["brief", "--out", briefs.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut read = 0;
+    for f in std::fs::read_dir(&briefs).unwrap() {
+        let f = f.unwrap().path();
+        let text = std::fs::read_to_string(&f).unwrap();
+        read += 1;
+        no_raw_controls(&f.display().to_string(), &text);
+        // Outside code fences, no line a CI name opened.
+        for (i, part) in text.split("```").enumerate() {
+            if i % 2 == 0 {
+                assert!(!part.lines().any(|l| l.starts_with("# Heading")), "{}:\n{text}", f.display());
+            }
+        }
+        for row in text.lines().filter(|l| l.starts_with('|') && l.contains("ci-evil")) {
+            assert!(row.ends_with('|') && row.contains("`ci-evil # Heading \\| x\\0y\\u{1b}[31mred`"), "{row}");
+        }
+    }
+    assert!(read >= 2, "an investigation brief and the cross-check brief");
+}
+
+/// Job folders `fetch --all` cannot read — a name that is not UTF-8, a symlink out of
+/// the mirror — are failures of the fetch that name them, not jobs left out silently.
+#[cfg(unix)]
+#[test]
+fn refused_job_folders_are_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror");
+    let good = mirror.join("logs/ci-good/1");
+    write(&good.join("started.json"), r#"{"timestamp": 1764000000}"#);
+    write(&good.join("finished.json"), r#"{"timestamp": 1764000600, "result": "SUCCESS", "passed": true}"#);
+    let odd = mirror.join("logs").join(std::ffi::OsStr::from_bytes(b"ci-\xffodd")).join("2");
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::copy(good.join("started.json"), odd.join("started.json")).unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("3")).unwrap();
+    std::os::unix::fs::symlink(&outside, mirror.join("logs/ci-away")).unwrap();
+    let db = dir.path().join("s.db");
+    let o = run(&db, &["fetch", "--all", "--mirror", mirror.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("2 could not be fetched"), "{out}");
+    assert!(out.contains("refused object name \"logs/ci-\u{fffd}odd\": not UTF-8"), "{out}");
+    assert!(out.contains("refused object name \"logs/ci-away\": a symlink leading out of the mirror"), "{out}");
+    assert!(out.contains("1 build(s) found, 1 stored"), "the readable job is fetched: {out}");
 }
 
 #[cfg(unix)]
