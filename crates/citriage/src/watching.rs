@@ -9,7 +9,7 @@
 
 use crate::config::{BucketSource, Config, DashboardSource, GithubSource, ReleaseStream, Timing};
 use crate::context::Failure;
-use citriage_ingest::{discover_jobs, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
+use citriage_ingest::{discover_job_list, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
 use citriage_model::Dataset;
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
 use citriage_sources::http::unix_now;
@@ -297,10 +297,13 @@ impl Worker {
             (None, None) => return Err(Failure::input(format!("source {}: no gcs or mirror", b.name))),
         };
         let mut jobs = b.jobs.clone();
+        // Job folders the listing refused fail the source's turn, named.
+        let mut refused_jobs = Vec::new();
         if let Some(r) = &b.job_regex {
             let re = regex::Regex::new(r).map_err(|e| Failure::input(format!("{}.job_regex: {e}", b.name)))?;
-            let all = discover_jobs(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
-            jobs.extend(all.into_iter().filter(|j| re.is_match(j)));
+            let all = discover_job_list(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
+            jobs.extend(all.jobs.into_iter().filter(|j| re.is_match(j)));
+            refused_jobs = all.refused;
         }
         jobs.sort();
         jobs.dedup();
@@ -326,7 +329,13 @@ impl Worker {
                 }
             }
         };
-        let s = ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+        let mut s =
+            ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+        s.failures.extend(refused_jobs.into_iter().map(|reason| citriage_ingest::FetchFailure {
+            job: String::new(),
+            path: String::new(),
+            reason,
+        }));
         tracing::info!(
             source = b.name.as_str(),
             bucket = b.bucket.as_str(),
