@@ -366,3 +366,27 @@ fn gh_sweep_neither_trusts_nor_caches_a_malformed_answer() {
     }
     assert!(again.iter().all(|g| g.if_none_match.is_none()), "{again:?}");
 }
+
+/// `gh sweep --timeout N` against a GitHub that answers 503 with `Retry-After: 119`:
+/// the wait is longer than N, so the lookup fails at once naming it (one request, no
+/// retry waited out), and the sweep exits 1 because every lookup failed.
+#[test]
+fn gh_sweep_timeout_bounds_a_retry_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let api = github::FakeGithub::start();
+    let o = common::bin()
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .arg("--db")
+        .arg(&db)
+        .arg("--quiet")
+        .args(["gh", "sweep", "--api", api.base.as_str(), "--no-timelines", "--timeout", "5", "hostile/busy#7"])
+        .output()
+        .expect("runs");
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("119"), "the wait asked for is named: {out}");
+    let asked = api.got().iter().filter(|g| g.path.starts_with("/repos/hostile/busy/")).count();
+    assert_eq!(asked, 1, "no retry was waited out: {:?}", api.got());
+}
