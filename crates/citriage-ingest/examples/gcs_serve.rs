@@ -80,12 +80,12 @@ fn serve(root: PathBuf, bucket: String) {
             Some(path) => {
                 let path = common::pct_decode(path.split('?').next().unwrap_or_default());
                 if path.split('/').any(|s| s == "..") {
-                    return common::respond(404, b"Not Found".to_vec());
+                    return common::reply(404, b"Not Found".to_vec());
                 }
                 let how = common::Sending { ranges: true, ..Default::default() };
                 common::gcs_object(&root, &path, req, how)
             }
-            None => common::respond(404, b"no such bucket".to_vec()),
+            None => common::reply(404, b"no such bucket".to_vec()),
         }
     });
     println!("{}", server.base);

@@ -19,7 +19,7 @@ use citriage_ingest::{discover_jobs, ingest_jobs, ExcerptLimits, IngestOptions, 
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, Listing, LocalMirror};
 use citriage_sources::{Body, HttpOptions, SourceError};
 use citriage_store::Store;
-use common::{gcs_listing, gcs_object, pct_decode, serve_requests, Sending, Server};
+use common::{gcs_listing, gcs_object, pct_decode, serve_requests, RawServer, Sending};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -80,7 +80,7 @@ fn sending(path: &str) -> Sending {
 type Cuts = Arc<Mutex<BTreeMap<String, usize>>>;
 
 struct Gcs {
-    server: Server,
+    server: RawServer,
     /// Requests that asked for a range and got a 206.
     ranged: Arc<AtomicUsize>,
 }
@@ -93,7 +93,7 @@ fn serve(root: PathBuf, cuts: Cuts) -> Gcs {
             return r;
         }
         let Some(path) = req.url.strip_prefix(&format!("/{BUCKET}/")) else {
-            return common::respond(404, b"no such bucket".to_vec());
+            return common::reply(404, b"no such bucket".to_vec());
         };
         let path = pct_decode(path);
         let mut how = sending(&path);
@@ -104,7 +104,7 @@ fn serve(root: PathBuf, cuts: Cuts) -> Gcs {
             }
         }
         let r = gcs_object(&root, &path, req, how);
-        if r.status_code().0 == 206 {
+        if r.status == 206 {
             r2.fetch_add(1, Ordering::SeqCst);
         }
         r

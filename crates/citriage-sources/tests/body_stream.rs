@@ -85,7 +85,14 @@ fn serve(ranges: bool) -> Server {
                 Next::Whole => Box::new(std::io::Cursor::new(body)),
                 Next::Cut(k) => {
                     headers.push("Connection: close".parse().unwrap());
-                    Box::new(std::io::Cursor::new(body[..k.min(len)].to_vec()))
+                    // The reader fails after k bytes: the server drops the connection.
+                    struct Broken;
+                    impl Read for Broken {
+                        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                            Err(std::io::Error::other("cut"))
+                        }
+                    }
+                    Box::new(std::io::Cursor::new(body[..k.min(len)].to_vec()).chain(Broken))
                 }
                 Next::Stall(k) => {
                     struct Stall(std::io::Cursor<Vec<u8>>, bool);
