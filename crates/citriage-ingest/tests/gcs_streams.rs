@@ -134,7 +134,12 @@ impl ArtifactSource for Whole<'_> {
 }
 
 fn http_opts() -> HttpOptions {
-    HttpOptions { timeout: Duration::from_secs(10), attempts: 3, backoff: Duration::from_millis(10), ..Default::default() }
+    HttpOptions {
+        timeout: Duration::from_secs(10),
+        attempts: 3,
+        backoff: Duration::from_millis(10),
+        ..Default::default()
+    }
 }
 
 fn ingest_opts() -> IngestOptions {

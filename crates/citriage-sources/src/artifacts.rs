@@ -335,10 +335,8 @@ impl CacheTee {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = path.with_extension(format!("part{}-{n}", std::process::id()));
-        let file = path
-            .parent()
-            .and_then(|d| std::fs::create_dir_all(d).ok())
-            .and_then(|()| std::fs::File::create(&tmp).ok());
+        let file =
+            path.parent().and_then(|d| std::fs::create_dir_all(d).ok()).and_then(|()| std::fs::File::create(&tmp).ok());
         CacheTee { inner, path, tmp, file }
     }
 }

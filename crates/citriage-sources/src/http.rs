@@ -1296,7 +1296,11 @@ impl Identity {
             return Some(format!("its ETag changed from {} to {}", show(&self.etag), show(&other.etag)));
         }
         if self.generation.is_some() && other.generation != self.generation {
-            return Some(format!("its generation changed from {} to {}", show(&self.generation), show(&other.generation)));
+            return Some(format!(
+                "its generation changed from {} to {}",
+                show(&self.generation),
+                show(&other.generation)
+            ));
         }
         None
     }

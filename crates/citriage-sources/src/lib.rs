@@ -13,8 +13,8 @@ pub mod http;
 pub mod paths;
 
 use http::{read_counted, read_counted_carrying, BodyStream, HttpClient, HttpError, ReadLimit};
-use std::sync::Arc;
 pub use http::{Body, HttpOptions};
+use std::sync::Arc;
 
 /// Bytes read from a location.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp};
 use citriage_sources::http::HttpClient;
 use citriage_sources::{source_error, HttpOptions, SourceError};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,107 +22,119 @@ enum Next {
     Stall(usize),
 }
 
+/// The `Range` and `If-Range` headers of a request.
+type Seen = (Option<String>, Option<String>);
+
 struct Server {
     base: String,
     /// `Range` and `If-Range` headers of each request, in order.
-    seen: Arc<Mutex<Vec<(Option<String>, Option<String>)>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
     plan: Arc<Mutex<Vec<Next>>>,
     /// The object's content and ETag (changed by tests).
     object: Arc<Mutex<(Vec<u8>, String)>>,
-    server: Arc<tiny_http::Server>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.server.unblock();
-    }
 }
 
 fn content(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 7 % 251) as u8).collect()
 }
 
-/// Serves `/b/obj` with ranges honoured when `ranges`.
+/// Serves `/b/obj` on a plain HTTP/1.1 server (a thread per connection, one request
+/// each), with ranges honoured when `ranges`. A cut closes the connection mid-body.
 fn serve(ranges: bool) -> Server {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-    let base = format!("http://{}", server.server_addr().to_ip().unwrap());
-    let seen: Arc<Mutex<Vec<(Option<String>, Option<String>)>>> = Arc::default();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let plan: Arc<Mutex<Vec<Next>>> = Arc::default();
     let object = Arc::new(Mutex::new((content(300_000), "\"v1\"".to_string())));
-    let (s2, seen2, plan2, obj2) = (server.clone(), seen.clone(), plan.clone(), object.clone());
+    let (seen2, plan2, obj2) = (seen.clone(), plan.clone(), object.clone());
+    // The accept loop ends with the test process.
     std::thread::spawn(move || {
-        for req in s2.incoming_requests() {
-            let h = |n: &'static str| req.headers().iter().find(|h| h.field.equiv(n)).map(|h| h.value.as_str().to_string());
-            let (range, if_range) = (h("Range"), h("If-Range"));
-            seen2.lock().unwrap().push((range.clone(), if_range.clone()));
-            if req.url() != "/b/obj" {
-                let _ = req.respond(tiny_http::Response::from_string("nope").with_status_code(404));
-                continue;
-            }
-            let (data, etag) = obj2.lock().unwrap().clone();
-            let next = {
-                let mut p = plan2.lock().unwrap();
-                if p.is_empty() {
-                    Next::Whole
-                } else {
-                    p.remove(0)
-                }
-            };
-            let from = range
-                .filter(|_| ranges && if_range.as_deref().is_none_or(|t| t == etag))
-                .and_then(|r| r.strip_prefix("bytes=").and_then(|r| r.strip_suffix('-')).and_then(|n| n.parse().ok()))
-                .filter(|n: &usize| *n < data.len());
-            let mut headers: Vec<tiny_http::Header> = vec![format!("ETag: {etag}").parse().unwrap()];
-            let (status, body) = match from {
-                Some(n) => {
-                    headers.push(format!("Content-Range: bytes {n}-{}/{}", data.len() - 1, data.len()).parse().unwrap());
-                    (206, data[n..].to_vec())
-                }
-                None => (200, data),
-            };
-            let len = body.len();
-            let reader: Box<dyn Read + Send> = match next {
-                Next::Whole => Box::new(std::io::Cursor::new(body)),
-                Next::Cut(k) => {
-                    headers.push("Connection: close".parse().unwrap());
-                    // The reader fails after k bytes: the server drops the connection.
-                    struct Broken;
-                    impl Read for Broken {
-                        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
-                            Err(std::io::Error::other("cut"))
-                        }
-                    }
-                    Box::new(std::io::Cursor::new(body[..k.min(len)].to_vec()).chain(Broken))
-                }
-                Next::Stall(k) => {
-                    struct Stall(std::io::Cursor<Vec<u8>>, bool);
-                    impl Read for Stall {
-                        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                            let n = self.0.read(buf)?;
-                            if n == 0 && !self.1 {
-                                self.1 = true;
-                                std::thread::sleep(Duration::from_secs(3));
-                                return Err(std::io::Error::other("stalled"));
-                            }
-                            Ok(n)
-                        }
-                    }
-                    headers.push("Connection: close".parse().unwrap());
-                    Box::new(Stall(std::io::Cursor::new(body[..k.min(len)].to_vec()), false))
-                }
-            };
-            let resp = tiny_http::Response::new(status.into(), headers, reader, Some(len), None)
-                .with_chunked_threshold(usize::MAX);
-            std::thread::spawn(move || {
-                let _ = req.respond(resp);
-            });
+        for conn in listener.incoming().flatten() {
+            let (seen, plan, obj) = (seen2.clone(), plan2.clone(), obj2.clone());
+            std::thread::spawn(move || answer(conn, ranges, &seen, &plan, &obj));
         }
     });
-    Server { base, seen, plan, object, server }
+    Server { base, seen, plan, object }
+}
+
+fn answer(
+    mut conn: std::net::TcpStream,
+    ranges: bool,
+    seen: &Mutex<Vec<Seen>>,
+    plan: &Mutex<Vec<Next>>,
+    object: &Mutex<(Vec<u8>, String)>,
+) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match conn.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let h = |name: &str| {
+        head.split("\r\n")
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let (range, if_range) = (h("Range"), h("If-Range"));
+    seen.lock().unwrap().push((range.clone(), if_range.clone()));
+    if path != "/b/obj" {
+        let _ = conn.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope");
+        return;
+    }
+    let (data, etag) = object.lock().unwrap().clone();
+    let next = {
+        let mut p = plan.lock().unwrap();
+        if p.is_empty() {
+            Next::Whole
+        } else {
+            p.remove(0)
+        }
+    };
+    let from = range
+        .filter(|_| ranges && if_range.as_deref().is_none_or(|t| t == etag))
+        .and_then(|r| r.strip_prefix("bytes=").and_then(|r| r.strip_suffix('-')).and_then(|n| n.parse().ok()))
+        .filter(|n: &usize| *n < data.len());
+    let mut out = format!("ETag: {etag}\r\nConnection: close\r\n");
+    let (status, body) = match from {
+        Some(n) => {
+            out.push_str(&format!("Content-Range: bytes {n}-{}/{}\r\n", data.len() - 1, data.len()));
+            ("206 Partial Content", &data[n..])
+        }
+        None => ("200 OK", &data[..]),
+    };
+    let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n{out}\r\n", body.len());
+    if conn.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    match next {
+        Next::Whole => {
+            let _ = conn.write_all(body);
+        }
+        Next::Cut(k) => {
+            let _ = conn.write_all(&body[..k.min(body.len())]);
+        }
+        Next::Stall(k) => {
+            let _ = conn.write_all(&body[..k.min(body.len())]);
+            let _ = conn.flush();
+            std::thread::sleep(Duration::from_secs(3));
+        }
+    }
+    let _ = conn.flush();
+    let _ = conn.shutdown(std::net::Shutdown::Both);
 }
 
 fn opts() -> HttpOptions {
-    HttpOptions { timeout: Duration::from_secs(1), attempts: 3, backoff: Duration::from_millis(5), ..Default::default() }
+    HttpOptions {
+        timeout: Duration::from_secs(1),
+        attempts: 3,
+        backoff: Duration::from_millis(5),
+        ..Default::default()
+    }
 }
 
 fn read_all(r: &mut impl Read) -> std::io::Result<Vec<u8>> {

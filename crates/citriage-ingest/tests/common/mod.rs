@@ -196,7 +196,8 @@ pub fn gcs_object(root: &std::path::Path, path: &str, req: &Req, how: Sending) -
     let generation = md.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
     let generation = generation.map_or(0, |d| d.as_micros());
     let etag = format!("\"{:x}-{:x}\"", generation, md.len());
-    let mut headers = vec![("ETag".to_string(), etag.clone()), ("x-goog-generation".to_string(), generation.to_string())];
+    let mut headers =
+        vec![("ETag".to_string(), etag.clone()), ("x-goog-generation".to_string(), generation.to_string())];
     let mut r = if how.gzip {
         use std::io::Write;
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
