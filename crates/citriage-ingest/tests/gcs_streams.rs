@@ -154,6 +154,15 @@ fn ingest(src: &dyn ArtifactSource, jobs: &[String]) -> (Store, IngestSummary) {
     (st, s)
 }
 
+/// Every build with its tests and excerpts.
+fn all_builds(st: &mut Store) -> Vec<citriage_model::build::BuildRecord> {
+    let mut v = Vec::new();
+    for job in st.build_jobs().unwrap() {
+        v.extend(st.job_builds_with_tests(&job, None).unwrap());
+    }
+    v
+}
+
 /// Every build with its tests and excerpts, one line each.
 fn dump(st: &mut Store) -> Vec<String> {
     let mut v = Vec::new();
@@ -244,22 +253,36 @@ fn a_body_cut_off_every_time_fails_its_build_and_nothing_of_it_is_stored() {
     let uncut = serve(root.clone(), Arc::default());
     let (mut want, _) = ingest(&GcsHttp::new(&uncut.server.base, BUCKET, http_opts(), None), &jobs);
 
+    // A JUnit file, and the log of another failed build, cut off every time.
     let victim = "logs/ci-gzipped/1764000000/artifacts/junit_gz.xml";
-    let cuts: Cuts = Arc::new(Mutex::new(BTreeMap::from([(victim.to_string(), usize::MAX)])));
+    let logged = all_builds(&mut want)
+        .into_iter()
+        .find(|b| b.job != "ci-gzipped" && !b.excerpts.is_empty())
+        .expect("a failed build with excerpts");
+    let log = format!("{}/build-log.txt", logged.path);
+    assert!(root.join(&log).is_file(), "{log}");
+    let cuts: Cuts =
+        Arc::new(Mutex::new(BTreeMap::from([(victim.to_string(), usize::MAX), (log.clone(), usize::MAX)])));
     let cut = serve(root.clone(), cuts.clone());
     let src = GcsHttp::new(&cut.server.base, BUCKET, http_opts(), None);
     let (mut got, s) = ingest(&src, &jobs);
-    assert_eq!(s.failures.len(), 1, "{:?}", s.failures);
-    let reason = &s.failures[0].reason;
-    assert!(reason.contains(&format!("{}/{BUCKET}/{victim}", cut.server.base)), "{reason}");
-    assert!(reason.contains("cut") && reason.contains("still after 3 attempts"), "{reason}");
-    assert_eq!(usize::MAX - cuts.lock().unwrap()[victim], 3, "three transfers, then it gave up");
-    // The build is not stored at all (a rerun fetches it again); the others are as
+    assert_eq!(s.failures.len(), 2, "{:?}", s.failures);
+    for object in [victim, log.as_str()] {
+        let f = s.failures.iter().find(|f| f.reason.contains(object)).unwrap_or_else(|| panic!("{object} not named"));
+        assert!(f.reason.contains(&format!("{}/{BUCKET}/{object}", cut.server.base)), "{}", f.reason);
+        assert!(f.reason.contains("cut") && f.reason.contains("still after 3 attempts"), "{}", f.reason);
+        assert_eq!(usize::MAX - cuts.lock().unwrap()[object], 3, "three transfers, then it gave up");
+    }
+    // Neither build is stored at all (a rerun fetches them again); the others are as
     // in an uncut run.
     assert!(got.job_builds_with_tests("ci-gzipped", None).unwrap().is_empty());
+    assert!(got.builds(None).unwrap().iter().all(|b| b.path != logged.path));
     let strip = |v: Vec<String>, base: &str| v.into_iter().map(|l| l.replace(base, "BASE")).collect::<Vec<_>>();
-    let want: Vec<String> =
-        strip(dump(&mut want), &uncut.server.base).into_iter().filter(|l| !l.contains("ci-gzipped")).collect();
+    let quoted = format!("\"{}\"", logged.path);
+    let want: Vec<String> = strip(dump(&mut want), &uncut.server.base)
+        .into_iter()
+        .filter(|l| !l.contains("ci-gzipped") && !l.contains(&quoted))
+        .collect();
     assert_eq!(strip(dump(&mut got), &cut.server.base), want);
 
     // Once the server sends it whole again, a rerun stores the build as an uncut run does.
@@ -269,4 +292,6 @@ fn a_body_cut_off_every_time_fails_its_build_and_nothing_of_it_is_stored() {
     let g = got.job_builds_with_tests("ci-gzipped", None).unwrap();
     assert_eq!(g.len(), 1);
     assert_eq!(g[0].tests.len(), 41);
+    let again = all_builds(&mut got).into_iter().find(|b| b.path == logged.path).expect("stored by the rerun");
+    assert_eq!(again.excerpts, logged.excerpts);
 }
