@@ -6,6 +6,14 @@
 //! files are recorded on the build with their reason; a build whose result cannot be
 //! read is never stored as passing. Failed builds also get the failure-line excerpts
 //! of their build log ([`excerpts`]).
+//!
+//! JUnit files and logs are read as streams ([`ArtifactSource::open`]), from a mirror
+//! or over HTTP alike. A stream the source cannot give to its end (a transfer cut off
+//! for good after the HTTP layer's resumptions, a gzip bomb, corrupt gzip) ends with
+//! the source's error: what was parsed of that object is dropped and the error is
+//! handled as if the object had been read whole (a transient one fails the build,
+//! which is then not stored and is fetched again by the next run; any other is the
+//! build's problem), so no half-read file is ever stored.
 
 pub mod excerpts;
 

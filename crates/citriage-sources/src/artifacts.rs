@@ -36,9 +36,12 @@ pub trait ArtifactSource: Send + Sync {
     fn get(&self, path: &str) -> Result<Option<Body>, SourceError>;
     /// Opens an object to be read as a stream (gzip content inflated as it is read,
     /// up to the size limit); `Ok(None)` when it does not exist. A stream holds only
-    /// its buffers, not the object: readers that can go a piece at a time (JUnit) use
-    /// it. By default the object is read whole with [`ArtifactSource::get`] (and held
-    /// against the memory budget until the stream is dropped).
+    /// its buffers, not the object: readers that can go a piece at a time (JUnit,
+    /// logs) use it. [`LocalMirror`] streams the file and [`GcsHttp`] the response
+    /// body; by default the object is read whole with [`ArtifactSource::get`] (and
+    /// held against the memory budget until the stream is dropped). An error of a
+    /// read carries the [`SourceError`] it is ([`crate::source_error`]): the object
+    /// could not be given to its end, and what was parsed of it must be dropped.
     fn open(&self, path: &str) -> Result<Option<Box<dyn std::io::BufRead + Send>>, SourceError> {
         Ok(self.get(path)?.map(|b| Box::new(std::io::Cursor::new(b)) as Box<dyn std::io::BufRead + Send>))
     }
