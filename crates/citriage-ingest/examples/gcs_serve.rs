@@ -7,6 +7,7 @@
 //! # eight builds of ci-big, each with a JUnit file of 300 MB (50 test cases and one
 //! # 300 MB <system-out>), under /tmp/big/kubernetes-ci-logs:
 //! cargo run -p citriage-ingest --example gcs_serve -- --make-big /tmp/big/kubernetes-ci-logs 8 300
+//! # (a fourth number, LOG_MB, also writes a build-log.txt of that many megabytes)
 //! # serve it (prints the base URL; Ctrl-C stops it):
 //! cargo run -p citriage-ingest --example gcs_serve -- /tmp/big/kubernetes-ci-logs kubernetes-ci-logs
 //! /usr/bin/time -v citriage --db /tmp/big.db fetch --gcs http://127.0.0.1:PORT --job ci-big \
@@ -22,10 +23,11 @@ use std::path::{Path, PathBuf};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
-        [flag, dir, builds, mb] if flag == "--make-big" => {
+        [flag, dir, builds, mb, rest @ ..] if flag == "--make-big" && rest.len() <= 1 => {
             let builds: u32 = builds.parse().unwrap_or_else(|_| usage());
             let mb: usize = mb.parse().unwrap_or_else(|_| usage());
-            if let Err(e) = make_big(Path::new(dir), builds, mb) {
+            let log_mb: usize = rest.first().map_or(0, |m| m.parse().unwrap_or_else(|_| usage()));
+            if let Err(e) = make_big(Path::new(dir), builds, mb, log_mb) {
                 eprintln!("{dir}: {e}");
                 std::process::exit(2);
             }
@@ -36,14 +38,15 @@ fn main() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: gcs_serve --make-big DIR BUILDS MB | gcs_serve DIR BUCKET");
+    eprintln!("usage: gcs_serve --make-big DIR BUILDS JUNIT_MB [LOG_MB] | gcs_serve DIR BUCKET");
     std::process::exit(2)
 }
 
 /// `builds` builds of `ci-big` under `root`, each with a `junit_big.xml` of about `mb`
 /// megabytes: 50 passing test cases and one failing case with a `<system-out>` that
-/// holds the rest.
-fn make_big(root: &Path, builds: u32, mb: usize) -> std::io::Result<()> {
+/// holds the rest; with `log_mb`, also a `build-log.txt` of about that many megabytes
+/// whose failure is on its last lines.
+fn make_big(root: &Path, builds: u32, mb: usize, log_mb: usize) -> std::io::Result<()> {
     for id in 1..=builds {
         let b = root.join(format!("logs/ci-big/{id}"));
         std::fs::create_dir_all(b.join("artifacts"))?;
@@ -66,6 +69,17 @@ fn make_big(root: &Path, builds: u32, mb: usize) -> std::io::Result<()> {
         }
         writeln!(f, "</system-out></testcase>\n</testsuite>")?;
         f.flush()?;
+        if log_mb > 0 {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(b.join("build-log.txt"))?);
+            let line = b"I1126 12:00:00.000000 1 step.go:7] all is well so far, nothing to see here\n";
+            let mut written = 0;
+            while written < log_mb << 20 {
+                f.write_all(line)?;
+                written += line.len();
+            }
+            writeln!(f, "--- FAIL: TestTheEnd (1.00s)\n    end_test.go:12: it broke\nFAIL")?;
+            f.flush()?;
+        }
     }
     println!("{builds} builds of ci-big under {}", root.display());
     Ok(())
