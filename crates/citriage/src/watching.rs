@@ -346,10 +346,11 @@ impl Worker {
             failed = s.failures.len(),
             "builds ingested"
         );
-        let partial_error = s
-            .failures
-            .first()
-            .map(|f| first_of(s.failures.len(), "build(s) or job(s)", &format!("{} {}: {}", f.job, f.path, f.reason)));
+        let partial_error = s.failures.first().map(|f| {
+            let at: Vec<&str> = [f.job.as_str(), f.path.as_str()].into_iter().filter(|x| !x.is_empty()).collect();
+            let what = if at.is_empty() { f.reason.clone() } else { format!("{}: {}", at.join(" "), f.reason) };
+            first_of(s.failures.len(), "build(s) or job(s)", &what)
+        });
         let newest_started = if partial_error.is_none() { store.newest_build_started(Some(&b.bucket))? } else { None };
         Ok(Fetched {
             stored: s.builds_stored,
