@@ -121,6 +121,9 @@ pub fn edit_distance_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
     if n == 0 || m == 0 {
         return Some(n.max(m));
     }
+    // The distance is at most max(n, m): a larger budget never changes the answer, only the
+    // size of the buffers (callers pass large limits for short lines).
+    let max_d = max_d.min(n.max(m));
     // Diagonal k = j - i (offset by max_d+1); fr[k] = furthest row i reached on diagonal k.
     // Buffers start at -inf and every level writes its whole band, so no reset is needed.
     let width = 2 * max_d + 3;
