@@ -24,10 +24,12 @@
 //!   bound accepts likely ones, and only the rest run the bounded exact distance, cheapest
 //!   bound first. None of these changes which key is chosen (a test compares the index with
 //!   the reference's rule applied literally);
-//! * the global stage is speculative-parallel: batches of queries are searched in parallel
-//!   against the keys that existed when the batch started, and a sequential commit checks
-//!   only keys created inside the batch that would come first — the result equals the
-//!   one-by-one fold.
+//! * the global stage runs in parallel batches: each query of a batch is searched in parallel
+//!   against the keys that existed when the batch started, recording the candidates it
+//!   verified; a sequential commit then merges that record, in candidate order and within
+//!   the cap, with the keys created earlier in the same batch (verifying only those), so
+//!   the first match is the one-by-one fold's; batch sizes adapt to how many keys batches
+//!   create. A test compares it with the one-by-one fold on 1, 2 and 4 threads.
 
 use std::collections::BTreeMap;
 
