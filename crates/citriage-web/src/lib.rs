@@ -402,11 +402,13 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .route("/admin/refresh", post(admin_refresh))
         .fallback(not_found)
         .with_state(state.clone())
-        .layer(axum::middleware::map_response(headers))
         .layer(tower_http::compression::CompressionLayer::new())
         .layer(axum::middleware::from_fn_with_state(state.clone(), cache))
         .layer(axum::middleware::from_fn_with_state(state.clone(), body_guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), host_check))
+        // Outside every layer that answers by itself (the Host check, the body guard,
+        // the cache's 304s), so every answer carries the security headers.
+        .layer(axum::middleware::map_response(headers))
         .layer(axum::middleware::from_fn_with_state(state, timing))
 }
 

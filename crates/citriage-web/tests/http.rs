@@ -838,6 +838,25 @@ fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
     };
     let status = |answer: &str| answer.split_whitespace().nth(1).unwrap_or("").to_string();
     let closes = |answer: &str| header_value(answer, "connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
+    // The security headers every answer carries, as a served route has them: the
+    // guard's 408s and 413s carry the same.
+    let secured = ["content-security-policy", "x-content-type-options", "referrer-policy"];
+    let normal = raw_exchange(&addr, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    let expected: Vec<String> = secured
+        .iter()
+        .map(|h| header_value(&normal, h).unwrap_or_else(|| panic!("a served route lacks {h}: {normal}")))
+        .collect();
+    assert!(expected[0].contains("default-src 'none'"), "{normal}");
+    let same_headers = |what: &str, answer: &str| {
+        let head = answer.split("\r\n\r\n").next().unwrap_or("");
+        for (h, want) in secured.iter().zip(&expected) {
+            assert_eq!(
+                header_value(head, h).as_deref(),
+                Some(want.as_str()),
+                "{what}: {h} missing or different: {answer}"
+            );
+        }
+    };
 
     // A body a byte at a time: 600 bytes would take a minute. Cut at the deadline, with
     // a 408, for a route that reads bodies and for one that needs none.
@@ -857,6 +876,7 @@ fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
         assert!(closes(&answer), "{what}: {answer}");
         assert!(answer.contains("request body not received within 1 s"), "{what}: {answer}");
         assert!(t >= Duration::from_millis(900), "{what}: cut after {t:?}, before the deadline");
+        same_headers(what, &answer);
     }
 
     // Larger than the cap: declared (answered before a byte of the body is read), or
@@ -864,6 +884,7 @@ fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
     let answer = raw_exchange(&addr, b"POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5000000\r\n\r\n");
     assert_eq!(status(&answer), "413", "{answer}");
     assert!(closes(&answer) && answer.contains("5000000 bytes is larger than the 1024-byte limit"), "{answer}");
+    same_headers("declared too large", &answer);
     let mut chunked = b"POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     for _ in 0..3 {
         chunked.extend_from_slice(b"200\r\n");
@@ -873,8 +894,10 @@ fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
     let answer = raw_exchange(&addr, &chunked);
     assert_eq!(status(&answer), "413", "{answer}");
     assert!(closes(&answer) && answer.contains("larger than the 1024-byte limit"), "{answer}");
+    same_headers("chunked too large", &answer);
     let answer = raw_exchange(&addr, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2000\r\n\r\n");
     assert_eq!(status(&answer), "413", "a GET's body counts too: {answer}");
+    same_headers("a GET's body too large", &answer);
 
     // Within the cap: the body reaches the route; a GET's is dropped and answered.
     let answer = raw_exchange(
