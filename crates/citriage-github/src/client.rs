@@ -15,7 +15,7 @@ use crate::state::{
 use citriage_model::json_kind;
 use citriage_sources::http::{
     message_of, CachedAnswer, Freshness, HttpClient, HttpError, HttpOptions, Pacer, PageGuard, Request, RetryBudget,
-    WaitKind,
+    Wait, WaitKind,
 };
 pub use citriage_sources::http::{next_link, percent_encode, CachedResponse, HttpCache, MemoryCache, NoCache, Token};
 use serde_json::Value;
@@ -198,6 +198,7 @@ struct Inner {
 
 type Clock = Box<dyn Fn() -> i64>;
 type Sleeper = Box<dyn Fn(Duration)>;
+type WaitNotice = Box<dyn Fn(&Wait)>;
 
 /// The client. Methods take `&self`; counters and the rate-limit state are internal.
 pub struct GithubClient {
@@ -206,6 +207,7 @@ pub struct GithubClient {
     cache: Box<dyn HttpCache>,
     clock: Clock,
     sleeper: Sleeper,
+    notice: Option<WaitNotice>,
     inner: Mutex<Inner>,
 }
 
@@ -249,6 +251,7 @@ impl GithubClient {
             cache,
             clock: Box::new(citriage_sources::http::unix_now),
             sleeper: Box::new(std::thread::sleep),
+            notice: None,
             inner: Mutex::new(Inner::default()),
         }
     }
@@ -262,6 +265,14 @@ impl GithubClient {
     /// Replaces how the client waits (tests record waits instead of sleeping).
     pub fn with_sleeper(mut self, sleeper: impl Fn(Duration) + 'static) -> GithubClient {
         self.sleeper = Box::new(sleeper);
+        self
+    }
+
+    /// Tells `notice` of each wait before the client sleeps it (`Retry-After`, a rate
+    /// limit's reset, a backoff), with the URL without its query; callers show it as
+    /// progress.
+    pub fn with_wait_notice(mut self, notice: impl Fn(&Wait) + 'static) -> GithubClient {
+        self.notice = Some(Box::new(notice));
         self
     }
 
@@ -777,6 +788,11 @@ impl Pacer for ClientPacer<'_> {
     }
     fn sleep(&self, d: Duration) {
         (self.0.sleeper)(d)
+    }
+    fn waiting(&self, wait: &Wait) {
+        if let Some(n) = &self.0.notice {
+            n(wait)
+        }
     }
 }
 

@@ -653,6 +653,26 @@ pub trait Pacer {
     /// Unix seconds now.
     fn now(&self) -> i64;
     fn sleep(&self, d: Duration);
+    /// Told before each wait the client is about to sleep (after it was allowed by the
+    /// longest single wait and the retry budget), so a caller can say what it waits for.
+    fn waiting(&self, _wait: &Wait) {}
+}
+
+/// A wait the client is about to sleep, as told to [`Pacer::waiting`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wait {
+    /// The URL waited for, without its query or fragment (never a token: tokens go in
+    /// a header).
+    pub url: String,
+    /// The answer's status that asked for the wait (`None`: a transport error).
+    pub status: Option<u16>,
+    pub kind: WaitKind,
+    pub duration: Duration,
+}
+
+/// A URL without its query and fragment, as waits and progress lines show it.
+pub fn url_without_query(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
 }
 
 /// The wall clock and real sleeps.
@@ -977,6 +997,7 @@ impl HttpClient {
                 budget_secs: self.opts.retry_budget.limit().as_secs(),
             });
         }
+        pacer.waiting(&Wait { url: url_without_query(url).to_string(), status, kind, duration: wait });
         pacer.sleep(wait);
         self.bump(|s| s.stats.waited += wait);
         Ok(())
@@ -1678,6 +1699,13 @@ mod tests {
         assert_eq!(resolve("http://h:1/a/b?q", "c/d"), "http://h:1/a/c/d");
         assert_eq!(resolve("https://h/a", "//o/x"), "https://o/x");
         assert_eq!(resolve("https://h/a", "http://o/x"), "http://o/x");
+    }
+
+    #[test]
+    fn waits_show_urls_without_their_query() {
+        assert_eq!(url_without_query("https://h/a/b?access_token=x&p=2#f"), "https://h/a/b");
+        assert_eq!(url_without_query("https://h/a#f?x"), "https://h/a");
+        assert_eq!(url_without_query("https://h/a"), "https://h/a");
     }
 
     #[test]

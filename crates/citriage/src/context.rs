@@ -144,6 +144,14 @@ impl Context {
         pb
     }
 
+    /// A line of progress on stderr above a spinner or bar made by this context
+    /// (nothing with `--quiet`): what a long command is doing, such as a wait.
+    pub fn progress_line(&self, pb: &ProgressBar, line: &str) {
+        if !self.quiet {
+            pb.suspend(|| eprintln!("{line}"));
+        }
+    }
+
     /// A progress bar on stderr (hidden with `--quiet`) drawn with `template`, or with
     /// `plain` when `NO_COLOR` is set.
     pub fn bar(&self, template: &str, plain: &str) -> ProgressBar {

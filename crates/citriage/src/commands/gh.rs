@@ -9,6 +9,7 @@ use citriage_github::{
     extract_refs, render_ambiguous, render_sweep_json, render_sweep_markdown, sweep_with_evidence, unique_refs,
     IssueRef, SweepOptions,
 };
+use citriage_sources::http::{Wait, WaitKind};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -88,9 +89,17 @@ pub fn exec(ctx: &Context, a: &GhArgs) -> Result<(), Failure> {
                 }
                 None => client(store.clone(), api, *offline),
             };
+            // GitHub may ask to wait (Retry-After, a rate limit's reset): say so
+            // before each wait, above the spinner.
+            let pb = ctx.spinner(&format!("looking up {} ref(s) on GitHub", wanted.len()));
+            let c = {
+                let (pb, ctx) = (pb.clone(), ctx.clone());
+                c.with_wait_notice(move |w| ctx.progress_line(&pb, &wait_line(w)))
+            };
             // Each distinct reference is asked once; what was read goes into the
             // evidence ledger.
             let (rows, items) = sweep_with_evidence(&c, &wanted, SweepOptions { walk_timelines: !no_timelines });
+            pb.finish_and_clear();
             let now = c.now();
             drop(c);
             if let Ok(mut st) = Rc::try_unwrap(store) {
@@ -113,4 +122,16 @@ pub fn exec(ctx: &Context, a: &GhArgs) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+/// The progress line before a wait: what is waited for, how long and the URL (without
+/// its query; the token is a header and never shown).
+fn wait_line(w: &Wait) -> String {
+    let why = match w.kind {
+        WaitKind::RetryAfter => "GitHub's Retry-After",
+        WaitKind::RateLimitReset => "GitHub's rate limit to reset",
+        WaitKind::Backoff => "a backoff before retrying",
+    };
+    let status = w.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+    format!("waiting {} s for {why}{status}: {}", w.duration.as_secs_f64().ceil() as u64, w.url)
 }
