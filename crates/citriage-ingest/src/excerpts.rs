@@ -15,11 +15,16 @@
 //!   and a listing may give no size, so then only the source's own limits apply;
 //! * the log is read as a stream ([`ArtifactSource::open`]: neither a mirror's file nor
 //!   an HTTP body is ever held whole; a transfer cut off is resumed where it was): only its
-//!   first 64 KiB (the binary check) and its last [`ExcerptLimits::tail_bytes`] (plus at
-//!   most half as much again) are held, and only that tail is analysed, starting at the
-//!   first line that begins inside it. Line numbers stay exact (the lines before are
-//!   counted as they pass, not analysed); failures stated only before the tail are not
-//!   excerpted;
+//!   first 64 KiB (the binary check) and its last [`ExcerptLimits::tail_bytes`] (and one
+//!   64 KiB read) are held, in a ring that is never copied whole, and only that tail is
+//!   analysed, starting at the first line that begins inside it. Line numbers stay exact
+//!   (the lines before are counted as they pass, not analysed); failures stated only
+//!   before the tail are not excerpted;
+//! * the tail, the read buffers and the extraction's working set over the tail (each
+//!   line's offset and class, [`WORK_BYTES_PER_LINE`] bytes a line in all) are counted
+//!   against the process's memory budget for bodies in flight
+//!   ([`citriage_sources::http::Hold`]), as they grow: a log waits for room as a body
+//!   does, and a tail larger than the whole budget is a problem on the build;
 //! * excerpts on consecutive lines are joined into one (the extractor opens a new block
 //!   at every failure head, so a run of error lines would otherwise take one excerpt
 //!   each), as long as the joined text stays within [`ExcerptLimits::max_excerpt_bytes`];
@@ -40,7 +45,8 @@ use citriage_model::build::LogExcerpt;
 use citriage_patterns::extract::{self, ExtractConfig};
 use citriage_patterns::lines;
 use citriage_sources::artifacts::ArtifactSource;
-use citriage_sources::http::HttpError;
+use citriage_sources::http::{Hold, HttpError};
+use std::collections::VecDeque;
 use citriage_sources::SourceError;
 
 /// The log files read, by preference, relative to the build folder.
@@ -48,6 +54,14 @@ pub const LOG_FILES: [&str; 2] = ["build-log.txt", "build-log.txt.gz"];
 
 /// Bytes at the start of a log inspected to tell text from binary content.
 const BINARY_SAMPLE: usize = 64 * 1024;
+
+/// Bytes read from a log stream at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// Bytes of the memory budget held per line of the analysed tail for its extraction: the
+/// prepared log's offset and class, and room for a block, its selection and its line
+/// numbers. The excerpts' texts come on top (see the module docs).
+pub const WORK_BYTES_PER_LINE: usize = extract::PREPARED_BYTES_PER_LINE + 64;
 
 /// Share of bytes in the sample (control bytes other than tab and escape, line ends
 /// included, and invalid UTF-8) above which a log is treated as binary. A text log's
@@ -166,12 +180,22 @@ pub fn excerpts_from_stream(
     limits: &ExcerptLimits,
 ) -> Result<Vec<LogExcerpt>, StreamError> {
     let tail = limits.tail_bytes.max(1);
-    let slack = (tail / 2).max(64 << 10);
-    let mut keep: Vec<u8> = Vec::new();
+    // The last tail + 1 bytes (the byte before the tail tells whether a line starts with
+    // it), or one more to keep a `\r\n` whole, and one read.
+    let most = tail + 2 + CHUNK;
+    let over = |budget: u64| {
+        StreamError::Log(format!(
+            "its last {tail} bytes and their analysis need more than the whole {budget}-byte memory budget; no log excerpts"
+        ))
+    };
+    let buffers = (CHUNK + BINARY_SAMPLE) as u64;
+    let mut hold = Hold::default();
+    hold.grow_to(buffers).map_err(over)?;
+    let mut keep: VecDeque<u8> = VecDeque::new();
     let mut head: Vec<u8> = Vec::new();
     let mut dropped_lines = 0usize;
     let mut dropped = false;
-    let mut chunk = vec![0u8; 64 << 10];
+    let mut chunk = vec![0u8; CHUNK];
     loop {
         let n = match r.read(&mut chunk) {
             Ok(0) => break,
@@ -183,30 +207,56 @@ pub fn excerpts_from_stream(
             let take = n.min(BINARY_SAMPLE - head.len());
             head.extend_from_slice(&chunk[..take]);
         }
-        keep.extend_from_slice(&chunk[..n]);
-        if keep.len() > tail + slack {
+        let need = keep.len() + n;
+        if need > keep.capacity() {
+            // Grown by doubling up to the ring's size, counted before it is allocated.
+            let want = keep.capacity().saturating_mul(2).min(most).max(need);
+            hold.grow_to(buffers + want as u64).map_err(over)?;
+            keep.reserve_exact(want - keep.len());
+            hold.grow_to(buffers + keep.capacity() as u64).map_err(over)?;
+        }
+        keep.extend(&chunk[..n]);
+        if keep.len() > tail + 1 {
             // Drop all but the last tail + 1 bytes, never between `\r` and `\n`.
             let mut p = keep.len() - tail - 1;
             if keep[p - 1] == b'\r' && keep[p] == b'\n' {
                 p -= 1;
             }
             if p > 0 {
-                dropped_lines += line_ends(&keep[..p]);
+                dropped_lines += front_line_ends(&keep, p);
                 dropped = true;
                 keep.drain(..p);
             }
         }
     }
+    drop(chunk);
     if let Some(reason) = binary(&head) {
         return Err(StreamError::Log(reason));
     }
+    drop(head);
+    let held = keep.capacity() as u64;
+    let keep = keep.make_contiguous();
     let (skipped_lines, window) = if dropped {
-        let cut = window_start(&keep, keep.len() - tail);
+        let cut = window_start(keep, keep.len() - tail);
         (dropped_lines + line_ends(&keep[..cut]), &keep[cut..])
     } else {
-        tail_window(&keep, tail)
+        tail_window(keep, tail)
     };
+    // The read buffers are gone; the extraction's working set is counted instead.
+    let work = lines::count_lines(window).saturating_mul(WORK_BYTES_PER_LINE) as u64;
+    hold.shrink_to(held);
+    hold.grow_to(held.saturating_add(work)).map_err(over)?;
     Ok(excerpts_of_window(window, skipped_lines, source, limits))
+}
+
+/// Lines ended in the first `p` bytes of `keep` (`p` never between `\r` and `\n`).
+fn front_line_ends(keep: &VecDeque<u8>, p: usize) -> usize {
+    let (a, b) = keep.as_slices();
+    let a = &a[..p.min(a.len())];
+    let b = &b[..p - a.len()];
+    // A `\r\n` split between the two halves is one line end, not two.
+    let split = a.last() == Some(&b'\r') && b.first() == Some(&b'\n');
+    line_ends(a) + line_ends(b) - usize::from(split)
 }
 
 /// Lines ended in `data` (a last line without its end is not counted).
