@@ -24,7 +24,9 @@
 //!   line's offset and class, [`WORK_BYTES_PER_LINE`] bytes a line in all) are counted
 //!   against the process's memory budget for bodies in flight
 //!   ([`citriage_sources::http::Hold`]), as they grow: a log waits for room as a body
-//!   does, and a tail larger than the whole budget is a problem on the build;
+//!   does. The tail is at most a quarter of the budget (a smaller budget analyses less of
+//!   each log); a tail whose analysis would still need more than the whole budget (a
+//!   tail of very short lines) is a problem on the build;
 //! * excerpts on consecutive lines are joined into one (the extractor opens a new block
 //!   at every failure head, so a run of error lines would otherwise take one excerpt
 //!   each), as long as the joined text stays within [`ExcerptLimits::max_excerpt_bytes`];
@@ -45,7 +47,7 @@ use citriage_model::build::LogExcerpt;
 use citriage_patterns::extract::{self, ExtractConfig};
 use citriage_patterns::lines;
 use citriage_sources::artifacts::ArtifactSource;
-use citriage_sources::http::{Hold, HttpError};
+use citriage_sources::http::{self, Hold, HttpError};
 use std::collections::VecDeque;
 use citriage_sources::SourceError;
 
@@ -80,7 +82,8 @@ pub struct ExcerptLimits {
     pub max_total_bytes: usize,
     /// Logs listed larger than this are not read.
     pub max_log_bytes: u64,
-    /// Only this many trailing bytes of a log are analysed.
+    /// Only this many trailing bytes of a log are analysed (a streamed log: at most a
+    /// quarter of the process's memory budget).
     pub tail_bytes: usize,
 }
 
@@ -179,7 +182,9 @@ pub fn excerpts_from_stream(
     source: &str,
     limits: &ExcerptLimits,
 ) -> Result<Vec<LogExcerpt>, StreamError> {
-    let tail = limits.tail_bytes.max(1);
+    // A tail is at most a quarter of the budget, so that a few logs fit in it at once.
+    let share = usize::try_from(http::memory_budget() / 4).unwrap_or(usize::MAX);
+    let tail = limits.tail_bytes.min(share).max(1);
     // The last tail + 1 bytes (the byte before the tail tells whether a line starts with
     // it), or one more to keep a `\r\n` whole, and one read.
     let most = tail + 2 + CHUNK;

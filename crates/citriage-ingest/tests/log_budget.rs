@@ -53,23 +53,28 @@ fn a_log_waits_for_room_and_gives_it_back() {
 }
 
 #[test]
-fn a_tail_larger_than_the_budget_is_named() {
+fn a_small_budget_analyses_less_and_a_tail_too_costly_is_named() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     http::set_memory_budget(1 << 20);
-    let bytes = log(40_000); // about 2.7 MiB, all of it inside the 16 MiB tail
-    let e = excerpts_from_stream(&bytes[..], "build-log.txt", &ExcerptLimits::default());
-    match e {
+    // About 2.7 MiB: with a 1 MiB budget only its last quarter MiB is analysed.
+    let bytes = log(40_000);
+    let ex = excerpts_from_stream(&bytes[..], "build-log.txt", &ExcerptLimits::default()).unwrap();
+    let quarter = ExcerptLimits { tail_bytes: 256 << 10, ..ExcerptLimits::default() };
+    assert_eq!(ex, excerpts_from_log(&bytes, "build-log.txt", &quarter).unwrap());
+    assert!(ex.iter().any(|e| e.text.starts_with("panic: boom")), "{ex:?}");
+    assert_ne!(ex, excerpts_from_log(&bytes, "build-log.txt", &ExcerptLimits::default()).unwrap());
+    assert_eq!(http::memory_in_use(), 0);
+    // A tail of very short lines: a quarter MiB of them would cost more than the budget
+    // to analyse.
+    let mut blank = b"abc\n".repeat(512 << 10);
+    blank.extend_from_slice(b"--- FAIL: TestLast (0.10s)\n");
+    match excerpts_from_stream(&blank[..], "build-log.txt", &ExcerptLimits::default()) {
         Err(StreamError::Log(reason)) => {
-            assert!(reason.contains("1048576-byte memory budget"), "{reason}");
-            assert!(reason.contains("last 16777216 bytes"), "{reason}");
+            assert!(reason.contains("more than the whole 1048576-byte memory budget"), "{reason}");
+            assert!(reason.contains("last 262144 bytes"), "{reason}");
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(http::memory_in_use(), 0);
-    // The same log with a tail that fits the budget is excerpted.
-    let limits = ExcerptLimits { tail_bytes: 256 << 10, ..ExcerptLimits::default() };
-    let ex = excerpts_from_stream(&bytes[..], "build-log.txt", &limits).unwrap();
-    assert_eq!(ex, excerpts_from_log(&bytes, "build-log.txt", &limits).unwrap());
     assert_eq!(http::memory_in_use(), 0);
     http::set_memory_budget(512 << 20);
 }
