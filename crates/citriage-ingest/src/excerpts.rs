@@ -23,8 +23,10 @@
 //! * the tail, the read buffers and the extraction's working set over the tail (each
 //!   line's offset and class, [`WORK_BYTES_PER_LINE`] bytes a line in all) are counted
 //!   against the process's memory budget for bodies in flight
-//!   ([`citriage_sources::http::Hold`]), as they grow: a log waits for room as a body
-//!   does. The tail is at most a quarter of the budget (a smaller budget analyses less of
+//!   ([`citriage_sources::http::Hold`]): the tail's room (all of it, or the listed size of
+//!   a smaller plain log) before the first byte is read, the extraction's once the tail's
+//!   lines are counted; a log waits for room as a body does, and while it waits for the
+//!   extraction's share its tail is not counted. The tail is at most a quarter of the budget (a smaller budget analyses less of
 //!   each log); a tail whose analysis would still need more than the whole budget (a
 //!   tail of very short lines) is a problem on the build;
 //! * excerpts on consecutive lines are joined into one (the extractor opens a new block
@@ -146,7 +148,9 @@ pub fn read_build_log(
         Err(e) if is_transient(&e) => return Err(e),
         Err(e) => return Ok(LogRead { excerpts: Vec::new(), problems: vec![format!("{e}; no log excerpts")] }),
     };
-    Ok(match excerpts_from_stream(stream, name, limits) {
+    // A plain log's listed size bounds its tail; a gzip object's does not.
+    let plain = size.filter(|_| !name.ends_with(".gz"));
+    Ok(match excerpts_from_stream_sized(stream, plain, name, limits) {
         Ok(excerpts) => LogRead { excerpts, problems: Vec::new() },
         // What the source says about a log it could not give to its end (a transfer cut
         // for good, a bomb, corrupt gzip), as if the log had been read whole.
@@ -178,7 +182,21 @@ pub enum StreamError {
 /// the lines before them counted as they pass, so the excerpts are exactly those of
 /// the whole log whatever its size.
 pub fn excerpts_from_stream(
+    r: impl std::io::Read,
+    source: &str,
+    limits: &ExcerptLimits,
+) -> Result<Vec<LogExcerpt>, StreamError> {
+    excerpts_from_stream_sized(r, None, source, limits)
+}
+
+/// [`excerpts_from_stream`] of a stream of about `size` bytes, if known. The budget for
+/// the tail is held before the first byte is read (for all of it, or for `size` bytes
+/// when that is less), so a log never waits for room while holding a part of its tail
+/// uncounted; only the extraction's share, known once the tail's lines are counted, is
+/// asked for at the end.
+pub fn excerpts_from_stream_sized(
     mut r: impl std::io::Read,
+    size: Option<u64>,
     source: &str,
     limits: &ExcerptLimits,
 ) -> Result<Vec<LogExcerpt>, StreamError> {
@@ -194,8 +212,9 @@ pub fn excerpts_from_stream(
         ))
     };
     let buffers = (CHUNK + BINARY_SAMPLE) as u64;
+    let ring = size.map_or(most, |n| usize::try_from(n).unwrap_or(usize::MAX).saturating_add(CHUNK).min(most));
     let mut hold = Hold::default();
-    hold.grow_to(buffers).map_err(over)?;
+    hold.grow_to(buffers + ring as u64).map_err(over)?;
     let mut keep: VecDeque<u8> = VecDeque::new();
     let mut head: Vec<u8> = Vec::new();
     let mut dropped_lines = 0usize;
@@ -216,9 +235,10 @@ pub fn excerpts_from_stream(
         if need > keep.capacity() {
             // Grown by doubling up to the ring's size, counted before it is allocated.
             let want = keep.capacity().saturating_mul(2).min(most).max(need);
-            hold.grow_to(buffers + want as u64).map_err(over)?;
+            // More than the size said (or than held): counted before it is allocated.
+            hold.grow_to(buffers + want.max(ring) as u64).map_err(over)?;
             keep.reserve_exact(want - keep.len());
-            hold.grow_to(buffers + keep.capacity() as u64).map_err(over)?;
+            hold.grow_to(buffers + keep.capacity().max(ring) as u64).map_err(over)?;
         }
         keep.extend(&chunk[..n]);
         if keep.len() > tail + 1 {
