@@ -24,11 +24,12 @@
 //!   line's offset and class, [`WORK_BYTES_PER_LINE`] bytes a line in all) are counted
 //!   against the process's memory budget for bodies in flight
 //!   ([`citriage_sources::http::Hold`]): the tail's room (all of it, or the listed size of
-//!   a smaller plain log) before the first byte is read, the extraction's once the tail's
-//!   lines are counted; a log waits for room as a body does, and while it waits for the
-//!   extraction's share its tail is not counted. The tail is at most a quarter of the budget (a smaller budget analyses less of
-//!   each log); a tail whose analysis would still need more than the whole budget (a
-//!   tail of very short lines) is a problem on the build;
+//!   a smaller plain log) and the extraction's (for lines of 64 bytes) before the first
+//!   byte is read, the latter corrected once the tail's lines are counted; a log waits for
+//!   room as a body does (only a tail of shorter lines may wait at the end, its tail
+//!   then not counted while it waits). The tail is at most a quarter of the budget (a
+//!   smaller budget analyses less of each log); a tail whose analysis would still need
+//!   more than the whole budget (very short lines) is a problem on the build;
 //! * excerpts on consecutive lines are joined into one (the extractor opens a new block
 //!   at every failure head, so a run of error lines would otherwise take one excerpt
 //!   each), as long as the joined text stays within [`ExcerptLimits::max_excerpt_bytes`];
@@ -63,9 +64,14 @@ const BINARY_SAMPLE: usize = 64 * 1024;
 const CHUNK: usize = 64 * 1024;
 
 /// Bytes of the memory budget held per line of the analysed tail for its extraction: the
-/// prepared log's offset and class, and room for a block, its selection and its line
-/// numbers. The excerpts' texts come on top (see the module docs).
-pub const WORK_BYTES_PER_LINE: usize = extract::PREPARED_BYTES_PER_LINE + 64;
+/// prepared log's offset and class, and room for the blocks, their selection and their
+/// line numbers when a block spans a few lines. The excerpts' texts come on top, and a
+/// tail whose every line opens a block takes more (see the module docs).
+pub const WORK_BYTES_PER_LINE: usize = extract::PREPARED_BYTES_PER_LINE + 16;
+
+/// Line length assumed for the extraction's share held before a log is read (the share is
+/// corrected once the tail's lines are counted).
+const ASSUMED_LINE_BYTES: usize = 64;
 
 /// Share of bytes in the sample (control bytes other than tab and escape, line ends
 /// included, and invalid UTF-8) above which a log is treated as binary. A text log's
@@ -213,8 +219,9 @@ pub fn excerpts_from_stream_sized(
     };
     let buffers = (CHUNK + BINARY_SAMPLE) as u64;
     let ring = size.map_or(most, |n| usize::try_from(n).unwrap_or(usize::MAX).saturating_add(CHUNK).min(most));
+    let assumed_work = (ring / ASSUMED_LINE_BYTES).saturating_mul(WORK_BYTES_PER_LINE);
     let mut hold = Hold::default();
-    hold.grow_to(buffers + ring as u64).map_err(over)?;
+    hold.grow_to(buffers + ring as u64 + assumed_work as u64).map_err(over)?;
     let mut keep: VecDeque<u8> = VecDeque::new();
     let mut head: Vec<u8> = Vec::new();
     let mut dropped_lines = 0usize;
@@ -269,8 +276,12 @@ pub fn excerpts_from_stream_sized(
     };
     // The read buffers are gone; the extraction's working set is counted instead.
     let work = lines::count_lines(window).saturating_mul(WORK_BYTES_PER_LINE) as u64;
-    hold.shrink_to(held);
-    hold.grow_to(held.saturating_add(work)).map_err(over)?;
+    let total = held.saturating_add(work);
+    if total <= hold.bytes() {
+        hold.shrink_to(total);
+    } else {
+        hold.grow_to(total).map_err(over)?;
+    }
     Ok(excerpts_of_window(window, skipped_lines, source, limits))
 }
 
