@@ -51,8 +51,8 @@ use citriage_patterns::extract::{self, ExtractConfig};
 use citriage_patterns::lines;
 use citriage_sources::artifacts::ArtifactSource;
 use citriage_sources::http::{self, Hold, HttpError};
-use std::collections::VecDeque;
 use citriage_sources::SourceError;
+use std::collections::VecDeque;
 
 /// The log files read, by preference, relative to the build folder.
 pub const LOG_FILES: [&str; 2] = ["build-log.txt", "build-log.txt.gz"];
@@ -222,7 +222,10 @@ pub fn excerpts_from_stream_sized(
     let assumed_work = (ring / ASSUMED_LINE_BYTES).saturating_mul(WORK_BYTES_PER_LINE);
     let mut hold = Hold::default();
     hold.grow_to(buffers + ring as u64 + assumed_work as u64).map_err(over)?;
-    let mut keep: VecDeque<u8> = VecDeque::new();
+    // Allocated whole at once (pages are only touched as the ring fills): rings of one
+    // size are mapped and unmapped as a whole by the allocator, not kept in a thread's
+    // heap after the log is done, as buffers grown by doubling would be.
+    let mut keep: VecDeque<u8> = VecDeque::with_capacity(ring);
     let mut head: Vec<u8> = Vec::new();
     let mut dropped_lines = 0usize;
     let mut dropped = false;

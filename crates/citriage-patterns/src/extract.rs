@@ -927,7 +927,10 @@ fn build_result(
             context_end: (b.end + 1 + cfg.context_after).min(n),
             text,
             hash,
-            marker: b.head_marker.map(|m| MARKERS[usize::from(m)].name.to_string()).unwrap_or_else(|| "new-lines".to_string()),
+            marker: b
+                .head_marker
+                .map(|m| MARKERS[usize::from(m)].name.to_string())
+                .unwrap_or_else(|| "new-lines".to_string()),
             selection: if used_pass && infos[b.start].new { Selection::NewVsPass } else { Selection::Marker },
             first_failure: false,
             lines,
