@@ -354,18 +354,30 @@ impl Worker {
 
     /// A release stream's turn: the newest `max_payloads` payloads the release
     /// controller lists are analysed (the payload crate's analysis over HTTP, with the
-    /// mirror's artifacts as evidence) and recorded in the store as `payload` does,
+    /// artifacts of the mirror or of GCS over HTTP as evidence) and recorded in the store as `payload` does,
     /// unless an analysis of the payload in the phase the stream lists is stored
     /// already. A payload that cannot be analysed fails the source; the others are
     /// still recorded.
     fn follow_stream(&self, store: &mut Store, r: &ReleaseStream) -> Result<Fetched, Failure> {
-        use citriage_payload::{analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadSource};
+        use citriage_payload::{
+            analyze, AnalyzeOptions, EvidenceProvider, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadSource,
+        };
         let fail = crate::payloads::fail;
         let http = HttpConfig { timeout: self.http.timeout, ..HttpConfig::default() };
         let mut src = HttpSource::new(&r.controller, http).map_err(fail)?;
         if let Some(g) = &r.github_diffs {
             src = src.with_github_diffs(g).map_err(fail)?;
         }
+        // The failed jobs' evidence: a local mirror, or GCS over HTTP (with the
+        // worker's HTTP options, so their retry budget is shared).
+        let evidence: Box<dyn EvidenceProvider> = match (&r.mirror, &r.gcs) {
+            (Some(m), _) => Box::new(GcsMirror::new(m.clone())),
+            (None, Some(g)) => Box::new(
+                crate::gcs_evidence::GcsEvidence::new(g, self.http.clone())
+                    .map_err(|e| Failure::input(format!("source {}: gcs {e}", r.name)))?,
+            ),
+            (None, None) => Box::new(NoEvidence),
+        };
         let tags = src.tags(&r.stream).map_err(fail)?;
         let mut out = Fetched::default();
         let mut failed: Vec<String> = Vec::new();
@@ -387,10 +399,7 @@ impl Worker {
             let mut opts = AnalyzeOptions::new(&t.name);
             opts.stream = Some(r.stream.clone());
             opts.release_controller_url = Some(r.controller.trim_end_matches('/').to_string());
-            let analysis = match &r.mirror {
-                Some(m) => analyze(&src, &GcsMirror::new(m.clone()), &opts),
-                None => analyze(&src, &NoEvidence, &opts),
-            };
+            let analysis = analyze(&src, evidence.as_ref(), &opts);
             match analysis {
                 Ok(a) => {
                     crate::documents::record_payload(store, &a)?;
