@@ -4,9 +4,9 @@
 //! verdicts against a truth over a synthetic world or a folder of payload snapshots.
 
 use crate::context::{print_json, Context, Failure};
+use crate::gcs_evidence::GcsEvidence;
 use crate::outln;
 use crate::payloads::{analyze_from_dir, fail};
-use crate::gcs_evidence::GcsEvidence;
 use citriage_payload::{analyze, AnalyzeOptions, EvidenceProvider, GcsMirror, HttpConfig, HttpSource, NoEvidence};
 use clap::Args;
 use std::path::PathBuf;
