@@ -970,7 +970,7 @@ mod tests {
         assert_eq!(whole.lines.len(), 50);
         assert_eq!(whole.lines[0].text, "error: first");
         assert_eq!(whole.tail.last().unwrap().text, "last without newline");
-        assert_eq!(whole.tail.last().unwrap().at.line, Some(807));
+        assert_eq!(whole.tail.last().unwrap().at.line, Some(808));
         assert_eq!(whole.step.as_deref(), Some("e2e-install"));
 
         // A line longer than the bound is kept on its first bytes; the next line is
