@@ -860,9 +860,10 @@ impl GcsMirror {
     }
 }
 
-/// A run's folder in a local mirror.
+/// A run's folder in a local mirror whose root resolves to `root`.
 struct LocalRun<'a> {
     dir: &'a Path,
+    root: PathBuf,
 }
 
 impl LocalRun<'_> {
@@ -894,8 +895,17 @@ impl RunFolder for LocalRun<'_> {
                 l.refused.push(format!("{}: {}", dir.display(), citriage_sources::paths::refusal(&r, why)));
                 continue;
             }
-            // Symlinks are not descended (a link to a file is read as a file).
-            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            // Symlinks are not descended (a link to a file is read as a file), and
+            // one leading out of the mirror (or nowhere) is refused.
+            let ft = e.file_type().ok();
+            if ft.is_some_and(|t| t.is_symlink())
+                && !std::fs::canonicalize(e.path()).is_ok_and(|c| c.starts_with(&self.root))
+            {
+                let why = "a symlink leading out of the mirror (or nowhere)";
+                l.refused.push(format!("{}: {}", dir.display(), citriage_sources::paths::refusal(&r, why)));
+                continue;
+            }
+            if ft.is_some_and(|t| t.is_dir()) {
                 l.folders.push(format!("{r}/"));
             } else {
                 l.files.push((r, e.metadata().ok().map(|m| m.len())));
@@ -931,7 +941,14 @@ impl EvidenceProvider for GcsMirror {
         if !dir.is_dir() {
             return Ok(None);
         }
-        read_run(prow_url, &gpath, &self.url_base, &LocalRun { dir: &dir }, &self.scanner, &self.limits).map(Some)
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        if !std::fs::canonicalize(&dir).is_ok_and(|c| c.starts_with(&root)) {
+            return Err(PayloadError::invalid(
+                dir.display().to_string(),
+                "the run's folder is a symlink leading out of the mirror: not read",
+            ));
+        }
+        read_run(prow_url, &gpath, &self.url_base, &LocalRun { dir: &dir, root }, &self.scanner, &self.limits).map(Some)
     }
 }
 
@@ -981,6 +998,39 @@ mod tests {
         assert_eq!(cut.lines.len(), 1);
         assert_eq!((cut.lines[0].text.as_str(), cut.lines[0].at.line), ("error: next", Some(2)));
         assert_eq!(cut.tail[0].text.len(), 64);
+    }
+
+    /// A mirror's run folder with a build log that is a symlink out of the mirror and a
+    /// JUnit file that is a symlink inside it: the first is refused and named in the
+    /// run's problems (never read), the second is read.
+    #[test]
+    #[cfg(unix)]
+    fn a_mirror_refuses_symlinks_out_of_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("secret.txt");
+        std::fs::write(&outside, "error: secret line\n").unwrap();
+        let root = tmp.path().join("mirror");
+        let run = root.join("b/logs/job/1");
+        std::fs::create_dir_all(run.join("artifacts")).unwrap();
+        std::fs::write(
+            root.join("b/shared.xml"),
+            "<testsuite name=\"s\"><testcase name=\"t\"><failure message=\"boom\"/></testcase></testsuite>",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&outside, run.join("build-log.txt")).unwrap();
+        std::os::unix::fs::symlink(root.join("b/shared.xml"), run.join("artifacts/junit_e2e.xml")).unwrap();
+        let m = GcsMirror::new(&root);
+        let ev = m.run_evidence("https://prow/view/gs/b/logs/job/1").unwrap().unwrap();
+        assert!(ev.log_lines.is_empty() && ev.context.is_empty(), "{:?}", ev.log_lines);
+        assert_eq!(ev.problems.len(), 1, "{:?}", ev.problems);
+        assert!(ev.problems[0].contains("build-log.txt") && ev.problems[0].contains("symlink"), "{:?}", ev.problems);
+        assert_eq!(ev.failures.len(), 1);
+        assert_eq!(ev.failures[0].at.cite(), "artifacts/junit_e2e.xml:1");
+        // A run folder that is itself a link out of the mirror is not read.
+        std::fs::create_dir_all(root.join("b/logs/job2")).unwrap();
+        std::os::unix::fs::symlink(tmp.path(), root.join("b/logs/job2/7")).unwrap();
+        let e = m.run_evidence("https://prow/view/gs/b/logs/job2/7").unwrap_err();
+        assert!(e.to_string().contains("symlink"), "{e}");
     }
 
     #[test]

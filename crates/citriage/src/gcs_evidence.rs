@@ -8,6 +8,9 @@
 //! local mirror ([`citriage_payload::GcsMirror`]): the same files, in the same order,
 //! within the same [`RunLimits`], so the same run gives the same evidence from either.
 //!
+//! A finished run's evidence (its `finished.json` read) is kept by the provider, so the
+//! payloads of one stream, whose chains share most runs, read each run once.
+//!
 //! Object names come from remote data (the run's URL from the release controller,
 //! the names a listing gives): each is checked by `citriage_sources::paths` before a
 //! request is built from it. A run whose URL names an unsafe path is refused (the
@@ -27,11 +30,17 @@ use citriage_sources::artifacts::{ArtifactSource, GcsHttp};
 use citriage_sources::paths::{check_name, refusal};
 use citriage_sources::HttpOptions;
 
+/// Finished runs' evidence kept at most (then the cache starts again).
+const FINISHED_KEPT: usize = 512;
+
 /// Failure evidence of Prow runs from GCS over HTTP, one [`GcsHttp`] per bucket met.
 pub struct GcsEvidence {
     base: String,
     opts: HttpOptions,
     buckets: Mutex<BTreeMap<String, Arc<GcsHttp>>>,
+    /// Evidence of finished runs (their artifacts no longer change), by Prow URL: the
+    /// payloads of one stream share most runs of their chains.
+    finished: Mutex<BTreeMap<String, RunEvidence>>,
     scanner: LogScanner,
     /// Base of the file URLs cited in evidence (default: the GCS base URL, so a
     /// citation opens the object it cites).
@@ -54,6 +63,7 @@ impl GcsEvidence {
             base,
             opts,
             buckets: Mutex::new(BTreeMap::new()),
+            finished: Mutex::new(BTreeMap::new()),
             scanner: LogScanner::default(),
             limits: RunLimits::default(),
         })
@@ -95,6 +105,9 @@ impl RunFolder for GcsRun<'_> {
 
 impl EvidenceProvider for GcsEvidence {
     fn run_evidence(&self, prow_url: &str) -> Result<Option<RunEvidence>, PayloadError> {
+        if let Some(ev) = self.finished.lock().unwrap_or_else(|e| e.into_inner()).get(prow_url) {
+            return Ok(Some(ev.clone()));
+        }
         let Some(gpath) = gcs_path_of(prow_url) else { return Ok(None) };
         let Some((bucket, path)) = gpath.split_once('/') else { return Ok(None) };
         // The run's URL is remote data: its bucket and path are object names.
@@ -107,6 +120,14 @@ impl EvidenceProvider for GcsEvidence {
         // A run with no object in the bucket reads as one without JUnit or log
         // (unknown, not green), as a mirror's empty run folder does.
         let run = GcsRun { src: src.as_ref(), prefix: format!("{path}/") };
-        read_run(prow_url, &gpath, &self.url_base, &run, &self.scanner, &self.limits).map(Some)
+        let ev = read_run(prow_url, &gpath, &self.url_base, &run, &self.scanner, &self.limits)?;
+        if ev.finished.is_some() {
+            let mut cache = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.len() >= FINISHED_KEPT {
+                cache.clear();
+            }
+            cache.insert(prow_url.to_string(), ev.clone());
+        }
+        Ok(Some(ev))
     }
 }
