@@ -41,6 +41,8 @@ pub struct GcsEvidence {
     /// Evidence of finished runs (their artifacts no longer change), by Prow URL: the
     /// payloads of one stream share most runs of their chains.
     finished: Mutex<BTreeMap<String, RunEvidence>>,
+    /// The first transient failure (transport, 429, 5xx) since it was last taken.
+    transient: Mutex<Option<String>>,
     scanner: LogScanner,
     /// Base of the file URLs cited in evidence (default: the GCS base URL, so a
     /// citation opens the object it cites).
@@ -64,9 +66,18 @@ impl GcsEvidence {
             opts,
             buckets: Mutex::new(BTreeMap::new()),
             finished: Mutex::new(BTreeMap::new()),
+            transient: Mutex::new(None),
             scanner: LogScanner::default(),
             limits: RunLimits::default(),
         })
+    }
+
+    /// The first transient failure to read a run (the network, a 429 or 5xx after
+    /// the retries) since the last call, if any. The analysis that met it lacks that
+    /// run's evidence only for now: `watch` does not record it, and analyses the
+    /// payload again at its next turn.
+    pub fn take_transient(&self) -> Option<String> {
+        self.transient.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     fn bucket(&self, name: &str) -> Arc<GcsHttp> {
@@ -105,6 +116,18 @@ impl RunFolder for GcsRun<'_> {
 
 impl EvidenceProvider for GcsEvidence {
     fn run_evidence(&self, prow_url: &str) -> Result<Option<RunEvidence>, PayloadError> {
+        let got = self.read(prow_url);
+        if let Err(e) = &got {
+            if !e.is_bad_input() {
+                self.transient.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| e.to_string());
+            }
+        }
+        got
+    }
+}
+
+impl GcsEvidence {
+    fn read(&self, prow_url: &str) -> Result<Option<RunEvidence>, PayloadError> {
         if let Some(ev) = self.finished.lock().unwrap_or_else(|e| e.into_inner()).get(prow_url) {
             return Ok(Some(ev.clone()));
         }

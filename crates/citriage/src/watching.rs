@@ -370,13 +370,18 @@ impl Worker {
         }
         // The failed jobs' evidence: a local mirror, or GCS over HTTP (with the
         // worker's HTTP options, so their retry budget is shared).
-        let evidence: Box<dyn EvidenceProvider> = match (&r.mirror, &r.gcs) {
-            (Some(m), _) => Box::new(GcsMirror::new(m.clone())),
-            (None, Some(g)) => Box::new(
+        let gcs = match (&r.mirror, &r.gcs) {
+            (None, Some(g)) => Some(
                 crate::gcs_evidence::GcsEvidence::new(g, self.http.clone())
                     .map_err(|e| Failure::input(format!("source {}: gcs {e}", r.name)))?,
             ),
-            (None, None) => Box::new(NoEvidence),
+            _ => None,
+        };
+        let mirror = r.mirror.as_ref().map(|m| GcsMirror::new(m.clone()));
+        let evidence: &dyn EvidenceProvider = match (&mirror, &gcs) {
+            (Some(m), _) => m,
+            (None, Some(g)) => g,
+            (None, None) => &NoEvidence,
         };
         let tags = src.tags(&r.stream).map_err(fail)?;
         let mut out = Fetched::default();
@@ -399,7 +404,17 @@ impl Worker {
             let mut opts = AnalyzeOptions::new(&t.name);
             opts.stream = Some(r.stream.clone());
             opts.release_controller_url = Some(r.controller.trim_end_matches('/').to_string());
-            let analysis = analyze(&src, evidence.as_ref(), &opts);
+            let analysis = analyze(&src, evidence, &opts);
+            // An analysis that could not read some run's artifacts for a transient
+            // reason is not recorded (it would stand for the payload's phase): the
+            // payload is analysed again at the source's next turn.
+            let analysis = match (analysis, gcs.as_ref().and_then(|g| g.take_transient())) {
+                (Ok(_), Some(e)) => Err(citriage_payload::PayloadError::Transport {
+                    url: r.gcs.clone().unwrap_or_default(),
+                    detail: format!("the jobs' artifacts could not all be read ({e}); not recorded"),
+                }),
+                (a, _) => a,
+            };
             match analysis {
                 Ok(a) => {
                     crate::documents::record_payload(store, &a)?;

@@ -369,3 +369,29 @@ fn watch_and_payload_read_evidence_from_gcs() {
         assert!(common::stderr(&o).contains(key), "{key}: {}", common::stderr(&o));
     }
 }
+
+/// A bucket that answers 503 (after the retries) is a transient failure the provider
+/// remembers until taken (so `watch` does not record an analysis that lacks evidence
+/// only for now); a refused run URL is bad input, not transient.
+#[test]
+fn transient_failures_are_remembered_until_taken() {
+    let failing = gcs_server::serve(|_| respond(503, b"try later".to_vec()));
+    let opts = HttpOptions {
+        timeout: Duration::from_secs(5),
+        attempts: 2,
+        backoff: Duration::from_millis(10),
+        ..HttpOptions::default()
+    };
+    let ev = GcsEvidence::new(&failing.base, opts).unwrap();
+    assert_eq!(ev.take_transient(), None);
+    let bad = "https://prow.ci.openshift.org/view/gs/b/logs/j\\x/1";
+    assert!(ev.run_evidence(bad).is_err());
+    assert_eq!(ev.take_transient(), None, "a refused name is not transient");
+    let url = "https://prow.ci.openshift.org/view/gs/b/logs/j/1";
+    let e = ev.run_evidence(url).unwrap_err();
+    assert!(!e.is_bad_input(), "{e}");
+    let t = ev.take_transient().expect("remembered");
+    assert!(t.contains("503") && t.contains(&failing.base), "{t}");
+    assert_eq!(ev.take_transient(), None, "taken once");
+    assert_eq!(failing.hits.load(std::sync::atomic::Ordering::SeqCst), 2, "one listing, retried once");
+}
