@@ -608,7 +608,7 @@ pub struct RunLimits {
     pub max_json_bytes: u64,
     /// Folders below `artifacts/` descended at most this deep.
     pub max_depth: usize,
-    /// No further folder is listed once this many JUnit files were found.
+    /// No further folder is listed once more than this many JUnit files were found.
     pub max_junit_files: usize,
     /// Folders listed per run at most (each is one request over HTTP); a problem
     /// says when the walk stopped there.
