@@ -13,8 +13,8 @@
 //! * a log whose listed size is above [`ExcerptLimits::max_log_bytes`] is not read at all
 //!   (a problem on the build says so); a gzip object is listed by its compressed size
 //!   and a listing may give no size, so then only the source's own limits apply;
-//! * the log is read as a stream ([`ArtifactSource::open`]: a mirror's file is never
-//!   held whole; over HTTP the body is read whole, against the memory budget): only its
+//! * the log is read as a stream ([`ArtifactSource::open`]: neither a mirror's file nor
+//!   an HTTP body is ever held whole; a transfer cut off is resumed where it was): only its
 //!   first 64 KiB (the binary check) and its last [`ExcerptLimits::tail_bytes`] (plus at
 //!   most half as much again) are held, and only that tail is analysed, starting at the
 //!   first line that begins inside it. Line numbers stay exact (the lines before are
@@ -131,9 +131,15 @@ pub fn read_build_log(
     };
     Ok(match excerpts_from_stream(stream, name, limits) {
         Ok(excerpts) => LogRead { excerpts, problems: Vec::new() },
-        Err(StreamError::Read(e)) => LogRead {
-            excerpts: Vec::new(),
-            problems: vec![format!("{}: cannot be read: {e}; no log excerpts", src.locator(&full))],
+        // What the source says about a log it could not give to its end (a transfer cut
+        // for good, a bomb, corrupt gzip), as if the log had been read whole.
+        Err(StreamError::Read(e)) => match citriage_sources::source_error(e) {
+            Ok(e) if is_transient(&e) => return Err(e),
+            Ok(e) => LogRead { excerpts: Vec::new(), problems: vec![format!("{e}; no log excerpts")] },
+            Err(e) => LogRead {
+                excerpts: Vec::new(),
+                problems: vec![format!("{}: cannot be read: {e}; no log excerpts", src.locator(&full))],
+            },
         },
         Err(StreamError::Log(reason)) => {
             LogRead { excerpts: Vec::new(), problems: vec![format!("{}: {reason}", src.locator(&full))] }

@@ -6,6 +6,14 @@
 //! files are recorded on the build with their reason; a build whose result cannot be
 //! read is never stored as passing. Failed builds also get the failure-line excerpts
 //! of their build log ([`excerpts`]).
+//!
+//! JUnit files and logs are read as streams ([`ArtifactSource::open`]), from a mirror
+//! or over HTTP alike. A stream the source cannot give to its end (a transfer cut off
+//! for good after the HTTP layer's resumptions, a gzip bomb, corrupt gzip) ends with
+//! the source's error: what was parsed of that object is dropped and the error is
+//! handled as if the object had been read whole (a transient one fails the build,
+//! which is then not stored and is fetched again by the next run; any other is the
+//! build's problem), so no half-read file is ever stored.
 
 pub mod excerpts;
 
@@ -412,7 +420,18 @@ pub fn fetch_build_with(
         // Read as a stream: a JUnit file of any size costs its reader's buffers, not
         // its size.
         let parsed = match src.open(jf) {
-            Ok(Some(stream)) => junit::read_junit(stream, &src.locator(jf)),
+            Ok(Some(stream)) => {
+                let mut tap = Tap { inner: stream, failed: None };
+                let parsed = junit::read_junit(&mut tap, &src.locator(jf));
+                if let Some(e) = tap.failed {
+                    // The object could not be read to its end (a transfer cut for
+                    // good, a bomb, corrupt gzip): what was parsed of it is dropped,
+                    // and the build fails or records why, as if it had been read whole.
+                    problem_or_fail(e, &mut problems)?;
+                    continue;
+                }
+                parsed
+            }
             Ok(None) => continue,
             Err(e) => {
                 problem_or_fail(e, &mut problems)?;
@@ -549,6 +568,43 @@ pub fn fetch_build_with(
             )
         }),
     })
+}
+
+/// A stream that remembers the first [`SourceError`] it passed on (the source could not
+/// give the object to its end), so its reader's partial result can be dropped.
+struct Tap {
+    inner: Box<dyn std::io::BufRead + Send>,
+    failed: Option<SourceError>,
+}
+
+/// `e` for the reader; the source's error it carries is kept in `failed`.
+fn noted(failed: &mut Option<SourceError>, e: std::io::Error) -> std::io::Error {
+    match citriage_sources::source_error(e) {
+        Ok(s) => {
+            let message = s.to_string();
+            failed.get_or_insert(s);
+            std::io::Error::other(message)
+        }
+        Err(e) => e,
+    }
+}
+
+impl std::io::Read for Tap {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| noted(&mut self.failed, e))
+    }
+}
+
+impl std::io::BufRead for Tap {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self.inner.fill_buf() {
+            Ok(b) => Ok(b),
+            Err(e) => Err(noted(&mut self.failed, e)),
+        }
+    }
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n)
+    }
 }
 
 /// An object read for a build.

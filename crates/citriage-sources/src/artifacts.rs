@@ -5,9 +5,11 @@
 
 use crate::http::{percent_encode as enc, HttpClient, PageGuard};
 use crate::paths::{check_name, is_under, refusal};
-use crate::{decode_limited, http_get, read_file, Body, HttpOptions, SourceError};
+use crate::{decode_limited, http_get, http_stream, read_file, Body, HttpOptions, SourceError};
 use serde_json::Value;
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The direct children of a prefix.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,9 +36,12 @@ pub trait ArtifactSource: Send + Sync {
     fn get(&self, path: &str) -> Result<Option<Body>, SourceError>;
     /// Opens an object to be read as a stream (gzip content inflated as it is read,
     /// up to the size limit); `Ok(None)` when it does not exist. A stream holds only
-    /// its buffers, not the object: readers that can go a piece at a time (JUnit) use
-    /// it. By default the object is read whole with [`ArtifactSource::get`] (and held
-    /// against the memory budget until the stream is dropped).
+    /// its buffers, not the object: readers that can go a piece at a time (JUnit,
+    /// logs) use it. [`LocalMirror`] streams the file and [`GcsHttp`] the response
+    /// body; by default the object is read whole with [`ArtifactSource::get`] (and
+    /// held against the memory budget until the stream is dropped). An error of a
+    /// read carries the [`SourceError`] it is ([`crate::source_error`]): the object
+    /// could not be given to its end, and what was parsed of it must be dropped.
     fn open(&self, path: &str) -> Result<Option<Box<dyn std::io::BufRead + Send>>, SourceError> {
         Ok(self.get(path)?.map(|b| Box::new(std::io::Cursor::new(b)) as Box<dyn std::io::BufRead + Send>))
     }
@@ -184,7 +189,7 @@ impl ArtifactSource for LocalMirror {
 pub struct GcsHttp {
     base: String,
     bucket: String,
-    client: HttpClient,
+    client: Arc<HttpClient>,
     cache: Option<PathBuf>,
 }
 
@@ -196,7 +201,7 @@ impl GcsHttp {
         // A base that is not an http(s) URL leaves the client unrestricted; every
         // request to it then fails as a transport error naming the URL.
         let _ = client.allow(&base);
-        GcsHttp { base, bucket: bucket.to_string(), client, cache }
+        GcsHttp { base, bucket: bucket.to_string(), client: Arc::new(client), cache }
     }
 
     fn max_bytes(&self) -> u64 {
@@ -273,7 +278,7 @@ impl ArtifactSource for GcsHttp {
                 return Ok(Some(b));
             }
         }
-        let url = format!("{}/{}/{}", self.base, enc(&self.bucket), enc_path(path.trim_start_matches('/')));
+        let url = self.object_url(path);
         let Some(body) = http_get(&self.client, &url)? else { return Ok(None) };
         let bytes = decode_limited(&url, body, self.max_bytes())?.bytes;
         if let Some(cp) = cp {
@@ -281,8 +286,88 @@ impl ArtifactSource for GcsHttp {
         }
         Ok(Some(bytes))
     }
+    /// The object as a stream: the response body is read as the reader goes (gzip
+    /// inflated on the way, up to the size limit), never held whole. A transfer cut
+    /// off is resumed where the reader is ([`crate::http::BodyStream`]); when it cannot
+    /// be, the read fails with the error naming the URL, and the reader discards what
+    /// it parsed. With a cache, a cached object is read from its file, and an object
+    /// read to its end is written to the cache as it passes (kept only when complete).
+    fn open(&self, path: &str) -> Result<Option<Box<dyn BufRead + Send>>, SourceError> {
+        let path = self.checked(path)?;
+        let cp = self.cache_path(path);
+        if let Some(cp) = &cp {
+            if let Ok(f) = std::fs::File::open(cp) {
+                // Cached bytes are stored inflated, as `get` stores them: only the limit.
+                let location = cp.display().to_string();
+                return crate::stream_plain(&location, f, self.max_bytes()).map(Some);
+            }
+        }
+        let url = self.object_url(path);
+        let Some(body) = http_stream(&self.client, &url)? else { return Ok(None) };
+        let stream = crate::stream_limited(&url, body, self.max_bytes())?;
+        Ok(Some(match cp {
+            Some(cp) => Box::new(std::io::BufReader::with_capacity(64 << 10, CacheTee::new(stream, cp))),
+            None => stream,
+        }))
+    }
     fn locator(&self, path: &str) -> String {
         format!("{}/{}/{}", self.base, self.bucket, path.trim_start_matches('/'))
+    }
+}
+
+impl GcsHttp {
+    /// The download URL of a checked object name.
+    fn object_url(&self, path: &str) -> String {
+        format!("{}/{}/{}", self.base, enc(&self.bucket), enc_path(path.trim_start_matches('/')))
+    }
+}
+
+/// A stream that writes what passes through it to a temporary cache file, renamed into
+/// place when the stream reaches its end; dropped before that (an error, a reader that
+/// stopped early), the file is removed. A cache that cannot be written only costs a
+/// later re-download.
+struct CacheTee {
+    inner: Box<dyn BufRead + Send>,
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl CacheTee {
+    fn new(inner: Box<dyn BufRead + Send>, path: PathBuf) -> CacheTee {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = path.with_extension(format!("part{}-{n}", std::process::id()));
+        let file =
+            path.parent().and_then(|d| std::fs::create_dir_all(d).ok()).and_then(|()| std::fs::File::create(&tmp).ok());
+        CacheTee { inner, path, tmp, file }
+    }
+}
+
+impl Read for CacheTee {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(f) = self.file.as_mut() {
+            if n == 0 {
+                let done = f.flush().is_ok() && std::fs::rename(&self.tmp, &self.path).is_ok();
+                self.file = None;
+                if !done {
+                    let _ = std::fs::remove_file(&self.tmp);
+                }
+            } else if f.write_all(&buf[..n]).is_err() {
+                self.file = None;
+                let _ = std::fs::remove_file(&self.tmp);
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl Drop for CacheTee {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
     }
 }
 

@@ -17,6 +17,11 @@
 //!   [`DEFAULT_MEMORY_BUDGET`]): a body waits for room while others are read, and a
 //!   body larger than the whole budget fails with an error naming the URL and the
 //!   budget. A [`Body`] keeps its bytes counted until it is dropped;
+//! - **streamed bodies**: [`HttpClient::get_stream`] hands a 200's body to its reader
+//!   as the reader goes ([`BodyStream`]), never held whole; a transfer cut off on the
+//!   way is resumed where the reader is (`Range: bytes=N-`, or the object again with
+//!   what was read skipped), the same object or none, within the attempts and the
+//!   retry budget;
 //! - **redirects**: followed only within the same origin (scheme, host and port), at
 //!   most [`HttpOptions::max_redirects`]; a redirect to another origin is refused with an
 //!   error naming both;
@@ -916,6 +921,20 @@ impl HttpClient {
         Ok(if r.status == 200 { Ok(r.into_body()) } else { Err(r) })
     }
 
+    /// GETs a URL's body as a stream: a 200's [`BodyStream`] (read as the caller goes,
+    /// never held whole: nothing of it counts against the memory budget but its
+    /// buffers), or another status's answer (`Ok(Err(response))`, its body read as
+    /// [`HttpClient::send`] reads it). Reaching the answer follows the client's whole
+    /// policy (retries, waits, redirects, origins); see [`BodyStream`] for a body cut
+    /// off on the way.
+    pub fn get_stream(self: &Arc<Self>, url: &str) -> Result<Result<BodyStream, Response>, HttpError> {
+        let (r, body) = self.exchange(&Request::get(url), &SystemPacer, true)?;
+        match body {
+            Some(body) if r.status == 200 => Ok(Ok(BodyStream::new(self.clone(), url, &r, body))),
+            _ => Ok(Err(r)),
+        }
+    }
+
     /// Sends a request with the wall clock and real sleeps.
     pub fn send(&self, req: &Request) -> Result<Response, HttpError> {
         self.send_with(req, &SystemPacer)
@@ -971,6 +990,19 @@ impl HttpClient {
     /// that is not retried (2xx, 304, 4xx other than rate limits). Transport errors,
     /// 5xx and rate limits are retried; redirects are followed within the origin.
     pub fn send_with(&self, req: &Request, pacer: &dyn Pacer) -> Result<Response, HttpError> {
+        self.exchange(req, pacer, false).map(|(r, _)| r)
+    }
+
+    /// [`HttpClient::send_with`]; with `stream`, a 2xx answer comes back with its body
+    /// unread (the second value) for a [`BodyStream`] to read, and the request's
+    /// timeout bounds reaching the answer and each read instead of the whole exchange
+    /// (see [`HttpClient::get_stream`]).
+    fn exchange(
+        &self,
+        req: &Request,
+        pacer: &dyn Pacer,
+        stream: bool,
+    ) -> Result<(Response, Option<ureq::Body>), HttpError> {
         if !self.allows(&req.url) {
             return Err(HttpError::ForeignOrigin { url: req.url.clone(), allowed: self.describe_origins() });
         }
@@ -1011,7 +1043,22 @@ impl HttpClient {
                 }
                 call.send(req.body.as_deref().unwrap_or_default())
             } else {
-                let mut call = self.agent.get(&url).config().timeout_global(Some(this_timeout)).build();
+                let config = self.agent.get(&url).config();
+                let mut call = if stream {
+                    // The body is read as its reader goes: time between reads is the
+                    // reader's. Reaching the answer and each read are bounded here,
+                    // the body's transfer time by the stream (`BodyStream`), and
+                    // everything by the deadline when there is one.
+                    config
+                        .timeout_global(left)
+                        .timeout_connect(Some(this_timeout))
+                        .timeout_send_request(Some(this_timeout))
+                        .timeout_recv_response(Some(this_timeout))
+                        .timeout_per_read(Some(this_timeout))
+                        .build()
+                } else {
+                    config.timeout_global(Some(this_timeout)).build()
+                };
                 for (k, v) in &req.headers {
                     call = call.header(*k, v.as_str());
                 }
@@ -1066,6 +1113,11 @@ impl HttpClient {
                     continue;
                 }
             }
+            if stream && (200..300).contains(&status) {
+                let body = resp.into_body();
+                let r = Response { url, status, headers, body: Vec::new(), hold: Hold::default() };
+                return Ok((r, Some(body)));
+            }
             let limit = if (200..300).contains(&status) { self.opts.max_bytes } else { ERROR_BODY_LIMIT };
             let hint: Option<u64> = header("content-length")
                 .and_then(|v| v.parse().ok())
@@ -1119,7 +1171,7 @@ impl HttpClient {
                 None
             };
             let Some((kind, wait)) = wait else {
-                return Ok(Response { url, status, headers, body, hold });
+                return Ok((Response { url, status, headers, body, hold }, None));
             };
             let limited = (rate_limited || status == 429).then_some(kind);
             if kind != WaitKind::Backoff && wait > self.opts.max_retry_after {
@@ -1207,6 +1259,270 @@ impl HttpClient {
                 None => Ok(CachedAnswer::Other(r)),
             },
             _ => Ok(CachedAnswer::Other(r)),
+        }
+    }
+}
+
+/// What identifies the object a streamed body comes from, to check that a resumed
+/// transfer carries the same object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    /// `ETag`.
+    etag: Option<String>,
+    /// GCS's `x-goog-generation`.
+    generation: Option<String>,
+    /// The transfer's `Content-Encoding` (decoded on the way, so offsets in the
+    /// stream are not offsets in the transfer).
+    encoded: bool,
+    /// The `Content-Length` of a body sent as it is stored.
+    length: Option<u64>,
+}
+
+impl Identity {
+    fn of(r: &Response) -> Identity {
+        let encoded = r.header("content-encoding").is_some_and(|e| !e.eq_ignore_ascii_case("identity"));
+        Identity {
+            etag: r.header("etag").map(str::to_string),
+            generation: r.header("x-goog-generation").map(str::to_string),
+            encoded,
+            length: r.header("content-length").and_then(|v| v.parse().ok()).filter(|_| !encoded),
+        }
+    }
+
+    /// Why `other` (a later answer for the same URL) is not this object, if it is not.
+    fn differs(&self, other: &Identity) -> Option<String> {
+        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_string());
+        if self.etag.is_some() && other.etag != self.etag {
+            return Some(format!("its ETag changed from {} to {}", show(&self.etag), show(&other.etag)));
+        }
+        if self.generation.is_some() && other.generation != self.generation {
+            return Some(format!(
+                "its generation changed from {} to {}",
+                show(&self.generation),
+                show(&other.generation)
+            ));
+        }
+        None
+    }
+}
+
+/// A 200's body read as a stream ([`HttpClient::get_stream`]). It implements
+/// [`Read`]; the bytes are the body's (a `Content-Encoding: gzip` transfer is inflated
+/// by the transport, as [`HttpClient::send`] does).
+///
+/// **A transfer cut off on the way** (a transport error, a stalled read, more time
+/// waiting for the body's bytes than the request timeout) is resumed where the reader
+/// is, so the reader sees one unbroken body and never a partial one:
+///
+/// - the object is asked for again after the client's backoff, taken from the same
+///   retry budget as every other retry, and with the client's whole policy (5xx and
+///   rate limits retried, same-origin redirects, the deadline);
+/// - when the body was sent as stored (no `Content-Encoding`), with
+///   `Range: bytes=N-` (N: bytes read so far) and `If-Range` (its ETag): a `206` whose
+///   `Content-Range` starts at N goes on where the cut was (GCS honours ranges);
+/// - otherwise, or when the server answers `200` (no ranges, or the object changed),
+///   the whole object is read again and its first N bytes skipped;
+/// - either way the answer must be the same object (its `ETag` and GCS generation
+///   unchanged, the same length): an object that changed fails the stream.
+///
+/// A body has [`HttpOptions::attempts`] transfers in all (the first included); after
+/// the last one is cut, or when the retry budget or the deadline is spent, the read
+/// fails with an I/O error whose inner error is the [`HttpError`] naming the URL and
+/// how far it got. The reader must then discard what it parsed: ingestion does (see
+/// `citriage_ingest`), so no half-read object is ever stored.
+pub struct BodyStream {
+    client: Arc<HttpClient>,
+    /// The URL asked for (a resumption follows its redirects again).
+    url: String,
+    reader: Option<ureq::BodyReader<'static>>,
+    identity: Identity,
+    /// Bytes handed to the reader so far.
+    delivered: u64,
+    /// Bytes of the current transfer to drop before handing any out (a resumption
+    /// that had to start from the beginning).
+    skip: u64,
+    /// Transfers made (the first included).
+    transfers: u32,
+    /// Time spent waiting for the current transfer's bytes.
+    waited: Duration,
+    failed: Option<HttpError>,
+}
+
+impl fmt::Debug for BodyStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BodyStream")
+            .field("url", &self.url)
+            .field("delivered", &self.delivered)
+            .field("transfers", &self.transfers)
+            .finish()
+    }
+}
+
+impl BodyStream {
+    fn new(client: Arc<HttpClient>, url: &str, r: &Response, body: ureq::Body) -> BodyStream {
+        BodyStream {
+            client,
+            url: url.to_string(),
+            reader: Some(body.into_reader()),
+            identity: Identity::of(r),
+            delivered: 0,
+            skip: 0,
+            transfers: 1,
+            waited: Duration::ZERO,
+            failed: None,
+        }
+    }
+
+    /// Bytes read so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// Transfers made so far (1 when the body was never cut).
+    pub fn transfers(&self) -> u32 {
+        self.transfers
+    }
+
+    /// After a cut (`why`): a new transfer that goes on where the reader is, or the
+    /// error that ends the stream.
+    fn resume(&mut self, why: &str) -> Result<(), HttpError> {
+        self.reader = None;
+        let attempts = self.client.opts.attempts.max(1);
+        let gave_up = |detail: String| HttpError::Transport { url: self.url.clone(), detail };
+        if self.transfers >= attempts {
+            return Err(gave_up(format!(
+                "the body was cut after {} bytes, still after {} attempts: {why}",
+                self.delivered, self.transfers
+            )));
+        }
+        let retry = self.transfers - 1;
+        self.client.pause(&self.url, None, WaitKind::Backoff, self.client.backoff(retry), &SystemPacer)?;
+        self.client.bump(|s| s.stats.retries += 1);
+        self.transfers += 1;
+        let ranged = !self.identity.encoded && self.delivered > 0;
+        let mut req = Request::get(&self.url);
+        if ranged {
+            req = req.header("Range", format!("bytes={}-", self.delivered));
+            if let Some(e) = &self.identity.etag {
+                req = req.header("If-Range", e.as_str());
+            }
+        }
+        let (r, body) = match self.client.exchange(&req, &SystemPacer, true) {
+            Ok(x) => x,
+            // Asking again failed, after its own retries.
+            Err(HttpError::Transport { detail, .. }) => {
+                return Err(gave_up(format!(
+                    "the body was cut after {} bytes ({why}) and asking for the rest failed: {detail}",
+                    self.delivered
+                )))
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(body) = body else {
+            return Err(gave_up(format!(
+                "the body was cut after {} bytes ({why}) and resuming it got HTTP {}",
+                self.delivered, r.status
+            )));
+        };
+        let now = Identity::of(&r);
+        if let Some(change) = self.identity.differs(&now) {
+            return Err(gave_up(format!(
+                "the object changed while it was read ({change}); {} bytes had been read",
+                self.delivered
+            )));
+        }
+        match r.status {
+            206 if ranged => {
+                // `bytes START-END/TOTAL`: it must go on exactly where the cut was.
+                let range = r.header("content-range").unwrap_or_default().to_string();
+                let start = range.strip_prefix("bytes ").and_then(|x| x.split('-').next()).and_then(|x| x.parse().ok());
+                let total = range.rsplit('/').next().and_then(|x| x.parse::<u64>().ok());
+                let same_total = match (self.identity.length, total) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => true,
+                };
+                if start != Some(self.delivered) || !same_total {
+                    return Err(gave_up(format!(
+                        "resuming at byte {} got Content-Range {range:?}, not the rest of the object",
+                        self.delivered
+                    )));
+                }
+                self.skip = 0;
+            }
+            200 => {
+                if now.length.is_some() && self.identity.length.is_some() && now.length != self.identity.length {
+                    return Err(gave_up(format!(
+                        "the object changed while it was read (length {:?}, then {:?})",
+                        self.identity.length, now.length
+                    )));
+                }
+                self.skip = self.delivered;
+            }
+            other => {
+                return Err(gave_up(format!(
+                    "the body was cut after {} bytes ({why}) and resuming it got HTTP {other}",
+                    self.delivered
+                )))
+            }
+        }
+        self.waited = Duration::ZERO;
+        self.reader = Some(body.into_reader());
+        Ok(())
+    }
+}
+
+impl Read for BodyStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(e) = &self.failed {
+            return Err(std::io::Error::other(e.clone()));
+        }
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let timeout = self.client.opts.timeout;
+        let mut scratch = Vec::new();
+        loop {
+            let Some(reader) = self.reader.as_mut() else {
+                return Ok(0);
+            };
+            let started = std::time::Instant::now();
+            let got = if self.skip > 0 {
+                scratch.resize(buf.len().max(64 << 10).min(usize::try_from(self.skip).unwrap_or(usize::MAX)), 0);
+                reader.read(&mut scratch)
+            } else {
+                reader.read(buf)
+            };
+            self.waited += started.elapsed();
+            let cut = match got {
+                Ok(0) if self.skip > 0 => Some("the object ended before the bytes already read".to_string()),
+                Ok(0) => return Ok(0),
+                Ok(n) if self.skip > 0 => {
+                    self.skip -= (n as u64).min(self.skip);
+                    None
+                }
+                Ok(n) => {
+                    self.delivered += n as u64;
+                    if self.waited > timeout {
+                        // Handed out; the next read goes on with a new transfer.
+                        self.reader = None;
+                        if let Err(e) = self.resume(&format!(
+                            "its bytes took longer than the {}s request timeout to arrive",
+                            timeout.as_secs()
+                        )) {
+                            self.failed = Some(e);
+                        }
+                    }
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => None,
+                Err(e) => Some(self.client.redact(&e.to_string())),
+            };
+            if let Some(why) = cut {
+                if let Err(e) = self.resume(&format!("body read failed (truncated download?): {why}")) {
+                    self.failed = Some(e.clone());
+                    return Err(std::io::Error::other(e));
+                }
+            }
         }
     }
 }

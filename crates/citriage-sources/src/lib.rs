@@ -12,8 +12,9 @@ pub mod deck;
 pub mod http;
 pub mod paths;
 
-use http::{read_counted, read_counted_carrying, HttpClient, HttpError, ReadLimit};
+use http::{read_counted, read_counted_carrying, BodyStream, HttpClient, HttpError, ReadLimit};
 pub use http::{Body, HttpOptions};
+use std::sync::Arc;
 
 /// Bytes read from a location.
 #[derive(Debug, Clone)]
@@ -125,7 +126,10 @@ pub fn read(location: &str, opts: &HttpOptions) -> Result<Fetched, SourceError> 
 /// A stream of `raw` (a file, a body being read): gzip content (detected by its magic
 /// bytes) is inflated as it is read; more than `limit` bytes (inflated or not) is an
 /// I/O error naming `location` and the limit, as `decode_limited` says it. Holds a
-/// buffer, never the content.
+/// buffer, never the content. Every error of a read carries the [`SourceError`] it is
+/// ([`source_error`]): [`SourceError::Inflated`], [`SourceError::TooLarge`],
+/// [`SourceError::Gzip`], a body cut off for good as the HTTP error, else
+/// [`SourceError::Io`].
 pub fn stream_limited(
     location: &str,
     raw: impl std::io::Read + Send + 'static,
@@ -133,7 +137,7 @@ pub fn stream_limited(
 ) -> Result<Box<dyn std::io::BufRead + Send>, SourceError> {
     use std::io::BufRead;
     let mut raw = std::io::BufReader::with_capacity(64 << 10, raw);
-    let head = raw.fill_buf().map_err(|source| SourceError::Io { location: location.to_string(), source })?;
+    let head = raw.fill_buf().map_err(|e| classify(location, false, e))?;
     let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
     let limited = |r: Box<dyn std::io::Read + Send>, what: &'static str| Limited {
         inner: r,
@@ -150,7 +154,20 @@ pub fn stream_limited(
     })
 }
 
-/// A reader that fails once it has given `limit` bytes and there are more.
+/// A stream of `raw` read as it is (no gzip detection), up to `limit` bytes, with the
+/// errors of [`stream_limited`].
+pub(crate) fn stream_plain(
+    location: &str,
+    raw: impl std::io::Read + Send + 'static,
+    limit: u64,
+) -> Result<Box<dyn std::io::BufRead + Send>, SourceError> {
+    let limited =
+        Limited { inner: Box::new(raw), left: limit, limit, location: location.to_string(), what: "the object holds" };
+    Ok(Box::new(std::io::BufReader::with_capacity(64 << 10, limited)))
+}
+
+/// A reader that fails once it has given `limit` bytes and there are more. Its errors
+/// carry a [`SourceError`] naming the location (see [`source_error`]).
 struct Limited {
     inner: Box<dyn std::io::Read + Send>,
     left: u64,
@@ -159,28 +176,87 @@ struct Limited {
     what: &'static str,
 }
 
+impl Limited {
+    fn gzip(&self) -> bool {
+        self.what.starts_with("gzip")
+    }
+
+    /// An error of the stream read, as the [`SourceError`] it is.
+    fn typed(&self, e: std::io::Error) -> std::io::Error {
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            return e;
+        }
+        std::io::Error::other(classify(&self.location, self.gzip(), e))
+    }
+}
+
+/// The [`SourceError`] an error reading `location` is: the one it carries, an HTTP
+/// error it carries, else corrupt gzip (when `gzip`) or an I/O error.
+fn classify(location: &str, gzip: bool, e: std::io::Error) -> SourceError {
+    let e = match source_error(e) {
+        Ok(s) => return s,
+        Err(e) => e,
+    };
+    if e.get_ref().is_some_and(|i| i.is::<HttpError>()) {
+        if let Some(Ok(h)) = e.into_inner().map(|i| i.downcast::<HttpError>()) {
+            return SourceError::from_http(*h);
+        }
+        return SourceError::Io { location: location.to_string(), source: std::io::ErrorKind::Other.into() };
+    }
+    let location = location.to_string();
+    if gzip {
+        SourceError::Gzip { location, source: e }
+    } else {
+        SourceError::Io { location, source: e }
+    }
+}
+
 impl std::io::Read for Limited {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.left == 0 {
             let mut probe = [0u8; 1];
-            return match self.inner.read(&mut probe)? {
+            return match self.inner.read(&mut probe).map_err(|e| self.typed(e))? {
                 0 => Ok(0),
-                _ => Err(std::io::Error::other(format!(
-                    "{}: {} more than the {}-byte limit",
-                    self.location, self.what, self.limit
-                ))),
+                _ => {
+                    let (location, limit) = (self.location.clone(), self.limit);
+                    Err(std::io::Error::other(if self.gzip() {
+                        SourceError::Inflated { location, limit }
+                    } else {
+                        SourceError::TooLarge { location, limit }
+                    }))
+                }
             };
         }
         let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        let n = self.inner.read(&mut buf[..want]).map_err(|e| {
-            if self.what.starts_with("gzip") && e.kind() != std::io::ErrorKind::Interrupted {
-                std::io::Error::new(e.kind(), format!("{}: not valid gzip: {e}", self.location))
-            } else {
-                e
-            }
-        })?;
+        let n = self.inner.read(&mut buf[..want]).map_err(|e| self.typed(e))?;
         self.left -= n as u64;
         Ok(n)
+    }
+}
+
+/// The [`SourceError`] an I/O error of a stream from this crate carries ([`stream_limited`],
+/// [`ArtifactSource::open`](artifacts::ArtifactSource::open)): a body cut off for good,
+/// a gzip bomb, an object over the size limit, corrupt gzip. `Err` gives back an error
+/// that carries none.
+pub fn source_error(e: std::io::Error) -> Result<SourceError, std::io::Error> {
+    if !e.get_ref().is_some_and(|i| i.is::<SourceError>()) {
+        return Err(e);
+    }
+    match e.into_inner().map(|i| i.downcast::<SourceError>()) {
+        Some(Ok(s)) => Ok(*s),
+        Some(Err(other)) => Err(std::io::Error::other(other)),
+        None => Err(std::io::Error::from(std::io::ErrorKind::Other)),
+    }
+}
+
+/// GETs a URL through a client as a stream ([`HttpClient::get_stream`]): the body of a
+/// 200, `None` for a 404, an error for any other answer. A cut transfer is resumed by
+/// the stream; one that cannot be fails a read with the [`SourceError`] saying so.
+pub fn http_stream(client: &Arc<HttpClient>, url: &str) -> Result<Option<BodyStream>, SourceError> {
+    match client.get_stream(url).map_err(SourceError::from_http)? {
+        Ok(body) => Ok(Some(body)),
+        Err(r) if r.status == 404 => Ok(None),
+        Err(r) => Err(SourceError::from_status(url, r.status)),
     }
 }
 
