@@ -698,6 +698,55 @@ fn junit_files(
     Ok(w.out)
 }
 
+/// A stream that remembers the first source error it passed on (the source could not
+/// give the object to its end: a transfer cut for good, corrupt gzip, a size limit),
+/// which a reader that keeps going after an I/O error (the JUnit reader) would
+/// otherwise turn into a problem of the file.
+struct Tap {
+    inner: Box<dyn BufRead + Send>,
+    failed: std::sync::Arc<std::sync::Mutex<Option<citriage_sources::SourceError>>>,
+}
+
+/// `e` for the reader; the source's error it carries is kept in `failed`.
+fn noted(failed: &std::sync::Mutex<Option<citriage_sources::SourceError>>, e: std::io::Error) -> std::io::Error {
+    match citriage_sources::source_error(e) {
+        Ok(se) => {
+            let message = se.to_string();
+            failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(se);
+            std::io::Error::other(message)
+        }
+        Err(e) => e,
+    }
+}
+
+impl Read for Tap {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| noted(&self.failed, e))
+    }
+}
+
+impl BufRead for Tap {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self.inner.fill_buf() {
+            Ok(b) => Ok(b),
+            Err(e) => Err(noted(&self.failed, e)),
+        }
+    }
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n)
+    }
+}
+
+/// An I/O error of a stream read from `origin`, in this crate's terms: the source's
+/// own error when it carries one (transient or not, as the source says), else
+/// invalid input naming the file.
+fn stream_error(origin: String, e: std::io::Error) -> PayloadError {
+    match citriage_sources::source_error(e) {
+        Ok(se) => se.into(),
+        Err(e) => PayloadError::invalid(origin, e.to_string()),
+    }
+}
+
 /// Reads a small file whole (at most `limit` bytes, counted against the process's
 /// memory budget while held); `Ok(None)` when absent, an error naming it when larger.
 fn read_small(folder: &dyn RunFolder, rel: &str, limit: u64) -> Result<Option<Vec<u8>>, PayloadError> {
@@ -712,7 +761,7 @@ fn read_small(folder: &dyn RunFolder, rel: &str, limit: u64) -> Result<Option<Ve
             origin,
             format!("larger than the process's memory budget for bodies in flight ({budget} bytes)"),
         )),
-        Err(citriage_sources::http::ReadLimit::Io(e)) => Err(PayloadError::invalid(origin, e.to_string())),
+        Err(citriage_sources::http::ReadLimit::Io(e)) => Err(stream_error(origin, e)),
     }
 }
 
@@ -769,7 +818,7 @@ pub fn read_run(
                 limits.max_log_lines,
                 limits.max_line_bytes,
             )
-            .map_err(|e| PayloadError::invalid(folder.origin(name), e.to_string()))?;
+            .map_err(|e| stream_error(folder.origin(name), e))?;
         ev.log_lines = scan.lines;
         ev.failed_step = scan.step;
         ev.context = scan.tail;
@@ -785,7 +834,20 @@ pub fn read_run(
             continue;
         }
         let Some(r) = folder.open(rel)? else { continue };
-        let f = junit::parse_junit_reader(r, rel);
+        let failed = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let f = junit::parse_junit_reader(Tap { inner: r, failed: failed.clone() }, rel);
+        let failed = failed.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(se) = failed {
+            // The file could not be read to its end: what was parsed of it is
+            // dropped. A transient failure fails the run's evidence (read again
+            // later); one that is the file's (corrupt gzip, too large) is its problem.
+            let e = PayloadError::from(se);
+            if !e.is_bad_input() {
+                return Err(e);
+            }
+            junit_problems.push(format!("{rel}: {e}"));
+            continue;
+        }
         if let Some(p) = &f.problem {
             junit_problems.push(p.clone());
         }

@@ -395,3 +395,50 @@ fn transient_failures_are_remembered_until_taken() {
     assert_eq!(ev.take_transient(), None, "taken once");
     assert_eq!(failing.hits.load(std::sync::atomic::Ordering::SeqCst), 2, "one listing, retried once");
 }
+
+/// JUnit objects whose transfer is cut off (the server promises the whole file and
+/// closes after half): what was parsed of them is dropped, never cited as a partial
+/// JUnit; the run's evidence is a transient failure (a data gap of the analysis,
+/// remembered for `watch`, which then does not record the analysis).
+#[test]
+fn a_cut_junit_transfer_is_transient_not_partial_evidence() {
+    use payload_world::T4;
+    let dir = tempfile::tempdir().unwrap();
+    let world = payload_world::build_world(dir.path());
+    let rc = payload_world::server::serve(world.clone(), 0, "0");
+    let root = world.join("gcs");
+    let cut = gcs_server::serve(move |url| {
+        let path = pct_decode(url.trim_start_matches('/'));
+        if !path.ends_with(".xml") {
+            return answer(&root, url, None);
+        }
+        let data = std::fs::read(path.split('/').fold(root.clone(), |a, s| a.join(s))).unwrap_or_default();
+        let half = data[..data.len() / 2].to_vec();
+        tiny_http::Response::new(
+            200.into(),
+            vec!["Connection: close".parse().unwrap()],
+            Box::new(std::io::Cursor::new(half)),
+            Some(data.len()),
+            None,
+        )
+    });
+    let src = HttpSource::new(&rc.base, fast()).unwrap().with_github_diffs(&format!("{}/github", rc.base)).unwrap();
+    let opts = HttpOptions {
+        timeout: Duration::from_secs(1),
+        attempts: 2,
+        backoff: Duration::from_millis(10),
+        ..HttpOptions::default()
+    };
+    let ev = GcsEvidence::new(&cut.base, opts).unwrap();
+    let mut aopts = AnalyzeOptions::new(T4);
+    aopts.ci_config_changes = Some(world.join("ci-config/changes.json"));
+    let a = analyze(&src, &ev, &aopts).unwrap();
+    assert!(citations(&a).iter().all(|(_, file, _)| !file.ends_with(".xml")), "{:?}", citations(&a));
+    assert!(
+        a.data_gaps.iter().any(|g| g.starts_with("evidence unreadable") && g.contains(".xml")),
+        "{:?}",
+        a.data_gaps
+    );
+    let t = ev.take_transient().expect("a cut transfer is transient");
+    assert!(t.contains(&cut.base), "{t}");
+}
