@@ -9,7 +9,7 @@
 
 use crate::config::{BucketSource, Config, DashboardSource, GithubSource, ReleaseStream, Timing};
 use crate::context::Failure;
-use citriage_ingest::{discover_jobs, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
+use citriage_ingest::{discover_job_list, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
 use citriage_model::Dataset;
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
 use citriage_sources::http::unix_now;
@@ -297,10 +297,13 @@ impl Worker {
             (None, None) => return Err(Failure::input(format!("source {}: no gcs or mirror", b.name))),
         };
         let mut jobs = b.jobs.clone();
+        // Job folders the listing refused fail the source's turn, named.
+        let mut refused_jobs = Vec::new();
         if let Some(r) = &b.job_regex {
             let re = regex::Regex::new(r).map_err(|e| Failure::input(format!("{}.job_regex: {e}", b.name)))?;
-            let all = discover_jobs(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
-            jobs.extend(all.into_iter().filter(|j| re.is_match(j)));
+            let all = discover_job_list(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
+            jobs.extend(all.jobs.into_iter().filter(|j| re.is_match(j)));
+            refused_jobs = all.refused;
         }
         jobs.sort();
         jobs.dedup();
@@ -326,7 +329,13 @@ impl Worker {
                 }
             }
         };
-        let s = ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+        let mut s =
+            ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+        s.failures.extend(refused_jobs.into_iter().map(|reason| citriage_ingest::FetchFailure {
+            job: String::new(),
+            path: String::new(),
+            reason,
+        }));
         tracing::info!(
             source = b.name.as_str(),
             bucket = b.bucket.as_str(),
@@ -337,10 +346,11 @@ impl Worker {
             failed = s.failures.len(),
             "builds ingested"
         );
-        let partial_error = s
-            .failures
-            .first()
-            .map(|f| first_of(s.failures.len(), "build(s) or job(s)", &format!("{} {}: {}", f.job, f.path, f.reason)));
+        let partial_error = s.failures.first().map(|f| {
+            let at: Vec<&str> = [f.job.as_str(), f.path.as_str()].into_iter().filter(|x| !x.is_empty()).collect();
+            let what = if at.is_empty() { f.reason.clone() } else { format!("{}: {}", at.join(" "), f.reason) };
+            first_of(s.failures.len(), "build(s) or job(s)", &what)
+        });
         let newest_started = if partial_error.is_none() { store.newest_build_started(Some(&b.bucket))? } else { None };
         Ok(Fetched {
             stored: s.builds_stored,
