@@ -75,8 +75,12 @@ pub struct TestCase {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JunitFile {
     pub cases: Vec<TestCase>,
-    /// Set when the file is truncated or malformed: where and why. Cases before
-    /// the problem are kept.
+    /// Set when the file is truncated or malformed (where and why; cases before the
+    /// problem are kept), or when a test case's `time` is not a duration: not a number,
+    /// not finite (`1e400`, `inf`, `NaN`), negative or longer than
+    /// [`citriage_model::time::SANE_MAX_DURATION`] (the file, the case and the value
+    /// as written; that case has no time, the rest of the file is read). Both are said,
+    /// the file's first. A bad time alone does not make kettle reject the file.
     pub problem: Option<String>,
     /// Test cases without a name (kept in `cases` as `<unspecified>`).
     pub unnamed: usize,
@@ -140,6 +144,8 @@ struct Open {
     classname: String,
     name: Option<String>,
     time: Option<f64>,
+    /// The `time` attribute as written, when it is not a duration, and why.
+    bad_time: Option<(String, &'static str)>,
     status: Status,
     message: Option<String>,
     body: String,
@@ -445,10 +451,13 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
             *r = Some(format!("{what}: {why}"));
         }
     };
+    // The first case whose time is not a duration (name, value, why) and how many in all.
+    let mut bad_times: (Option<(String, String, &'static str)>, usize) = (None, 0);
     let finish = |o: Open,
                   suites: &[String],
                   out: &mut JunitFile,
-                  seen: &mut std::collections::HashMap<(String, String), u32>| {
+                  seen: &mut std::collections::HashMap<(String, String), u32>,
+                  bad_times: &mut (Option<(String, String, &'static str)>, usize)| {
         let name = match o.name.filter(|n| !n.is_empty()) {
             Some(n) => n,
             None => {
@@ -456,6 +465,10 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
                 UNSPECIFIED.to_string()
             }
         };
+        if let Some((value, why)) = o.bad_time {
+            bad_times.1 += 1;
+            bad_times.0.get_or_insert((name.clone(), value, why));
+        }
         if let Some(t) = o.kettle_time.as_deref() {
             if !t.is_empty() && !python_float_ok(t) && out.kettle_fails_build.is_none() {
                 out.kettle_fails_build =
@@ -585,7 +598,7 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
                             o.kettle_name = Some(kettle_case_name(root.as_deref(), &kettle_suite, &o.name));
                             o.kettle_time = Some(attr(e, b"time").unwrap_or_default());
                         }
-                        finish(o, &suites, &mut out, &mut seen)
+                        finish(o, &suites, &mut out, &mut seen, &mut bad_times)
                     }
                     b"failure" | b"error" | b"skipped" => {
                         if let Some(o) = open.as_mut() {
@@ -616,7 +629,7 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
                     }
                     b"testcase" => {
                         if let Some(o) = open.take() {
-                            finish(o, &suites, &mut out, &mut seen);
+                            finish(o, &suites, &mut out, &mut seen, &mut bad_times);
                         }
                     }
                     b"failure" | b"error" | b"skipped" => {
@@ -686,7 +699,7 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
     }
     if let Some(o) = open.take() {
         // A file that broke inside a test case: keep what it said about that case.
-        finish(o, &suites, &mut out, &mut seen);
+        finish(o, &suites, &mut out, &mut seen, &mut bad_times);
     }
     if rejects.is_none() && !saw_root && root.is_some() {
         // A well-formed document whose root kettle does not know.
@@ -703,6 +716,21 @@ pub fn read_junit_with<R: BufRead>(input: R, what: &str, options: ReadOptions) -
         out.kettle_fails_build = None;
     }
     out.kettle_rejects = rejects;
+    if let (Some((name, value, why)), n) = bad_times {
+        let more = match n {
+            1 => String::new(),
+            n => format!(" (and {} more test case(s) with such a time)", n - 1),
+        };
+        let p = format!(
+            "{what}: test case {name:?} has time={value:?}, which is not a duration ({why}; \
+             seconds from 0 to {} are read): the case is kept without a time{more}",
+            citriage_model::time::SANE_MAX_DURATION
+        );
+        out.problem = Some(match out.problem.take() {
+            Some(first) => format!("{first}; {p}"),
+            None => p,
+        });
+    }
     out
 }
 
@@ -828,6 +856,26 @@ impl Open {
 
 fn new_case(e: &quick_xml::events::BytesStart<'_>, line: u32) -> Open {
     let lifecycle = attr(e, b"lifecycle");
+    // A missing or empty time is no time; any other text must be a duration.
+    let (time, bad_time) = match attr(e, b"time").filter(|t| !t.trim().is_empty()) {
+        None => (None, None),
+        Some(t) => match citriage_model::time::parse_duration_secs(&t) {
+            Ok(v) => (Some(v), None),
+            Err(why) => {
+                // Said as written, but not at any length.
+                let mut shown = t;
+                if shown.len() > 64 {
+                    let mut end = 64;
+                    while !shown.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    shown.truncate(end);
+                    shown.push_str("...");
+                }
+                (None, Some((shown, why)))
+            }
+        },
+    };
     Open {
         line,
         system_out: None,
@@ -837,7 +885,8 @@ fn new_case(e: &quick_xml::events::BytesStart<'_>, line: u32) -> Open {
         has_skipped: false,
         classname: attr(e, b"classname").unwrap_or_default(),
         name: attr(e, b"name"),
-        time: attr(e, b"time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite() && *t >= 0.0),
+        time,
+        bad_time,
         status: Status::Passed,
         message: None,
         body: String::new(),
@@ -968,6 +1017,56 @@ at x.go:12</failure></testcase>
         let (_, _, fails) =
             names(br#"<testsuites><testsuite name="s"><testsuite><testcase name="a" time="x"/></testsuite></testsuite></testsuites>"#);
         assert_eq!(fails, None);
+    }
+    #[test]
+    fn a_time_that_is_not_a_duration_is_the_files_problem() {
+        for (bad, why) in [
+            ("1e400", "not finite"),
+            ("inf", "not finite"),
+            ("-Infinity", "not finite"),
+            ("NaN", "not a number"),
+            ("-3", "negative"),
+            ("1e300", "longer than 7 days"),
+            ("9223372036854775807", "longer than 7 days"),
+            ("1.5s", "not a number"),
+        ] {
+            let x = format!(
+                r#"<testsuite><testcase name="ok" time="2.5"/><testcase name="slow &amp; odd" time="{bad}"><failure>x</failure></testcase><testcase name="after" time="1"/></testsuite>"#
+            );
+            let f = parse_junit(x.as_bytes(), "artifacts/junit_01.xml");
+            let p = f.problem.as_deref().unwrap_or_else(|| panic!("{bad}: no problem"));
+            assert!(p.starts_with("artifacts/junit_01.xml: "), "{p}");
+            assert!(p.contains(r#"test case "slow & odd""#), "{p}");
+            assert!(p.contains(&format!("time={bad:?}")), "the value as written: {p}");
+            assert!(p.contains(why), "{bad}: {p}");
+            // The rest of the file is read; the bad value becomes no figure at all.
+            let times: Vec<_> = f.cases.iter().map(|c| (c.name.as_str(), c.time)).collect();
+            assert_eq!(times, [("ok", Some(2.5)), ("slow & odd", None), ("after", Some(1.0))], "{bad}");
+            assert_eq!(f.cases[1].status, Status::Failed);
+            // Kettle reads the file all the same (its figures do not change).
+            assert_eq!(f.kettle_rejects, None, "{bad}");
+            assert!(f.cases.iter().all(|c| c.kettle_name.is_some()), "{bad}");
+        }
+        // Missing or empty times, and real ones, are no problem.
+        let f = parse_junit(
+            br#"<testsuite><testcase name="a"/><testcase name="b" time=""/><testcase name="c" time=" 0 "/><testcase name="d" time="604800"/></testsuite>"#,
+            "j.xml",
+        );
+        assert_eq!(f.problem, None);
+        // Several: the first is named, the others counted; a structural problem comes first.
+        let f = parse_junit(
+            br#"<testsuite><testcase name="a" time="-1"/><testcase name="b" time="nan"/><testcase name="c" time="1e999""#,
+            "j.xml",
+        );
+        let p = f.problem.unwrap();
+        assert!(p.starts_with("j.xml: malformed XML") || p.starts_with("j.xml: truncated"), "{p}");
+        assert!(p.contains(r#"test case "a" has time="-1""#) && p.contains("(and 1 more test case(s)"), "{p}");
+        // A long value is cut when shown.
+        let long = "9".repeat(10_000);
+        let f =
+            parse_junit(format!(r#"<testsuite><testcase name="a" time="{long}"/></testsuite>"#).as_bytes(), "j.xml");
+        let p = f.problem.unwrap();
+        assert!(p.len() < 400 && p.contains("..."), "{p}");
     }
 }
 

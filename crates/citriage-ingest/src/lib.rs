@@ -134,18 +134,34 @@ impl From<SourceError> for IngestError {
 
 /// Every job with a `logs/` folder in the source, plus presubmits with pointers.
 pub fn discover_jobs(src: &dyn ArtifactSource) -> Result<Vec<String>, SourceError> {
-    let mut jobs: Vec<String> = src
-        .list("logs/")?
-        .prefixes
-        .iter()
-        .map(|p| p.trim_start_matches("logs/").trim_end_matches('/').to_string())
-        .collect();
-    for p in src.list("pr-logs/directory/")?.prefixes {
+    Ok(discover_job_list(src)?.jobs)
+}
+
+/// The jobs a source has and the job folders it refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobList {
+    /// Job names, sorted (`pr:`-prefixed for presubmits found through pointers).
+    pub jobs: Vec<String>,
+    /// Names listed under `logs/` or `pr-logs/directory/` that were refused (unsafe,
+    /// not UTF-8, a symlink out of the mirror), each naming the name and why.
+    pub refused: Vec<String>,
+}
+
+/// [`discover_jobs`] with the names refused on the way, so a caller can say which
+/// job folders it could not read instead of leaving them out silently.
+pub fn discover_job_list(src: &dyn ArtifactSource) -> Result<JobList, SourceError> {
+    let logs = src.list("logs/")?;
+    let mut refused = logs.refused;
+    let mut jobs: Vec<String> =
+        logs.prefixes.iter().map(|p| p.trim_start_matches("logs/").trim_end_matches('/').to_string()).collect();
+    let pointers = src.list("pr-logs/directory/")?;
+    refused.extend(pointers.refused);
+    for p in pointers.prefixes {
         jobs.push(format!("pr:{}", p.trim_start_matches("pr-logs/directory/").trim_end_matches('/')));
     }
     jobs.sort();
     jobs.dedup();
-    Ok(jobs)
+    Ok(JobList { jobs, refused })
 }
 
 fn is_build_id(s: &str) -> bool {

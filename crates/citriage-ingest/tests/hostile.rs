@@ -125,6 +125,11 @@ fn planted_names_in_a_gcs_listing_are_refused_recorded_and_never_written() {
     }
     let jobs = citriage_ingest::discover_jobs(&gcs).unwrap();
     assert_eq!(jobs, vec!["job".to_string()], "the planted prefix is not a job");
+    // ... and it is named, for the caller to report.
+    let found = citriage_ingest::discover_job_list(&gcs).unwrap();
+    assert_eq!(found.jobs, jobs);
+    assert_eq!(found.refused.len(), 1, "{:?}", found.refused);
+    assert!(found.refused[0].contains("refused object name \"logs/../../etc/\""), "{:?}", found.refused);
 
     let mut st = Store::open_in_memory().unwrap();
     let s = ingest_jobs(&gcs, &mut st, &["job".into(), "pr:pjob".into()], &IngestOptions::default(), &|_| {}).unwrap();

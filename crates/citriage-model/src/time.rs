@@ -27,6 +27,28 @@ pub fn is_sane(t: Epoch) -> bool {
     (SANE_MIN..SANE_MAX).contains(&t)
 }
 
+/// The longest duration accepted from CI data (a test case's `time`): 7 days, in
+/// seconds. No CI job runs that long; a longer figure is a broken or hostile file.
+pub const SANE_MAX_DURATION: i64 = 7 * DAY;
+
+/// Reads a duration in seconds as CI data writes it (JUnit's `time="12.5"`): a finite
+/// number from 0 to [`SANE_MAX_DURATION`]. `Err` says why the text is not one (not a
+/// number, not finite, negative, too large); a value is never rounded or saturated.
+pub fn parse_duration_secs(text: &str) -> Result<f64, &'static str> {
+    let t = text.trim();
+    let v: f64 = t.parse().map_err(|_| "not a number")?;
+    if !v.is_finite() {
+        return Err(if v.is_nan() { "not a number" } else { "not finite" });
+    }
+    if v < 0.0 {
+        return Err("negative");
+    }
+    if v > SANE_MAX_DURATION as f64 {
+        return Err("longer than 7 days");
+    }
+    Ok(v)
+}
+
 /// The newest instant of a data set, robust to a few wrong ones: instants outside the
 /// sane window are ignored, and so is any instant more than 90 days after the 90th
 /// percentile (one build dated years ahead does not move "now" for the others).
@@ -455,6 +477,21 @@ mod tests {
         assert_eq!(Day::from_unix_seconds(i64::MAX).end_seconds(), i64::MAX);
         assert!(parse_rfc3339_sane("9999-12-31T00:00:00Z").is_none());
         assert!(parse_rfc3339_sane("2024-01-01T00:00:00Z").is_some());
+    }
+
+    #[test]
+    fn duration_seconds_are_finite_and_bounded() {
+        assert_eq!(parse_duration_secs(" 1.5 "), Ok(1.5));
+        assert_eq!(parse_duration_secs("0"), Ok(0.0));
+        assert_eq!(parse_duration_secs("604800"), Ok(604_800.0));
+        assert_eq!(parse_duration_secs("1e400"), Err("not finite"));
+        assert_eq!(parse_duration_secs("inf"), Err("not finite"));
+        assert_eq!(parse_duration_secs("-Infinity"), Err("not finite"));
+        assert_eq!(parse_duration_secs("NaN"), Err("not a number"));
+        assert_eq!(parse_duration_secs("1.5s"), Err("not a number"));
+        assert_eq!(parse_duration_secs("-1"), Err("negative"));
+        assert_eq!(parse_duration_secs("604800.5"), Err("longer than 7 days"));
+        assert_eq!(parse_duration_secs("1e300"), Err("longer than 7 days"));
     }
 
     #[test]

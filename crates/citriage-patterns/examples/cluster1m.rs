@@ -9,7 +9,7 @@
 use std::fmt::Write;
 use std::time::Instant;
 
-use citriage_patterns::cluster::{cluster, ClusterConfig, FailureRef};
+use citriage_patterns::cluster::{cluster, ClusterConfig, Clustering, FailureRef};
 use citriage_patterns::normalize::Profile;
 
 struct Rng(u64);
@@ -408,6 +408,7 @@ fn main() {
             if a.is_complete() { "OK" } else { "FAILED" },
             vm_hwm_mib().unwrap_or(0.0)
         );
+        println!("  result digest {:016x} (keys, ids, texts, spans, members, tests, assignment)", digest(&res));
         if let Some(c) = res.clusters.first() {
             let mut key = c.key.clone();
             key.truncate(160);
@@ -420,4 +421,18 @@ fn main() {
             );
         }
     }
+}
+
+/// A digest of everything a clustering decides, to compare two builds' results.
+fn digest(c: &Clustering) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for cl in &c.clusters {
+        (&cl.key, &cl.k8s_id, &cl.text, &cl.spans, &cl.members, cl.distinct_normalized).hash(&mut h);
+        for t in &cl.tests {
+            (&t.test, &t.members).hash(&mut h);
+        }
+    }
+    c.assignment.hash(&mut h);
+    h.finish()
 }

@@ -24,10 +24,12 @@
 //!   bound accepts likely ones, and only the rest run the bounded exact distance, cheapest
 //!   bound first. None of these changes which key is chosen (a test compares the index with
 //!   the reference's rule applied literally);
-//! * the global stage is speculative-parallel: batches of queries are searched in parallel
-//!   against the keys that existed when the batch started, and a sequential commit checks
-//!   only keys created inside the batch that would come first — the result equals the
-//!   one-by-one fold.
+//! * the global stage runs in parallel batches: each query of a batch is searched in parallel
+//!   against the keys that existed when the batch started, recording the candidates it
+//!   verified; a sequential commit then merges that record, in candidate order and within
+//!   the cap, with the keys created earlier in the same batch (verifying only those), so
+//!   the first match is the one-by-one fold's; batch sizes adapt to how many keys batches
+//!   create. A test compares it with the one-by-one fold on 1, 2 and 4 threads.
 
 use std::collections::BTreeMap;
 
@@ -525,6 +527,19 @@ impl KeyIndex {
     /// matches and they do not fill the cap are the remaining candidates (lower bound above
     /// [`NEAR_LB`], the whole length window the rule allows) gathered and verified next.
     pub fn search(&self, table: &TextTable<'_>, q: u32, parallel: bool) -> SearchResult {
+        self.search_with(table, q, parallel, None)
+    }
+
+    /// [`KeyIndex::search`], recording in `trail` (when given; the search is then
+    /// sequential) every candidate it verified, in order: non-matches, then the hit if any.
+    fn search_with(
+        &self,
+        table: &TextTable<'_>,
+        q: u32,
+        parallel: bool,
+        mut trail: Option<&mut Vec<Candidate>>,
+    ) -> SearchResult {
+        let parallel = parallel && trail.is_none();
         let mut res = SearchResult::default();
         if self.exact.contains_key(&q) && !self.removed.contains(&q) {
             res.hit = Some(Hit { key: q, lb: 0 });
@@ -543,7 +558,7 @@ impl KeyIndex {
         let hi1 = sq.saturating_add(near).saturating_add(3);
         res.bound_checks += self.collect(&qf, la, lo1..=hi1, 0, near, &mut cands);
         let n1 = cands.len();
-        if let Some(hit) = Self::verify(&verifier, &mut cands, budget, parallel, &mut res) {
+        if let Some(hit) = Self::verify(&verifier, &mut cands, budget, parallel, &mut res, trail.as_deref_mut()) {
             res.hit = Some(hit);
             return res;
         }
@@ -562,7 +577,7 @@ impl KeyIndex {
         };
         cands.clear();
         res.bound_checks += self.collect(&qf, la, lo..=hi, near + 1, u32::MAX, &mut cands);
-        res.hit = Self::verify(&verifier, &mut cands, budget, parallel, &mut res);
+        res.hit = Self::verify(&verifier, &mut cands, budget, parallel, &mut res, trail);
         res
     }
 
@@ -573,6 +588,7 @@ impl KeyIndex {
         budget: usize,
         parallel: bool,
         res: &mut SearchResult,
+        mut trail: Option<&mut Vec<Candidate>>,
     ) -> Option<Hit> {
         if cands.len() > budget {
             cands.select_nth_unstable(budget);
@@ -584,6 +600,9 @@ impl KeyIndex {
         let head = if parallel { cands.len().min(SEQ_PREFIX) } else { cands.len() };
         for c in &cands[..head] {
             res.exact_checks += 1;
+            if let Some(t) = trail.as_deref_mut() {
+                t.push(*c);
+            }
             if verifier.matches(c) {
                 return Some(Hit { key: c.key, lb: c.lb });
             }
@@ -630,6 +649,75 @@ impl KeyIndex {
             None => false,
         }
     }
+
+    /// `key` as a candidate for `q` (features `qf`) when it passes the reference's
+    /// histogram rule, exactly as [`KeyIndex::collect`] would list it.
+    fn candidate_for(&self, table: &TextTable<'_>, qf: &Features, la: usize, key: u32) -> Option<Candidate> {
+        let lk = table.text(key).len();
+        let limit = self.rule.limit(la, lk);
+        if limit <= 1 || self.removed.contains(&key) {
+            return None;
+        }
+        let max = (limit as u32) * 4 + 3;
+        if (la.saturating_sub(3)).abs_diff(lk.saturating_sub(3)) as u32 > max {
+            return None;
+        }
+        let kf = &self.feats[self.seq_of(key)? as usize];
+        let d = qf.l1_within(&kf.hist8, kf, max)?;
+        let hopeless = similarity::char_lower_bound(&qf.chars, &kf.chars) >= limit;
+        Some(Candidate { lb: d / 4, key, limit, hopeless })
+    }
+
+    /// The key `q` joins, given `trail` — the candidates a search of `q` verified among the
+    /// keys that existed before `fresh` were inserted (in order, ending with its hit when
+    /// `trail_hit`) — and the keys `fresh` inserted since. Walks the merge of both candidate
+    /// lists in the reference's order (lower bound, then key text) within the cap, verifying
+    /// only fresh candidates, so the answer is the one a search of all current keys gives.
+    fn merge_walk(
+        &mut self,
+        table: &TextTable<'_>,
+        q: u32,
+        trail: &[Candidate],
+        trail_hit: bool,
+        fresh: &[u32],
+    ) -> Option<u32> {
+        let old_hit = || trail_hit.then(|| trail.last().map(|c| c.key)).flatten();
+        if fresh.is_empty() {
+            return old_hit();
+        }
+        let text = table.text(q);
+        let qf = Features::of(text);
+        self.bound_checks += fresh.len() as u64;
+        let mut new: Vec<Candidate> =
+            fresh.iter().filter_map(|&k| self.candidate_for(table, &qf, text.len(), k)).collect();
+        if new.is_empty() {
+            return old_hit();
+        }
+        new.sort_unstable();
+        let verifier = Verifier::new(table, q, &self.profiles);
+        let (mut i, mut j) = (0usize, 0usize);
+        for _ in 0..self.cap.unwrap_or(usize::MAX) {
+            let take_old = match (trail.get(i), new.get(j)) {
+                (Some(o), Some(n)) => (o.lb, o.key) < (n.lb, n.key),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            if take_old {
+                if trail_hit && i + 1 == trail.len() {
+                    return Some(trail[i].key);
+                }
+                i += 1;
+            } else {
+                self.exact_checks += 1;
+                if verifier.matches(&new[j]) {
+                    return Some(new[j].key);
+                }
+                j += 1;
+            }
+        }
+        None
+    }
 }
 
 /// A candidate key that passed the reference's histogram rule, ordered like the reference
@@ -668,14 +756,15 @@ pub struct SearchResult {
 struct Verifier<'t, 'a> {
     table: &'t TextTable<'a>,
     qt: &'a [u8],
-    qprofile: Option<Vec<u32>>,
+    /// The query's q-gram profile, computed when a candidate first needs it.
+    qprofile: std::sync::OnceLock<Vec<u32>>,
     profiles: &'t HashMap<u32, Vec<u32>>,
 }
 
 impl<'t, 'a> Verifier<'t, 'a> {
     fn new(table: &'t TextTable<'a>, q: u32, profiles: &'t HashMap<u32, Vec<u32>>) -> Self {
         let qt = table.text(q).as_bytes();
-        Verifier { table, qt, qprofile: (qt.len() >= QGRAM_MIN_LEN).then(|| similarity::qgram_profile(qt)), profiles }
+        Verifier { table, qt, qprofile: std::sync::OnceLock::new(), profiles }
     }
 
     /// True when the candidate's exact edit distance is below its limit.
@@ -685,7 +774,7 @@ impl<'t, 'a> Verifier<'t, 'a> {
         }
         let limit = c.limit;
         let kt = self.table.text(c.key).as_bytes();
-        if limit >= 48 {
+        if limit >= 48 && self.qt.len() >= QGRAM_MIN_LEN {
             let kp;
             let kp = match self.profiles.get(&c.key) {
                 Some(p) => Some(p),
@@ -695,7 +784,8 @@ impl<'t, 'a> Verifier<'t, 'a> {
                 }
                 None => None,
             };
-            if let (Some(qp), Some(kp)) = (self.qprofile.as_ref(), kp) {
+            if let Some(kp) = kp {
+                let qp = self.qprofile.get_or_init(|| similarity::qgram_profile(self.qt));
                 if similarity::qgram_lower_bound(qp, kp) >= limit {
                     return false;
                 }
@@ -712,47 +802,73 @@ impl<'t, 'a> Verifier<'t, 'a> {
     }
 }
 
-/// Global stage: fold queries (in order) into keys, speculatively in parallel batches. Each
-/// query is first searched against the keys that existed when its batch started (in
-/// parallel); when a key created earlier in the same batch would be a candidate for it, the
-/// commit searches again against the current keys. This gives exactly the result of
-/// processing the queries one by one.
+/// Global stage: fold queries (in order) into keys — each query joins the first matching key
+/// or becomes a key — with the result of processing them one by one, in parallel batches.
+///
+/// The queries of a batch are first searched in parallel against the keys that existed when
+/// the batch started, each recording the candidates it verified (in the reference's order, up
+/// to its first match or the cap). Then, in order, each query merges that record with the
+/// keys created earlier in the same batch (screened and verified then, in the same order and
+/// within the same cap), so the first match is exactly the one-by-one fold's. Batches grow
+/// while they create few keys and shrink while they create many, which keeps the sequential
+/// share (verifying keys of the same batch) small.
 fn global_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> Vec<u32> {
-    const BATCH: usize = 512;
+    const MIN_BATCH: usize = 32;
+    const MAX_BATCH: usize = 4096;
     let mut out = Vec::with_capacity(queries.len());
-    for batch in queries.chunks(BATCH) {
-        let spec: Vec<SearchResult> = batch.par_iter().map(|&q| index.search(table, q, false)).collect();
-        let mut added: Vec<u32> = Vec::new();
-        for (&q, sr) in batch.iter().zip(spec) {
+    let mut size = MIN_BATCH;
+    let mut at = 0;
+    while at < queries.len() {
+        let batch = &queries[at..(at + size).min(queries.len())];
+        at += batch.len();
+        let spec: Vec<(SearchResult, Vec<Candidate>)> = batch
+            .par_iter()
+            .map(|&q| {
+                let mut trail = Vec::new();
+                let r = index.search_with(table, q, false, Some(&mut trail));
+                (r, trail)
+            })
+            .collect();
+        let mut fresh: Vec<u32> = Vec::new();
+        for (&q, (sr, trail)) in batch.iter().zip(spec) {
             index.exact_checks += sr.exact_checks;
             index.bound_checks += sr.bound_checks;
             if index.contains(q) {
                 out.push(q);
                 continue;
             }
-            let mut hit = sr.hit.map(|h| h.key);
-            if !added.is_empty() {
-                let qf = Features::of(table.text(q));
-                index.bound_checks += added.len() as u64;
-                if added.iter().any(|&k| index.qualifies(table, &qf, q, k)) {
-                    let again = index.search(table, q, true);
-                    index.exact_checks += again.exact_checks;
-                    index.bound_checks += again.bound_checks;
-                    hit = again.hit.map(|h| h.key);
-                }
-            }
-            let key = match hit {
+            let key = match index.merge_walk(table, q, &trail, sr.hit.is_some(), &fresh) {
                 Some(k) => k,
                 None => {
                     index.insert(table, q);
-                    added.push(q);
+                    fresh.push(q);
                     q
                 }
             };
             out.push(key);
         }
+        if fresh.len() * 16 <= batch.len() {
+            size = (size * 2).min(MAX_BATCH);
+        } else if fresh.len() * 4 > batch.len() {
+            size = (size / 2).max(MIN_BATCH);
+        }
     }
     out
+}
+
+/// The global fold one query at a time (the definition [`global_fold`] reproduces).
+#[cfg(test)]
+fn sequential_fold(table: &TextTable<'_>, index: &mut KeyIndex, queries: &[u32]) -> Vec<u32> {
+    queries
+        .iter()
+        .map(|&q| match index.find(table, q) {
+            Some(k) => k,
+            None => {
+                index.insert(table, q);
+                q
+            }
+        })
+        .collect()
 }
 
 /// One local cluster: its key and how many failures joined it.
@@ -1324,5 +1440,99 @@ mod tests {
                 keys.len()
             );
         }
+    }
+
+    /// Queries for the fold: every text of [`texts`] once or several times, in a scrambled
+    /// order (repeats find their own text as a key), with runs of near misses of one text.
+    fn fold_queries(n: u32, seed: u32) -> Vec<u32> {
+        let mut qs: Vec<u32> = (0..3 * n).map(|i| (i.wrapping_mul(389).wrapping_add(seed * 7)) % n).collect();
+        // a long stretch of distinct texts first: many keys are created inside one batch
+        let mut head: Vec<u32> = (0..n).map(|i| (i * 211 + seed) % n).collect();
+        head.dedup();
+        head.append(&mut qs);
+        head
+    }
+
+    /// Variants of a few base texts, each edited in up to twice as many places as the 10%
+    /// rule allows: many pairs match, many just miss, and a query often matches several keys
+    /// that do not match each other (so the order of candidates decides).
+    fn near_misses(n: usize, seed: u64) -> Vec<String> {
+        let mut x = seed | 1;
+        let mut rnd = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m.max(1)
+        };
+        let bases: Vec<Vec<u8>> = [180u64, 420, 900]
+            .iter()
+            .map(|&len| (0..len).map(|i| b"abcdefgh ijklmnop\n"[((i * 7 + i / 11) % 18) as usize]).collect())
+            .collect();
+        let mut out: Vec<String> = (0..n)
+            .map(|_| {
+                let mut t = bases[rnd(3) as usize].clone();
+                let limit = t.len() as u64 / 10;
+                for _ in 0..rnd(2 * limit) {
+                    let at = rnd(t.len() as u64) as usize;
+                    t[at] = b'0' + rnd(10) as u8;
+                }
+                if rnd(4) == 0 {
+                    t.truncate(t.len() - rnd(limit) as usize);
+                }
+                String::from_utf8(t).unwrap_or_default()
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn fold_with(threads: usize, f: impl FnOnce() -> Vec<u32> + Send) -> Vec<u32> {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool").install(f)
+    }
+
+    #[test]
+    fn batched_fold_equals_the_sequential_fold() {
+        let mut cases = 0;
+        for (rule, cap, seed) in [
+            (MatchRule::K8s, Some(K8S_PRECISE_CHECKS), 3u64),
+            (MatchRule::K8s, Some(3), 5),
+            (MatchRule::K8s, Some(1), 9),
+            (MatchRule::K8s, None, 11),
+            (MatchRule::Fraction(0.2), Some(2), 13),
+        ] {
+            let mut texts = texts(500, seed);
+            texts.extend(near_misses(500, seed));
+            texts.sort();
+            texts.dedup();
+            let table = TextTable::new(texts.iter().map(String::as_str).collect());
+            let n = texts.len() as u32;
+            let queries = fold_queries(n, seed as u32);
+            // a few seed keys, as `--previous` gives
+            let seeds: Vec<u32> = (0..n).step_by(97).collect();
+            let fresh = || {
+                let mut ix = KeyIndex::with_rule(rule).with_cap(cap);
+                for &s in &seeds {
+                    ix.insert(&table, s);
+                }
+                ix
+            };
+            let mut seq_index = fresh();
+            let want = sequential_fold(&table, &mut seq_index, &queries);
+            let keys = want.iter().collect::<FxHashSet<_>>().len();
+            let joined = want.iter().zip(&queries).filter(|(k, q)| k != q).count();
+            assert!(
+                keys > 100 && joined > 300,
+                "the input exercises both outcomes: {keys} keys, {joined} joins (rule {rule:?}, cap {cap:?})"
+            );
+            for threads in [1, 2, 4] {
+                let mut index = fresh();
+                let got = fold_with(threads, || global_fold(&table, &mut index, &queries));
+                assert_eq!(got, want, "rule {rule:?}, cap {cap:?}, {threads} threads");
+                assert_eq!(index.order, seq_index.order, "keys in creation order ({threads} threads)");
+                cases += 1;
+            }
+        }
+        assert_eq!(cases, 15);
     }
 }

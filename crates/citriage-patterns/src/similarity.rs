@@ -121,6 +121,9 @@ pub fn edit_distance_below(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
     if n == 0 || m == 0 {
         return Some(n.max(m));
     }
+    // The distance is at most max(n, m): a larger budget never changes the answer, only the
+    // size of the buffers (callers pass large limits for short lines).
+    let max_d = max_d.min(n.max(m));
     // Diagonal k = j - i (offset by max_d+1); fr[k] = furthest row i reached on diagonal k.
     // Buffers start at -inf and every level writes its whole band, so no reset is needed.
     let width = 2 * max_d + 3;
@@ -332,17 +335,14 @@ pub fn qgram_profile(s: &[u8]) -> Vec<u32> {
 /// Lower bound on the edit distance from two [`qgram_profile`]s: an edit removes at most four
 /// windows and adds at most four, so the multiset symmetric difference is at most 8 × edits.
 pub fn qgram_lower_bound(a: &[u32], b: &[u32]) -> usize {
+    // A branch-free merge: windows are in random order, so a branch per step would be
+    // mispredicted half of the time.
     let (mut i, mut j, mut common) = (0usize, 0usize, 0usize);
     while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
+        let (x, y) = (a[i], b[j]);
+        common += usize::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
     }
     let diff = a.len() + b.len() - 2 * common;
     diff.div_ceil(8)

@@ -271,3 +271,52 @@ fn id_variants_form_one_cluster_in_both_profiles() {
         assert_eq!(cluster(&fs2, &ClusterConfig::new(p)).clusters.len(), 2, "{p:?}");
     }
 }
+
+/// The corpus plus near misses of one long message spread over many tests: the global fold
+/// meets keys that match a query, keys that just miss, and keys created inside its batches.
+fn near_miss_corpus() -> Vec<(String, String, String, String)> {
+    let mut rows = corpus();
+    let mut x: u64 = 777;
+    let mut rnd = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let base: Vec<u8> = (0..400u64).map(|i| b"abcdefgh ijklmnop"[((i * 7 + i / 11) % 17) as usize]).collect();
+    for i in 0..500 {
+        let mut t = base.clone();
+        for _ in 0..rnd(80) {
+            let at = rnd(t.len() as u64) as usize;
+            t[at] = b"QRSTUVWXYZ"[rnd(10) as usize];
+        }
+        let text = String::from_utf8(t).unwrap_or_default();
+        rows.push((format!("near test {}", rnd(100)), text, format!("ci-job-{}", i % 7), format!("{}", rnd(50))));
+    }
+    rows
+}
+
+#[test]
+fn thread_count_does_not_change_the_clustering() {
+    let rows = near_miss_corpus();
+    for p in PROFILES {
+        let runs: Vec<Clustering> = [1, 2, 4]
+            .iter()
+            .map(|&threads| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
+                pool.install(|| run(&rows, p))
+            })
+            .collect();
+        assert!(runs[0].accounting.is_complete());
+        assert!(
+            runs[0].accounting.global_exact_checks > 1000 && runs[0].clusters.len() > 20,
+            "{p:?}: the global fold has work to do ({} global exact checks, {} clusters)",
+            runs[0].accounting.global_exact_checks,
+            runs[0].clusters.len()
+        );
+        for (r, threads) in runs[1..].iter().zip([2, 4]) {
+            assert_eq!(r.clusters, runs[0].clusters, "{p:?}, {threads} threads");
+            assert_eq!(r.assignment, runs[0].assignment, "{p:?}, {threads} threads");
+        }
+    }
+}

@@ -6,6 +6,7 @@
 //! and a cross-check brief (Phase 4) listing the highest-leverage claims for an
 //! independent verifier. Pure: plain input structs in, Markdown out, deterministic.
 
+use citriage_model::escape::{md_cell, md_code, terminal};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -77,8 +78,10 @@ pub struct ClusterBrief {
     pub why_selected: String,
 }
 
+/// CI text in a table cell or on a heading's line: one line, no new column, no
+/// control character ([`md_cell`]).
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    md_cell(s)
 }
 
 fn fence(text: &str) -> String {
@@ -104,7 +107,7 @@ const GROUND_RULES: &[&str] = &[
 /// The Phase 3 investigation brief of one cluster.
 pub fn investigation_brief(c: &ClusterBrief) -> String {
     let mut s = String::new();
-    let title = if c.id.is_empty() { c.name.clone() } else { format!("{} — {}", c.id, c.name) };
+    let title = if c.id.is_empty() { cell(&c.name) } else { format!("{} — {}", cell(&c.id), cell(&c.name)) };
     let _ = writeln!(s, "# Investigation brief: cluster {title}\n");
     let _ = writeln!(
         s,
@@ -122,14 +125,11 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
     for j in &c.jobs {
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            j.name.replace('`', "'"),
+            "| {} | {} | {} | {} | {} | {} |",
+            md_code(&j.name),
             cell(&j.figure),
             cell(&j.severity),
-            j.config
-                .as_deref()
-                .map(|x| format!("`{}`", x.replace('`', "'")))
-                .unwrap_or_else(|| "not located yet".into()),
+            j.config.as_deref().map(md_code).unwrap_or_else(|| "not located yet".into()),
             j.alert_email.as_deref().map(cell).unwrap_or_else(|| if j.config.is_some() {
                 "none set".into()
             } else {
@@ -148,10 +148,10 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
         for b in &builds {
             let _ = writeln!(
                 s,
-                "| `{}` | [{}]({}) | {} | {} | {} |",
-                b.job.replace('`', "'"),
-                b.build_id,
-                b.url,
+                "| {} | [{}]({}) | {} | {} | {} |",
+                md_code(&b.job),
+                cell(&b.build_id),
+                cell(&b.url.replace(' ', "%20").replace('(', "%28").replace(')', "%29")),
                 cell(&b.result),
                 cell(&b.started),
                 b.evidence_id.as_deref().unwrap_or("—")
@@ -167,7 +167,7 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
             let _ = writeln!(
                 s,
                 "\nFewer than two sampled builds for: {}. Sample more before generalising.",
-                thin.iter().map(|j| format!("`{j}`")).collect::<Vec<_>>().join(", ")
+                thin.iter().map(|j| md_code(j)).collect::<Vec<_>>().join(", ")
             );
         }
     }
@@ -178,14 +178,11 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
     let mut excerpts = c.excerpts.clone();
     excerpts.sort_by(|a, b| a.evidence_id.cmp(&b.evidence_id));
     for e in &excerpts {
-        let f = fence(&e.text);
-        let _ = writeln!(
-            s,
-            "- **{}** from `{}`:\n\n{f}\n{}\n{f}\n",
-            e.evidence_id,
-            e.locator.replace('`', "'"),
-            e.text.trim_end()
-        );
+        // Log text keeps its lines inside a fence longer than any run of backticks in
+        // it; its control characters are shown escaped.
+        let text = terminal(e.text.trim_end());
+        let f = fence(&text);
+        let _ = writeln!(s, "- **{}** from {}:\n\n{f}\n{}\n{f}\n", cell(&e.evidence_id), md_code(&e.locator), text);
     }
     s.push_str("\n### PR and issue states\n\n");
     if c.refs.is_empty() {
@@ -370,8 +367,8 @@ pub fn crosscheck_brief(x: &CrossCheckBrief) -> String {
         let _ = writeln!(s, "A prior report exists ({p}); claims marked *prior divergence* adopt a different explanation than it did.\n");
     }
     for (i, c) in picked.iter().enumerate() {
-        let _ = writeln!(s, "## C{} — {} ({})\n", i + 1, c.pattern, c.id);
-        let _ = writeln!(s, "**Claim**: {}\n", c.text.trim());
+        let _ = writeln!(s, "## C{} — {} ({})\n", i + 1, cell(&c.pattern), cell(&c.id));
+        let _ = writeln!(s, "**Claim**: {}\n", cell(c.text.trim()));
         let kind = match c.kind {
             ClaimKind::SharedCause => "shared cause",
             ClaimKind::FixState => "fix PR state",
@@ -488,5 +485,68 @@ mod tests {
         assert!(t.contains("Fewer than two sampled builds for: `ci-x`."));
         assert!(t.contains("````\na ``` fence\n````"));
         assert_eq!(t, investigation_brief(&b), "deterministic");
+    }
+
+    /// A job name, test text or log with a line break, a Markdown heading, a table pipe,
+    /// NUL and ESC: every table row keeps its columns, nothing opens a heading, no control
+    /// character is written raw (the log's lines stay lines inside its fence).
+    #[test]
+    fn hostile_ci_text_is_escaped_in_briefs() {
+        let evil = "ci-evil\n# Heading | x\u{0}y\u{1b}[31mred";
+        let b = ClusterBrief {
+            id: "A".into(),
+            name: format!("cluster of {evil}"),
+            dataset: "failures".into(),
+            snapshot_date: "2026-11-21".into(),
+            jobs: vec![BriefJob {
+                name: evil.into(),
+                figure: "11".into(),
+                severity: "low".into(),
+                config: None,
+                alert_email: None,
+                evidence_ids: Vec::new(),
+            }],
+            builds: vec![SampledBuild {
+                job: evil.into(),
+                build_id: "1".into(),
+                url: "https://prow.k8s.io/view/gs/b/logs/ci evil)/1".into(),
+                result: "FAILURE".into(),
+                started: "2026-11-20".into(),
+                evidence_id: None,
+            }],
+            excerpts: vec![BriefExcerpt {
+                evidence_id: "ev-bbbbbbbbbbbb".into(),
+                locator: format!("logs/{evil}/1/build-log.txt#L1"),
+                text: "E1127 \u{1b}[31mboom\u{0}\n# Heading".into(),
+            }],
+            ..Default::default()
+        };
+        let t = investigation_brief(&b);
+        assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "a raw control character:\n{t:?}");
+        let fenced: Vec<&str> = t.split("```").collect();
+        for (i, part) in fenced.iter().enumerate() {
+            if i % 2 == 0 {
+                assert!(!part.lines().any(|l| l.starts_with("# Heading")), "a heading outside the fence:\n{t}");
+            }
+        }
+        for row in t.lines().filter(|l| l.starts_with('|') && l.contains("ci-evil")) {
+            let cols = row.replace("\\|", "").matches('|').count();
+            assert!(cols == 7 || cols == 6, "a row broke its table: {row}");
+            assert!(row.contains("`ci-evil # Heading \\| x\\0y\\u{1b}[31mred`"), "{row}");
+        }
+        assert!(t.contains("(https://prow.k8s.io/view/gs/b/logs/ci%20evil%29/1)"), "{t}");
+        assert!(t.contains("E1127 \\u{1b}[31mboom\\0\n# Heading\n```"), "log lines kept in the fence: {t}");
+        let x = CrossCheckBrief {
+            claims: vec![CheckClaim {
+                pattern: evil.into(),
+                text: evil.into(),
+                ..claim("c1", ClaimKind::Other, None, 1)
+            }],
+            top_n: 5,
+            ..Default::default()
+        };
+        let t = crosscheck_brief(&x);
+        assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
+        assert!(!t.lines().any(|l| l.starts_with("# Heading")), "{t}");
     }
 }

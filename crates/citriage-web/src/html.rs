@@ -11,6 +11,12 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            // Control characters (NUL, ESC, ...) are shown escaped, as on a terminal:
+            // a page never holds one raw.
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() && !matches!(c, '\n' | '\t' | '\r') => {
+                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
+            }
             c => out.push(c),
         }
     }
@@ -95,6 +101,12 @@ mod tests {
             esc("<script>alert('x')</script> & \"y\""),
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;y&quot;"
         );
+    }
+
+    #[test]
+    fn shows_control_characters_escaped() {
+        assert_eq!(esc("a\u{0}b\u{1b}[31mc\u{7f}\u{85}"), "a\\0b\\u{1b}[31mc\\u{7f}\\u{85}");
+        assert_eq!(esc("line\n\tnext\r\n"), "line\n\tnext\r\n", "line breaks and tabs stay");
     }
 
     #[test]

@@ -120,10 +120,24 @@ pub struct ServeOptions {
     /// after each answer (its idle time). A client that takes longer (headers sent a
     /// byte at a time, a connection held open and silent) is disconnected.
     pub header_timeout: Duration,
+    /// How long a client has to send a request's body, counted from when its headers
+    /// were read. A body still coming after that (sent a byte at a time) is answered
+    /// 408 and its connection closed.
+    pub body_timeout: Duration,
+    /// The largest request body read, in bytes (every route: the dashboard's, and the
+    /// MCP endpoint's JSON-RPC messages). A larger one, declared or sent, is answered
+    /// 413 and its connection closed; a body on a request that needs none is read
+    /// within this cap and dropped.
+    pub body_limit: usize,
 }
 
 /// The default [`ServeOptions::header_timeout`].
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default [`ServeOptions::body_timeout`].
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default [`ServeOptions::body_limit`]: 4 MiB, the MCP endpoint's own cap on a
+/// message.
+pub const BODY_LIMIT: usize = 4 << 20;
 
 impl Default for ServeOptions {
     fn default() -> Self {
@@ -137,6 +151,8 @@ impl Default for ServeOptions {
             writes: ops::WriteGate::default(),
             now: None,
             header_timeout: HEADER_TIMEOUT,
+            body_timeout: BODY_TIMEOUT,
+            body_limit: BODY_LIMIT,
         }
     }
 }
@@ -389,6 +405,7 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .layer(axum::middleware::map_response(headers))
         .layer(tower_http::compression::CompressionLayer::new())
         .layer(axum::middleware::from_fn_with_state(state.clone(), cache))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), body_guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), host_check))
         .layer(axum::middleware::from_fn_with_state(state, timing))
 }
@@ -795,6 +812,85 @@ async fn host_check(State(st): State<AppState>, req: Request, next: Next) -> Res
         }
     }
     next.run(req).await
+}
+
+/// How reading a request body ended badly.
+enum BodyRead {
+    TooLarge,
+    Broken,
+}
+
+/// Reads a whole body, at most `limit` bytes (trailers are dropped).
+async fn read_body(mut body: Body, limit: usize) -> Result<Bytes, BodyRead> {
+    use axum::body::HttpBody;
+    let mut got: Vec<u8> = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = frame.map_err(|_| BodyRead::Broken)?;
+        if let Ok(data) = frame.into_data() {
+            if got.len().saturating_add(data.len()) > limit {
+                return Err(BodyRead::TooLarge);
+            }
+            got.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(got))
+}
+
+/// An answer that ends its connection (the rest of a body is not read).
+fn closing(status: StatusCode, msg: String) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::CONNECTION, "close"),
+        ],
+        msg,
+    )
+        .into_response()
+}
+
+/// Bounds every request's body in size and time before any route sees it: a body
+/// declared or found larger than [`ServeOptions::body_limit`] is answered 413, one not
+/// received within [`ServeOptions::body_timeout`] of the headers 408, a broken one
+/// 400, each closing the connection. Bodies within bounds are handed on whole (all of
+/// this server's are small: JSON-RPC messages, forms); a GET's or HEAD's is dropped.
+async fn body_guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    use axum::body::HttpBody;
+    let (limit, timeout) = (st.0.opts.body_limit, st.0.opts.body_timeout);
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return closing(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body of {} bytes is larger than the {limit}-byte limit", declared.unwrap_or(0)),
+        );
+    }
+    let (mut parts, body) = req.into_parts();
+    if body.is_end_stream() {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let bytes = match tokio::time::timeout(timeout, read_body(body, limit)).await {
+        Err(_) => {
+            return closing(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("request body not received within {} s", timeout.as_secs_f64()),
+            )
+        }
+        Ok(Err(BodyRead::TooLarge)) => {
+            return closing(StatusCode::PAYLOAD_TOO_LARGE, format!("request body larger than the {limit}-byte limit"))
+        }
+        Ok(Err(BodyRead::Broken)) => {
+            return closing(StatusCode::BAD_REQUEST, "request body could not be read".to_string())
+        }
+        Ok(Ok(b)) => b,
+    };
+    let body = if parts.method == axum::http::Method::GET || parts.method == axum::http::Method::HEAD {
+        parts.headers.remove(header::CONTENT_LENGTH);
+        Body::empty()
+    } else {
+        Body::from(bytes)
+    };
+    next.run(Request::from_parts(parts, body)).await
 }
 
 /// Whether a `Host` header value (lowercase) names an allowed host.

@@ -687,33 +687,35 @@ fn concurrent_requests_all_answer_identically() {
 }
 
 /// Waits until the server closes `conn` (a read gives end of file or a reset), reading
-/// and keeping what it sends meanwhile; `None` when it is still open after `bound`.
-/// `drip` is sent a byte every 100 ms while waiting (a client sending its headers a
-/// byte at a time), and `during` runs once, a moment after the start.
+/// and keeping what it sends meanwhile; `None` when it is still open after `bound`,
+/// else how long it took and what the server sent. `drip` is sent a byte every 100 ms
+/// while waiting and nothing was answered yet (a client sending its headers or its
+/// body a byte at a time), and `during` runs once, a moment after the start.
 fn closed_within(
     conn: &mut std::net::TcpStream,
     bound: std::time::Duration,
     drip: &[u8],
     mut during: impl FnMut(),
-) -> Option<std::time::Duration> {
+) -> Option<(std::time::Duration, Vec<u8>)> {
     use std::time::{Duration, Instant};
     conn.set_read_timeout(Some(Duration::from_millis(100))).expect("timeout");
     let start = Instant::now();
     let mut sent = 0usize;
     let mut ran = false;
     let mut buf = [0u8; 4096];
+    let mut got = Vec::new();
     while start.elapsed() < bound {
-        if sent < drip.len() {
+        if sent < drip.len() && got.is_empty() {
             if conn.write_all(&drip[sent..sent + 1]).is_err() {
-                return Some(start.elapsed());
+                return Some((start.elapsed(), got));
             }
             sent += 1;
         }
         match conn.read(&mut buf) {
-            Ok(0) => return Some(start.elapsed()),
-            Ok(_) => {}
+            Ok(0) => return Some((start.elapsed(), got)),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
-            Err(_) => return Some(start.elapsed()),
+            Err(_) => return Some((start.elapsed(), got)),
         }
         if !ran && start.elapsed() > Duration::from_millis(300) {
             ran = true;
@@ -743,7 +745,7 @@ fn slow_headers_and_idle_connections_are_dropped_while_others_are_served() {
     drip.resize(600, b'a');
     let mut slow = std::net::TcpStream::connect(&addr).expect("connect");
     let t = closed_within(&mut slow, bound, &drip, || served("while one client sends its headers slowly"));
-    let t = t.expect("a client sending its headers a byte at a time was never disconnected");
+    let (t, _) = t.expect("a client sending its headers a byte at a time was never disconnected");
     assert!(t >= Duration::from_millis(900), "disconnected after {t:?}, before the header timeout");
 
     // A connection opened and never used.
@@ -787,4 +789,109 @@ fn api_changes_rates_every_snapshot_job_both_ways_and_lists_failing_jobs() {
         assert!(matches!(j["last_outcome"].as_str(), Some("fail" | "error")), "{j}");
     }
     assert_eq!(v["failing_blocking_total"], 0, "no build names a release-blocking board");
+}
+
+/// Sends `head` at once, then its body a byte every 100 ms; returns how long until the
+/// server closed the connection and what it answered.
+fn slow_body(addr: &str, head: &str, body: &[u8], during: impl FnMut()) -> Option<(std::time::Duration, String)> {
+    let mut c = std::net::TcpStream::connect(addr).expect("connect");
+    c.write_all(head.as_bytes()).expect("write");
+    closed_within(&mut c, std::time::Duration::from_secs(15), body, during)
+        .map(|(t, got)| (t, String::from_utf8_lossy(&got).into_owned()))
+}
+
+/// A raw request written at once; what the server answered before it closed.
+fn raw_exchange(addr: &str, request: &[u8]) -> String {
+    let mut c = std::net::TcpStream::connect(addr).expect("connect");
+    c.set_read_timeout(Some(std::time::Duration::from_secs(15))).expect("timeout");
+    c.write_all(request).expect("write");
+    let mut got = Vec::new();
+    // The server closes the connection after a 408 or 413: this read ends.
+    let _ = c.read_to_end(&mut got);
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+#[test]
+fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = common::fixture_store(dir.path());
+    let opts = citriage_web::ServeOptions {
+        body_timeout: Duration::from_secs(1),
+        body_limit: 1024,
+        prewarm: false,
+        ..Default::default()
+    };
+    // A mounted router (as `serve` mounts the MCP endpoint) that reads bodies.
+    let echo = axum::Router::new()
+        .route("/", axum::routing::post(|body: axum::body::Bytes| async move { format!("{} bytes", body.len()) }));
+    let server = citriage_web::Server::bind_with(db, "127.0.0.1:0".parse().expect("addr"), opts)
+        .expect("bind")
+        .mount("/echo", echo)
+        .spawn()
+        .expect("serve");
+    let base = server.base_url();
+    let addr = base.trim_start_matches("http://").to_string();
+    let served = |what: &str| {
+        let (status, _, body) = get(&format!("{base}/healthz"));
+        assert_eq!(status, 200, "{what}: another client is not served: {body}");
+    };
+    let status = |answer: &str| answer.split_whitespace().nth(1).unwrap_or("").to_string();
+    let closes = |answer: &str| header_value(answer, "connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
+
+    // A body a byte at a time: 600 bytes would take a minute. Cut at the deadline, with
+    // a 408, for a route that reads bodies and for one that needs none.
+    for (what, head) in [
+        ("POST /echo", "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 600\r\n\r\n".to_string()),
+        (
+            "POST /admin/refresh",
+            "POST /admin/refresh HTTP/1.1\r\nHost: localhost\r\nContent-Length: 600\r\n\r\n".into(),
+        ),
+        ("GET with a body", "GET /api/v1/status HTTP/1.1\r\nHost: localhost\r\nContent-Length: 600\r\n\r\n".into()),
+        ("chunked POST", "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n".into()),
+    ] {
+        let (t, answer) =
+            slow_body(&addr, &head, &[b'a'; 600], || served(&format!("while {what} sends its body slowly")))
+                .unwrap_or_else(|| panic!("{what}: a body sent a byte at a time was never cut"));
+        assert_eq!(status(&answer), "408", "{what}: {answer}");
+        assert!(closes(&answer), "{what}: {answer}");
+        assert!(answer.contains("request body not received within 1 s"), "{what}: {answer}");
+        assert!(t >= Duration::from_millis(900), "{what}: cut after {t:?}, before the deadline");
+    }
+
+    // Larger than the cap: declared (answered before a byte of the body is read), or
+    // sent in chunks without a length.
+    let answer = raw_exchange(&addr, b"POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5000000\r\n\r\n");
+    assert_eq!(status(&answer), "413", "{answer}");
+    assert!(closes(&answer) && answer.contains("5000000 bytes is larger than the 1024-byte limit"), "{answer}");
+    let mut chunked = b"POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..3 {
+        chunked.extend_from_slice(b"200\r\n");
+        chunked.extend_from_slice(&[b'b'; 0x200]);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    let answer = raw_exchange(&addr, &chunked);
+    assert_eq!(status(&answer), "413", "{answer}");
+    assert!(closes(&answer) && answer.contains("larger than the 1024-byte limit"), "{answer}");
+    let answer = raw_exchange(&addr, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2000\r\n\r\n");
+    assert_eq!(status(&answer), "413", "a GET's body counts too: {answer}");
+
+    // Within the cap: the body reaches the route; a GET's is dropped and answered.
+    let answer = raw_exchange(
+        &addr,
+        b"POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1024\r\nConnection: close\r\n\r\n"
+            .iter()
+            .copied()
+            .chain([b'c'; 1024])
+            .collect::<Vec<u8>>()
+            .as_slice(),
+    );
+    assert_eq!(status(&answer), "200", "{answer}");
+    assert!(answer.ends_with("1024 bytes"), "{answer}");
+    let answer = raw_exchange(
+        &addr,
+        b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+    );
+    assert_eq!(status(&answer), "200", "{answer}");
+    served("afterwards");
 }

@@ -48,6 +48,22 @@ pub fn client(store: Rc<Store>, api: &str, offline: bool) -> GithubClient {
     GithubClient::new(cfg, Box::new(StoreCache(store)))
 }
 
+/// [`client`] whose waiting is bounded by `total` in all: each request, each
+/// rate-limit or `Retry-After` wait (a longer one fails at once) and all of them
+/// together.
+pub fn client_bounded(store: Rc<Store>, api: &str, offline: bool, total: std::time::Duration) -> GithubClient {
+    let cfg = ClientConfig {
+        api_base: api.trim_end_matches('/').to_string(),
+        token: Token::from_env(TOKEN_VARS),
+        offline,
+        timeout: total,
+        max_wait: total.min(std::time::Duration::from_secs(120)),
+        retry_budget: citriage_sources::http::RetryBudget::with_deadline(total),
+        ..ClientConfig::default()
+    };
+    GithubClient::new(cfg, Box::new(StoreCache(store)))
+}
+
 /// The repository context of refs: Kubernetes' repositories, with `--repo` as the
 /// repository of bare `#N` refs.
 pub fn ref_context(repo: Option<&str>) -> Result<RefContext, Failure> {

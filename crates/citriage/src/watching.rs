@@ -9,7 +9,7 @@
 
 use crate::config::{BucketSource, Config, DashboardSource, GithubSource, ReleaseStream, Timing};
 use crate::context::Failure;
-use citriage_ingest::{discover_jobs, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
+use citriage_ingest::{discover_job_list, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
 use citriage_model::Dataset;
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
 use citriage_sources::http::unix_now;
@@ -297,10 +297,13 @@ impl Worker {
             (None, None) => return Err(Failure::input(format!("source {}: no gcs or mirror", b.name))),
         };
         let mut jobs = b.jobs.clone();
+        // Job folders the listing refused fail the source's turn, named.
+        let mut refused_jobs = Vec::new();
         if let Some(r) = &b.job_regex {
             let re = regex::Regex::new(r).map_err(|e| Failure::input(format!("{}.job_regex: {e}", b.name)))?;
-            let all = discover_jobs(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
-            jobs.extend(all.into_iter().filter(|j| re.is_match(j)));
+            let all = discover_job_list(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
+            jobs.extend(all.jobs.into_iter().filter(|j| re.is_match(j)));
+            refused_jobs = all.refused;
         }
         jobs.sort();
         jobs.dedup();
@@ -326,7 +329,13 @@ impl Worker {
                 }
             }
         };
-        let s = ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+        let mut s =
+            ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+        s.failures.extend(refused_jobs.into_iter().map(|reason| citriage_ingest::FetchFailure {
+            job: String::new(),
+            path: String::new(),
+            reason,
+        }));
         tracing::info!(
             source = b.name.as_str(),
             bucket = b.bucket.as_str(),
@@ -337,10 +346,11 @@ impl Worker {
             failed = s.failures.len(),
             "builds ingested"
         );
-        let partial_error = s
-            .failures
-            .first()
-            .map(|f| first_of(s.failures.len(), "build(s) or job(s)", &format!("{} {}: {}", f.job, f.path, f.reason)));
+        let partial_error = s.failures.first().map(|f| {
+            let at: Vec<&str> = [f.job.as_str(), f.path.as_str()].into_iter().filter(|x| !x.is_empty()).collect();
+            let what = if at.is_empty() { f.reason.clone() } else { format!("{}: {}", at.join(" "), f.reason) };
+            first_of(s.failures.len(), "build(s) or job(s)", &what)
+        });
         let newest_started = if partial_error.is_none() { store.newest_build_started(Some(&b.bucket))? } else { None };
         Ok(Fetched {
             stored: s.builds_stored,
@@ -354,18 +364,35 @@ impl Worker {
 
     /// A release stream's turn: the newest `max_payloads` payloads the release
     /// controller lists are analysed (the payload crate's analysis over HTTP, with the
-    /// mirror's artifacts as evidence) and recorded in the store as `payload` does,
+    /// artifacts of the mirror or of GCS over HTTP as evidence) and recorded in the store as `payload` does,
     /// unless an analysis of the payload in the phase the stream lists is stored
     /// already. A payload that cannot be analysed fails the source; the others are
     /// still recorded.
     fn follow_stream(&self, store: &mut Store, r: &ReleaseStream) -> Result<Fetched, Failure> {
-        use citriage_payload::{analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadSource};
+        use citriage_payload::{
+            analyze, AnalyzeOptions, EvidenceProvider, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadSource,
+        };
         let fail = crate::payloads::fail;
         let http = HttpConfig { timeout: self.http.timeout, ..HttpConfig::default() };
         let mut src = HttpSource::new(&r.controller, http).map_err(fail)?;
         if let Some(g) = &r.github_diffs {
             src = src.with_github_diffs(g).map_err(fail)?;
         }
+        // The failed jobs' evidence: a local mirror, or GCS over HTTP (with the
+        // worker's HTTP options, so their retry budget is shared).
+        let gcs = match (&r.mirror, &r.gcs) {
+            (None, Some(g)) => Some(
+                crate::gcs_evidence::GcsEvidence::new(g, self.http.clone())
+                    .map_err(|e| Failure::input(format!("source {}: gcs {e}", r.name)))?,
+            ),
+            _ => None,
+        };
+        let mirror = r.mirror.as_ref().map(|m| GcsMirror::new(m.clone()));
+        let evidence: &dyn EvidenceProvider = match (&mirror, &gcs) {
+            (Some(m), _) => m,
+            (None, Some(g)) => g,
+            (None, None) => &NoEvidence,
+        };
         let tags = src.tags(&r.stream).map_err(fail)?;
         let mut out = Fetched::default();
         let mut failed: Vec<String> = Vec::new();
@@ -387,9 +414,16 @@ impl Worker {
             let mut opts = AnalyzeOptions::new(&t.name);
             opts.stream = Some(r.stream.clone());
             opts.release_controller_url = Some(r.controller.trim_end_matches('/').to_string());
-            let analysis = match &r.mirror {
-                Some(m) => analyze(&src, &GcsMirror::new(m.clone()), &opts),
-                None => analyze(&src, &NoEvidence, &opts),
+            let analysis = analyze(&src, evidence, &opts);
+            // An analysis that could not read some run's artifacts for a transient
+            // reason is not recorded (it would stand for the payload's phase): the
+            // payload is analysed again at the source's next turn.
+            let analysis = match (analysis, gcs.as_ref().and_then(|g| g.take_transient())) {
+                (Ok(_), Some(e)) => Err(citriage_payload::PayloadError::Transport {
+                    url: r.gcs.clone().unwrap_or_default(),
+                    detail: format!("the jobs' artifacts could not all be read ({e}); not recorded"),
+                }),
+                (a, _) => a,
             };
             match analysis {
                 Ok(a) => {

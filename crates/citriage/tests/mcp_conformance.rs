@@ -546,6 +546,18 @@ fn mcp_over_streamable_http_in_serve() {
     assert_eq!(status("rebind.example", init), 403, "another host name is refused");
     let bad = status(&addr, "not json");
     assert!((400..500).contains(&bad), "not JSON: HTTP {bad}");
+    // A body larger than serve's cap is refused before it is read (413), and the
+    // connection closed.
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+    s.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n",
+    )
+    .expect("write");
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer}");
 }
 
 /// Hostile input: no store, a line that is not JSON, a request for a method that does

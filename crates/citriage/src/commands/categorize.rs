@@ -29,7 +29,7 @@ pub fn exec(ctx: &Context, a: &CategorizeArgs) -> Result<(), Failure> {
         print_json(&json!(rows.iter().map(|(j, c)| json!({"job": j, "category": c})).collect::<Vec<_>>()));
     } else {
         for (j, c) in rows {
-            outln!("{c:<28} {j}");
+            outln!("{c:<28} {}", citriage_model::escape::one_line(&j));
         }
     }
     Ok(())

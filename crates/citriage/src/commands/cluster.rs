@@ -161,7 +161,7 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
             .iter()
             .filter(|s| s.kind == citriage_patterns::hierarchy::SubKind::JobFamily)
             .take(3)
-            .map(|s| format!("{} ({})", s.label, s.members.len()))
+            .map(|s| format!("{} ({})", citriage_model::escape::one_line(&s.label), s.members.len()))
             .collect();
         if !subs.is_empty() {
             outln!("{:<14} job families: {}", "", subs.join(", "));

@@ -3,7 +3,7 @@
 
 use crate::context::{parse_dataset, print_json, Context, Failure};
 use crate::outln;
-use citriage_ingest::{discover_jobs, ingest_jobs, ingest_prowjobs, ExcerptLimits, IngestOptions, Progress};
+use citriage_ingest::{discover_job_list, ingest_jobs, ingest_prowjobs, ExcerptLimits, IngestOptions, Progress};
 use citriage_model::Dataset;
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
 use citriage_sources::HttpOptions;
@@ -133,8 +133,13 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
         };
         jobs.extend(store.snapshot_job_names(s.id)?);
     }
+    // Job folders the source listed but refused (unsafe or non-UTF-8 names, symlinks
+    // out of a mirror): failures of the fetch, named, never left out silently.
+    let mut refused_jobs = Vec::new();
     if a.all {
-        jobs.extend(discover_jobs(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?);
+        let found = discover_job_list(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
+        jobs.extend(found.jobs);
+        refused_jobs = found.refused;
     }
     jobs.sort();
     jobs.dedup();
@@ -179,8 +184,13 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
         Progress::Discovered { builds, .. } => bar.inc_length(builds as u64),
         Progress::Build { .. } => bar.inc(1),
     };
-    let summary =
+    let mut summary =
         ingest_jobs(src.as_ref(), &mut store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+    summary.failures.extend(refused_jobs.into_iter().map(|reason| citriage_ingest::FetchFailure {
+        job: String::new(),
+        path: String::new(),
+        reason,
+    }));
     bar.finish_and_clear();
     if ctx.json() {
         print_json(
@@ -217,7 +227,12 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
         if !summary.failures.is_empty() {
             outln!("{} could not be fetched:", summary.failures.len());
             for f in &summary.failures {
-                outln!("  {} {}: {}", f.job, f.path, f.reason);
+                let at =
+                    [f.job.as_str(), f.path.as_str()].iter().filter(|x| !x.is_empty()).copied().collect::<Vec<_>>();
+                match at.is_empty() {
+                    true => outln!("  {}", f.reason),
+                    false => outln!("  {}: {}", at.join(" "), f.reason),
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ use citriage_github::{
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::time::Duration;
 
 /// GitHub PR and issue state (answers cached in the store; `--offline` reads only the cache).
 #[derive(Args, Debug)]
@@ -44,13 +45,19 @@ pub enum GhWhat {
         /// Do not walk issue timelines for fix PRs.
         #[arg(long)]
         no_timelines: bool,
+        /// Bound, in seconds, on the whole sweep's waiting: each request, and every
+        /// retry and rate-limit wait together; a server asking to wait longer fails the
+        /// lookup at once, naming the wait.
+        /// Default: 30 s per request, waits of up to 120 s each within 300 s in all.
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<u64>,
     },
 }
 
 /// Runs `citriage gh`.
 pub fn exec(ctx: &Context, a: &GhArgs) -> Result<(), Failure> {
     match &a.what {
-        GhWhat::Sweep { refs, report, repo, offline, api, no_timelines } => {
+        GhWhat::Sweep { refs, report, repo, offline, api, no_timelines, timeout } => {
             let store = Rc::new(ctx.open_store()?);
             let refctx = ref_context(repo.as_deref())?;
             let mut wanted: Vec<IssueRef> = Vec::new();
@@ -75,7 +82,12 @@ pub fn exec(ctx: &Context, a: &GhArgs) -> Result<(), Failure> {
             if wanted.is_empty() {
                 return Err(Failure::input("no refs to check: give refs or --report FILE"));
             }
-            let c = client(store.clone(), api, *offline);
+            let c = match timeout {
+                Some(t) => {
+                    crate::github::client_bounded(store.clone(), api, *offline, Duration::from_secs((*t).max(1)))
+                }
+                None => client(store.clone(), api, *offline),
+            };
             // Each distinct reference is asked once; what was read goes into the
             // evidence ledger.
             let (rows, items) = sweep_with_evidence(&c, &wanted, SweepOptions { walk_timelines: !no_timelines });

@@ -113,8 +113,9 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
     }
     outln!("as of {} (window {} days): {} job(s)", Day::from_unix_seconds(as_of), settings.window_days, figs.len());
     // Job names are printed whole, so they can be copied: the column is as wide as the
-    // longest.
-    let w = figs.iter().map(|f| f.job.chars().count()).max().unwrap_or(0).max(3);
+    // longest. Each on one line: a line break in a name is shown as `\n`.
+    let one_line = citriage_model::escape::one_line;
+    let w = figs.iter().map(|f| one_line(&f.job).chars().count()).max().unwrap_or(0).max(3);
     outln!(
         "{:<w$} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  flags",
         "job",
@@ -134,7 +135,7 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         }
         outln!(
             "{:<w$} {:>9} {:>6} {:>4} {:>4} {:>7} {:>10} {:>7}  {}",
-            f.job,
+            one_line(&f.job),
             f.pass_rate.map(|r| format!("{:.1}%", r * 100.0)).unwrap_or_else(|| "-".into()),
             f.sample,
             f.errors,
@@ -155,7 +156,7 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         outln!();
         outln!("ratings the builds contradict ({}):", contradicted.len());
         for (job, detail) in &contradicted {
-            outln!("  {job}: {detail}");
+            outln!("  {}: {}", one_line(job), one_line(detail));
         }
     }
     let mut flaky: Vec<(&str, &citriage_analysis::metrics::corrected::TestFigures)> =
@@ -174,9 +175,16 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         for (job, t) in flaky.iter().take(20) {
             let fired: Vec<String> =
                 t.signals.iter().filter(|x| x.fired).map(|x| format!("{} ({} runs)", x.kind, x.runs)).collect();
-            outln!("  {job} :: {}  failed {} of {} runs; {}", t.name, t.failed_runs, t.runs, fired.join(", "));
+            outln!(
+                "  {} :: {}  failed {} of {} runs; {}",
+                one_line(job),
+                one_line(&t.name),
+                t.failed_runs,
+                t.runs,
+                fired.join(", ")
+            );
             if let Some(b) = t.signals.iter().filter(|x| x.fired).flat_map(|x| x.builds.first()).next() {
-                outln!("      e.g. {b}");
+                outln!("      e.g. {}", one_line(b));
             }
         }
         if flaky.len() > 20 {

@@ -5,7 +5,8 @@
 //! /graphql` (the revert mutation), `POST /repos/{o}/{r}/issues` and `POST
 //! /repos/{o}/{r}/issues/{n}/comments`; in the repository `hostile/garbled`, `GET
 //! /repos/hostile/garbled/issues/{n}` answers 200 with what is not the issue asked
-//! for ([`GARBLED`]); anything else is a 404. It records every request it receives,
+//! for ([`GARBLED`]); in `hostile/busy`, every request is answered 503 with
+//! `Retry-After: 119`; anything else is a 404. It records every request it receives,
 //! and answers every request with 401 while `refuse` is set.
 
 #![allow(dead_code)]
@@ -90,6 +91,13 @@ impl FakeGithub {
                         let _ = req.respond(resp);
                         continue;
                     }
+                }
+                if let ["repos", "hostile", "busy", ..] = parts.as_slice() {
+                    let resp = tiny_http::Response::from_string("busy")
+                        .with_status_code(503)
+                        .with_header("Retry-After: 119".parse::<tiny_http::Header>().expect("header"));
+                    let _ = req.respond(resp);
+                    continue;
                 }
                 if no.load(Ordering::SeqCst) {
                     let answer = json!({"message": "Bad credentials"}).to_string();
