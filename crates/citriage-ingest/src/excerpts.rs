@@ -15,11 +15,21 @@
 //!   and a listing may give no size, so then only the source's own limits apply;
 //! * the log is read as a stream ([`ArtifactSource::open`]: neither a mirror's file nor
 //!   an HTTP body is ever held whole; a transfer cut off is resumed where it was): only its
-//!   first 64 KiB (the binary check) and its last [`ExcerptLimits::tail_bytes`] (plus at
-//!   most half as much again) are held, and only that tail is analysed, starting at the
-//!   first line that begins inside it. Line numbers stay exact (the lines before are
-//!   counted as they pass, not analysed); failures stated only before the tail are not
-//!   excerpted;
+//!   first 64 KiB (the binary check) and its last [`ExcerptLimits::tail_bytes`] (and one
+//!   64 KiB read) are held, in a ring that is never copied whole, and only that tail is
+//!   analysed, starting at the first line that begins inside it. Line numbers stay exact
+//!   (the lines before are counted as they pass, not analysed); failures stated only
+//!   before the tail are not excerpted;
+//! * the tail, the read buffers and the extraction's working set over the tail (each
+//!   line's offset and class, [`WORK_BYTES_PER_LINE`] bytes a line in all) are counted
+//!   against the process's memory budget for bodies in flight
+//!   ([`citriage_sources::http::Hold`]): the tail's room (all of it, or the listed size of
+//!   a smaller plain log) and the extraction's (for lines of 64 bytes) before the first
+//!   byte is read, the latter corrected once the tail's lines are counted; a log waits for
+//!   room as a body does (only a tail of shorter lines may wait at the end, its tail
+//!   then not counted while it waits). The tail is at most a quarter of the budget (a
+//!   smaller budget analyses less of each log); a tail whose analysis would still need
+//!   more than the whole budget (very short lines) is a problem on the build;
 //! * excerpts on consecutive lines are joined into one (the extractor opens a new block
 //!   at every failure head, so a run of error lines would otherwise take one excerpt
 //!   each), as long as the joined text stays within [`ExcerptLimits::max_excerpt_bytes`];
@@ -40,14 +50,28 @@ use citriage_model::build::LogExcerpt;
 use citriage_patterns::extract::{self, ExtractConfig};
 use citriage_patterns::lines;
 use citriage_sources::artifacts::ArtifactSource;
-use citriage_sources::http::HttpError;
+use citriage_sources::http::{self, Hold, HttpError};
 use citriage_sources::SourceError;
+use std::collections::VecDeque;
 
 /// The log files read, by preference, relative to the build folder.
 pub const LOG_FILES: [&str; 2] = ["build-log.txt", "build-log.txt.gz"];
 
 /// Bytes at the start of a log inspected to tell text from binary content.
 const BINARY_SAMPLE: usize = 64 * 1024;
+
+/// Bytes read from a log stream at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// Bytes of the memory budget held per line of the analysed tail for its extraction: the
+/// prepared log's offset and class, and room for the blocks, their selection and their
+/// line numbers when a block spans a few lines. The excerpts' texts come on top, and a
+/// tail whose every line opens a block takes more (see the module docs).
+pub const WORK_BYTES_PER_LINE: usize = extract::PREPARED_BYTES_PER_LINE + 16;
+
+/// Line length assumed for the extraction's share held before a log is read (the share is
+/// corrected once the tail's lines are counted).
+const ASSUMED_LINE_BYTES: usize = 64;
 
 /// Share of bytes in the sample (control bytes other than tab and escape, line ends
 /// included, and invalid UTF-8) above which a log is treated as binary. A text log's
@@ -66,7 +90,8 @@ pub struct ExcerptLimits {
     pub max_total_bytes: usize,
     /// Logs listed larger than this are not read.
     pub max_log_bytes: u64,
-    /// Only this many trailing bytes of a log are analysed.
+    /// Only this many trailing bytes of a log are analysed (a streamed log: at most a
+    /// quarter of the process's memory budget).
     pub tail_bytes: usize,
 }
 
@@ -129,7 +154,9 @@ pub fn read_build_log(
         Err(e) if is_transient(&e) => return Err(e),
         Err(e) => return Ok(LogRead { excerpts: Vec::new(), problems: vec![format!("{e}; no log excerpts")] }),
     };
-    Ok(match excerpts_from_stream(stream, name, limits) {
+    // A plain log's listed size bounds its tail; a gzip object's does not.
+    let plain = size.filter(|_| !name.ends_with(".gz"));
+    Ok(match excerpts_from_stream_sized(stream, plain, name, limits) {
         Ok(excerpts) => LogRead { excerpts, problems: Vec::new() },
         // What the source says about a log it could not give to its end (a transfer cut
         // for good, a bomb, corrupt gzip), as if the log had been read whole.
@@ -161,17 +188,48 @@ pub enum StreamError {
 /// the lines before them counted as they pass, so the excerpts are exactly those of
 /// the whole log whatever its size.
 pub fn excerpts_from_stream(
-    mut r: impl std::io::Read,
+    r: impl std::io::Read,
     source: &str,
     limits: &ExcerptLimits,
 ) -> Result<Vec<LogExcerpt>, StreamError> {
-    let tail = limits.tail_bytes.max(1);
-    let slack = (tail / 2).max(64 << 10);
-    let mut keep: Vec<u8> = Vec::new();
+    excerpts_from_stream_sized(r, None, source, limits)
+}
+
+/// [`excerpts_from_stream`] of a stream of about `size` bytes, if known. The budget for
+/// the tail is held before the first byte is read (for all of it, or for `size` bytes
+/// when that is less), so a log never waits for room while holding a part of its tail
+/// uncounted; only the extraction's share, known once the tail's lines are counted, is
+/// asked for at the end.
+pub fn excerpts_from_stream_sized(
+    mut r: impl std::io::Read,
+    size: Option<u64>,
+    source: &str,
+    limits: &ExcerptLimits,
+) -> Result<Vec<LogExcerpt>, StreamError> {
+    // A tail is at most a quarter of the budget, so that a few logs fit in it at once.
+    let share = usize::try_from(http::memory_budget() / 4).unwrap_or(usize::MAX);
+    let tail = limits.tail_bytes.min(share).max(1);
+    // The last tail + 1 bytes (the byte before the tail tells whether a line starts with
+    // it), or one more to keep a `\r\n` whole, and one read.
+    let most = tail + 2 + CHUNK;
+    let over = |budget: u64| {
+        StreamError::Log(format!(
+            "its last {tail} bytes and their analysis need more than the whole {budget}-byte memory budget; no log excerpts"
+        ))
+    };
+    let buffers = (CHUNK + BINARY_SAMPLE) as u64;
+    let ring = size.map_or(most, |n| usize::try_from(n).unwrap_or(usize::MAX).saturating_add(CHUNK).min(most));
+    let assumed_work = (ring / ASSUMED_LINE_BYTES).saturating_mul(WORK_BYTES_PER_LINE);
+    let mut hold = Hold::default();
+    hold.grow_to(buffers + ring as u64 + assumed_work as u64).map_err(over)?;
+    // Allocated whole at once (pages are only touched as the ring fills): rings of one
+    // size are mapped and unmapped as a whole by the allocator, not kept in a thread's
+    // heap after the log is done, as buffers grown by doubling would be.
+    let mut keep: VecDeque<u8> = VecDeque::with_capacity(ring);
     let mut head: Vec<u8> = Vec::new();
     let mut dropped_lines = 0usize;
     let mut dropped = false;
-    let mut chunk = vec![0u8; 64 << 10];
+    let mut chunk = vec![0u8; CHUNK];
     loop {
         let n = match r.read(&mut chunk) {
             Ok(0) => break,
@@ -183,30 +241,61 @@ pub fn excerpts_from_stream(
             let take = n.min(BINARY_SAMPLE - head.len());
             head.extend_from_slice(&chunk[..take]);
         }
-        keep.extend_from_slice(&chunk[..n]);
-        if keep.len() > tail + slack {
+        let need = keep.len() + n;
+        if need > keep.capacity() {
+            // Grown by doubling up to the ring's size, counted before it is allocated.
+            let want = keep.capacity().saturating_mul(2).min(most).max(need);
+            // More than the size said (or than held): counted before it is allocated.
+            hold.grow_to(buffers + want.max(ring) as u64).map_err(over)?;
+            keep.reserve_exact(want - keep.len());
+            hold.grow_to(buffers + keep.capacity().max(ring) as u64).map_err(over)?;
+        }
+        keep.extend(&chunk[..n]);
+        if keep.len() > tail + 1 {
             // Drop all but the last tail + 1 bytes, never between `\r` and `\n`.
             let mut p = keep.len() - tail - 1;
             if keep[p - 1] == b'\r' && keep[p] == b'\n' {
                 p -= 1;
             }
             if p > 0 {
-                dropped_lines += line_ends(&keep[..p]);
+                dropped_lines += front_line_ends(&keep, p);
                 dropped = true;
                 keep.drain(..p);
             }
         }
     }
+    drop(chunk);
     if let Some(reason) = binary(&head) {
         return Err(StreamError::Log(reason));
     }
+    drop(head);
+    let held = keep.capacity() as u64;
+    let keep = keep.make_contiguous();
     let (skipped_lines, window) = if dropped {
-        let cut = window_start(&keep, keep.len() - tail);
+        let cut = window_start(keep, keep.len() - tail);
         (dropped_lines + line_ends(&keep[..cut]), &keep[cut..])
     } else {
-        tail_window(&keep, tail)
+        tail_window(keep, tail)
     };
+    // The read buffers are gone; the extraction's working set is counted instead.
+    let work = lines::count_lines(window).saturating_mul(WORK_BYTES_PER_LINE) as u64;
+    let total = held.saturating_add(work);
+    if total <= hold.bytes() {
+        hold.shrink_to(total);
+    } else {
+        hold.grow_to(total).map_err(over)?;
+    }
     Ok(excerpts_of_window(window, skipped_lines, source, limits))
+}
+
+/// Lines ended in the first `p` bytes of `keep` (`p` never between `\r` and `\n`).
+fn front_line_ends(keep: &VecDeque<u8>, p: usize) -> usize {
+    let (a, b) = keep.as_slices();
+    let a = &a[..p.min(a.len())];
+    let b = &b[..p - a.len()];
+    // A `\r\n` split between the two halves is one line end, not two.
+    let split = a.last() == Some(&b'\r') && b.first() == Some(&b'\n');
+    line_ends(a) + line_ends(b) - usize::from(split)
 }
 
 /// Lines ended in `data` (a last line without its end is not counted).

@@ -22,9 +22,12 @@
 //!
 //! Large inputs: the splitter works over `&[u8]` (callers may memory-map), only the first
 //! [`ExtractConfig::match_cap`] bytes of a line are cleaned and matched, and the passing log is
-//! kept as a set of 64-bit hashes. [`scan_markers`] is the fast path that finds marker lines in
+//! kept as a set of 64-bit hashes. No copy of the log is made: per line, extraction keeps its
+//! offset and its class ([`PREPARED_BYTES_PER_LINE`] bytes in all) and cleans a line's text
+//! again from the log when a selection step or an excerpt needs it. [`scan_markers`] is the fast path that finds marker lines in
 //! a whole buffer with one regex pass.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
@@ -34,7 +37,7 @@ use regex::{Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::lines::{self, LineSpan};
+use crate::lines;
 
 /// Options for extraction.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,6 +178,8 @@ const RACE: usize = 0;
 const KLOG_ERROR: usize = 6;
 /// Index of the marker naming a failing Go test's output.
 const GO_TEST_OUTPUT: usize = 1;
+// Marker indexes are kept per line in a byte.
+const _: () = assert!(MARKERS.len() <= u8::MAX as usize);
 
 /// Failure heads. Order matters only for naming: the first matching marker names the line.
 const MARKERS: &[Marker] = &[
@@ -460,20 +465,28 @@ pub fn pass_fingerprints(pass: &[u8], cap: usize) -> HashSet<u64> {
     lines::lines(pass).map(|l| hash64(&mask_line(&clean(l.bytes(pass), cap)))).collect()
 }
 
+/// What extraction keeps of one line besides its offset (8 bytes).
+#[derive(Debug, Clone, Copy)]
 struct LineInfo {
     kind: Kind,
     verdict: bool,
-    marker: Option<usize>,
-    indent: usize,
+    /// Index into [`MARKERS`].
+    marker: Option<u8>,
+    /// The cleaned text starts with white space.
+    indented: bool,
     new: bool,
     /// A `=====` separator line (ends Go race reports).
     sep: bool,
 }
 
+/// Bytes a prepared log holds per line: its offset and its class. Selection adds per block
+/// found, and excerpts their text and line lists.
+pub const PREPARED_BYTES_PER_LINE: usize = std::mem::size_of::<usize>() + std::mem::size_of::<LineInfo>();
+
 struct Block {
     start: usize, // index into lines
     end: usize,   // inclusive
-    head_marker: Option<usize>,
+    head_marker: Option<u8>,
     strength: u8,
 }
 
@@ -491,54 +504,87 @@ pub fn extract_log_with(fail: &[u8], pass: Option<&HashSet<u64>>, source: &str, 
 /// A failed log split, cleaned and classified (and compared with a passing log): the part
 /// of extraction that does not depend on the selection settings, so settings can be
 /// compared without redoing it.
-pub struct PreparedLog {
-    spans: Vec<LineSpan>,
-    texts: Vec<String>,
+///
+/// It holds the log (borrowed, or owned with [`prepare_owned`]), each line's offset and
+/// class, not the lines' cleaned texts: those are cleaned again when needed.
+pub struct PreparedLog<'a> {
+    data: Cow<'a, [u8]>,
+    /// Offset of each line's first byte.
+    starts: Vec<usize>,
     infos: Vec<LineInfo>,
+    match_cap: usize,
     with_pass: bool,
 }
 
-impl PreparedLog {
+impl PreparedLog<'_> {
     /// Number of lines of the failed log.
     pub fn total_lines(&self) -> usize {
-        self.spans.len()
+        self.starts.len()
     }
+
+    /// Cleaned text of line `i` (0-based).
+    fn text(&self, i: usize) -> String {
+        clean(line_at(&self.data, self.starts[i]), self.match_cap)
+    }
+}
+
+/// The bytes of the line starting at `start` (terminator excluded).
+fn line_at(data: &[u8], start: usize) -> &[u8] {
+    let rest = &data[start..];
+    &rest[..memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len())]
 }
 
 /// Splits, cleans and classifies `fail` (matching the first `match_cap` bytes of each line)
 /// and marks the lines absent from the passing log's fingerprints.
-pub fn prepare(fail: &[u8], pass: Option<&HashSet<u64>>, match_cap: usize) -> PreparedLog {
-    let spans: Vec<LineSpan> = lines::split_lines(fail);
-    let texts: Vec<String> = spans.iter().map(|l| clean(l.bytes(fail), match_cap)).collect();
-    let mut infos: Vec<LineInfo> = texts
-        .iter()
-        .map(|t| {
-            let (kind, marker) = classify(t);
-            let indent = t.len() - t.trim_start().len();
-            let new = match pass {
-                Some(p) => !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(t))),
-                None => false,
-            };
-            let tt = t.trim();
-            let sep = tt.len() >= 10 && tt.bytes().all(|b| b == b'=');
-            LineInfo { kind, verdict: RULES.verdicts.is_match(t), marker, indent, new, sep }
-        })
-        .collect();
-    mark_go_test_output(&texts, &mut infos);
-    PreparedLog { spans, texts, infos, with_pass: pass.is_some() }
+pub fn prepare<'a>(fail: &'a [u8], pass: Option<&HashSet<u64>>, match_cap: usize) -> PreparedLog<'a> {
+    prepare_data(Cow::Borrowed(fail), pass, match_cap)
+}
+
+/// [`prepare`] of a log the prepared log keeps.
+pub fn prepare_owned(fail: Vec<u8>, pass: Option<&HashSet<u64>>, match_cap: usize) -> PreparedLog<'static> {
+    prepare_data(Cow::Owned(fail), pass, match_cap)
+}
+
+fn prepare_data<'a>(data: Cow<'a, [u8]>, pass: Option<&HashSet<u64>>, match_cap: usize) -> PreparedLog<'a> {
+    let n = lines::count_lines(&data);
+    let mut starts: Vec<usize> = Vec::with_capacity(n);
+    let mut infos: Vec<LineInfo> = Vec::with_capacity(n);
+    for l in lines::lines(&data) {
+        let t = clean(l.bytes(&data), match_cap);
+        let (kind, marker) = classify(&t);
+        let new = match pass {
+            Some(p) => !matches!(kind, Kind::Blank) && !p.contains(&hash64(&mask_line(&t))),
+            None => false,
+        };
+        let tt = t.trim();
+        let sep = tt.len() >= 10 && tt.bytes().all(|b| b == b'=');
+        starts.push(l.start);
+        infos.push(LineInfo {
+            kind,
+            verdict: RULES.verdicts.is_match(&t),
+            marker: marker.and_then(|m| u8::try_from(m).ok()),
+            indented: t.len() != t.trim_start().len(),
+            new,
+            sep,
+        });
+    }
+    let text = |i: usize| clean(line_at(&data, starts[i]), match_cap);
+    mark_go_test_output(&text, &mut infos);
+    PreparedLog { data, starts, infos, match_cap, with_pass: pass.is_some() }
 }
 
 /// Selects the failure lines of a prepared log with `cfg`'s settings.
-pub fn extract_prepared(p: &PreparedLog, source: &str, cfg: &ExtractConfig) -> LogExtraction {
+pub fn extract_prepared(p: &PreparedLog<'_>, source: &str, cfg: &ExtractConfig) -> LogExtraction {
+    let text = |i: usize| p.text(i);
     let blocks = find_blocks(&p.infos, cfg);
-    let selected = select_blocks(&blocks, &p.infos, &p.texts, p.with_pass, cfg);
-    build_result(&p.spans, &p.texts, &p.infos, &blocks, &selected, source, cfg, p.with_pass)
+    let selected = select_blocks(&blocks, &p.infos, &text, p.with_pass, cfg);
+    build_result(p.total_lines(), &text, &p.infos, &blocks, &selected, source, cfg, p.with_pass)
 }
 
 /// Go test output: what a failing test printed (`t.Error`, `t.Log`, testify's report) comes
 /// before its `--- FAIL: Name` line, after its `=== RUN Name` (or `=== CONT`/`=== NAME`).
 /// The indented lines in between are the failure's message: they become heads.
-fn mark_go_test_output(texts: &[String], infos: &mut [LineInfo]) {
+fn mark_go_test_output(text: &dyn Fn(usize) -> String, infos: &mut [LineInfo]) {
     const MAX_BACK: usize = 400;
     static FAIL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*--- FAIL: (\S+)").expect("valid go fail regex"));
     static EDGE: LazyLock<Regex> = LazyLock::new(|| {
@@ -546,20 +592,22 @@ fn mark_go_test_output(texts: &[String], infos: &mut [LineInfo]) {
             .expect("valid go edge regex")
     });
     let related = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/")) || b.starts_with(&format!("{a}/"));
-    for i in 0..texts.len() {
-        if !matches!(infos[i].marker, Some(m) if MARKERS[m].name == "go-fail") {
+    for i in 0..infos.len() {
+        if !matches!(infos[i].marker, Some(m) if MARKERS[usize::from(m)].name == "go-fail") {
             continue;
         }
-        let Some(c) = FAIL.captures(&texts[i]) else { continue };
+        let ti = text(i);
+        let Some(c) = FAIL.captures(&ti) else { continue };
         let name = c.get(1).map_or("", |m| m.as_str());
         let lo = i.saturating_sub(MAX_BACK);
         let mut j = i;
         let mut found = false;
         while j > lo {
             j -= 1;
-            if let Some(e) = EDGE.captures(&texts[j]) {
+            let tj = text(j);
+            if let Some(e) = EDGE.captures(&tj) {
                 let other = e.get(1).map_or("", |m| m.as_str());
-                let is_start = texts[j].trim_start().starts_with("===");
+                let is_start = tj.trim_start().starts_with("===");
                 if other == name && is_start {
                     found = true;
                     break;
@@ -573,16 +621,16 @@ fn mark_go_test_output(texts: &[String], infos: &mut [LineInfo]) {
         if !found && j == lo && lo > 0 {
             // no start in reach: only the indented run right above the FAIL line
             j = i;
-            while j > 0 && infos[j - 1].indent > 0 && !matches!(infos[j - 1].kind, Kind::Blank) {
+            while j > 0 && infos[j - 1].indented && !matches!(infos[j - 1].kind, Kind::Blank) {
                 j -= 1;
             }
             j = j.saturating_sub(1);
         }
         for info in infos.iter_mut().take(i).skip(j + 1) {
-            let message = info.indent > 0 && matches!(info.kind, Kind::Plain | Kind::Frame | Kind::Head(_));
+            let message = info.indented && matches!(info.kind, Kind::Plain | Kind::Frame | Kind::Head(_));
             if message && !matches!(info.kind, Kind::Head(3)) {
                 info.kind = Kind::Head(3);
-                info.marker = Some(GO_TEST_OUTPUT);
+                info.marker = Some(GO_TEST_OUTPUT as u8);
             }
         }
     }
@@ -609,9 +657,8 @@ pub fn explain(fail: &[u8], pass: Option<&[u8]>, cfg: &ExtractConfig) -> Vec<Lin
     let p = prepare(fail, fp.as_ref(), cfg.match_cap);
     p.infos
         .iter()
-        .zip(&p.texts)
         .enumerate()
-        .map(|(i, (info, t))| LineClass {
+        .map(|(i, info)| LineClass {
             line: i + 1,
             kind: match info.kind {
                 Kind::Blank => "blank".into(),
@@ -622,9 +669,9 @@ pub fn explain(fail: &[u8], pass: Option<&[u8]>, cfg: &ExtractConfig) -> Vec<Lin
                 Kind::Info => "info".into(),
                 Kind::Plain => "plain".into(),
             },
-            marker: info.marker.map(|m| MARKERS[m].name.to_string()),
+            marker: info.marker.map(|m| MARKERS[usize::from(m)].name.to_string()),
             new: info.new,
-            text: t.clone(),
+            text: p.text(i),
         })
         .collect()
 }
@@ -657,7 +704,7 @@ fn find_blocks(infos: &[LineInfo], cfg: &ExtractConfig) -> Vec<Block> {
                     true
                 }
                 Kind::Plain => {
-                    if li.indent > 0 {
+                    if li.indented {
                         true
                     } else if saw_frame {
                         false
@@ -740,7 +787,7 @@ fn block_runs(blocks: &[Block], infos: &[LineInfo]) -> Vec<usize> {
 fn select_blocks(
     blocks: &[Block],
     infos: &[LineInfo],
-    texts: &[String],
+    text: &dyn Fn(usize) -> String,
     with_pass: bool,
     cfg: &ExtractConfig,
 ) -> Vec<bool> {
@@ -749,9 +796,9 @@ fn select_blocks(
     }
     // Without a passing log, a one-off error line is news; a repeated one is background.
     let lone: Vec<bool> = if !with_pass && cfg.lone_errors > 0 {
-        let eligible = |b: &Block| b.strength == 2 && (cfg.lone_errors >= 2 || b.head_marker == Some(KLOG_ERROR));
+        let eligible = |b: &Block| b.strength == 2 && (cfg.lone_errors >= 2 || b.head_marker == Some(KLOG_ERROR as u8));
         let keys: Vec<Option<u64>> =
-            blocks.iter().map(|b| if eligible(b) { echo_key(&texts[b.start]) } else { None }).collect();
+            blocks.iter().map(|b| if eligible(b) { echo_key(&text(b.start)) } else { None }).collect();
         let mut count: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
         for k in keys.iter().flatten() {
             *count.entry(*k).or_insert(0) += 1;
@@ -817,8 +864,8 @@ fn select_blocks(
     let mut echo: HashSet<u64> = HashSet::new();
     for (k, b) in blocks.iter().enumerate() {
         if sel[k] {
-            for t in &texts[b.start..=b.end] {
-                if let Some(h) = echo_key(t) {
+            for i in b.start..=b.end {
+                if let Some(h) = echo_key(&text(i)) {
                     echo.insert(h);
                 }
             }
@@ -826,7 +873,7 @@ fn select_blocks(
     }
     for (k, b) in blocks.iter().enumerate() {
         if !sel[k] && b.strength >= 2 {
-            if let Some(h) = echo_key(&texts[b.start]) {
+            if let Some(h) = echo_key(&text(b.start)) {
                 if echo.contains(&h) {
                     sel[k] = true;
                 }
@@ -838,8 +885,8 @@ fn select_blocks(
 
 #[allow(clippy::too_many_arguments)]
 fn build_result(
-    spans: &[LineSpan],
-    texts: &[String],
+    n: usize,
+    line_text: &dyn Fn(usize) -> String,
     infos: &[LineInfo],
     blocks: &[Block],
     selected: &[bool],
@@ -847,7 +894,6 @@ fn build_result(
     cfg: &ExtractConfig,
     used_pass: bool,
 ) -> LogExtraction {
-    let n = spans.len();
     let mut excerpts = Vec::new();
     let mut all_lines = Vec::new();
     for (b, _) in blocks.iter().zip(selected).filter(|(_, s)| **s) {
@@ -860,7 +906,8 @@ fn build_result(
         }
         let mut text = String::new();
         let mut text_cut = false;
-        for t in &texts[b.start..=b.end] {
+        for i in b.start..=b.end {
+            let t = line_text(i);
             if text.len() + t.len() + 1 > cfg.max_excerpt_bytes {
                 text_cut = true;
                 break;
@@ -868,7 +915,7 @@ fn build_result(
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(t);
+            text.push_str(&t);
         }
         let hash = format!("sha256:{:x}", Sha256::digest(text.as_bytes()));
         all_lines.extend_from_slice(&lines);
@@ -880,7 +927,10 @@ fn build_result(
             context_end: (b.end + 1 + cfg.context_after).min(n),
             text,
             hash,
-            marker: b.head_marker.map(|m| MARKERS[m].name.to_string()).unwrap_or_else(|| "new-lines".to_string()),
+            marker: b
+                .head_marker
+                .map(|m| MARKERS[usize::from(m)].name.to_string())
+                .unwrap_or_else(|| "new-lines".to_string()),
             selection: if used_pass && infos[b.start].new { Selection::NewVsPass } else { Selection::Marker },
             first_failure: false,
             lines,

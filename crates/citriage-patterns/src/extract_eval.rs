@@ -21,7 +21,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::extract::{extract_prepared, pass_fingerprints, prepare, ExtractConfig, PreparedLog};
+use crate::extract::{extract_prepared, pass_fingerprints, prepare_owned, ExtractConfig, PreparedLog};
 use crate::lines;
 
 /// One case: its name, logs and ground-truth text.
@@ -123,8 +123,8 @@ pub struct PreparedCase {
     pub project: String,
     gt: GroundTruth,
     blank: BTreeSet<usize>,
-    with_pass: PreparedLog,
-    fail_only: PreparedLog,
+    with_pass: PreparedLog<'static>,
+    fail_only: PreparedLog<'static>,
 }
 
 /// Prepares a case; errors name what is wrong with its ground truth.
@@ -139,8 +139,8 @@ pub fn prepare_case(case: &Case, match_cap: usize) -> Result<PreparedCase, Strin
         project,
         gt,
         blank: blank_lines(&case.fail),
-        with_pass: prepare(&case.fail, Some(&fp), match_cap),
-        fail_only: prepare(&case.fail, None, match_cap),
+        with_pass: prepare_owned(case.fail.clone(), Some(&fp), match_cap),
+        fail_only: prepare_owned(case.fail.clone(), None, match_cap),
     })
 }
 

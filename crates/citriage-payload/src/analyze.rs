@@ -101,7 +101,13 @@ impl Evidence<'_> {
                 self.gaps.borrow_mut().insert(format!("{url}: finished after the as-of time; its evidence is ignored"));
                 None
             }
-            Ok(v) => v,
+            Ok(v) => {
+                // What could not be read of the run (names refused, limits) is a gap.
+                for p in v.iter().flat_map(|e| &e.problems) {
+                    self.gaps.borrow_mut().insert(format!("{url}: {p}"));
+                }
+                v
+            }
             Err(e) => {
                 self.gaps.borrow_mut().insert(format!("evidence unreadable: {e}"));
                 None

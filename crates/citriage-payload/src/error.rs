@@ -73,3 +73,31 @@ pub(crate) fn read_optional(path: &std::path::Path) -> Result<Option<Vec<u8>>, P
         Err(source) => Err(PayloadError::Io { path: path.display().to_string(), source }),
     }
 }
+
+impl From<citriage_sources::SourceError> for PayloadError {
+    /// An artifact that could not be read, in this crate's terms: HTTP statuses and
+    /// transport failures keep their kind (transient or not); anything else (a name
+    /// refused, a size limit, corrupt gzip) is invalid input naming the object.
+    fn from(e: citriage_sources::SourceError) -> Self {
+        use citriage_sources::SourceError as S;
+        match e {
+            S::Http { location, status, hint } => PayloadError::Http { url: location, status, detail: hint },
+            S::Transport { location, detail } => PayloadError::Transport { url: location, detail },
+            S::Io { location, source } => PayloadError::Io { path: location, source },
+            S::Refused(h) => {
+                let text = h.to_string();
+                match text.split_once(": ") {
+                    Some((url, detail)) => PayloadError::Transport { url: url.to_string(), detail: detail.to_string() },
+                    None => PayloadError::Transport { url: String::new(), detail: text },
+                }
+            }
+            other => {
+                let text = other.to_string();
+                match text.split_once(": ") {
+                    Some((origin, detail)) => PayloadError::invalid(origin, detail),
+                    None => PayloadError::invalid("artifact", text),
+                }
+            }
+        }
+    }
+}

@@ -9,14 +9,14 @@
 //! its URL when known, and a 1-based line number.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregated::{self, AggregatedTest};
-use crate::error::{read_optional, PayloadError};
+use crate::error::PayloadError;
 use crate::junit::{self, CaseStatus, JunitCase};
 use citriage_model::time::Epoch;
 
@@ -134,6 +134,11 @@ pub struct RunEvidence {
     pub aggregated: Vec<AggregatedTest>,
     /// A job-level signature / class from an external classifier.
     pub hint: Option<SignatureHint>,
+    /// What could not be read of the run and why (an object name refused, a folder
+    /// not listed, a log too large), each naming the file; the analysis records them
+    /// as data gaps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 impl RunEvidence {
@@ -152,6 +157,7 @@ impl RunEvidence {
             failed_step: None,
             aggregated: Vec::new(),
             hint: None,
+            problems: Vec::new(),
         }
     }
 
@@ -458,11 +464,31 @@ impl LogScanner {
     /// Scans a log text; at most `limit` error lines are kept (the first ones),
     /// and the last [`TAIL_LINES`] lines as context.
     pub fn scan(&self, text: &str, file: &str, url: Option<&str>, limit: usize) -> LogScan {
+        // Reading from memory cannot fail.
+        self.scan_reader(text.as_bytes(), file, url, limit, usize::MAX).unwrap_or_default()
+    }
+
+    /// Scans a log read as a stream, line by line, as [`LogScanner::scan`] scans its
+    /// text (lines end at `\n`, a `\r` before it is dropped, invalid UTF-8 is
+    /// replaced line by line): only the kept lines and one line at a time are held.
+    /// A line longer than `max_line_bytes` is matched and kept on its first
+    /// `max_line_bytes` bytes (the rest is skipped, not held).
+    pub fn scan_reader(
+        &self,
+        mut input: impl BufRead,
+        file: &str,
+        url: Option<&str>,
+        limit: usize,
+        max_line_bytes: usize,
+    ) -> std::io::Result<LogScan> {
         let mut out = LogScan::default();
         let mut tail: std::collections::VecDeque<LogLine> = std::collections::VecDeque::new();
         let at = |i: usize| Location { file: file.to_string(), url: url.map(str::to_string), line: Some(i as u32 + 1) };
-        for (i, raw) in text.lines().enumerate() {
-            let l = strip_ansi(raw);
+        let mut buf = Vec::new();
+        let mut i = 0usize;
+        while read_line_bounded(&mut input, &mut buf, max_line_bytes)? {
+            let raw = String::from_utf8_lossy(&buf);
+            let l = strip_ansi(&raw);
             let l = l.as_ref();
             if tail.len() == TAIL_LINES {
                 tail.pop_front();
@@ -473,15 +499,47 @@ impl LogScanner {
                     out.step = Some(c[1].to_string());
                 }
             }
-            if !self.re.is_match(l) || crate::lines::is_info_line(l) {
-                continue;
-            }
-            if out.lines.len() < limit {
+            if self.re.is_match(l) && !crate::lines::is_info_line(l) && out.lines.len() < limit {
                 out.lines.push(LogLine { text: l.trim_end().chars().take(1000).collect(), at: at(i) });
             }
+            i += 1;
         }
         out.tail = tail.into_iter().collect();
-        out
+        Ok(out)
+    }
+}
+
+/// Reads the next line of `input` into `buf` (cleared first) without its `\n` (and
+/// the `\r` before it): at most `max` bytes of it are kept, the rest of a longer
+/// line is read past. `false` at the end of the input.
+fn read_line_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<bool> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (piece, used, ended) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(n) => (&chunk[..n], n + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        let room = max.saturating_sub(buf.len());
+        buf.extend_from_slice(&piece[..piece.len().min(room)]);
+        input.consume(used);
+        if ended {
+            // A `\r` ending the line is dropped, as `str::lines` drops it (only when
+            // the line was kept whole: a cut line keeps what it kept).
+            if buf.len() < max && buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(true);
+        }
     }
 }
 
@@ -512,17 +570,337 @@ pub fn gcs_path_of(url: &str) -> Option<String> {
     None
 }
 
+/// One folder of a run as listed: its files (names relative to the run folder, with
+/// their size when the listing gives one) and sub-folders (relative, ending in `/`),
+/// each in name order, and the names refused (each a problem naming it and why).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunListing {
+    pub files: Vec<(String, Option<u64>)>,
+    pub folders: Vec<String>,
+    pub refused: Vec<String>,
+}
+
+/// A run's folder of artifacts, wherever it is kept: a local mirror ([`GcsMirror`])
+/// or a bucket read over HTTP (a provider of the application, which holds the HTTP
+/// client). [`read_run`] reads a run's evidence through it, so every provider finds
+/// the same evidence in the same files within the same bounds.
+pub trait RunFolder {
+    /// The direct children of `rel`: `""` for the run folder, else a sub-folder
+    /// (relative to the run folder, ending in `/`). A folder that does not exist is empty.
+    fn list(&self, rel: &str) -> Result<RunListing, PayloadError>;
+    /// Opens a file of the run as a stream (gzip content inflated as it is read,
+    /// within the source's size limit and memory budget); `Ok(None)` when it does not exist.
+    fn open(&self, rel: &str) -> Result<Option<Box<dyn BufRead + Send>>, PayloadError>;
+    /// Where a file is, for messages (a path or URL).
+    fn origin(&self, rel: &str) -> String;
+}
+
+/// What is read of one run, at most.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunLimits {
+    /// Error lines of the build log kept (the first ones).
+    pub max_log_lines: usize,
+    /// A build log listed larger than this is not read (a problem says so).
+    pub max_log_bytes: u64,
+    /// Lines of the build log are matched and kept on this many bytes at most.
+    pub max_line_bytes: usize,
+    /// `started.json`, `finished.json` and `results.json` larger than this are not read.
+    pub max_json_bytes: u64,
+    /// Folders below `artifacts/` descended at most this deep.
+    pub max_depth: usize,
+    /// No further folder is listed once more than this many JUnit files were found.
+    pub max_junit_files: usize,
+    /// Folders listed per run at most (each is one request over HTTP); a problem
+    /// says when the walk stopped there.
+    pub max_folders: usize,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            max_log_lines: 400,
+            max_log_bytes: 256 << 20,
+            max_line_bytes: 256 << 10,
+            max_json_bytes: 64 << 20,
+            max_depth: 10,
+            max_junit_files: 500,
+            max_folders: 5000,
+        }
+    }
+}
+
+/// True for the file names read as JUnit: `junit*.xml`, `junit*.xml.gz`, `results.json`.
+pub fn is_junit_name(name: &str) -> bool {
+    (name.starts_with("junit") && (name.ends_with(".xml") || name.ends_with(".xml.gz"))) || name == "results.json"
+}
+
+/// The JUnit files of a run (relative paths, in the order of a walk in name order):
+/// those in the run folder and below `artifacts/`, within `limits`; problems for
+/// refused names and a walk cut short.
+fn junit_files(
+    folder: &dyn RunFolder,
+    root: &RunListing,
+    limits: &RunLimits,
+    problems: &mut Vec<String>,
+) -> Result<Vec<String>, PayloadError> {
+    struct Walk<'a> {
+        folder: &'a dyn RunFolder,
+        limits: &'a RunLimits,
+        out: Vec<String>,
+        listed: usize,
+        cut: Option<String>,
+    }
+    impl Walk<'_> {
+        fn visit(&mut self, l: &RunListing, depth: usize, problems: &mut Vec<String>) -> Result<(), PayloadError> {
+            // Files and folders together in name order (a folder by its name without `/`).
+            let mut entries: Vec<(&str, bool)> = l
+                .files
+                .iter()
+                .map(|(f, _)| (f.as_str(), false))
+                .chain(l.folders.iter().map(|d| (d.trim_end_matches('/'), true)))
+                .collect();
+            entries.sort();
+            for (rel, is_dir) in entries {
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                if !is_dir {
+                    if is_junit_name(name) {
+                        self.out.push(rel.to_string());
+                    }
+                    continue;
+                }
+                if (depth == 0 && name != "artifacts") || depth + 1 > self.limits.max_depth {
+                    continue;
+                }
+                if self.out.len() > self.limits.max_junit_files {
+                    continue;
+                }
+                if self.listed >= self.limits.max_folders {
+                    self.cut.get_or_insert_with(|| format!("{rel}/"));
+                    continue;
+                }
+                self.listed += 1;
+                let sub = self.folder.list(&format!("{rel}/"))?;
+                problems.extend(sub.refused.iter().cloned());
+                self.visit(&sub, depth + 1, problems)?;
+            }
+            Ok(())
+        }
+    }
+    let mut w = Walk { folder, limits, out: Vec::new(), listed: 0, cut: None };
+    w.visit(root, 0, problems)?;
+    if let Some(first) = w.cut {
+        problems.push(format!(
+            "{}: the run's folders were listed up to the limit of {}; {first} and the folders after it were not searched for JUnit",
+            folder.origin(""),
+            limits.max_folders
+        ));
+    }
+    Ok(w.out)
+}
+
+/// A stream that remembers the first source error it passed on (the source could not
+/// give the object to its end: a transfer cut for good, corrupt gzip, a size limit),
+/// which a reader that keeps going after an I/O error (the JUnit reader) would
+/// otherwise turn into a problem of the file.
+struct Tap {
+    inner: Box<dyn BufRead + Send>,
+    failed: std::sync::Arc<std::sync::Mutex<Option<citriage_sources::SourceError>>>,
+}
+
+/// `e` for the reader; the source's error it carries is kept in `failed`.
+fn noted(failed: &std::sync::Mutex<Option<citriage_sources::SourceError>>, e: std::io::Error) -> std::io::Error {
+    match citriage_sources::source_error(e) {
+        Ok(se) => {
+            let message = se.to_string();
+            failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(se);
+            std::io::Error::other(message)
+        }
+        Err(e) => e,
+    }
+}
+
+impl Read for Tap {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| noted(&self.failed, e))
+    }
+}
+
+impl BufRead for Tap {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self.inner.fill_buf() {
+            Ok(b) => Ok(b),
+            Err(e) => Err(noted(&self.failed, e)),
+        }
+    }
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n)
+    }
+}
+
+/// An I/O error of a stream read from `origin`, in this crate's terms: the source's
+/// own error when it carries one (transient or not, as the source says), else
+/// invalid input naming the file.
+fn stream_error(origin: String, e: std::io::Error) -> PayloadError {
+    match citriage_sources::source_error(e) {
+        Ok(se) => se.into(),
+        Err(e) => PayloadError::invalid(origin, e.to_string()),
+    }
+}
+
+/// Reads a small file whole (at most `limit` bytes, counted against the process's
+/// memory budget while held); `Ok(None)` when absent, an error naming it when larger.
+fn read_small(folder: &dyn RunFolder, rel: &str, limit: u64) -> Result<Option<Vec<u8>>, PayloadError> {
+    let Some(mut r) = folder.open(rel)? else { return Ok(None) };
+    let origin = folder.origin(rel);
+    match citriage_sources::http::read_counted(&mut r, limit, None) {
+        Ok(b) => Ok(Some(b.into_vec())),
+        Err(citriage_sources::http::ReadLimit::TooLarge { limit }) => {
+            Err(PayloadError::invalid(origin, format!("larger than the {limit}-byte limit; not read")))
+        }
+        Err(citriage_sources::http::ReadLimit::OverBudget { budget }) => Err(PayloadError::invalid(
+            origin,
+            format!("larger than the process's memory budget for bodies in flight ({budget} bytes)"),
+        )),
+        Err(citriage_sources::http::ReadLimit::Io(e)) => Err(stream_error(origin, e)),
+    }
+}
+
+/// The evidence of one run read through `folder`: `started.json`, `finished.json`,
+/// the build log (`build-log.txt`, else `build-log.txt.gz`; streamed, its first
+/// error lines and last lines kept) and every JUnit file of the run folder and below
+/// `artifacts/` (streamed), in name order. `gpath` is the run's `<bucket>/<path>`:
+/// cited files' URLs are `<url_base>/<gpath>/<file>`.
+pub fn read_run(
+    prow_url: &str,
+    gpath: &str,
+    url_base: &str,
+    folder: &dyn RunFolder,
+    scanner: &LogScanner,
+    limits: &RunLimits,
+) -> Result<RunEvidence, PayloadError> {
+    let url_of = |rel: &str| format!("{}/{}/{}", url_base.trim_end_matches('/'), gpath, rel);
+    let mut ev = RunEvidence::empty(prow_url);
+    let root = folder.list("")?;
+    let mut problems: Vec<String> = root.refused.clone();
+    let listed = |name: &str| root.files.iter().find(|(f, _)| f == name).map(|(_, size)| *size);
+    let json = |name: &str| -> Result<Option<serde_json::Value>, PayloadError> {
+        if listed(name).is_none() {
+            return Ok(None);
+        }
+        let Some(b) = read_small(folder, name, limits.max_json_bytes)? else { return Ok(None) };
+        serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| PayloadError::invalid(folder.origin(name), format!("malformed JSON: {e}")))
+    };
+    if let Some(v) = json("started.json")? {
+        ev.started = v.get("timestamp").and_then(|t| t.as_i64());
+    }
+    if let Some(v) = json("finished.json")? {
+        ev.finished = v.get("timestamp").and_then(|t| t.as_i64());
+        ev.result = v.get("result").and_then(|r| r.as_str()).map(str::to_string);
+    }
+    for name in ["build-log.txt", "build-log.txt.gz"] {
+        let Some(size) = listed(name) else { continue };
+        if let Some(size) = size.filter(|s| *s > limits.max_log_bytes) {
+            problems.push(format!(
+                "{}: {size} bytes, larger than the {}-byte limit for build logs; not read",
+                folder.origin(name),
+                limits.max_log_bytes
+            ));
+            break;
+        }
+        let Some(r) = folder.open(name)? else { continue };
+        let scan = scanner
+            .scan_reader(
+                r,
+                "build-log.txt",
+                Some(&url_of("build-log.txt")),
+                limits.max_log_lines,
+                limits.max_line_bytes,
+            )
+            .map_err(|e| stream_error(folder.origin(name), e))?;
+        ev.log_lines = scan.lines;
+        ev.failed_step = scan.step;
+        ev.context = scan.tail;
+        break;
+    }
+    let files = junit_files(folder, &root, limits, &mut problems)?;
+    let mut parsed = Vec::new();
+    let mut junit_problems = Vec::new();
+    let mut results_files = Vec::new();
+    for rel in &files {
+        if rel.ends_with("results.json") {
+            results_files.push(rel.clone());
+            continue;
+        }
+        let Some(r) = folder.open(rel)? else { continue };
+        let failed = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let f = junit::parse_junit_reader(Tap { inner: r, failed: failed.clone() }, rel);
+        let failed = failed.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(se) = failed {
+            // The file could not be read to its end: what was parsed of it is
+            // dropped. A transient failure fails the run's evidence (read again
+            // later); one that is the file's (corrupt gzip, too large) is its problem.
+            let e = PayloadError::from(se);
+            if !e.is_bad_input() {
+                return Err(e);
+            }
+            junit_problems.push(format!("{rel}: {e}"));
+            continue;
+        }
+        if let Some(p) = &f.problem {
+            junit_problems.push(p.clone());
+        }
+        if f.cases.is_empty() && f.problem.is_some() {
+            continue;
+        }
+        if rel.ends_with("junit-aggregated.xml") {
+            ev.aggregated.extend(aggregated::aggregated_tests(&f.cases));
+        }
+        parsed.push((Location { file: rel.clone(), url: Some(url_of(rel)), line: None }, f.cases));
+    }
+    let (failures, total) = failures_from_cases(&parsed);
+    ev.failures = failures;
+    ev.tests_total = total;
+    let xml_names: std::collections::BTreeSet<String> =
+        parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
+    let mut results_entries = 0usize;
+    let mut results_read = 0u32;
+    for rel in &results_files {
+        let raw = match read_small(folder, rel, limits.max_json_bytes) {
+            Ok(Some(raw)) => raw,
+            Ok(None) => continue,
+            Err(e @ PayloadError::Invalid { .. }) => {
+                junit_problems.push(e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        match serde_json::from_slice::<serde_json::Value>(&raw) {
+            Ok(v) => {
+                results_read += 1;
+                let loc = Location { file: rel.clone(), url: Some(url_of(rel)), line: None };
+                results_entries += merge_results_json(&mut ev, &v, &loc, &xml_names);
+            }
+            Err(e) => junit_problems.push(format!("{rel}: malformed JSON: {e}")),
+        }
+    }
+    ev.junit = junit_state(parsed.len() as u32, files.len(), results_read, results_entries, junit_problems);
+    ev.problems = problems;
+    Ok(ev)
+}
+
 /// A local mirror of GCS buckets: the Prow URL `.../view/gs/<bucket>/logs/<job>/<id>`
-/// maps to `<root>/<bucket>/logs/<job>/<id>/`, read for `finished.json`,
-/// `build-log.txt` (gzip or plain) and every `junit*.xml` under `artifacts/`
-/// (and the run root), in path order.
+/// maps to `<root>/<bucket>/logs/<job>/<id>/`, read by [`read_run`] for
+/// `started.json`, `finished.json`, `build-log.txt` (gzip or plain) and every
+/// `junit*.xml` under `artifacts/` (and the run root), in path order.
 pub struct GcsMirror {
     root: PathBuf,
     scanner: LogScanner,
     /// Base of the browsable file URLs cited in evidence.
     pub url_base: String,
-    /// Most log lines kept per run.
-    pub max_log_lines: usize,
+    /// What is read of a run at most.
+    pub limits: RunLimits,
 }
 
 impl GcsMirror {
@@ -532,7 +910,7 @@ impl GcsMirror {
             root: root.into(),
             scanner: LogScanner::default(),
             url_base: "https://storage.googleapis.com".to_string(),
-            max_log_lines: 400,
+            limits: RunLimits::default(),
         }
     }
 
@@ -544,32 +922,78 @@ impl GcsMirror {
     }
 }
 
-fn find_junit_files(dir: &Path, rel: &str, depth: usize, out: &mut Vec<(PathBuf, String)>) {
-    if depth > 10 || out.len() > 500 {
-        return;
+/// A run's folder in a local mirror whose root resolves to `root`.
+struct LocalRun<'a> {
+    dir: &'a Path,
+    root: PathBuf,
+}
+
+impl LocalRun<'_> {
+    fn path(&self, rel: &str) -> PathBuf {
+        rel.split('/').filter(|s| !s.is_empty()).fold(self.dir.to_path_buf(), |acc, seg| acc.join(seg))
     }
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<(String, PathBuf, bool)> = rd
-        .flatten()
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            (name, e.path(), is_dir)
-        })
-        .collect();
-    entries.sort();
-    for (name, path, is_dir) in entries {
-        let r = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
-        if is_dir {
-            if depth == 0 && name != "artifacts" {
+}
+
+impl RunFolder for LocalRun<'_> {
+    fn list(&self, rel: &str) -> Result<RunListing, PayloadError> {
+        let dir = self.path(rel);
+        let mut l = RunListing::default();
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(l),
+            Err(source) => return Err(PayloadError::Io { path: dir.display().to_string(), source }),
+        };
+        for e in rd.flatten() {
+            let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                l.refused.push(format!(
+                    "{}: refused file name {:?}: not UTF-8",
+                    dir.display(),
+                    e.file_name().to_string_lossy()
+                ));
+                continue;
+            };
+            let r = format!("{rel}{name}");
+            if let Err(why) = citriage_sources::paths::check_name(&r) {
+                l.refused.push(format!("{}: {}", dir.display(), citriage_sources::paths::refusal(&r, why)));
                 continue;
             }
-            find_junit_files(&path, &r, depth + 1, out);
-        } else if (name.starts_with("junit") && (name.ends_with(".xml") || name.ends_with(".xml.gz")))
-            || name == "results.json"
-        {
-            out.push((path, r));
+            // Symlinks are not descended (a link to a file is read as a file), and
+            // one leading out of the mirror (or nowhere) is refused.
+            let ft = e.file_type().ok();
+            if ft.is_some_and(|t| t.is_symlink())
+                && !std::fs::canonicalize(e.path()).is_ok_and(|c| c.starts_with(&self.root))
+            {
+                let why = "a symlink leading out of the mirror (or nowhere)";
+                l.refused.push(format!("{}: {}", dir.display(), citriage_sources::paths::refusal(&r, why)));
+                continue;
+            }
+            if ft.is_some_and(|t| t.is_dir()) {
+                l.folders.push(format!("{r}/"));
+            } else {
+                l.files.push((r, e.metadata().ok().map(|m| m.len())));
+            }
         }
+        l.files.sort();
+        l.folders.sort();
+        Ok(l)
+    }
+
+    fn open(&self, rel: &str) -> Result<Option<Box<dyn BufRead + Send>>, PayloadError> {
+        let p = self.path(rel);
+        match std::fs::File::open(&p) {
+            Ok(f) if f.metadata().is_ok_and(|m| m.is_dir()) => Ok(None),
+            Ok(f) => {
+                citriage_sources::stream_limited(&p.display().to_string(), f, citriage_sources::http::DEFAULT_MAX_BYTES)
+                    .map(Some)
+                    .map_err(PayloadError::from)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(PayloadError::Io { path: p.display().to_string(), source }),
+        }
+    }
+
+    fn origin(&self, rel: &str) -> String {
+        self.path(rel).display().to_string()
     }
 }
 
@@ -579,98 +1003,14 @@ impl EvidenceProvider for GcsMirror {
         if !dir.is_dir() {
             return Ok(None);
         }
-        let url_of = |rel: &str| format!("{}/{}/{}", self.url_base.trim_end_matches('/'), gpath, rel);
-        let mut ev = RunEvidence::empty(prow_url);
-        if let Some(b) = read_optional(&dir.join("started.json"))? {
-            let origin = dir.join("started.json").display().to_string();
-            let v: serde_json::Value = serde_json::from_slice(&b)
-                .map_err(|e| PayloadError::invalid(&origin, format!("malformed JSON: {e}")))?;
-            ev.started = v.get("timestamp").and_then(|t| t.as_i64());
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        if !std::fs::canonicalize(&dir).is_ok_and(|c| c.starts_with(&root)) {
+            return Err(PayloadError::invalid(
+                dir.display().to_string(),
+                "the run's folder is a symlink leading out of the mirror: not read",
+            ));
         }
-        if let Some(b) = read_optional(&dir.join("finished.json"))? {
-            let origin = dir.join("finished.json").display().to_string();
-            let v: serde_json::Value = serde_json::from_slice(&b)
-                .map_err(|e| PayloadError::invalid(&origin, format!("malformed JSON: {e}")))?;
-            ev.finished = v.get("timestamp").and_then(|t| t.as_i64());
-            ev.result = v.get("result").and_then(|r| r.as_str()).map(str::to_string);
-        }
-        for name in ["build-log.txt", "build-log.txt.gz"] {
-            let p = dir.join(name);
-            if let Some(raw) = read_optional(&p)? {
-                let text = maybe_gunzip(raw, &p.display().to_string())?;
-                let text = String::from_utf8_lossy(&text);
-                let scan =
-                    self.scanner.scan(&text, "build-log.txt", Some(&url_of("build-log.txt")), self.max_log_lines);
-                ev.log_lines = scan.lines;
-                ev.failed_step = scan.step;
-                ev.context = scan.tail;
-                break;
-            }
-        }
-        let mut files = Vec::new();
-        find_junit_files(&dir, "", 0, &mut files);
-        // junit*.xml directly in the run folder too.
-        if let Ok(rd) = std::fs::read_dir(&dir) {
-            let mut top: Vec<(PathBuf, String)> = rd
-                .flatten()
-                .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
-                .map(|e| (e.path(), e.file_name().to_string_lossy().into_owned()))
-                .filter(|(_, n)| n.starts_with("junit") && n.ends_with(".xml"))
-                .collect();
-            top.sort();
-            files.extend(top);
-        }
-        let mut parsed = Vec::new();
-        let mut problems = Vec::new();
-        let mut results_files = Vec::new();
-        for (path, rel) in &files {
-            if rel.ends_with("results.json") {
-                results_files.push((path.clone(), rel.clone()));
-                continue;
-            }
-            let raw = match read_optional(path)? {
-                Some(r) => r,
-                None => continue,
-            };
-            let bytes = match maybe_gunzip(raw, &path.display().to_string()) {
-                Ok(b) => b,
-                Err(e) => {
-                    problems.push(e.to_string());
-                    continue;
-                }
-            };
-            let f = junit::parse_junit(&bytes, rel);
-            if let Some(p) = &f.problem {
-                problems.push(p.clone());
-            }
-            if f.cases.is_empty() && f.problem.is_some() {
-                continue;
-            }
-            if rel.ends_with("junit-aggregated.xml") {
-                ev.aggregated.extend(aggregated::aggregated_tests(&f.cases));
-            }
-            parsed.push((Location { file: rel.clone(), url: Some(url_of(rel)), line: None }, f.cases));
-        }
-        let (failures, total) = failures_from_cases(&parsed);
-        ev.failures = failures;
-        ev.tests_total = total;
-        let xml_names: std::collections::BTreeSet<String> =
-            parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
-        let mut results_entries = 0usize;
-        let mut results_read = 0u32;
-        for (path, rel) in &results_files {
-            let Some(raw) = read_optional(path)? else { continue };
-            match serde_json::from_slice::<serde_json::Value>(&raw) {
-                Ok(v) => {
-                    results_read += 1;
-                    let loc = Location { file: rel.clone(), url: Some(url_of(rel)), line: None };
-                    results_entries += merge_results_json(&mut ev, &v, &loc, &xml_names);
-                }
-                Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
-            }
-        }
-        ev.junit = junit_state(parsed.len() as u32, files.len(), results_read, results_entries, problems);
-        Ok(Some(ev))
+        read_run(prow_url, &gpath, &self.url_base, &LocalRun { dir: &dir, root }, &self.scanner, &self.limits).map(Some)
     }
 }
 
@@ -687,6 +1027,82 @@ mod tests {
         assert_eq!(gcs_path_of("gs://b/logs/j/1").as_deref(), Some("b/logs/j/1"));
         assert_eq!(gcs_path_of("https://prow/view/gs/b/../../etc"), None);
         assert_eq!(gcs_path_of("https://example.com/x"), None);
+    }
+
+    #[test]
+    fn streamed_scan_equals_the_whole_text_scan() {
+        let sc = LogScanner::default();
+        let mut text = Vec::new();
+        text.extend_from_slice(b"INFO start\r\nerror: first\r\nlone\rcr error: x\n");
+        text.extend_from_slice(b"bad \xff\xfe utf8 ERROR: y\n\n\x1b[31mFAILED\x1b[0m z\n");
+        for i in 0..400 {
+            text.extend_from_slice(format!("line {i}\nerror: {i}\n").as_bytes());
+        }
+        text.extend_from_slice(b"Step e2e-install failed after 3s\nlast without newline\r");
+        let whole = sc.scan(&String::from_utf8_lossy(&text), "build-log.txt", Some("u"), 50);
+        // A small buffer, so lines span reads.
+        let r = std::io::BufReader::with_capacity(7, &text[..]);
+        let streamed = sc.scan_reader(r, "build-log.txt", Some("u"), 50, usize::MAX).unwrap();
+        assert_eq!(streamed.lines, whole.lines);
+        assert_eq!(streamed.tail, whole.tail);
+        assert_eq!(streamed.step, whole.step);
+        assert_eq!(whole.lines.len(), 50);
+        assert_eq!(whole.lines[0].text, "error: first");
+        assert_eq!(whole.tail.last().unwrap().text, "last without newline");
+        assert_eq!(whole.tail.last().unwrap().at.line, Some(808));
+        assert_eq!(whole.step.as_deref(), Some("e2e-install"));
+
+        // A line longer than the bound is kept on its first bytes; the next line is
+        // still line 2.
+        let long = format!("{}error: late\nerror: next\n", "x".repeat(100));
+        let r = std::io::BufReader::with_capacity(16, long.as_bytes());
+        let cut = sc.scan_reader(r, "f", None, 10, 64).unwrap();
+        assert_eq!(cut.lines.len(), 1);
+        assert_eq!((cut.lines[0].text.as_str(), cut.lines[0].at.line), ("error: next", Some(2)));
+        assert_eq!(cut.tail[0].text.len(), 64);
+    }
+
+    /// A mirror's run folder with a build log that is a symlink out of the mirror and a
+    /// JUnit file that is a symlink inside it: the first is refused and named in the
+    /// run's problems (never read), the second is read.
+    #[test]
+    #[cfg(unix)]
+    fn a_mirror_refuses_symlinks_out_of_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("secret.txt");
+        std::fs::write(&outside, "error: secret line\n").unwrap();
+        let root = tmp.path().join("mirror");
+        let run = root.join("b/logs/job/1");
+        std::fs::create_dir_all(run.join("artifacts")).unwrap();
+        std::fs::write(
+            root.join("b/shared.xml"),
+            "<testsuite name=\"s\"><testcase name=\"t\"><failure message=\"boom\"/></testcase></testsuite>",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&outside, run.join("build-log.txt")).unwrap();
+        std::os::unix::fs::symlink(root.join("b/shared.xml"), run.join("artifacts/junit_e2e.xml")).unwrap();
+        let m = GcsMirror::new(&root);
+        let ev = m.run_evidence("https://prow/view/gs/b/logs/job/1").unwrap().unwrap();
+        assert!(ev.log_lines.is_empty() && ev.context.is_empty(), "{:?}", ev.log_lines);
+        assert_eq!(ev.problems.len(), 1, "{:?}", ev.problems);
+        assert!(ev.problems[0].contains("build-log.txt") && ev.problems[0].contains("symlink"), "{:?}", ev.problems);
+        assert_eq!(ev.failures.len(), 1);
+        assert_eq!(ev.failures[0].at.cite(), "artifacts/junit_e2e.xml:1");
+        // A run folder that is itself a link out of the mirror is not read.
+        std::fs::create_dir_all(root.join("b/logs/job2")).unwrap();
+        std::os::unix::fs::symlink(tmp.path(), root.join("b/logs/job2/7")).unwrap();
+        let e = m.run_evidence("https://prow/view/gs/b/logs/job2/7").unwrap_err();
+        assert!(e.to_string().contains("symlink"), "{e}");
+    }
+
+    #[test]
+    fn junit_names() {
+        for ok in ["junit.xml", "junit_e2e_1.xml", "junit-aggregated.xml", "junit_x.xml.gz", "results.json"] {
+            assert!(is_junit_name(ok), "{ok}");
+        }
+        for no in ["e2e.xml", "junit.json", "my-results.json", "junit.xml.bak"] {
+            assert!(!is_junit_name(no), "{no}");
+        }
     }
 
     #[test]

@@ -60,7 +60,13 @@ pub struct JunitFile {
 
 /// Reads a JUnit document. `origin` names it in problems.
 pub fn parse_junit(bytes: &[u8], origin: &str) -> JunitFile {
-    let read = read_junit_with(bytes, origin, ReadOptions { system_out: true });
+    parse_junit_reader(bytes, origin)
+}
+
+/// Reads a JUnit document as a stream (the reader holds a bounded piece of it at a
+/// time); the same cases and problem as [`parse_junit`] over the same bytes.
+pub fn parse_junit_reader(input: impl std::io::BufRead, origin: &str) -> JunitFile {
+    let read = read_junit_with(input, origin, ReadOptions { system_out: true });
     JunitFile { cases: read.cases.into_iter().map(case).collect(), problem: read.problem }
 }
 

@@ -241,6 +241,36 @@ pub fn default_path() -> PathBuf {
 /// How long a SQLite writer waits for another writer's transaction before failing.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Puts a SQLite file in WAL mode. The mode is a property of the file, so once one
+/// connection converted it there is nothing to do (and no lock taken). The conversion
+/// needs the file to itself and SQLite does not call the busy handler for it, so
+/// processes opening a fresh store at once would fail with "database is locked":
+/// the conversion is tried again with a growing pause until `patience` has passed.
+fn use_wal(conn: &rusqlite::Connection, patience: std::time::Duration) -> rusqlite::Result<()> {
+    let mode = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, String>(0));
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(2);
+    loop {
+        let result = match mode("PRAGMA journal_mode") {
+            Ok(m) if m.eq_ignore_ascii_case("wal") || m.eq_ignore_ascii_case("memory") => return Ok(()),
+            Ok(_) => mode("PRAGMA journal_mode = WAL").map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match result {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                    && start.elapsed() < patience =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            // Converted: the next turn reads `wal` and returns.
+            Ok(()) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) a store and brings its schema up to date. `path` is
     /// read as [`Location::from_path`]: a SQLite file, or a `postgres://` URL.
@@ -297,8 +327,9 @@ impl Store {
         };
         let sql = |source| StoreError::Sqlite { path: path.clone(), source };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        use_wal(&conn, BUSY_TIMEOUT).map_err(sql)?;
         conn.execute_batch(
-            "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;
              PRAGMA cache_size = -131072; PRAGMA mmap_size = 1073741824; PRAGMA temp_store = MEMORY;",
         )
         .map_err(sql)?;

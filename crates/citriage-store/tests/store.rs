@@ -147,3 +147,33 @@ fn evidence_ledger(mut st: Store) {
     assert_eq!(by.len(), 1);
     assert_eq!(by[0].evidence.kind, EvidenceKind::BuildResult);
 }
+
+/// Many connections opening one fresh SQLite file at once: the one that converts it to
+/// WAL needs it to itself and SQLite does not wait for that on its own, so the others
+/// must wait for it instead of failing with "database is locked".
+#[test]
+fn many_connections_opening_a_fresh_sqlite_store_at_once_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..8 {
+        let path = dir.path().join(format!("fresh-{round}.db"));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(16));
+        let opened: Vec<Result<i64, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..16)
+                .map(|_| {
+                    let (path, barrier) = (path.clone(), barrier.clone());
+                    s.spawn(move || {
+                        barrier.wait();
+                        Store::open(&path).and_then(|st| st.schema_version()).map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in &opened {
+            assert_eq!(r.as_ref().ok(), Some(&SCHEMA_VERSION), "round {round}: {r:?}");
+        }
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal", "round {round}");
+    }
+}

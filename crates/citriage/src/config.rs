@@ -149,9 +149,14 @@ pub struct ReleaseStream {
     #[serde(default = "default_max_payloads")]
     pub max_payloads: usize,
     /// A local folder laid out like the GCS bucket of the payload jobs' artifacts
-    /// (JUnit, build logs): the analyses' evidence. Without it, analyses have none.
+    /// (JUnit, build logs): the analyses' evidence; or `gcs`. Without either,
+    /// analyses have none.
     #[serde(default)]
     pub mirror: Option<PathBuf>,
+    /// A GCS base URL (`https://storage.googleapis.com`) the payload jobs' artifacts
+    /// are read from over HTTP (its origin is then contacted too); or `mirror`.
+    #[serde(default)]
+    pub gcs: Option<String>,
     /// Where pull-request diffs are read from (`https://patch-diff.githubusercontent.com/raw`).
     #[serde(default)]
     pub github_diffs: Option<String>,
@@ -439,6 +444,15 @@ impl Config {
                 if !citriage_sources::is_url(g) {
                     return Err(format!("{key}.github_diffs: {g:?} is not an http(s) URL"));
                 }
+            }
+            match (&r.gcs, &r.mirror) {
+                (Some(_), Some(_)) => {
+                    return Err(format!("{key}: give gcs or mirror for the jobs' artifacts, not both"))
+                }
+                (Some(u), None) if !citriage_sources::is_url(u) => {
+                    return Err(format!("{key}.gcs: {u:?} is not an http(s) URL"))
+                }
+                _ => {}
             }
         }
         for (i, g) in self.sources.github.iter().enumerate() {

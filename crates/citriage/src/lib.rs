@@ -7,7 +7,8 @@
 //! - [`commands`]: one file per subcommand, declaring its arguments and running itself.
 //! - Library modules the commands share: [`pipeline`] (snapshots: read, import,
 //!   triage, write), [`builds`] (stored builds, `--as-of`), [`documents`] (what is
-//!   recorded for the dashboard), [`clustering`], [`payloads`], [`github`],
+//!   recorded for the dashboard), [`clustering`], [`payloads`], [`gcs_evidence`] (payload
+//!   jobs' evidence from GCS over HTTP), [`github`],
 //!   [`verification`], [`config`] (the team configuration file), [`watching`] (continuous ingestion), [`briefs`], [`actions`] (drafts as files, git pre-checks,
 //!   sending), [`agents`] (what the MCP server asks of the CLI), [`bench`],
 //!   [`bench_serve`], [`bench_store`], [`example_data`], [`logging`] (structured logs).
@@ -30,6 +31,7 @@ pub mod config;
 pub mod context;
 pub mod documents;
 pub mod example_data;
+pub mod gcs_evidence;
 pub mod github;
 pub mod logging;
 pub mod payloads;

@@ -364,18 +364,35 @@ impl Worker {
 
     /// A release stream's turn: the newest `max_payloads` payloads the release
     /// controller lists are analysed (the payload crate's analysis over HTTP, with the
-    /// mirror's artifacts as evidence) and recorded in the store as `payload` does,
+    /// artifacts of the mirror or of GCS over HTTP as evidence) and recorded in the store as `payload` does,
     /// unless an analysis of the payload in the phase the stream lists is stored
     /// already. A payload that cannot be analysed fails the source; the others are
     /// still recorded.
     fn follow_stream(&self, store: &mut Store, r: &ReleaseStream) -> Result<Fetched, Failure> {
-        use citriage_payload::{analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadSource};
+        use citriage_payload::{
+            analyze, AnalyzeOptions, EvidenceProvider, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadSource,
+        };
         let fail = crate::payloads::fail;
         let http = HttpConfig { timeout: self.http.timeout, ..HttpConfig::default() };
         let mut src = HttpSource::new(&r.controller, http).map_err(fail)?;
         if let Some(g) = &r.github_diffs {
             src = src.with_github_diffs(g).map_err(fail)?;
         }
+        // The failed jobs' evidence: a local mirror, or GCS over HTTP (with the
+        // worker's HTTP options, so their retry budget is shared).
+        let gcs = match (&r.mirror, &r.gcs) {
+            (None, Some(g)) => Some(
+                crate::gcs_evidence::GcsEvidence::new(g, self.http.clone())
+                    .map_err(|e| Failure::input(format!("source {}: gcs {e}", r.name)))?,
+            ),
+            _ => None,
+        };
+        let mirror = r.mirror.as_ref().map(|m| GcsMirror::new(m.clone()));
+        let evidence: &dyn EvidenceProvider = match (&mirror, &gcs) {
+            (Some(m), _) => m,
+            (None, Some(g)) => g,
+            (None, None) => &NoEvidence,
+        };
         let tags = src.tags(&r.stream).map_err(fail)?;
         let mut out = Fetched::default();
         let mut failed: Vec<String> = Vec::new();
@@ -397,9 +414,16 @@ impl Worker {
             let mut opts = AnalyzeOptions::new(&t.name);
             opts.stream = Some(r.stream.clone());
             opts.release_controller_url = Some(r.controller.trim_end_matches('/').to_string());
-            let analysis = match &r.mirror {
-                Some(m) => analyze(&src, &GcsMirror::new(m.clone()), &opts),
-                None => analyze(&src, &NoEvidence, &opts),
+            let analysis = analyze(&src, evidence, &opts);
+            // An analysis that could not read some run's artifacts for a transient
+            // reason is not recorded (it would stand for the payload's phase): the
+            // payload is analysed again at the source's next turn.
+            let analysis = match (analysis, gcs.as_ref().and_then(|g| g.take_transient())) {
+                (Ok(_), Some(e)) => Err(citriage_payload::PayloadError::Transport {
+                    url: r.gcs.clone().unwrap_or_default(),
+                    detail: format!("the jobs' artifacts could not all be read ({e}); not recorded"),
+                }),
+                (a, _) => a,
             };
             match analysis {
                 Ok(a) => {

@@ -37,6 +37,7 @@ fn the_documented_example_configuration_parses() {
     assert_eq!(v["sources"]["github"][2]["name"], "origin");
     assert_eq!(v["sources"]["github"][2]["max_refs"], 100);
     assert_eq!(v["sources"]["release_streams"][0]["max_payloads"], 5);
+    assert_eq!(v["sources"]["release_streams"][0]["gcs"], "https://storage.googleapis.com");
     assert_eq!(v["schedule"]["interval"], "15m");
     assert_eq!(v["retention"]["log_days"], 14);
     assert_eq!(v["owners"]["sig-node"][0], "^ci-kubernetes-node-");

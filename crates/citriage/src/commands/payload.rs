@@ -4,9 +4,10 @@
 //! verdicts against a truth over a synthetic world or a folder of payload snapshots.
 
 use crate::context::{print_json, Context, Failure};
+use crate::gcs_evidence::GcsEvidence;
 use crate::outln;
 use crate::payloads::{analyze_from_dir, fail};
-use citriage_payload::{analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, NoEvidence};
+use citriage_payload::{analyze, AnalyzeOptions, EvidenceProvider, GcsMirror, HttpConfig, HttpSource, NoEvidence};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -32,8 +33,14 @@ pub struct PayloadArgs {
     pub url: Option<String>,
     /// A local GCS mirror of the jobs' artifacts (JUnit, build logs) for evidence.
     /// Default: none (no artifacts read).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "gcs")]
     pub mirror: Option<PathBuf>,
+    /// Online: read the jobs' artifacts (JUnit, build logs) for evidence from GCS over
+    /// HTTP at this base URL, e.g. https://storage.googleapis.com (as `fetch --gcs`
+    /// reads builds; that host is then contacted too). Not with --mirror or --from.
+    /// Default: none (no artifacts read).
+    #[arg(long, value_name = "URL")]
+    pub gcs: Option<String>,
     /// Online: where PR diffs are read from (e.g. https://github.com); that host is then allowed too.
     /// Default: none (no diffs read).
     #[arg(long, value_name = "URL")]
@@ -113,6 +120,12 @@ pub fn exec(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
     if a.tag == "eval" {
         return eval(ctx, a);
     }
+    if let (Some(g), Some(dir)) = (&a.gcs, &a.from) {
+        return Err(Failure::input(format!(
+            "--gcs {g} reads the jobs' artifacts online, with --url; offline, --from {} reads them from the folder (or --mirror)",
+            dir.display()
+        )));
+    }
     let mut opts = AnalyzeOptions::new(&a.tag);
     opts.as_of = a.as_of.clone();
     if let Some(s) = &a.stream {
@@ -129,10 +142,15 @@ pub fn exec(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
             if let Some(sp) = &a.sippy {
                 src = src.with_sippy(sp).map_err(fail)?;
             }
-            match &a.mirror {
-                Some(m) => analyze(&src, &GcsMirror::new(m.clone()), &opts).map_err(fail)?,
-                None => analyze(&src, &NoEvidence, &opts).map_err(fail)?,
-            }
+            let evidence: Box<dyn EvidenceProvider> = match (&a.mirror, &a.gcs) {
+                (Some(m), _) => Box::new(GcsMirror::new(m.clone())),
+                (None, Some(g)) => Box::new(
+                    GcsEvidence::new(g, HttpConfig::default().options())
+                        .map_err(|e| Failure::input(format!("--gcs {e}")))?,
+                ),
+                (None, None) => Box::new(NoEvidence),
+            };
+            analyze(&src, evidence.as_ref(), &opts).map_err(fail)?
         }
         (None, None) => {
             return Err(Failure::input(
