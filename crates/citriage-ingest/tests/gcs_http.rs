@@ -44,32 +44,10 @@ fn respond(root: &Path, url: &str, faults: &Faults, page: usize) -> tiny_http::R
     let mk = |status: u16, data: Vec<u8>| {
         tiny_http::Response::new(status.into(), vec![], boxed(data.clone()), Some(data.len()), None)
     };
-    if let Some(q) = url.strip_prefix(&format!("/storage/v1/b/{BUCKET}/o?")) {
-        let params: BTreeMap<String, String> =
-            q.split('&').filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), pct_decode(v)))).collect();
-        let prefix = params.get("prefix").cloned().unwrap_or_default();
-        let start: usize = params.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0);
-        let dir = root.join(&prefix);
-        let mut entries: Vec<(String, bool, u64)> = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd
-                .flatten()
-                .map(|e| {
-                    let md = e.metadata().unwrap();
-                    (format!("{prefix}{}", e.file_name().to_string_lossy()), md.is_dir(), md.len())
-                })
-                .collect(),
-            Err(_) => vec![],
-        };
-        entries.sort();
-        let chunk: Vec<_> = entries.iter().skip(start).take(page).collect();
-        let items: Vec<serde_json::Value> =
-            chunk.iter().filter(|e| !e.1).map(|e| serde_json::json!({"name": e.0, "size": e.2.to_string()})).collect();
-        let prefixes: Vec<String> = chunk.iter().filter(|e| e.1).map(|e| format!("{}/", e.0)).collect();
-        let mut body = serde_json::json!({"kind": "storage#objects", "items": items, "prefixes": prefixes});
-        if start + page < entries.len() {
-            body["nextPageToken"] = serde_json::Value::from((start + page).to_string());
-        }
-        return mk(200, serde_json::to_vec(&body).unwrap());
+    if let Some(mut listing) = common::gcs_listing(root, BUCKET, url, page) {
+        let mut data = Vec::new();
+        listing.body.read_to_end(&mut data).unwrap();
+        return mk(listing.status, data);
     }
     let Some(path) = url.strip_prefix(&format!("/{BUCKET}/")) else { return mk(404, b"no such bucket".to_vec()) };
     let path = pct_decode(path);
