@@ -1346,17 +1346,22 @@ mod tests {
             .map(|(_, k, _)| k)
     }
 
-    /// Texts of a few shapes with volatile parts of varying size, so that near duplicates,
-    /// far candidates and non-candidates of all lengths occur (some with more than 255
-    /// windows in one histogram bucket).
-    fn texts(n: usize, seed: u64) -> Vec<String> {
+    /// A deterministic generator (xorshift) of numbers below its argument.
+    fn below(seed: u64) -> impl FnMut(u64) -> u64 {
         let mut x = seed | 1;
-        let mut rnd = move |m: u64| {
+        move |m: u64| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x % m.max(1)
-        };
+        }
+    }
+
+    /// Texts of a few shapes with volatile parts of varying size, so that near duplicates,
+    /// far candidates and non-candidates of all lengths occur (some with more than 255
+    /// windows in one histogram bucket).
+    fn texts(n: usize, seed: u64) -> Vec<String> {
+        let mut rnd = below(seed);
         let word = |r: &mut dyn FnMut(u64) -> u64, len: usize| -> String {
             (0..len).map(|_| (b'a' + r(6) as u8) as char).collect()
         };
@@ -1457,13 +1462,7 @@ mod tests {
     /// rule allows: many pairs match, many just miss, and a query often matches several keys
     /// that do not match each other (so the order of candidates decides).
     fn near_misses(n: usize, seed: u64) -> Vec<String> {
-        let mut x = seed | 1;
-        let mut rnd = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m.max(1)
-        };
+        let mut rnd = below(seed);
         let bases: Vec<Vec<u8>> = [180u64, 420, 900]
             .iter()
             .map(|&len| (0..len).map(|i| b"abcdefgh ijklmnop\n"[((i * 7 + i / 11) % 18) as usize]).collect())
