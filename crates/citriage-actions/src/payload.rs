@@ -13,7 +13,7 @@ use crate::request::{Capture, PlannedRequest};
 use crate::{first_line, slug, ActionKind, Draft, Earned, Refusal, SuspectPr, Target, FORMAT_VERSION};
 use citriage_model::{Evidence, EvidenceKind};
 use citriage_payload::action::{Band, CandidateAction};
-use citriage_payload::analysis::{FailedJob, FailureMode, OnsetBefore, PayloadAnalysis, RootCause, Suspect};
+use citriage_payload::result::{FailedJob, FailureMode, OnsetBefore, PayloadAnalysis, RootCause, Suspect};
 use citriage_payload::analyze::page_url;
 use citriage_payload::classify::FailureClass;
 use citriage_payload::evidence::LogLine;

@@ -10,7 +10,7 @@
 //! Strings are written double-quoted with JSON escapes, which YAML reads verbatim.
 
 use crate::payload::{Bisect, Opened};
-use citriage_payload::analysis::PayloadAnalysis;
+use citriage_payload::result::PayloadAnalysis;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::classify::FailureClass;
-use crate::model::Phase;
+use crate::release::Phase;
 use crate::scoring::{Candidate, CandidateKind};
 
 /// Confidence band of a score.

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::action::{self, Band, CandidateAction, Verdict};
-use crate::analysis::*;
+use crate::result::*;
 use crate::ciconfig::{self, CiConfigChange};
 use crate::classify::{Classification, Classifier, FailureClass, ModeFacts};
 use crate::diff;
@@ -22,7 +22,7 @@ use crate::error::PayloadError;
 use crate::evidence::{EvidenceProvider, JunitState, LogLine, RunEvidence, TestKind};
 use crate::history::{self, Chain};
 use crate::jobhistory::{self, JobRun, Outcome, RunState, Streak};
-use crate::model::{self, ChangeLogState, JobResult, JobState, PullRequest, ReleaseInfo, TagList};
+use crate::release::{self, ChangeLogState, JobResult, JobState, PullRequest, ReleaseInfo, TagList};
 use crate::modes::{build_modes, Draft};
 use crate::scoring::{
     self, Candidate, CandidateKind, CandidateScore, Correlation, CorrelationResult, Matcher, ModeEvidence, RpmChange,
@@ -310,7 +310,7 @@ fn changelog_between(
     infos: &BTreeMap<String, ReleaseInfo>,
     tag: &str,
     from: &str,
-) -> (Option<model::ChangeLogJson>, Vec<model::NodeImageStream>, String, Option<String>) {
+) -> (Option<release::ChangeLogJson>, Vec<release::NodeImageStream>, String, Option<String>) {
     match ctx.source.changelog(&ctx.stream, tag, from) {
         Ok(c) => match c.state {
             ChangeLogState::Ready(j) => {
@@ -338,7 +338,7 @@ fn fallback_changelog(
     tag: &str,
     from: &str,
     why: Option<String>,
-) -> (Option<model::ChangeLogJson>, Vec<model::NodeImageStream>, String, Option<String>) {
+) -> (Option<release::ChangeLogJson>, Vec<release::NodeImageStream>, String, Option<String>) {
     if let Some(info) = infos.get(tag) {
         if let Some(j) = info.change_log.json() {
             if j.from.name == from {
@@ -390,7 +390,7 @@ fn pr_candidate(source: &dyn PayloadSource, pr: &PullRequest, payload: &str, gap
 
 fn rpm_candidates(
     source: &dyn PayloadSource,
-    nis: &[model::NodeImageStream],
+    nis: &[release::NodeImageStream],
     payload: &str,
     from: &str,
 ) -> Vec<Candidate> {
@@ -514,7 +514,7 @@ pub fn analyze_with(
     opts: &AnalyzeOptions,
     signer: &dyn Signer,
 ) -> Result<PayloadAnalysis, PayloadError> {
-    let parts = model::parse_tag(&opts.tag);
+    let parts = release::parse_tag(&opts.tag);
     let stream = match (&opts.stream, &parts) {
         (Some(s), _) => s.clone(),
         (None, Some(p)) => p.stream_name.clone(),
@@ -583,7 +583,7 @@ pub fn analyze_with(
     // 2. Changelogs: each hop, new vs the previous payload, cumulative since the baseline.
     let pos = all_tags.position(&opts.tag).unwrap_or(0);
     let predecessor = all_tags.tags.get(pos + 1).map(|t| t.name.clone());
-    let mut hops: BTreeMap<String, (Vec<PullRequest>, Vec<model::NodeImageStream>, String)> = BTreeMap::new();
+    let mut hops: BTreeMap<String, (Vec<PullRequest>, Vec<release::NodeImageStream>, String)> = BTreeMap::new();
     let mut hop_notes: BTreeMap<String, String> = BTreeMap::new();
     for (i, tag) in chain_tags.iter().enumerate() {
         let Some(from) = chain_tags.get(i + 1).cloned().or_else(|| if i == 0 { predecessor.clone() } else { None })
@@ -1728,7 +1728,7 @@ pub fn analyze_with(
             source: source.describe(),
         },
         blocking: target_info.blocking_counts(),
-        informing: model::JobCounts::of(target_info.results.informing.values()),
+        informing: release::JobCounts::of(target_info.results.informing.values()),
         history: chain.rows.clone(),
         baseline: chain.baseline.clone(),
         chain_complete: !chain.truncated,

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::{CandidateAction, Verdict};
-use crate::analysis::PayloadAnalysis;
+use crate::result::PayloadAnalysis;
 use crate::analyze::{analyze, AnalyzeOptions};
 use crate::error::{read_file, PayloadError};
 use crate::evidence::GcsMirror;

@@ -327,7 +327,7 @@ pub fn merge_results_json(
                             let human = g("humanurl");
                             aggregated::UnderlyingRun {
                                 job_run_id: g("jobrunid"),
-                                job: crate::model::prow_job_from_url(&human),
+                                job: crate::release::prow_job_from_url(&human),
                                 human_url: human,
                                 gcs_artifact_url: g("gcsartifacturl"),
                             }

@@ -17,7 +17,7 @@
 
 pub mod action;
 pub mod aggregated;
-pub mod analysis;
+pub mod result;
 pub mod analyze;
 pub mod ciconfig;
 pub mod classify;
@@ -30,7 +30,7 @@ pub mod history;
 pub mod jobhistory;
 pub mod junit;
 pub mod lines;
-pub mod model;
+pub mod release;
 pub mod modes;
 pub mod paths;
 pub mod report;
@@ -40,7 +40,7 @@ pub mod snapshot;
 pub mod source;
 pub mod specificity;
 
-pub use analysis::PayloadAnalysis;
+pub use result::PayloadAnalysis;
 pub use analyze::{analyze, analyze_with, AnalyzeOptions};
 pub use error::PayloadError;
 pub use evidence::{EvidenceProvider, GcsMirror, NoEvidence, RunEvidence};

@@ -513,7 +513,7 @@ fn binaries_of(lines: &[LogLine], ctx: &StepContext) -> Vec<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregated::{UnderlyingRun, Verdict};
+    use crate::aggregated::{PassTally, UnderlyingRun};
 
     fn run(id: &str) -> UnderlyingRun {
         UnderlyingRun { job_run_id: id.into(), human_url: String::new(), gcs_artifact_url: String::new(), job: None }
@@ -525,7 +525,7 @@ mod tests {
             suite: String::new(),
             failed: true,
             informing: false,
-            verdict: Some(Verdict {
+            verdict: Some(PassTally {
                 passed: false,
                 passes: passes as u32,
                 failures: fails.len() as u32,

@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::error::{read_optional, PayloadError};
 use crate::evidence::{self, EvidenceProvider, Location, LogLine, RunEvidence};
 use crate::junit;
-use crate::model::{self, JobResult, JobResults, JobState, Phase, PullRequest, ReleaseInfo, TagEntry, TagList};
+use crate::release::{self, JobResult, JobResults, JobState, Phase, PullRequest, ReleaseInfo, TagEntry, TagList};
 use crate::source::{parse_presubmits, read_under, Changelog, PayloadSource};
 use citriage_model::time;
 
@@ -128,7 +128,7 @@ impl SnapshotDir {
 
     /// The stream name (`4.22.0-0.nightly`) of the snapshot's tags.
     pub fn stream_name(&self) -> Option<String> {
-        self.chain.iter().find_map(|t| model::parse_tag(t)).map(|p| p.stream_name)
+        self.chain.iter().find_map(|t| release::parse_tag(t)).map(|p| p.stream_name)
     }
 
     fn summary_phase(&self, tag: &str) -> Option<String> {
@@ -180,8 +180,8 @@ impl SnapshotDir {
             results,
             upgrades_to: Vec::new(),
             upgrades_from: Vec::new(),
-            change_log_html: model::ChangeLogHtml::Absent,
-            change_log: model::ChangeLogState::Absent,
+            change_log_html: release::ChangeLogHtml::Absent,
+            change_log: release::ChangeLogState::Absent,
             node_image_streams: Vec::new(),
             provenance: Some("rebuilt from job.json files (payload.json missing)".into()),
         }))
@@ -251,7 +251,7 @@ impl PayloadSource for SnapshotDir {
         let p = self.root.join(tag).join("payload.json");
         match read_optional(&p)? {
             Some(b) => {
-                let mut r = model::parse_release_info(&b, &p.display().to_string())?;
+                let mut r = release::parse_release_info(&b, &p.display().to_string())?;
                 if r.name.is_empty() {
                     r.name = tag.to_string();
                 }
@@ -267,7 +267,7 @@ impl PayloadSource for SnapshotDir {
         let predecessor = idx.and_then(|i| self.chain.get(i + 1));
         let Some(b) = read_optional(&p)? else { return Err(PayloadError::not_found(p.display().to_string())) };
         let origin = p.display().to_string();
-        let (state, nis) = model::parse_changelog_response(&b, &origin)?;
+        let (state, nis) = release::parse_changelog_response(&b, &origin)?;
         // The file is relative to the previous payload; answer only that question
         // (or whatever `from` the changelog itself declares).
         let declared = state.json().map(|j| j.from.name.clone()).filter(|n| !n.is_empty());

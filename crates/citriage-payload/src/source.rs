@@ -45,7 +45,7 @@ use citriage_sources::http::{HttpClient, HttpError, HttpOptions};
 use crate::ciconfig::{self, CiConfigChange};
 use crate::error::{read_optional, PayloadError};
 use crate::jobhistory::{self, JobRun};
-use crate::model::{self, ChangeLogState, NodeImageStream, PullRequest, ReleaseInfo, TagList};
+use crate::release::{self, ChangeLogState, NodeImageStream, PullRequest, ReleaseInfo, TagList};
 
 /// The answer to a changelog request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +165,7 @@ impl PayloadSource for RecordedDir {
         }
         let p = self.stream_dir(stream).join("tags");
         match self.read_first(&with_json(p.clone()))? {
-            Some((b, origin)) => model::parse_tag_list(&b, &origin),
+            Some((b, origin)) => release::parse_tag_list(&b, &origin),
             None => Err(PayloadError::not_found(format!("{}.json", p.display()))),
         }
     }
@@ -176,7 +176,7 @@ impl PayloadSource for RecordedDir {
         }
         let p = self.stream_dir(stream).join("release").join(tag);
         match self.read_first(&with_json(p.clone()))? {
-            Some((b, origin)) => model::parse_release_info(&b, &origin),
+            Some((b, origin)) => release::parse_release_info(&b, &origin),
             None => Err(PayloadError::not_found(format!("{}.json", p.display()))),
         }
     }
@@ -188,7 +188,7 @@ impl PayloadSource for RecordedDir {
         let p = self.stream_dir(stream).join("release").join(format!("{tag}?from={from}"));
         match self.read_first(&with_json(p.clone()))? {
             Some((b, origin)) => {
-                let (state, nis) = model::parse_changelog_response(&b, &origin)?;
+                let (state, nis) = release::parse_changelog_response(&b, &origin)?;
                 Ok(Changelog { state, node_image_streams: nis, origin })
             }
             None => Err(PayloadError::not_found(format!("{}.json", p.display()))),
@@ -474,7 +474,7 @@ impl PayloadSource for HttpSource {
         let rel = Self::api_path(stream, "tags");
         let url = format!("{}/{rel}", self.base);
         let b = self.get(&url)?;
-        let list = model::parse_tag_list(&b, &url)?;
+        let list = release::parse_tag_list(&b, &url)?;
         self.record(&rel, &b);
         Ok(list)
     }
@@ -483,7 +483,7 @@ impl PayloadSource for HttpSource {
         let rel = Self::api_path(stream, &format!("release/{}", encode_component(tag)));
         let url = format!("{}/{rel}", self.base);
         let b = self.get(&url)?;
-        let info = model::parse_release_info(&b, &url)?;
+        let info = release::parse_release_info(&b, &url)?;
         self.record(&rel, &b);
         Ok(info)
     }
@@ -492,7 +492,7 @@ impl PayloadSource for HttpSource {
         let rel = Self::api_path(stream, &format!("release/{}?from={}", encode_component(tag), encode_component(from)));
         let url = format!("{}/{rel}", self.base);
         let b = self.get(&url)?;
-        let (state, nis) = model::parse_changelog_response(&b, &url)?;
+        let (state, nis) = release::parse_changelog_response(&b, &url)?;
         if !matches!(state, ChangeLogState::Loading(_)) {
             self.record(&rel, &b);
         }

@@ -5,9 +5,9 @@
 mod common;
 
 use citriage_payload::action::{CandidateAction, Verdict};
-use citriage_payload::analysis::{OnsetBefore, PayloadAnalysis};
+use citriage_payload::result::{OnsetBefore, PayloadAnalysis};
 use citriage_payload::classify::FailureClass;
-use citriage_payload::model::Phase;
+use citriage_payload::release::Phase;
 use citriage_payload::scoring::Signal;
 use citriage_payload::{
     analyze, render_html, render_json, render_markdown, render_results_yaml, AnalyzeOptions, GcsMirror, RecordedDir,
@@ -32,7 +32,7 @@ fn run(tag: &str, as_of: Option<&str>) -> PayloadAnalysis {
     run_in(&world, tag, as_of).unwrap()
 }
 
-fn suspect<'a>(a: &'a PayloadAnalysis, id: &str) -> Option<&'a citriage_payload::analysis::Suspect> {
+fn suspect<'a>(a: &'a PayloadAnalysis, id: &str) -> Option<&'a citriage_payload::result::Suspect> {
     a.suspects.iter().find(|s| s.candidate == id)
 }
 

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::action::{Band, CandidateAction, Verdict};
-use crate::analysis::PayloadAnalysis;
+use crate::result::PayloadAnalysis;
 use crate::evidence::JunitState;
 
 /// The contradictions found in an analysis and its rendered Markdown.
@@ -62,7 +62,7 @@ pub fn contradictions(a: &PayloadAnalysis, markdown: &str) -> Vec<String> {
     if a.decision.force_accept.recommended && expected != Verdict::ReportOnly {
         out.push("force-accept is recommended beside a revert or bisect".into());
     }
-    if a.decision.force_accept.recommended && a.payload.phase == crate::model::Phase::Accepted {
+    if a.decision.force_accept.recommended && a.payload.phase == crate::release::Phase::Accepted {
         out.push("force-accept is recommended for a payload already Accepted".into());
     }
     let without: Vec<&str> = a

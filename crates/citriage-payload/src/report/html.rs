@@ -6,12 +6,12 @@
 use std::fmt::Write;
 
 use crate::action::{Band, CandidateAction, Verdict};
-use crate::analysis::*;
+use crate::result::*;
 use crate::analyze::page_url;
 use crate::classify::FailureClass;
 use crate::evidence::{JunitState, LogLine};
 use crate::jobhistory::{PassRate, Trend};
-use crate::model::Phase;
+use crate::release::Phase;
 use crate::scoring::{Candidate, CandidateKind};
 use citriage_model::time;
 

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::action::CandidateAction;
-use crate::analysis::*;
+use crate::result::*;
 use crate::evidence::JunitState;
 
 /// Escapes a table cell / inline text so that it reads the same raw and rendered:

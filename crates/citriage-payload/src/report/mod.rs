@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::PayloadAnalysis;
+use crate::result::PayloadAnalysis;
 use crate::error::PayloadError;
 
 pub mod consistency;

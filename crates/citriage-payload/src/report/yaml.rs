@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::analysis::*;
+use crate::result::*;
 use crate::classify::FailureClass;
 use crate::scoring::CandidateKind;
 

@@ -219,6 +219,6 @@ fn summary(a: &citriage_payload::PayloadAnalysis, files: &[PathBuf], recorded: O
     out
 }
 
-fn suspect_line(s: &citriage_payload::analysis::Suspect) -> String {
+fn suspect_line(s: &citriage_payload::result::Suspect) -> String {
     format!("#{} {} (score {}, {}): {}", s.rank, s.candidate, s.score.total, s.action.as_str(), s.action_reason)
 }

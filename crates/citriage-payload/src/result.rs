@@ -10,7 +10,7 @@ use crate::classify::Classification;
 use crate::evidence::{JunitState, Location, LogLine};
 use crate::history::HistoryRow;
 use crate::jobhistory::{JobTrend, Streak, WindowSpec};
-use crate::model::{JobCounts, JobState, Phase, PullRequest};
+use crate::release::{JobCounts, JobState, Phase, PullRequest};
 use crate::scoring::{Candidate, CandidateScore};
 use crate::signature::Signature;
 
