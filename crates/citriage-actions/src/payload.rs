@@ -17,7 +17,8 @@ use citriage_payload::result::{FailedJob, FailureMode, OnsetBefore, PayloadAnaly
 use citriage_payload::analyze::page_url;
 use citriage_payload::classify::FailureClass;
 use citriage_payload::evidence::LogLine;
-use citriage_payload::scoring::{Candidate, CandidateScore, ErrorMatch, Signal};
+use citriage_payload::candidate::Candidate;
+use citriage_payload::scoring::{CandidateScore, ErrorMatch, Signal};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};

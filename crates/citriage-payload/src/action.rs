@@ -16,9 +16,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::FailureClass;
 use crate::release::Phase;
-use crate::scoring::{Candidate, CandidateKind};
 
 /// Confidence band of a score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -37,11 +37,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::{CandidateAction, Verdict};
-use crate::result::PayloadAnalysis;
 use crate::analyze::{analyze, AnalyzeOptions};
+use crate::candidate::CandidateKind;
 use crate::error::{read_file, PayloadError};
 use crate::evidence::GcsMirror;
-use crate::scoring::CandidateKind;
+use crate::result::PayloadAnalysis;
 use crate::snapshot::SnapshotDir;
 use crate::source::RecordedDir;
 

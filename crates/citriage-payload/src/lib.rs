@@ -17,8 +17,8 @@
 
 pub mod action;
 pub mod aggregated;
-pub mod result;
 pub mod analyze;
+pub mod candidate;
 pub mod ciconfig;
 pub mod classify;
 pub mod components;
@@ -30,21 +30,25 @@ pub mod history;
 pub mod jobhistory;
 pub mod junit;
 pub mod lines;
-pub mod release;
+pub mod links;
 pub mod modes;
 pub mod paths;
+pub mod release;
 pub mod report;
+pub mod result;
 pub mod scoring;
 pub mod signature;
 pub mod snapshot;
 pub mod source;
 pub mod specificity;
+pub mod tokens;
+pub mod words;
 
-pub use result::PayloadAnalysis;
 pub use analyze::{analyze, analyze_with, AnalyzeOptions};
 pub use error::PayloadError;
 pub use evidence::{EvidenceProvider, GcsMirror, NoEvidence, RunEvidence};
 pub use report::{render_html, render_json, render_markdown, render_results_yaml, write_reports};
+pub use result::PayloadAnalysis;
 pub use signature::{MaskingSigner, Signer};
 pub use snapshot::SnapshotDir;
 pub use source::{HttpConfig, HttpSource, PayloadSource, RecordedDir};

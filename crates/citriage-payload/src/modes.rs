@@ -272,7 +272,7 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
             // Build-log error lines of the same failure: the same signature, or
             // one of the failing tests' distinctive strings.
             let tokens: Vec<String> =
-                crate::scoring::Matcher.tokens(&d.lines).into_iter().map(|t| t.text).filter(|t| t.len() >= 8).collect();
+                crate::tokens::Matcher.tokens(&d.lines).into_iter().map(|t| t.text).filter(|t| t.len() >= 8).collect();
             let extra: Vec<LogLine> = log
                 .iter()
                 .zip(&log_sig)

@@ -6,12 +6,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::{Band, CandidateAction, ForceAccept, Verdict};
 use crate::aggregated::AggregatedTest;
+use crate::candidate::Candidate;
 use crate::classify::Classification;
 use crate::evidence::{JunitState, Location, LogLine};
 use crate::history::HistoryRow;
 use crate::jobhistory::{JobTrend, Streak, WindowSpec};
 use crate::release::{JobCounts, JobState, Phase, PullRequest};
-use crate::scoring::{Candidate, CandidateScore};
+use crate::scoring::CandidateScore;
 use crate::signature::Signature;
 
 /// Version of the JSON shape.

@@ -42,8 +42,11 @@ use std::time::Duration;
 
 use citriage_sources::http::{HttpClient, HttpError, HttpOptions};
 
-use crate::ciconfig::{self, CiConfigChange};
+use crate::ciconfig::CiConfigChange;
 use crate::error::{read_optional, PayloadError};
+use citriage_model::time::Epoch;
+
+pub mod ci_config;
 use crate::jobhistory::{self, JobRun};
 use crate::release::{self, ChangeLogState, NodeImageStream, PullRequest, ReleaseInfo, TagList};
 
@@ -54,6 +57,24 @@ pub struct Changelog {
     pub node_image_streams: Vec<NodeImageStream>,
     /// The file or URL it came from.
     pub origin: String,
+}
+
+/// The window CI-configuration changes are asked for: commits in `[since, until]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CiWindow {
+    pub since: Epoch,
+    pub until: Epoch,
+}
+
+/// What a source knows of the CI-configuration changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CiConfigAnswer {
+    /// The source has no list of them.
+    Unknown,
+    /// These are the changes.
+    Known(Vec<CiConfigChange>),
+    /// They could not be read (a checkout git cannot read): a gap of the analysis.
+    Unreadable(String),
 }
 
 /// A source of release-controller data and the extras the analysis can use.
@@ -86,9 +107,10 @@ pub trait PayloadSource {
         Ok(None)
     }
 
-    /// Recorded CI-configuration changes, when the source has them.
-    fn ci_config_changes(&self) -> Result<Option<Vec<CiConfigChange>>, PayloadError> {
-        Ok(None)
+    /// The CI-configuration changes of the window, when the source has them (a
+    /// recorded list may answer whole: the analysis filters by date).
+    fn ci_config_changes(&self, _window: &CiWindow) -> Result<CiConfigAnswer, PayloadError> {
+        Ok(CiConfigAnswer::Unknown)
     }
 
     /// Sippy's per-job pass rates for a release (`4.22`), when available.
@@ -259,20 +281,8 @@ impl PayloadSource for RecordedDir {
         }
     }
 
-    fn ci_config_changes(&self) -> Result<Option<Vec<CiConfigChange>>, PayloadError> {
-        for root in &self.extra_roots {
-            for rel in [
-                &["ci-config", "changes.json"][..],
-                &["ci-config-changes.json"][..],
-                &["openshift", "ci-config-changes.json"][..],
-            ] {
-                let p = rel.iter().fold(root.clone(), |a, s| a.join(s));
-                if let Some(b) = read_optional(&p)? {
-                    return Ok(Some(ciconfig::parse_recorded_in(&b, &p.display().to_string(), Some(root))?));
-                }
-            }
-        }
-        Ok(None)
+    fn ci_config_changes(&self, _window: &CiWindow) -> Result<CiConfigAnswer, PayloadError> {
+        ci_config::read_recorded_in(&self.extra_roots)
     }
 }
 

@@ -5,9 +5,9 @@
 mod common;
 
 use citriage_payload::action::{CandidateAction, Verdict};
-use citriage_payload::result::{OnsetBefore, PayloadAnalysis};
 use citriage_payload::classify::FailureClass;
 use citriage_payload::release::Phase;
+use citriage_payload::result::{OnsetBefore, PayloadAnalysis};
 use citriage_payload::scoring::Signal;
 use citriage_payload::{
     analyze, render_html, render_json, render_markdown, render_results_yaml, AnalyzeOptions, GcsMirror, RecordedDir,

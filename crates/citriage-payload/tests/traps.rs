@@ -10,8 +10,8 @@
 use std::path::Path;
 
 use citriage_payload::action::{CandidateAction, Verdict};
-use citriage_payload::result::PayloadAnalysis;
 use citriage_payload::classify::FailureClass;
+use citriage_payload::result::PayloadAnalysis;
 use citriage_payload::scoring::Signal;
 use citriage_payload::{analyze, AnalyzeOptions, SnapshotDir};
 use serde_json::json;

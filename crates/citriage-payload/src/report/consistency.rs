@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::action::{Band, CandidateAction, Verdict};
-use crate::result::PayloadAnalysis;
 use crate::evidence::JunitState;
+use crate::result::PayloadAnalysis;
 
 /// The contradictions found in an analysis and its rendered Markdown.
 pub fn contradictions(a: &PayloadAnalysis, markdown: &str) -> Vec<String> {

@@ -6,13 +6,13 @@
 use std::fmt::Write;
 
 use crate::action::{Band, CandidateAction, Verdict};
-use crate::result::*;
 use crate::analyze::page_url;
+use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::FailureClass;
 use crate::evidence::{JunitState, LogLine};
 use crate::jobhistory::{PassRate, Trend};
 use crate::release::Phase;
-use crate::scoring::{Candidate, CandidateKind};
+use crate::result::*;
 use citriage_model::time;
 
 /// Escapes text for HTML content and attribute values.

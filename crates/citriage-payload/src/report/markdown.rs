@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use crate::action::CandidateAction;
-use crate::result::*;
 use crate::evidence::JunitState;
+use crate::result::*;
 
 /// Escapes a table cell / inline text so that it reads the same raw and rendered:
 /// `|` and `\\` escaped, line breaks as spaces, and only a `<` that could open an HTML

@@ -10,9 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::result::*;
+use crate::candidate::CandidateKind;
 use crate::classify::FailureClass;
-use crate::scoring::CandidateKind;
+use crate::result::*;
 
 /// A double-quoted YAML scalar.
 pub fn q(s: &str) -> String {
