@@ -46,6 +46,21 @@ fn link(url: Option<&str>, text: &str) -> String {
 /// Renders the Markdown report.
 pub fn render_markdown(a: &PayloadAnalysis) -> String {
     let mut o = String::new();
+    header(&mut o, a);
+    summary_section(&mut o, a);
+    history_section(&mut o, a);
+    failed_jobs_section(&mut o, a);
+    root_causes_section(&mut o, a);
+    suspects_section(&mut o, a);
+    context_section(&mut o, a);
+    action_section(&mut o, a);
+    recommendations_section(&mut o, a);
+    data_gaps_section(&mut o, a);
+    o
+}
+
+/// The title and the payload line.
+fn header(o: &mut String, a: &PayloadAnalysis) {
     let p = &a.payload;
     let _ = writeln!(o, "# Payload analysis: {}\n", cell(&p.tag));
     let _ = writeln!(
@@ -57,7 +72,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         cell(p.phase.as_str()),
         p.as_of.as_ref().map(|t| format!(" · as of {}", cell(&citriage_model::time::shown(t)))).unwrap_or_default()
     );
+}
 
+/// The executive summary.
+fn summary_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Executive summary\n");
     let _ = writeln!(o, "**{}** — {}\n", a.decision.verdict.as_str(), cell(&a.decision.summary));
     let b = &a.blocking;
@@ -103,7 +121,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         );
     }
     o.push('\n');
+}
 
+/// The payload history and the PR sets.
+fn history_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(
         o,
         "## Payload history\n\n| Payload | Phase | Created | Blocking results | Note |\n|---|---|---|---|---|"
@@ -143,7 +164,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         }
         o.push('\n');
     }
+}
 
+/// The failed blocking jobs: a table, then each job in detail.
+fn failed_jobs_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Failed blocking jobs\n");
     if a.failed_jobs.is_empty() {
         let _ = writeln!(o, "No blocking job failed.\n");
@@ -180,72 +204,80 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         }
         o.push('\n');
         for j in &a.failed_jobs {
-            let _ = writeln!(o, "### {}\n", cell(&j.name));
-            let ev = match &j.junit {
-                None => "no evidence found for the run".to_string(),
-                Some(JunitState::Found { files }) => format!("{files} JUnit file(s), {} test case(s)", j.tests_total),
-                Some(JunitState::Partial { files, .. }) => {
-                    format!("{files} JUnit file(s), some unreadable: counts are a lower bound")
-                }
-                Some(JunitState::Missing) => "no JUnit: unknown, not green".into(),
-                Some(JunitState::Unparseable { .. }) => "JUnit unparseable".into(),
-                Some(JunitState::Empty { .. }) => "JUnit export empty: insufficient evidence".into(),
-            };
-            let _ = writeln!(o, "Evidence: {}.\n", cell(&ev));
-            for m in &j.modes {
-                let _ = writeln!(
-                    o,
-                    "- **{}** {} ({}): {} — first failed in {} ({} payload(s)); {}.",
-                    m.root_cause,
-                    m.class.class.as_str(),
-                    cell(&m.class.reason),
-                    code(&m.summary),
-                    cell(&m.first_failed_in),
-                    m.payloads_failing,
-                    cell(&m.before.describe())
-                );
-                for l in m.lines.iter().take(5) {
-                    let _ = writeln!(o, "  - {} {}", cell(&l.at.cite()), code(&l.text));
-                }
-            }
-            for t in &j.tests {
-                let _ = writeln!(
-                    o,
-                    "- test {} first failed in {}{} ({} payload(s)), {}",
-                    code(&t.name),
-                    cell(&t.first_failed_in),
-                    if t.onset_certain { "" } else { " or earlier" },
-                    t.payloads_failing,
-                    cell(&t.at.cite())
-                );
-            }
-            for pa in &j.previous_attempts {
-                let _ = writeln!(
-                    o,
-                    "- previous attempt {}: {}",
-                    link(Some(&pa.url), pa.url.rsplit('/').next().unwrap_or(&pa.url)),
-                    match pa.same_failure {
-                        Some(true) => "same failure",
-                        Some(false) => "different failure",
-                        None => "no evidence",
-                    }
-                );
-            }
-            if let Some(agg) = &j.aggregated {
-                let _ = writeln!(o, "- aggregated over {}", cell(&agg.underlying_jobs.join(", ")));
-                for t in &agg.failed_tests {
-                    let _ = writeln!(
-                        o,
-                        "  - {}: {}",
-                        code(&t.name),
-                        cell(t.verdict.as_ref().map(|v| v.sentence.as_str()).unwrap_or("failed"))
-                    );
-                }
-            }
-            o.push('\n');
+            job_detail(o, j);
         }
     }
+}
 
+/// One failed job in detail.
+fn job_detail(o: &mut String, j: &FailedJob) {
+    let _ = writeln!(o, "### {}\n", cell(&j.name));
+    let ev = match &j.junit {
+        None => "no evidence found for the run".to_string(),
+        Some(JunitState::Found { files }) => format!("{files} JUnit file(s), {} test case(s)", j.tests_total),
+        Some(JunitState::Partial { files, .. }) => {
+            format!("{files} JUnit file(s), some unreadable: counts are a lower bound")
+        }
+        Some(JunitState::Missing) => "no JUnit: unknown, not green".into(),
+        Some(JunitState::Unparseable { .. }) => "JUnit unparseable".into(),
+        Some(JunitState::Empty { .. }) => "JUnit export empty: insufficient evidence".into(),
+    };
+    let _ = writeln!(o, "Evidence: {}.\n", cell(&ev));
+    for m in &j.modes {
+        let _ = writeln!(
+            o,
+            "- **{}** {} ({}): {} — first failed in {} ({} payload(s)); {}.",
+            m.root_cause,
+            m.class.class.as_str(),
+            cell(&m.class.reason),
+            code(&m.summary),
+            cell(&m.first_failed_in),
+            m.payloads_failing,
+            cell(&m.before.describe())
+        );
+        for l in m.lines.iter().take(5) {
+            let _ = writeln!(o, "  - {} {}", cell(&l.at.cite()), code(&l.text));
+        }
+    }
+    for t in &j.tests {
+        let _ = writeln!(
+            o,
+            "- test {} first failed in {}{} ({} payload(s)), {}",
+            code(&t.name),
+            cell(&t.first_failed_in),
+            if t.onset_certain { "" } else { " or earlier" },
+            t.payloads_failing,
+            cell(&t.at.cite())
+        );
+    }
+    for pa in &j.previous_attempts {
+        let _ = writeln!(
+            o,
+            "- previous attempt {}: {}",
+            link(Some(&pa.url), pa.url.rsplit('/').next().unwrap_or(&pa.url)),
+            match pa.same_failure {
+                Some(true) => "same failure",
+                Some(false) => "different failure",
+                None => "no evidence",
+            }
+        );
+    }
+    if let Some(agg) = &j.aggregated {
+        let _ = writeln!(o, "- aggregated over {}", cell(&agg.underlying_jobs.join(", ")));
+        for t in &agg.failed_tests {
+            let _ = writeln!(
+                o,
+                "  - {}: {}",
+                code(&t.name),
+                cell(t.verdict.as_ref().map(|v| v.sentence.as_str()).unwrap_or("failed"))
+            );
+        }
+    }
+    o.push('\n');
+}
+
+/// The root causes with their evidence.
+fn root_causes_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Root causes\n");
     for r in &a.root_causes {
         let _ = writeln!(o, "### {} — {}\n", r.id, cell(&r.title));
@@ -267,7 +299,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         }
         o.push('\n');
     }
+}
 
+/// The suspects and their verbatim matches.
+fn suspects_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Suspect changes\n");
     if a.suspects.is_empty() {
         let _ = writeln!(o, "No candidate has any link to a failure ({} candidate(s) scored).\n", a.candidates.len());
@@ -313,7 +348,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
             );
         }
     }
+}
 
+/// The broader context.
+fn context_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Broader context\n");
     let mut any = false;
     for r in a.root_causes.iter().filter(|r| r.is_systemic) {
@@ -364,7 +402,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         );
     }
     o.push('\n');
+}
 
+/// The action taken and the force-accept conditions.
+fn action_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Action taken\n\n**{}** — {}\n", a.decision.verdict.as_str(), cell(&a.decision.summary));
     for s in a.suspects.iter().filter(|s| s.action != CandidateAction::ReportOnly) {
         let _ = writeln!(
@@ -384,7 +425,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         let _ = writeln!(o, "- {}", cell(r));
     }
     o.push('\n');
+}
 
+/// The recommendations with their evidence.
+fn recommendations_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Recommendations\n");
     if a.recommendations.is_empty() {
         let _ = writeln!(o, "1. Nothing to do.");
@@ -396,7 +440,11 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         }
     }
     o.push('\n');
+}
 
+/// The data gaps and the footer.
+fn data_gaps_section(o: &mut String, a: &PayloadAnalysis) {
+    let p = &a.payload;
     let _ = writeln!(o, "## Data gaps\n");
     if a.data_gaps.is_empty() {
         let _ = writeln!(o, "None.");
@@ -405,7 +453,6 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         let _ = writeln!(o, "- {}", cell(g));
     }
     let _ = writeln!(o, "\n---\nGenerated by citriage from {}.", cell(&p.source));
-    o
 }
 
 #[cfg(test)]
