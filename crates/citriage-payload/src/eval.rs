@@ -82,70 +82,76 @@ pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, PayloadError> {
         })?;
         list.iter().map(|t| serde_json::to_value(t).unwrap_or(Value::Null)).collect()
     };
-    let mut out = Vec::new();
     let refs = regex::Regex::new(r"\b([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#\d+)").expect("pattern");
-    for (i, r) in rows.iter().enumerate() {
-        let tag = r
-            .get("tag")
-            .and_then(Value::as_str)
-            .filter(|t| !t.trim().is_empty())
-            .ok_or_else(|| PayloadError::invalid(&origin, format!("payload {}: missing tag", i + 1)))?
-            .trim()
-            .to_string();
-        let truth_text = r.get("truth").and_then(Value::as_str).map(str::to_string);
-        let culprits: Vec<String> = match r.get("culprits") {
-            Some(Value::Array(a)) => {
-                let mut v = Vec::new();
-                for x in a {
-                    let s = x.as_str().ok_or_else(|| {
-                        PayloadError::invalid(&origin, format!("{tag}: culprits must be strings like org/repo#123"))
-                    })?;
-                    if !refs.is_match(s) {
-                        return Err(PayloadError::invalid(&origin, format!("{tag}: {s:?} is not org/repo#number")));
-                    }
-                    v.push(s.trim().to_string());
-                }
-                v
+    rows.iter().enumerate().map(|(i, r)| truth_row(r, i, &origin, &refs)).collect()
+}
+
+/// One payload of a truth file.
+fn truth_row(r: &Value, i: usize, origin: &str, refs: &regex::Regex) -> Result<TruthRow, PayloadError> {
+    let tag = r
+        .get("tag")
+        .and_then(Value::as_str)
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| PayloadError::invalid(origin, format!("payload {}: missing tag", i + 1)))?
+        .trim()
+        .to_string();
+    let truth_text = r.get("truth").and_then(Value::as_str).map(str::to_string);
+    let culprits = truth_culprits(r, &tag, truth_text.as_deref(), origin, refs)?;
+    let force_accept = match r.get("force_accept") {
+        Some(Value::Bool(b)) => Some(*b),
+        Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
+        Some(_) => return Err(PayloadError::invalid(origin, format!("{tag}: force_accept must be true or false"))),
+        None => truth_text.as_deref().and_then(|t| {
+            let l = t.to_ascii_lowercase();
+            if l.contains("force-accept must not") || l.contains("force-accept is wrong") {
+                Some(false)
+            } else if l.contains("force-accept is the right") || l.contains("force-accept is right") {
+                Some(true)
+            } else {
+                None
             }
-            Some(Value::String(s)) if s.trim().is_empty() => Vec::new(),
-            Some(_) => return Err(PayloadError::invalid(&origin, format!("{tag}: culprits must be a list"))),
-            None => match &truth_text {
-                Some(t) if t.trim_start().to_ascii_lowercase().starts_with("none") => Vec::new(),
-                Some(t) => refs.captures_iter(t).map(|c| c[1].to_string()).collect(),
-                None => {
-                    return Err(PayloadError::invalid(
-                        &origin,
-                        format!("{tag}: give culprits = [...] or truth = \"...\""),
-                    ))
+        }),
+    };
+    Ok(TruthRow {
+        tag,
+        culprits,
+        force_accept,
+        note: r.get("note").and_then(Value::as_str).map(str::to_string).or(truth_text),
+        evidence_missing: r.get("evidence_missing").and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+/// The culprits of a truth row: its `culprits` list, else every `org/repo#n` of
+/// its `truth` text (none when the text starts with "none").
+fn truth_culprits(
+    r: &Value,
+    tag: &str,
+    truth_text: Option<&str>,
+    origin: &str,
+    refs: &regex::Regex,
+) -> Result<Vec<String>, PayloadError> {
+    match r.get("culprits") {
+        Some(Value::Array(a)) => {
+            let mut v = Vec::new();
+            for x in a {
+                let s = x.as_str().ok_or_else(|| {
+                    PayloadError::invalid(origin, format!("{tag}: culprits must be strings like org/repo#123"))
+                })?;
+                if !refs.is_match(s) {
+                    return Err(PayloadError::invalid(origin, format!("{tag}: {s:?} is not org/repo#number")));
                 }
-            },
-        };
-        let force_accept = match r.get("force_accept") {
-            Some(Value::Bool(b)) => Some(*b),
-            Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
-            Some(_) => {
-                return Err(PayloadError::invalid(&origin, format!("{tag}: force_accept must be true or false")))
+                v.push(s.trim().to_string());
             }
-            None => truth_text.as_deref().and_then(|t| {
-                let l = t.to_ascii_lowercase();
-                if l.contains("force-accept must not") || l.contains("force-accept is wrong") {
-                    Some(false)
-                } else if l.contains("force-accept is the right") || l.contains("force-accept is right") {
-                    Some(true)
-                } else {
-                    None
-                }
-            }),
-        };
-        out.push(TruthRow {
-            tag,
-            culprits,
-            force_accept,
-            note: r.get("note").and_then(Value::as_str).map(str::to_string).or(truth_text),
-            evidence_missing: r.get("evidence_missing").and_then(Value::as_bool).unwrap_or(false),
-        });
+            Ok(v)
+        }
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Vec::new()),
+        Some(_) => Err(PayloadError::invalid(origin, format!("{tag}: culprits must be a list"))),
+        None => match truth_text {
+            Some(t) if t.trim_start().to_ascii_lowercase().starts_with("none") => Ok(Vec::new()),
+            Some(t) => Ok(refs.captures_iter(t).map(|c| c[1].to_string()).collect()),
+            None => Err(PayloadError::invalid(origin, format!("{tag}: give culprits = [...] or truth = \"...\""))),
+        },
     }
-    Ok(out)
 }
 
 fn yaml_to_json(y: &crate::aggregated::Yaml) -> Value {
@@ -244,60 +250,14 @@ fn candidate_key(a: &PayloadAnalysis, id: &str) -> Option<String> {
 /// Compares one analysis with its truth.
 pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
     let md = crate::report::render_markdown(a);
-    let culprit_set: BTreeSet<&str> =
-        truth.map(|t| t.culprits.iter().map(String::as_str).collect()).unwrap_or_default();
     let ranking = a.ranking();
-    let mut culprits = Vec::new();
-    for c in truth.map(|t| t.culprits.as_slice()).unwrap_or(&[]) {
-        let ids: Vec<&str> = a
-            .candidates
-            .iter()
-            .filter(|k| candidate_key(a, &k.id).as_deref() == Some(c.as_str()))
-            .map(|k| k.id.as_str())
-            .collect();
-        let candidate = !ids.is_empty();
-        let present = candidate && !truth.is_some_and(|t| t.evidence_missing);
-        let best = a
-            .suspects
-            .iter()
-            .filter(|s| ids.contains(&s.candidate.as_str()))
-            .min_by_key(|s| (s.rank, std::cmp::Reverse(s.score.total)));
-        let overall = ranking.iter().position(|(id, s)| ids.contains(&id.as_str()) && *s > 0).map(|p| {
-            let score = ranking[p].1;
-            ranking.iter().position(|(_, s)| *s == score).unwrap_or(p) as u32 + 1
-        });
-        let absent_reason = if present {
-            None
-        } else if candidate {
-            Some("the truth marks the payload's evidence as missing".into())
-        } else if c.contains("openshift/release#") {
-            Some("a CI-configuration change: no CI-configuration source was given (--ci-config)".into())
-        } else {
-            Some("in no changelog of the window".into())
-        };
-        culprits.push(CulpritResult {
-            culprit: c.clone(),
-            present,
-            rank: best.map(|s| s.rank),
-            overall_rank: overall,
-            score: best.map(|s| s.score.total),
-            action: best.map(|s| s.action.as_str().to_string()),
-            absent_reason,
-        });
-    }
-    let mut false_reverts = Vec::new();
-    let mut false_bisects = Vec::new();
-    for s in a.suspects.iter().filter(|_| truth.is_some()) {
-        let key = candidate_key(a, &s.candidate).unwrap_or_else(|| s.candidate.clone());
-        if culprit_set.contains(key.as_str()) {
-            continue;
-        }
-        match s.action {
-            CandidateAction::StageRevert if !false_reverts.contains(&key) => false_reverts.push(key),
-            CandidateAction::Bisect if !false_bisects.contains(&key) => false_bisects.push(key),
-            _ => {}
-        }
-    }
+    let culprits: Vec<CulpritResult> = truth
+        .map(|t| t.culprits.as_slice())
+        .unwrap_or(&[])
+        .iter()
+        .map(|c| culprit_result(a, c, truth, &ranking))
+        .collect();
+    let (false_reverts, false_bisects) = false_actions(a, truth);
     let fa = a.decision.force_accept.recommended;
     let force_accept_right = match truth {
         Some(t) => match t.force_accept {
@@ -329,6 +289,61 @@ pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
         contradictions: crate::report::consistency::contradictions(a, &md),
         error: None,
     }
+}
+
+/// Where one true culprit stands in the analysis.
+fn culprit_result(a: &PayloadAnalysis, c: &str, truth: Option<&TruthRow>, ranking: &[(String, u32)]) -> CulpritResult {
+    let ids: Vec<&str> =
+        a.candidates.iter().filter(|k| candidate_key(a, &k.id).as_deref() == Some(c)).map(|k| k.id.as_str()).collect();
+    let candidate = !ids.is_empty();
+    let present = candidate && !truth.is_some_and(|t| t.evidence_missing);
+    let best = a
+        .suspects
+        .iter()
+        .filter(|s| ids.contains(&s.candidate.as_str()))
+        .min_by_key(|s| (s.rank, std::cmp::Reverse(s.score.total)));
+    let overall = ranking.iter().position(|(id, s)| ids.contains(&id.as_str()) && *s > 0).map(|p| {
+        let score = ranking[p].1;
+        ranking.iter().position(|(_, s)| *s == score).unwrap_or(p) as u32 + 1
+    });
+    let absent_reason = if present {
+        None
+    } else if candidate {
+        Some("the truth marks the payload's evidence as missing".into())
+    } else if c.contains("openshift/release#") {
+        Some("a CI-configuration change: no CI-configuration source was given (--ci-config)".into())
+    } else {
+        Some("in no changelog of the window".into())
+    };
+    CulpritResult {
+        culprit: c.to_string(),
+        present,
+        rank: best.map(|s| s.rank),
+        overall_rank: overall,
+        score: best.map(|s| s.score.total),
+        action: best.map(|s| s.action.as_str().to_string()),
+        absent_reason,
+    }
+}
+
+/// Non-culprits given "stage revert", and those given "bisect" (with a truth only).
+fn false_actions(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> (Vec<String>, Vec<String>) {
+    let culprit_set: BTreeSet<&str> =
+        truth.map(|t| t.culprits.iter().map(String::as_str).collect()).unwrap_or_default();
+    let mut false_reverts = Vec::new();
+    let mut false_bisects = Vec::new();
+    for s in a.suspects.iter().filter(|_| truth.is_some()) {
+        let key = candidate_key(a, &s.candidate).unwrap_or_else(|| s.candidate.clone());
+        if culprit_set.contains(key.as_str()) {
+            continue;
+        }
+        match s.action {
+            CandidateAction::StageRevert if !false_reverts.contains(&key) => false_reverts.push(key),
+            CandidateAction::Bisect if !false_bisects.contains(&key) => false_bisects.push(key),
+            _ => {}
+        }
+    }
+    (false_reverts, false_bisects)
 }
 
 fn error_row(tag: &str, truth: Option<&TruthRow>, e: String) -> EvalRow {

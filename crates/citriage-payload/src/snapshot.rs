@@ -316,89 +316,99 @@ impl EvidenceProvider for SnapshotDir {
             .unwrap_or("")
             .trim_end_matches('/')
             .to_string();
-        let url_for = |rel: &str| (!gcs.is_empty()).then(|| format!("{gcs}/{rel}"));
         let mut ev = RunEvidence::empty(prow_url);
+        if let Some(bl) = read_json(&jdir.join("build_log.json"))? {
+            read_build_log(&bl, &gcs, &mut ev);
+        }
         let rel_dir = format!(
             "{tag}/jobs/{lifecycle}/{}",
             jdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         );
-        // Build log: its error lines (info and warning lines are not evidence)
-        // and its tail, kept as context.
-        let step_re = regex::Regex::new(r#"(?:Step|step) "?([A-Za-z0-9][\w.-]*)"? failed"#).unwrap();
-        if let Some(bl) = read_json(&jdir.join("build_log.json"))? {
-            let at = |line: Option<u32>| Location { file: "build-log.txt".into(), url: url_for("build-log.txt"), line };
-            for l in bl.get("error_warning_lines").and_then(|x| x.as_array()).into_iter().flatten() {
-                let text = evidence::strip_ansi(l.get("text").and_then(|t| t.as_str()).unwrap_or("")).into_owned();
-                if crate::lines::is_info_line(&text) {
-                    continue;
-                }
-                let line = l.get("line_number").and_then(|n| n.as_u64()).map(|n| n as u32);
-                ev.log_lines.push(LogLine { text, at: at(line) });
-            }
-            let start = bl.get("tail_start_line").and_then(|n| n.as_u64()).map(|n| n as u32);
-            let tail: Vec<&Value> = bl.get("tail_lines").and_then(|x| x.as_array()).into_iter().flatten().collect();
-            let skip = tail.len().saturating_sub(evidence::TAIL_LINES);
-            for (i, l) in tail.into_iter().enumerate().skip(skip) {
-                let text: String =
-                    evidence::strip_ansi(l.as_str().unwrap_or("")).trim_end().chars().take(1000).collect();
-                ev.context.push(LogLine { text, at: at(start.map(|s| s + i as u32)) });
-            }
-            ev.failed_step = ev
-                .log_lines
-                .iter()
-                .chain(ev.context.iter())
-                .find_map(|l| step_re.captures(&l.text).map(|c| c[1].to_string()));
-        }
-        // JUnit: every raw XML file, and results.json for what the XML lacks
-        // (large XML files may be missing from a snapshot).
-        let jd = jdir.join("junit");
-        let mut xml_files: Vec<(String, PathBuf)> = match std::fs::read_dir(&jd) {
-            Ok(rd) => rd
-                .flatten()
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-                .filter(|(n, _)| n.ends_with(".xml"))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        xml_files.sort();
-        let mut parsed = Vec::new();
-        let mut problems = Vec::new();
-        for (name, p) in &xml_files {
-            let Some(raw) = read_optional(p)? else { continue };
-            let rel = format!("{rel_dir}/junit/{name}");
-            let f = junit::parse_junit(&raw, &rel);
-            if let Some(pr) = &f.problem {
-                problems.push(pr.clone());
-            }
-            if f.cases.is_empty() && f.problem.is_some() {
-                continue;
-            }
-            if name == "junit-aggregated.xml" {
-                ev.aggregated.extend(crate::aggregated::aggregated_tests(&f.cases));
-            }
-            parsed.push((Location { file: rel, url: url_for(&format!("artifacts/{name}")), line: None }, f.cases));
-        }
-        let (failures, total) = evidence::failures_from_cases(&parsed);
-        ev.failures = failures;
-        ev.tests_total = total;
-        let xml_names: std::collections::BTreeSet<String> =
-            parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
-        let rp = jd.join("results.json");
-        let (mut results_read, mut results_entries) = (0u32, 0usize);
-        if let Some(raw) = read_optional(&rp)? {
-            let rel = format!("{rel_dir}/junit/results.json");
-            match serde_json::from_slice::<Value>(&raw) {
-                Ok(rj) => {
-                    let loc = Location { file: rel, url: None, line: None };
-                    results_read = 1;
-                    results_entries = evidence::merge_results_json(&mut ev, &rj, &loc, &xml_names);
-                }
-                // A broken export is a problem of this run's evidence, not of the analysis.
-                Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
-            }
-        }
-        let present = xml_files.len() + usize::from(rp.is_file());
-        ev.junit = evidence::junit_state(parsed.len() as u32, present, results_read, results_entries, problems);
+        read_junit(&jdir.join("junit"), &rel_dir, &gcs, &mut ev)?;
         Ok(Some(ev))
     }
+}
+
+/// The URL of a run's artifact under its GCS URL, when known.
+fn artifact_url(gcs: &str, rel: &str) -> Option<String> {
+    (!gcs.is_empty()).then(|| format!("{gcs}/{rel}"))
+}
+
+/// A snapshot's `build_log.json`: its error lines (info and warning lines are
+/// not evidence), its tail kept as context, and the failed step they name.
+fn read_build_log(bl: &Value, gcs: &str, ev: &mut RunEvidence) {
+    let step_re = regex::Regex::new(r#"(?:Step|step) "?([A-Za-z0-9][\w.-]*)"? failed"#).unwrap();
+    let at =
+        |line: Option<u32>| Location { file: "build-log.txt".into(), url: artifact_url(gcs, "build-log.txt"), line };
+    for l in bl.get("error_warning_lines").and_then(|x| x.as_array()).into_iter().flatten() {
+        let text = evidence::strip_ansi(l.get("text").and_then(|t| t.as_str()).unwrap_or("")).into_owned();
+        if crate::lines::is_info_line(&text) {
+            continue;
+        }
+        let line = l.get("line_number").and_then(|n| n.as_u64()).map(|n| n as u32);
+        ev.log_lines.push(LogLine { text, at: at(line) });
+    }
+    let start = bl.get("tail_start_line").and_then(|n| n.as_u64()).map(|n| n as u32);
+    let tail: Vec<&Value> = bl.get("tail_lines").and_then(|x| x.as_array()).into_iter().flatten().collect();
+    let skip = tail.len().saturating_sub(evidence::TAIL_LINES);
+    for (i, l) in tail.into_iter().enumerate().skip(skip) {
+        let text: String = evidence::strip_ansi(l.as_str().unwrap_or("")).trim_end().chars().take(1000).collect();
+        ev.context.push(LogLine { text, at: at(start.map(|s| s + i as u32)) });
+    }
+    ev.failed_step =
+        ev.log_lines.iter().chain(ev.context.iter()).find_map(|l| step_re.captures(&l.text).map(|c| c[1].to_string()));
+}
+
+/// A snapshot job's JUnit: every raw XML file, and `results.json` for what the
+/// XML lacks (large XML files may be missing from a snapshot).
+fn read_junit(dir: &Path, rel_dir: &str, gcs: &str, ev: &mut RunEvidence) -> Result<(), PayloadError> {
+    let mut xml_files: Vec<(String, PathBuf)> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .filter(|(n, _)| n.ends_with(".xml"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    xml_files.sort();
+    let mut parsed = Vec::new();
+    let mut problems = Vec::new();
+    for (name, p) in &xml_files {
+        let Some(raw) = read_optional(p)? else { continue };
+        let rel = format!("{rel_dir}/junit/{name}");
+        let f = junit::parse_junit(&raw, &rel);
+        if let Some(pr) = &f.problem {
+            problems.push(pr.clone());
+        }
+        if f.cases.is_empty() && f.problem.is_some() {
+            continue;
+        }
+        if name == "junit-aggregated.xml" {
+            ev.aggregated.extend(crate::aggregated::aggregated_tests(&f.cases));
+        }
+        parsed
+            .push((Location { file: rel, url: artifact_url(gcs, &format!("artifacts/{name}")), line: None }, f.cases));
+    }
+    let (failures, total) = evidence::failures_from_cases(&parsed);
+    ev.failures = failures;
+    ev.tests_total = total;
+    let xml_names: std::collections::BTreeSet<String> =
+        parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
+    let results = dir.join("results.json");
+    let (mut results_read, mut results_entries) = (0u32, 0usize);
+    if let Some(raw) = read_optional(&results)? {
+        let rel = format!("{rel_dir}/junit/results.json");
+        match serde_json::from_slice::<Value>(&raw) {
+            Ok(rj) => {
+                let loc = Location { file: rel, url: None, line: None };
+                results_read = 1;
+                results_entries = evidence::merge_results_json(ev, &rj, &loc, &xml_names);
+            }
+            // A broken export is a problem of this run's evidence, not of the analysis.
+            Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
+        }
+    }
+    let present = xml_files.len() + usize::from(results.is_file());
+    ev.junit = evidence::junit_state(parsed.len() as u32, present, results_read, results_entries, problems);
+    Ok(())
 }

@@ -66,89 +66,20 @@ impl Matcher {
     /// Distinctive tokens of the evidence lines: quoted strings, phrases between
     /// `: ` separators (4+ words, 20+ characters), code symbols, resource names,
     /// file basenames, and flags (only from lines complaining about a flag).
+    /// Each distinct text once, of the first kind and line that found it.
     pub fn tokens(&self, lines: &[LogLine]) -> Vec<Token> {
-        static QUOTED: OnceLock<Regex> = OnceLock::new();
-        static SYMBOL: OnceLock<Regex> = OnceLock::new();
-        static FLAG: OnceLock<Regex> = OnceLock::new();
-        static FLAG_LINE: OnceLock<Regex> = OnceLock::new();
         static KLOG: OnceLock<Regex> = OnceLock::new();
-        static NAME: OnceLock<Regex> = OnceLock::new();
-        static FILE: OnceLock<Regex> = OnceLock::new();
-        let quoted = re(&QUOTED, r#""([^"\n]{6,200})"|`([^`\n]{6,200})`|'([^'\n]{6,200})'"#);
-        let symbol = re(&SYMBOL, r"\(?\*?[A-Za-z_][A-Za-z0-9_]*\)?(?:\.\(?\*?[A-Za-z_][A-Za-z0-9_]*\)?)*");
-        let flag = re(&FLAG, r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)+|--[a-z][a-z0-9]{3,}");
-        let flag_line = re(
-            &FLAG_LINE,
-            r"(?i)(unknown (shorthand )?flag|flag provided but not defined|invalid argument .* for .*flag|unrecognized (option|argument)|no such option)",
-        );
         let klog = re(&KLOG, r"^[IWEF]\d{4} \d\d:\d\d:\d\d(\.\d+)?\s+\d+\s+");
-        let name = re(&NAME, r"[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}");
-        let file = re(&FILE, r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z0-9]{1,5}\b");
         let mut out: Vec<Token> = Vec::new();
         let mut seen = BTreeSet::new();
-        let mut push = |out: &mut Vec<Token>, text: String, kind: TokenKind, line: usize| {
-            if seen.insert(text.clone()) {
-                out.push(Token { text, kind, line });
-            }
-        };
         for (i, l) in lines.iter().enumerate() {
             let text = klog.replace(&l.text, "");
             let text = crate::lines::strip_source_prefix(&text).to_string();
-            for c in quoted.captures_iter(&text) {
-                let q = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str().trim()).unwrap_or("");
-                let letters = q.chars().filter(|c| c.is_ascii_alphabetic()).count();
-                if q.contains('/') && !q.contains(' ') {
-                    // A path: its basename may be what a change added.
-                    let base = q.rsplit('/').next().unwrap_or("");
-                    if distinctive_file(base) {
-                        push(&mut out, base.to_string(), TokenKind::File, i);
-                    }
-                    continue;
-                }
-                if q.len() >= 6
-                    && letters >= 4
-                    && !generic_phrase(q)
-                    && q.split(['-', '_', ' ', '.', '/']).all(|p| !random_piece(p))
-                    && (q.contains(' ') || distinctive_symbol(q) || distinctive_name(q) || q.len() >= 12)
-                {
-                    push(&mut out, q.to_string(), TokenKind::Quoted, i);
-                }
-            }
-            for seg in text.split(": ") {
-                let seg = seg.trim().trim_matches(|c: char| c == '"' || c == '\'' || c == '.' || c == ',' || c == '`');
-                let words = seg.split_whitespace().count();
-                if words >= 4
-                    && seg.len() >= 20
-                    && seg.len() <= 200
-                    && !generic_phrase(seg)
-                    && seg
-                        .split_whitespace()
-                        .all(|w| !random_piece(w.trim_matches(|c: char| !c.is_ascii_alphanumeric())))
-                {
-                    push(&mut out, seg.to_string(), TokenKind::Phrase, i);
-                }
-            }
-            if flag_line.is_match(&text) {
-                for m in flag.find_iter(&text) {
-                    push(&mut out, m.as_str().to_string(), TokenKind::Flag, i);
-                }
-            }
-            for m in name.find_iter(&text) {
-                let flagged = text[..m.start()].ends_with('-');
-                if !flagged && distinctive_name(m.as_str()) {
-                    push(&mut out, m.as_str().to_string(), TokenKind::Name, i);
-                }
-            }
-            for m in file.find_iter(&text) {
-                let f = m.as_str().rsplit('/').next().unwrap_or("");
-                if distinctive_file(f) && !generic_file(f) && !f.ends_with(".go") && !f.contains("..") {
-                    push(&mut out, f.to_string(), TokenKind::File, i);
-                }
-            }
-            for m in symbol.find_iter(&text) {
-                let s = m.as_str().trim_start_matches('(').trim_end_matches(')').trim_end_matches('.');
-                if distinctive_symbol(s) {
-                    push(&mut out, s.to_string(), TokenKind::Symbol, i);
+            let found =
+                [quoted_tokens(&text), phrase_tokens(&text), flag_tokens(&text), name_file_symbol_tokens(&text)];
+            for (t, kind) in found.into_iter().flatten() {
+                if seen.insert(t.clone()) {
+                    out.push(Token { text: t, kind, line: i });
                 }
             }
         }
@@ -246,6 +177,97 @@ impl Matcher {
         }
         out
     }
+}
+
+/// Quoted strings worth matching, and the basenames of quoted paths.
+fn quoted_tokens(text: &str) -> Vec<(String, TokenKind)> {
+    static QUOTED: OnceLock<Regex> = OnceLock::new();
+    let quoted = re(&QUOTED, r#""([^"\n]{6,200})"|`([^`\n]{6,200})`|'([^'\n]{6,200})'"#);
+    let mut out = Vec::new();
+    for c in quoted.captures_iter(text) {
+        let q = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str().trim()).unwrap_or("");
+        let letters = q.chars().filter(|c| c.is_ascii_alphabetic()).count();
+        if q.contains('/') && !q.contains(' ') {
+            // A path: its basename may be what a change added.
+            let base = q.rsplit('/').next().unwrap_or("");
+            if distinctive_file(base) {
+                out.push((base.to_string(), TokenKind::File));
+            }
+            continue;
+        }
+        if q.len() >= 6
+            && letters >= 4
+            && !generic_phrase(q)
+            && q.split(['-', '_', ' ', '.', '/']).all(|p| !random_piece(p))
+            && (q.contains(' ') || distinctive_symbol(q) || distinctive_name(q) || q.len() >= 12)
+        {
+            out.push((q.to_string(), TokenKind::Quoted));
+        }
+    }
+    out
+}
+
+/// Phrases between `: ` separators: 4+ words, 20-200 characters, nothing run-specific.
+fn phrase_tokens(text: &str) -> Vec<(String, TokenKind)> {
+    let mut out = Vec::new();
+    for seg in text.split(": ") {
+        let seg = seg.trim().trim_matches(|c: char| c == '"' || c == '\'' || c == '.' || c == ',' || c == '`');
+        let words = seg.split_whitespace().count();
+        if words >= 4
+            && seg.len() >= 20
+            && seg.len() <= 200
+            && !generic_phrase(seg)
+            && seg.split_whitespace().all(|w| !random_piece(w.trim_matches(|c: char| !c.is_ascii_alphanumeric())))
+        {
+            out.push((seg.to_string(), TokenKind::Phrase));
+        }
+    }
+    out
+}
+
+/// Flags, only from a line complaining about a flag.
+fn flag_tokens(text: &str) -> Vec<(String, TokenKind)> {
+    static FLAG: OnceLock<Regex> = OnceLock::new();
+    static FLAG_LINE: OnceLock<Regex> = OnceLock::new();
+    let flag = re(&FLAG, r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)+|--[a-z][a-z0-9]{3,}");
+    let flag_line = re(
+        &FLAG_LINE,
+        r"(?i)(unknown (shorthand )?flag|flag provided but not defined|invalid argument .* for .*flag|unrecognized (option|argument)|no such option)",
+    );
+    if !flag_line.is_match(text) {
+        return Vec::new();
+    }
+    flag.find_iter(text).map(|m| (m.as_str().to_string(), TokenKind::Flag)).collect()
+}
+
+/// Resource names (not flags), file basenames (not Go sources) and code symbols.
+fn name_file_symbol_tokens(text: &str) -> Vec<(String, TokenKind)> {
+    static SYMBOL: OnceLock<Regex> = OnceLock::new();
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    static FILE: OnceLock<Regex> = OnceLock::new();
+    let symbol = re(&SYMBOL, r"\(?\*?[A-Za-z_][A-Za-z0-9_]*\)?(?:\.\(?\*?[A-Za-z_][A-Za-z0-9_]*\)?)*");
+    let name = re(&NAME, r"[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}");
+    let file = re(&FILE, r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z0-9]{1,5}\b");
+    let mut out = Vec::new();
+    for m in name.find_iter(text) {
+        let flagged = text[..m.start()].ends_with('-');
+        if !flagged && distinctive_name(m.as_str()) {
+            out.push((m.as_str().to_string(), TokenKind::Name));
+        }
+    }
+    for m in file.find_iter(text) {
+        let f = m.as_str().rsplit('/').next().unwrap_or("");
+        if distinctive_file(f) && !generic_file(f) && !f.ends_with(".go") && !f.contains("..") {
+            out.push((f.to_string(), TokenKind::File));
+        }
+    }
+    for m in symbol.find_iter(text) {
+        let s = m.as_str().trim_start_matches('(').trim_end_matches(')').trim_end_matches('.');
+        if distinctive_symbol(s) {
+            out.push((s.to_string(), TokenKind::Symbol));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
