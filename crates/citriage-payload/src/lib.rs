@@ -2,17 +2,21 @@
 //! which change (if any) caused it, reproduced deterministically from the release
 //! controller, job artifacts and pull-request diffs.
 //!
-//! The pipeline ([`analyze`]): walk the stream's tags back to the last payload
-//! where every blocking job succeeded ([`history`]); read the changelogs of each
-//! hop ([`model`]); compute pass rates, trends and streaks ([`jobhistory`]); split
-//! each failed blocking job into failure modes with their onsets ([`evidence`],
-//! [`signature`], [`aggregated`]) and classify them ([`classify`]); group jobs
-//! sharing a signature into root causes and look for the same signature in other
-//! jobs; score every candidate change with an itemized rubric ([`scoring`]); decide
-//! ([`action`]); render HTML, Markdown, JSON and the payload-results YAML ([`report`]).
+//! The pipeline ([`analyze`], one module per stage): walk the stream's tags back
+//! to the last payload where every blocking job succeeded ([`history`]); read the
+//! changelogs of each hop ([`release`]); compute pass rates, trends and streaks
+//! ([`jobhistory`]); split each failed blocking job into failure modes with their
+//! onsets ([`evidence`], [`modes`], [`signature`], [`aggregated`]) and classify
+//! them ([`classify`]); group modes sharing a signature into root causes and look
+//! for the same signature in other jobs; gather the candidates ([`candidate`]),
+//! link each to each failure mode ([`links`], [`tokens`], [`specificity`]) and
+//! score it with an itemized rubric ([`scoring`]); decide ([`action`]); and
+//! return the [`result`], which [`report`] renders as HTML, Markdown, JSON and
+//! the payload-results YAML.
 //!
 //! Inputs come through two traits: [`source::PayloadSource`] (release controller
-//! over HTTP, recorded responses, payload-snapshot directories) and
+//! over HTTP, recorded responses, payload-snapshot directories, CI-configuration
+//! changes) and
 //! [`evidence::EvidenceProvider`] (JUnit and build logs of a Prow run).
 
 pub mod action;

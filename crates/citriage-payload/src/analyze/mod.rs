@@ -1,22 +1,22 @@
 //! The analysis pipeline, one stage per module, each a function from typed
 //! inputs to a typed output:
 //!
-//! 1. [`chain`]: the stream's tags, the chain back to the last all-green payload,
+//! 1. `chain`: the stream's tags, the chain back to the last all-green payload,
 //!    the history table, and the changelogs of each hop (new and cumulative PRs);
-//! 2. [`job_history`]: job runs, pass rates and their window;
-//! 3. [`failure_modes`]: the failed blocking jobs, their failure modes and the
-//!    onset of each along the chain ([`onset`]);
-//! 4. [`root_causes`]: modes grouped by signature, classified, consequences of
+//! 2. `job_history`: job runs, pass rates and their window;
+//! 3. `failure_modes`: the failed blocking jobs, their failure modes and the
+//!    onset of each along the chain (`onset`);
+//! 4. `root_causes`: modes grouped by signature, classified, consequences of
 //!    infrastructure failures, and the same signatures in informing / async jobs;
-//! 5. [`candidates`]: the changes of every payload since the last all-green one
+//! 5. `candidates`: the changes of every payload since the last all-green one
 //!    and the CI-configuration changes of the window, indexed for specificity;
-//! 6. [`suspects`]: every (job, mode, candidate) correlated and scored, then the
+//! 6. `suspects`: every (job, mode, candidate) correlated and scored, then the
 //!    suspects of each root cause ranked;
-//! 7. [`decision`]: the verdict, the summary, force-accept and the recommendations;
-//! 8. [`assembly`]: the result.
+//! 7. `decision`: the verdict, the summary, force-accept and the recommendations;
+//! 8. `assembly`: the result.
 //!
 //! The stages read through the source and the evidence provider only (cached by
-//! [`reader::RunReader`]); the analysis itself touches no file, no process and
+//! `reader::RunReader`); the analysis itself touches no file, no process and
 //! no clock. Onset: each failure mode is followed back along the chain by
 //! signature; a run without evidence is taken as the same failure when the job
 //! kept failing (its streak), so a culprit that came in one or two payloads
