@@ -7,9 +7,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::diff::{self, ParsedDiff};
 use crate::error::PayloadError;
 use citriage_model::time::{self, Epoch};
+use citriage_suspects::diff::{self, ParsedDiff};
 
 /// One CI-configuration change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

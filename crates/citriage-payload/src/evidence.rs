@@ -20,33 +20,9 @@ use crate::error::PayloadError;
 use crate::junit::{self, CaseStatus, JunitCase};
 use citriage_model::time::Epoch;
 
-/// Where a piece of evidence is.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Location {
-    /// Artifact path relative to the run (`build-log.txt`, `artifacts/.../junit.xml`).
-    pub file: String,
-    /// Browsable URL of the file, when known.
-    pub url: Option<String>,
-    /// 1-based line.
-    pub line: Option<u32>,
-}
-
-impl Location {
-    /// `file:line` (or `file`).
-    pub fn cite(&self) -> String {
-        match self.line {
-            Some(l) => format!("{}:{l}", self.file),
-            None => self.file.clone(),
-        }
-    }
-}
-
-/// One cited line of a log or failure text.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct LogLine {
-    pub text: String,
-    pub at: Location,
-}
+/// The evidence is made of the suspect engine's cited lines: the failure side
+/// the links quote.
+pub use citriage_suspects::lines::{Location, LogLine};
 
 /// Signature / class supplied by an external classifier (the shared signature code).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -9,7 +9,7 @@
 //! onsets ([`evidence`], [`modes`], [`signature`], [`aggregated`]) and classify
 //! them ([`classify`]); group modes sharing a signature into root causes and look
 //! for the same signature in other jobs; gather the candidates ([`candidate`]),
-//! link each to each failure mode ([`links`], [`tokens`], [`specificity`]) and
+//! link each to each failure mode ([`links`], through the suspect engine `citriage_suspects`) and
 //! score it with an itemized rubric ([`scoring`]); decide ([`action`]); and
 //! return the [`result`], which [`report`] renders as HTML, Markdown, JSON and
 //! the payload-results YAML.
@@ -26,7 +26,6 @@ pub mod candidate;
 pub mod ciconfig;
 pub mod classify;
 pub mod components;
-pub mod diff;
 pub mod error;
 pub mod eval;
 pub mod evidence;
@@ -36,7 +35,6 @@ pub mod junit;
 pub mod lines;
 pub mod links;
 pub mod modes;
-pub mod paths;
 pub mod release;
 pub mod report;
 pub mod result;
@@ -44,9 +42,6 @@ pub mod scoring;
 pub mod signature;
 pub mod snapshot;
 pub mod source;
-pub mod specificity;
-pub mod tokens;
-pub mod words;
 
 pub use analyze::{analyze, analyze_with, AnalyzeOptions};
 pub use error::PayloadError;

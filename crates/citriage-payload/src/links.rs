@@ -1,32 +1,23 @@
-//! Links between a candidate and a failure mode: what the diff, the title and
-//! the candidate's component share with the failure's evidence, each quoted
-//! with what makes it specific in the window.
+//! Links between a candidate and a failure mode. The suspect engine
+//! (`citriage_suspects::links`) draws what the diff, the title and the
+//! candidate's component share with the failure; the payload analysis adds its
+//! own kinds: test binaries that could not be listed or extracted, the failing
+//! CI step, an RHCOS RPM's changelog. Each is quoted with what makes it specific.
 
-use std::collections::BTreeMap;
+use citriage_suspects::failure::Failure;
+use citriage_suspects::links::{self as engine, Change, LinkKind, VerbatimMatch};
+use citriage_suspects::window::{CandidateIndex, WindowIndex};
 
 use crate::candidate::{Candidate, CandidateKind};
-use crate::components::{self, ComponentRef};
+use crate::components;
 use crate::evidence::LogLine;
-use crate::scoring::{Correlation, ErrorMatch, Signal};
-use crate::specificity::{describe_df, CandidateIndex, WindowIndex};
-use crate::tokens::{Matcher, Token, TokenKind};
+use crate::scoring::{Correlation, Signal};
 
 /// Everything about one failure mode the links are drawn from.
 #[derive(Debug, Clone, Default)]
 pub struct ModeEvidence {
-    /// The lines that explain the failure.
-    pub lines: Vec<LogLine>,
-    /// The failing tests.
-    pub tests: Vec<String>,
-    pub tokens: Vec<Token>,
-    /// Source files the evidence names → line index.
-    pub files: BTreeMap<String, usize>,
-    /// Failing `oc` sub-command paths.
-    pub commands: Vec<(Vec<String>, usize)>,
-    /// Subject words → where they came from, and whether an error line (not
-    /// only a test name) names them.
-    pub words: BTreeMap<String, (String, bool)>,
-    pub components: Vec<ComponentRef>,
+    /// The failure as the engine sees it: lines, tests, tokens, files, commands, words, components.
+    pub failure: Failure,
     /// Test binaries a test-binary failure names (true: named by the error line itself).
     pub binaries: Vec<(String, bool)>,
     /// Test binaries could not be listed or extracted.
@@ -46,7 +37,6 @@ impl ModeEvidence {
     /// (for test-binary failures) the binaries named; the CI-step fields
     /// (`step_refs`, `ci_paths`, `failed_step`, `prow_job`) are set by the caller.
     pub fn new(
-        m: &Matcher,
         lines: Vec<LogLine>,
         tests: Vec<String>,
         binaries: Vec<(String, bool)>,
@@ -55,19 +45,10 @@ impl ModeEvidence {
         let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
         let components = components::failure_components(&tests, &texts, &binaries, test_binary_failure);
         ModeEvidence {
-            tokens: m.tokens(&lines),
-            files: m.evidence_files(&lines),
-            commands: m.commands(&lines),
-            words: m.subject_words(&tests, &lines),
-            components,
-            lines,
-            tests,
+            failure: Failure::new(lines, tests, components),
             binaries,
             test_binary_failure,
-            step_refs: Vec::new(),
-            ci_paths: Vec::new(),
-            failed_step: None,
-            prow_job: String::new(),
+            ..Default::default()
         }
     }
 
@@ -76,7 +57,7 @@ impl ModeEvidence {
     pub fn runs_tests_of(&self, repo: &str) -> bool {
         let Some((org, name)) = repo.split_once('/') else { return false };
         self.prow_job.contains(&format!("-{org}-{name}-"))
-            || self.lines.iter().any(|l| l.text.contains(&format!("github.com/{org}/{name}/")))
+            || self.failure.lines.iter().any(|l| l.text.contains(&format!("github.com/{org}/{name}/")))
     }
 }
 
@@ -125,7 +106,7 @@ pub struct Link {
 #[derive(Debug, Clone, Default)]
 pub struct CorrelationResult {
     pub level: Option<Correlation>,
-    pub error_match: Option<ErrorMatch>,
+    pub error_match: Option<VerbatimMatch>,
     pub links: Vec<Link>,
     /// Why the candidate was ruled out before looking for links.
     pub excluded: Option<String>,
@@ -150,6 +131,27 @@ impl CorrelationResult {
     }
 }
 
+/// The rubric's signal and correlation level of an engine link.
+fn signal_of(kind: LinkKind) -> (Signal, Correlation) {
+    match kind {
+        LinkKind::Verbatim => (Signal::ErrorMessageMatch, Correlation::Direct),
+        LinkKind::StackFile | LinkKind::Command | LinkKind::Removed => (Signal::CodePath, Correlation::CodePath),
+        LinkKind::Title => (Signal::TitleMatch, Correlation::Subsystem),
+        LinkKind::Component => (Signal::Component, Correlation::Subsystem),
+    }
+}
+
+/// The candidate as the engine sees it.
+fn change_of(c: &Candidate) -> Change<'_> {
+    Change {
+        id: &c.id,
+        title: &c.title,
+        label: c.short(),
+        ships: if c.images.is_empty() { c.component.clone() } else { c.images.join(", ") },
+        owns: components::candidate_keys(c.repo.as_deref(), &c.images),
+    }
+}
+
 /// Stems of step-registry files (`ipi-install-install-commands.sh` → `ipi-install-install`).
 pub fn step_stem(path: &str) -> Option<&str> {
     let base = path.rsplit('/').next().unwrap_or(path);
@@ -159,34 +161,28 @@ pub fn step_stem(path: &str) -> Option<&str> {
         .filter(|s| s.len() >= 4)
 }
 
-/// Correlates a candidate with a failure mode's evidence: every kind of link
-/// the candidate has, the verbatim match first.
+/// Correlates a candidate with a failure mode's evidence: the engine's links
+/// (verbatim, code path, title, component), then the payload's own (test
+/// binaries, CI step, RPM changelog).
 pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &WindowIndex) -> CorrelationResult {
     let mut r = CorrelationResult::default();
     if let Some(why) = only_its_own_tests(ev, c, ix) {
         r.excluded = Some(why);
         return r;
     }
-    if let Some((link, em)) = verbatim_link(ev, ix, w) {
-        r.add(link, Correlation::Direct);
-        r.error_match = Some(em);
-    }
-    if let Some(l) = code_path_link(ev, ix, w) {
-        r.add(l, Correlation::CodePath);
+    if c.kind != CandidateKind::RhcosRpm {
+        let found = engine::link(&ev.failure, &change_of(c), ix, w);
+        for l in found.links {
+            let (signal, level) = signal_of(l.kind);
+            r.add(Link { signal, points: l.points, specific: l.specific, evidence: l.evidence }, level);
+        }
+        r.error_match = found.verbatim;
     }
     if let Some(l) = test_binary_link(ev, ix, w) {
         r.add(l, Correlation::CodePath);
     }
     if let Some(l) = ci_step_link(ev, c) {
         r.add(l, Correlation::CodePath);
-    }
-    if c.kind != CandidateKind::RhcosRpm {
-        if let Some(l) = title_link(ev, c, ix, w) {
-            r.add(l, Correlation::Subsystem);
-        }
-        if let Some(l) = component_link(ev, c) {
-            r.add(l, Correlation::Subsystem);
-        }
     }
     if c.rpm.is_some() {
         rpm_links(ev, c, &mut r);
@@ -198,58 +194,16 @@ pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &Wind
 /// them; the test framework itself (listing or extracting test binaries) is the
 /// exception. Why the candidate is ruled out, when it is.
 fn only_its_own_tests(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex) -> Option<String> {
-    let ruled_out = c.kind == CandidateKind::Pr
-        && ix.has_product()
-        && ix.files.iter().all(|p| is_test_path(p))
-        && !c.repo.as_deref().is_some_and(|repo| ev.runs_tests_of(repo))
-        && !(ev.test_binary_failure
-            && ev
-                .components
-                .iter()
-                .any(|cr| cr.subject && components::candidate_keys(c.repo.as_deref(), &c.images).contains(&cr.key)));
+    let ruled_out =
+        c.kind == CandidateKind::Pr
+            && ix.has_product()
+            && ix.files.iter().all(|p| is_test_path(p))
+            && !c.repo.as_deref().is_some_and(|repo| ev.runs_tests_of(repo))
+            && !(ev.test_binary_failure
+                && ev.failure.components.iter().any(|cr| {
+                    cr.subject && components::candidate_keys(c.repo.as_deref(), &c.images).contains(&cr.key)
+                }));
     ruled_out.then(|| "the change touches only its repository's own tests, which this job does not run".into())
-}
-
-/// The best token of the evidence found in an added product line, when it is
-/// carried by at most 3 candidates: specific (+40) in one, +20 in 2-3.
-fn verbatim_link(ev: &ModeEvidence, ix: &CandidateIndex, w: &WindowIndex) -> Option<(Link, ErrorMatch)> {
-    let n = w.len().max(1);
-    let mut best: Option<((bool, u8, usize, usize), ErrorMatch)> = None;
-    for t in &ev.tokens {
-        let Some(hit) = ix.added_hit(&t.text) else { continue };
-        let df = w.df(&t.text).max(1);
-        if df > 3 {
-            continue;
-        }
-        let key = (df == 1, t.kind.rank(), t.text.len(), usize::MAX - t.line);
-        if best.as_ref().is_some_and(|(k, _)| *k >= key) {
-            continue;
-        }
-        let why = format!("{} `{}` is {}", t.kind.name(), t.text, describe_df(df, n));
-        let em = ErrorMatch {
-            token: t.text.clone(),
-            token_kind: t.kind.name().to_string(),
-            log: ev.lines[t.line].clone(),
-            diff_file: hit.file,
-            diff_line: hit.line,
-            diff_text: hit.text,
-            df,
-            why_specific: why,
-        };
-        best = Some((key, em));
-    }
-    let ((specific, ..), em) = best?;
-    let evidence = format!(
-        "{} `{}` from {} appears in the added line {}:{}; {}",
-        em.token_kind,
-        em.token,
-        em.log.at.cite(),
-        em.diff_file,
-        em.diff_line,
-        em.why_specific
-    );
-    let link = Link { signal: Signal::ErrorMessageMatch, points: if specific { 40 } else { 20 }, specific, evidence };
-    Some((link, em))
 }
 
 /// How many of the window's candidates do it, in words.
@@ -259,82 +213,6 @@ fn others(df: u32, alone: &str, several: &str) -> String {
     } else {
         format!("{df} candidates {several}")
     }
-}
-
-/// Code path: a file the evidence names, the failing command's source (the
-/// best of those), else a removed line carrying an evidence token.
-fn code_path_link(ev: &ModeEvidence, ix: &CandidateIndex, w: &WindowIndex) -> Option<Link> {
-    let mut code: Option<Link> = None;
-    let named = ev.files.iter().filter_map(|(f, li)| named_file_link(ev, ix, w, f, *li));
-    let commands = ev.commands.iter().filter_map(|(comps, li)| command_link(ev, ix, w, comps, *li));
-    for l in named.chain(commands) {
-        if code.as_ref().is_none_or(|c| c.points < l.points) {
-            code = Some(l);
-        }
-    }
-    code.or_else(|| removed_token_link(ev, ix, w))
-}
-
-/// The evidence names a file the diff modifies.
-fn named_file_link(ev: &ModeEvidence, ix: &CandidateIndex, w: &WindowIndex, f: &str, li: usize) -> Option<Link> {
-    if !ix.basenames.contains(f) {
-        return None;
-    }
-    let df = w.basename_df(f).max(1);
-    if df > 3 {
-        return None;
-    }
-    let path = ix.files.iter().find(|p| p.ends_with(&format!("/{f}")) || *p == f).cloned().unwrap_or_default();
-    Some(Link {
-        signal: Signal::CodePath,
-        points: if df == 1 { 20 } else { 10 },
-        specific: df == 1,
-        evidence: format!(
-            "the evidence names `{f}` ({}), which the diff modifies ({path}); {} modify a file of that name",
-            ev.lines[li].at.cite(),
-            if df == 1 { "no other candidate of the window does".to_string() } else { format!("{df} candidates") }
-        ),
-    })
-}
-
-/// The failing `oc` command is implemented in a file the diff modifies.
-fn command_link(ev: &ModeEvidence, ix: &CandidateIndex, w: &WindowIndex, comps: &[String], li: usize) -> Option<Link> {
-    let files = ix.files_with_components(comps);
-    let path = files.first()?;
-    let df = w.components_df(comps).max(1);
-    if df > 3 {
-        return None;
-    }
-    Some(Link {
-        signal: Signal::CodePath,
-        points: if df == 1 { 20 } else { 10 },
-        specific: df == 1,
-        evidence: format!(
-            "the failing command `oc … {}` ({}) is implemented in {path}, which the diff modifies; {}",
-            comps.join(" "),
-            ev.lines[li].at.cite(),
-            others(df, "no other candidate of the window modifies it", "do")
-        ),
-    })
-}
-
-/// The diff removes a line carrying a specific evidence token.
-fn removed_token_link(ev: &ModeEvidence, ix: &CandidateIndex, w: &WindowIndex) -> Option<Link> {
-    let t = ev
-        .tokens
-        .iter()
-        .filter(|t| t.kind != TokenKind::Symbol || t.text.len() >= 8)
-        .find(|t| ix.removed_has(&t.text) && w.df(&t.text) == 1)?;
-    Some(Link {
-        signal: Signal::CodePath,
-        points: 20,
-        specific: true,
-        evidence: format!(
-            "the diff removes `{}` (from {}); no other candidate of the window carries it",
-            t.text,
-            ev.lines[t.line].at.cite()
-        ),
-    })
 }
 
 /// Test binaries could not be listed or extracted and the diff modifies one of
@@ -400,60 +278,16 @@ fn ci_step_link(ev: &ModeEvidence, c: &Candidate) -> Option<Link> {
     None
 }
 
-/// A word of the failure's subject in this candidate's title and no other title of the window.
-fn title_link(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &WindowIndex) -> Option<Link> {
-    let n = w.len().max(1);
-    let mut hits: Vec<(&String, &(String, bool))> =
-        ev.words.iter().filter(|(word, _)| ix.title_words.contains(*word) && w.title_df(word) == 1).collect();
-    hits.sort_by_key(|(word, (_, strong))| (!*strong, (*word).clone()));
-    let (word, (from, strong)) = hits.first()?;
-    Some(Link {
-        signal: Signal::TitleMatch,
-        points: if *strong { 15 } else { 10 },
-        specific: *strong,
-        evidence: format!(
-            "the title \"{}\" names `{word}`, which the failure's {} names ({}); no other title of the window's {n} candidates does",
-            c.title,
-            if *strong { "error" } else { "test name" },
-            from.chars().take(200).collect::<String>()
-        ),
-    })
-}
-
-/// The candidate's repository or images own a component the failure is about (+20) or names (+10).
-fn component_link(ev: &ModeEvidence, c: &Candidate) -> Option<Link> {
-    let keys = components::candidate_keys(c.repo.as_deref(), &c.images);
-    let mut best: Option<&ComponentRef> = None;
-    for cr in &ev.components {
-        if keys.contains(&cr.key) && best.is_none_or(|b| !b.subject && cr.subject) {
-            best = Some(cr);
-        }
-    }
-    let cr = best?;
-    Some(Link {
-        signal: Signal::Component,
-        points: if cr.subject { 20 } else { 10 },
-        specific: cr.subject,
-        evidence: format!(
-            "{} ({}) belongs to component `{}`: {}",
-            c.short(),
-            if c.images.is_empty() { c.component.clone() } else { c.images.join(", ") },
-            cr.key,
-            cr.how
-        ),
-    })
-}
-
 /// RHCOS RPM changes: an evidence token in the package's changelog, else the package named.
 fn rpm_links(ev: &ModeEvidence, c: &Candidate, r: &mut CorrelationResult) {
     let Some(rpm) = &c.rpm else { return };
     if let Some(cl) = &rpm.changelog {
-        for t in &ev.tokens {
+        for t in &ev.failure.tokens {
             let Some(line) = cl.lines().find(|l| l.contains(&t.text)) else { continue };
-            let em = ErrorMatch {
+            let em = VerbatimMatch {
                 token: t.text.clone(),
                 token_kind: t.kind.name().to_string(),
-                log: ev.lines[t.line].clone(),
+                log: ev.failure.lines[t.line].clone(),
                 diff_file: format!("{} changelog", rpm.package),
                 diff_line: cl.lines().position(|l| l.contains(&t.text)).map(|p| p as u32 + 1).unwrap_or(0),
                 diff_text: line.to_string(),
@@ -482,8 +316,8 @@ fn rpm_links(ev: &ModeEvidence, c: &Candidate, r: &mut CorrelationResult) {
     if package.len() < 4 {
         return;
     }
-    let named = ev.lines.iter().find(|l| {
-        crate::specificity::words(&l.text).contains(&package)
+    let named = ev.failure.lines.iter().find(|l| {
+        citriage_suspects::window::words(&l.text).contains(&package)
             || l.text.to_ascii_lowercase().contains(&format!("{package}:"))
             || l.text.to_ascii_lowercase().contains(&format!("{package}-"))
     });
@@ -508,8 +342,8 @@ fn rpm_links(ev: &ModeEvidence, c: &Candidate, r: &mut CorrelationResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::parse_unified;
     use crate::evidence::Location;
+    use citriage_suspects::diff::parse_unified;
 
     fn ll(t: &str, line: u32) -> LogLine {
         LogLine { text: t.into(), at: Location { file: "build-log.txt".into(), url: None, line: Some(line) } }
@@ -540,7 +374,7 @@ mod tests {
     }
 
     fn evidence(lines: Vec<LogLine>, tests: Vec<String>) -> ModeEvidence {
-        ModeEvidence::new(&Matcher, lines, tests, vec![], false)
+        ModeEvidence::new(lines, tests, vec![], false)
     }
 
     #[test]

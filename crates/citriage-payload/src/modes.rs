@@ -334,8 +334,12 @@ impl<'a> Run<'a> {
     /// Build-log error lines of the same failure: the same signature, or one of
     /// the failing tests' distinctive strings; at most 5.
     fn log_lines_of(&self, signature: &str, test_lines: &[LogLine]) -> Vec<LogLine> {
-        let tokens: Vec<String> =
-            crate::tokens::Matcher.tokens(test_lines).into_iter().map(|t| t.text).filter(|t| t.len() >= 8).collect();
+        let tokens: Vec<String> = citriage_suspects::tokens::Matcher
+            .tokens(test_lines)
+            .into_iter()
+            .map(|t| t.text)
+            .filter(|t| t.len() >= 8)
+            .collect();
         self.log
             .iter()
             .zip(&self.log_signatures)

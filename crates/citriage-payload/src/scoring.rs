@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::FailureClass;
-use crate::evidence::LogLine;
 use crate::links::CorrelationResult;
+use citriage_suspects::links::VerbatimMatch;
 
 /// Rubric signals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -80,28 +80,6 @@ pub struct ScoreItem {
     pub evidence: String,
 }
 
-/// A verbatim match between failure evidence and an added diff line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorMatch {
-    /// The string or symbol found in both.
-    pub token: String,
-    /// `phrase`, `quoted`, `symbol`, `name`, `file`, `flag`.
-    pub token_kind: String,
-    /// The evidence line, with its location.
-    pub log: LogLine,
-    /// The diff file and new-side line.
-    pub diff_file: String,
-    pub diff_line: u32,
-    /// The added line, verbatim.
-    pub diff_text: String,
-    /// How many candidates of the window carry the token (1 = specific).
-    #[serde(default)]
-    pub df: u32,
-    /// Why the match is (or is not) specific.
-    #[serde(default)]
-    pub why_specific: String,
-}
-
 /// How a candidate relates to a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Correlation {
@@ -124,7 +102,7 @@ pub struct CandidateScore {
     /// `min(100, sum of items)`, lowered below a band whose conditions are not met.
     pub total: u32,
     pub correlation: Correlation,
-    pub error_match: Option<ErrorMatch>,
+    pub error_match: Option<VerbatimMatch>,
     /// Why nothing fired, when nothing did.
     pub note: Option<String>,
     /// Why the total is below the sum of its items (a band's missing condition).
@@ -366,11 +344,10 @@ pub fn presubmit_gap(failing_job: &str, presubmits: &[String]) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::parse_unified;
-    use crate::evidence::Location;
+    use crate::evidence::{Location, LogLine};
     use crate::links::{correlate, ModeEvidence};
-    use crate::specificity::{CandidateIndex, WindowIndex};
-    use crate::tokens::Matcher;
+    use citriage_suspects::diff::parse_unified;
+    use citriage_suspects::window::{CandidateIndex, WindowIndex};
 
     fn ll(t: &str, line: u32) -> LogLine {
         LogLine { text: t.into(), at: Location { file: "build-log.txt".into(), url: None, line: Some(line) } }
@@ -401,7 +378,7 @@ mod tests {
     }
 
     fn evidence(lines: Vec<LogLine>, tests: Vec<String>) -> ModeEvidence {
-        ModeEvidence::new(&Matcher, lines, tests, vec![], false)
+        ModeEvidence::new(lines, tests, vec![], false)
     }
 
     #[test]

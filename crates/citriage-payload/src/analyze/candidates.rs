@@ -12,11 +12,11 @@ use super::reader::RunReader;
 use super::Target;
 use crate::candidate::{Candidate, CandidateKind, RpmChange};
 use crate::ciconfig::CiConfigChange;
-use crate::diff;
 use crate::error::PayloadError;
 use crate::release::{JobState, NodeImageStream, PullRequest};
 use crate::source::{CiConfigAnswer, CiWindow, PayloadSource};
-use crate::specificity::{CandidateIndex, WindowIndex};
+use citriage_suspects::diff;
+use citriage_suspects::window::{CandidateIndex, WindowIndex};
 
 /// The candidates of the window.
 pub(crate) struct Candidates {

@@ -13,11 +13,12 @@ use super::failure_modes::{platform_of, FailureModes};
 use super::onset;
 use super::reader::RunReader;
 use crate::classify::{Classification, FailureClass, ModeFacts};
-use crate::components::{self, ComponentRef};
+use crate::components;
 use crate::evidence::LogLine;
 use crate::history::Chain;
 use crate::release::{JobState, ReleaseInfo};
 use crate::result::{Attempt, InformingFailure, RetriedJob, RootCause, SystemicHit};
+use citriage_suspects::failure::ComponentRef;
 
 /// A failure mode: its job and its index among the job's modes.
 pub(crate) type ModeKey = (String, usize);

@@ -21,8 +21,7 @@ use crate::classify::{Classification, FailureClass};
 use crate::links::{self, CorrelationResult, ModeEvidence};
 use crate::result::{OnsetBefore, RootCause, Suspect};
 use crate::scoring::{self, CandidateScore, Correlation, ScoreContext, Signal};
-use crate::specificity::CandidateIndex;
-use crate::tokens::Matcher;
+use citriage_suspects::window::CandidateIndex;
 
 /// A mode's candidate window: the payloads whose PRs are candidates and the
 /// times CI-configuration changes must have landed in.
@@ -107,13 +106,8 @@ fn mode_window(
 /// The failure side of a mode, for correlation.
 fn mode_evidence(failures: &FailureModes, job: &str, mode: &ModeOnset) -> ModeEvidence {
     let draft = &mode.draft;
-    let mut evidence = ModeEvidence::new(
-        &Matcher,
-        draft.lines.clone(),
-        draft.tests.clone(),
-        draft.binaries.clone(),
-        draft.test_binary,
-    );
+    let mut evidence =
+        ModeEvidence::new(draft.lines.clone(), draft.tests.clone(), draft.binaries.clone(), draft.test_binary);
     evidence.step_refs = draft.step_refs.clone();
     evidence.ci_paths = draft.ci_paths.clone();
     evidence.failed_step = draft.failed_step.clone();

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::evidence::LogLine;
+use crate::lines::LogLine;
 use crate::words::{
     distinctive_file, distinctive_name, distinctive_symbol, generic_file, generic_phrase, random_piece, STOP_WORDS,
 };
@@ -141,7 +141,7 @@ impl Matcher {
         let quoted = re(&QUOTED, r#""([^"\n]{3,120})"|'([^'\n]{3,120})'"#);
         let mut out = BTreeMap::new();
         let add = |text: &str, from: &str, strong: bool, out: &mut BTreeMap<String, (String, bool)>| {
-            for w in crate::specificity::words(text) {
+            for w in crate::window::words(text) {
                 if w.len() >= 5 && !STOP_WORDS.contains(&w.as_str()) {
                     let e = out.entry(w).or_insert_with(|| (from.to_string(), strong));
                     if strong && !e.1 {
@@ -273,7 +273,7 @@ fn name_file_symbol_tokens(text: &str) -> Vec<(String, TokenKind)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::Location;
+    use crate::lines::Location;
     use crate::words::generic_file;
 
     fn ll(t: &str, line: u32) -> LogLine {
