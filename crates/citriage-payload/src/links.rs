@@ -11,7 +11,7 @@ use citriage_suspects::window::{CandidateIndex, WindowIndex};
 use crate::candidate::{Candidate, CandidateKind};
 use crate::components;
 use crate::evidence::LogLine;
-use crate::scoring::{Correlation, Signal};
+use crate::scoring::{Correlation, CorrelationResult, Link, Signal};
 
 /// Everything about one failure mode the links are drawn from.
 #[derive(Debug, Clone, Default)]
@@ -91,46 +91,6 @@ pub fn is_test_path(path: &str) -> bool {
         })
 }
 
-/// A link between a candidate and a failure mode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
-    pub signal: Signal,
-    pub points: u32,
-    /// The link is specific (rare in the window, or structural).
-    pub specific: bool,
-    /// What was found, quoted, and why it is specific.
-    pub evidence: String,
-}
-
-/// What correlating one candidate with one failure mode found.
-#[derive(Debug, Clone, Default)]
-pub struct CorrelationResult {
-    pub level: Option<Correlation>,
-    pub error_match: Option<VerbatimMatch>,
-    pub links: Vec<Link>,
-    /// Why the candidate was ruled out before looking for links.
-    pub excluded: Option<String>,
-}
-
-impl CorrelationResult {
-    /// The strongest correlation.
-    pub fn level(&self) -> Correlation {
-        self.level.unwrap_or(Correlation::None)
-    }
-
-    fn add(&mut self, l: Link, level: Correlation) {
-        if self.level.is_none_or(|x| x < level) {
-            self.level = Some(level);
-        }
-        self.links.push(l);
-    }
-
-    /// True when a link of this signal exists.
-    pub fn has(&self, s: Signal) -> bool {
-        self.links.iter().any(|l| l.signal == s)
-    }
-}
-
 /// The rubric's signal and correlation level of an engine link.
 fn signal_of(kind: LinkKind) -> (Signal, Correlation) {
     match kind {
@@ -146,6 +106,8 @@ fn change_of(c: &Candidate) -> Change<'_> {
     Change {
         id: &c.id,
         title: &c.title,
+        body: None,
+        author: None,
         label: c.short(),
         ships: if c.images.is_empty() { c.component.clone() } else { c.images.join(", ") },
         owns: components::candidate_keys(c.repo.as_deref(), &c.images),

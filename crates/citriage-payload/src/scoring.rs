@@ -37,7 +37,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::FailureClass;
-use crate::links::CorrelationResult;
 use citriage_suspects::links::VerbatimMatch;
 
 /// Rubric signals.
@@ -108,6 +107,47 @@ pub struct CandidateScore {
     /// Why the total is below the sum of its items (a band's missing condition).
     #[serde(default)]
     pub cap: Option<String>,
+}
+
+/// A link between a candidate and a failure mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub signal: Signal,
+    pub points: u32,
+    /// The link is specific (rare in the window, or structural).
+    pub specific: bool,
+    /// What was found, quoted, and why it is specific.
+    pub evidence: String,
+}
+
+/// What correlating one candidate with one failure mode found.
+#[derive(Debug, Clone, Default)]
+pub struct CorrelationResult {
+    pub level: Option<Correlation>,
+    pub error_match: Option<VerbatimMatch>,
+    pub links: Vec<Link>,
+    /// Why the candidate was ruled out before looking for links.
+    pub excluded: Option<String>,
+}
+
+impl CorrelationResult {
+    /// The strongest correlation.
+    pub fn level(&self) -> Correlation {
+        self.level.unwrap_or(Correlation::None)
+    }
+
+    /// Adds a link at its correlation level.
+    pub fn add(&mut self, l: Link, level: Correlation) {
+        if self.level.is_none_or(|x| x < level) {
+            self.level = Some(level);
+        }
+        self.links.push(l);
+    }
+
+    /// True when a link of this signal exists.
+    pub fn has(&self, s: Signal) -> bool {
+        self.links.iter().any(|l| l.signal == s)
+    }
 }
 
 /// Everything needed to score one (job, mode, candidate) once correlations are known.

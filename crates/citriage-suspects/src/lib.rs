@@ -15,13 +15,20 @@
 //!   specific; words, symbols and file names too common to say anything are
 //!   never specific ([`words`]);
 //! - **links** ([`links`]) of kinds grouped in independent families, each
-//!   quoting its evidence (the diff file:line and the failure line it matches).
+//!   quoting its evidence (the diff file:line and the failure line it matches);
+//! - **ties** ([`rank`]): changes with the same evidence are one group, never
+//!   ordered by input order;
+//! - **bands** ([`band`]): a regression window's *window only*, *suspect* and
+//!   *likely introducing change* (two independent kinds of link); the payload
+//!   analysis maps its scores to its own bands and actions.
 
+pub mod band;
 pub mod diff;
 pub mod failure;
 pub mod lines;
 pub mod links;
 pub mod paths;
+pub mod rank;
 pub mod tokens;
 pub mod window;
 pub mod words;

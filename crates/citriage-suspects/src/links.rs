@@ -97,6 +97,10 @@ pub struct VerbatimMatch {
 pub struct Change<'a> {
     pub id: &'a str,
     pub title: &'a str,
+    /// The description (a PR's body, a commit message past its subject), when known.
+    pub body: Option<&'a str>,
+    /// Who wrote it, when known.
+    pub author: Option<&'a str>,
     /// How the change is named in evidence (`org/repo#123`).
     pub label: String,
     /// What it ships, named in evidence (its images, or its repository).

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use citriage_model::time::{Epoch, DAY};
 
 use super::chain::{ChainView, Changelogs};
+use super::options::Target;
 use super::reader::RunReader;
-use super::Target;
 use crate::candidate::{Candidate, CandidateKind, RpmChange};
 use crate::ciconfig::CiConfigChange;
 use crate::error::PayloadError;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use citriage_model::time;
 
-use super::Target;
+use super::options::Target;
 use crate::error::PayloadError;
 use crate::history::{self, Chain};
 use crate::release::{ChangeLogJson, ChangeLogState, NodeImageStream, PullRequest, ReleaseInfo, TagList};

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use citriage_model::time;
 
 use super::chain::ChainView;
-use super::{AnalyzeOptions, Target};
+use super::options::{AnalyzeOptions, Target};
 use crate::error::PayloadError;
 use crate::history;
 use crate::jobhistory::{self, JobRun, JobTrend, RunState, WindowSpec};

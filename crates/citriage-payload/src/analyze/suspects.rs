@@ -12,15 +12,15 @@ use super::candidates::Candidates;
 use super::chain::ChainView;
 use super::failure_modes::{variant_applies, FailureModes, ModeOnset};
 use super::onset::job_in;
+use super::options::Target;
 use super::reader::RunReader;
 use super::root_causes::{ModeKey, RootCauses};
-use super::Target;
 use crate::action::{self, Band, CandidateAction};
 use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::{Classification, FailureClass};
-use crate::links::{self, CorrelationResult, ModeEvidence};
+use crate::links::{self, ModeEvidence};
 use crate::result::{OnsetBefore, RootCause, Suspect};
-use crate::scoring::{self, CandidateScore, Correlation, ScoreContext, Signal};
+use crate::scoring::{self, CandidateScore, Correlation, CorrelationResult, ScoreContext, Signal};
 use citriage_suspects::window::CandidateIndex;
 
 /// A mode's candidate window: the payloads whose PRs are candidates and the

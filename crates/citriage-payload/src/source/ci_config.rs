@@ -10,7 +10,7 @@ use std::process::Command;
 
 use citriage_model::time::{self, Epoch};
 
-use super::{Changelog, CiConfigAnswer, CiWindow, PayloadSource};
+use super::api::{Changelog, CiConfigAnswer, CiWindow, PayloadSource};
 use crate::ciconfig::{self, CiConfigChange};
 use crate::error::{read_file, read_optional, PayloadError};
 use crate::jobhistory::{JobRun, SippyJob};
