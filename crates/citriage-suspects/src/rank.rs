@@ -40,7 +40,7 @@ impl<T> TieGroup<T> {
 /// Groups `items` by standing, best first; a group's rank is one more than the
 /// number of changes ranked above it (competition ranking: 1, 1, 3).
 pub fn tie_groups<T>(items: Vec<T>, standing: impl Fn(&T) -> Standing, id: impl Fn(&T) -> String) -> Vec<TieGroup<T>> {
-    let mut by_standing: BTreeMap<std::cmp::Reverse<(u32, u8, Vec<(String, u32)>)>, Vec<(String, T)>> = BTreeMap::new();
+    let mut by_standing: BTreeMap<std::cmp::Reverse<StandingKey>, Vec<(String, T)>> = BTreeMap::new();
     for item in items {
         let s = standing(&item);
         by_standing.entry(std::cmp::Reverse((s.score, s.strength, s.evidence))).or_default().push((id(&item), item));
