@@ -31,7 +31,7 @@
 //! contradictions are reported.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -174,8 +174,12 @@ pub struct CulpritResult {
     pub culprit: String,
     /// A candidate of the analysis at all.
     pub present: bool,
-    /// Best rank in the suspect list of a root cause (1 = first).
+    /// Best rank in the suspect list of a root cause (1 = first; tied
+    /// candidates share a rank).
     pub rank: Option<u32>,
+    /// How many other candidates share that rank (0: it stands alone).
+    #[serde(default)]
+    pub tied_with: u32,
     /// Rank in the overall ranking (ties share the better rank).
     pub overall_rank: Option<u32>,
     pub score: Option<u32>,
@@ -224,7 +228,11 @@ pub struct EvalReport {
     /// Culprits named by the truth, and those the analysis had as candidates.
     pub culprits: usize,
     pub culprits_present: usize,
+    /// Culprits ranked first alone.
     pub culprit_top1: usize,
+    /// Culprits ranked first in a tie.
+    #[serde(default)]
+    pub culprit_tied_top1: usize,
     pub culprit_top3: usize,
     /// Payloads whose truth names at least one culprit.
     pub culprit_payloads: usize,
@@ -319,6 +327,7 @@ fn culprit_result(a: &PayloadAnalysis, c: &str, truth: Option<&TruthRow>, rankin
         culprit: c.to_string(),
         present,
         rank: best.map(|s| s.rank),
+        tied_with: best.map(|s| s.tied_with.len() as u32).unwrap_or(0),
         overall_rank: overall,
         score: best.map(|s| s.score.total),
         action: best.map(|s| s.action.as_str().to_string()),
@@ -378,7 +387,8 @@ pub fn summarize(source: &str, rows: Vec<EvalRow>) -> EvalReport {
         payloads: rows.len(),
         culprits: all.len(),
         culprits_present: all.iter().filter(|c| c.present).count(),
-        culprit_top1: all.iter().filter(|c| c.rank == Some(1)).count(),
+        culprit_top1: all.iter().filter(|c| c.rank == Some(1) && c.tied_with == 0).count(),
+        culprit_tied_top1: all.iter().filter(|c| c.rank == Some(1) && c.tied_with > 0).count(),
         culprit_top3: all.iter().filter(|c| c.rank.is_some_and(|r| r <= 3)).count(),
         culprit_payloads: rows.iter().filter(|r| !r.truth_culprits.is_empty()).count(),
         false_reverts: rows.iter().map(|r| r.false_reverts.len()).sum(),
@@ -391,47 +401,6 @@ pub fn summarize(source: &str, rows: Vec<EvalRow>) -> EvalReport {
         errors: rows.iter().filter(|r| r.error.is_some()).count(),
         rows,
     }
-}
-
-/// Snapshot folders under `dir` (depth ≤ 4): folders holding payload folders,
-/// each with its target tag (from `summary.json`, else the newest payload folder).
-pub fn find_snapshots(dir: &Path) -> Vec<(PathBuf, String)> {
-    fn walk(p: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
-        let Ok(rd) = std::fs::read_dir(p) else { return };
-        let mut subs: Vec<PathBuf> =
-            rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
-        subs.sort();
-        let tags: Vec<String> = subs
-            .iter()
-            .filter_map(|s| {
-                let name = s.file_name()?.to_string_lossy().into_owned();
-                let is_payload = citriage_model::time::tag_timestamp(&name).is_some()
-                    && (s.join("payload.json").is_file()
-                        || s.join("jobs").is_dir()
-                        || s.join("changelog.json").is_file());
-                is_payload.then_some(name)
-            })
-            .collect();
-        if !tags.is_empty() {
-            let summary_tag = std::fs::read(p.join("summary.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                .and_then(|v| v.get("payload_tag").and_then(Value::as_str).map(str::to_string));
-            let newest = tags.iter().max_by_key(|t| (citriage_model::time::tag_timestamp(t), (*t).clone())).cloned();
-            if let Some(t) = summary_tag.or(newest) {
-                out.push((p.to_path_buf(), t));
-            }
-            return;
-        }
-        if depth < 4 {
-            for s in subs {
-                walk(&s, depth + 1, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, 0, &mut out);
-    out
 }
 
 /// True when `dir` is a synthetic world (recorded release-controller responses).
@@ -456,19 +425,14 @@ pub fn eval_snapshots(
     if !dir.is_dir() {
         return Err(PayloadError::not_found(dir.display().to_string()));
     }
-    let found = find_snapshots(dir);
+    let found = crate::snapshot::find_snapshots(dir);
     let mut rows = Vec::new();
     match truth {
         Some(t) => {
             for row in t {
-                let mut roots: Vec<&(PathBuf, String)> =
-                    found.iter().filter(|(p, target)| *target == row.tag || p.join(&row.tag).is_dir()).collect();
-                roots.sort_by_key(|(p, target)| (*target != row.tag, p.clone()));
-                let r = match roots.first() {
-                    None => {
-                        error_row(&row.tag, Some(row), format!("no snapshot of {} under {}", row.tag, dir.display()))
-                    }
-                    Some((root, _)) => match analyze_snapshot(root, &row.tag, ci_config) {
+                let r = match crate::snapshot::choose(&found, &row.tag, dir) {
+                    Err(e) => error_row(&row.tag, Some(row), e.to_string()),
+                    Ok(located) => match analyze_snapshot(&located.root, &located.tag, ci_config) {
                         Ok(a) => evaluate(&a, Some(row)),
                         Err(e) => error_row(&row.tag, Some(row), e.to_string()),
                     },
@@ -574,8 +538,9 @@ pub fn render_eval(r: &EvalReport) -> String {
                 .iter()
                 .map(|c| match (c.rank, c.present) {
                     (Some(rank), _) => format!(
-                        "{}: {rank}/{}/{}{}",
+                        "{}: {rank}{}/{}/{}{}",
                         short(&c.culprit),
+                        if c.tied_with > 0 { "=" } else { "" },
                         c.score.unwrap_or(0),
                         c.action.clone().unwrap_or_default(),
                         c.overall_rank.map(|o| format!(" ({o})")).unwrap_or_default()
@@ -631,11 +596,12 @@ pub fn render_eval(r: &EvalReport) -> String {
 /// The summary line.
 pub fn summary_line(r: &EvalReport) -> String {
     format!(
-        "payloads: {}  culprit@1: {}/{} present ({} named)  culprit in top 3: {}/{}  false reverts: {} ({} payloads)  false bisects on no-culprit payloads: {} ({} payloads)  force-accept right: {} wrong: {}  contradictions: {}  errors: {}",
+        "payloads: {}  culprit@1: {}/{} present ({} named), tied at 1: {}  culprit in top 3: {}/{}  false reverts: {} ({} payloads)  false bisects on no-culprit payloads: {} ({} payloads)  force-accept right: {} wrong: {}  contradictions: {}  errors: {}",
         r.payloads,
         r.culprit_top1,
         r.culprits_present,
         r.culprits,
+        r.culprit_tied_top1,
         r.culprit_top3,
         r.culprits_present,
         r.false_reverts,

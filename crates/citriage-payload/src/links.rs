@@ -5,7 +5,7 @@
 //! CI step, an RHCOS RPM's changelog. Each is quoted with what makes it specific.
 
 use citriage_suspects::failure::Failure;
-use citriage_suspects::links::{self as engine, Change, LinkKind, VerbatimMatch};
+use citriage_suspects::links::{self as engine, Change, LinkKind, VerbatimMatch, Weights};
 use citriage_suspects::window::{CandidateIndex, WindowIndex};
 
 use crate::candidate::{Candidate, CandidateKind};
@@ -96,6 +96,7 @@ fn signal_of(kind: LinkKind) -> (Signal, Correlation) {
     match kind {
         LinkKind::Verbatim => (Signal::ErrorMessageMatch, Correlation::Direct),
         LinkKind::StackFile | LinkKind::Command | LinkKind::Removed => (Signal::CodePath, Correlation::CodePath),
+        LinkKind::Subject => (Signal::TestSubject, Correlation::CodePath),
         LinkKind::Title => (Signal::TitleMatch, Correlation::Subsystem),
         LinkKind::Component => (Signal::Component, Correlation::Subsystem),
     }
@@ -126,14 +127,20 @@ pub fn step_stem(path: &str) -> Option<&str> {
 /// Correlates a candidate with a failure mode's evidence: the engine's links
 /// (verbatim, code path, title, component), then the payload's own (test
 /// binaries, CI step, RPM changelog).
-pub fn correlate(ev: &ModeEvidence, c: &Candidate, ix: &CandidateIndex, w: &WindowIndex) -> CorrelationResult {
+pub fn correlate(
+    ev: &ModeEvidence,
+    c: &Candidate,
+    ix: &CandidateIndex,
+    w: &WindowIndex,
+    weights: &Weights,
+) -> CorrelationResult {
     let mut r = CorrelationResult::default();
     if let Some(why) = only_its_own_tests(ev, c, ix) {
         r.excluded = Some(why);
         return r;
     }
     if c.kind != CandidateKind::RhcosRpm {
-        let found = engine::link(&ev.failure, &change_of(c), ix, w);
+        let found = engine::link(&ev.failure, &change_of(c), ix, w, weights);
         for l in found.links {
             let (signal, level) = signal_of(l.kind);
             r.add(Link { signal, points: l.points, specific: l.specific, evidence: l.evidence }, level);
@@ -362,12 +369,12 @@ mod tests {
         all.push(&vendored);
         let w = window(&all);
         let ev = evidence(lines, vec![]);
-        let r = correlate(&ev, &culprit, &w.docs["pr:a/op#1"], &w);
+        let r = correlate(&ev, &culprit, &w.docs["pr:a/op#1"], &w, &Weights::default());
         let em = r.error_match.unwrap();
         assert_eq!((em.token.as_str(), em.df), ("reconcileNodeLabels", 1));
-        let r = correlate(&ev, &others[0], &w.docs[&others[0].id], &w);
+        let r = correlate(&ev, &others[0], &w.docs[&others[0].id], &w, &Weights::default());
         assert!(r.error_match.is_none(), "a token in 5 candidates earns nothing");
-        let r = correlate(&ev, &vendored, &w.docs[&vendored.id], &w);
+        let r = correlate(&ev, &vendored, &w.docs[&vendored.id], &w, &Weights::default());
         assert!(r.links.is_empty(), "vendored lines are ignored: {:?}", r.links);
     }
 
@@ -388,8 +395,8 @@ mod tests {
             )],
             vec!["[sig-network-edge][Feature:Router] Ensure istiod deployment and the istio could be deleted".into()],
         );
-        let r = correlate(&ev, &c, &w.docs[&c.id], &w);
+        let r = correlate(&ev, &c, &w.docs[&c.id], &w, &Weights::default());
         assert!(r.has(Signal::TitleMatch) && r.has(Signal::Component), "{:?}", r.links);
-        assert!(correlate(&ev, &o, &w.docs[&o.id], &w).links.is_empty());
+        assert!(correlate(&ev, &o, &w.docs[&o.id], &w, &Weights::default()).links.is_empty());
     }
 }

@@ -9,9 +9,10 @@
 //! |---|---|---|
 //! | `error_message_match` | +40 / +20 | a string, symbol, resource or file name taken from the lines that explain the failure appears in an **added** line of a product file of the diff; +40 when the token is specific (found in exactly one candidate of the window), +20 when 2-3 candidates carry it; tokens in 4+ candidates earn nothing |
 //! | `code_path` | +20 / +10 | the diff modifies a file the evidence names (stack frame, log prefix), the source of the failing command (`oc adm release extract` → `…/release/extract.go`), or removes a line carrying an evidence token; +20 when specific |
+//! | `test_subject` | +20 / +10 | the diff touches a word of the failure's subject (the failing test's name, the strings its error lines quote) in a product path or line, and no other candidate does (+20) or one other does (+10): the change touches what the failing test exercises, which a change merely in the same component does not |
 //! | `test_binary` | +20 / +10 | test binaries could not be listed or extracted and the diff modifies that binary (+20) or other test-extension code (+10) |
 //! | `ci_step` | +20 | a CI-configuration change modifies the failing step (`<ref>-commands.sh`, `<ref>-ref.yaml`) or the job's configuration |
-//! | `title_match` | +15 / +10 | a word of the failure's subject appears in the candidate's title and in no other title of the window: +15 when an error line names it (a quoted resource, a `kind/name`, the failing command), +10 when only the failing test's name does |
+//! | `title_match` | +15 / +10 | a word of the failure's subject appears in the candidate's title and in no other title of the window, is no generic English or CI word nor a word of the component the failure names, and few diffs of the window touch it: +15 when an error line names it (a quoted resource, a `kind/name`, the failing command), +10 when only the failing test's name does |
 //! | `component` | +20 / +10 | the candidate's repository or image owns the failing component: the test's owner, ClusterOperator or namespace (+20) or a component the failure names (+10) |
 //! | `new_failure_mode` | +30 | the mode began with the payload that contains the candidate (the job passed, or failed differently, in the payload before) and the candidate has a link |
 //! | `component_exclusivity` | +10 | the candidate is the only linked candidate of the mode |
@@ -46,6 +47,7 @@ pub enum Signal {
     ComponentExclusivity,
     ErrorMessageMatch,
     CodePath,
+    TestSubject,
     TestBinary,
     CiStep,
     TitleMatch,
@@ -61,6 +63,7 @@ impl Signal {
             Signal::ComponentExclusivity => "component_exclusivity",
             Signal::ErrorMessageMatch => "error_message_match",
             Signal::CodePath => "code_path",
+            Signal::TestSubject => "test_subject",
             Signal::TestBinary => "test_binary",
             Signal::CiStep => "ci_step",
             Signal::TitleMatch => "title_match",
@@ -273,7 +276,12 @@ fn apply_band_conditions(s: &mut CandidateScore, ctx: &ScoreContext, corr: &Corr
     let kinds: BTreeSet<Signal> = corr.links.iter().map(|l| l.signal).collect();
     let any_specific = corr.links.iter().any(|l| l.specific);
     let ci_step = corr.has(Signal::CiStep);
-    let second = kinds.iter().any(|k| *k != Signal::ErrorMessageMatch);
+    // A subject or title word the failure's test name alone gives, or that another
+    // candidate shares, is too weak to stand second to a revert.
+    let second = corr.links.iter().any(|l| {
+        l.signal != Signal::ErrorMessageMatch
+            && (l.specific || !matches!(l.signal, Signal::TestSubject | Signal::TitleMatch))
+    });
     if s.total >= 85 {
         let mut missing = Vec::new();
         if !specific_verbatim(corr) {
@@ -431,7 +439,7 @@ mod tests {
         );
         let w = window(&[&c]);
         let ev = evidence(vec![ll("failed: reconcileNodeLabels returned an error", 3)], vec![]);
-        let r = correlate(&ev, &c, &w.docs[&c.id], &w);
+        let r = correlate(&ev, &c, &w.docs[&c.id], &w, &citriage_suspects::links::Weights::default());
         let ctx = ScoreContext {
             job: "j",
             mode: "m",

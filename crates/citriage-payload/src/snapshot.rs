@@ -412,3 +412,94 @@ fn read_junit(dir: &Path, rel_dir: &str, gcs: &str, ev: &mut RunEvidence) -> Res
     ev.junit = evidence::junit_state(parsed.len() as u32, present, results_read, results_entries, problems);
     Ok(())
 }
+/// Snapshot folders under `dir` (depth ≤ 4): folders holding payload folders,
+/// each with its target tag (from `summary.json`, else the newest payload folder).
+pub fn find_snapshots(dir: &Path) -> Vec<(PathBuf, String)> {
+    fn walk(p: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        let mut subs: Vec<PathBuf> =
+            rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
+        subs.sort();
+        let tags: Vec<String> = subs
+            .iter()
+            .filter_map(|s| {
+                let name = s.file_name()?.to_string_lossy().into_owned();
+                let is_payload = citriage_model::time::tag_timestamp(&name).is_some()
+                    && (s.join("payload.json").is_file()
+                        || s.join("jobs").is_dir()
+                        || s.join("changelog.json").is_file());
+                is_payload.then_some(name)
+            })
+            .collect();
+        if !tags.is_empty() {
+            let summary_tag = std::fs::read(p.join("summary.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|v| v.get("payload_tag").and_then(Value::as_str).map(str::to_string));
+            let newest = tags.iter().max_by_key(|t| (citriage_model::time::tag_timestamp(t), (*t).clone())).cloned();
+            if let Some(t) = summary_tag.or(newest) {
+                out.push((p.to_path_buf(), t));
+            }
+            return;
+        }
+        if depth < 4 {
+            for s in subs {
+                walk(&s, depth + 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out);
+    out
+}
+
+/// A snapshot found for a payload: the folder read and the payload's tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub root: PathBuf,
+    pub tag: String,
+}
+
+/// Finds the snapshot of `tag` under `dir`, whatever folder of it `dir` is: the
+/// repository, the payload's own folder (`<tag>/`, a `-backfilled` one too), or
+/// the inner `<version>/<stream>` folder. `tag` may also be the folder's name.
+pub fn locate(dir: &Path, tag: &str) -> Result<Located, PayloadError> {
+    if !dir.is_dir() {
+        return Err(PayloadError::not_found(dir.display().to_string()));
+    }
+    choose(&find_snapshots(dir), tag, dir)
+}
+
+/// Chooses among found snapshots (folder, target tag), in this order: one whose
+/// target is `tag`; one holding a payload folder `tag`; one whose target `tag`
+/// extends (`<target>-backfilled`); the only target found when `tag` names the
+/// folder itself. Several folders alike: the first by path.
+pub fn choose(found: &[(PathBuf, String)], tag: &str, dir: &Path) -> Result<Located, PayloadError> {
+    let mut sorted: Vec<&(PathBuf, String)> = found.iter().collect();
+    sorted.sort();
+    let pick =
+        |f: &dyn Fn(&(PathBuf, String)) -> bool| sorted.iter().find(|x| f(x)).map(|(p, t)| (p.clone(), t.clone()));
+    let folder = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let targets: BTreeMap<&str, ()> = found.iter().map(|(_, t)| (t.as_str(), ())).collect();
+    let hit = pick(&|(_, t)| t == tag)
+        .or_else(|| pick(&|(p, _)| p.join(tag).is_dir()))
+        .or_else(|| pick(&|(_, t)| tag.strip_prefix(t.as_str()).is_some_and(|rest| rest.starts_with('-'))))
+        .or_else(|| {
+            if tag == folder && targets.len() == 1 {
+                sorted.first().map(|(p, t)| (p.clone(), t.clone()))
+            } else {
+                None
+            }
+        });
+    match hit {
+        Some((root, tag)) => Ok(Located { root, tag }),
+        None => Err(PayloadError::NotFound {
+            origin: format!("{}: no snapshot of {tag}", dir.display()),
+            detail: if targets.is_empty() {
+                " (no payload snapshot under it)".to_string()
+            } else {
+                format!(" (snapshots of {})", targets.keys().copied().collect::<Vec<_>>().join(", "))
+            },
+        }),
+    }
+}

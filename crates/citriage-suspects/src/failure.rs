@@ -8,6 +8,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use std::sync::OnceLock;
+
+use regex::Regex;
+
 use crate::lines::LogLine;
 use crate::tokens::{Matcher, Token};
 
@@ -43,17 +47,38 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// The failure of these lines and tests, about these components.
+    /// The failure of these lines and tests, about these components. Tokens,
+    /// files and commands come from the lines without the failing tests' names
+    /// and tags a line may repeat (an aggregator's "TEST: Failed: Passed 3
+    /// times..."): a test's name says what failed, not why.
     pub fn new(lines: Vec<LogLine>, tests: Vec<String>, components: Vec<ComponentRef>) -> Failure {
         let m = Matcher;
+        let explaining = without_tests(&lines, &tests);
         Failure {
-            tokens: m.tokens(&lines),
-            files: m.evidence_files(&lines),
-            commands: m.commands(&lines),
+            tokens: m.tokens(&explaining),
+            files: m.evidence_files(&explaining),
+            commands: m.commands(&explaining),
             words: m.subject_words(&tests, &lines),
             components,
             lines,
             tests,
         }
     }
+}
+
+/// The lines with the tests' names and their bracketed tags (`[sig-network]`,
+/// `[Jira:"Networking"]`) blanked, at the same places (one line each).
+fn without_tests(lines: &[LogLine], tests: &[String]) -> Vec<LogLine> {
+    static TAG: OnceLock<Regex> = OnceLock::new();
+    let tag = TAG.get_or_init(|| Regex::new(r"\[[^\]\n]*\]").expect("built-in pattern"));
+    lines
+        .iter()
+        .map(|l| {
+            let mut text = l.text.clone();
+            for t in tests.iter().filter(|t| t.len() >= 8) {
+                text = text.replace(t.as_str(), " ");
+            }
+            LogLine { text: tag.replace_all(&text, " ").into_owned(), at: l.at.clone() }
+        })
+        .collect()
 }

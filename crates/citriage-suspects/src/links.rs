@@ -7,7 +7,8 @@
 //! | `StackFile` | +20 / +10 | the diff modifies a file the failure's stack or log prefixes name (`file.go:NNN`); +20 when no other change of the window modifies a file of that name |
 //! | `Command` | +20 / +10 | the diff modifies the source of the failing command (`oc adm release extract` → `…/release/extract.go`) |
 //! | `Removed` | +20 | the diff removes a product line carrying a failure token no other change carries |
-//! | `Title` | +15 / +10 | a word of the failure's subject is in the change's title and in no other title of the window: +15 when an error line names it, +10 when only a test name does |
+//! | `Subject` | +20 / +10 | the diff touches a word of the failure's subject (the failing test's name, the strings its error lines quote): a product path or line carries it and no other change of the window does (+20) or one other does (+10) — the change touches what the failing test exercises |
+//! | `Title` | +15 / +10 | a word of the failure's subject is in the change's title and in no other title of the window, is no generic English or CI word, no word of the component the failure names (the component link says that), and few diffs of the window carry it: +15 when an error line names it, +10 when only a test name does |
 //! | `Component` | +20 / +10 | the change's repository or images own a component the failure is about (+20) or names (+10) |
 //!
 //! A user adds its own kinds of links beside these (the payload analysis: test
@@ -20,6 +21,7 @@ use crate::failure::{ComponentRef, Failure};
 use crate::lines::LogLine;
 use crate::tokens::TokenKind;
 use crate::window::{describe_df, CandidateIndex, WindowIndex};
+use crate::words::generic_word;
 
 /// The kinds of link the engine draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -28,6 +30,7 @@ pub enum LinkKind {
     StackFile,
     Command,
     Removed,
+    Subject,
     Title,
     Component,
 }
@@ -52,7 +55,7 @@ impl LinkKind {
     pub fn family(self) -> Family {
         match self {
             LinkKind::Verbatim | LinkKind::Removed => Family::DiffContent,
-            LinkKind::StackFile | LinkKind::Command => Family::CodeLocation,
+            LinkKind::StackFile | LinkKind::Command | LinkKind::Subject => Family::CodeLocation,
             LinkKind::Title => Family::Description,
             LinkKind::Component => Family::Ownership,
         }
@@ -109,6 +112,24 @@ pub struct Change<'a> {
     pub owns: std::collections::BTreeSet<String>,
 }
 
+/// What the engine's users may tune.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Weights {
+    /// Points of a subject link no other change shares (half when one other does).
+    pub subject: u32,
+    /// A title word counts only when at most this many changes' diffs touch it.
+    pub title_max_code_df: u32,
+    /// A diff touching more distinct words than this is too broad for a subject
+    /// link: it touches any subject by chance.
+    pub subject_max_breadth: usize,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights { subject: 20, title_max_code_df: 3, subject_max_breadth: usize::MAX }
+    }
+}
+
 /// Every link of one change to one failure.
 #[derive(Debug, Clone, Default)]
 pub struct Links {
@@ -126,17 +147,83 @@ impl Links {
 
 /// Links a change to a failure: the verbatim match, the code path (the best of
 /// a named file and the failing command's source, else a removed token), the
-/// title and the component.
-pub fn link(failure: &Failure, change: &Change, index: &CandidateIndex, window: &WindowIndex) -> Links {
+/// subject the diff touches, the title and the component.
+pub fn link(
+    failure: &Failure,
+    change: &Change,
+    index: &CandidateIndex,
+    window: &WindowIndex,
+    weights: &Weights,
+) -> Links {
     let mut out = Links::default();
     if let Some((link, verbatim)) = verbatim_link(failure, index, window) {
         out.links.push(link);
         out.verbatim = Some(verbatim);
     }
     out.links.extend(code_path_link(failure, index, window));
-    out.links.extend(title_link(failure, change, index, window));
+    let said = out.verbatim.as_ref().map(|m| m.token.to_ascii_lowercase()).unwrap_or_default();
+    out.links.extend(subject_link(failure, index, window, weights, &said));
+    out.links.extend(title_link(failure, change, index, window, weights));
     out.links.extend(component_link(failure, change));
     out
+}
+
+/// True for a word that names nothing of its own here: a generic English or CI
+/// word, a word of a component the failure names (the component link says
+/// that), or a word several failures of the window share (about none of them).
+fn says_nothing(failure: &Failure, word: &str, w: &WindowIndex) -> bool {
+    generic_word(word)
+        || failure.components.iter().any(|c| c.key.split('-').any(|k| k == word))
+        || w.failure_df(word) > 2
+}
+
+/// The diff touches a word of the failure's subject that at most one other
+/// change of the window touches: an error line's word before a test name's,
+/// then the rarer, then the first in order. Words of the verbatim token (`said`)
+/// are not counted twice.
+fn subject_link(
+    failure: &Failure,
+    ix: &CandidateIndex,
+    w: &WindowIndex,
+    weights: &Weights,
+    said: &str,
+) -> Option<Link> {
+    let mut best: Option<((bool, bool, std::cmp::Reverse<&String>), u32, &String, &(String, bool))> = None;
+    for (word, source) in &failure.words {
+        if says_nothing(failure, word, w)
+            || said.contains(word.as_str())
+            || ix.title_words.contains(word)
+            || w.title_df(word) > 2
+            || ix.touches(word).is_none()
+        {
+            continue;
+        }
+        let df = w.code_word_df(word).max(1);
+        if df > 2 {
+            continue;
+        }
+        let key = (source.1, df == 1, std::cmp::Reverse(word));
+        if best.as_ref().is_none_or(|(k, ..)| key > *k) {
+            best = Some((key, df, word, source));
+        }
+    }
+    let (_, df, word, (from, strong)) = best?;
+    let hit = ix.touches(word)?;
+    let at = match hit.line {
+        Some(n) => format!("{} line {}{n}: {}", hit.file, if hit.added { "+" } else { "-" }, hit.text.trim()),
+        None => format!("its path {}", hit.file),
+    };
+    Some(Link {
+        kind: LinkKind::Subject,
+        points: if df == 1 { weights.subject } else { weights.subject / 2 },
+        specific: df == 1,
+        evidence: format!(
+            "the failure's {} names `{word}` ({}); the diff touches it ({at}); {}",
+            if *strong { "error" } else { "test" },
+            from.chars().take(200).collect::<String>(),
+            others(df, "no other candidate of the window touches it", "do")
+        ),
+    })
 }
 
 /// The best token of the failure found in an added product line, when it is
@@ -219,9 +306,9 @@ fn named_file_link(failure: &Failure, ix: &CandidateIndex, w: &WindowIndex, f: &
         points: if df == 1 { 20 } else { 10 },
         specific: df == 1,
         evidence: format!(
-            "the evidence names `{f}` ({}), which the diff modifies ({path}); {} modify a file of that name",
+            "the evidence names `{f}` ({}), which the diff modifies ({path}); {}",
             failure.lines[li].at.cite(),
-            if df == 1 { "no other candidate of the window does".to_string() } else { format!("{df} candidates") }
+            others(df, "no other candidate of the window modifies a file of that name", "modify one of that name")
         ),
     })
 }
@@ -266,11 +353,27 @@ fn removed_token_link(failure: &Failure, ix: &CandidateIndex, w: &WindowIndex) -
     })
 }
 
-/// A word of the failure's subject in this change's title and no other title of the window.
-fn title_link(failure: &Failure, change: &Change, ix: &CandidateIndex, w: &WindowIndex) -> Option<Link> {
+/// A word of the failure's subject in this change's title and no other title of
+/// the window, that says something (no generic word, no component name) and
+/// that few diffs of the window touch.
+fn title_link(
+    failure: &Failure,
+    change: &Change,
+    ix: &CandidateIndex,
+    w: &WindowIndex,
+    weights: &Weights,
+) -> Option<Link> {
     let n = w.len().max(1);
-    let mut hits: Vec<(&String, &(String, bool))> =
-        failure.words.iter().filter(|(word, _)| ix.title_words.contains(*word) && w.title_df(word) == 1).collect();
+    let mut hits: Vec<(&String, &(String, bool))> = failure
+        .words
+        .iter()
+        .filter(|(word, _)| {
+            ix.title_words.contains(*word)
+                && w.title_df(word) == 1
+                && !says_nothing(failure, word, w)
+                && w.code_word_df(word) <= weights.title_max_code_df
+        })
+        .collect();
     hits.sort_by_key(|(word, (_, strong))| (!*strong, (*word).clone()));
     let (word, (from, strong)) = hits.first()?;
     Some(Link {

@@ -10,7 +10,7 @@ use regex::Regex;
 
 use crate::lines::LogLine;
 use crate::words::{
-    distinctive_file, distinctive_name, distinctive_symbol, generic_file, generic_phrase, random_piece, STOP_WORDS,
+    distinctive_file, distinctive_name, distinctive_symbol, generic_file, generic_phrase, generic_word, random_piece,
 };
 
 /// Kinds of evidence tokens.
@@ -127,11 +127,12 @@ impl Matcher {
         out
     }
 
-    /// Words of the failure's subject for title matching, lower case, 5+
-    /// letters, no stop words, with where they came from: the failing tests'
-    /// names (owner tags dropped, `kind/name` references reduced to their
-    /// kind), the quoted strings and `kind/name` kinds of the explaining lines,
-    /// and the failing `oc` sub-commands. Paths and URLs say nothing of the subject.
+    /// Words of the failure's subject, lower case, 5+ letters, no generic
+    /// words, with where they came from: the failing tests' names (owner tags
+    /// dropped, `kind/name` references reduced to their kind), the quoted strings
+    /// and `kind/name` kinds of the explaining lines (without the tests' names and
+    /// tags a line repeats: those are the test's words, not the error's), and the
+    /// failing `oc` sub-commands. Paths and URLs say nothing of the subject.
     pub fn subject_words(&self, tests: &[String], lines: &[LogLine]) -> BTreeMap<String, (String, bool)> {
         static TAG: OnceLock<Regex> = OnceLock::new();
         static REF: OnceLock<Regex> = OnceLock::new();
@@ -142,7 +143,7 @@ impl Matcher {
         let mut out = BTreeMap::new();
         let add = |text: &str, from: &str, strong: bool, out: &mut BTreeMap<String, (String, bool)>| {
             for w in crate::window::words(text) {
-                if w.len() >= 5 && !STOP_WORDS.contains(&w.as_str()) {
+                if w.len() >= 5 && !generic_word(&w) {
                     let e = out.entry(w).or_insert_with(|| (from.to_string(), strong));
                     if strong && !e.1 {
                         *e = (from.to_string(), true);
@@ -157,15 +158,20 @@ impl Matcher {
         }
         for l in lines {
             let from = format!("{}: {}", l.at.cite(), l.text);
-            for c in quoted.captures_iter(&l.text) {
+            let mut text = l.text.clone();
+            for t in tests.iter().filter(|t| t.len() >= 8) {
+                text = text.replace(t.as_str(), " ");
+            }
+            let text = tag.replace_all(&text, " ");
+            for c in quoted.captures_iter(&text) {
                 let q = c.get(1).or_else(|| c.get(2)).map(|m| m.as_str()).unwrap_or("");
                 if !q.contains('/') && !q.contains("://") {
                     add(q, &from, true, &mut out);
                 }
             }
-            for c in rref.captures_iter(&l.text) {
+            for c in rref.captures_iter(&text) {
                 let start = c.get(0).map(|m| m.start()).unwrap_or(0);
-                let before = l.text[..start].chars().next_back();
+                let before = text[..start].chars().next_back();
                 if !before.is_some_and(|b| b == '/' || b == '.' || b == ':' || b.is_ascii_alphanumeric()) {
                     add(&c[1], &from, true, &mut out);
                 }

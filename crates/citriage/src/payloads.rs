@@ -26,8 +26,13 @@ pub fn analyze_from_dir(dir: &Path, mirror: Option<&Path>, opts: &AnalyzeOptions
         let ev = GcsMirror::new(mirror.map(Path::to_path_buf).unwrap_or_else(|| dir.join("gcs")));
         analyze(&src, &ev, opts).map_err(fail)
     } else {
-        let snap = SnapshotDir::open(dir).map_err(fail)?;
-        analyze(&snap, &snap, opts).map_err(fail)
+        // Whatever folder of a snapshot is named (the repository, `<tag>/`, the inner
+        // `<version>/<stream>/`), the payload is found as `payload eval` finds it; the
+        // analysis names the folder it read (`payload.source`).
+        let located = citriage_payload::snapshot::locate(dir, &opts.tag).map_err(fail)?;
+        let snap = SnapshotDir::open(&located.root).map_err(fail)?;
+        let opts = AnalyzeOptions { tag: located.tag, ..opts.clone() };
+        analyze(&snap, &snap, &opts).map_err(fail)
     }
 }
 

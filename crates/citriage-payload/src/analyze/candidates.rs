@@ -39,6 +39,7 @@ pub(crate) fn gather(
     target: &Target,
     view: &ChainView,
     changelogs: &Changelogs,
+    failure_texts: &[String],
     gaps: &mut Vec<String>,
 ) -> Result<Candidates, PayloadError> {
     let window_lo = view
@@ -85,7 +86,8 @@ pub(crate) fn gather(
             .filter(|c| c.kind != CandidateKind::RhcosRpm)
             .map(|c| (c.id.clone(), CandidateIndex::new(c.diff.as_ref(), &c.title)))
             .collect(),
-    );
+    )
+    .with_failures(failure_texts);
     Ok(Candidates { by_payload, all, index, ci_known, window_lo })
 }
 

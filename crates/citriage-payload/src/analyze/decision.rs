@@ -180,6 +180,16 @@ fn suspect_recommendations(suspects: &[Suspect], candidates: &BTreeMap<String, C
         }
         let roots = root_causes_of.get(&s.candidate).map(|v| v.join(", ")).unwrap_or_default();
         let c = &candidates[&s.candidate];
+        if s.action == CandidateAction::Bisect && !s.tied_with.is_empty() {
+            let group: Vec<&Suspect> = std::iter::once(s)
+                .chain(suspects.iter().filter(|o| o.root_cause == s.root_cause && s.tied_with.contains(&o.candidate)))
+                .collect();
+            for g in &group {
+                done.insert(g.candidate.clone());
+            }
+            out.push(bisect_between(&group, candidates));
+            continue;
+        }
         let text = match s.action {
             CandidateAction::StageRevert => format!("Revert {} ({}) for {roots} — {}; policy requires reverting a change that breaks payloads.", c.short(), c.title, s.action_reason),
             CandidateAction::Bisect => format!("Bisect {} ({}) for {roots}: draft a revert and run the failing payload jobs ({}) against it — {}.", c.short(), c.title, s.jobs.join(", "), s.action_reason),
@@ -190,6 +200,31 @@ fn suspect_recommendations(suspects: &[Suspect], candidates: &BTreeMap<String, C
         out.push(Recommendation { text, evidence: suspect_evidence(s) });
     }
     out
+}
+
+/// One recommendation for tied suspects: bisect between them, each one's evidence listed.
+fn bisect_between(group: &[&Suspect], candidates: &BTreeMap<String, Candidate>) -> Recommendation {
+    let names: Vec<String> = group
+        .iter()
+        .map(|g| format!("{} ({})", candidates[&g.candidate].short(), candidates[&g.candidate].title))
+        .collect();
+    let mut jobs: Vec<&str> = group.iter().flat_map(|g| g.jobs.iter().map(String::as_str)).collect();
+    jobs.sort();
+    jobs.dedup();
+    let text = format!(
+        "Bisect between {} for {}: they tie at {} on equally strong evidence; draft a revert of each and run the failing payload jobs ({}) against them.",
+        names.join(" and "),
+        group[0].root_cause,
+        group[0].score.total,
+        jobs.join(", ")
+    );
+    let evidence = group
+        .iter()
+        .flat_map(|g| {
+            suspect_evidence(g).into_iter().map(move |e| format!("{}: {e}", candidates[&g.candidate].short()))
+        })
+        .collect();
+    Recommendation { text, evidence }
 }
 
 /// The evidence lines of a suspect: its verbatim match, then each scored item.
@@ -239,6 +274,16 @@ fn root_cause_recommendation(
             root.first_failed_in,
             ci_hint(root, ci_known, baseline)
         )),
+        FailureClass::ProductRegression if !acted && root.ties.first().is_some_and(|t| t.rank == 1) => {
+            let tie = &root.ties[0];
+            let names: Vec<String> = tie.candidates.iter().map(|id| candidates[id].short()).collect();
+            Some(format!(
+                "{id}: product failure; its best suspects tie at {} ({}) — to separate them: {}.",
+                tie.score,
+                names.join(", "),
+                tie.separate_by
+            ))
+        }
         FailureClass::ProductRegression if !acted => {
             let best = suspects.iter().filter(|s| s.root_cause == root.id).max_by_key(|s| s.score.total);
             Some(format!(

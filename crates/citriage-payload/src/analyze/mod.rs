@@ -43,8 +43,8 @@ use crate::source::ci_config::{CiConfigOrigin, WithCiConfig};
 use crate::source::PayloadSource;
 
 pub use failure_modes::{platform_of, rhcos_variant};
-pub use options::AnalyzeOptions;
 use options::{release_url, Target};
+pub use options::{AnalyzeOptions, Tuning};
 
 /// Runs the analysis with the built-in signer.
 pub fn analyze(
@@ -88,10 +88,20 @@ fn run(
     let failures = failure_modes::collect(&reader, &target, &chain, &history, &mut gaps);
     let mut roots = root_causes::group(&reader, &chain.chain, &failures);
     let context = root_causes::broader_context(&reader, &chain.target, &mut roots.list, opts.systemic_context);
-    let candidates = candidates::gather(source, &reader, &target, &chain, &changelogs, &mut gaps)?;
-    let scores = suspects::score_all(&reader, &target, &chain, &failures, &roots, &candidates);
+    let failure_texts = root_causes::texts(&failures, &roots);
+    let candidates = candidates::gather(source, &reader, &target, &chain, &changelogs, &failure_texts, &mut gaps)?;
+    let inputs = suspects::Inputs {
+        reader: &reader,
+        target: &target,
+        view: &chain,
+        failures: &failures,
+        roots: &roots,
+        candidates: &candidates,
+    };
+    let scores = suspects::score_all(&inputs);
     let scores = suspects::reclassify_flakes(scores, &mut roots.list);
-    let suspects = suspects::rank(&mut roots.list, &scores, &candidates.all, chain.chain.baseline.as_deref());
+    let baseline = chain.chain.baseline.as_deref();
+    let suspects = suspects::rank(&mut roots.list, &scores, &candidates.all, baseline, opts.tuning.tie_bisect_max);
     let decision = decision::decide(&chain, &failures, &roots.list, &suspects, &candidates);
     gaps.extend(reader.gaps());
     Ok(assembly::assemble(assembly::Parts {

@@ -8,6 +8,7 @@ use citriage_model::time::{self, Epoch};
 
 use crate::error::PayloadError;
 use crate::release::{self, TagParts};
+use citriage_suspects::links::Weights;
 
 /// Options of the analysis (`analyze`).
 #[derive(Debug, Clone)]
@@ -37,6 +38,24 @@ pub struct AnalyzeOptions {
     pub ci_config_repo: String,
     /// Read evidence of failed informing / async jobs for the broader context.
     pub systemic_context: bool,
+    /// The weights `payload eval --cross-validate` chooses among.
+    pub tuning: Tuning,
+}
+
+/// What the evaluation may tune: the engine's link weights and how many tied
+/// candidates at the top of a root cause are still bisected between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    pub links: Weights,
+    /// A tie at the top of a root cause, in the bisect band, of at most this many
+    /// candidates is bisected between; a larger one is reported only.
+    pub tie_bisect_max: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning { links: Weights::default(), tie_bisect_max: 3 }
+    }
 }
 
 impl AnalyzeOptions {
@@ -54,6 +73,7 @@ impl AnalyzeOptions {
             ci_config_paths: vec!["ci-operator/step-registry".to_string(), "ci-operator/config".to_string()],
             ci_config_repo: "openshift/release".to_string(),
             systemic_context: true,
+            tuning: Tuning::default(),
         }
     }
 }
@@ -73,6 +93,7 @@ pub(crate) struct Target {
     pub architecture: String,
     /// Base URL of the release-controller pages.
     pub pages_base: String,
+    pub tuning: Tuning,
 }
 
 impl Target {
@@ -121,6 +142,7 @@ impl Target {
             created,
             architecture,
             pages_base,
+            tuning: opts.tuning,
         })
     }
 }

@@ -5,6 +5,7 @@
 //! jobs) are the broader context.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use citriage_model::time;
 use regex::Regex;
@@ -17,7 +18,7 @@ use crate::components;
 use crate::evidence::LogLine;
 use crate::history::Chain;
 use crate::release::{JobState, ReleaseInfo};
-use crate::result::{Attempt, InformingFailure, RetriedJob, RootCause, SystemicHit};
+use crate::result::{Attempt, InformingFailure, RetriedJob, RootCause, Symptom, SystemicHit};
 use citriage_suspects::failure::ComponentRef;
 
 /// A failure mode: its job and its index among the job's modes.
@@ -35,8 +36,79 @@ pub(crate) struct RootCauses {
     pub mode_class: BTreeMap<ModeKey, Classification>,
 }
 
-/// Groups the modes by signature into root causes and classifies them.
+/// A signature's modes with their classes.
+struct SignatureGroup {
+    members: Vec<ModeKey>,
+    class: Classification,
+    mode_classes: Vec<(ModeKey, Classification)>,
+}
+
+/// Groups the modes by signature, classifies each group, then makes one root
+/// cause of the groups that share a cause: the same jobs, the same onset, the
+/// same class and the same message shape (many tests of an area failing the
+/// same way since the same payload are one cause with many symptoms).
 pub(crate) fn group(reader: &RunReader, chain: &Chain, failures: &FailureModes) -> RootCauses {
+    let classified: Vec<SignatureGroup> = signature_groups(failures)
+        .into_iter()
+        .map(|(signature, members)| {
+            let (class, mode_classes) = classify_group(reader, chain, failures, &signature, &members);
+            SignatureGroup { members, class, mode_classes }
+        })
+        .collect();
+    let mut roots = RootCauses {
+        list: Vec::new(),
+        members: BTreeMap::new(),
+        of_mode: BTreeMap::new(),
+        mode_class: BTreeMap::new(),
+    };
+    for (n, groups) in merge_by_cause(failures, classified).into_iter().enumerate() {
+        let id = format!("RC{}", n + 1);
+        let members: Vec<ModeKey> = groups.iter().flat_map(|g| g.members.iter().cloned()).collect();
+        for (key, class) in groups.iter().flat_map(|g| g.mode_classes.iter()) {
+            roots.of_mode.insert(key.clone(), id.clone());
+            roots.mode_class.insert(key.clone(), class.clone());
+        }
+        let mut root = root_cause(failures, &id, groups[0].class.clone(), &members);
+        if groups.len() > 1 {
+            root.symptoms = groups.iter().map(|g| symptom(failures, &g.members)).collect();
+        }
+        roots.list.push(root);
+        roots.members.insert(id, members);
+    }
+    mark_consequences(failures, &mut roots);
+    if roots.list.len() > failures.failed_jobs.len() {
+        mark_apart(failures, &mut roots);
+    }
+    roots
+}
+
+/// The text of each root cause (its modes' lines and tests, bounded): the
+/// failures of the window, whose shared words are about none of them.
+pub(crate) fn texts(failures: &FailureModes, roots: &RootCauses) -> Vec<String> {
+    roots
+        .list
+        .iter()
+        .map(|r| {
+            let members = roots.members.get(&r.id).map(Vec::as_slice).unwrap_or(&[]);
+            let mut text = String::new();
+            for (j, i) in members.iter().take(40) {
+                let d = &failures.mode(j, *i).draft;
+                for l in d.lines.iter().take(12) {
+                    text.push_str(&l.text);
+                    text.push('\n');
+                }
+                for t in d.tests.iter().take(12) {
+                    text.push_str(t);
+                    text.push('\n');
+                }
+            }
+            text
+        })
+        .collect()
+}
+
+/// The modes grouped by signature: most modes first, then by signature text and id.
+fn signature_groups(failures: &FailureModes) -> Vec<(String, Vec<ModeKey>)> {
     let mut by_signature: BTreeMap<String, Vec<ModeKey>> = BTreeMap::new();
     for (job, modes) in &failures.modes_by_job {
         for (i, m) in modes.iter().enumerate() {
@@ -49,20 +121,75 @@ pub(crate) fn group(reader: &RunReader, chain: &Chain, failures: &FailureModes) 
         let text_b = &failures.mode(&b.1[0].0, b.1[0].1).draft.sig.text;
         b.1.len().cmp(&a.1.len()).then(text_a.cmp(text_b)).then(a.0.cmp(&b.0))
     });
-    let mut roots = RootCauses {
-        list: Vec::new(),
-        members: BTreeMap::new(),
-        of_mode: BTreeMap::new(),
-        mode_class: BTreeMap::new(),
-    };
-    for (n, (signature, members)) in groups.into_iter().enumerate() {
-        let id = format!("RC{}", n + 1);
-        let class = classify_group(reader, chain, failures, &signature, &members, &id, &mut roots);
-        roots.list.push(root_cause(failures, &id, class, &members));
-        roots.members.insert(id, members);
+    groups
+}
+
+/// What makes signature groups one cause: their class, their jobs, their onset
+/// and the shape of their message.
+fn cause_key(failures: &FailureModes, g: &SignatureGroup) -> (String, Vec<String>, String, String) {
+    let mut jobs: Vec<String> = g.members.iter().map(|(j, _)| j.clone()).collect();
+    jobs.sort();
+    jobs.dedup();
+    let onset = g
+        .members
+        .iter()
+        .map(|(j, i)| failures.mode(j, *i).onset.first.clone())
+        .min_by_key(|t| (time::tag_timestamp(t), t.clone()))
+        .unwrap_or_default();
+    let draft = &failures.mode(&g.members[0].0, g.members[0].1).draft;
+    (g.class.class.key().to_string(), jobs, onset, message_shape(&draft.summary, &draft.tests))
+}
+
+/// A failure line's shape: without the tests it names, numbers and quoted
+/// strings masked, spaces collapsed.
+pub(crate) fn message_shape(line: &str, tests: &[String]) -> String {
+    static QUOTED: OnceLock<Regex> = OnceLock::new();
+    static NUMBER: OnceLock<Regex> = OnceLock::new();
+    let quoted = QUOTED.get_or_init(|| Regex::new(r#""[^"]*"|'[^']*'"#).expect("built-in pattern"));
+    let number = NUMBER.get_or_init(|| Regex::new(r"\d+").expect("built-in pattern"));
+    let mut text = line.to_string();
+    for t in tests.iter().filter(|t| !t.is_empty()) {
+        text = text.replace(t.as_str(), " ");
     }
-    mark_consequences(failures, &mut roots);
-    roots
+    let text = quoted.replace_all(&text, "\"…\"");
+    let text = number.replace_all(&text, "N");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Merges the signature groups that share a cause, in order: most modes first,
+/// then the order of their first group.
+fn merge_by_cause(failures: &FailureModes, groups: Vec<SignatureGroup>) -> Vec<Vec<SignatureGroup>> {
+    let keys: Vec<_> = groups.iter().map(|g| cause_key(failures, g)).collect();
+    let mut causes: Vec<(usize, Vec<SignatureGroup>)> = Vec::new();
+    let mut cause_of: BTreeMap<&(String, Vec<String>, String, String), usize> = BTreeMap::new();
+    for (position, (g, key)) in groups.into_iter().zip(&keys).enumerate() {
+        // Groups without evidence say nothing of their cause: each stays alone.
+        let alone = g.class.class == FailureClass::Unknown;
+        match cause_of.get(key).filter(|_| !alone) {
+            Some(&c) => causes[c].1.push(g),
+            None => {
+                if !alone {
+                    cause_of.insert(key, causes.len());
+                }
+                causes.push((position, vec![g]));
+            }
+        }
+    }
+    causes.sort_by_key(|(position, gs)| {
+        (std::cmp::Reverse(gs.iter().map(|g| g.members.len()).sum::<usize>()), *position)
+    });
+    causes.into_iter().map(|(_, gs)| gs).collect()
+}
+
+/// One symptom of a root cause that groups several signatures.
+fn symptom(failures: &FailureModes, members: &[ModeKey]) -> Symptom {
+    let draft = &failures.mode(&members[0].0, members[0].1).draft;
+    let mut jobs: Vec<String> = members.iter().map(|(j, _)| j.clone()).collect();
+    jobs.dedup();
+    let mut tests: Vec<String> = members.iter().flat_map(|(j, i)| failures.mode(j, *i).draft.tests.clone()).collect();
+    tests.sort();
+    tests.dedup();
+    Symptom { signature: draft.sig.clone(), line: draft.summary.clone(), tests, jobs }
 }
 
 /// Classifies each mode of a group, then the group by majority (ties by
@@ -73,9 +200,7 @@ fn classify_group(
     failures: &FailureModes,
     signature: &str,
     members: &[ModeKey],
-    id: &str,
-    roots: &mut RootCauses,
-) -> Classification {
+) -> (Classification, Vec<(ModeKey, Classification)>) {
     let mut classes: Vec<Classification> = Vec::new();
     for (job, i) in members {
         let mode = failures.mode(job, *i);
@@ -94,10 +219,7 @@ fn classify_group(
             test_binary: draft.test_binary,
             product_error: draft.product_error,
         };
-        let c = reader.classifier.classify(&facts);
-        roots.mode_class.insert((job.clone(), *i), c.clone());
-        classes.push(c);
-        roots.of_mode.insert((job.clone(), *i), id.to_string());
+        classes.push(reader.classifier.classify(&facts));
     }
     let mut counts: BTreeMap<(usize, std::cmp::Reverse<u8>), Classification> = BTreeMap::new();
     for c in &classes {
@@ -105,14 +227,12 @@ fn classify_group(
         counts.entry((k, std::cmp::Reverse(class_rank(c.class)))).or_insert_with(|| c.clone());
     }
     let class = counts.into_iter().next_back().map(|(_, c)| c).unwrap_or_else(|| classes[0].clone());
-    for key in members {
-        if let Some(mode_class) = roots.mode_class.get_mut(key) {
-            if mode_class.class != class.class {
-                *mode_class = class.clone();
-            }
-        }
-    }
-    class
+    let per_mode = members
+        .iter()
+        .zip(classes)
+        .map(|(key, c)| (key.clone(), if c.class != class.class { class.clone() } else { c }))
+        .collect();
+    (class, per_mode)
 }
 
 /// Precedence of classes when a root cause's modes are split evenly.
@@ -137,9 +257,14 @@ fn root_cause(failures: &FailureModes, id: &str, class: Classification, members:
         .unwrap_or_default();
     let representative = &mode(&members[0]).draft;
     let mut jobs: Vec<String> = members.iter().map(|(j, _)| j.clone()).collect();
+    jobs.sort();
     jobs.dedup();
-    let evidence: Vec<(String, LogLine)> =
-        members.iter().filter_map(|k| mode(k).draft.lines.first().map(|l| (k.0.clone(), l.clone()))).collect();
+    let mut evidence: Vec<(String, LogLine)> = Vec::new();
+    for k in members {
+        if !evidence.iter().any(|(j, _)| *j == k.0) {
+            evidence.extend(mode(k).draft.lines.first().map(|l| (k.0.clone(), l.clone())));
+        }
+    }
     let platforms: BTreeSet<String> =
         jobs.iter().filter_map(|j| failures.job(j).and_then(|f| f.platform.clone())).collect();
     let all_lines: Vec<LogLine> = members.iter().flat_map(|k| mode(k).draft.lines.clone()).collect();
@@ -158,6 +283,9 @@ fn root_cause(failures: &FailureModes, id: &str, class: Classification, members:
         kubelet_skew: kubelet_skew(&all_lines),
         no_candidate_reason: None,
         ci_look_at: look_at,
+        symptoms: Vec::new(),
+        apart: None,
+        ties: Vec::new(),
     }
 }
 
@@ -268,6 +396,63 @@ fn mark_consequences(failures: &FailureModes, roots: &mut RootCauses) {
                 roots.mode_class.insert(key.clone(), class.clone());
             }
         }
+    }
+}
+
+/// When there are more root causes than failed jobs, each says why it stands
+/// apart from the root causes of the same jobs: another class, another onset or
+/// a message of another shape (and a root cause whose jobs no other has, that).
+fn mark_apart(failures: &FailureModes, roots: &mut RootCauses) {
+    let shape_of = |id: &str| {
+        let members = roots.members.get(id).map(Vec::as_slice).unwrap_or(&[]);
+        members
+            .first()
+            .map(|(j, i)| {
+                let d = &failures.mode(j, *i).draft;
+                message_shape(&d.summary, &d.tests)
+            })
+            .unwrap_or_default()
+    };
+    let facts: Vec<(String, String, Vec<String>, String, String)> = roots
+        .list
+        .iter()
+        .map(|r| {
+            (
+                r.id.clone(),
+                r.class.class.as_str().to_string(),
+                r.jobs.clone(),
+                r.first_failed_in.clone(),
+                shape_of(&r.id),
+            )
+        })
+        .collect();
+    for r in roots.list.iter_mut() {
+        let me = facts.iter().find(|f| f.0 == r.id).expect("every root cause has facts");
+        let alike: Vec<&(String, String, Vec<String>, String, String)> =
+            facts.iter().filter(|o| o.0 != me.0 && o.2 == me.2).collect();
+        r.apart = Some(if alike.is_empty() {
+            format!("no other root cause failed exactly these jobs ({})", me.2.join(", "))
+        } else {
+            let reasons: Vec<String> = alike
+                .iter()
+                .take(3)
+                .map(|o| {
+                    if o.1 != me.1 {
+                        format!("{} is {}, this is {}", o.0, o.1, me.1)
+                    } else if o.3 != me.3 {
+                        format!("{} began in {}, this in {}", o.0, o.3, me.3)
+                    } else {
+                        format!("{} fails with another message", o.0)
+                    }
+                })
+                .collect();
+            let more = if alike.len() > 3 { format!(" (and {} more)", alike.len() - 3) } else { String::new() };
+            format!(
+                "the same jobs as {} other root cause(s){more}, apart by class, onset or message: {}",
+                alike.len(),
+                reasons.join("; ")
+            )
+        });
     }
 }
 

@@ -19,8 +19,9 @@ use crate::action::{self, Band, CandidateAction};
 use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::{Classification, FailureClass};
 use crate::links::{self, ModeEvidence};
-use crate::result::{OnsetBefore, RootCause, Suspect};
+use crate::result::{OnsetBefore, RootCause, Suspect, SuspectTie};
 use crate::scoring::{self, CandidateScore, Correlation, CorrelationResult, ScoreContext, Signal};
+use citriage_suspects::rank::{tie_groups, Standing};
 use citriage_suspects::window::CandidateIndex;
 
 /// A mode's candidate window: the payloads whose PRs are candidates and the
@@ -45,26 +46,33 @@ struct Correlated {
     payload: String,
 }
 
-/// Correlates and scores every mode with every candidate of its window.
-pub(crate) fn score_all(
-    reader: &RunReader,
-    target: &Target,
-    view: &ChainView,
-    failures: &FailureModes,
-    roots: &RootCauses,
-    candidates: &Candidates,
-) -> Vec<CandidateScore> {
+/// What the suspects stage reads.
+pub(crate) struct Inputs<'a> {
+    pub reader: &'a RunReader<'a>,
+    pub target: &'a Target,
+    pub view: &'a ChainView,
+    pub failures: &'a FailureModes,
+    pub roots: &'a RootCauses,
+    pub candidates: &'a Candidates,
+}
+
+/// Correlates and scores every root cause's symptoms in each of its jobs with
+/// every candidate of the window of the job's first symptom.
+pub(crate) fn score_all(inputs: &Inputs) -> Vec<CandidateScore> {
     let mut correlated: Vec<Correlated> = Vec::new();
-    for (job, modes) in &failures.modes_by_job {
+    for (job, modes) in &inputs.failures.modes_by_job {
         for (i, mode) in modes.iter().enumerate() {
-            correlated.extend(correlate_mode(reader, target, view, failures, candidates, (job.clone(), i), mode));
+            let key = (job.clone(), i);
+            let Some(siblings) = cause_siblings(inputs.roots, &key) else { continue };
+            let evidence = cause_evidence(inputs.failures, job, &siblings);
+            correlated.extend(correlate_mode(inputs, key, mode, &evidence));
         }
     }
     let mut linked_per_mode: BTreeMap<&ModeKey, usize> = BTreeMap::new();
     for c in correlated.iter().filter(|c| !c.correlation.links.is_empty()) {
         *linked_per_mode.entry(&c.mode).or_default() += 1;
     }
-    correlated.iter().map(|c| score_one(c, &correlated, &linked_per_mode, failures, roots, candidates)).collect()
+    correlated.iter().map(|c| score_one(c, &correlated, &linked_per_mode, inputs)).collect()
 }
 
 /// The window of a mode: its candidate payloads and CI-configuration times.
@@ -103,14 +111,31 @@ fn mode_window(
     ModeWindow { payloads, lo, hi, onset_lo: if established { before } else { None } }
 }
 
-/// The failure side of a mode, for correlation.
-fn mode_evidence(failures: &FailureModes, job: &str, mode: &ModeOnset) -> ModeEvidence {
-    let draft = &mode.draft;
-    let mut evidence =
-        ModeEvidence::new(draft.lines.clone(), draft.tests.clone(), draft.binaries.clone(), draft.test_binary);
-    evidence.step_refs = draft.step_refs.clone();
-    evidence.ci_paths = draft.ci_paths.clone();
-    evidence.failed_step = draft.failed_step.clone();
+/// A job's modes of the same root cause as `key`, when `key` is the first of
+/// them (a root cause is correlated once per job, against all its symptoms there).
+fn cause_siblings(roots: &RootCauses, key: &ModeKey) -> Option<Vec<usize>> {
+    let root = roots.of_mode.get(key)?;
+    let siblings: Vec<usize> = roots.members.get(root)?.iter().filter(|(j, _)| *j == key.0).map(|(_, i)| *i).collect();
+    (siblings.iter().min() == Some(&key.1)).then_some(siblings)
+}
+
+/// The failure side of a job's modes of one root cause, for correlation: their
+/// lines (at most 40, distinct) and failing tests together.
+fn cause_evidence(failures: &FailureModes, job: &str, modes: &[usize]) -> ModeEvidence {
+    let drafts: Vec<&crate::modes::Draft> = modes.iter().map(|i| &failures.mode(job, *i).draft).collect();
+    let first = drafts[0];
+    let (lines, tests, binaries) = if drafts.len() == 1 {
+        (first.lines.clone(), first.tests.clone(), first.binaries.clone())
+    } else {
+        let lines = crate::modes::dedup_lines(drafts.iter().flat_map(|d| d.lines.iter().cloned()).collect(), 40);
+        let tests = drafts.iter().flat_map(|d| d.tests.iter().cloned()).collect();
+        let binaries = drafts.iter().flat_map(|d| d.binaries.iter().cloned()).collect();
+        (lines, tests, binaries)
+    };
+    let mut evidence = ModeEvidence::new(lines, tests, binaries, drafts.iter().any(|d| d.test_binary));
+    evidence.step_refs = first.step_refs.clone();
+    evidence.ci_paths = first.ci_paths.clone();
+    evidence.failed_step = first.failed_step.clone();
     evidence.prow_job = failures.job(job).and_then(|f| f.prow_job.clone()).unwrap_or_default();
     evidence
 }
@@ -146,25 +171,19 @@ fn window_candidates<'c>(
     out
 }
 
-/// Correlates one mode with every candidate of its window.
-fn correlate_mode(
-    reader: &RunReader,
-    target: &Target,
-    view: &ChainView,
-    failures: &FailureModes,
-    candidates: &Candidates,
-    key: ModeKey,
-    mode: &ModeOnset,
-) -> Vec<Correlated> {
-    let window = mode_window(reader, target, view, candidates, &key.0, mode);
-    let evidence = mode_evidence(failures, &key.0, mode);
+/// Correlates one mode (with its root cause's other symptoms in the job) with
+/// every candidate of its window.
+fn correlate_mode(inputs: &Inputs, key: ModeKey, mode: &ModeOnset, evidence: &ModeEvidence) -> Vec<Correlated> {
+    let candidates = inputs.candidates;
+    let window = mode_window(inputs.reader, inputs.target, inputs.view, candidates, &key.0, mode);
     let empty = CandidateIndex::default();
     let first = &mode.onset.first;
-    window_candidates(failures, candidates, &key.0, &window)
+    let weights = &inputs.target.tuning.links;
+    window_candidates(inputs.failures, candidates, &key.0, &window)
         .into_iter()
         .map(|c| {
             let index = candidates.index.docs.get(&c.id).unwrap_or(&empty);
-            let correlation = links::correlate(&evidence, c, index, &candidates.index);
+            let correlation = links::correlate(evidence, c, index, &candidates.index, weights);
             let onset_here = if mode.onset.before.established() && !correlation.links.is_empty() {
                 onset_here(c, mode, &window)
             } else {
@@ -217,10 +236,9 @@ fn score_one(
     c: &Correlated,
     all: &[Correlated],
     linked_per_mode: &BTreeMap<&ModeKey, usize>,
-    failures: &FailureModes,
-    roots: &RootCauses,
-    candidates: &Candidates,
+    inputs: &Inputs,
 ) -> CandidateScore {
+    let (failures, roots, candidates) = (inputs.failures, inputs.roots, inputs.candidates);
     let (job, index) = (&c.mode.0, c.mode.1);
     let root = &roots.of_mode[&c.mode];
     let mut other_jobs: Vec<String> = all
@@ -292,17 +310,20 @@ pub(crate) fn reclassify_flakes(mut scores: Vec<CandidateScore>, roots: &mut [Ro
     scores
 }
 
-/// Each root cause's suspects: its candidates' best scores ranked, each with
-/// its action; a root cause without one says why.
+/// Each root cause's suspects: its candidates' best scores ranked (ties share
+/// a rank), each with its action; a root cause without one says why.
 pub(crate) fn rank(
     roots: &mut [RootCause],
     scores: &[CandidateScore],
     candidates: &BTreeMap<String, Candidate>,
     baseline: Option<&str>,
+    tie_bisect_max: usize,
 ) -> Vec<Suspect> {
     let mut suspects: Vec<Suspect> = Vec::new();
-    for root in roots.iter() {
-        suspects.extend(rank_root_cause(root, scores, candidates));
+    for root in roots.iter_mut() {
+        let (ranked, ties) = rank_root_cause(root, scores, candidates, tie_bisect_max);
+        root.ties = ties;
+        suspects.extend(ranked);
     }
     for root in roots.iter_mut() {
         if !suspects.iter().any(|s| s.root_cause == root.id) {
@@ -312,12 +333,8 @@ pub(crate) fn rank(
     suspects
 }
 
-/// The suspects of one root cause.
-fn rank_root_cause(
-    root: &RootCause,
-    scores: &[CandidateScore],
-    candidates: &BTreeMap<String, Candidate>,
-) -> Vec<Suspect> {
+/// Each candidate's best score for the root cause, with the jobs it scored in.
+fn best_scores(root: &RootCause, scores: &[CandidateScore]) -> Vec<(CandidateScore, BTreeSet<String>)> {
     let mut best: BTreeMap<String, (CandidateScore, BTreeSet<String>)> = BTreeMap::new();
     for s in scores.iter().filter(|s| s.root_cause == root.id && s.total > 0) {
         let entry = best.entry(s.candidate.clone()).or_insert_with(|| (s.clone(), BTreeSet::new()));
@@ -326,40 +343,151 @@ fn rank_root_cause(
             entry.0 = s.clone();
         }
     }
-    let mut ranked: Vec<(CandidateScore, BTreeSet<String>)> = best.into_values().collect();
-    ranked.sort_by(|a, b| {
-        b.0.total.cmp(&a.0.total).then(b.0.correlation.cmp(&a.0.correlation)).then(a.0.candidate.cmp(&b.0.candidate))
-    });
+    best.into_values().collect()
+}
+
+/// The suspects of one root cause, in tie groups (the same score from equally
+/// strong evidence share a rank), and the ties said.
+fn rank_root_cause(
+    root: &RootCause,
+    scores: &[CandidateScore],
+    candidates: &BTreeMap<String, Candidate>,
+    tie_bisect_max: usize,
+) -> (Vec<Suspect>, Vec<SuspectTie>) {
+    let groups = tie_groups(
+        best_scores(root, scores),
+        |(s, _)| Standing { score: s.total, strength: s.correlation as u8 },
+        |(s, _)| s.candidate.clone(),
+    );
     let mut revert_found = false;
     let mut out = Vec::new();
-    for (rank, (score, jobs)) in ranked.into_iter().enumerate() {
-        let candidate = &candidates[&score.candidate];
-        let (mut action, mut reason) =
-            action::candidate_action(score.total, candidate, root.class.class, root.kubelet_skew);
-        if let (Some(cap), CandidateAction::ReportOnly | CandidateAction::Bisect) = (&score.cap, action) {
-            reason = format!("{reason}; {cap}");
+    let mut ties = Vec::new();
+    for group in groups {
+        let ids: Vec<String> = group.members.iter().map(|(s, _)| s.candidate.clone()).collect();
+        let bisect_between = group.rank == 1
+            && group.tied()
+            && ids.len() <= tie_bisect_max
+            && Band::of(group.standing.score) >= Band::Medium;
+        if group.tied() {
+            ties.push(SuspectTie {
+                rank: group.rank,
+                score: group.standing.score,
+                separate_by: separate_by(&group.members, candidates, bisect_between, tie_bisect_max),
+                candidates: ids.clone(),
+                bisect_between,
+            });
         }
-        if action == CandidateAction::StageRevert {
-            revert_found = true;
-        } else if action == CandidateAction::Bisect && revert_found {
-            action = CandidateAction::ReportOnly;
-            reason = format!(
-                "score {}, but a revert candidate with a specific verbatim match already explains {}",
-                score.total, root.id
+        for (score, jobs) in group.members {
+            let tied_with: Vec<String> = ids.iter().filter(|i| **i != score.candidate).cloned().collect();
+            let mut suspect = suspect(root, score, jobs, group.rank, candidates, &mut revert_found);
+            if !tied_with.is_empty() {
+                tie_action(&mut suspect, &tied_with, bisect_between);
+            }
+            suspect.tied_with = tied_with;
+            out.push(suspect);
+        }
+    }
+    (out, ties)
+}
+
+/// A suspect with its action (a bisect is reported only once a revert explains the root cause).
+fn suspect(
+    root: &RootCause,
+    score: CandidateScore,
+    jobs: BTreeSet<String>,
+    rank: u32,
+    candidates: &BTreeMap<String, Candidate>,
+    revert_found: &mut bool,
+) -> Suspect {
+    let candidate = &candidates[&score.candidate];
+    let (mut action, mut reason) =
+        action::candidate_action(score.total, candidate, root.class.class, root.kubelet_skew);
+    if let (Some(cap), CandidateAction::ReportOnly | CandidateAction::Bisect) = (&score.cap, action) {
+        reason = format!("{reason}; {cap}");
+    }
+    if action == CandidateAction::StageRevert {
+        *revert_found = true;
+    } else if action == CandidateAction::Bisect && *revert_found {
+        action = CandidateAction::ReportOnly;
+        reason = format!(
+            "score {}, but a revert candidate with a specific verbatim match already explains {}",
+            score.total, root.id
+        );
+    }
+    Suspect {
+        rank,
+        candidate: score.candidate.clone(),
+        root_cause: root.id.clone(),
+        band: Band::of(score.total),
+        jobs: jobs.into_iter().collect(),
+        score,
+        action,
+        action_reason: reason,
+        tied_with: Vec::new(),
+    }
+}
+
+/// A tied suspect: a revert needs one culprit, so a tie in the revert band is
+/// bisected between; a tie too large to bisect between is reported only.
+fn tie_action(s: &mut Suspect, tied_with: &[String], bisect_between: bool) {
+    let others = tied_with.join(", ");
+    match s.action {
+        CandidateAction::StageRevert | CandidateAction::Bisect if bisect_between => {
+            s.action = CandidateAction::Bisect;
+            s.action_reason =
+                format!("score {}, tied with {others} on equally strong evidence: bisect between them", s.score.total);
+        }
+        CandidateAction::StageRevert | CandidateAction::Bisect => {
+            s.action = CandidateAction::ReportOnly;
+            s.action_reason = format!(
+                "score {}, tied with {others} on equally strong evidence: too many to bisect between; more evidence must separate them first",
+                s.score.total
             );
         }
-        out.push(Suspect {
-            rank: rank as u32 + 1,
-            candidate: score.candidate.clone(),
-            root_cause: root.id.clone(),
-            band: Band::of(score.total),
-            jobs: jobs.into_iter().collect(),
-            score,
-            action,
-            action_reason: reason,
-        });
+        _ => s.action_reason = format!("{}; tied with {others}", s.action_reason),
     }
-    out
+}
+
+/// What would separate tied candidates: the kinds of link none of them has,
+/// the diffs missing, and (when the tie is small) bisecting between them.
+fn separate_by(
+    members: &[(CandidateScore, BTreeSet<String>)],
+    candidates: &BTreeMap<String, Candidate>,
+    bisect_between: bool,
+    tie_bisect_max: usize,
+) -> String {
+    let decisive = [
+        (Signal::ErrorMessageMatch, "a string of the failure in its diff"),
+        (Signal::CodePath, "a file or command of the failure in its diff"),
+        (Signal::TestSubject, "the failing test's subject in its diff"),
+        (Signal::TitleMatch, "the failure's subject in its title"),
+    ];
+    let missing: Vec<&str> = decisive
+        .iter()
+        .filter(|(signal, _)| !members.iter().any(|(s, _)| s.items.iter().any(|i| i.signal == *signal)))
+        .map(|(_, what)| *what)
+        .collect();
+    let no_diff: Vec<String> = members
+        .iter()
+        .filter_map(|(s, _)| candidates.get(&s.candidate))
+        .filter(|c| c.kind == CandidateKind::Pr && !c.diff_available)
+        .map(Candidate::short)
+        .collect();
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!("none has {}", missing.join(", nor ")));
+    }
+    if !no_diff.is_empty() {
+        parts.push(format!("no diff is available for {}", no_diff.join(", ")));
+    }
+    parts.push(if bisect_between {
+        "bisecting between them will".to_string()
+    } else if members.len() > tie_bisect_max {
+        format!("{} candidates are too many to bisect between", members.len())
+    } else {
+        "a link specific to one of them would".to_string()
+    });
+    parts.join("; ")
 }
 
 /// Why a root cause has no suspect.

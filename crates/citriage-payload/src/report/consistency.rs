@@ -17,6 +17,7 @@ pub fn contradictions(a: &PayloadAnalysis, markdown: &str) -> Vec<String> {
     let mut out = Vec::new();
     decision(a, &mut out);
     suspects(a, &mut out);
+    ranks(a, &mut out);
     evidence(a, &mut out);
     printed(markdown, &mut out);
     out
@@ -77,6 +78,29 @@ fn suspects(a: &PayloadAnalysis, out: &mut Vec<String>) {
         if acts && r.evidence.is_empty() {
             out.push(format!("a recommendation acts without quoting evidence: {}", r.text));
         }
+    }
+}
+
+/// Suspects with the same score and strength share a rank (a tie, said); more
+/// root causes than failed jobs each say why they stand apart.
+fn ranks(a: &PayloadAnalysis, out: &mut Vec<String>) {
+    for (i, s) in a.suspects.iter().enumerate() {
+        for o in a.suspects.iter().skip(i + 1).filter(|o| o.root_cause == s.root_cause) {
+            let same = (s.score.total, s.score.correlation) == (o.score.total, o.score.correlation);
+            if same != (s.rank == o.rank) {
+                out.push(format!(
+                    "{} and {} of {} score {} and {} but rank {} and {}",
+                    s.candidate, o.candidate, s.root_cause, s.score.total, o.score.total, s.rank, o.rank
+                ));
+            }
+        }
+    }
+    if a.root_causes.len() > a.failed_jobs.len() && a.root_causes.iter().any(|r| r.apart.is_none()) {
+        out.push(format!(
+            "{} root causes for {} failed job(s), and not each says why it stands apart",
+            a.root_causes.len(),
+            a.failed_jobs.len()
+        ));
     }
 }
 

@@ -623,6 +623,10 @@ fn root_causes_section(o: &mut String, a: &PayloadAnalysis) {
         let lines: Vec<LogLine> =
             r.evidence.iter().map(|(j, l)| LogLine { text: format!("[{j}] {}", l.text), at: l.at.clone() }).collect();
         o.push_str(&log_block(&lines, 10));
+        symptoms(o, r);
+        if let Some(why) = &r.apart {
+            let _ = write!(o, "<p class=\"small\"><b>Stands apart:</b> {}</p>", esc(why));
+        }
         if let Some(n) = &r.no_candidate_reason {
             let _ = write!(o, "<p class=\"small\"><b>No suspect:</b> {}</p>", esc(n));
         }
@@ -656,7 +660,9 @@ fn suspects_section(o: &mut String, a: &PayloadAnalysis) {
         for s in sus {
             suspect_row(o, a, s);
         }
-        o.push_str("</table></div>");
+        o.push_str("</table>");
+        ties(o, a, r);
+        o.push_str("</div>");
     }
     let zero: Vec<&Candidate> =
         a.candidates.iter().filter(|c| !a.suspects.iter().any(|s| s.candidate == c.id)).collect();
@@ -713,6 +719,47 @@ fn context_section(o: &mut String, a: &PayloadAnalysis) {
     o.push_str("</div></section>\n");
 }
 
+/// The symptoms of a root cause that groups several signatures.
+fn symptoms(o: &mut String, r: &RootCause) {
+    if r.symptoms.is_empty() {
+        return;
+    }
+    let tests: usize = r.symptoms.iter().map(|s| s.tests.len()).sum();
+    let _ = write!(
+        o,
+        "<details class=\"small\"><summary>One cause, {} symptoms ({tests} failing tests in the same jobs since the same payload, failing the same way)</summary><ul class=\"items\">",
+        r.symptoms.len()
+    );
+    for s in &r.symptoms {
+        let named: Vec<String> = s.tests.iter().take(5).map(|t| esc(t)).collect();
+        let more = if s.tests.len() > 5 { format!(" and {} more", s.tests.len() - 5) } else { String::new() };
+        let _ = write!(o, "<li><span class=\"mono\">{}</span> — {}{more}</li>", esc(&s.line), named.join("; "));
+    }
+    o.push_str("</ul></details>");
+}
+
+/// The ties among a root cause's suspects, with what would separate them.
+fn ties(o: &mut String, a: &PayloadAnalysis, r: &RootCause) {
+    if r.ties.is_empty() {
+        return;
+    }
+    o.push_str("<p class=\"small\"><b>Ties</b> (<code>=</code>: the same score from equally strong evidence; their order says nothing):</p><ul class=\"items small\">");
+    for t in &r.ties {
+        let names: Vec<String> =
+            t.candidates.iter().map(|id| a.candidate(id).map(cand_link).unwrap_or_else(|| esc(id))).collect();
+        let _ = write!(
+            o,
+            "<li>rank {} at {}: {} — {}{}</li>",
+            t.rank,
+            t.score,
+            names.join(", "),
+            esc(&t.separate_by),
+            if t.bisect_between { "; <b>bisect between them</b>" } else { "" }
+        );
+    }
+    o.push_str("</ul>");
+}
+
 /// One suspect: the change, its score, its itemized rubric and verbatim match, its action.
 fn suspect_row(o: &mut String, a: &PayloadAnalysis, s: &Suspect) {
     let Some(c) = a.candidate(&s.candidate) else { return };
@@ -739,8 +786,9 @@ fn suspect_row(o: &mut String, a: &PayloadAnalysis, s: &Suspect) {
     }
     let _ = write!(
         o,
-        "<tr><td>{}</td><td><span class=\"badge b-grey\">{kind}</span> {}<div class=\"small\">{}</div><div class=\"small muted\">in {}{}</div></td><td class=\"small\">{}</td><td>{}</td><td>{items}</td><td>{}<div class=\"small muted\">{}</div></td></tr>",
+        "<tr><td>{}{}</td><td><span class=\"badge b-grey\">{kind}</span> {}<div class=\"small\">{}</div><div class=\"small muted\">in {}{}</div></td><td class=\"small\">{}</td><td>{}</td><td>{items}</td><td>{}<div class=\"small muted\">{}</div></td></tr>",
         s.rank,
+        if s.tied_with.is_empty() { "" } else { "=" },
         cand_link(c),
         esc(&c.title),
         esc(c.payload.as_deref().unwrap_or("")),

@@ -294,10 +294,33 @@ fn root_causes_section(o: &mut String, a: &PayloadAnalysis) {
         for (j, l) in &r.evidence {
             let _ = writeln!(o, "- {} {}: {}", cell(j), cell(&l.at.cite()), code(&l.text));
         }
+        symptoms(o, r);
+        if let Some(why) = &r.apart {
+            let _ = writeln!(o, "\nStands apart: {}.", cell(why));
+        }
         if let Some(n) = &r.no_candidate_reason {
             let _ = writeln!(o, "\nNo suspect: {}.", cell(n));
         }
         o.push('\n');
+    }
+}
+
+/// The symptoms of a root cause that groups several signatures: each failure
+/// line with its tests (the first five named).
+fn symptoms(o: &mut String, r: &RootCause) {
+    if r.symptoms.is_empty() {
+        return;
+    }
+    let tests: usize = r.symptoms.iter().map(|s| s.tests.len()).sum();
+    let _ = writeln!(
+        o,
+        "\nOne cause, {} symptoms ({tests} failing tests in the same jobs since the same payload, failing the same way):\n",
+        r.symptoms.len()
+    );
+    for s in &r.symptoms {
+        let named: Vec<String> = s.tests.iter().take(5).map(|t| cell(t)).collect();
+        let more = if s.tests.len() > 5 { format!(" and {} more", s.tests.len() - 5) } else { String::new() };
+        let _ = writeln!(o, "- {} — {}{more}", code(&s.line), named.join("; "));
     }
 }
 
@@ -319,9 +342,10 @@ fn suspects_section(o: &mut String, a: &PayloadAnalysis) {
             rubric.push(format!("total: {}", s.score.total));
             let _ = writeln!(
                 o,
-                "| {} | {} | {} {} | {} {} | {} | {} ({}) |",
+                "| {} | {}{} | {} {} | {} {} | {} | {} ({}) |",
                 s.root_cause,
                 s.rank,
+                if s.tied_with.is_empty() { "" } else { "=" },
                 link(c.url.as_deref(), &c.short()),
                 cell(&c.title),
                 s.band.as_str(),
@@ -332,6 +356,7 @@ fn suspects_section(o: &mut String, a: &PayloadAnalysis) {
             );
         }
         o.push('\n');
+        ties(o, a);
         for s in a.suspects.iter().filter(|s| s.score.error_match.is_some()) {
             let m = s.score.error_match.as_ref().unwrap();
             let c = a.candidate(&s.candidate).map(|c| c.short()).unwrap_or_default();
@@ -348,6 +373,31 @@ fn suspects_section(o: &mut String, a: &PayloadAnalysis) {
             );
         }
     }
+}
+
+/// The tied suspects of each root cause, with what would separate them.
+fn ties(o: &mut String, a: &PayloadAnalysis) {
+    let all: Vec<(&RootCause, &SuspectTie)> =
+        a.root_causes.iter().flat_map(|r| r.ties.iter().map(move |t| (r, t))).collect();
+    if all.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "Ties (`=`: the same score from equally strong evidence; their order says nothing):\n");
+    for (r, t) in all {
+        let names: Vec<String> =
+            t.candidates.iter().map(|id| a.candidate(id).map(|c| c.short()).unwrap_or_else(|| id.clone())).collect();
+        let _ = writeln!(
+            o,
+            "- {} rank {} at {}: {} — {}{}",
+            r.id,
+            t.rank,
+            t.score,
+            cell(&names.join(", ")),
+            cell(&t.separate_by),
+            if t.bisect_between { "; bisect between them" } else { "" }
+        );
+    }
+    o.push('\n');
 }
 
 /// The broader context.

@@ -187,6 +187,12 @@ fn candidate(o: &mut String, s: &Suspect, c: &Candidate, jobs: Option<&BTreeSet<
     }
     let _ = writeln!(rationale, "total: {}", s.score.total);
     let _ = write!(o, "    rationale: {}", block("      ", &rationale));
+    if !s.tied_with.is_empty() {
+        o.push_str("    tied_with:\n");
+        for t in &s.tied_with {
+            let _ = writeln!(o, "      - {}", q(t));
+        }
+    }
     o.push_str("    failing_jobs:\n");
     for j in jobs.into_iter().flatten() {
         let _ = writeln!(o, "      - {}", q(j));

@@ -189,6 +189,7 @@ fn summary(a: &citriage_payload::PayloadAnalysis, files: &[PathBuf], recorded: O
     let tag = &a.payload.tag;
     let mut out = vec![
         format!("payload {tag} ({}): {}", a.payload.phase.as_str(), a.decision.verdict.as_str()),
+        format!("  read from the {}", a.payload.source),
         format!("  {}", a.decision.summary),
         format!(
             "  blocking jobs: {} of {} failed, {} pending; informing jobs: {} of {} failed",
