@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::{CandidateAction, Verdict};
-use crate::analyze::{analyze, AnalyzeOptions};
+use crate::analyze::{analyze, AnalyzeOptions, Tuning};
 use crate::candidate::CandidateKind;
 use crate::error::{read_file, PayloadError};
 use crate::evidence::GcsMirror;
@@ -408,10 +408,16 @@ pub fn is_world(dir: &Path) -> bool {
     dir.join("release-controller").is_dir() || dir.join("truth.json").is_file()
 }
 
-fn analyze_snapshot(root: &Path, tag: &str, ci_config: Option<&Path>) -> Result<PayloadAnalysis, PayloadError> {
+fn analyze_snapshot(
+    root: &Path,
+    tag: &str,
+    ci_config: Option<&Path>,
+    tuning: &Tuning,
+) -> Result<PayloadAnalysis, PayloadError> {
     let snap = SnapshotDir::open(root)?;
     let mut opts = AnalyzeOptions::new(tag);
     opts.ci_config_changes = ci_config.map(Path::to_path_buf);
+    opts.tuning = *tuning;
     analyze(&snap, &snap, &opts)
 }
 
@@ -421,6 +427,16 @@ pub fn eval_snapshots(
     dir: &Path,
     truth: Option<&[TruthRow]>,
     ci_config: Option<&Path>,
+) -> Result<EvalReport, PayloadError> {
+    eval_snapshots_tuned(dir, truth, ci_config, &Tuning::default())
+}
+
+/// [`eval_snapshots`] with the analysis tuned.
+pub fn eval_snapshots_tuned(
+    dir: &Path,
+    truth: Option<&[TruthRow]>,
+    ci_config: Option<&Path>,
+    tuning: &Tuning,
 ) -> Result<EvalReport, PayloadError> {
     if !dir.is_dir() {
         return Err(PayloadError::not_found(dir.display().to_string()));
@@ -432,7 +448,7 @@ pub fn eval_snapshots(
             for row in t {
                 let r = match crate::snapshot::choose(&found, &row.tag, dir) {
                     Err(e) => error_row(&row.tag, Some(row), e.to_string()),
-                    Ok(located) => match analyze_snapshot(&located.root, &located.tag, ci_config) {
+                    Ok(located) => match analyze_snapshot(&located.root, &located.tag, ci_config, tuning) {
                         Ok(a) => evaluate(&a, Some(row)),
                         Err(e) => error_row(&row.tag, Some(row), e.to_string()),
                     },
@@ -447,7 +463,7 @@ pub fn eval_snapshots(
                 if seen.insert(key, ()).is_some() {
                     continue;
                 }
-                rows.push(match analyze_snapshot(root, tag, ci_config) {
+                rows.push(match analyze_snapshot(root, tag, ci_config, tuning) {
                     Ok(a) => evaluate(&a, None),
                     Err(e) => error_row(tag, None, format!("{}: {e}", root.display())),
                 });
@@ -490,6 +506,11 @@ pub fn world_truth(world: &Path) -> Result<Vec<TruthRow>, PayloadError> {
 
 /// Evaluates every payload of a synthetic world against its truth (or `truth`).
 pub fn eval_world_with(world: &Path, truth: Option<&[TruthRow]>) -> Result<EvalReport, PayloadError> {
+    eval_world_tuned(world, truth, &Tuning::default())
+}
+
+/// [`eval_world_with`] with the analysis tuned.
+pub fn eval_world_tuned(world: &Path, truth: Option<&[TruthRow]>, tuning: &Tuning) -> Result<EvalReport, PayloadError> {
     let own;
     let rows_truth = match truth {
         Some(t) => t,
@@ -502,7 +523,8 @@ pub fn eval_world_with(world: &Path, truth: Option<&[TruthRow]>) -> Result<EvalR
     let evidence = GcsMirror::new(world.join("gcs"));
     let mut rows = Vec::new();
     for t in rows_truth {
-        let opts = AnalyzeOptions::new(&t.tag);
+        let mut opts = AnalyzeOptions::new(&t.tag);
+        opts.tuning = *tuning;
         rows.push(match analyze(&source, &evidence, &opts) {
             Ok(a) => evaluate(&a, Some(t)),
             Err(e) => error_row(&t.tag, Some(t), e.to_string()),

@@ -26,6 +26,7 @@ pub mod candidate;
 pub mod ciconfig;
 pub mod classify;
 pub mod components;
+pub mod crossval;
 pub mod error;
 pub mod eval;
 pub mod evidence;

@@ -76,6 +76,11 @@ pub struct PayloadArgs {
     /// truth.json; for snapshots without a truth only crashes and contradictions are checked.
     #[arg(long, value_name = "FILE")]
     pub truth: Option<PathBuf>,
+    /// For `eval` with --truth: choose the analysis' tunable weights over a small grid
+    /// and report held-in figures (chosen on every payload) apart from leave-one-payload-out
+    /// figures (each payload with the weights chosen on the others).
+    #[arg(long)]
+    pub cross_validate: bool,
 }
 
 /// `payload eval`: every payload of a synthetic world or a folder of payload
@@ -93,6 +98,16 @@ fn eval(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
         Some(p) => Some(eval::read_truth(p).map_err(fail)?),
         None => None,
     };
+    if a.cross_validate {
+        let t = truth.as_deref().ok_or_else(|| Failure::input("payload eval --cross-validate needs --truth FILE"))?;
+        let cv = citriage_payload::crossval::cross_validate(dir, t, a.ci_config.as_deref()).map_err(fail)?;
+        if ctx.json() {
+            print_json(&serde_json::to_value(&cv).unwrap_or_default());
+        } else {
+            outln!("{}", citriage_payload::crossval::render(&cv));
+        }
+        return Ok(());
+    }
     let r = if eval::is_world(dir) {
         eval::eval_world_with(dir, truth.as_deref()).map_err(fail)?
     } else {
