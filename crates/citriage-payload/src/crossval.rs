@@ -10,7 +10,8 @@
 //!
 //! "Best" ranks a setting by its figures: false reverts and false bisects on
 //! no-culprit payloads first (fewer is better), then culprits ranked first
-//! alone, then in the top 3, then first in a tie; equal settings keep the
+//! alone, then in the top 3, then first in a tie, then how far the culprits
+//! stand out (their mean margin over the next suspect); equal settings keep the
 //! grid's order (the default setting first).
 
 use std::path::Path;
@@ -69,11 +70,12 @@ pub struct CrossValidation {
 }
 
 /// How good a setting's rows are (higher is better).
-fn merit(rows: &[&EvalRow]) -> (i64, i64, i64, i64) {
+fn merit(rows: &[&EvalRow]) -> (i64, i64, i64, i64, i64) {
     let owned: Vec<EvalRow> = rows.iter().map(|r| (*r).clone()).collect();
     let r = eval::summarize("", owned);
     let harm = (r.false_reverts + r.false_bisects_no_culprit + r.contradictions + r.errors) as i64;
-    (-harm, r.culprit_top1 as i64, r.culprit_top3 as i64, r.culprit_tied_top1 as i64)
+    let margin = (r.culprit_mean_margin * 10.0).round() as i64;
+    (-harm, r.culprit_top1 as i64, r.culprit_top3 as i64, r.culprit_tied_top1 as i64, margin)
 }
 
 /// The index of the best setting on the rows `keep` selects.

@@ -180,6 +180,10 @@ pub struct CulpritResult {
     /// How many other candidates share that rank (0: it stands alone).
     #[serde(default)]
     pub tied_with: u32,
+    /// Its score minus the best other candidate's score in that root cause (how
+    /// far it stands out; negative when another ranks above it).
+    #[serde(default)]
+    pub margin: Option<i64>,
     /// Rank in the overall ranking (ties share the better rank).
     pub overall_rank: Option<u32>,
     pub score: Option<u32>,
@@ -233,6 +237,9 @@ pub struct EvalReport {
     /// Culprits ranked first in a tie.
     #[serde(default)]
     pub culprit_tied_top1: usize,
+    /// The culprits' mean margin over the next suspect of their root cause.
+    #[serde(default)]
+    pub culprit_mean_margin: f64,
     pub culprit_top3: usize,
     /// Payloads whose truth names at least one culprit.
     pub culprit_payloads: usize,
@@ -328,6 +335,16 @@ fn culprit_result(a: &PayloadAnalysis, c: &str, truth: Option<&TruthRow>, rankin
         present,
         rank: best.map(|s| s.rank),
         tied_with: best.map(|s| s.tied_with.len() as u32).unwrap_or(0),
+        margin: best.map(|s| {
+            let next = a
+                .suspects
+                .iter()
+                .filter(|o| o.root_cause == s.root_cause && !ids.contains(&o.candidate.as_str()))
+                .map(|o| o.score.total)
+                .max()
+                .unwrap_or(0);
+            i64::from(s.score.total) - i64::from(next)
+        }),
         overall_rank: overall,
         score: best.map(|s| s.score.total),
         action: best.map(|s| s.action.as_str().to_string()),
@@ -389,6 +406,14 @@ pub fn summarize(source: &str, rows: Vec<EvalRow>) -> EvalReport {
         culprits_present: all.iter().filter(|c| c.present).count(),
         culprit_top1: all.iter().filter(|c| c.rank == Some(1) && c.tied_with == 0).count(),
         culprit_tied_top1: all.iter().filter(|c| c.rank == Some(1) && c.tied_with > 0).count(),
+        culprit_mean_margin: {
+            let m: Vec<i64> = all.iter().filter_map(|c| c.margin).collect();
+            if m.is_empty() {
+                0.0
+            } else {
+                (m.iter().sum::<i64>() as f64 / m.len() as f64 * 10.0).round() / 10.0
+            }
+        },
         culprit_top3: all.iter().filter(|c| c.rank.is_some_and(|r| r <= 3)).count(),
         culprit_payloads: rows.iter().filter(|r| !r.truth_culprits.is_empty()).count(),
         false_reverts: rows.iter().map(|r| r.false_reverts.len()).sum(),
@@ -618,7 +643,7 @@ pub fn render_eval(r: &EvalReport) -> String {
 /// The summary line.
 pub fn summary_line(r: &EvalReport) -> String {
     format!(
-        "payloads: {}  culprit@1: {}/{} present ({} named), tied at 1: {}  culprit in top 3: {}/{}  false reverts: {} ({} payloads)  false bisects on no-culprit payloads: {} ({} payloads)  force-accept right: {} wrong: {}  contradictions: {}  errors: {}",
+        "payloads: {}  culprit@1: {}/{} present ({} named), tied at 1: {}  culprit in top 3: {}/{}  margin over the next suspect: {:.1}  false reverts: {} ({} payloads)  false bisects on no-culprit payloads: {} ({} payloads)  force-accept right: {} wrong: {}  contradictions: {}  errors: {}",
         r.payloads,
         r.culprit_top1,
         r.culprits_present,
@@ -626,6 +651,7 @@ pub fn summary_line(r: &EvalReport) -> String {
         r.culprit_tied_top1,
         r.culprit_top3,
         r.culprits_present,
+        r.culprit_mean_margin,
         r.false_reverts,
         r.payloads_with_false_revert,
         r.false_bisects_no_culprit,

@@ -7,7 +7,7 @@
 //! | `StackFile` | +20 / +10 | the diff modifies a file the failure's stack or log prefixes name (`file.go:NNN`); +20 when no other change of the window modifies a file of that name |
 //! | `Command` | +20 / +10 | the diff modifies the source of the failing command (`oc adm release extract` → `…/release/extract.go`) |
 //! | `Removed` | +20 | the diff removes a product line carrying a failure token no other change carries |
-//! | `Subject` | +20 / +10 | the diff touches a word of the failure's subject (the failing test's name, the strings its error lines quote): a product path or line carries it and no other change of the window does (+20) or one other does (+10) — the change touches what the failing test exercises |
+//! | `Subject` | +20 | the diff touches a word of the failure's subject (the failing test's name, the strings its error lines quote) in a product path or in the code of a product line (comments and prose strings aside), and no other change of the window does — the change touches what the failing test exercises |
 //! | `Title` | +15 / +10 | a word of the failure's subject is in the change's title and in no other title of the window, is no generic English or CI word, no word of the component the failure names (the component link says that), and few diffs of the window carry it: +15 when an error line names it, +10 when only a test name does |
 //! | `Component` | +20 / +10 | the change's repository or images own a component the failure is about (+20) or names (+10) |
 //!
@@ -177,9 +177,9 @@ fn says_nothing(failure: &Failure, word: &str, w: &WindowIndex) -> bool {
         || w.failure_df(word) > 2
 }
 
-/// The diff touches a word of the failure's subject that at most one other
-/// change of the window touches: an error line's word before a test name's,
-/// then the rarer, then the first in order. Words of the verbatim token (`said`)
+/// The diff touches a word of the failure's subject that no other change of
+/// the window touches: an error line's word before a test name's, then the
+/// first in order. Words of the verbatim token (`said`)
 /// are not counted twice.
 fn subject_link(
     failure: &Failure,
@@ -198,11 +198,13 @@ fn subject_link(
         {
             continue;
         }
+        // Only a word no other diff of the window touches: windows are sparse
+        // (many changes come without a diff), so a shared word is chance.
         let df = w.code_word_df(word).max(1);
-        if df > 2 {
+        if df > 1 {
             continue;
         }
-        let key = (source.1, df == 1, std::cmp::Reverse(word));
+        let key = (source.1, true, std::cmp::Reverse(word));
         if best.as_ref().is_none_or(|(k, ..)| key > *k) {
             best = Some((key, df, word, source));
         }

@@ -140,20 +140,25 @@ fn cause_key(failures: &FailureModes, g: &SignatureGroup) -> (String, Vec<String
     (g.class.class.key().to_string(), jobs, onset, message_shape(&draft.summary, &draft.tests))
 }
 
-/// A failure line's shape: without the tests it names, numbers and quoted
-/// strings masked, spaces collapsed.
+/// A failure line's shape: without the tests it names, its quoted strings and
+/// every token that names one object (a number, a path, a `kind/name`, a
+/// hyphenated or dotted name, a camel-case identifier) masked, spaces collapsed:
+/// "annotation missing from pod 'dns-default-4s6sl' (owners: daemonset/dns-default)"
+/// and the same line of another pod have one shape.
 pub(crate) fn message_shape(line: &str, tests: &[String]) -> String {
     static QUOTED: OnceLock<Regex> = OnceLock::new();
-    static NUMBER: OnceLock<Regex> = OnceLock::new();
-    let quoted = QUOTED.get_or_init(|| Regex::new(r#""[^"]*"|'[^']*'"#).expect("built-in pattern"));
-    let number = NUMBER.get_or_init(|| Regex::new(r"\d+").expect("built-in pattern"));
+    let quoted = QUOTED.get_or_init(|| Regex::new(r#""[^"]*"|'[^']*'|`[^`]*`"#).expect("built-in pattern"));
     let mut text = line.to_string();
     for t in tests.iter().filter(|t| !t.is_empty()) {
         text = text.replace(t.as_str(), " ");
     }
-    let text = quoted.replace_all(&text, "\"…\"");
-    let text = number.replace_all(&text, "N");
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let text = quoted.replace_all(&text, " … ");
+    let names_one = |w: &str| {
+        let b = w.as_bytes();
+        w.chars().any(|c| c.is_ascii_digit() || "-_./:=@{}".contains(c))
+            || b.windows(2).any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+    };
+    text.split_whitespace().map(|w| if names_one(w) { "…" } else { w }).collect::<Vec<_>>().join(" ")
 }
 
 /// Merges the signature groups that share a cause, in order: most modes first,
