@@ -178,9 +178,9 @@ fn says_nothing(failure: &Failure, word: &str, w: &WindowIndex) -> bool {
 }
 
 /// The diff touches a word of the failure's subject that no other change of
-/// the window touches: an error line's word before a test name's, then the
-/// first in order. Words of the verbatim token (`said`)
-/// are not counted twice.
+/// the window touches. A word the verbatim token (`said`) or the change's
+/// title already carries is not counted twice: one word is one piece of
+/// evidence. A diff broader than the weights allow touches any subject by chance.
 fn subject_link(
     failure: &Failure,
     ix: &CandidateIndex,
@@ -188,28 +188,21 @@ fn subject_link(
     weights: &Weights,
     said: &str,
 ) -> Option<Link> {
-    let mut best: Option<((bool, bool, std::cmp::Reverse<&String>), u32, &String, &(String, bool))> = None;
-    for (word, source) in &failure.words {
-        if says_nothing(failure, word, w)
+    if weights.subject == 0 || ix.breadth() > weights.subject_max_breadth {
+        return None;
+    }
+    // Only a word no other diff of the window touches: windows are sparse
+    // (many changes come without a diff), so a shared word is chance.
+    let candidates = failure.words.iter().filter(|(word, _)| {
+        !(says_nothing(failure, word, w)
             || said.contains(word.as_str())
-            || ix.title_words.contains(word)
+            || ix.title_words.contains(*word)
             || w.title_df(word) > 2
             || ix.touches(word).is_none()
-        {
-            continue;
-        }
-        // Only a word no other diff of the window touches: windows are sparse
-        // (many changes come without a diff), so a shared word is chance.
-        let df = w.code_word_df(word).max(1);
-        if df > 1 {
-            continue;
-        }
-        let key = (source.1, true, std::cmp::Reverse(word));
-        if best.as_ref().is_none_or(|(k, ..)| key > *k) {
-            best = Some((key, df, word, source));
-        }
-    }
-    let (_, df, word, (from, strong)) = best?;
+            || w.code_word_df(word) > 1)
+    });
+    // An error line's word before a test name's, then the first in order.
+    let (word, (from, strong)) = candidates.max_by_key(|(word, (_, strong))| (*strong, std::cmp::Reverse(*word)))?;
     let hit = ix.touches(word)?;
     let at = match hit.line {
         Some(n) => format!("{} line {}{n}: {}", hit.file, if hit.added { "+" } else { "-" }, hit.text.trim()),
@@ -217,13 +210,12 @@ fn subject_link(
     };
     Some(Link {
         kind: LinkKind::Subject,
-        points: if df == 1 { weights.subject } else { weights.subject / 2 },
-        specific: df == 1,
+        points: weights.subject,
+        specific: true,
         evidence: format!(
-            "the failure's {} names `{word}` ({}); the diff touches it ({at}); {}",
+            "the failure's {} names `{word}` ({}); the diff touches it ({at}); no other candidate of the window touches it",
             if *strong { "error" } else { "test" },
-            from.chars().take(200).collect::<String>(),
-            others(df, "no other candidate of the window touches it", "do")
+            from.chars().take(200).collect::<String>()
         ),
     })
 }

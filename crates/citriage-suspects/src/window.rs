@@ -200,10 +200,12 @@ impl CandidateIndex {
     fn touch_words(&mut self, file: &str, line: Option<u32>, text: &str, added: bool) {
         let code = if line.is_some() { code_of(text) } else { text.to_string() };
         for w in code_words(&code) {
-            if !self.code_words.contains_key(&w) {
-                let hit = WordHit { file: file.to_string(), line, text: text.chars().take(300).collect(), added };
-                self.code_words.insert(w, hit);
-            }
+            self.code_words.entry(w).or_insert_with(|| WordHit {
+                file: file.to_string(),
+                line,
+                text: text.chars().take(300).collect(),
+                added,
+            });
         }
     }
 

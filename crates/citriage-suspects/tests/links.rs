@@ -7,7 +7,7 @@ use citriage_suspects::band::JobBand;
 use citriage_suspects::diff::parse_unified;
 use citriage_suspects::failure::{ComponentRef, Failure};
 use citriage_suspects::lines::{Location, LogLine};
-use citriage_suspects::links::{link, Change, Family, LinkKind};
+use citriage_suspects::links::{link, Change, Family, LinkKind, Weights};
 use citriage_suspects::window::{CandidateIndex, WindowIndex};
 
 fn line(text: &str, n: u32) -> LogLine {
@@ -49,8 +49,9 @@ fn links_quote_the_diff_and_the_failure_line() {
         vec!["[sig-quota] the quota reconciler should converge".into()],
         vec![ComponentRef { key: "quota".into(), how: "test owner [sig-quota]".into(), subject: true }],
     );
-    let found =
-        link(&failure, &change("a", "Stop the quota reconciler from retrying", &["quota"]), &window.docs["a"], &window);
+    let weights = Weights::default();
+    let culprit = change("a", "Stop the quota reconciler from retrying", &["quota"]);
+    let found = link(&failure, &culprit, &window.docs["a"], &window, &weights);
     let kinds: Vec<LinkKind> = found.links.iter().map(|l| l.kind).collect();
     assert_eq!(
         kinds,
@@ -62,12 +63,17 @@ fn links_quote_the_diff_and_the_failure_line() {
     assert_eq!((m.diff_file.as_str(), m.diff_line, m.df), ("pkg/sync/reconcile.go", 10, 1));
     assert_eq!(m.log.at.cite(), "build-log.txt:7");
     assert!(found.links[0].evidence.contains("pkg/sync/reconcile.go:10"), "{}", found.links[0].evidence);
-    // The title word comes from the test name only: a link, not a specific one.
-    assert!(!found.links[2].specific && found.links[2].evidence.contains("`quota`"));
+    // The title word comes from the test name only: a link, not a specific one;
+    // and not `quota`, the component's own name (the component link says that).
+    assert!(
+        !found.links[2].specific && found.links[2].evidence.contains("`reconciler`"),
+        "{}",
+        found.links[2].evidence
+    );
     assert_eq!(JobBand::of(&found.links, false), JobBand::LikelyIntroducing);
     // Vendored and documentation copies of the same string are no link at all.
     for id in ["b", "c"] {
-        let other = link(&failure, &change(id, "", &[]), &window.docs[id], &window);
+        let other = link(&failure, &change(id, "", &[]), &window.docs[id], &window, &weights);
         assert!(other.links.is_empty(), "{id}: {:#?}", other.links);
     }
     assert_eq!(LinkKind::Removed.family(), Family::DiffContent);
