@@ -9,9 +9,9 @@
 //!   line breaks become spaces, Markdown punctuation is backslash-escaped so a name
 //!   can open no heading, link, HTML tag or table column;
 //! - [`md_code`]: an inline code span safe inside a table cell;
-//! - [`tsv`] and [`csv`]: one field of a tab- or comma-separated data file.
-//!
-//! HTML escaping is the dashboard's own (`citriage-web`).
+//! - [`tsv`] and [`csv`]: one field of a tab- or comma-separated data file;
+//! - [`html`]: HTML element content and quoted attribute values (the dashboard's pages
+//!   and `report.html`).
 
 use std::fmt::Write;
 
@@ -33,6 +33,28 @@ fn escape_controls(s: &str, keep_newline: bool) -> String {
             }
         } else {
             out.push(c);
+        }
+    }
+    out
+}
+
+/// Text for HTML element content and quoted attribute values: `&`, `<`, `>`, `"` and
+/// `'` as entities, control characters (NUL, ESC, ...) shown escaped as on a terminal,
+/// so a page never holds one raw.
+pub fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() && !matches!(c, '\n' | '\t' | '\r') => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
         }
     }
     out

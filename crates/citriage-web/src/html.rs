@@ -1,26 +1,10 @@
 //! HTML building blocks: the one escaping function every piece of CI text goes
 //! through, URL component encoding, time formatting and the page layout.
 
-/// Escapes text for HTML element content and quoted attribute values.
+/// Escapes text for HTML element content and quoted attribute values (the one HTML
+/// escaper, [`citriage_model::escape::html`]).
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Control characters (NUL, ESC, ...) are shown escaped, as on a terminal:
-            // a page never holds one raw.
-            '\0' => out.push_str("\\0"),
-            c if c.is_control() && !matches!(c, '\n' | '\t' | '\r') => {
-                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    citriage_model::escape::html(s)
 }
 
 /// Percent-encodes a URL path segment or query value (everything but unreserved

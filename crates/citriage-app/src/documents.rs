@@ -1,10 +1,10 @@
-//! What the commands record in the store's documents table so the dashboard can serve
+//! What the use cases record in the store's documents table so the dashboard can serve
 //! it without reading files: triage reports (kind `triage`, key `{dataset}/{date}`),
 //! payload analyses (kind `payload`, key = the tag) and verifier results (kind
 //! `verify`). A document's `as_of` is the date or time its content describes, never
 //! the wall clock. The `reports` command lists and prints them.
 
-use crate::context::Failure;
+use crate::error::{Error, Result};
 use citriage_analysis::Triage;
 use citriage_model::evidence::sha256_hex;
 use citriage_model::Day;
@@ -22,7 +22,7 @@ pub fn triage_key(t: &Triage) -> String {
 
 /// Records a triage report: its Markdown and its JSON, exactly as written to
 /// `report.md` and `report.json`.
-pub fn record_triage(store: &mut Store, t: &Triage, markdown: &str, json: &str) -> Result<(), Failure> {
+pub fn record_triage(store: &mut Store, t: &Triage, markdown: &str, json: &str) -> Result<()> {
     let key = triage_key(t);
     let title = format!("{} triage {}", t.snapshot.dataset.title(), t.snapshot.date);
     let as_of = t.snapshot.date.to_string();
@@ -47,7 +47,7 @@ pub fn payload_as_of(a: &PayloadAnalysis) -> String {
 
 /// Records a payload analysis as JSON, HTML and Markdown (the report renderers'
 /// exact output).
-pub fn record_payload(store: &mut Store, a: &PayloadAnalysis) -> Result<(), Failure> {
+pub fn record_payload(store: &mut Store, a: &PayloadAnalysis) -> Result<()> {
     let title = format!("Payload {}", a.payload.tag);
     let as_of = payload_as_of(a);
     let bodies = [
@@ -70,7 +70,7 @@ pub fn record_payload(store: &mut Store, a: &PayloadAnalysis) -> Result<(), Fail
 
 /// The stored document (not a verifier result) whose body is exactly these bytes:
 /// the first in the store's listing order when several are.
-pub fn find_by_body(store: &Store, body: &[u8]) -> Result<Option<DocumentHeader>, Failure> {
+pub fn find_by_body(store: &Store, body: &[u8]) -> Result<Option<DocumentHeader>> {
     let sha = sha256_hex(body);
     Ok(store.documents(None)?.into_iter().find(|h| h.kind != "verify" && h.sha256 == sha))
 }
@@ -105,7 +105,7 @@ pub fn verify_key(v: &Verified<'_>) -> String {
 }
 
 /// Records a verifier result (the JSON `verify --format json` prints); returns its key.
-pub fn record_verification(store: &mut Store, v: &Verified<'_>, result_json: &str) -> Result<String, Failure> {
+pub fn record_verification(store: &mut Store, v: &Verified<'_>, result_json: &str) -> Result<String> {
     let key = verify_key(v);
     let as_of = match v.document {
         Some(h) => h.as_of.clone(),
@@ -123,10 +123,10 @@ pub fn record_verification(store: &mut Store, v: &Verified<'_>, result_json: &st
 }
 
 /// Splits `KIND/KEY` (the key may contain further slashes).
-pub fn split_stored(spec: &str) -> Result<(&str, &str), Failure> {
+pub fn split_stored(spec: &str) -> Result<(&str, &str)> {
     match spec.split_once('/') {
         Some((kind, key)) if !kind.is_empty() && !key.is_empty() => Ok((kind, key)),
-        _ => Err(Failure::input(format!(
+        _ => Err(Error::input(format!(
             "--stored {spec:?}: expected KIND/KEY, e.g. triage/failures/2026-11-21 (`citriage reports` lists them)"
         ))),
     }
@@ -150,7 +150,7 @@ mod tests {
         assert_eq!(split_stored("triage/failures/2026-11-21").unwrap(), ("triage", "failures/2026-11-21"));
         for bad in ["triage", "/x", "triage/", ""] {
             let e = split_stored(bad).unwrap_err();
-            assert!(e.bad_input && e.message.contains("KIND/KEY"), "{bad}: {e}");
+            assert!(e.is_bad_input() && e.to_string().contains("KIND/KEY"), "{bad}: {e}");
         }
     }
 

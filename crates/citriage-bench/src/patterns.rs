@@ -1,4 +1,4 @@
-//! `citriage bench mining` and `citriage bench extract`: accuracy and speed of the log
+//! `bench mining` and `bench extract`: accuracy and speed of the log
 //! template miner (leave-one-system-out on labelled systems) and of failure-line extraction
 //! (cross-validated by project on CiDiff-format cases, through the same function as
 //! `citriage extract`).
@@ -11,20 +11,20 @@ use citriage_patterns::extract_eval::{cross_validate, grid_fail_only, grid_with_
 use citriage_patterns::mining_eval::{evaluate, grid, leave_one_system_out, parse_structured_csv, Labeled};
 use serde_json::json;
 
-use crate::context::{print_json, Context, Failure};
-use crate::outln;
+use crate::{json_line, put, Lines};
+use citriage_app::{Error, Progress, Result};
 
-fn read_text(p: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))
+fn read_text(p: &Path) -> Result<String> {
+    std::fs::read_to_string(p).map_err(|e| Error::input(format!("{}: cannot read: {e}", p.display())))
 }
 
-fn read_bytes(p: &Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))
+fn read_bytes(p: &Path) -> Result<Vec<u8>> {
+    std::fs::read(p).map_err(|e| Error::input(format!("{}: cannot read: {e}", p.display())))
 }
 
 /// Labelled systems under `data` (`<S>/<S>_2k.log_structured.csv`), sorted by name.
-fn load_systems(data: &Path) -> Result<Vec<Labeled>, Failure> {
-    let rd = std::fs::read_dir(data).map_err(|e| Failure::input(format!("{}: cannot list: {e}", data.display())))?;
+fn load_systems(data: &Path) -> Result<Vec<Labeled>> {
+    let rd = std::fs::read_dir(data).map_err(|e| Error::input(format!("{}: cannot list: {e}", data.display())))?;
     let mut names: Vec<String> =
         rd.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
@@ -35,11 +35,11 @@ fn load_systems(data: &Path) -> Result<Vec<Labeled>, Failure> {
             continue;
         }
         let (content, truth) =
-            parse_structured_csv(&read_text(&p)?).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+            parse_structured_csv(&read_text(&p)?).map_err(|e| Error::input(format!("{}: {e}", p.display())))?;
         out.push(Labeled { system: s, content, truth });
     }
     if out.len() < 2 {
-        return Err(Failure::input(format!(
+        return Err(Error::input(format!(
             "{}: found {} labelled system(s) (<S>/<S>_2k.log_structured.csv); leave-one-system-out needs at least 2",
             data.display(),
             out.len()
@@ -48,18 +48,17 @@ fn load_systems(data: &Path) -> Result<Vec<Labeled>, Failure> {
     Ok(out)
 }
 
-/// Runs `citriage bench mining`.
-pub fn mining(ctx: &Context, data: &Path, out: Option<&Path>, repeat: usize) -> Result<(), Failure> {
+/// Runs `bench mining`; returns the lines to print (the JSON document when `json`).
+pub fn mining(data: &Path, out: Option<&Path>, repeat: usize, json: bool, pb: &dyn Progress) -> Result<Lines> {
     let systems = load_systems(data)?;
     let g = grid();
-    let pb = ctx.spinner("leave-one-system-out");
-    let loso = leave_one_system_out(&systems, &g, |i| {
-        pb.set_message(format!("leave-one-system-out: setting {i}/{}", g.len()))
-    });
-    pb.set_message("throughput");
+    pb.doing("leave-one-system-out");
+    let loso =
+        leave_one_system_out(&systems, &g, |i| pb.doing(&format!("leave-one-system-out: setting {i}/{}", g.len())));
+    pb.doing("throughput");
     let cfg = DrainConfig::default();
     if let Some(out) = out {
-        std::fs::create_dir_all(out).map_err(|e| Failure::other(format!("{}: {e}", out.display())))?;
+        std::fs::create_dir_all(out).map_err(|e| Error::failed(format!("{}: {e}", out.display())))?;
         for s in &systems {
             let (ids, templates) = mine_ids(&s.content, &cfg);
             let mut body = String::new();
@@ -68,7 +67,7 @@ pub fn mining(ctx: &Context, data: &Path, out: Option<&Path>, repeat: usize) -> 
                 body.push('\n');
             }
             let p = out.join(format!("{}.pred", s.system));
-            std::fs::write(&p, body).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
+            std::fs::write(&p, body).map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
         }
     }
     let default_ga: Vec<f64> = systems.iter().map(|s| evaluate(s, &cfg).ga).collect();
@@ -92,24 +91,30 @@ pub fn mining(ctx: &Context, data: &Path, out: Option<&Path>, repeat: usize) -> 
             cpu_times.push(b - a);
         }
     }
-    pb.finish_and_clear();
     times.sort_by(f64::total_cmp);
     cpu_times.sort_by(f64::total_cmp);
     let (best, median) = (lines.len() as f64 / times[0], lines.len() as f64 / times[2]);
     let cpu_median = cpu_times.get(cpu_times.len() / 2).map(|t| lines.len() as f64 / t.max(1e-9));
-    if ctx.json() {
-        print_json(&json!({
-            "systems": systems.len(), "settings": g.len(), "leave_one_system_out": loso,
-            "default": cfg, "default_ga": systems.iter().zip(&default_ga).map(|(s, g)| json!({"system": s.system, "ga": g})).collect::<Vec<_>>(),
-            "throughput": {"lines": lines.len(), "bytes": bytes, "lines_per_second_best": best, "lines_per_second_median": median, "lines_per_cpu_second_median": cpu_median, "templates": templates},
-        }));
-        return Ok(());
+    let mut shown = Lines::new();
+    if json {
+        put!(
+            shown,
+            "{}",
+            json_line(&json!({
+                "systems": systems.len(), "settings": g.len(), "leave_one_system_out": loso,
+                "default": cfg, "default_ga": systems.iter().zip(&default_ga).map(|(s, g)| json!({"system": s.system, "ga": g})).collect::<Vec<_>>(),
+                "throughput": {"lines": lines.len(), "bytes": bytes, "lines_per_second_best": best, "lines_per_second_median": median, "lines_per_cpu_second_median": cpu_median, "templates": templates},
+            }))
+        );
+        return Ok(shown);
     }
-    outln!(
+    put!(
+        shown,
         "Leave-one-system-out over {} settings (each held-out system scored with the setting chosen on the others)",
         g.len()
     );
-    outln!(
+    put!(
+        shown,
         "{:<14} {:>6} {:>6} {:>6} {:>8}  chosen on the others (st / repeat / max words)",
         "held out",
         "GA",
@@ -118,7 +123,8 @@ pub fn mining(ctx: &Context, data: &Path, out: Option<&Path>, repeat: usize) -> 
         "held-in"
     );
     for f in &loso.folds {
-        outln!(
+        put!(
+            shown,
             "{:<14} {:>6.3} {:>6.3} {:>6.3} {:>8.3}  {} / {} / {}",
             f.system,
             f.held_out.ga,
@@ -130,20 +136,22 @@ pub fn mining(ctx: &Context, data: &Path, out: Option<&Path>, repeat: usize) -> 
             f.chosen.split_max_words
         );
     }
-    outln!("{:<14} {:>6.3} {:>6.3}", "average", loso.mean_ga, loso.mean_fga);
+    put!(shown, "{:<14} {:>6.3} {:>6.3}", "average", loso.mean_ga, loso.mean_fga);
     let c = &loso.chosen_on_all;
-    outln!(
+    put!(
+        shown,
         "Chosen on all systems: st {} / repeat {} / max words {}; the default is {}",
         c.sim_threshold,
         c.split_min_repeat,
         c.split_max_words,
         if *c == cfg { "the same" } else { "DIFFERENT" }
     );
-    outln!(
+    put!(
+        shown,
         "Default configuration, fitted on all systems: average GA {:.3}",
         default_ga.iter().sum::<f64>() / default_ga.len() as f64
     );
-    outln!(
+    put!(shown,
         "Throughput: {} lines ({:.1} MB) single-threaded: {:.0} lines/s best of 5, {:.0} median; {} per second of the thread's CPU time (median; wall time counts other processes' turns on a shared machine) ({} templates)",
         lines.len(),
         bytes as f64 / 1e6,
@@ -153,9 +161,9 @@ pub fn mining(ctx: &Context, data: &Path, out: Option<&Path>, repeat: usize) -> 
         templates
     );
     if let Some(out) = out {
-        outln!("Wrote {}/<S>.pred (score with loghub_eval.py score {})", out.display(), out.display());
+        put!(shown, "Wrote {}/<S>.pred (score with loghub_eval.py score {})", out.display(), out.display());
     }
-    Ok(())
+    Ok(shown)
 }
 
 /// CPU time of the calling thread in seconds, where the system tells it
@@ -186,22 +194,22 @@ fn case_dirs(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Runs `citriage bench extract`.
-pub fn extract(ctx: &Context, root: &Path, out: Option<&Path>, k: usize) -> Result<(), Failure> {
+/// Runs `bench extract`; returns the lines to print (the JSON document when `json`).
+pub fn extract(root: &Path, out: Option<&Path>, k: usize, json: bool, pb: &dyn Progress) -> Result<Lines> {
     if k < 2 {
-        return Err(Failure::input(format!("--folds {k}: cross-validation needs at least 2 folds")));
+        return Err(Error::input(format!("--folds {k}: cross-validation needs at least 2 folds")));
     }
     let dirs = case_dirs(root);
     if dirs.len() < k {
-        return Err(Failure::input(format!(
+        return Err(Error::input(format!(
             "{}: found {} case folder(s) with fail.log, pass.log and groundtruth; {k} folds need at least {k}",
             root.display(),
             dirs.len()
         )));
     }
-    let pb = ctx.spinner("reading cases");
+    pb.doing("reading cases");
     // the settings `citriage extract` uses: the library defaults, nothing capped
-    let cfg = citriage_patterns::extract::ExtractConfig::default();
+    let cfg = citriage_app::extract::extract_config();
     let mut cases = Vec::new();
     let mut prepared = Vec::new();
     for d in &dirs {
@@ -215,15 +223,15 @@ pub fn extract(ctx: &Context, root: &Path, out: Option<&Path>, k: usize) -> Resu
             pass: read_bytes(&d.join("pass.log"))?,
             truth: read_text(&d.join("groundtruth"))?,
         };
-        prepared.push(prepare_case(&case, cfg.match_cap).map_err(|e| Failure::input(format!("{}: {e}", d.display())))?);
+        prepared.push(prepare_case(&case, cfg.match_cap).map_err(|e| Error::input(format!("{}: {e}", d.display())))?);
         cases.push(case);
     }
     let mut reports = Vec::new();
     for (mode, with_pass, grid) in [("with-pass", true, grid_with_pass()), ("fail-only", false, grid_fail_only())] {
-        pb.set_message(format!("cross-validating {mode}"));
+        pb.doing(&format!("cross-validating {mode}"));
         let cv = cross_validate(&prepared, &grid, k, with_pass);
         // what `citriage extract` returns, scored
-        pb.set_message(format!("extracting {mode} as the CLI does"));
+        pb.doing(&format!("extracting {mode} as the CLI does"));
         let mut f1 = Vec::new();
         for (c, p) in cases.iter().zip(&prepared) {
             let lines =
@@ -232,31 +240,36 @@ pub fn extract(ctx: &Context, root: &Path, out: Option<&Path>, k: usize) -> Resu
             f1.push(p.score(&lines).f1);
             if let Some(out) = out {
                 let dir = out.join(mode);
-                std::fs::create_dir_all(&dir).map_err(|e| Failure::other(format!("{}: {e}", dir.display())))?;
+                std::fs::create_dir_all(&dir).map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
                 let file = dir.join(format!("{}.txt", c.name.replace(['/', '\\'], "__")));
                 let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
-                std::fs::write(&file, body).map_err(|e| Failure::other(format!("{}: {e}", file.display())))?;
+                std::fs::write(&file, body).map_err(|e| Error::failed(format!("{}: {e}", file.display())))?;
             }
         }
         let cli_f1 = f1.iter().sum::<f64>() / f1.len().max(1) as f64;
         reports.push((mode, grid.len(), cv, cli_f1));
     }
-    pb.finish_and_clear();
-    if ctx.json() {
-        print_json(&json!({
-            "cases": prepared.len(), "folds": k,
-            "modes": reports.iter().map(|(mode, n, cv, cli_f1)| json!({
-                "mode": mode, "settings": n, "cross_validation": cv, "cli_macro_f1": cli_f1,
-            })).collect::<Vec<_>>(),
-        }));
-        return Ok(());
+    let mut shown = Lines::new();
+    if json {
+        put!(
+            shown,
+            "{}",
+            json_line(&json!({
+                "cases": prepared.len(), "folds": k,
+                "modes": reports.iter().map(|(mode, n, cv, cli_f1)| json!({
+                    "mode": mode, "settings": n, "cross_validation": cv, "cli_macro_f1": cli_f1,
+                })).collect::<Vec<_>>(),
+            }))
+        );
+        return Ok(shown);
     }
-    outln!("{} cases, {k}-fold cross-validation by project (settings chosen on the other folds)", prepared.len());
+    put!(shown, "{} cases, {k}-fold cross-validation by project (settings chosen on the other folds)", prepared.len());
     for (mode, n, cv, cli_f1) in &reports {
-        outln!("\n{mode} ({n} settings)");
-        outln!("{:<6} {:>5} {:>8} {:>9}  chosen", "fold", "cases", "held-in", "held-out");
+        put!(shown, "\n{mode} ({n} settings)");
+        put!(shown, "{:<6} {:>5} {:>8} {:>9}  chosen", "fold", "cases", "held-in", "held-out");
         for f in &cv.folds {
-            outln!(
+            put!(
+                shown,
                 "{:<6} {:>5} {:>8.3} {:>9.3}  {}",
                 f.fold,
                 f.cases.len(),
@@ -265,13 +278,14 @@ pub fn extract(ctx: &Context, root: &Path, out: Option<&Path>, k: usize) -> Resu
                 settings(&f.chosen, *mode == "with-pass")
             );
         }
-        outln!("held-out macro F1 over all cases {:.3} (mean held-in {:.3})", cv.held_out_f1, cv.held_in_f1);
+        put!(shown, "held-out macro F1 over all cases {:.3} (mean held-in {:.3})", cv.held_out_f1, cv.held_in_f1);
         let same = if *mode == "with-pass" {
             settings(&cv.chosen_on_all, true) == settings(&cfg, true)
         } else {
             settings(&cv.chosen_on_all, false) == settings(&cfg, false)
         };
-        outln!(
+        put!(
+            shown,
             "chosen on all cases: {} (the default is {}); `citriage extract` macro F1 {:.3}",
             settings(&cv.chosen_on_all, *mode == "with-pass"),
             if same { "the same" } else { "DIFFERENT" },
@@ -279,12 +293,13 @@ pub fn extract(ctx: &Context, root: &Path, out: Option<&Path>, k: usize) -> Resu
         );
     }
     if let Some(out) = out {
-        outln!(
+        put!(
+            shown,
             "\nWrote {0}/with-pass and {0}/fail-only (score with cidiff_eval.py --pred citriage=DIR)",
             out.display()
         );
     }
-    Ok(())
+    Ok(shown)
 }
 
 /// The tuned settings of one mode, for display.

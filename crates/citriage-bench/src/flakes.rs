@@ -1,4 +1,4 @@
-//! `citriage bench flakes`: precision and recall of the flaky tests `citriage metrics`
+//! `bench flakes`: precision and recall of the flaky tests `citriage metrics`
 //! flags, against a synthetic world's truth. For each preset and seed it generates a
 //! world, ingests its mirror into an in-memory store, computes the corrected figures
 //! as `citriage metrics` does (7-day window ending at the newest build's day), and
@@ -10,9 +10,10 @@
 //!   pattern with a JUnit failure). Harness steps (`Up`, `Node Tests`, …) are not tests
 //!   and are left out of both sides.
 
-use crate::context::Failure;
+use crate::{json_line, put, Lines};
 use citriage_analysis::metrics::corrected::{job_figures, JobFigures, Settings};
 use citriage_analysis::AnalysisConfig;
+use citriage_app::{Error, Result};
 use citriage_ingest::{discover_jobs, ingest_jobs, IngestOptions};
 use citriage_model::time::DAY;
 use citriage_sources::artifacts::LocalMirror;
@@ -44,10 +45,10 @@ pub struct WorldScore {
 }
 
 /// Scores the flagged tests of `figs` against a world's truth folder.
-pub fn score(world: &Path, figs: &[JobFigures], as_of: i64, harness: &[String]) -> Result<Scored, Failure> {
-    let read = |p: &Path| std::fs::read(p).map_err(|e| Failure::other(format!("{}: {e}", p.display())));
+pub fn score(world: &Path, figs: &[JobFigures], as_of: i64, harness: &[String]) -> Result<Scored> {
+    let read = |p: &Path| std::fs::read(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     let truth: serde_json::Value = serde_json::from_slice(&read(&world.join("truth.json"))?)
-        .map_err(|e| Failure::other(format!("truth.json: {e}")))?;
+        .map_err(|e| Error::failed(format!("truth.json: {e}")))?;
     let mut planted: BTreeSet<(String, String)> = BTreeSet::new();
     for f in truth["flaky_tests"].as_array().into_iter().flatten() {
         let (Some(job), Some(test)) = (f["kettle_job"].as_str(), f["test"].as_str()) else { continue };
@@ -60,7 +61,7 @@ pub fn score(world: &Path, figs: &[JobFigures], as_of: i64, harness: &[String]) 
     let lines = read(&world.join("truth/builds.jsonl"))?;
     for line in lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
         let b: serde_json::Value =
-            serde_json::from_slice(line).map_err(|e| Failure::other(format!("truth/builds.jsonl: {e}")))?;
+            serde_json::from_slice(line).map_err(|e| Error::failed(format!("truth/builds.jsonl: {e}")))?;
         let started = b["started"].as_i64().unwrap_or(0);
         let finished = b["finished"].as_i64();
         if started <= from || started > as_of || finished.is_none_or(|f| f > as_of) {
@@ -149,9 +150,9 @@ fn ratio(a: usize, b: usize) -> f64 {
 }
 
 /// Generates, ingests and scores one world.
-pub fn world(preset: &str, seed: u64, jobs: Option<usize>) -> Result<WorldScore, Failure> {
+pub fn world(preset: &str, seed: u64, jobs: Option<usize>) -> Result<WorldScore> {
     let Some(mut params) = citriage_synth::SynthParams::preset(preset) else {
-        return Err(Failure::input(format!("unknown preset {preset:?} (tiny, demo, k8s)")));
+        return Err(Error::input(format!("unknown preset {preset:?} (tiny, demo, k8s)")));
     };
     params.seed = seed;
     params.payloads = 0;
@@ -161,14 +162,13 @@ pub fn world(preset: &str, seed: u64, jobs: Option<usize>) -> Result<WorldScore,
     let dir = std::env::temp_dir().join(format!("citriage-bench-flakes-{}-{preset}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let result = (|| {
-        citriage_synth::generate(&params, &dir, &mut |_| {}).map_err(|e| Failure::other(e.to_string()))?;
+        citriage_synth::generate(&params, &dir, &mut |_| {}).map_err(|e| Error::failed(e.to_string()))?;
         let mut store = Store::open_in_memory()?;
         let src = LocalMirror::new(dir.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
-        let names = discover_jobs(&src).map_err(|e| Failure::other(e.to_string()))?;
-        let s = ingest_jobs(&src, &mut store, &names, &IngestOptions::default(), &|_| {})
-            .map_err(|e| Failure::other(e.to_string()))?;
+        let names = discover_jobs(&src).map_err(|e| Error::failed(e.to_string()))?;
+        let s = ingest_jobs(&src, &mut store, &names, &IngestOptions::default(), &|_| {})?;
         let all = store.builds(None)?;
-        let as_of = crate::builds::default_as_of(&all);
+        let as_of = citriage_app::builds::default_as_of(&all);
         drop(all);
         let harness = AnalysisConfig::default().harness_test_names;
         let settings = Settings::new(as_of, harness.clone());
@@ -197,25 +197,22 @@ pub fn world(preset: &str, seed: u64, jobs: Option<usize>) -> Result<WorldScore,
     result
 }
 
-/// Runs the benchmark over presets × seeds and prints the figures.
-pub fn run(presets: &[String], seeds: &[u64], jobs: Option<usize>, verbose: bool, json: bool) -> Result<(), Failure> {
+/// Runs the benchmark over presets × seeds; `show` gets each world's lines as it is
+/// scored (none when `json`); returns the closing lines (the JSON document when `json`).
+pub fn run(
+    presets: &[String],
+    seeds: &[u64],
+    jobs: Option<usize>,
+    verbose: bool,
+    json: bool,
+    show: &mut dyn FnMut(Lines),
+) -> Result<Lines> {
     let mut all = Vec::new();
     for p in presets {
         for &seed in seeds {
             let w = world(p, seed, jobs)?;
             if !json {
-                println!(
-                    "{:<6} seed {:<3} {:>5} jobs {:>7} builds: flagged {:>4}, right {:>4} → precision {:.3}; planted with ≥{MIN_FAILURES} failures {:>4}, found {:>4} → recall {:.3}",
-                    w.preset, w.seed, w.jobs, w.builds, w.flagged, w.true_flags, w.precision, w.positives, w.found, w.recall
-                );
-                if verbose {
-                    for (j, t, s, r, fr) in &w.false_flags {
-                        println!("    false flag  {j} :: {t}  [{}] {fr}/{r} runs failed", s.join(", "));
-                    }
-                    for (j, t, n, seen) in &w.missed {
-                        println!("    missed      {j} :: {t}  ({n} failures): {seen}");
-                    }
-                }
+                show(world_lines(&w, verbose));
             }
             all.push(w);
         }
@@ -225,17 +222,37 @@ pub fn run(presets: &[String], seeds: &[u64], jobs: Option<usize>, verbose: bool
     let pos: usize = all.iter().map(|w| w.positives).sum();
     let found: usize = all.iter().map(|w| w.found).sum();
     let (p, r) = (ratio(right, flagged), ratio(found, pos));
+    let mut out = Lines::new();
     if json {
-        println!(
+        put!(
+            out,
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
+            json_line(&serde_json::json!({
                 "min_failures": MIN_FAILURES, "worlds": all, "precision": p, "recall": r,
                 "flagged": flagged, "true_flags": right, "positives": pos, "found": found
             }))
-            .unwrap_or_default()
         );
     } else {
-        println!("all worlds: flagged {flagged}, right {right} → precision {p:.3}; planted {pos}, found {found} → recall {r:.3}");
+        put!(out, "all worlds: flagged {flagged}, right {right} → precision {p:.3}; planted {pos}, found {found} → recall {r:.3}");
     }
-    Ok(())
+    Ok(out)
+}
+
+/// One world's figures (and with `verbose` every false flag and missed test).
+fn world_lines(w: &WorldScore, verbose: bool) -> Lines {
+    let mut out = Lines::new();
+    put!(
+        out,
+        "{:<6} seed {:<3} {:>5} jobs {:>7} builds: flagged {:>4}, right {:>4} → precision {:.3}; planted with ≥{MIN_FAILURES} failures {:>4}, found {:>4} → recall {:.3}",
+        w.preset, w.seed, w.jobs, w.builds, w.flagged, w.true_flags, w.precision, w.positives, w.found, w.recall
+    );
+    if verbose {
+        for (j, t, s, r, fr) in &w.false_flags {
+            put!(out, "    false flag  {j} :: {t}  [{}] {fr}/{r} runs failed", s.join(", "));
+        }
+        for (j, t, n, seen) in &w.missed {
+            put!(out, "    missed      {j} :: {t}  ({n} failures): {seen}");
+        }
+    }
+    out
 }

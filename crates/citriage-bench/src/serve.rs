@@ -1,4 +1,4 @@
-//! `citriage bench serve`: a load test of the dashboard on loopback. It serves a
+//! `bench serve`: a load test of the dashboard on loopback. It serves a
 //! store in-process on a free 127.0.0.1 port and lets N concurrent clients (threads
 //! with keep-alive HTTP/1.1 connections that accept gzip, like browsers) request
 //! cluster lists with various filters, cluster pages and job pages, picked at random
@@ -10,7 +10,9 @@
 //! generator can (like `wrk`): they read each response in full, as bytes, without
 //! decompressing it.
 
-use crate::context::Failure;
+use crate::rss::{peak_rss_mib, rss_parts};
+use crate::{json_line, put, Lines};
+use citriage_app::{Error, Result};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -282,17 +284,34 @@ fn note(samples: &Mutex<Vec<String>>, msg: String) {
     }
 }
 
-/// `citriage bench serve`: serves `db` and load-tests it.
-pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failure> {
+/// A load test's figures and the lines to print.
+pub struct Served {
+    pub report: LoadReport,
+    pub lines: Lines,
+}
+
+impl Served {
+    /// A load test fails when some requests did.
+    pub fn outcome(&self) -> Result<()> {
+        if self.report.errors > 0 {
+            return Err(Error::failed(format!("{} of {} requests failed", self.report.errors, self.report.requests)));
+        }
+        Ok(())
+    }
+}
+
+/// `bench serve`: serves `db` and load-tests it; the lines are the JSON document when `json`.
+pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<Served> {
+    let mut out = Lines::new();
     let t = Instant::now();
     let opts = citriage_web::ServeOptions { prewarm: spec.prewarm, ..Default::default() };
     let server =
         citriage_web::Server::bind_with(db.to_path_buf(), "127.0.0.1:0".parse().expect("a socket address"), opts)
             .map_err(|e| match e {
                 citriage_web::ServeError::MissingStore(_) | citriage_web::ServeError::Store(_) => {
-                    Failure::input(e.to_string())
+                    Error::input(e.to_string())
                 }
-                other => Failure::other(other.to_string()),
+                other => Error::failed(other.to_string()),
             })?;
     let index_time = t.elapsed();
     let view = server.state().view();
@@ -302,12 +321,12 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
     let clusters: usize = view.profiles.values().map(|p| p.clusters.len()).sum();
     drop(view);
     if urls.is_empty() {
-        return Err(Failure::input(format!(
+        return Err(Error::input(format!(
             "{}: nothing to request (no jobs and no clusters)",
             citriage_store::Location::from_path(db)
         )));
     }
-    let running = server.spawn().map_err(|e| Failure::other(e.to_string()))?;
+    let running = server.spawn().map_err(|e| Error::failed(e.to_string()))?;
     let t = Instant::now();
     if spec.prewarm {
         let deadline = Instant::now() + Duration::from_secs(600);
@@ -317,70 +336,81 @@ pub fn serve(db: &Path, spec: &LoadSpec, json: bool) -> Result<LoadReport, Failu
     }
     let prewarm_time = t.elapsed();
     let report = run_load(&running.base_url(), &urls, spec);
-    running.stop().map_err(|e| Failure::other(e.to_string()))?;
-    let rss = crate::bench::peak_rss_mib();
+    running.stop().map_err(|e| Error::failed(e.to_string()))?;
+    let rss = peak_rss_mib();
     let (anon, file) = rss_parts();
     if json {
-        println!(
+        put!(
+            out,
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
+            json_line(&serde_json::json!({
                 "store": citriage_store::Location::from_path(db).to_string(), "builds": builds, "jobs": jobs, "clusters": clusters,
                 "search_entries": entries, "index_ms": index_time.as_secs_f64() * 1000.0, "peak_rss_mib": rss,
                 "prewarm_ms": spec.prewarm.then_some(prewarm_time.as_secs_f64() * 1000.0),
                 "rss_anon_mib": anon, "rss_file_mib": file,
                 "load": report,
             }))
-            .unwrap_or_default()
         );
-        return Ok(report);
+        return Ok(Served { report, lines: out });
     }
-    println!(
+    put!(
+        out,
         "bench serve: {} ({builds} builds, {jobs} jobs, {clusters} clusters, {entries} failure texts and excerpts)",
         citriage_store::Location::from_path(db)
     );
-    println!("view built in {:.2} s", index_time.as_secs_f64());
+    put!(out, "view built in {:.2} s", index_time.as_secs_f64());
     for (what, ms) in &timings {
-        println!("  {what:<32} {:>8.2} s", *ms as f64 / 1000.0);
+        put!(out, "  {what:<32} {:>8.2} s", *ms as f64 / 1000.0);
     }
     if spec.prewarm {
-        println!("pages rendered ahead in {:.2} s", prewarm_time.as_secs_f64());
+        put!(out, "pages rendered ahead in {:.2} s", prewarm_time.as_secs_f64());
     } else {
-        println!("no pages rendered ahead: each URL's first request renders it");
+        put!(out, "no pages rendered ahead: each URL's first request renders it");
     }
-    println!(
+    put!(
+        out,
         "{} clients, {} URLs, {} requests in {:.1} s = {:.0} req/s, {} errors",
-        report.clients, report.urls, report.requests, report.seconds, report.requests_per_second, report.errors
+        report.clients,
+        report.urls,
+        report.requests,
+        report.seconds,
+        report.requests_per_second,
+        report.errors
     );
-    println!(
+    put!(
+        out,
         "{:<24} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9}",
-        "requests", "count", "errors", "p50 ms", "p90 ms", "p99 ms", "max ms"
+        "requests",
+        "count",
+        "errors",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "max ms"
     );
     for f in &report.figures {
-        println!(
+        put!(
+            out,
             "{:<24} {:>8} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
-            f.kind, f.requests, f.errors, f.p50_ms, f.p90_ms, f.p99_ms, f.max_ms
+            f.kind,
+            f.requests,
+            f.errors,
+            f.p50_ms,
+            f.p90_ms,
+            f.p99_ms,
+            f.max_ms
         );
     }
     for e in &report.error_samples {
-        println!("error: {e}");
+        put!(out, "error: {e}");
     }
     if let Some(r) = rss {
-        println!(
+        put!(
+            out,
             "peak RSS {r:.0} MiB (server and clients); now {:.0} MiB anonymous + {:.0} MiB of mapped store file",
             anon.unwrap_or(0.0),
             file.unwrap_or(0.0)
         );
     }
-    Ok(report)
-}
-
-/// This process's resident memory now: anonymous and file-backed (the store's
-/// memory-mapped pages), in MiB.
-fn rss_parts() -> (Option<f64>, Option<f64>) {
-    let Ok(s) = std::fs::read_to_string("/proc/self/status") else { return (None, None) };
-    let field = |name: &str| -> Option<f64> {
-        let line = s.lines().find(|l| l.starts_with(name))?;
-        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
-    };
-    (field("RssAnon:"), field("RssFile:"))
+    Ok(Served { report, lines: out })
 }

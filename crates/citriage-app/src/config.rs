@@ -5,7 +5,7 @@
 //! (`sources.buckets[0].interval: ...`). The documented example is
 //! `docs/citriage.example.toml`.
 
-use crate::context::Failure;
+use crate::error::{Error, Result};
 use citriage_model::time::parse_duration;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,8 +52,12 @@ impl Default for ServerConfig {
     }
 }
 
+/// The address `serve` listens on when the file names none: the dashboard's own
+/// default (`citriage_web::DEFAULT_ADDR`, which the CLI's tests keep equal).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
 fn default_listen() -> String {
-    citriage_web::DEFAULT_ADDR.to_string()
+    DEFAULT_LISTEN.to_string()
 }
 
 fn default_window() -> i64 {
@@ -332,9 +336,9 @@ pub struct Timing {
 
 impl Config {
     /// Reads and validates a configuration file; errors name the file and the key.
-    pub fn load(path: &Path) -> Result<Config, Failure> {
-        let text = std::fs::read_to_string(path).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
-        Config::parse(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+        Config::parse(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))
     }
 
     /// Parses and validates configuration text; the error names the key.

@@ -1,10 +1,33 @@
-//! Stored Markdown reports rendered to HTML for the dashboard, safely: raw HTML in
-//! the Markdown is shown as text, links keep only `http`, `https`, `mailto`,
-//! relative and fragment targets, and images become links (the pages load nothing
-//! from elsewhere). Each rendered block that starts a source line gets an anchor
-//! `L<n>` so verifier findings (which name report lines) can link to it.
+//! Markdown reports rendered to HTML, safely: raw HTML in the Markdown is shown as
+//! text, links keep only `http`, `https`, `mailto`, relative and fragment targets, and
+//! images become links (a page loads nothing from elsewhere). Each rendered block that
+//! starts a source line gets an anchor `L<n>` so verifier findings (which name report
+//! lines) can link to it. The dashboard's report pages render stored reports with
+//! [`to_html`]; [`standalone_page`] is the self-contained `report.html` the triage
+//! writes beside `report.md`, with the same look ([`STYLE_CSS`], the dashboard's
+//! stylesheet).
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+
+/// The stylesheet of citriage's HTML: the dashboard's pages and `report.html`.
+pub const STYLE_CSS: &str = include_str!("style.css");
+
+/// A self-contained HTML page of a Markdown document with the dashboard's look: the
+/// stylesheet inline, no script, no request to any other address (images become
+/// links), the same content as the Markdown, rendered as the dashboard's report pages
+/// render it. `title` is escaped here.
+pub fn standalone_page(title: &str, markdown: &str) -> String {
+    let (body, _) = to_html(markdown);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <title>{} · citriage</title>\n<style>\n{}</style>\n</head>\n\
+         <body>\n<header><span class=\"brand\">citriage</span></header>\n<main><article class=\"report\">\n{body}\n</article></main>\n</body>\n</html>\n",
+        citriage_model::escape::html(title),
+        STYLE_CSS
+    )
+}
 
 /// Whether a link target is safe to keep.
 fn safe_url(u: &str) -> bool {

@@ -1,18 +1,19 @@
 //! Continuous ingestion (`citriage watch`): on each tick, every configured source
 //! that is due (or every source, for a single forced tick) is claimed through the
-//! store's lease, fetched with the same library code as `fetch` and `import`
-//! (`citriage_ingest`, [`crate::pipeline`]), and its status recorded in the store
+//! store's lease, fetched with the same code as `fetch` and `import`
+//! (`citriage_ingest`, [`crate::snapshots`]), and its status recorded in the store
 //! (last success, last error, backoff) for the dashboard's status page and metrics.
 //! After a tick that stored complete builds, the window's failures are re-clustered (stable
 //! ids are kept from run to run). A shutdown request stops before the next build:
-//! the build being stored is finished, the rest waits for the next run.
+//! the build being stored is finished, the rest waits for the next run. The caller
+//! sets the stop flag (the CLI on SIGINT/SIGTERM).
 
+use crate::clock::now as unix_now;
 use crate::config::{BucketSource, Config, DashboardSource, GithubSource, ReleaseStream, Timing};
-use crate::context::Failure;
+use crate::error::{Error, Result};
 use citriage_ingest::{discover_job_list, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
 use citriage_model::Dataset;
 use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
-use citriage_sources::http::unix_now;
 use citriage_sources::HttpOptions;
 use citriage_store::{Attempt, Location, Store};
 use serde::Serialize;
@@ -76,6 +77,15 @@ struct Turn<'a> {
     interval: i64,
 }
 
+/// A failed attempt at a source, as recorded: when, after how many failures in a
+/// row, why, and what was stored all the same.
+struct FailedAttempt<'a> {
+    now: i64,
+    previous_failures: i64,
+    error: &'a str,
+    stored: usize,
+}
+
 /// What a tick did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TickReport {
@@ -118,7 +128,7 @@ impl Worker {
     }
 
     /// One tick. `force`: fetch every source whether due or not (`--once`).
-    pub fn tick(&self, store: &mut Store, force: bool) -> Result<TickReport, Failure> {
+    pub fn tick(&self, store: &mut Store, force: bool) -> Result<TickReport> {
         let mut report = TickReport::default();
         let statuses = store.source_statuses()?;
         let cfg = &self.config;
@@ -158,17 +168,11 @@ impl Worker {
         // again each tick until it finishes; that alone does not re-cluster).
         let complete: usize = report.sources.iter().map(|s| s.complete_stored).sum();
         if complete > 0 && self.config.schedule.recluster && !self.stopped() {
-            let pb = indicatif::ProgressBar::hidden();
-            let out = crate::clustering::cluster_store(
-                store,
-                citriage_patterns::normalize::Profile::Default,
-                self.config.server.window_days,
-                None,
-                &[],
-                &citriage_patterns::signatures::Catalogue::builtin(),
-                &Default::default(),
-                &pb,
-            )?;
+            let opts = crate::cluster::ClusterOptions {
+                window_days: self.config.server.window_days,
+                ..crate::cluster::ClusterOptions::default()
+            };
+            let out = crate::cluster::cluster_store(store, &opts, &crate::progress::Silent)?;
             report.reclustered = Some(out.rows.len());
             tracing::info!(failures = out.rows.len(), complete_builds = complete, "re-clustered the window");
         }
@@ -185,8 +189,8 @@ impl Worker {
         statuses: &[citriage_store::SourceStatus],
         force: bool,
         t: &Turn<'_>,
-        fetch: &mut dyn FnMut(&Self, &mut Store) -> Result<Fetched, Failure>,
-    ) -> Result<(), Failure> {
+        fetch: &mut dyn FnMut(&Self, &mut Store) -> Result<Fetched>,
+    ) -> Result<()> {
         if self.stopped() {
             return Ok(());
         }
@@ -231,7 +235,8 @@ impl Worker {
                         );
                     }
                     Some(error) => {
-                        self.failed(store, t.name, t.kind, now, previous_failures, error, f.stored)?;
+                        let a = FailedAttempt { now, previous_failures, error, stored: f.stored };
+                        self.failed(store, t, &a)?;
                         tick.outcome = "failed".into();
                         tick.error = Some(error.clone());
                     }
@@ -239,7 +244,7 @@ impl Worker {
             }
             Err(e) => {
                 let error = e.to_string();
-                self.failed(store, t.name, t.kind, now, previous_failures, &error, 0)?;
+                self.failed(store, t, &FailedAttempt { now, previous_failures, error: &error, stored: 0 })?;
                 fill(&mut tick, t.kind, &Fetched::default());
                 tick.outcome = "failed".into();
                 tick.error = Some(error);
@@ -249,59 +254,50 @@ impl Worker {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn failed(
-        &self,
-        store: &mut Store,
-        source: &str,
-        kind: &str,
-        now: i64,
-        previous_failures: i64,
-        error: &str,
-        builds_stored: usize,
-    ) -> Result<(), Failure> {
-        let wait = self.backoff(previous_failures + 1);
+    /// Records a failed attempt: the error, and the backoff before the next try.
+    fn failed(&self, store: &mut Store, t: &Turn<'_>, f: &FailedAttempt<'_>) -> Result<()> {
+        let wait = self.backoff(f.previous_failures + 1);
         tracing::warn!(
-            source,
-            kind,
-            error,
-            stored = builds_stored,
-            failures = previous_failures + 1,
+            source = t.name,
+            kind = t.kind,
+            error = f.error,
+            stored = f.stored,
+            failures = f.previous_failures + 1,
             backoff_seconds = wait,
             "source failed"
         );
-        let a = Attempt::Failed { error: error.to_string(), builds_stored: builds_stored as i64, next_due: now + wait };
-        store.finish_source(source, &self.name, now, &a)?;
+        let a = Attempt::Failed { error: f.error.to_string(), builds_stored: f.stored as i64, next_due: f.now + wait };
+        store.finish_source(t.name, &self.name, f.now, &a)?;
         Ok(())
     }
 
-    fn import_dashboard(&self, store: &mut Store, d: &DashboardSource) -> Result<(), Failure> {
+    fn import_dashboard(&self, store: &mut Store, d: &DashboardSource) -> Result<()> {
         let dataset = match d.dataset.as_str() {
             "flakes" => Dataset::Flakes,
             _ => Dataset::Failures,
         };
-        let (snap, _warnings) = crate::pipeline::read_snapshot(&d.location, Some(dataset), None, &self.http)?;
-        crate::pipeline::import(store, &snap)?;
+        let read = crate::snapshots::read(&d.location, Some(dataset), None, &self.http)?;
+        crate::snapshots::store(store, &read.snapshot)?;
         Ok(())
     }
 
-    fn fetch_bucket(&self, store: &mut Store, b: &BucketSource) -> Result<Fetched, Failure> {
+    fn fetch_bucket(&self, store: &mut Store, b: &BucketSource) -> Result<Fetched> {
         let src: Box<dyn ArtifactSource> = match (&b.mirror, &b.gcs) {
             (Some(dir), _) => {
                 if !dir.is_dir() {
-                    return Err(Failure::input(format!("{}: not a folder", dir.display())));
+                    return Err(Error::input(format!("{}: not a folder", dir.display())));
                 }
                 Box::new(LocalMirror::new(dir.clone(), b.bucket.clone()))
             }
             (None, Some(url)) => Box::new(GcsHttp::new(url, &b.bucket, self.http.clone(), None)),
-            (None, None) => return Err(Failure::input(format!("source {}: no gcs or mirror", b.name))),
+            (None, None) => return Err(Error::input(format!("source {}: no gcs or mirror", b.name))),
         };
         let mut jobs = b.jobs.clone();
         // Job folders the listing refused fail the source's turn, named.
         let mut refused_jobs = Vec::new();
         if let Some(r) = &b.job_regex {
-            let re = regex::Regex::new(r).map_err(|e| Failure::input(format!("{}.job_regex: {e}", b.name)))?;
-            let all = discover_job_list(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
+            let re = regex::Regex::new(r).map_err(|e| Error::input(format!("{}.job_regex: {e}", b.name)))?;
+            let all = discover_job_list(src.as_ref()).map_err(|e| Error::failed(e.to_string()))?;
             jobs.extend(all.jobs.into_iter().filter(|j| re.is_match(j)));
             refused_jobs = all.refused;
         }
@@ -329,8 +325,7 @@ impl Worker {
                 }
             }
         };
-        let mut s =
-            ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
+        let mut s = ingest_jobs(src.as_ref(), store, &jobs, &opts, &progress)?;
         s.failures.extend(refused_jobs.into_iter().map(|reason| citriage_ingest::FetchFailure {
             job: String::new(),
             path: String::new(),
@@ -368,22 +363,21 @@ impl Worker {
     /// unless an analysis of the payload in the phase the stream lists is stored
     /// already. A payload that cannot be analysed fails the source; the others are
     /// still recorded.
-    fn follow_stream(&self, store: &mut Store, r: &ReleaseStream) -> Result<Fetched, Failure> {
+    fn follow_stream(&self, store: &mut Store, r: &ReleaseStream) -> Result<Fetched> {
         use citriage_payload::{
             analyze, AnalyzeOptions, EvidenceProvider, GcsMirror, HttpConfig, HttpSource, NoEvidence, PayloadSource,
         };
-        let fail = crate::payloads::fail;
         let http = HttpConfig { timeout: self.http.timeout, ..HttpConfig::default() };
-        let mut src = HttpSource::new(&r.controller, http).map_err(fail)?;
+        let mut src = HttpSource::new(&r.controller, http)?;
         if let Some(g) = &r.github_diffs {
-            src = src.with_github_diffs(g).map_err(fail)?;
+            src = src.with_github_diffs(g)?;
         }
         // The failed jobs' evidence: a local mirror, or GCS over HTTP (with the
         // worker's HTTP options, so their retry budget is shared).
         let gcs = match (&r.mirror, &r.gcs) {
             (None, Some(g)) => Some(
                 crate::gcs_evidence::GcsEvidence::new(g, self.http.clone())
-                    .map_err(|e| Failure::input(format!("source {}: gcs {e}", r.name)))?,
+                    .map_err(|e| Error::input(format!("source {}: gcs {e}", r.name)))?,
             ),
             _ => None,
         };
@@ -393,7 +387,7 @@ impl Worker {
             (None, Some(g)) => g,
             (None, None) => &NoEvidence,
         };
-        let tags = src.tags(&r.stream).map_err(fail)?;
+        let tags = src.tags(&r.stream)?;
         let mut out = Fetched::default();
         let mut failed: Vec<String> = Vec::new();
         for t in tags.tags.iter().take(r.max_payloads) {
@@ -455,10 +449,9 @@ impl Worker {
     /// which revalidates cached answers by ETag; `gh sweep --offline`, `triage --links`
     /// and the MCP server then answer with the fresh state. Newest numbers first, at
     /// most `max_refs`.
-    fn refresh_github(&self, store: &mut Store, g: &GithubSource) -> Result<Fetched, Failure> {
+    fn refresh_github(&self, store: &mut Store, g: &GithubSource) -> Result<Fetched> {
         use citriage_github::{extract_refs, unique_refs, RefContext, RefState, RepoRef};
-        let repo =
-            RepoRef::parse(g.repo()).ok_or_else(|| Failure::input(format!("{:?} is not OWNER/NAME", g.repo())))?;
+        let repo = RepoRef::parse(g.repo()).ok_or_else(|| Error::input(format!("{:?} is not OWNER/NAME", g.repo())))?;
         let same = |r: &RepoRef| r.owner.eq_ignore_ascii_case(&repo.owner) && r.name.eq_ignore_ascii_case(&repo.name);
         let mut refs = std::collections::BTreeSet::new();
         let ctx = RefContext::kubernetes();
@@ -549,35 +542,4 @@ fn fill(tick: &mut SourceTick, kind: &str, f: &Fetched) {
         "github" => tick.refs_refreshed = Some(f.stored),
         _ => {}
     }
-}
-
-/// Sets `flag` on SIGINT or SIGTERM (on a thread of its own).
-pub fn stop_on_signals(flag: Arc<AtomicBool>) {
-    std::thread::spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-            return;
-        };
-        rt.block_on(async {
-            #[cfg(unix)]
-            {
-                use tokio::signal::unix::{signal, SignalKind};
-                match signal(SignalKind::terminate()) {
-                    Ok(mut term) => {
-                        tokio::select! {
-                            _ = tokio::signal::ctrl_c() => {}
-                            _ = term.recv() => {}
-                        }
-                    }
-                    Err(_) => {
-                        let _ = tokio::signal::ctrl_c().await;
-                    }
-                }
-            }
-            #[cfg(not(unix))]
-            {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        });
-        flag.store(true, Ordering::SeqCst);
-    });
 }

@@ -4,8 +4,8 @@
 //! cross-check brief of the highest-leverage claims. `brief` writes them to files;
 //! the MCP server serves them as resources and as its `investigate` prompt.
 
-use crate::context::Failure;
-use crate::pipeline;
+use crate::error::Result;
+use crate::{builds, files, snapshots, triage};
 use citriage_analysis::build_findings::{build_evidence, build_url};
 use citriage_analysis::misclass::{entry_evidence, entry_excerpt};
 use citriage_model::{Dataset, Evidence};
@@ -27,21 +27,11 @@ pub struct Written {
 }
 
 /// Triages the latest snapshot of `ds` (with the stored builds) and writes its briefs.
-pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written, Failure> {
-    let Some(latest) = store.latest(ds)? else {
-        return Err(Failure::input(format!("the store {} has no {ds} snapshot", store.path())));
-    };
-    let loaded = pipeline::load_with_history(store, latest.id)?;
-    let rules = pipeline::load_rules(None)?;
-    let config = pipeline::load_config(None)?;
-    let builds = if store.build_counts()?.0 > 0 {
-        let listed: std::collections::BTreeSet<String> = loaded.snapshot.jobs.iter().map(|j| j.job.clone()).collect();
-        let since = loaded.snapshot.meta.date.start_seconds() - 8 * citriage_model::time::DAY;
-        Some(crate::builds::load_builds_filtered(store, Some(since), Some(&listed))?)
-    } else {
-        None
-    };
-    let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref(), &[]);
+pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
+    let latest = snapshots::latest(store, ds, "")?;
+    let loaded = snapshots::load_with_history(store, latest.id)?;
+    let builds = builds::for_snapshot(store, &loaded.snapshot)?;
+    let t = triage::run_triage(&loaded, &triage::Settings::default(), builds.as_deref(), &[]);
     let snap = citriage_model::Snapshot { meta: t.snapshot.clone(), jobs: Vec::new() };
     let mut ledger = Vec::new();
     let mut briefs = Vec::new();
@@ -168,4 +158,19 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written, Failure> {
     let mut files = briefs;
     files.push(("crosscheck.md".to_string(), cross));
     Ok(Written { date: t.snapshot.date, files, ledger })
+}
+
+/// `brief`: the briefs of the latest triage of `ds` written to `out` (their evidence
+/// recorded in the ledger); returns them with the paths written.
+pub fn write_briefs(store: &mut Store, ds: Dataset, out: &std::path::Path) -> Result<(Written, Vec<String>)> {
+    let w = briefs(store, ds)?;
+    store.record_evidence(&w.ledger, &crate::clock::now_rfc3339())?;
+    files::create_dir(out)?;
+    let mut written = Vec::new();
+    for (name, text) in &w.files {
+        let p = out.join(name);
+        files::write_plain(&p, text)?;
+        written.push(p.display().to_string());
+    }
+    Ok((w, written))
 }

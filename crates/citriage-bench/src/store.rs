@@ -1,4 +1,4 @@
-//! `citriage bench store`: the same synthetic world ingested into a fresh SQLite file
+//! `bench store`: the same synthetic world ingested into a fresh SQLite file
 //! and into a fresh PostgreSQL database (a throwaway cluster started here, as the
 //! tests start theirs, unless one is given), one process per engine, side by side:
 //! builds per minute, the ingesting process's peak RSS (and the PostgreSQL server's),
@@ -7,9 +7,9 @@
 //! jobs list, cluster lists, cluster pages, job pages) under concurrent clients, each
 //! process serving its own store in-process on loopback.
 
-use crate::bench_serve::{pick_urls, run_load, LoadSpec};
-use crate::context::{print_json, Failure};
-use crate::outln;
+use crate::serve::{pick_urls, run_load, LoadSpec};
+use crate::{json_line, put, Lines};
+use citriage_app::{Error, Progress, Result};
 use citriage_store::Location;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -28,6 +28,9 @@ pub struct StoreBench {
     pub cluster: bool,
     /// The dashboard's load: clients, requests, seconds, pages per kind.
     pub load: LoadSpec,
+    /// The program each engine's process runs (`citriage`, which runs [`one`] with
+    /// `bench store --one STORE`).
+    pub program: PathBuf,
 }
 
 /// The main pages beside the cluster lists, cluster pages and job pages
@@ -35,37 +38,29 @@ pub struct StoreBench {
 const MAIN_PAGES: [(&str, &str); 3] = [("overview", "/"), ("job-list", "/jobs"), ("drift", "/drift")];
 
 /// One benchmark process: ingest the world's mirror into an empty store, then
-/// cluster it and load-test the dashboard over it; prints its figures as JSON.
-pub fn one(world: &Path, store_arg: &str, b: &StoreBench) -> Result<(), Failure> {
+/// cluster it and load-test the dashboard over it; returns its figures as JSON (the
+/// one line it prints).
+pub fn one(world: &Path, store_arg: &str, b: &StoreBench) -> Result<Lines> {
     use citriage_ingest::{discover_jobs, ingest_jobs, IngestOptions};
     use citriage_sources::artifacts::LocalMirror;
     let store = &Location::parse(store_arg);
     let mut st = store.open()?;
     if st.build_counts()?.0 > 0 {
-        return Err(Failure::input(format!("{store}: not empty; the benchmark needs an empty store")));
+        return Err(Error::input(format!("{store}: not empty; the benchmark needs an empty store")));
     }
     let src = LocalMirror::new(world.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
-    let jobs = discover_jobs(&src).map_err(|e| Failure::other(e.to_string()))?;
+    let jobs = discover_jobs(&src).map_err(|e| Error::failed(e.to_string()))?;
     let t = Instant::now();
     let opts = IngestOptions { concurrency: b.concurrency, ..Default::default() };
-    let s = ingest_jobs(&src, &mut st, &jobs, &opts, &|_| {}).map_err(|e| Failure::other(e.to_string()))?;
+    let s = ingest_jobs(&src, &mut st, &jobs, &opts, &|_| {})?;
     let secs = t.elapsed().as_secs_f64();
     // The peak so far: the ingest's (clustering and serving come after).
-    let rss = crate::bench::peak_rss_mib();
+    let rss = crate::rss::peak_rss_mib();
     let mut cluster_secs = None;
     if b.cluster {
         let t = Instant::now();
-        let pb = indicatif::ProgressBar::hidden();
-        crate::clustering::cluster_store(
-            &mut st,
-            citriage_patterns::normalize::Profile::Default,
-            14,
-            None,
-            &[],
-            &citriage_patterns::signatures::Catalogue::builtin(),
-            &Default::default(),
-            &pb,
-        )?;
+        let opts = citriage_app::cluster::ClusterOptions::default();
+        citriage_app::cluster::cluster_store(&mut st, &opts, &citriage_app::Silent)?;
         cluster_secs = Some(t.elapsed().as_secs_f64());
     }
     let bytes = match store {
@@ -78,27 +73,26 @@ pub fn one(world: &Path, store_arg: &str, b: &StoreBench) -> Result<(), Failure>
         _ => st.size_bytes()?,
     };
     let dashboard = serve_load(PathBuf::from(store_arg), &b.load)?;
-    print_json(&json!({
+    Ok(vec![json_line(&json!({
         "builds": s.builds_stored, "tests": s.tests_stored, "seconds": secs,
         "builds_per_minute": s.builds_stored as f64 / secs.max(1e-9) * 60.0, "peak_rss_mib": rss, "store_bytes": bytes,
         "cluster_seconds": cluster_secs, "dashboard": dashboard,
-    }));
-    Ok(())
+    }))])
 }
 
 /// Serves a store in-process and load-tests its main pages: the view's build time,
 /// the time its pages took to be rendered ahead, and each kind of page's figures.
-fn serve_load(db: PathBuf, spec: &LoadSpec) -> Result<Value, Failure> {
+fn serve_load(db: PathBuf, spec: &LoadSpec) -> Result<Value> {
     let t = Instant::now();
     let opts = citriage_web::ServeOptions { prewarm: spec.prewarm, ..Default::default() };
     let server = citriage_web::Server::bind_with(db, "127.0.0.1:0".parse().expect("a socket address"), opts)
-        .map_err(|e| Failure::other(e.to_string()))?;
+        .map_err(|e| Error::failed(e.to_string()))?;
     let view_secs = t.elapsed().as_secs_f64();
     let view = server.state().view();
     let mut urls: Vec<(&'static str, String)> = MAIN_PAGES.iter().map(|(k, u)| (*k, (*u).to_string())).collect();
     urls.extend(pick_urls(&view, spec.pages_per_kind));
     drop(view);
-    let running = server.spawn().map_err(|e| Failure::other(e.to_string()))?;
+    let running = server.spawn().map_err(|e| Error::failed(e.to_string()))?;
     let t = Instant::now();
     if spec.prewarm {
         let deadline = Instant::now() + Duration::from_secs(1800);
@@ -108,7 +102,7 @@ fn serve_load(db: PathBuf, spec: &LoadSpec) -> Result<Value, Failure> {
     }
     let prewarm_secs = t.elapsed().as_secs_f64();
     let report = run_load(&running.base_url(), &urls, spec);
-    running.stop().map_err(|e| Failure::other(e.to_string()))?;
+    running.stop().map_err(|e| Error::failed(e.to_string()))?;
     Ok(json!({
         "view_seconds": view_secs,
         "prewarm_seconds": spec.prewarm.then_some(prewarm_secs),
@@ -116,20 +110,19 @@ fn serve_load(db: PathBuf, spec: &LoadSpec) -> Result<Value, Failure> {
     }))
 }
 
-/// `citriage bench store`: generates (or reuses) the world, then runs one process per
-/// engine and prints their figures side by side.
-pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
+/// `bench store`: generates (or reuses) the world, then runs one process per engine;
+/// returns their figures side by side (the JSON document when `json_out`). What it
+/// does goes to `progress` as notes.
+pub fn run(b: &StoreBench, json_out: bool, progress: &dyn Progress) -> Result<Lines> {
     let Some(params) = citriage_synth::SynthParams::preset(&b.preset) else {
-        return Err(Failure::input(format!("unknown preset {:?} (tiny, demo, k8s)", b.preset)));
+        return Err(Error::input(format!("unknown preset {:?} (tiny, demo, k8s)", b.preset)));
     };
     let tmp = std::env::temp_dir().join(format!("citriage-bench-store-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).map_err(|e| Failure::other(format!("{}: {e}", tmp.display())))?;
+    std::fs::create_dir_all(&tmp).map_err(|e| Error::failed(format!("{}: {e}", tmp.display())))?;
     let dir = b.world.clone().unwrap_or_else(|| tmp.join("world"));
     if !dir.join("truth.json").exists() {
-        if !quiet {
-            eprintln!("generating the {} world in {}", b.preset, dir.display());
-        }
-        citriage_synth::generate(&params, &dir, &mut |_| {}).map_err(|e| Failure::other(e.to_string()))?;
+        progress.note(&format!("generating the {} world in {}", b.preset, dir.display()));
+        citriage_synth::generate(&params, &dir, &mut |_| {}).map_err(|e| Error::failed(e.to_string()))?;
     }
     #[cfg(feature = "postgres")]
     let mut cluster = None;
@@ -142,8 +135,8 @@ pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
             {
                 let settings = citriage_store::pg_cluster::ClusterSettings { durable: true, ..Default::default() };
                 let c = citriage_store::pg_cluster::TempCluster::start_with(&settings)
-                    .map_err(|e| Failure::other(format!("starting a throwaway PostgreSQL cluster: {e}")))?;
-                let url = c.create_database("bench").map_err(Failure::other)?;
+                    .map_err(|e| Error::failed(format!("starting a throwaway PostgreSQL cluster: {e}")))?;
+                let url = c.create_database("bench").map_err(Error::failed)?;
                 cluster = Some(c);
                 Some(url)
             }
@@ -151,15 +144,13 @@ pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
             None
         }
     };
-    let exe = std::env::current_exe().map_err(|e| Failure::other(e.to_string()))?;
+    let exe = &b.program;
     let mut results = Vec::new();
     let mut stores = vec![("sqlite", tmp.join("bench.db").display().to_string())];
     stores.extend(pg_url.map(|u| ("postgres", u)));
     for (name, store) in &stores {
-        if !quiet {
-            eprintln!("ingesting into {name}, then clustering and serving it");
-        }
-        let mut cmd = std::process::Command::new(&exe);
+        progress.note(&format!("ingesting into {name}, then clustering and serving it"));
+        let mut cmd = std::process::Command::new(exe);
         cmd.args(["--quiet", "bench", "store", "--concurrency", &b.concurrency.to_string(), "--world"])
             .arg(&dir)
             .args(["--clients", &b.load.clients.to_string(), "--requests", &b.load.requests.to_string()])
@@ -172,7 +163,7 @@ pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .map_err(|e| Failure::other(e.to_string()))?;
+            .map_err(|e| Error::failed(e.to_string()))?;
         // Its stderr is read as it comes (a full pipe would stop the process).
         let err_pipe = child.stderr.take();
         let err_reader = std::thread::spawn(move || {
@@ -185,19 +176,19 @@ pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
         // The server's memory, sampled while it works (a cluster started here only).
         #[cfg_attr(not(feature = "postgres"), allow(unused_mut))]
         let mut server_kib = 0u64;
-        while child.try_wait().map_err(|e| Failure::other(e.to_string()))?.is_none() {
+        while child.try_wait().map_err(|e| Error::failed(e.to_string()))?.is_none() {
             #[cfg(feature = "postgres")]
             if *name == "postgres" {
                 server_kib = server_kib.max(cluster.as_ref().and_then(|c| c.server_rss_kib()).unwrap_or(0));
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        let out = child.wait_with_output().map_err(|e| Failure::other(e.to_string()))?;
+        let out = child.wait_with_output().map_err(|e| Error::failed(e.to_string()))?;
         let err = err_reader.join().unwrap_or_default();
         if !out.status.success() {
-            return Err(Failure::other(format!("the {name} benchmark failed: {}", err.trim())));
+            return Err(Error::failed(format!("the {name} benchmark failed: {}", err.trim())));
         }
-        let mut v: Value = serde_json::from_slice(&out.stdout).map_err(|e| Failure::other(format!("{name}: {e}")))?;
+        let mut v: Value = serde_json::from_slice(&out.stdout).map_err(|e| Error::failed(format!("{name}: {e}")))?;
         v["backend"] = json!(name);
         if server_kib > 0 {
             v["server_peak_rss_mib"] = json!(server_kib as f64 / 1024.0);
@@ -207,18 +198,18 @@ pub fn run(b: &StoreBench, json_out: bool, quiet: bool) -> Result<(), Failure> {
     // The stores (and the world, unless it was given with --world) go.
     let _ = std::fs::remove_dir_all(&tmp);
     if json_out {
-        print_json(&json!({ "preset": b.preset, "concurrency": b.concurrency, "results": results }));
-        return Ok(());
+        return Ok(vec![json_line(&json!({ "preset": b.preset, "concurrency": b.concurrency, "results": results }))]);
     }
-    print_side_by_side(b, &results);
-    Ok(())
+    Ok(side_by_side(b, &results))
 }
 
-fn print_side_by_side(b: &StoreBench, results: &[Value]) {
+fn side_by_side(b: &StoreBench, results: &[Value]) -> Lines {
+    let mut out = Lines::new();
     let col = |f: &dyn Fn(&Value) -> String| -> String {
         results.iter().map(|r| format!("{:>22}", f(r))).collect::<Vec<_>>().join("")
     };
-    outln!(
+    put!(
+        out,
         "bench store: preset {}, ingest concurrency {}; dashboard: {} clients, at most {} requests or {} s",
         b.preset,
         b.concurrency,
@@ -226,12 +217,13 @@ fn print_side_by_side(b: &StoreBench, results: &[Value]) {
         b.load.requests,
         b.load.seconds
     );
-    outln!("{:<34}{}", "", col(&|r| r["backend"].as_str().unwrap_or("").to_string()));
-    outln!("{:<34}{}", "builds stored", col(&|r| r["builds"].as_u64().unwrap_or(0).to_string()));
-    outln!("{:<34}{}", "test results stored", col(&|r| r["tests"].as_u64().unwrap_or(0).to_string()));
-    outln!("{:<34}{}", "ingest seconds", col(&|r| format!("{:.1}", r["seconds"].as_f64().unwrap_or(0.0))));
-    outln!("{:<34}{}", "builds/min", col(&|r| format!("{:.0}", r["builds_per_minute"].as_f64().unwrap_or(0.0))));
-    outln!(
+    put!(out, "{:<34}{}", "", col(&|r| r["backend"].as_str().unwrap_or("").to_string()));
+    put!(out, "{:<34}{}", "builds stored", col(&|r| r["builds"].as_u64().unwrap_or(0).to_string()));
+    put!(out, "{:<34}{}", "test results stored", col(&|r| r["tests"].as_u64().unwrap_or(0).to_string()));
+    put!(out, "{:<34}{}", "ingest seconds", col(&|r| format!("{:.1}", r["seconds"].as_f64().unwrap_or(0.0))));
+    put!(out, "{:<34}{}", "builds/min", col(&|r| format!("{:.0}", r["builds_per_minute"].as_f64().unwrap_or(0.0))));
+    put!(
+        out,
         "{:<34}{}",
         "peak RSS of the ingest (MiB)",
         col(&|r| {
@@ -239,25 +231,34 @@ fn print_side_by_side(b: &StoreBench, results: &[Value]) {
             format!("{:.0}{server}", r["peak_rss_mib"].as_f64().unwrap_or(0.0))
         })
     );
-    outln!("{:<34}{}", "store size", col(&|r| crate::context::human_bytes(r["store_bytes"].as_u64().unwrap_or(0))));
-    outln!(
+    put!(
+        out,
+        "{:<34}{}",
+        "store size",
+        col(&|r| citriage_app::store_admin::human_bytes(r["store_bytes"].as_u64().unwrap_or(0)))
+    );
+    put!(
+        out,
         "{:<34}{}",
         "clustering the window (s)",
         col(&|r| r["cluster_seconds"].as_f64().map(|s| format!("{s:.1}")).unwrap_or_else(|| "-".into()))
     );
-    outln!(
+    put!(
+        out,
         "{:<34}{}",
         "dashboard view built (s)",
         col(&|r| format!("{:.1}", r["dashboard"]["view_seconds"].as_f64().unwrap_or(0.0)))
     );
-    outln!(
+    put!(
+        out,
         "{:<34}{}",
         "pages rendered ahead (s)",
         col(&|r| {
             r["dashboard"]["prewarm_seconds"].as_f64().map(|s| format!("{s:.1}")).unwrap_or_else(|| "-".into())
         })
     );
-    outln!(
+    put!(
+        out,
         "{:<34}{}",
         "requests / errors / req/s",
         col(&|r| {
@@ -281,7 +282,8 @@ fn print_side_by_side(b: &StoreBench, results: &[Value]) {
         }
     }
     for k in kinds {
-        outln!(
+        put!(
+            out,
             "{:<34}{}",
             format!("{k}: p50 / p99 ms"),
             col(&|r| {
@@ -302,4 +304,5 @@ fn print_side_by_side(b: &StoreBench, results: &[Value]) {
             })
         );
     }
+    out
 }
