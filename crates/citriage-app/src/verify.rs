@@ -213,11 +213,25 @@ impl Default for VerifyRequest {
     }
 }
 
+/// A `verify` that ran.
+pub struct VerifyOutcome {
+    pub checked: Checked,
+    /// The name the report was checked under (its path, or `KIND/KEY`).
+    pub name: String,
+    /// The store the result was recorded in, when there is one.
+    pub store: Option<String>,
+}
+
 /// `verify`: finds the text (the stored document, or the file, named after a stored
-/// document with the same bytes when `record`), checks it and records the result when
-/// `record` (the store exists). Returns the result and the name the report was checked
-/// under; the store is the GitHub client's cache while the check runs.
-pub fn verify_report(store: Store, req: &VerifyRequest, record: bool) -> Result<(Store, Checked, String)> {
+/// document with the same bytes), checks it and records the result in the store. Without
+/// a store, the check runs against an empty one in memory and nothing is recorded. The
+/// store is the GitHub client's cache while the check runs.
+pub fn verify_report(store: Option<Store>, req: &VerifyRequest) -> Result<VerifyOutcome> {
+    let record = store.is_some();
+    let store = match store {
+        Some(s) => s,
+        None => Store::open_in_memory()?,
+    };
     let (text, name, document) = match (&req.stored, &req.report) {
         (Some(spec), _) => {
             let (kind, key) = split_stored(spec)?;
@@ -258,7 +272,7 @@ pub fn verify_report(store: Store, req: &VerifyRequest, record: bool) -> Result<
         .unwrap_or_else(|| name.clone());
     let verified = Verified { document: document.as_ref(), file_name: &file_name, text: &text };
     let (store, checked) = check_report(store, &text, &name, &verified, &setup, record)?;
-    Ok((store, checked, name))
+    Ok(VerifyOutcome { checked, name, store: record.then(|| store.path().to_string()) })
 }
 
 /// The checkouts, refs context and GitHub access a request asks for.

@@ -116,6 +116,19 @@ fn first_of(n: usize, what: &str, first: &str) -> String {
 }
 
 impl Worker {
+    /// A worker named `name` (the lease holder) over the store at `location`; its
+    /// schedule's durations checked. `stop` is set when a shutdown is asked for.
+    pub fn new(
+        config: Config,
+        name: String,
+        location: Location,
+        stop: Arc<AtomicBool>,
+        http: HttpOptions,
+    ) -> Result<Worker> {
+        let timing = config.timing().map_err(Error::input)?;
+        Ok(Worker { config, timing, name, location, stop, http })
+    }
+
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }

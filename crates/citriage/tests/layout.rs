@@ -1,5 +1,5 @@
-//! The layout rules of the CLI and web crates, checked on their sources: no import
-//! cycles between files; in the CLI, `context.rs` imports nothing of the crate, a
+//! The layout rules of the CLI, use-case, benchmark, MCP and web crates, checked on
+//! their sources: no import cycles between files; in the CLI, `context.rs` imports nothing of the crate, a
 //! command imports no other command and not the dispatcher, and nothing but the
 //! dispatcher imports the commands.
 //!
@@ -203,8 +203,8 @@ fn show(c: &[String]) -> String {
 }
 
 #[test]
-fn the_cli_and_web_crates_have_no_import_cycles() {
-    for name in ["citriage", "citriage-web"] {
+fn the_front_ends_and_the_use_cases_have_no_import_cycles() {
+    for name in ["citriage", "citriage-app", "citriage-bench", "citriage-mcp", "citriage-web"] {
         let g = graph(&crate_src(name));
         assert!(g.len() > 5, "{name}: only {} files found", g.len());
         if let Some(c) = find_cycle(&g) {

@@ -4,6 +4,7 @@
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
+use citriage_analysis::metrics::corrected::JobFigures;
 use citriage_app::metrics::{Metrics, MetricsRequest};
 use citriage_model::Day;
 use clap::{Args, ValueEnum};
@@ -71,6 +72,14 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         print_json(&json!({"as_of": as_of, "window_days": window_days, "jobs": figs}));
         return Ok(());
     }
+    print_jobs(&figs, as_of, window_days);
+    print_contradicted(&figs);
+    print_flaky(&figs, as_of, window_days);
+    Ok(())
+}
+
+/// One line per job with its figures and flags.
+fn print_jobs(figs: &[JobFigures], as_of: i64, window_days: i64) {
     outln!("as of {} (window {} days): {} job(s)", Day::from_unix_seconds(as_of), window_days, figs.len());
     // Job names are printed whole, so they can be copied: the column is as wide as the
     // longest. Each on one line: a line break in a name is shown as `\n`.
@@ -87,7 +96,7 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         "last pass",
         "k.cons"
     );
-    for f in &figs {
+    for f in figs {
         let flaky = f.tests.iter().filter(|t| t.is_flaky()).count();
         let mut flags: Vec<String> = f.flags.iter().map(|x| x.kind.clone()).collect();
         if flaky > 0 {
@@ -106,6 +115,11 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             flags.join(", ")
         );
     }
+}
+
+/// The ratings the builds contradict.
+fn print_contradicted(figs: &[JobFigures]) {
+    let one_line = citriage_model::escape::one_line;
     let contradicted: Vec<(&str, &str)> = figs
         .iter()
         .flat_map(|f| {
@@ -119,6 +133,11 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             outln!("  {}: {}", one_line(job), one_line(detail));
         }
     }
+}
+
+/// The flaky tests, most actionable first (at most 20).
+fn print_flaky(figs: &[JobFigures], as_of: i64, window_days: i64) {
+    let one_line = citriage_model::escape::one_line;
     let mut flaky: Vec<(&str, &citriage_analysis::metrics::corrected::TestFigures)> =
         figs.iter().flat_map(|f| f.tests.iter().filter(|t| t.is_flaky()).map(move |t| (f.job.as_str(), t))).collect();
     flaky.sort_by(|a, b| {
@@ -151,5 +170,4 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             outln!("  … {} more (`--format json` lists every test with its signals and builds)", flaky.len() - 20);
         }
     }
-    Ok(())
 }

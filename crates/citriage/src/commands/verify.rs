@@ -4,8 +4,7 @@
 
 use crate::context::{Context, Failure};
 use crate::outln;
-use citriage_app::verify::VerifyRequest;
-use citriage_store::Store;
+use citriage_app::verify::{VerifyOutcome, VerifyRequest};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -55,15 +54,13 @@ pub struct VerifyArgs {
 /// Runs `citriage verify`.
 pub fn exec(ctx: &Context, a: &VerifyArgs) -> Result<(), Failure> {
     let db = ctx.db_location();
-    // Results are recorded only in a store that exists; without one, the check runs
-    // against an empty in-memory store and nothing is written.
-    let exists = db.exists();
-    let store = if exists {
-        crate::context::open(&db)?
+    // Results are recorded only in a store that exists; without one, nothing is written.
+    let store = if db.exists() {
+        Some(crate::context::open(&db)?)
     } else if a.stored.is_some() {
         return Err(Failure::input(format!("{db}: no store there, so no stored document to verify (pass --db FILE)")));
     } else {
-        Store::open_in_memory().map_err(citriage_app::Error::from)?
+        None
     };
     let req = VerifyRequest {
         report: a.report.clone(),
@@ -76,17 +73,17 @@ pub fn exec(ctx: &Context, a: &VerifyArgs) -> Result<(), Failure> {
         api: a.api.clone(),
         as_of: a.as_of.clone(),
     };
-    let (store, checked, name) = citriage_app::verify::verify_report(store, &req, exists)?;
+    let VerifyOutcome { checked, name, store } = citriage_app::verify::verify_report(store, &req)?;
     if ctx.json() {
         use std::io::Write;
         let _ = std::io::stdout().lock().write_all(checked.json.as_bytes());
     } else {
         outln!("{}", citriage_verify::render_markdown(&checked.verification, &name));
     }
-    match &checked.recorded {
-        Some(key) if !ctx.quiet => eprintln!("recorded as verify {key} in {}", store.path()),
-        Some(_) => {}
-        None => eprintln!("note: no store at {db}: the result is not recorded"),
+    match (&checked.recorded, &store) {
+        (Some(key), Some(store)) if !ctx.quiet => eprintln!("recorded as verify {key} in {store}"),
+        (Some(_), _) => {}
+        (None, _) => eprintln!("note: no store at {db}: the result is not recorded"),
     }
     Ok(checked.outcome(a.allow_unchecked)?)
 }

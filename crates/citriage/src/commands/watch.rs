@@ -39,7 +39,6 @@ pub struct WatchArgs {
 pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
     crate::logging::init(ctx.log_format, ctx.quiet);
     let config = Config::load(&a.config)?;
-    let timing = config.timing().map_err(Failure::input)?;
     let location = match (&ctx.db, &config.store) {
         (None, Some(s)) => citriage_store::Location::parse(s),
         _ => ctx.db_location(),
@@ -47,14 +46,9 @@ pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
     let mut store = crate::context::open(&location)?;
     let stop = Arc::new(AtomicBool::new(false));
     stop_on_signals(stop.clone());
-    let worker = Worker {
-        config,
-        timing,
-        name: a.worker.clone().unwrap_or_else(default_worker_name),
-        location,
-        stop: stop.clone(),
-        http: HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() },
-    };
+    let http = HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() };
+    let name = a.worker.clone().unwrap_or_else(default_worker_name);
+    let worker = Worker::new(config, name, location, stop.clone(), http)?;
     tracing::info!(
         sources = worker.config.source_count(),
         store = %store.path(),
