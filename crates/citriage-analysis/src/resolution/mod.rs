@@ -540,7 +540,7 @@ impl Machine<'_> {
                             r.started.max(from.unwrap_or(i64::MIN)),
                             cited.clone(),
                             format!(
-                                "{clean} clean runs after {} across {} job(s); at the failure rates before the fix ({}) that many clean runs by chance: {:.1}% < 5%",
+                                "{clean} clean runs after {} across {} job(s); at the failure rates before the fix ({}) that many clean runs by chance: {:.2}% < 5%",
                                 fix.reference,
                                 vals.len(),
                                 rates.join(", "),
