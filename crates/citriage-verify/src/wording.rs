@@ -735,11 +735,16 @@ pub(crate) fn check_causal_chain(cx: &mut Ctx<'_>, patterns: &[Section], refs: &
             }
         }
     }
+    let followed = if followed_total > 0 {
+        format!("; {followed_total} read with the sections their references lead to")
+    } else {
+        String::new()
+    };
     cx.notes.insert(
         "causal-chain",
         format!(
-            "{} named, {} with one part only (not checked), {} with none; {} read with the sections their references lead to",
-            verdicts.0, verdicts.1, verdicts.2, followed_total
+            "{} named, {} with one part only (not checked), {} with none{followed}",
+            verdicts.0, verdicts.1, verdicts.2
         ),
     );
 }
