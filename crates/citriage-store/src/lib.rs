@@ -38,8 +38,8 @@ pub use http_cache::CachedHttp;
 pub use ingest_status::{Attempt, SourceStatus};
 pub use ledger::LedgerEntry;
 pub use records::{
-    LinkSource, LinkWrite, NewLink, NewTransition, RecordWrite, RefFacts, StoredLink, StoredRecord, StoredTransition,
-    Subject, RECORD_STATES,
+    LinkSource, LinkWrite, NewLink, NewTransition, PatternRun, RecordWrite, RefFacts, StoredLink, StoredRecord,
+    StoredTransition, Subject, RECORD_STATES,
 };
 pub use schema::SCHEMA_VERSION;
 

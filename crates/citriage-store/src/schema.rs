@@ -240,7 +240,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // two workers never lose one: each write is conditional on the version it read), the
     // issues and pull requests linked to it (with who or what linked them, when, and
     // when they were unlinked; the GitHub state last read) and every transition with its
-    // time, the evidence ids it rests on and why. Times are Unix seconds.
+    // time, the evidence ids it rests on and why. Times are Unix seconds. The failures
+    // first given a stable id are found by it (a record's builds).
     "CREATE TABLE records (
         subject TEXT PRIMARY KEY,
         kind TEXT NOT NULL CHECK (kind IN ('pattern', 'job', 'payload')),
@@ -282,7 +283,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         reason TEXT NOT NULL,
         PRIMARY KEY (subject, seq)
     ) WITHOUT ROWID;
-    CREATE INDEX record_transitions_by_recorded ON record_transitions (recorded_at, subject, seq);",
+    CREATE INDEX record_transitions_by_recorded ON record_transitions (recorded_at, subject, seq);
+    CREATE INDEX cluster_failure_ids_by_id ON cluster_failure_ids (profile, stable_id, build);",
 ];
 
 /// The schema version this build writes.
