@@ -134,6 +134,22 @@ const CANONICAL: &[(&str, &str)] = &[
         "evidence",
         "SELECT id, kind, locator, excerpt, source_sha256, as_of, read_at FROM evidence ORDER BY id",
     ),
+    ("alert_states", "SELECT kind, subject, state FROM alert_states ORDER BY kind, subject"),
+    (
+        "alerts",
+        "SELECT key, kind, change, subject, owner, at, title, body, held, raised_at FROM alerts ORDER BY key",
+    ),
+    // Which messages exist and whether they went out; attempts, retries, leases and
+    // errors describe the senders, not the content.
+    (
+        "alert_outbox",
+        "SELECT message, destination, CASE WHEN state = 'sent' THEN 'sent' ELSE 'unsent' END, digest_day, created
+         FROM alert_outbox ORDER BY message, destination",
+    ),
+    (
+        "alert_outbox_items",
+        "SELECT message, destination, alert FROM alert_outbox_items ORDER BY message, destination, alert",
+    ),
 ];
 
 /// The tables [`Store::content_digest`] reads through [`CANONICAL`].

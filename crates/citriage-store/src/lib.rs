@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod admin;
+mod alerts;
 mod builds;
 mod clusters;
 mod db;
@@ -28,6 +29,10 @@ pub mod pg_cluster;
 mod records;
 mod schema;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
+pub use alerts::{
+    AlertStates, AlertTurn, ClaimedMessage, FailedAttempt, NewAlert, NewDelivery, OutboxRow, OutboxState, StoredAlert,
+    TurnWritten,
+};
 pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
 pub use clusters::{
     ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,

@@ -525,9 +525,7 @@ impl Store {
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                         vals![subject, seq, t.from.as_str(), t.to.as_str(), t.at, recorded_at, ids.as_str(), t.reason.as_str()],
                     )?;
-                    for e in &t.evidence {
-                        crate::ledger::insert_evidence(tx, e, &read_at)?;
-                    }
+                    crate::ledger::insert_evidence(tx, &t.evidence, &read_at)?;
                     seqs.push(seq);
                 }
                 Ok(RecordWrite::Applied { version: expected_version + 1, seqs })
