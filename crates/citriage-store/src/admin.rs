@@ -125,10 +125,10 @@ const CANONICAL: &[(&str, &str)] = &[
         "SELECT subject, reference, n, source, linked_by, linked_at, unlinked_at, unlinked_by, ref_kind, ref_state,
             merged_at, merge_commit, base_branch, read_at, note FROM record_links ORDER BY subject, reference, n",
     ),
+    // `recorded_at` is the writer's clock (like the ledger's `read_at`), not content.
     (
         "record_transitions",
-        "SELECT subject, seq, from_state, to_state, at, recorded_at, evidence, reason FROM record_transitions
-         ORDER BY subject, seq",
+        "SELECT subject, seq, from_state, to_state, at, evidence, reason FROM record_transitions ORDER BY subject, seq",
     ),
     (
         "evidence",

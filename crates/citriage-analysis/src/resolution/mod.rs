@@ -29,6 +29,7 @@
 //! - A confirmed record whose pattern fails again re-opens (to *triaged*, or *new*
 //!   without links); the history stays, and only fixes merged after that count.
 
+pub mod digest;
 pub mod stats;
 
 use citriage_model::time::utc;
