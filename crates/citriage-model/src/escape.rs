@@ -11,7 +11,9 @@
 //! - [`md_code`]: an inline code span safe inside a table cell;
 //! - [`tsv`] and [`csv`]: one field of a tab- or comma-separated data file;
 //! - [`html`]: HTML element content and quoted attribute values (the dashboard's pages
-//!   and `report.html`).
+//!   and `report.html`);
+//! - [`slack`]: Slack message text (`mrkdwn`): `&`, `<`, `>` as entities, so a name can
+//!   open no link and mention nobody (`<!channel>`), on one line.
 
 use std::fmt::Write;
 
@@ -156,6 +158,14 @@ pub fn csv(s: &str) -> String {
     }
 }
 
+/// Text in a Slack message (`mrkdwn`), kept on one line: control characters shown
+/// escaped, line breaks turned into spaces, and `&`, `<` and `>` written as the
+/// entities Slack asks for, so CI text can open no link and mention nobody.
+pub fn slack(s: &str) -> String {
+    let flat: String = s.chars().map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c }).collect();
+    one_line(&flat).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +191,7 @@ mod tests {
         assert_eq!(csv("=cmd()"), "'=cmd()");
         assert_eq!(csv("plain"), "plain");
         assert_eq!(terminal("ok\ttab"), "ok\ttab");
+        assert_eq!(slack("<!channel> a&b\nc"), "&lt;!channel&gt; a&amp;b c");
+        assert!(!slack(HOSTILE).contains(['\n', '\0', '\u{1b}', '<']), "{}", slack(HOSTILE));
     }
 }

@@ -8,6 +8,7 @@
 mod artifacts;
 pub mod html;
 mod markdown;
+pub mod records;
 
 pub use artifacts::{render_all, Artifact};
 pub use markdown::{pattern_letter, render_markdown};
