@@ -26,8 +26,9 @@ mod pg;
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;
 mod schema;
+mod testgrid;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
-pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
+pub use builds::{BuildRecord, BuildWrite, IndexedBuild, LogExcerpt, StoredBuildHead, StoredTest, TestgridFacts};
 pub use clusters::{
     ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
 };
@@ -37,6 +38,7 @@ pub use http_cache::CachedHttp;
 pub use ingest_status::{Attempt, SourceStatus};
 pub use ledger::LedgerEntry;
 pub use schema::SCHEMA_VERSION;
+pub use testgrid::{TabWritten, TestgridTab};
 
 /// Store errors; the message names the store (a PostgreSQL URL without its password).
 #[derive(Debug, thiserror::Error)]
