@@ -385,6 +385,25 @@ fn stored_head_tx(tx: &mut Tx<'_>, bucket: &str, path: &str) -> Result<Option<(i
     })
 }
 
+/// The stored row of a build: the row of its bucket and path, else the one row of its
+/// bucket with the same job and build id under another path (a presubmit TestGrid
+/// lists by `pr-logs/directory/`, stored from GCS under `pr-logs/pull/`, or the other
+/// way round). Several such rows: none is taken.
+fn stored_build_tx(tx: &mut Tx<'_>, b: &BuildRecord) -> Result<Option<(i64, StoredBuildHead)>, DbError> {
+    if let Some(found) = stored_head_tx(tx, &b.bucket, &b.path)? {
+        return Ok(Some(found));
+    }
+    let mut same = tx.rows(
+        &format!("SELECT {BUILD_COLUMNS} FROM builds WHERE bucket = ?1 AND job = ?2 AND build_id = ?3 ORDER BY path"),
+        vals![&b.bucket, &b.job, &b.build_id],
+        |r| {
+            let (id, record, _) = build_from_row(r)?;
+            Ok((id, StoredBuildHead { record, testgrid: testgrid_of_row(r)? }))
+        },
+    )?;
+    Ok(if same.len() == 1 { same.pop() } else { None })
+}
+
 /// Writes one build merged with what is stored, in the caller's transaction: the
 /// writers of this build take turns, the stored row is read, `merge` decides. Returns
 /// the row id, `None` when nothing was written.
@@ -401,10 +420,17 @@ pub(crate) fn put_merging_tx(
 {}",
         b.bucket, b.path
     ))?;
-    let stored = stored_head_tx(tx, &b.bucket, &b.path)?;
+    tx.take_turns(&format!("build id\n{}\n{}\n{}", b.bucket, b.job, b.build_id))?;
+    let stored = stored_build_tx(tx, b)?;
     match merge(b, stored.as_ref().map(|(_, h)| h)) {
         BuildWrite::Unchanged => Ok(None),
         BuildWrite::Incoming { extra_problems, testgrid } => {
+            // The same build stored under another path is replaced too.
+            if let Some((id, h)) = &stored {
+                if h.record.path != b.path {
+                    tx.exec("DELETE FROM builds WHERE id = ?1", vals![*id])?;
+                }
+            }
             let extras = RowExtras { extra_problems: &extra_problems, testgrid: testgrid.as_ref() };
             put_build_tx(tx, b, &extras, ids, added).map(Some)
         }
