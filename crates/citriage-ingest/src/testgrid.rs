@@ -154,11 +154,13 @@ pub fn table_builds(table: &TestgridTable, place: &TabPlace) -> TabBuilds {
             }
             let status = row.cells[c];
             let text = row.message(c).map(str::to_string);
+            // A JUnit case without a name is an empty row name in TestGrid.
+            let name = if row.name.is_empty() { citriage_formats::junit::UNSPECIFIED } else { row.name.as_str() };
             let case = |status: &str, attempt: u32, text: Option<String>| StoredTest {
                 file: String::new(),
                 suite: String::new(),
                 classname: String::new(),
-                name: row.name.clone(),
+                name: name.to_string(),
                 status: status.to_string(),
                 duration: None,
                 failure_text: text,
