@@ -30,6 +30,16 @@ fn entry_row(r: &Row<'_>) -> Result<EntryRow, DbError> {
     Ok((r.string(0)?, r.string(1)?, r.string(2)?, r.string(3)?, r.string(4)?, r.string(5)?, r.string(6)?))
 }
 
+/// Records one evidence item in a write transaction unless its id is recorded (the
+/// first reading is kept); 1 when it was new.
+pub(crate) fn insert_evidence(tx: &mut impl Exec, e: &Evidence, read_at: &str) -> Result<u64, DbError> {
+    tx.exec(
+        "INSERT INTO evidence (id, kind, locator, excerpt, source_sha256, as_of, read_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
+        vals![&e.id, kind_text(e.kind).as_str(), &e.locator, &e.excerpt, &e.source_sha256, &e.as_of, read_at],
+    )
+}
+
 impl Store {
     /// Records evidence items in one transaction; items already recorded keep their
     /// first reading. Returns how many were new.
@@ -38,19 +48,7 @@ impl Store {
             .write(&mut |tx| {
                 let mut new = 0;
                 for e in items {
-                    new += tx.exec(
-                        "INSERT INTO evidence (id, kind, locator, excerpt, source_sha256, as_of, read_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
-                        vals![
-                            &e.id,
-                            kind_text(e.kind).as_str(),
-                            &e.locator,
-                            &e.excerpt,
-                            &e.source_sha256,
-                            &e.as_of,
-                            read_at
-                        ],
-                    )? as usize;
+                    new += insert_evidence(tx, e, read_at)? as usize;
                 }
                 Ok(new)
             })

@@ -25,6 +25,7 @@ mod ledger;
 mod pg;
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;
+mod records;
 mod schema;
 mod testgrid;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
@@ -37,6 +38,10 @@ pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;
 pub use ingest_status::{Attempt, SourceStatus};
 pub use ledger::LedgerEntry;
+pub use records::{
+    LinkSource, LinkWrite, NewLink, NewTransition, RecordWrite, RefFacts, StoredLink, StoredRecord, StoredTransition,
+    Subject, RECORD_STATES,
+};
 pub use schema::SCHEMA_VERSION;
 pub use testgrid::{TabWritten, TestgridTab};
 

@@ -138,6 +138,8 @@ pub struct JobOutput {
     pub flakes: Vec<Option<FlakeEntry>>,
     pub count: Counter,
     pub stats: JobStats,
+    /// Every build's start and final state.
+    pub runs: Vec<(i64, State)>,
     /// The job's tabs on TestGrid (dashboard, tab) with each tab's summary entry.
     pub testgrid: Vec<(String, String, serde_json::Value)>,
 }
@@ -1206,6 +1208,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         stats,
         dashboards: dash,
     };
+    let runs = recs.iter().map(|r| (r.start, r.state)).collect();
     Ok(JobOutput {
         truth_lines,
         prowjobs,
@@ -1215,6 +1218,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         flakes,
         count: sink.count,
         stats,
+        runs,
         testgrid: tabs,
     })
 }

@@ -8,8 +8,8 @@
 //! SHAs are looked up in a checkout of their repository and on GitHub.
 
 use crate::code::{is_hex_sha, CodeAnswer, CodeResolver, CommitAnswer, FileAnswer, FileText};
+use crate::outcome::{ClaimRecord, Ctx, Stats, Verdict};
 use crate::report::{code_spans, Report, ReportFormat};
-use crate::rules::{ClaimRecord, Ctx, Stats, Verdict};
 use citriage_github::{RefContext, RefResolver, RepoRef};
 use citriage_model::{Day, Evidence, EvidenceKind};
 use regex::Regex;

@@ -5,8 +5,8 @@
 //! change with a date or version) rather than by keywords.
 
 use crate::content::file_line_re;
+use crate::outcome::Ctx;
 use crate::report::{code_spans, without_code, Report, ReportFormat, Section, SectionKind};
-use crate::rules::Ctx;
 use citriage_github::FoundRef;
 use regex::Regex;
 use std::collections::BTreeSet;
