@@ -281,7 +281,7 @@ pub fn drift_report(store: &Store, date: Day) -> Result<Option<citriage_analysis
     use citriage_analysis::triage::{DriftingPattern, PatternDriftReport};
     use citriage_model::{Evidence, EvidenceKind};
     let mut run = None;
-    for prof in [Profile::Default, Profile::K8sTriage] {
+    for prof in Profile::ALL {
         if let Some(r) = store.cluster_run(prof.name())? {
             run = Some(r);
             break;
@@ -331,11 +331,12 @@ pub fn drift_report(store: &Store, date: Day) -> Result<Option<citriage_analysis
     }))
 }
 
-/// A normalization profile by the name it is stored under (`default`, `k8s-triage`).
+/// A normalization profile by its name (`default`, `k8s-triage`, or the short `k8s`).
 pub fn parse_profile(name: &str) -> Result<Profile> {
-    Profile::parse(name)
-        .filter(|p| p.name() == name)
-        .ok_or_else(|| Error::input(format!("--profile {name:?}: expected default or k8s-triage")))
+    Profile::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        Error::input(format!("--profile {name:?}: expected {}", names.join(" or ")))
+    })
 }
 
 /// The catalogue of known signatures: the built-in one, with a user file (TOML) merged

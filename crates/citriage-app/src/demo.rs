@@ -103,7 +103,7 @@ pub fn demo(req: &DemoRequest, progress: &dyn Progress) -> Result<DemoOutcome> {
     // store has patterns to show.
     progress.doing("clustering the world's failures");
     let mut clustered = Vec::new();
-    for profile in [Profile::Default, Profile::K8sTriage] {
+    for profile in Profile::ALL {
         let opts = cluster::ClusterOptions { profile, ..cluster::ClusterOptions::default() };
         let c = cluster::cluster_store(&mut wstore, &opts, progress)?;
         clustered.push((profile.name(), c.rows.len(), c.clustering.clusters.len()));

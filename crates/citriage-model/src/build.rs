@@ -103,6 +103,28 @@ impl TestgridPlace {
     }
 }
 
+/// What a TestGrid tab showed of a build, kept on the build's row when the build's
+/// fields come from another source (GCS), so the two readings can be compared each
+/// time either is read again; and on a build only TestGrid has, as where it came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestgridFacts {
+    pub dashboard: String,
+    pub tab: String,
+    /// The result its `Overall` row gives (`SUCCESS`, `FAILURE`, `ERROR`, `ABORTED`),
+    /// `None` while running or when it gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// The column's start (Unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<i64>,
+    /// The column's `Commit` custom column (TestGrid keeps 9 characters of a version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Rows with a result in the column, and those failing (the `Overall` row aside).
+    pub tests: u64,
+    pub failed: u64,
+}
+
 /// The fields of kettle's row for a build that citriage reads differently.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KettleFacts {

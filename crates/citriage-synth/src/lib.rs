@@ -19,6 +19,7 @@ mod prow;
 mod repos;
 mod rng;
 mod suites;
+mod testgrid;
 mod text;
 mod truth;
 
@@ -308,6 +309,8 @@ pub fn generate(
     let mut fail_maps: Vec<BTreeMap<String, i64>> = vec![BTreeMap::new(); snapshots.len()];
     let mut flake_maps: Vec<BTreeMap<String, kettle::FlakeEntry>> = vec![BTreeMap::new(); snapshots.len()];
     let mut stats = build::JobStats::default();
+    // Each TestGrid dashboard's tabs and their summary entries.
+    let mut testgrid_tabs: BTreeMap<String, serde_json::Map<String, serde_json::Value>> = BTreeMap::new();
 
     let total = plan.len() as u64;
     let mut done = 0u64;
@@ -342,6 +345,9 @@ pub fn generate(
                 if let Some(e) = f {
                     flake_maps[i].insert(o.truth.kettle_name.clone(), e);
                 }
+            }
+            for (dashboard, tab, entry) in o.testgrid {
+                testgrid_tabs.entry(dashboard).or_default().insert(tab, entry);
             }
             counter.add(o.count);
             stats.add(&o.stats);
@@ -422,6 +428,11 @@ pub fn generate(
             sink.write("k8s-metrics/failures-latest.json", &fj)?;
             sink.write("k8s-metrics/flakes-latest.json", &kj)?;
         }
+    }
+    for (dashboard, tabs) in &testgrid_tabs {
+        let mut body = serde_json::to_vec(tabs).unwrap_or_default();
+        body.push(b'\n');
+        sink.write(&format!("testgrid/{dashboard}/summary"), &body)?;
     }
     counter.add(sink.count);
     counter.add(builds_jsonl.finish()?);
