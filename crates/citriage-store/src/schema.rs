@@ -331,7 +331,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         alert TEXT NOT NULL REFERENCES alerts (key),
         PRIMARY KEY (message, destination, alert),
         FOREIGN KEY (message, destination) REFERENCES alert_outbox (message, destination) ON DELETE CASCADE
-    CREATE INDEX record_transitions_by_recorded ON record_transitions (recorded_at, subject, seq);",
+    ) WITHOUT ROWID;",
     // 14: TestGrid as a source. On a build's row, what the sources other than its
     // origin showed of it (JSON: TestGrid's facts of a build GCS also has, or of a build
     // only TestGrid has), NULL when its origin is all; and the TestGrid tabs read, with
