@@ -415,15 +415,7 @@ impl Git {
         pathspecs: &[&str],
         max: usize,
     ) -> Result<Vec<GrepHit>, GitError> {
-        if needle.is_empty() || needle.contains(['\n', '\0']) {
-            return Err(GitError::BadArgument {
-                checkout: self.name.clone(),
-                what: "search string",
-                value: needle.chars().take(80).collect(),
-                why: "empty, or holds a line break or a NUL".into(),
-            });
-        }
-        let sha = rev.map(|r| self.rev_parse(r)).transpose()?;
+        let sha = self.grep_args_checked(needle, rev)?;
         let mut args = vec!["grep", "-n", "-I", "-F", "--null", "-e", needle];
         if let Some(s) = &sha {
             args.push(s);
@@ -458,7 +450,34 @@ impl Git {
     /// Whether any tracked text file at `rev` (the work tree when `None`) under the
     /// pathspecs holds `needle`.
     pub fn contains_text(&self, needle: &str, rev: Option<&str>, pathspecs: &[&str]) -> Result<bool, GitError> {
-        Ok(!self.grep(needle, rev, pathspecs, 1)?.is_empty())
+        let sha = self.grep_args_checked(needle, rev)?;
+        let mut args = vec!["grep", "-q", "-I", "-F", "-e", needle];
+        if let Some(s) = &sha {
+            args.push(s);
+        }
+        args.push("--");
+        for p in pathspecs {
+            args.push(check_path(&self.name, p)?);
+        }
+        let r = self.raw(&args)?;
+        match r.code {
+            Some(0) => Ok(true),
+            Some(1) if r.stderr.is_empty() => Ok(false),
+            _ => Err(self.failed(&args, &r)),
+        }
+    }
+
+    /// A search string checked, and the revision it is searched at resolved.
+    fn grep_args_checked(&self, needle: &str, rev: Option<&str>) -> Result<Option<String>, GitError> {
+        if needle.is_empty() || needle.contains(['\n', '\0']) {
+            return Err(GitError::BadArgument {
+                checkout: self.name.clone(),
+                what: "search string",
+                value: needle.chars().take(80).collect(),
+                why: "empty, or holds a line break or a NUL".into(),
+            });
+        }
+        rev.map(|r| self.rev_parse(r)).transpose()
     }
 
     /// The branch HEAD is on; `None` when detached.

@@ -208,16 +208,7 @@ fn pr_facts(a: &PayloadAnalysis, who: &str, pr: &PrArgs) -> Result<PayloadOption
                 o.merge_sha = actions::merge_sha_in_checkout(dir, n)?;
             }
         }
-        let branch = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["rev-parse", "--abbrev-ref", "HEAD"])
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .filter(|b| !b.is_empty() && b != "HEAD");
-        o.base_branch = branch;
+        o.base_branch = actions::checkout_branch(dir);
     }
     Ok(o)
 }

@@ -8,7 +8,7 @@ use crate::outln;
 use crate::pipeline;
 use citriage_model::Evidence;
 use citriage_verify::code::LineLookup;
-use citriage_verify::{Checkout, Git};
+use citriage_verify::{Checkout, GitProgram};
 use clap::{Args, Subcommand};
 
 /// Evidence from a local checkout: a job's Prow config, OWNERS for a path, the text
@@ -55,7 +55,7 @@ pub fn exec(ctx: &Context, a: &CodeArgs) -> Result<(), Failure> {
         .checkout
         .split_once('=')
         .ok_or_else(|| Failure::input(format!("--checkout {:?}: expected name=path", a.checkout)))?;
-    let co = Checkout::open(name, path, Git::locate().ok())
+    let co = Checkout::open(name, path, GitProgram::locate().ok())
         .map_err(|e| Failure::input(format!("--checkout {}: {e}", a.checkout)))?;
     let bad = |e: citriage_verify::CodeError| Failure::input(e.to_string());
     let (value, evidence, text): (serde_json::Value, Vec<Evidence>, Vec<String>) = match &a.what {

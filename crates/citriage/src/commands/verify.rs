@@ -9,7 +9,7 @@ use crate::outln;
 use crate::verification::{check_report, VerifySetup};
 use citriage_model::evidence::sha256_hex;
 use citriage_store::{DocumentHeader, Store};
-use citriage_verify::{Checkout, Checkouts, Git};
+use citriage_verify::{Checkout, Checkouts, GitProgram};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -106,7 +106,7 @@ fn check(ctx: &Context, a: &VerifyArgs) -> Result<i32, Failure> {
         }
         (None, None) => return Err(Failure::input("give a report file or --stored KIND/KEY")),
     };
-    let git = Git::locate().ok();
+    let git = GitProgram::locate().ok();
     let mut checkouts = Checkouts::new();
     for spec in &a.checkouts {
         let mut parts = spec.splitn(3, '=');
