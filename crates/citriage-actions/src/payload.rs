@@ -20,7 +20,7 @@ use citriage_payload::evidence::LogLine;
 use citriage_payload::scoring::{Candidate, CandidateScore, ErrorMatch, Signal};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// Suspects tried at once in a bisect; the rest are deferred (the payload agent's
@@ -762,20 +762,6 @@ pub struct Deferred {
 pub struct Opened {
     pub url: String,
     pub number: u64,
-}
-
-impl Bisect {
-    /// The tracking file in the payload agent's documented shape; `opened` holds the
-    /// draft revert PRs already opened (by draft name) and `phase1_completed_at` when
-    /// they were (empty before).
-    pub fn tracking_yaml(
-        &self,
-        a: &PayloadAnalysis,
-        opened: &BTreeMap<String, Opened>,
-        phase1_completed_at: &str,
-    ) -> String {
-        crate::tracking::render(a, self, opened, phase1_completed_at)
-    }
 }
 
 /// Bisect drafts for the payload's suspects in the bisect band, or for one of them.

@@ -26,6 +26,7 @@ mod pg;
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;
 mod schema;
+mod value;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
 pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
 pub use clusters::{
