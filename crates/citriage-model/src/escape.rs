@@ -13,7 +13,9 @@
 //!   fence of a code block that holds any text;
 //! - [`html`]: HTML element content and quoted attribute values (the dashboard's pages,
 //!   the self-contained reports);
-//! - [`tsv`] and [`csv`]: one field of a tab- or comma-separated data file.
+//! - [`tsv`] and [`csv`]: one field of a tab- or comma-separated data file;
+//! - [`slack`]: Slack message text (`mrkdwn`): `&`, `<`, `>` as entities, so a name can
+//!   open no link and mention nobody (`<!channel>`), on one line.
 //!
 //! Every sink shows a control character the same way: tab and newline stay (where
 //! the sink keeps lines), every other one (C0, DEL, C1, and the line and paragraph
@@ -199,6 +201,14 @@ pub fn csv(s: &str) -> String {
     }
 }
 
+/// Text in a Slack message (`mrkdwn`), kept on one line: control characters shown
+/// escaped, line breaks turned into spaces, and `&`, `<` and `>` written as the
+/// entities Slack asks for, so CI text can open no link and mention nobody.
+pub fn slack(s: &str) -> String {
+    let flat: String = s.chars().map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c }).collect();
+    one_line(&flat).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +235,8 @@ mod tests {
         assert_eq!(csv("=cmd()"), "'=cmd()");
         assert_eq!(csv("plain"), "plain");
         assert_eq!(terminal("ok\ttab"), "ok\ttab");
+        assert_eq!(slack("<!channel> a&b\nc"), "&lt;!channel&gt; a&amp;b c");
+        assert!(!slack(HOSTILE).contains(['\n', '\0', '\u{1b}', '<']), "{}", slack(HOSTILE));
     }
 
     #[test]

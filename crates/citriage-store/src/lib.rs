@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod admin;
+mod alerts;
 mod builds;
 mod clusters;
 mod db;
@@ -25,9 +26,14 @@ mod ledger;
 mod pg;
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;
+mod records;
 mod schema;
 mod value;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
+pub use alerts::{
+    AlertStates, AlertTurn, ClaimedMessage, FailedAttempt, NewAlert, NewDelivery, OutboxRow, OutboxState, StoredAlert,
+    TurnWritten,
+};
 pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
 pub use clusters::{
     ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
@@ -37,6 +43,10 @@ pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;
 pub use ingest_status::{Attempt, SourceStatus};
 pub use ledger::LedgerEntry;
+pub use records::{
+    LinkSource, LinkWrite, NewLink, NewTransition, PatternRun, RecordWrite, RefFacts, StoredLink, StoredRecord,
+    StoredTransition, Subject, RECORD_STATES,
+};
 pub use schema::SCHEMA_VERSION;
 
 /// Store errors; the message names the store (a PostgreSQL URL without its password).

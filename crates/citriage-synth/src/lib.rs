@@ -8,6 +8,7 @@
 
 mod build;
 mod catalog;
+mod fixes;
 mod jobs;
 mod junit;
 mod kettle;
@@ -100,7 +101,7 @@ pub fn generate(
         flakes_from,
         gcs_root: "gcs/kubernetes-ci-logs",
     };
-    let plan = jobs::plan(&jobs::PlanParams {
+    let mut plan = jobs::plan(&jobs::PlanParams {
         seed: params.seed,
         jobs: params.jobs,
         builds_per_job: params.builds_per_job,
@@ -110,6 +111,9 @@ pub fn generate(
         tests_per_build: params.tests_per_build,
         dashboard_days: params.dashboard_days,
     });
+    let stories = if params.fix_stories { fixes::plan(params.seed, start_day, end_day, &plan) } else { Vec::new() };
+    plan.extend(stories.iter().flat_map(|s| s.jobs.iter().cloned()));
+    let mut story_runs = fixes::Runs::default();
 
     let mut pool_builder = rayon::ThreadPoolBuilder::new();
     if params.threads > 0 {
@@ -146,6 +150,7 @@ pub fn generate(
         for o in outputs {
             let o = o?;
             builds_jsonl.put(&o.truth_lines)?;
+            story_runs.collect(&stories, &o.truth.name, &o.runs, &o.truth_lines);
             for item in &o.prowjobs {
                 if !first_item {
                     prowjobs.put(b",")?;
@@ -222,6 +227,7 @@ pub fn generate(
     });
     // Dashboards.
     let mut sink = out::Sink::new(out_dir);
+    let fix_truth = if stories.is_empty() { None } else { Some(fixes::finish(&stories, &story_runs, &mut sink)?) };
     let mut dashboard_files = Vec::new();
     for (i, s) in snapshots.iter().enumerate() {
         let date = Day(s.day).to_string();
@@ -271,6 +277,7 @@ pub fn generate(
         flaky_truths,
         dashboard_files,
         payload_truth,
+        fix_truth,
     );
     let bytes = truth::to_bytes(&index);
     sink.write("truth.json", &bytes)?;

@@ -33,6 +33,10 @@ pub struct SynthParams {
     pub payloads: usize,
     /// Worker threads (0 = all cores). Does not change the output.
     pub threads: usize,
+    /// Plant the fix stories (`fixes` in the truth): three patterns, an issue and a
+    /// fix pull request each; one fix works, one does not, one fixes only master.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fix_stories: bool,
 }
 
 impl Default for SynthParams {
@@ -50,6 +54,7 @@ impl Default for SynthParams {
             prowjobs_hours: 48,
             payloads: 0,
             threads: 0,
+            fix_stories: false,
         })
     }
 }
@@ -78,6 +83,7 @@ impl SynthParams {
             prowjobs_hours: 48,
             payloads: 0,
             threads: 0,
+            fix_stories: false,
         };
         match name {
             "tiny" => Some(SynthParams {
@@ -148,6 +154,9 @@ impl SynthParams {
         }
         if self.payloads > 10_000 {
             return bad("payloads is limited to 10,000");
+        }
+        if self.fix_stories && self.days < crate::fixes::MIN_DAYS {
+            return bad("the fix stories need at least 30 days of history");
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! the claims by kind and verdict, each rule's outcome and the figures; and JSON,
 //! which also lists every claim with its verdict and evidence for other tools.
 
-use crate::rules::{rule_info, CheckStatus, Severity, Verdict, Verification, RULES};
+use crate::outcome::{rule_info, CheckStatus, Severity, Verdict, Verification, RULES};
 use citriage_model::escape::md_cell as cell;
 use std::collections::BTreeMap;
 
@@ -206,7 +206,7 @@ pub fn render_json(v: &Verification, name: &str, allow_unchecked: bool) -> serde
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Finding, Stats};
+    use crate::outcome::{Finding, Stats};
 
     #[test]
     fn hostile_finding_text_stays_in_its_cell() {
