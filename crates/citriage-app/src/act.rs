@@ -9,61 +9,30 @@ use crate::error::{Error, Result};
 use crate::files;
 use citriage_actions::payload::{Bisect, Opened, PayloadOptions};
 use citriage_actions::{ConflictCheck, Draft, PlannedRequest, Refusal, Sent};
+use citriage_git::{Git, GitError};
 use citriage_github::{ClientConfig, GithubClient, NoCache, Token};
 use citriage_payload::PayloadAnalysis;
 use citriage_store::Store;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, String> {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .map_err(|e| format!("git: {e}"))
-}
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+/// The checkout at `dir` as a git repository: a missing git program is a failure,
+/// a folder that is not a repository bad input.
+fn open_checkout(dir: &Path) -> Result<Git> {
+    Git::open(dir).map_err(|e| match e {
+        GitError::Missing { .. } => Error::failed(e.to_string()),
+        e => Error::input(e.to_string()),
+    })
 }
 
 /// The merge commit of pull request `number` in a checkout's history: GitHub's
 /// `Merge pull request #N from …` merge, else a squashed commit whose subject ends in
 /// `(#N)`. `None` when neither is there.
 pub fn merge_sha_in_checkout(checkout: &Path, number: u64) -> Result<Option<String>> {
-    if !checkout.join(".git").exists() {
-        return Err(Error::input(format!("{}: not a git checkout", checkout.display())));
-    }
-    for args in [
-        vec!["log", "--merges", "--format=%H", "-n", "1", "--fixed-strings"],
-        vec!["log", "--format=%H", "-n", "1", "--fixed-strings"],
-    ] {
-        let grep = if args.contains(&"--merges") {
-            format!("--grep=Merge pull request #{number} from ")
-        } else {
-            format!("--grep=(#{number})")
-        };
-        let mut a = args.clone();
-        a.push(&grep);
-        a.push("HEAD");
-        let o = git(checkout, &a).map_err(Error::failed)?;
-        if !o.status.success() {
-            return Err(Error::input(format!(
-                "{}: git log failed: {}",
-                checkout.display(),
-                String::from_utf8_lossy(&o.stderr).trim()
-            )));
-        }
-        let sha = stdout(&o);
-        if !sha.is_empty() {
-            return Ok(Some(sha));
-        }
-    }
-    Ok(None)
+    let git = open_checkout(checkout)?;
+    let found = git.find_pr_commit("HEAD", number).map_err(|e| Error::input(e.to_string()))?;
+    Ok(found.map(|c| c.sha))
 }
 
 /// Tries `git revert [-m1] --no-commit SHA` on the checkout's HEAD in a scratch
@@ -77,63 +46,25 @@ pub fn precheck(checkout: &Path, sha: &str) -> ConflictCheck {
         conflicts: Vec::new(),
         error: None,
     };
-    let fail = |mut c: ConflictCheck, e: String| {
-        c.error = Some(e);
-        c
-    };
     if !sha.chars().all(|ch| ch.is_ascii_hexdigit()) || sha.len() < 7 {
-        return fail(c, format!("{sha:?} is not a commit id"));
+        c.error = Some(format!("{sha:?} is not a commit id"));
+        return c;
     }
-    match git(checkout, &["rev-parse", "HEAD"]) {
-        Ok(o) if o.status.success() => c.base = stdout(&o),
-        Ok(o) => return fail(c, String::from_utf8_lossy(&o.stderr).trim().to_string()),
-        Err(e) => return fail(c, e),
+    match Git::open(checkout).and_then(|g| g.revert_check(sha)) {
+        Ok(r) => {
+            c.base = r.base;
+            c.clean = r.clean;
+            c.conflicts = r.conflicts;
+            c.error = r.refused;
+        }
+        Err(e) => c.error = Some(e.to_string()),
     }
-    let parents = match git(checkout, &["rev-list", "--parents", "-n", "1", sha]) {
-        Ok(o) if o.status.success() => stdout(&o).split_whitespace().count().saturating_sub(1),
-        Ok(_) => return fail(c, format!("{sha} is not in {}", checkout.display())),
-        Err(e) => return fail(c, e),
-    };
-    let scratch = std::env::temp_dir().join(format!("citriage-revert-check-{}-{}", std::process::id(), &sha[..7]));
-    let _ = std::fs::remove_dir_all(&scratch);
-    let scratch_s = scratch.display().to_string();
-    match git(checkout, &["worktree", "add", "--detach", "--quiet", &scratch_s, &c.base]) {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => return fail(c, String::from_utf8_lossy(&o.stderr).trim().to_string()),
-        Err(e) => return fail(c, e),
-    }
-    let mut args = vec!["-c", "user.name=citriage", "-c", "user.email=citriage@localhost", "revert", "--no-commit"];
-    if parents > 1 {
-        args.push("-m1");
-    }
-    args.push(sha);
-    let r = git(&scratch, &args);
-    let conflicts = git(&scratch, &["diff", "--name-only", "--diff-filter=U"]).map(|o| stdout(&o)).unwrap_or_default();
-    let mut files: Vec<String> = conflicts.lines().map(str::to_string).filter(|l| !l.is_empty()).collect();
-    files.sort();
-    match r {
-        Ok(o) if o.status.success() => c.clean = true,
-        Ok(_) if !files.is_empty() => c.conflicts = files,
-        Ok(o) => c.error = Some(String::from_utf8_lossy(&o.stderr).trim().to_string()),
-        Err(e) => c.error = Some(e),
-    }
-    let _ = git(checkout, &["worktree", "remove", "--force", &scratch_s]);
-    let _ = std::fs::remove_dir_all(&scratch);
-    let _ = git(checkout, &["worktree", "prune"]);
     c
 }
 
-/// The branch a checkout is on, when it is on one.
+/// The branch a checkout is on (`None` when detached or not a repository).
 fn current_branch(dir: &Path) -> Option<String> {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["rev-parse", "--abbrev-ref", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|b| !b.is_empty() && b != "HEAD")
+    Git::open(dir).ok()?.current_branch().ok().flatten()
 }
 
 /// A payload analysis read from a file (`citriage payload --format json`, or the

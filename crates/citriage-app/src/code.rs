@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use citriage_model::Evidence;
 use citriage_store::Store;
 use citriage_verify::code::{History, JobConfig, LineHit, LineLookup, Owners};
-use citriage_verify::{Checkout, Git};
+use citriage_verify::{Checkout, GitProgram};
 
 /// What is asked of the checkout.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ impl CodeAnswer {
 pub fn ask(checkout: &str, query: &CodeQuery) -> Result<CodeAnswer> {
     let (name, path) =
         checkout.split_once('=').ok_or_else(|| Error::input(format!("--checkout {checkout:?}: expected name=path")))?;
-    let co = Checkout::open(name, path, Git::locate().ok())
+    let co = Checkout::open(name, path, GitProgram::locate().ok())
         .map_err(|e| Error::input(format!("--checkout {checkout}: {e}")))?;
     let bad = |e: citriage_verify::CodeError| Error::input(e.to_string());
     Ok(match query {

@@ -9,7 +9,7 @@ use citriage_model::evidence::sha256_hex;
 use citriage_model::Evidence;
 use citriage_store::{DocumentHeader, Store};
 use citriage_verify::rules::{BuildAnswer, BuildUrl, BuildUrlResolver, Resolvers, Verification, VerifyOptions};
-use citriage_verify::{Checkout, Checkouts, Git};
+use citriage_verify::{Checkout, Checkouts, GitProgram};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -277,7 +277,7 @@ pub fn verify_report(store: Option<Store>, req: &VerifyRequest) -> Result<Verify
 
 /// The checkouts, refs context and GitHub access a request asks for.
 fn setup(req: &VerifyRequest) -> Result<VerifySetup> {
-    let git = Git::locate().ok();
+    let git = GitProgram::locate().ok();
     let mut checkouts = Checkouts::new();
     for spec in &req.checkouts {
         let mut parts = spec.splitn(3, '=');

@@ -110,7 +110,7 @@ pub(crate) fn list_failing_jobs(inner: &Inner, a: &ListFailingJobs) -> Result<An
     let cats = categorize_snapshot(&snap, &RuleSet::builtin());
     let owners = owners_by_job(&view);
     let since = match (a.window_days, view.as_of) {
-        (Some(w), Some(end)) => Some(end - i64::from(w) * 86_400),
+        (Some(w), Some(end)) => Some(end - i64::from(w) * citriage_model::time::DAY),
         (Some(_), None) => Some(i64::MAX),
         _ => None,
     };
