@@ -397,9 +397,11 @@ const INFO: &[&str] = &[
 ];
 
 struct Rules {
-    /// Markers matched against the whole line (the others never match here).
+    /// Every marker against the whole line, then [`extract_shape::FAILURE_NAMES`] (one
+    /// pass over the line).
     markers: RegexSet,
-    /// Markers matched against the line's own words (the others never match here).
+    /// The markers that count the line's own words only, matched again on them (the
+    /// others never match here).
     words: RegexSet,
     frames: RegexSet,
     noise: RegexSet,
@@ -414,7 +416,8 @@ const NEVER: &str = r"[^\s\S]";
 
 static RULES: LazyLock<Rules> = LazyLock::new(|| {
     Rules {
-    markers: RegexSet::new(MARKERS.iter().map(|m| if m.words { NEVER } else { m.pattern })).expect("valid markers"),
+    markers: RegexSet::new(MARKERS.iter().map(|m| m.pattern).chain([extract_shape::FAILURE_NAMES]))
+        .expect("valid markers"),
     words: RegexSet::new(MARKERS.iter().map(|m| if m.words { m.pattern } else { NEVER })).expect("valid markers"),
     frames: RegexSet::new(FRAMES).expect("valid frames"),
     noise: RegexSet::new(NOISE).expect("valid noise"),
@@ -490,16 +493,18 @@ fn classify(text: &str) -> (Kind, Option<usize>) {
 /// status token says.
 fn marker_hits(t: &str) -> (Option<usize>, Option<u8>, Option<extract_shape::Status>) {
     let r = &*RULES;
-    let mut hits: Vec<usize> = r.markers.matches(t).iter().collect();
-    if r.words.is_match(t) {
+    let all = r.markers.matches(t);
+    let names = all.matched(MARKERS.len());
+    let mut hits: Vec<usize> = all.iter().filter(|&i| i < MARKERS.len() && !MARKERS[i].words).collect();
+    if all.iter().any(|i| i < MARKERS.len() && MARKERS[i].words) {
         // only the line's own words: identifiers, paths, flags and argument lists blanked
         match extract_shape::words_view(t) {
             Some(v) => hits.extend(r.words.matches(&v).iter()),
-            None => hits.extend(r.words.matches(t).iter()),
+            None => hits.extend(all.iter().filter(|&i| i < MARKERS.len() && MARKERS[i].words)),
         }
     }
     let mut strength = hits.iter().map(|&i| MARKERS[i].strength).max();
-    let status = extract_shape::status(t);
+    let status = extract_shape::status(t, names);
     if let Some(extract_shape::Status::Failed(s)) = status {
         hits.push(STATUS_VERDICT);
         strength = Some(strength.map_or(s, |x| x.max(s)));
@@ -718,7 +723,7 @@ fn mark_go_test_output(text: &dyn Fn(usize) -> String, infos: &mut [LineInfo]) {
                 }
             }
         }
-        if !found && j == lo && lo > 0 {
+        if !found {
             // no start in reach: only the indented run right above the FAIL line
             j = i;
             while j > 0 && infos[j - 1].indented && !matches!(infos[j - 1].kind, Kind::Blank) {

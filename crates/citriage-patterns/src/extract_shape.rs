@@ -17,9 +17,6 @@
 //! * **Banners.** A line of `=`, `*`, `#`, `~` or `+` around one word is a section title
 //!   (`==== FAILURES ====`) unless the word is an event (`+++ Timeout +++`).
 
-use regex::Regex;
-use std::sync::LazyLock;
-
 /// Token parts that name a failed result.
 const FAILING: &[&str] = &[
     "FAIL",
@@ -108,52 +105,114 @@ pub(crate) enum Status {
     Benign,
 }
 
+/// Words a failed status token is made of, for a line-wide prefilter: a line without any
+/// has no failed status column.
+pub(crate) const FAILURE_NAMES: &str =
+    r"(?i)fail|err|crash|time[ d]?out|abort|panic|fatal|leak|killed|broken|unresolved|unexpected|xpass|assert";
+
 /// What a line's status token says, if the line has the shape of a status line.
-pub(crate) fn status(text: &str) -> Option<Status> {
-    let t = text.trim_start();
-    let lead = LEAD.captures(t).and_then(|c| c.get(1)).map(|m| m.as_str());
-    if let Some(tok) = lead {
+/// `names`: the line matches [`FAILURE_NAMES`].
+pub(crate) fn status(text: &str, names: bool) -> Option<Status> {
+    if let Some(tok) = lead_token(text) {
         return Some(match token_strength(tok) {
             Some(s) => Status::Failed(s),
             None => Status::Benign,
         });
     }
-    status_verdict(text).map(Status::Failed)
-}
-
-static LEAD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^\s*(?:[\[(]?[\w:./+-]*\d[\w:./+-]*[\])]?\s+){0,3}([A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*)(?:\s*\|\s*|\s*::\s*|:\s+|\s+-\s+|\s+[\w.\-/\[\]]+:\s+)\S",
-    )
-    .expect("valid status regex")
-});
-
-/// The strength of a status-token verdict line (3: a failed result; 2: a bare `ERROR`
-/// level with a subject), or `None`.
-pub(crate) fn status_verdict(text: &str) -> Option<u8> {
-    // Leading status: up to three prefix tokens holding a digit (timestamps, ids), the
-    // token, a separator, a subject.
-    // Trailing status column: a subject, padding (two spaces or dots), the token, an
-    // optional duration.
-    static TAIL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^\s*\S.*?(?:\s{2,}|\.{3,}\s*)(?:\*{3})?([A-Za-z]+(?:[-_][A-Za-z]+)*)(?:\s+(?:in\s+)?[\d.]+\s*(?:s|ms|sec|secs|seconds)?)?\s*$",
-        )
-        .expect("valid status regex")
-    });
-    if let Some(c) = LEAD.captures(text) {
-        if let Some(s) = c.get(1).and_then(|m| token_strength(m.as_str())) {
-            return Some(s);
-        }
-    }
-    let c = TAIL.captures(text)?;
-    let tok = c.get(1)?.as_str();
-    // A status column is written in capitals or capitalised (`FAILED`, `***Failed`).
-    let capital = tok.chars().next().is_some_and(|ch| ch.is_ascii_uppercase());
-    if !capital {
+    if !names {
         return None;
     }
-    token_strength(tok).map(|_| 3)
+    tail_token(text).and_then(token_strength).map(|_| Status::Failed(3))
+}
+
+/// A leading status token: after at most three prefix tokens holding a digit
+/// (timestamps, ids), an upper-case token (`FAIL`, `CHECK-UNEXPECTED-FAIL`), then a
+/// separator (`|`, `::`, `: `, ` - `, or a component and a colon) and a subject.
+fn lead_token(text: &str) -> Option<&str> {
+    let mut rest = text.trim_start();
+    for _ in 0..3 {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let chunk = rest[..end].trim_start_matches(['[', '(']).trim_end_matches([']', ')']);
+        let prefix = chunk.bytes().any(|b| b.is_ascii_digit())
+            && chunk.bytes().all(|b| b.is_ascii_alphanumeric() || b"_:./+-".contains(&b));
+        if !prefix || end == rest.len() {
+            break;
+        }
+        rest = rest[end..].trim_start();
+    }
+    let b = rest.as_bytes();
+    if !b.first().is_some_and(u8::is_ascii_uppercase) {
+        return None;
+    }
+    let mut end = 0;
+    while end < b.len() {
+        let c = b[end];
+        let joiner =
+            (c == b'-' || c == b'_') && b.get(end + 1).is_some_and(|n| n.is_ascii_uppercase() || n.is_ascii_digit());
+        if c.is_ascii_uppercase() || c.is_ascii_digit() || joiner {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    let (tok, after) = rest.split_at(end);
+    let subject = |s: &str| !s.trim_start().is_empty();
+    let t = after.trim_start();
+    let separated = if let Some(r) = t.strip_prefix("::") {
+        subject(r)
+    } else if let Some(r) = t.strip_prefix('|') {
+        subject(r)
+    } else if let Some(r) = after.strip_prefix(':') {
+        r.starts_with(char::is_whitespace) && subject(r)
+    } else if after.starts_with(char::is_whitespace) {
+        if let Some(r) = t.strip_prefix("- ") {
+            subject(r)
+        } else {
+            // `LEVEL component: message`
+            let word_end = t.find(|c: char| !(c.is_alphanumeric() || "_.-/[]".contains(c))).unwrap_or(t.len());
+            word_end > 0
+                && t[word_end..].strip_prefix(':').is_some_and(|r| r.starts_with(char::is_whitespace) && subject(r))
+        }
+    } else {
+        false
+    };
+    separated.then_some(tok)
+}
+
+/// A trailing status column: a subject, padding (two spaces, a tab or three dots), an
+/// optional `***`, the token written in capitals or capitalised (`FAILED`, `***Failed`),
+/// and an optional duration (`in 2.1s`, `1.30 sec`).
+fn tail_token(text: &str) -> Option<&str> {
+    let numeric = |w: &str| {
+        let n = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.') && n.bytes().any(|b| b.is_ascii_digit())
+    };
+    let last_word = |s: &str| s.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let mut s = text.trim_end();
+    let a = last_word(s);
+    if a > 0 && matches!(&s[a..], "s" | "ms" | "sec" | "secs" | "seconds") {
+        let head = s[..a].trim_end();
+        let b = last_word(head);
+        if numeric(&head[b..]) {
+            s = head[..b].trim_end();
+        }
+    } else if a > 0 && numeric(&s[a..]) {
+        s = s[..a].trim_end();
+    }
+    let a = last_word(s);
+    if a > 0 && &s[a..] == "in" {
+        s = s[..a].trim_end();
+    }
+    // the token: letters joined by `-` or `_`, after an optional `***`
+    let start = s.rfind(|c: char| !(c.is_ascii_alphabetic() || c == '-' || c == '_')).map_or(0, |i| i + 1);
+    let tok = s[start..].trim_matches(['-', '_']);
+    if tok.is_empty() || !tok.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return None;
+    }
+    let before = s[..start].strip_suffix("***").unwrap_or(&s[..start]);
+    let padded = before.ends_with("  ") || before.ends_with('\t') || before.trim_end().ends_with("...");
+    let subject = !before.trim().trim_end_matches('.').trim().is_empty();
+    (padded && subject).then_some(tok)
 }
 
 /// What a banner line is.
@@ -297,6 +356,16 @@ fn literal_groups(text: &str) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The strength of a status-token verdict line (3: a failed result; 2: a bare `ERROR`
+    /// level with a subject), or `None`.
+    fn status_verdict(text: &str) -> Option<u8> {
+        let names = regex::Regex::new(FAILURE_NAMES).expect("valid names");
+        match status(text, names.is_match(text)) {
+            Some(Status::Failed(s)) => Some(s),
+            _ => None,
+        }
+    }
 
     #[test]
     fn words_inside_names_are_blanked() {
