@@ -1015,7 +1015,7 @@ fn build_result(
     let mut prev_end: Option<usize> = None;
     for (b, _) in blocks.iter().zip(selected).filter(|(_, s)| **s) {
         // A run killed by a time limit: what ran last comes with the timeout.
-        let from = if cfg.timeout_context > 0 && ends_by_time(&line_text(b.start)) {
+        let from = if cfg.timeout_context > 0 && ends_by_time(b.head_marker, &line_text(b.start)) {
             let floor = prev_end.map_or(0, |e| e + 1);
             let mut k = b.start;
             let mut taken = 0;
@@ -1096,13 +1096,19 @@ fn build_result(
     LogExtraction { excerpts, lines: all_lines, first_failure_line, total_lines: n, used_pass_log: used_pass }
 }
 
-/// Whether a failure line says the run ended by a time limit.
-fn ends_by_time(text: &str) -> bool {
-    static T: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\btime[d ]?\s?out\b|\btimeout\b|\bkilled\b|deadline|took longer than|without output|max(?:imum)? (?:run|execution) ?time")
+/// Whether a failure line says the run itself was ended by a time limit (not a request,
+/// a wait or one test that timed out).
+fn ends_by_time(marker: Option<u8>, text: &str) -> bool {
+    static RUN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"Process did not finish before|Job was active longer than specified deadline|signal: killed|test timed out after")
             .expect("valid timeout regex")
     });
-    T.is_match(text)
+    match marker.map(|m| MARKERS[usize::from(m)].name) {
+        Some("timeout-kill") => true,
+        Some("event-banner") => text.to_ascii_lowercase().contains("time"),
+        Some("timeout" | "go-panic") => RUN.is_match(text),
+        _ => false,
+    }
 }
 
 /// Excerpts of one JUnit failure: the message and the body, as failure text
