@@ -62,7 +62,8 @@ const CANONICAL: &[(&str, &str)] = &[
     (
         "builds",
         "SELECT bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started, finished,
-            duration, result, state, executor, origin, problems, complete, skipped_tests, failed_tests, kettle, testgrid
+            duration, result, state, executor, origin, problems, complete, skipped_tests, failed_tests, kettle, testgrid,
+            sources
          FROM builds ORDER BY bucket, path",
     ),
     ("strings", "SELECT text FROM strings ORDER BY text"),
@@ -112,13 +113,49 @@ const CANONICAL: &[(&str, &str)] = &[
         "SELECT profile, stable_id, day, job, test, failures FROM cluster_daily
          ORDER BY profile, stable_id, day, job, test",
     ),
+    // Read times describe the reader, not the content.
+    (
+        "testgrid_tabs",
+        "SELECT dashboard, tab, test_group, query, bucket, job, meta, columns, rows, status_counts, sha256
+         FROM testgrid_tabs ORDER BY dashboard, tab",
+    ),
     ("documents", "SELECT kind, key, media_type, title, as_of, body, sha256 FROM documents ORDER BY kind, key, media_type"),
     // Operational status only: which sources are configured. Times, leases and
     // counters describe the workers, not the content.
     ("ingest_sources", "SELECT source, kind FROM ingest_sources ORDER BY source"),
     (
+        "records",
+        "SELECT subject, kind, profile, key, title, state, since, created_at, version FROM records ORDER BY subject",
+    ),
+    (
+        "record_links",
+        "SELECT subject, reference, n, source, linked_by, linked_at, unlinked_at, unlinked_by, ref_kind, ref_state,
+            merged_at, merge_commit, base_branch, read_at, note FROM record_links ORDER BY subject, reference, n",
+    ),
+    // `recorded_at` is the writer's clock (like the ledger's `read_at`), not content.
+    (
+        "record_transitions",
+        "SELECT subject, seq, from_state, to_state, at, evidence, reason FROM record_transitions ORDER BY subject, seq",
+    ),
+    (
         "evidence",
         "SELECT id, kind, locator, excerpt, source_sha256, as_of, read_at FROM evidence ORDER BY id",
+    ),
+    ("alert_states", "SELECT kind, subject, state FROM alert_states ORDER BY kind, subject"),
+    (
+        "alerts",
+        "SELECT key, kind, change, subject, owner, at, title, body, held, raised_at FROM alerts ORDER BY key",
+    ),
+    // Which messages exist and whether they went out; attempts, retries, leases and
+    // errors describe the senders, not the content.
+    (
+        "alert_outbox",
+        "SELECT message, destination, CASE WHEN state = 'sent' THEN 'sent' ELSE 'unsent' END, digest_day, created
+         FROM alert_outbox ORDER BY message, destination",
+    ),
+    (
+        "alert_outbox_items",
+        "SELECT message, destination, alert FROM alert_outbox_items ORDER BY message, destination, alert",
     ),
 ];
 

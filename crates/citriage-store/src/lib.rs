@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod admin;
+mod alerts;
 mod builds;
 mod clusters;
 mod db;
@@ -25,9 +26,16 @@ mod ledger;
 mod pg;
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;
+mod records;
 mod schema;
+mod testgrid;
+mod value;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
-pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
+pub use alerts::{
+    AlertStates, AlertTurn, ClaimedMessage, FailedAttempt, NewAlert, NewDelivery, OutboxRow, OutboxState, StoredAlert,
+    TurnWritten,
+};
+pub use builds::{BuildRecord, BuildWrite, IndexedBuild, LogExcerpt, StoredBuildHead, StoredTest, TestgridFacts};
 pub use clusters::{
     ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
 };
@@ -36,7 +44,12 @@ pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;
 pub use ingest_status::{Attempt, SourceStatus};
 pub use ledger::LedgerEntry;
+pub use records::{
+    LinkSource, LinkWrite, NewLink, NewTransition, PatternRun, RecordWrite, RefFacts, StoredLink, StoredRecord,
+    StoredTransition, Subject, RECORD_STATES,
+};
 pub use schema::SCHEMA_VERSION;
+pub use testgrid::{TabWritten, TestgridTab};
 
 /// Store errors; the message names the store (a PostgreSQL URL without its password).
 #[derive(Debug, thiserror::Error)]

@@ -8,8 +8,10 @@ use serde::Serialize;
 
 use crate::build::{FlakyTruth, JobTruth};
 use crate::catalog::{Class, FLAKY, PATTERNS};
+use crate::fixes::StoryTruth;
+use crate::params::{Summary, SynthParams};
 use crate::payload::PayloadTruth;
-use crate::{time, Summary, SynthParams};
+use citriage_model::time;
 
 pub const SCHEMA: &str = "citriage-synth-truth/1";
 pub const LINE_CONVENTION: &str =
@@ -70,6 +72,9 @@ pub struct Index {
     flaky_tests: Vec<FlakyTruth>,
     dashboards: Vec<DashboardFile>,
     payloads: Option<PayloadTruth>,
+    /// The planted fix stories (with `fix_stories`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixes: Option<Vec<StoryTruth>>,
 }
 
 impl Index {
@@ -84,6 +89,7 @@ impl Index {
         flaky_tests: Vec<FlakyTruth>,
         dashboards: Vec<DashboardFile>,
         payloads: Option<PayloadTruth>,
+        fixes: Option<Vec<StoryTruth>>,
     ) -> Index {
         let mut patterns: Vec<PatternTruth> = PATTERNS
             .iter()
@@ -135,6 +141,7 @@ impl Index {
             flaky_tests,
             dashboards,
             payloads,
+            fixes,
         }
     }
 }
