@@ -79,10 +79,10 @@ fn results_are_those_of_the_version_that_held_every_line() {
     assert!(extract_log(&fail, None, "f.log", &ExtractConfig::default()).excerpts.len() > 10);
     assert!(!extract_log(&fail, Some(&log(102, 2500, true)), "f.log", &ExtractConfig::default()).excerpts.is_empty());
     let want: [&str; 4] = [
-        "1309d4495061240643d04e451404c89da2353d61756b5106c2ba0cdef0fd555e",
-        "69bf676377b6bb81e28625475a8d1327f9d451ee62f6a7ff46a9719d0a93f05d",
-        "ca35b73fd3014ec01e5f80d94299102b181d1dcd846558db1e3fd0bf5b8e929c",
-        "e8c1f5de753e0a415df9522b2cd8becfcf7e1e679be42f2cbcc1e74df3a3aa96",
+        "12878e98b9c9a79d2a35222a35863fa801f58f26dc6824e54fd3f0093c4c552a",
+        "4e52cde81bb62ceb303b46e27de61e466c8fbe085c7e295c366fd9b3c00eb5f1",
+        "e221010b21a115a6de5adb061c03133c2c3fc98d2641af9d1ccf1616417eb73e",
+        "4bc0aef9fc533796191e2141d113565d9f53e3cdb341e0b550aee5b78fda256e",
     ];
     assert_eq!(got, want);
 }
