@@ -283,7 +283,112 @@ fn records_of_a_grown_world_follow_its_truth_and_the_daily_report_agrees_with_th
     assert_eq!(listed.len(), 3);
     assert_eq!(listed[0].record.state, "failed-after-fix");
     assert_eq!(listed[2].record.state, "fix-confirmed");
-    let _ = UnlinkOptions::default();
+}
+
+#[test]
+fn bad_links_get_a_clear_message_and_a_recorded_state_and_racing_writers_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = world(dir.path());
+    let issues = root.join("github/api/repos/kubernetes/kubernetes/issues");
+    // A pull request closed without merging, beside the world's.
+    std::fs::write(
+        issues.join("999001"),
+        serde_json::json!({"number": 999001, "title": "Try to fix the rollover", "state": "closed", "body": "",
+            "created_at": "2026-01-01T00:00:00Z", "closed_at": "2026-01-02T00:00:00Z", "labels": [],
+            "pull_request": {"url": "x", "merged_at": null}})
+        .to_string(),
+    )
+    .unwrap();
+    let truth = json(&root.join("truth.json"));
+    let story = truth["fixes"].as_array().unwrap().iter().find(|s| s["story"] == "works").unwrap().clone();
+    let gh = serve(&root);
+    let end = time(&truth["world"]["world_end"]).unwrap();
+    gh.now.store(end, Ordering::SeqCst);
+    let access = GithubAccess { api: gh.base.clone(), offline: false };
+    let path = dir.path().join("store.db");
+    let mut store = Store::open(&path).unwrap();
+    let link = |store: &mut Store, subject: &str, reference: &str| {
+        let opts = LinkOptions {
+            subject: subject.into(),
+            reference: reference.into(),
+            by: "sig-lead".into(),
+            github: access.clone(),
+            at: Some(end),
+            ..Default::default()
+        };
+        records::link(store, &opts, &Silent)
+    };
+    // No clustering yet: the pattern id is not stored.
+    let e = link(&mut store, "c0ffee00c0ffee", "kubernetes/kubernetes#1").unwrap_err();
+    assert!(e.is_bad_input() && e.to_string().contains("pattern c0ffee00c0ffee is not stored"), "{e}");
+    assert!(e.to_string().contains("`citriage cluster`"), "{e}");
+    let jobs = story["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap().to_string()).collect();
+    fetch(&mut store, &root, jobs);
+    cluster(&mut store, Day::from_unix_seconds(end));
+    let id = pattern_of(&store, story["signature"].as_str().unwrap()).unwrap();
+    let subject = format!("pattern:default/{id}");
+    for bad in ["kubernetes#5", "pattern:default/", "job:"] {
+        let e =
+            link(&mut store, if bad.contains(':') { bad } else { &id }, if bad.contains(':') { "o/r#1" } else { bad })
+                .unwrap_err();
+        assert!(e.is_bad_input(), "{bad}: {e}");
+    }
+    // A reference that does not exist: linked, kept, shown, not counted; the command fails.
+    let l = link(&mut store, &id, "kubernetes/kubernetes#999999").unwrap();
+    let e = l.outcome().unwrap_err();
+    assert!(e.is_bad_input() && e.to_string().contains("GitHub answered 404"), "{e}");
+    assert_eq!(l.record.record.state, "new", "a 404 does not triage");
+    assert_eq!(l.record.links[0].facts.ref_state, "not-found");
+    // A pull request closed without merging: triage, never a fix.
+    let l = link(&mut store, &id, "https://github.com/kubernetes/kubernetes/pull/999001").unwrap();
+    assert!(l.outcome().unwrap_err().to_string().contains("closed without merging"));
+    assert_eq!(l.record.record.state, "triaged");
+    assert_eq!(l.reference, "kubernetes/kubernetes#999001");
+    // Unlinking what is not linked says so; unlinking moves the state back.
+    let un = |store: &mut Store, reference: &str| {
+        let opts =
+            UnlinkOptions { subject: id.clone(), reference: reference.into(), by: "sig-lead".into(), at: Some(end) };
+        records::unlink(store, &opts, &Silent)
+    };
+    let e = un(&mut store, "kubernetes/kubernetes#5").unwrap_err();
+    assert!(e.is_bad_input() && e.to_string().contains("is not linked to"), "{e}");
+    let u = un(&mut store, "kubernetes/kubernetes#999001").unwrap();
+    assert_eq!(u.record.record.state, "new");
+    assert!(u.record.links.iter().all(|l| l.reference != "kubernetes/kubernetes#999001" || !l.active()));
+    // The fix linked on the day it merged, by four workers at once, each refreshing too:
+    // one link is made, each transition is kept once and starts where the previous ended.
+    let pr = story["pull_request"]["reference"].as_str().unwrap().to_string();
+    let merged = time(&story["merged_at"]).unwrap();
+    let before = store.record_transitions(&subject).unwrap().len();
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (path, id, pr, access) = (path.clone(), id.clone(), pr.clone(), access.clone());
+            std::thread::spawn(move || {
+                let mut s = Store::open(&path).unwrap();
+                let opts = LinkOptions {
+                    subject: id,
+                    reference: pr,
+                    by: "sig-lead".into(),
+                    github: access,
+                    at: Some(merged),
+                    ..Default::default()
+                };
+                let l = records::link(&mut s, &opts, &Silent).unwrap();
+                records::refresh(&mut s, &RefreshOptions { as_of: Some(end), ..Default::default() }, &Silent).unwrap();
+                l.action
+            })
+        })
+        .collect();
+    let actions: Vec<String> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    assert_eq!(actions.iter().filter(|a| *a == "linked").count(), 1, "{actions:?}");
+    let ts = store.record_transitions(&subject).unwrap();
+    assert!(ts.len() > before, "{ts:?}");
+    for w in ts.windows(2) {
+        assert_eq!(w[0].to, w[1].from, "{ts:?}");
+        assert_eq!(w[0].seq + 1, w[1].seq);
+    }
+    assert_eq!(ts.iter().filter(|t| t.to == "fix-confirmed").count(), 1, "{ts:?}");
+    assert_eq!(store.record(&subject).unwrap().unwrap().state, "fix-confirmed");
 }
 
 fn plural(n: usize) -> String {
