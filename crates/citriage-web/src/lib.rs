@@ -1355,6 +1355,17 @@ async fn post_record_link(State(st): State<AppState>, headers: HeaderMap, body: 
     if !gate.allows(&headers) {
         return text(StatusCode::UNAUTHORIZED, "text/plain; charset=utf-8", "a write needs the write token\n".into());
     }
+    // A form posted from another site (the trusted proxy would add its user header to
+    // it all the same) is refused: the Origin, when sent, must name this host.
+    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let origin = headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok());
+    if origin.is_some_and(|o| o.split_once("://").map_or(o, |x| x.1) != host) {
+        return text(
+            StatusCode::FORBIDDEN,
+            "text/plain; charset=utf-8",
+            "a link form posted from another site\n".into(),
+        );
+    }
     let fields = records::form(&body);
     let field = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.trim().to_string()).unwrap_or_default();
     let user = gate

@@ -78,8 +78,15 @@ fn server() -> Running {
 }
 
 fn post(url: &str, body: &str, token: Option<&str>) -> (u16, String) {
+    post_from(url, body, token, None)
+}
+
+fn post_from(url: &str, body: &str, token: Option<&str>, origin: Option<&str>) -> (u16, String) {
     let client: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
     let mut rq = client.post(url).header("content-type", "application/x-www-form-urlencoded");
+    if let Some(o) = origin {
+        rq = rq.header("origin", o);
+    }
     if let Some(t) = token {
         rq = rq.header("authorization", &format!("Bearer {t}"));
     }
@@ -122,7 +129,9 @@ fn records_pages_list_show_and_link_behind_the_write_gate() {
     let body = "subject=pattern%3Adefault%2Fc-xss&reference=kubernetes%2Fkubernetes%235003&by=alice";
     assert_eq!(post(&format!("{}/records/link", srv.base), body, None).0, 401);
     assert_eq!(post(&format!("{}/records/link", srv.base), body, Some("wrong")).0, 401);
-    let (status, page) = post(&format!("{}/records/link", srv.base), body, Some(TOKEN));
+    let (status, _) = post_from(&format!("{}/records/link", srv.base), body, Some(TOKEN), Some("https://evil.example"));
+    assert_eq!(status, 403, "a form posted from another site");
+    let (status, page) = post_from(&format!("{}/records/link", srv.base), body, Some(TOKEN), Some(&srv.base));
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("linked kubernetes/kubernetes#5003"), "{page}");
     let (_, v) = get_json(&format!("{}/api/v1/records?subject=pattern:default/c-xss", srv.base));
