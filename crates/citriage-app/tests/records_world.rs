@@ -7,7 +7,8 @@
 //! report's banner and Tier 0 say exactly what the records say. The timeline is
 //! printed (`cargo test -p citriage-app --test records_world -- --nocapture`).
 //! Also: bad input (an unknown pattern, a 404, a pull request closed unmerged) gets a
-//! clear message and a recorded state.
+//! clear message and a recorded state; four workers linking at once lose nothing; a
+//! `watch` tick refreshes the records.
 
 use citriage_app::records::{self, GithubAccess, LinkOptions, ListOptions, RefreshOptions, UnlinkOptions};
 use citriage_app::Silent;
@@ -393,4 +394,53 @@ fn bad_links_get_a_clear_message_and_a_recorded_state_and_racing_writers_lose_no
 
 fn plural(n: usize) -> String {
     format!("{n} {}", if n == 1 { "fix" } else { "fixes" })
+}
+
+#[test]
+fn a_watch_tick_refreshes_the_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = world(dir.path());
+    let truth = json(&root.join("truth.json"));
+    let story = truth["fixes"].as_array().unwrap().iter().find(|s| s["story"] == "works").unwrap().clone();
+    let jobs: Vec<String> =
+        story["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap().into()).collect();
+    let gh = serve(&root);
+    let merged = time(&story["merged_at"]).unwrap();
+    gh.now.store(merged + 60, Ordering::SeqCst);
+    let path = dir.path().join("store.db");
+    let mut store = Store::open(&path).unwrap();
+    fetch(&mut store, &root, jobs.clone());
+    cluster(&mut store, Day::from_unix_seconds(time(&truth["world"]["world_end"]).unwrap()));
+    let id = pattern_of(&store, story["signature"].as_str().unwrap()).unwrap();
+    let opts = LinkOptions {
+        subject: id.clone(),
+        reference: story["pull_request"]["reference"].as_str().unwrap().into(),
+        by: "sig-lead".into(),
+        github: GithubAccess { api: gh.base.clone(), offline: false },
+        at: Some(merged + 60),
+        ..Default::default()
+    };
+    let l = records::link(&mut store, &opts, &Silent).unwrap();
+    assert_eq!(l.record.record.state, "fix-merged", "as of the link, no clean run yet");
+    let cfg = format!(
+        "[[sources.buckets]]\nname = \"world\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njobs = {:?}\n",
+        root.join("gcs/kubernetes-ci-logs").display().to_string(),
+        jobs
+    );
+    let cfg = citriage_app::config::Config::parse(&cfg).unwrap();
+    let worker = citriage_app::watch::Worker::new(
+        cfg,
+        "w1".into(),
+        citriage_store::Location::from_path(&path),
+        Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        Default::default(),
+    )
+    .unwrap();
+    let report = worker.tick(&mut store, true).unwrap();
+    let moved = report.records.expect("the store keeps a record");
+    assert!(
+        moved.iter().any(|t| t.starts_with(&format!("pattern:default/{id}: fix merged → fix confirmed"))),
+        "{moved:?}"
+    );
+    assert_eq!(store.record(&format!("pattern:default/{id}")).unwrap().unwrap().state, "fix-confirmed");
 }
