@@ -58,6 +58,10 @@ pub struct Triage {
     /// run (None when the run read no clustering).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern_drift: Option<PatternDriftReport>,
+    /// The triage records' news as of the snapshot date (the banner's first sentences
+    /// and Tier 0's first rows); None when the store keeps no record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub records: Option<crate::resolution::digest::Digest>,
 }
 
 pub use citriage_patterns::drift::DriftKind;
@@ -189,5 +193,6 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
         links,
         config: input.config.clone(),
         pattern_drift: None,
+        records: None,
     }
 }

@@ -46,6 +46,7 @@ pub mod links;
 pub mod metrics;
 pub mod payload;
 pub mod progress;
+pub mod records;
 pub mod reports;
 pub mod signatures;
 pub mod snapshots;

@@ -26,20 +26,41 @@ struct LinkEntry {
     note: String,
 }
 
-/// Reads a links file and each PR's state (through the store's cache).
-pub fn read_links(path: &std::path::Path, store: Rc<Store>, api: &str, offline: bool) -> Result<Vec<PrLink>> {
+/// One entry of a links file, checked: its reference, its compiled regex, its note.
+pub struct Entry {
+    pub reference: IssueRef,
+    pub spelled: String,
+    pub matches: regex::Regex,
+    pub pattern: String,
+    pub note: String,
+}
+
+/// Reads and checks a links file's entries (a bad reference or regex names the file
+/// and the entry).
+pub fn read_entries(path: &std::path::Path) -> Result<Vec<Entry>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read: {e}", path.display())))?;
     let file: LinksFile = toml::from_str(&text).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    let gh = client(store, api, offline);
     let mut out = Vec::new();
     for (i, l) in file.link.into_iter().enumerate() {
         let r = IssueRef::parse(&l.reference).ok_or_else(|| {
             Error::input(format!("{}: link #{}: {:?} is not owner/repo#N", path.display(), i + 1, l.reference))
         })?;
-        regex::RegexBuilder::new(&l.matches).size_limit(1 << 20).build().map_err(|e| {
+        let re = regex::RegexBuilder::new(&l.matches).size_limit(1 << 20).build().map_err(|e| {
             Error::input(format!("{}: link #{}: bad regex {:?}: {e}", path.display(), i + 1, l.matches))
         })?;
+        out.push(Entry { reference: r, spelled: l.reference, matches: re, pattern: l.matches, note: l.note });
+    }
+    Ok(out)
+}
+
+/// Reads a links file and each PR's state (through the store's cache).
+pub fn read_links(path: &std::path::Path, store: Rc<Store>, api: &str, offline: bool) -> Result<Vec<PrLink>> {
+    let entries = read_entries(path)?;
+    let gh = client(store, api, offline);
+    let mut out = Vec::new();
+    for e in entries {
+        let r = e.reference;
         let state = gh.resolve(&r);
         let evidence = state.evidence();
         let (title, st) = match &state {
@@ -64,10 +85,10 @@ pub fn read_links(path: &std::path::Path, store: Rc<Store>, api: &str, offline: 
         };
         out.push(PrLink {
             url: format!("https://github.com/{}/{}/pull/{}", r.repo.owner, r.repo.name, r.number),
-            reference: l.reference,
+            reference: e.spelled,
             title,
-            matches: l.matches,
-            note: l.note,
+            matches: e.pattern,
+            note: e.note,
             state: st,
             evidence,
         });

@@ -234,7 +234,10 @@ pub fn triage_snapshot(
         None => Vec::new(),
     };
     progress.doing("triaging");
-    let t = run_triage(&loaded, settings, builds.as_deref(), &links);
+    let mut t = run_triage(&loaded, settings, builds.as_deref(), &links);
+    // The records' news since the report of the prior snapshot.
+    let prior_day = loaded.prior.as_ref().map(|p| p.meta.date);
+    t.records = crate::records::report_digest(&store, prior_day, loaded.snapshot.meta.date)?;
     progress.doing("writing report");
     let files = publish(&mut store, &t, &req.out)?;
     Ok(Triaged { triage: t, files })

@@ -96,6 +96,10 @@ pub struct TickReport {
     /// Builds and log excerpts removed by retention (counted back from the newest build).
     pub pruned_builds: u64,
     pub pruned_excerpts: u64,
+    /// Triage records' transitions the tick's evidence called for (`subject: from →
+    /// to: reason`); none when the store keeps no record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub records: Option<Vec<String>>,
 }
 
 impl TickReport {
@@ -189,7 +193,29 @@ impl Worker {
             report.reclustered = Some(out.rows.len());
             tracing::info!(failures = out.rows.len(), complete_builds = complete, "re-clustered the window");
         }
+        if !self.stopped() {
+            report.records = self.refresh_records(store)?;
+        }
         Ok(report)
+    }
+
+    /// Triage records follow the tick's evidence: the stored builds and clustering, and
+    /// the linked references' states from the store's cache (which the GitHub sources'
+    /// turns keep fresh).
+    fn refresh_records(&self, store: &mut Store) -> Result<Option<Vec<String>>> {
+        if store.records(None)?.is_empty() {
+            return Ok(None);
+        }
+        let api = self.config.sources.github.first().map_or(citriage_github::DEFAULT_API_BASE, |g| g.api());
+        let opts = crate::records::RefreshOptions {
+            github: Some(crate::records::GithubAccess { api: api.to_string(), offline: true }),
+            ..Default::default()
+        };
+        let r = crate::records::refresh(store, &opts, &crate::progress::Silent)?;
+        for t in &r.transitions {
+            tracing::info!(transition = t.as_str(), "triage record moved");
+        }
+        Ok(Some(r.transitions))
     }
 
     /// One source's turn: skipped when not due or held by another worker; otherwise

@@ -5,7 +5,8 @@
 
 use crate::args::{
     ActionArg, AnalyzePayload, DatasetArg, DraftAction, ExtractFailure, GetPattern, JobHistory, ListFailingJobs,
-    ListPatterns, LookupEvidence, PrStateArgs, SearchFailures, SortArg, TestHistory, VerifyReport, WithinArg,
+    ListPatterns, ListRecords, LookupEvidence, PrStateArgs, SearchFailures, SortArg, TestHistory, VerifyReport,
+    WithinArg,
 };
 use crate::state::{Inner, ToolError};
 use citriage_actions::pattern::{failure_evidence, BugRouting, PatternFacts, SampleFailure};
@@ -627,6 +628,13 @@ pub(crate) fn verify_report(inner: &Inner, a: &VerifyReport) -> Result<Answer, T
     let checked = citriage_app::verify::check_text(store, &a.text, &name, &inner.opts.api, inner.opts.github_online)?;
     let v: Value = serde_json::from_str(&checked.json).map_err(|e| ToolError::other(e.to_string()))?;
     Ok(Answer::new(v, checked.evidence()))
+}
+
+/// `list_records`: the triage records (`citriage triage records`).
+pub(crate) fn list_records(inner: &Inner, a: &ListRecords) -> Result<Answer, ToolError> {
+    let opts = citriage_app::records::ListOptions { state: a.state.clone(), open_only: a.open, ..Default::default() };
+    let records = inner.with_store(|s| Ok(citriage_app::records::list(s, &opts)?))?;
+    Ok(Answer::new(json!({ "records": records }), Vec::new()))
 }
 
 /// `lookup_evidence`: the ledger's entries.

@@ -160,6 +160,19 @@ pub struct VerifyReport {
     pub name: Option<String>,
 }
 
+/// Arguments of `list_records`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListRecords {
+    /// Only records in this state: new, triaged, fix-merged, fix-confirmed,
+    /// failed-after-fix.
+    #[serde(default)]
+    pub state: Option<String>,
+    /// Only open records (leave out confirmed fixes).
+    #[serde(default)]
+    pub open: bool,
+}
+
 /// Arguments of `lookup_evidence`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -35,6 +35,15 @@ fn tool<T: JsonSchema>(name: &'static str, title: &str, description: &'static st
 /// Every tool the server offers (`apply_action` only when writes are allowed), by name.
 pub fn catalogue(writes: bool) -> Vec<Tool> {
     let mut v = vec![
+        tool::<ListRecords>(
+            "list_records",
+            "List triage records",
+            "The triage records (a pattern, job or payload root cause with the issues and pull requests linked to \
+             it), loudest state first (failed after fix, fix merged, new, triaged, fix confirmed), each with its \
+             links, its timeline (every transition's time, reason and evidence ids), its fix and how many more \
+             clean runs would confirm it.",
+            true,
+        ),
         tool::<ListFailingJobs>(
             "list_failing_jobs",
             "List failing jobs",
@@ -166,6 +175,7 @@ pub(crate) fn call(inner: &Inner, name: &str, a: JsonObject, parts: Option<&http
         "pr_state" => args(a).and_then(|x| answers::pr_state(inner, &x)),
         "verify_report" => args(a).and_then(|x| answers::verify_report(inner, &x)),
         "lookup_evidence" => args(a).and_then(|x| answers::lookup_evidence(inner, &x)),
+        "list_records" => args(a).and_then(|x| answers::list_records(inner, &x)),
         "draft_action" => args(a).and_then(|x| answers::draft_action(inner, &x)),
         "apply_action" if writes => args(a).and_then(|x| answers::apply_action(inner, &x, parts)),
         other => return Outcome::Unknown(other.to_string()),

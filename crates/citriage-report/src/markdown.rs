@@ -96,6 +96,10 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         }
     );
     let mut banner = Vec::new();
+    // The records' news first: a fix that failed after it merged is the loudest there is.
+    if let Some(r) = &t.records {
+        banner.extend(crate::records::banner_markdown(r));
+    }
     if let Some(d) = &t.drift {
         banner.push(format!(
             "Since {}: {} job(s) added, {} removed (recovered or dropped){}.",
@@ -492,6 +496,10 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
     };
     s.push_str("### 🟢 Tier 0 — Done in this run\n\n| # | Item | Status (as of the snapshot date) |\n|---|---|---|\n");
     let mut n0 = 0;
+    for (item, status) in t.records.as_ref().map(crate::records::tier0_rows).unwrap_or_default() {
+        n0 += 1;
+        let _ = writeln!(s, "| 0.{n0} | {item} | {status} |");
+    }
     for p in &t.links {
         if let LinkState::Merged { at } = &p.link.state {
             n0 += 1;

@@ -44,6 +44,7 @@ const NAV: &[(&str, &str)] = &[
     ("/search", "Search"),
     ("/payloads", "Payloads"),
     ("/reports", "Reports"),
+    ("/records", "Records"),
 ];
 
 /// The main navigation's links, `active` marked; `style` (inline CSS, for pages that do

@@ -39,6 +39,7 @@ pub mod html;
 pub mod index;
 pub mod ops;
 mod pages;
+mod records;
 pub mod search;
 mod style;
 pub mod summary;
@@ -113,6 +114,9 @@ pub struct ServeOptions {
     /// 413 and its connection closed; a body on a request that needs none is read
     /// within this cap and dropped.
     pub body_limit: usize,
+    /// The GitHub API base the link form reads references from (through the store's
+    /// cache).
+    pub github_api: String,
 }
 
 /// The default [`ServeOptions::header_timeout`].
@@ -137,6 +141,7 @@ impl Default for ServeOptions {
             header_timeout: HEADER_TIMEOUT,
             body_timeout: BODY_TIMEOUT,
             body_limit: BODY_LIMIT,
+            github_api: citriage_github::DEFAULT_API_BASE.to_string(),
         }
     }
 }
@@ -384,6 +389,9 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/admin/refresh", post(admin_refresh))
+        .route("/records", get(page_records))
+        .route("/records/link", post(post_record_link))
+        .route("/api/v1/records", get(api_records))
         .fallback(not_found)
         .with_state(state.clone())
         .layer(tower_http::compression::CompressionLayer::new())
@@ -428,7 +436,17 @@ async fn timing(State(st): State<AppState>, req: Request, next: Next) -> Respons
 
 /// Paths that describe the server as it is now: never cached.
 fn live_path(path: &str) -> bool {
-    matches!(path, "/api/v1/status" | "/api/v1/sources" | "/status" | "/healthz" | "/readyz" | "/metrics")
+    matches!(
+        path,
+        "/api/v1/status"
+            | "/api/v1/sources"
+            | "/status"
+            | "/healthz"
+            | "/readyz"
+            | "/metrics"
+            | "/records"
+            | "/api/v1/records"
+    )
 }
 
 fn text(status: StatusCode, content_type: &'static str, body: String) -> Response {
@@ -1040,7 +1058,7 @@ async fn api_index() -> Response {
         "routes": [
             "/api/v1/overview", "/api/v1/changes", "/api/v1/jobs", "/api/v1/jobs/{job}", "/api/v1/tests?name=",
             "/api/v1/clusters", "/api/v1/clusters/{profile}/{stable_id}", "/api/v1/drift", "/api/v1/search?q=",
-            "/api/v1/payloads", "/api/v1/payloads/{tag}", "/api/v1/reports", "/api/v1/reports/{kind}/{key}",
+            "/api/v1/payloads", "/api/v1/payloads/{tag}", "/api/v1/reports", "/api/v1/reports/{kind}/{key}", "/api/v1/records",
             "/api/v1/status"
         ]
     }))
@@ -1251,10 +1269,10 @@ async fn api_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath
     json_answer(cluster_detail(&st, profile, id).await)
 }
 
-async fn page_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath<(String, String)>) -> Response {
+async fn page_cluster_body(st: AppState, profile: String, id: String) -> Result<String, WebError> {
     let default_repo = st.0.opts.issue_repo.clone();
     let view = st.view();
-    html_answer(cluster_detail(&st, profile, id).await.map(|d| {
+    cluster_detail(&st, profile, id).await.map(|d| {
         // Route by the repository of the job with the most failures, when its builds name one.
         let routed = d.jobs.first().and_then(|j| {
             let name = j.name.as_str();
@@ -1265,7 +1283,138 @@ async fn page_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPat
             None => pages::IssueRoute { repo: &default_repo, job: None },
         };
         pages::cluster(&d, &route)
-    }))
+    })
+}
+
+/// The pattern page with its triage record (and the link form behind the write gate).
+async fn page_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPath<(String, String)>) -> Response {
+    let subject = format!("pattern:{profile}/{id}");
+    let key = subject.clone();
+    let rec = with_store(&st, move |s| citriage_app::records::record(s, &key).map_err(app_error)).await;
+    let page = page_cluster_body(st.clone(), profile, id).await;
+    match (page, rec) {
+        (Ok(body), Ok(rec)) => {
+            let section = records::section(&subject, rec.as_ref(), st.0.opts.writes.open());
+            Html(records::splice(body, &section)).into_response()
+        }
+        (Err(e), _) | (_, Err(e)) => html_answer(Err(e)),
+    }
+}
+
+fn app_error(e: citriage_app::Error) -> WebError {
+    if e.is_bad_input() {
+        WebError::BadRequest(e.to_string())
+    } else {
+        WebError::Internal(e.to_string())
+    }
+}
+
+async fn list_records(
+    st: &AppState,
+    p: std::collections::BTreeMap<String, String>,
+) -> Result<Vec<citriage_app::records::RecordView>, WebError> {
+    let opts = citriage_app::records::ListOptions {
+        state: p.get("state").cloned().filter(|s| !s.is_empty()),
+        open_only: p.get("open").is_some_and(|v| v == "1" || v == "true"),
+        ..Default::default()
+    };
+    with_store(st, move |s| citriage_app::records::list(s, &opts).map_err(app_error)).await
+}
+
+/// `/api/v1/records`: every record (`?state=S`, `?open=1`), or one (`?subject=...`).
+async fn api_records(State(st): State<AppState>, Query(p): Params) -> Response {
+    if let Some(subject) = p.get("subject").cloned() {
+        let r = with_store(&st, move |s| {
+            let (sub, _, _) = citriage_app::records::resolve_subject(s, &subject).map_err(app_error)?;
+            citriage_app::records::record(s, &sub.key())
+                .map_err(app_error)?
+                .ok_or_else(|| WebError::NotFound(format!("{} has no triage record", sub.key())))
+        })
+        .await;
+        return json_answer(r);
+    }
+    json_answer(list_records(&st, p).await)
+}
+
+/// `/records`: the open records by state and age.
+async fn page_records(State(st): State<AppState>) -> Response {
+    html_answer(list_records(&st, Default::default()).await.map(|v| records::list_page(&v)))
+}
+
+/// `POST /records/link` (the pattern page's form): links a reference by hand, behind
+/// the write gate; who links it is the trusted proxy's user, else the form's `by`.
+async fn post_record_link(State(st): State<AppState>, headers: HeaderMap, body: String) -> Response {
+    let gate = &st.0.opts.writes;
+    if !gate.open() {
+        return text(
+            StatusCode::FORBIDDEN,
+            "text/plain; charset=utf-8",
+            "write actions are off: start serve with CITRIAGE_WRITE_TOKEN set or --trusted-user-header\n".into(),
+        );
+    }
+    if !gate.allows(&headers) {
+        return text(StatusCode::UNAUTHORIZED, "text/plain; charset=utf-8", "a write needs the write token\n".into());
+    }
+    // A form posted from another site (the trusted proxy would add its user header to
+    // it all the same) is refused: the Origin, when sent, must name this host.
+    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let origin = headers.get(axum::http::header::ORIGIN).and_then(|v| v.to_str().ok());
+    if origin.is_some_and(|o| o.split_once("://").map_or(o, |x| x.1) != host) {
+        return text(
+            StatusCode::FORBIDDEN,
+            "text/plain; charset=utf-8",
+            "a link form posted from another site\n".into(),
+        );
+    }
+    let fields = records::form(&body);
+    let field = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.trim().to_string()).unwrap_or_default();
+    let user = gate
+        .trusted_header
+        .as_deref()
+        .and_then(|h| headers.get(h))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .filter(|v| !v.trim().is_empty());
+    let opts = citriage_app::records::LinkOptions {
+        subject: field("subject"),
+        reference: field("reference"),
+        by: user.unwrap_or_else(|| field("by")),
+        github: citriage_app::records::GithubAccess { api: st.0.opts.github_api.clone(), offline: false },
+        ..Default::default()
+    };
+    let r =
+        with_store(&st, move |s| citriage_app::records::link(s, &opts, &citriage_app::Silent).map_err(app_error)).await;
+    match r {
+        Ok(l) => {
+            // Pages showing the record were rendered before the link.
+            lock(&st.0.cache).clear();
+            let status = if l.problem.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+            let page = layout_link_result(&l);
+            (status, Html(page)).into_response()
+        }
+        Err(e) => html_answer(Err(e)),
+    }
+}
+
+fn layout_link_result(l: &citriage_app::records::Linked) -> String {
+    let back = match citriage_store::Subject::parse(&l.subject) {
+        Some(citriage_store::Subject::Pattern { profile, id }) => {
+            format!("/clusters/{}/{}#record", html::pct(&profile), html::pct(&id))
+        }
+        _ => "/records".to_string(),
+    };
+    let mut b = format!(
+        "<p>{} {} → {}: {}</p>",
+        html::esc(&l.action),
+        html::esc(&l.reference),
+        html::esc(&l.subject),
+        html::esc(l.record.summary.state.label())
+    );
+    if let Some(p) = &l.problem {
+        b.push_str(&format!("<p class=\"warning\">{}</p>", html::esc(p)));
+    }
+    b.push_str(&format!("<p><a href=\"{back}\">back</a></p>"));
+    html::layout("Link", "/records", &b)
 }
 
 async fn api_search(State(st): State<AppState>, Query(p): Params) -> Response {

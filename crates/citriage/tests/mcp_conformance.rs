@@ -32,6 +32,7 @@ const TOOLS: &[&str] = &[
     "job_history",
     "list_failing_jobs",
     "list_patterns",
+    "list_records",
     "lookup_evidence",
     "pr_state",
     "search_failures",
@@ -431,6 +432,14 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     }
     let (err, _) = c.call("pr_state", json!({"refs": ["not a ref"]}));
     assert!(err);
+
+    // list_records: the same records as `citriage triage records --format json`
+    let v = c.answer("list_records", json!({}));
+    let cli = common::run(&w.db, &["--format", "json", "triage", "records"]);
+    let cli: Value = serde_json::from_slice(&cli.stdout).expect("triage records prints JSON");
+    assert_eq!(v["result"]["records"], cli["records"], "{transport}: list_records");
+    let (err, _) = c.call("list_records", json!({"state": "fixed"}));
+    assert!(err, "an unknown state is refused");
 
     // verify_report: the same findings as `citriage verify --offline --format json`
     let report = w.triage_out.join("failures/report.md");
