@@ -248,7 +248,14 @@ mod tests {
         let to = vec!["node@example.org".to_string()];
         let a = alert("c1\r\nBcc: victim@example.org é");
         let m = String::from_utf8(
-            email(&Email { from: "ci@example.org", to: &to, key: &a.key, alerts: std::slice::from_ref(&a), digest: None }).unwrap(),
+            email(&Email {
+                from: "ci@example.org",
+                to: &to,
+                key: &a.key,
+                alerts: std::slice::from_ref(&a),
+                digest: None,
+            })
+            .unwrap(),
         )
         .unwrap();
         assert!(m.contains("\r\nMessage-ID: <al-00000000000000aa@example.org>\r\n"), "{m}");
