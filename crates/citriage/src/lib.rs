@@ -17,7 +17,9 @@
 
 pub mod actions;
 pub mod agents;
+pub mod alerting;
 pub mod bench;
+pub mod bench_alerts;
 pub mod bench_flakes;
 pub mod bench_patterns;
 pub mod bench_serve;

@@ -131,6 +131,31 @@ pub enum BenchWhat {
         #[arg(long, value_name = "FILE|URL", hide = true)]
         one: Option<String>,
     },
+    /// Alert noise on a synthetic world grown over --days days: the world generated and
+    /// ingested, then replayed turn by turn (--turns-per-day), each turn re-clustering as
+    /// of its instant and running the alert rules; prints alerts raised and withdrawn
+    /// per day, those withdrawn within a day, duplicates and alerts about the planted
+    /// flaky tests.
+    Alerts {
+        /// Synthetic world preset (tiny, demo, k8s).
+        #[arg(long, default_value = "demo")]
+        preset: String,
+        /// World seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Jobs of the world. Default: the preset's.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Days the world grows over.
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+        /// Alert turns per day (as `watch` would run them).
+        #[arg(long, default_value_t = 4)]
+        turns_per_day: u32,
+        /// Keep the world and its store here. Default: a temporary folder.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+    },
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
     /// latency percentiles, errors and throughput.
@@ -162,6 +187,28 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
         BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, ctx.json()),
         BenchWhat::Flakes { presets, seeds, jobs, verbose } => {
             crate::bench_flakes::run(presets, seeds, *jobs, *verbose, ctx.json())
+        }
+        BenchWhat::Alerts { preset, seed, jobs, days, turns_per_day, keep } => {
+            let o = crate::bench_alerts::NoiseOptions {
+                preset: preset.clone(),
+                seed: *seed,
+                jobs: *jobs,
+                days: (*days).max(1),
+                turns_per_day: (*turns_per_day).max(1),
+                keep: keep.clone(),
+            };
+            let quiet = ctx.quiet;
+            let r = crate::bench_alerts::noise(&o, &|m| {
+                if !quiet {
+                    eprintln!("{m}");
+                }
+            })?;
+            if ctx.json() {
+                crate::context::print_json(&serde_json::to_value(&r).unwrap_or_default());
+            } else {
+                print!("{}", crate::bench_alerts::render(&r));
+            }
+            Ok(())
         }
         BenchWhat::Ingest { preset, concurrency, world } => {
             crate::bench::ingest(preset, *concurrency, world.as_deref(), ctx.json())

@@ -1,0 +1,404 @@
+//! Alerting's use cases: what the rules see of the store ([`observe`]), a turn — the
+//! rules evaluated over the remembered states, every alert checked with the report
+//! verifier's rules (held back, with why, when flagged), and the alerts, the new states
+//! and the outbox messages committed in one transaction ([`turn`]) — and the outbox
+//! sent ([`send`]). `alerts`, `alerts send` and `watch` run them.
+
+use crate::context::Failure;
+use citriage_alerts::observe::FailingRun;
+use citriage_alerts::route::Routes;
+use citriage_alerts::{
+    evaluate, Alert, AlertKind, Change, JobRuns, Observation, PatternDay, PatternSeries, PayloadOutcome, PayloadPhase,
+    RecordTransition, Rules, Run, RunResult, State, StateKey,
+};
+use citriage_model::time::DAY;
+use citriage_model::{Day, Evidence, EvidenceKind};
+use citriage_store::{AlertStates, AlertTurn, NewAlert, NewDelivery, Store, TurnWritten};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+/// What the alert use cases need besides the store.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub rules: Rules,
+    pub routes: Routes,
+    /// Team → regular expressions of the jobs it owns (the configuration's owners).
+    pub owners: Vec<(String, regex::Regex)>,
+    /// The clustering profile whose patterns are watched.
+    pub profile: String,
+    /// Days of runs and payloads looked at.
+    pub window_days: i64,
+    /// GitHub for checking references (offline: the store's cache only).
+    pub api: String,
+    pub offline: bool,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            rules: Rules::default(),
+            routes: Routes::default(),
+            owners: Vec::new(),
+            profile: "default".into(),
+            window_days: 14,
+            api: "https://api.github.com".into(),
+            offline: true,
+        }
+    }
+}
+
+impl Setup {
+    fn owner_of(&self, job: &str) -> String {
+        let raw = job.strip_prefix("pr:").unwrap_or(job);
+        self.owners
+            .iter()
+            .find(|(_, re)| re.is_match(raw))
+            .map(|(t, _)| citriage_model::owner::canonical(t))
+            .unwrap_or_default()
+    }
+}
+
+fn run_of(b: &citriage_model::build::BuildRecord) -> Run {
+    Run {
+        build_id: b.build_id.clone(),
+        url: citriage_analysis::build_findings::build_url(b),
+        started: b.started.unwrap_or(0),
+        result: RunResult::of_prow(b.result.as_deref()),
+        evidence: citriage_analysis::build_findings::build_evidence(b),
+    }
+}
+
+/// Periodic and postsubmit jobs' finished runs in the window, oldest first.
+fn job_runs(builds: &[citriage_store::IndexedBuild], s: &Setup, as_of: i64) -> Vec<JobRuns> {
+    let since = as_of - s.window_days * DAY;
+    let mut by_job: BTreeMap<&str, Vec<&citriage_model::build::BuildRecord>> = BTreeMap::new();
+    for b in builds.iter().map(|b| &b.record) {
+        let finished = b.finished.is_some_and(|f| f <= as_of);
+        let started = b.started.is_some_and(|t| t > since && t <= as_of);
+        if matches!(b.kind.as_str(), "periodic" | "postsubmit") && b.complete && finished && started {
+            by_job.entry(b.job.as_str()).or_default().push(b);
+        }
+    }
+    by_job
+        .into_iter()
+        .map(|(job, mut v)| {
+            v.sort_by(|a, b| (a.started, &a.build_id).cmp(&(b.started, &b.build_id)));
+            JobRuns { job: job.to_string(), owner: s.owner_of(job), runs: v.into_iter().map(run_of).collect() }
+        })
+        .collect()
+}
+
+/// The latest clustering run's patterns with their daily failures.
+fn patterns(store: &Store, s: &Setup) -> Result<Vec<PatternSeries>, Failure> {
+    if store.cluster_run(&s.profile)?.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut daily: BTreeMap<String, Vec<PatternDay>> = BTreeMap::new();
+    for d in store.cluster_daily(&s.profile)? {
+        daily.entry(d.stable_id).or_default().push(PatternDay {
+            day: Day(d.day),
+            job: d.job,
+            test: d.test,
+            failures: d.failures,
+        });
+    }
+    let mut out = Vec::new();
+    for c in store.clusters(&s.profile)? {
+        let Some(days) = daily.remove(&c.stable_id) else { continue };
+        out.push(PatternSeries {
+            id: c.stable_id,
+            owner: citriage_model::owner::canonical(&c.owner),
+            text: c.text,
+            first_seen: c.first_seen,
+            daily: days,
+            recent: Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
+/// Stored payload analyses created by `as_of`, with their verdicts.
+fn payloads(store: &Store, as_of: i64) -> Result<Vec<PayloadOutcome>, Failure> {
+    let mut out = Vec::new();
+    for h in store.documents(Some("payload"))?.into_iter().filter(|h| h.media_type == "application/json") {
+        let Some(doc) = store.document("payload", &h.key, &h.media_type)? else { continue };
+        // An analysis this version cannot read is not alerted on (`payload` rewrites it).
+        let Ok(a) = serde_json::from_str::<citriage_payload::PayloadAnalysis>(&doc.body) else { continue };
+        let created = a
+            .payload
+            .created
+            .as_deref()
+            .and_then(citriage_model::time::parse_rfc3339)
+            .or_else(|| citriage_model::time::tag_timestamp(&a.payload.tag));
+        let Some(created) = created.filter(|c| *c <= as_of) else { continue };
+        let phase = match a.payload.phase {
+            citriage_payload::model::Phase::Accepted => PayloadPhase::Accepted,
+            citriage_payload::model::Phase::Rejected => PayloadPhase::Rejected,
+            _ => PayloadPhase::Pending,
+        };
+        let excerpt = format!("phase={:?} verdict={:?}", a.payload.phase, a.decision.verdict);
+        let ev = Evidence::new(
+            EvidenceKind::ReleaseInfo,
+            a.payload.release_url.clone(),
+            excerpt,
+            "",
+            Day::from_unix_seconds(created).to_string(),
+        );
+        out.push(PayloadOutcome {
+            stream: a.payload.stream_name.clone(),
+            tag: a.payload.tag.clone(),
+            created,
+            phase,
+            verdict: a.decision.summary.clone(),
+            root_causes: a.root_causes.iter().map(|r| r.title.clone()).collect(),
+            suspect: a.suspects.first().map(|s| s.candidate.clone()),
+            owner: String::new(),
+            url: a.payload.release_url.clone(),
+            evidence: vec![ev],
+        });
+    }
+    Ok(out)
+}
+
+/// Triage records' transitions into the states that alert (failed after fix, fix
+/// confirmed). The store keeps no triage records yet: none.
+fn record_transitions(_store: &Store, _as_of: i64) -> Result<Vec<RecordTransition>, Failure> {
+    Ok(Vec::new())
+}
+
+/// The instant a turn describes: the end of the newest finished build (robust to a
+/// build dated far off).
+pub fn default_as_of(builds: &[citriage_store::IndexedBuild]) -> Option<i64> {
+    citriage_model::time::robust_newest(builds.iter().filter_map(|b| b.record.finished.or(b.record.started)))
+}
+
+/// What the rules see of the store as of `as_of` (default: the newest build's end).
+/// Flaky tests and the patterns' cited runs are filled in by [`turn`] for the patterns
+/// that would alert.
+pub fn observe(store: &Store, s: &Setup, as_of: Option<i64>) -> Result<Observation, Failure> {
+    let builds = store.build_index()?;
+    let as_of = as_of.or_else(|| default_as_of(&builds)).unwrap_or(0);
+    let history_start = builds.iter().filter_map(|b| b.record.started).min();
+    Ok(Observation {
+        as_of,
+        history_start,
+        jobs: job_runs(&builds, s, as_of),
+        patterns: patterns(store, s)?,
+        flaky: BTreeSet::new(),
+        payloads: payloads(store, as_of)?,
+        records: record_transitions(store, as_of)?,
+    })
+}
+
+/// The (job, test) pairs of `jobs` the flake signals flag as of `as_of`.
+fn flaky_tests(store: &mut Store, jobs: &BTreeSet<String>, as_of: i64) -> Result<BTreeSet<(String, String)>, Failure> {
+    let settings = citriage_analysis::metrics::corrected::Settings::new(as_of, Vec::new());
+    let since = as_of - (settings.window_days + 1) * DAY;
+    let mut out = BTreeSet::new();
+    let raw: BTreeSet<&str> = jobs.iter().map(|j| j.strip_prefix("pr:").unwrap_or(j)).collect();
+    for job in raw {
+        let builds = store.job_builds_with_tests(job, Some(since))?;
+        for f in citriage_analysis::metrics::corrected::job_figures(&builds, &settings) {
+            for t in f.tests.iter().filter(|t| t.is_flaky()) {
+                out.insert((f.job.clone(), t.name.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The newest failing runs of `pattern` to cite.
+fn recent_failures(store: &Store, s: &Setup, pattern: &str) -> Result<Vec<FailingRun>, Failure> {
+    let mut out = Vec::new();
+    for f in store.cluster_failures(&s.profile, pattern, 12)? {
+        let builds = store.builds(Some(&f.job))?;
+        let Some(b) = builds.iter().find(|b| b.build_id == f.build_id && b.path == f.path) else { continue };
+        out.push(FailingRun { job: b.dashboard_job(), test: f.test.clone(), run: run_of(b) });
+    }
+    Ok(out)
+}
+
+/// One alert of a turn: sent (to its destinations) or held back (why).
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnAlert {
+    #[serde(flatten)]
+    pub alert: Alert,
+    pub text: String,
+    /// Why the verifier's rules held it back (nothing is sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
+    pub destinations: Vec<String>,
+}
+
+/// What a turn found (and, unless a dry run, committed).
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnReport {
+    pub as_of: i64,
+    pub alerts: Vec<TurnAlert>,
+    /// What was written (`None`: a dry run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<TurnWritten>,
+}
+
+fn parse_states(raw: &AlertStates) -> Result<BTreeMap<StateKey, State>, Failure> {
+    let mut out = BTreeMap::new();
+    for ((kind, subject), json) in raw {
+        let k = AlertKind::parse(kind)
+            .ok_or_else(|| Failure::other(format!("the store's alert states hold an unknown kind {kind:?}")))?;
+        let st: State = serde_json::from_str(json)
+            .map_err(|e| Failure::other(format!("the store's alert state of {kind} {subject:?} is unreadable: {e}")))?;
+        out.insert((k, subject.clone()), st);
+    }
+    Ok(out)
+}
+
+/// The verifier's rules over each alert: why each held one is held. A withdrawal of an
+/// alert that was held is held too (nobody heard the alert).
+fn check_alerts(store: Rc<Store>, s: &Setup, alerts: &[Alert]) -> Result<BTreeMap<String, String>, Failure> {
+    let gh = crate::github::client(store.clone(), &s.api, s.offline);
+    let builds = crate::verification::StoreBuilds::new(store.clone());
+    let code = citriage_verify::NoCode;
+    let resolvers = citriage_verify::Resolvers { refs: &gh, code: &code, builds: &builds };
+    let opts = citriage_verify::VerifyOptions::default();
+    let mut held = BTreeMap::new();
+    for a in alerts {
+        let findings = citriage_alerts::check::check(a, &resolvers, &opts);
+        if !findings.is_empty() {
+            held.insert(a.key.clone(), citriage_alerts::check::describe(&findings));
+        }
+    }
+    for a in alerts {
+        let Some(w) = &a.withdraws else { continue };
+        let earlier = match held.get(w) {
+            Some(_) => true,
+            None => store.alert(w)?.is_some_and(|x| x.held.is_some()),
+        };
+        if earlier && !held.contains_key(&a.key) {
+            held.insert(a.key.clone(), format!("the alert it withdraws ({w}) was held back"));
+        }
+    }
+    Ok(held)
+}
+
+/// The turn's alerts evaluated with flaky tests and cited runs filled in for the
+/// patterns that would alert.
+fn evaluate_full(
+    store: &mut Store,
+    s: &Setup,
+    prev: &BTreeMap<StateKey, State>,
+    mut obs: Observation,
+) -> Result<citriage_alerts::Outcome, Failure> {
+    let first = evaluate(&s.rules, prev, &obs);
+    let candidates: BTreeSet<String> = first
+        .alerts
+        .iter()
+        .filter(|a| a.change == Change::Raised && matches!(a.kind, AlertKind::PatternNew | AlertKind::PatternGrowing))
+        .map(|a| a.subject.clone())
+        .collect();
+    if candidates.is_empty() {
+        return Ok(first);
+    }
+    let jobs: BTreeSet<String> = obs
+        .patterns
+        .iter()
+        .filter(|p| candidates.contains(&p.id))
+        .flat_map(|p| p.daily.iter().map(|d| d.job.clone()))
+        .collect();
+    obs.flaky = flaky_tests(store, &jobs, obs.as_of)?;
+    for p in obs.patterns.iter_mut().filter(|p| candidates.contains(&p.id)) {
+        p.recent = recent_failures(store, s, &p.id)?;
+    }
+    Ok(evaluate(&s.rules, prev, &obs))
+}
+
+fn new_alert(a: &Alert, held: Option<String>) -> NewAlert {
+    NewAlert {
+        key: a.key.clone(),
+        kind: a.kind.as_str().into(),
+        change: a.change.as_str().into(),
+        subject: a.subject.clone(),
+        owner: a.owner.clone(),
+        at: a.at,
+        title: citriage_alerts::text::title(a),
+        text: citriage_alerts::text::plain(a),
+        body: serde_json::to_string(a).unwrap_or_default(),
+        held,
+        evidence: a.evidence.clone(),
+    }
+}
+
+/// A turn: observe, evaluate over the remembered states, check, and (unless
+/// `dry_run`) commit the alerts, states and outbox messages in one transaction. When
+/// another worker committed a turn meanwhile, evaluates again. Gives the store back.
+pub fn turn(
+    store: Store,
+    s: &Setup,
+    as_of: Option<i64>,
+    dry_run: bool,
+    read_at: &str,
+) -> Result<(Store, TurnReport), Failure> {
+    let mut store = store;
+    for _ in 0..8 {
+        let raw = store.alert_states()?;
+        let prev = parse_states(&raw)?;
+        let obs = observe(&store, s, as_of)?;
+        let as_of = obs.as_of;
+        let out = evaluate_full(&mut store, s, &prev, obs)?;
+        let shared = Rc::new(store);
+        let held = check_alerts(shared.clone(), s, &out.alerts)?;
+        store = Rc::try_unwrap(shared).map_err(|_| Failure::other("the store is still in use"))?;
+        let sendable: Vec<Alert> = out.alerts.iter().filter(|a| !held.contains_key(&a.key)).cloned().collect();
+        let day = Day::from_unix_seconds(as_of);
+        let planned = citriage_alerts::route::plan(&sendable, &s.routes, day);
+        let mut report = TurnReport { as_of, alerts: Vec::new(), written: None };
+        for a in &out.alerts {
+            let destinations =
+                planned.iter().filter(|p| p.alert == a.key).map(|p| p.destination.clone()).collect::<Vec<_>>();
+            report.alerts.push(TurnAlert {
+                alert: a.clone(),
+                text: citriage_alerts::text::markdown(a),
+                held: held.get(&a.key).cloned(),
+                destinations,
+            });
+        }
+        if dry_run {
+            return Ok((store, report));
+        }
+        let turn = AlertTurn {
+            as_of,
+            states: out
+                .states
+                .iter()
+                .map(|((k, subject), st)| {
+                    (k.as_str().to_string(), subject.clone(), serde_json::to_string(st).unwrap_or_default())
+                })
+                .collect(),
+            alerts: out.alerts.iter().map(|a| new_alert(a, held.get(&a.key).cloned())).collect(),
+            deliveries: planned
+                .iter()
+                .map(|p| NewDelivery {
+                    message: p.message.clone(),
+                    destination: p.destination.clone(),
+                    alert: p.alert.clone(),
+                    digest_day: p.digest_day.map(|d| d.0),
+                })
+                .collect(),
+            close_digests_before: Some(day.0),
+        };
+        if let Some(w) = store.commit_alerts(&raw, &turn, read_at)? {
+            report.written = Some(w);
+            return Ok((store, report));
+        }
+    }
+    Err(Failure::other("the alert states kept changing under this turn (other workers): try again"))
+}
+
+/// Sends the outbox's due messages.
+pub fn send(
+    store: &mut Store,
+    sender: &citriage_delivery::Sender<'_>,
+    progress: &mut dyn FnMut(&citriage_delivery::Delivered),
+) -> Result<citriage_delivery::DrainReport, Failure> {
+    Ok(sender.drain_with(store, progress)?)
+}
