@@ -6,5 +6,6 @@ pub mod junit;
 pub mod prow;
 pub mod snapshot;
 pub mod strict_json;
+pub mod testgrid;
 
 pub use snapshot::{parse_snapshot, ParsedSnapshot, SnapshotError};

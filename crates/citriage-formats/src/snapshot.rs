@@ -1,6 +1,14 @@
 //! Validation of k8s-metrics dashboard snapshots (`failures-latest.json`,
 //! `flakes-latest.json`): detects the dataset from the schema, checks every field's
 //! type and range, and reports the first problem with the job and field it concerns.
+//!
+//! The dashboards as the daily job published them in 2017 are read too, with what
+//! they wrote differently said once per file: numbers written as JSON strings (as
+//! BigQuery's JSON export writes INT64) are read as the numbers they spell, and the
+//! flakes dashboards' old key `flakiest` is read as `test_flakes`. Two dashboards of
+//! that time citriage does not import are refused by name (`job-flakes`,
+//! `weekly-consistency`), and so is the failures dashboard's older `failing_since`
+//! date, which cannot be turned into days without the day the query ran.
 
 use crate::strict_json::{self, describe_path, Number, Value};
 use citriage_model::{Dataset, FlakeStats, JobEntry, JobStats};
@@ -30,6 +38,9 @@ pub enum SnapshotError {
     Field { source_name: String, at: String, problem: String },
     #[error("{source_name}: {problem}")]
     Dataset { source_name: String, problem: String },
+    /// A dashboard citriage recognises but does not import.
+    #[error("{source_name}: this is the {dashboard} dashboard ({shape}), which citriage does not import; {hint}")]
+    Unsupported { source_name: String, dashboard: &'static str, shape: &'static str, hint: &'static str },
 }
 
 /// Parses and validates a snapshot. `source_name` is used in messages; `hint` forces a
@@ -46,14 +57,34 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
     }
     let value = strict_json::parse(bytes)
         .map_err(|e| SnapshotError::Syntax { source_name: src(), detail: explain_syntax(bytes, &e) })?;
-    let Value::Object(entries) = value else {
-        return Err(SnapshotError::NotAnObject { source_name: src(), found: value.type_name() });
+    let entries = match value {
+        Value::Object(entries) => entries,
+        Value::Array(items) if looks_like_weekly_consistency(&items) => {
+            return Err(SnapshotError::Unsupported {
+                source_name: src(),
+                dashboard: "weekly-consistency",
+                shape: "a list of weeks with commits and consistency",
+                hint: "it has no job to triage",
+            })
+        }
+        other => return Err(SnapshotError::NotAnObject { source_name: src(), found: other.type_name() }),
     };
+    if looks_like_job_flakes(&entries) {
+        return Err(SnapshotError::Unsupported {
+            source_name: src(),
+            dashboard: "job-flakes",
+            shape: "flakes, runs and consistency per job, no test list",
+            hint: "import the flakes dashboard (flakes-latest.json) of the same day instead",
+        });
+    }
     let dataset = match hint {
         Some(d) => d,
         None => detect(&entries).map_err(|problem| SnapshotError::Dataset { source_name: src(), problem })?,
     };
     let mut warnings = BTreeMap::<String, usize>::new();
+    // Fields whose numbers were written as JSON strings, and how many such values.
+    let mut stringly = BTreeMap::<&'static str, usize>::new();
+    let mut old_key_jobs = 0usize;
     let mut jobs = Vec::with_capacity(entries.len());
     for (job, v) in entries {
         let field_err = |field: Option<&str>, problem: String| {
@@ -72,8 +103,8 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
         let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
         for (k, _) in &fields {
             let known = match dataset {
-                Dataset::Failures => k == "failing_days",
-                Dataset::Flakes => matches!(k.as_str(), "consistency" | "flakes" | "test_flakes"),
+                Dataset::Failures => k == "failing_days" || k == "failing_since",
+                Dataset::Flakes => matches!(k.as_str(), "consistency" | "flakes" | "test_flakes" | "flakiest"),
             };
             if !known {
                 *warnings.entry(k.clone()).or_default() += 1;
@@ -81,13 +112,27 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
         }
         let stats = match dataset {
             Dataset::Failures => {
-                let v = get("failing_days").ok_or_else(|| {
-                    field_err(
-                        Some("failing_days"),
-                        "missing (a failures snapshot needs failing_days for every job)".into(),
-                    )
-                })?;
-                let days = non_negative_int(v).map_err(|p| field_err(Some("failing_days"), p))?;
+                let v = match (get("failing_days"), get("failing_since")) {
+                    (Some(v), _) => v,
+                    (None, Some(since)) => {
+                        return Err(field_err(
+                            Some("failing_since"),
+                            format!(
+                                "the failures dashboard's older schema (the day the job last passed, {}) is not read: \
+                                 failing_days counts from the day the query ran, which the file does not say",
+                                since.brief()
+                            ),
+                        ))
+                    }
+                    (None, None) => {
+                        return Err(field_err(
+                            Some("failing_days"),
+                            "missing (a failures snapshot needs failing_days for every job)".into(),
+                        ))
+                    }
+                };
+                let days = non_negative_int(v, "failing_days", &mut stringly)
+                    .map_err(|p| field_err(Some("failing_days"), p))?;
                 let failing_days = u32::try_from(days)
                     .map_err(|_| field_err(Some("failing_days"), format!("{days} is out of range")))?;
                 JobStats::Failures { failing_days }
@@ -96,7 +141,8 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
                 let c = get("consistency").ok_or_else(|| {
                     field_err(Some("consistency"), "missing (a flakes snapshot needs consistency for every job)".into())
                 })?;
-                let consistency = match c {
+                let c = spelled_number(c, "consistency", &mut stringly);
+                let consistency = match &c {
                     Value::Number(Number::Float(f)) => *f,
                     Value::Number(Number::Unsigned(u)) => *u as f64,
                     Value::Number(Number::Signed(i)) => *i as f64,
@@ -113,15 +159,30 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
                 let f = get("flakes").ok_or_else(|| {
                     field_err(Some("flakes"), "missing (a flakes snapshot needs flakes for every job)".into())
                 })?;
-                let flakes = non_negative_int(f).map_err(|p| field_err(Some("flakes"), p))?;
-                let test_flakes = match get("test_flakes") {
+                let flakes = non_negative_int(f, "flakes", &mut stringly).map_err(|p| field_err(Some("flakes"), p))?;
+                // The 2017 dashboards call the test list `flakiest`.
+                let (key, list) =
+                    match (get("test_flakes"), get("flakiest")) {
+                        (Some(_), Some(_)) => return Err(field_err(
+                            Some("flakiest"),
+                            "both test_flakes and its older name flakiest are present; which one is meant is unclear"
+                                .into(),
+                        )),
+                        (None, Some(old)) => {
+                            old_key_jobs += 1;
+                            ("flakiest", Some(old))
+                        }
+                        (list, None) => ("test_flakes", list),
+                    };
+                let test_flakes = match list {
                     None | Some(Value::Null) => None,
                     Some(Value::Object(tests)) => {
                         let mut m = BTreeMap::new();
                         for (t, n) in tests {
-                            let n = non_negative_int(n).map_err(|p| SnapshotError::Field {
+                            let field = if key == "flakiest" { "flakiest" } else { "test_flakes" };
+                            let n = non_negative_int(n, field, &mut stringly).map_err(|p| SnapshotError::Field {
                                 source_name: src(),
-                                at: describe_path(&[job.clone(), "test_flakes".into(), t.clone()]),
+                                at: describe_path(&[job.clone(), key.into(), t.clone()]),
                                 problem: p,
                             })?;
                             m.insert(t.clone(), n);
@@ -130,7 +191,7 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
                     }
                     Some(other) => {
                         return Err(field_err(
-                            Some("test_flakes"),
+                            Some(key),
                             format!("expected an object of test counts or null, found {}", other.type_name()),
                         ))
                     }
@@ -141,14 +202,76 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
         jobs.push(JobEntry { job, stats });
     }
     jobs.sort_by(|a, b| a.job.cmp(&b.job));
-    let warnings = warnings
+    let mut warnings: Vec<String> = warnings
         .into_iter()
         .map(|(k, n)| format!("{source_name}: ignored unknown field {k:?} on {n} job(s)"))
         .collect();
+    if !stringly.is_empty() {
+        let fields: Vec<String> = stringly.iter().map(|(f, n)| format!("{f:?} ({n} value(s))")).collect();
+        warnings.push(format!(
+            "{source_name}: numbers written as JSON strings in {}; read as the numbers they spell \
+             (BigQuery's JSON export writes integers as strings)",
+            fields.join(", ")
+        ));
+    }
+    if old_key_jobs > 0 {
+        warnings.push(format!(
+            "{source_name}: read the older key \"flakiest\" as the test list (test_flakes) on {old_key_jobs} job(s)"
+        ));
+    }
     Ok(ParsedSnapshot { dataset, jobs, warnings })
 }
 
-fn non_negative_int(v: &Value) -> Result<u64, String> {
+/// A JSON string that spells a number exactly as JSON writes one (`"111"`, `"0.926"`:
+/// no space, sign `+`, hex or other spelling) stands for that number; anything else is
+/// returned as it is. Each number read from a string is counted under its field, so the
+/// file's one warning can name the fields. A spelled number too large to hold stays a
+/// string, and is refused by the field's check naming it.
+fn spelled_number(v: &Value, field: &'static str, stringly: &mut BTreeMap<&'static str, usize>) -> Value {
+    let Value::String(s) = v else { return v.clone() };
+    let plain = s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'-' | b'.' | b'e' | b'E' | b'+'))
+        && s.bytes().next().is_some_and(|b| b == b'-' || b.is_ascii_digit());
+    if !plain || strict_json::first_inexact_number(s.as_bytes()).is_some() {
+        return v.clone();
+    }
+    match strict_json::parse(s.as_bytes()) {
+        Ok(n @ Value::Number(_)) => {
+            *stringly.entry(field).or_default() += 1;
+            n
+        }
+        _ => v.clone(),
+    }
+}
+
+/// Whether a top-level array is the 2017 `weekly-consistency` dashboard: objects with
+/// `wk`, `commits` and `consistency`.
+fn looks_like_weekly_consistency(items: &[Value]) -> bool {
+    !items.is_empty()
+        && items.iter().all(|i| match i {
+            Value::Object(f) => ["wk", "commits", "consistency"].iter().all(|k| f.iter().any(|(n, _)| n == k)),
+            _ => false,
+        })
+}
+
+/// Whether an object of jobs is the 2017 `job-flakes` dashboard: every job has `runs`
+/// beside `flakes` and `consistency`, and none has a test list.
+fn looks_like_job_flakes(entries: &[(String, Value)]) -> bool {
+    !entries.is_empty()
+        && entries.iter().all(|(_, v)| match v {
+            Value::Object(f) => {
+                let has = |k: &str| f.iter().any(|(n, _)| n == k);
+                has("runs") && has("flakes") && !has("test_flakes") && !has("flakiest")
+            }
+            _ => false,
+        })
+}
+
+fn non_negative_int(
+    v: &Value,
+    field: &'static str,
+    stringly: &mut BTreeMap<&'static str, usize>,
+) -> Result<u64, String> {
+    let v = &spelled_number(v, field, stringly);
     match v {
         Value::Number(Number::Unsigned(u)) => Ok(*u),
         Value::Number(Number::Signed(i)) => Err(format!("expected a non-negative integer, found {i}")),
@@ -162,10 +285,10 @@ fn detect(entries: &[(String, Value)]) -> Result<Dataset, String> {
     let mut flakes = 0usize;
     for (_, v) in entries {
         if let Value::Object(fields) = v {
-            if fields.iter().any(|(k, _)| k == "failing_days") {
+            if fields.iter().any(|(k, _)| k == "failing_days" || k == "failing_since") {
                 failures += 1;
             }
-            if fields.iter().any(|(k, _)| k == "consistency" || k == "flakes" || k == "test_flakes") {
+            if fields.iter().any(|(k, _)| matches!(k.as_str(), "consistency" | "flakes" | "test_flakes" | "flakiest")) {
                 flakes += 1;
             }
         }
@@ -240,7 +363,13 @@ mod tests {
         // The largest exact integers still pass.
         let p = parse_snapshot(br#"{"a":{"consistency":0.5,"flakes":18446744073709551615}}"#, "s", None).unwrap();
         assert_eq!(p.jobs[0].stats.flake().unwrap().flakes, u64::MAX);
-        assert!(err(r#"{"a":{"failing_days":"7"}}"#, None).contains("found a string"));
+        // Strings that do not spell a JSON number exactly stay strings, and are refused.
+        for bad in [r#""seven""#, r#"" 7""#, r#""+7""#, r#""0x7""#, r#""""#, r#""7 ""#, r#""1e400""#] {
+            let e = err(&format!(r#"{{"a":{{"failing_days":{bad}}}}}"#), None);
+            assert!(e.contains("found a string"), "{bad}: {e}");
+        }
+        assert!(err(r#"{"a":{"failing_days":"-3"}}"#, None).contains("expected a non-negative integer, found -3"));
+        assert!(err(r#"{"a":{"failing_days":"2.5"}}"#, None).contains("non-integer 2.5"));
         assert!(err(r#"{"a":{"consistency":1.2,"flakes":0}}"#, None)
             .contains(r#"job "a", field "consistency": 1.2 is outside 0..1"#));
         assert!(err(r#"{"a":{"consistency":NaN,"flakes":0}}"#, None).contains("NaN"));
@@ -253,6 +382,60 @@ mod tests {
             .contains(r#"job "a", field "consistency": missing"#));
         assert!(err("{}", None).contains("--dataset"));
         assert!(parse_snapshot(b"{}", "s", Some(Dataset::Failures)).unwrap().jobs.is_empty());
+    }
+
+    #[test]
+    fn numbers_written_as_strings_are_read_with_one_warning_naming_the_fields() {
+        let p = parse_snapshot(br#"{"a":{"failing_days":"111"},"b":{"failing_days":"7"}}"#, "f.json", None).unwrap();
+        assert_eq!(p.jobs.iter().map(|j| j.stats.failing_days()).collect::<Vec<_>>(), [Some(111), Some(7)]);
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert!(p.warnings[0].starts_with("f.json: numbers written as JSON strings in \"failing_days\" (2 value(s))"));
+        let p = parse_snapshot(
+            br#"{"pr:j":{"consistency":"0.926","flakes":"63","flakiest":{"t1":"29","t2":4}},"k":{"consistency":0.5,"flakes":1,"flakiest":null}}"#,
+            "k.json",
+            None,
+        )
+        .unwrap();
+        let f = p.jobs[1].stats.flake().unwrap();
+        assert_eq!((f.consistency, f.flakes), (0.926, 63));
+        assert_eq!(
+            f.test_flakes.as_ref().unwrap().iter().map(|(t, n)| (t.as_str(), *n)).collect::<Vec<_>>(),
+            [("t1", 29), ("t2", 4)]
+        );
+        assert_eq!(p.jobs[0].stats.flake().unwrap().test_flakes, None);
+        assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains(r#""consistency" (1 value(s)), "flakes" (1 value(s)), "flakiest" (1 value(s))"#)),
+            "{:?}",
+            p.warnings
+        );
+        assert!(
+            p.warnings.iter().any(|w| w.contains(r#"older key "flakiest" as the test list (test_flakes) on 2 job(s)"#)),
+            "{:?}",
+            p.warnings
+        );
+        // A number that is a number gives no warning.
+        assert!(parse_snapshot(br#"{"a":{"failing_days":3}}"#, "s", None).unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn dashboards_of_2017_citriage_does_not_import_are_refused_by_name() {
+        let e = err(r#"[{"commits":"702","consistency":"0.718","wk":"2017-03-04"}]"#, None);
+        assert!(e.starts_with("snap.json: this is the weekly-consistency dashboard"), "{e}");
+        let e = err(r#"{"pr:j":{"flakes":62,"runs":873,"consistency":0.929}}"#, Some(Dataset::Flakes));
+        assert!(e.starts_with("snap.json: this is the job-flakes dashboard"), "{e}");
+        assert!(e.contains("flakes-latest.json"), "{e}");
+        let e = err(r#"{"j":{"failing_since":"2016-11-14"}}"#, None);
+        assert!(
+            e.starts_with(r#"snap.json: job "j", field "failing_since": the failures dashboard's older schema"#),
+            "{e}"
+        );
+        assert!(err(r#"{"j":{"consistency":0.5,"flakes":1,"test_flakes":{},"flakiest":{}}}"#, None)
+            .contains(r#"field "flakiest": both test_flakes and its older name"#));
+        // Other arrays are still "not an object".
+        assert!(err("[1,2]", None).contains("found an array"));
     }
 
     #[test]

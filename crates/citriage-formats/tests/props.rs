@@ -40,6 +40,42 @@ proptest! {
         let _ = parse_prowjob(&bytes, "p");
         let _ = read_junit(&bytes[..], "p");
         let _ = strict_json::inexact_numbers(&bytes, usize::MAX);
+        let _ = citriage_formats::testgrid::parse_table(&bytes, "p", &citriage_formats::testgrid::TableLimits::default());
+        let _ = citriage_formats::testgrid::parse_summary(&bytes, "p");
+    }
+
+    #[test]
+    fn testgrid_tables_read_back_what_was_encoded(rows in proptest::collection::vec(proptest::collection::vec(0u8..16, 1..6), 1..8), columns in 1usize..6) {
+        // Each row: statuses cycled to the column count, run-length encoded as TestGrid does.
+        let mut tests = Vec::new();
+        let mut want = Vec::new();
+        for (i, pattern) in rows.iter().enumerate() {
+            let cells: Vec<u8> = (0..columns).map(|c| pattern[c % pattern.len()]).collect();
+            let mut runs: Vec<serde_json::Value> = Vec::new();
+            let mut k = 0;
+            while k < cells.len() {
+                let n = cells[k..].iter().take_while(|c| **c == cells[k]).count();
+                runs.push(serde_json::json!({"count": n, "value": cells[k]}));
+                k += n;
+            }
+            let filled = cells.iter().filter(|c| **c != 0).count();
+            let messages: Vec<String> = (0..filled).map(|m| format!("m{m}")).collect();
+            tests.push(serde_json::json!({"name": format!("t{i}"), "statuses": runs, "messages": messages}));
+            want.push(cells);
+        }
+        let doc = serde_json::json!({
+            "changelists": (0..columns).map(|c| c.to_string()).collect::<Vec<_>>(),
+            "timestamps": (0..columns).map(|c| c as u64 * 1000).collect::<Vec<_>>(),
+            "tests": tests,
+        });
+        let t = citriage_formats::testgrid::parse_table(doc.to_string().as_bytes(), "p", &citriage_formats::testgrid::TableLimits::default()).unwrap();
+        for (row, cells) in t.rows.iter().zip(&want) {
+            let got: Vec<u8> = row.cells.iter().map(|c| c.number()).collect();
+            prop_assert_eq!(&got, cells);
+            // Each message sits on its column with a result, in order.
+            let cols: Vec<u32> = cells.iter().enumerate().filter(|(_, c)| **c != 0).map(|(i, _)| i as u32).collect();
+            prop_assert_eq!(row.messages.iter().map(|(c, _)| *c).collect::<Vec<_>>(), cols);
+        }
     }
 
     #[test]

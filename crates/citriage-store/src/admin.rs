@@ -117,6 +117,20 @@ const CANONICAL: &[(&str, &str)] = &[
     // counters describe the workers, not the content.
     ("ingest_sources", "SELECT source, kind FROM ingest_sources ORDER BY source"),
     (
+        "records",
+        "SELECT subject, kind, profile, key, title, state, since, created_at, version FROM records ORDER BY subject",
+    ),
+    (
+        "record_links",
+        "SELECT subject, reference, n, source, linked_by, linked_at, unlinked_at, unlinked_by, ref_kind, ref_state,
+            merged_at, merge_commit, base_branch, read_at, note FROM record_links ORDER BY subject, reference, n",
+    ),
+    // `recorded_at` is the writer's clock (like the ledger's `read_at`), not content.
+    (
+        "record_transitions",
+        "SELECT subject, seq, from_state, to_state, at, evidence, reason FROM record_transitions ORDER BY subject, seq",
+    ),
+    (
         "evidence",
         "SELECT id, kind, locator, excerpt, source_sha256, as_of, read_at FROM evidence ORDER BY id",
     ),

@@ -26,6 +26,7 @@ mod ledger;
 mod pg;
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;
+mod records;
 mod schema;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
 pub use alerts::{
@@ -41,6 +42,10 @@ pub use documents::{Document, DocumentHeader};
 pub use http_cache::CachedHttp;
 pub use ingest_status::{Attempt, SourceStatus};
 pub use ledger::LedgerEntry;
+pub use records::{
+    LinkSource, LinkWrite, NewLink, NewTransition, PatternRun, RecordWrite, RefFacts, StoredLink, StoredRecord,
+    StoredTransition, Subject, RECORD_STATES,
+};
 pub use schema::SCHEMA_VERSION;
 
 /// Store errors; the message names the store (a PostgreSQL URL without its password).

@@ -235,9 +235,60 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 11: where TestGrid shows the build's job (JSON of `TestgridPlace`: its
     // `testgrid-dashboards` and `testgrid-tab-name` annotations); NULL when none.
     "ALTER TABLE builds ADD COLUMN testgrid TEXT;",
-    // 12: alerts: the rules' state per subject and kind (JSON), every alert raised
+    // 12: triage records: what a failure pattern, a job or a payload root cause is
+    // (`subject`), its state as the evidence moved it (`version` counts every change, so
+    // two workers never lose one: each write is conditional on the version it read), the
+    // issues and pull requests linked to it (with who or what linked them, when, and
+    // when they were unlinked; the GitHub state last read) and every transition with its
+    // time, the evidence ids it rests on and why. Times are Unix seconds. The failures
+    // first given a stable id are found by it (a record's builds).
+    "CREATE TABLE records (
+        subject TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('pattern', 'job', 'payload')),
+        profile TEXT NOT NULL,
+        key TEXT NOT NULL,
+        title TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('new', 'triaged', 'fix-merged', 'fix-confirmed', 'failed-after-fix')),
+        since INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        version INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX records_by_state ON records (state, since, subject);
+    CREATE TABLE record_links (
+        subject TEXT NOT NULL REFERENCES records (subject) ON DELETE CASCADE,
+        reference TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('links-file', 'bug-draft', 'github', 'hand')),
+        linked_by TEXT NOT NULL,
+        linked_at INTEGER NOT NULL,
+        unlinked_at INTEGER,
+        unlinked_by TEXT,
+        ref_kind TEXT NOT NULL,
+        ref_state TEXT NOT NULL,
+        merged_at INTEGER,
+        merge_commit TEXT,
+        base_branch TEXT,
+        read_at INTEGER,
+        note TEXT NOT NULL,
+        PRIMARY KEY (subject, reference, n)
+    ) WITHOUT ROWID;
+    CREATE TABLE record_transitions (
+        subject TEXT NOT NULL REFERENCES records (subject) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        from_state TEXT NOT NULL,
+        to_state TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        recorded_at INTEGER NOT NULL,
+        evidence TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        PRIMARY KEY (subject, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX record_transitions_by_recorded ON record_transitions (recorded_at, subject, seq);
+    CREATE INDEX cluster_failure_ids_by_id ON cluster_failure_ids (profile, stable_id, build);",
+    // 13: alerts: the rules' state per subject and kind (JSON), every alert raised
     // (keyed by its idempotency key, its title and plain text for the dashboard's feed,
-    // JSON body, why it was held if the verifier flagged it), and the outbox: one row per message and destination with its delivery state,
+    // JSON body, why it was held if the verifier flagged it), and the outbox: one row per
+    // message and destination with its delivery state,
     // attempts, next retry and the lease of the worker sending it, and the alerts each
     // message carries. Times are Unix seconds.
     "CREATE TABLE alert_states (

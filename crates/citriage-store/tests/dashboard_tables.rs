@@ -227,6 +227,7 @@ fn migrating_a_version_5_store_backfills_failed_counts() {
             "DROP INDEX builds_by_started; DROP INDEX test_results_failed;
              DROP TABLE build_excerpts; DROP TABLE cluster_runs; DROP TABLE cluster_members; DROP TABLE cluster_daily;
              DROP TABLE documents; DROP TABLE cluster_failure_ids; DROP TABLE cluster_subpatterns; DROP TABLE ingest_sources;
+             DROP TABLE record_transitions; DROP TABLE record_links; DROP TABLE records;
              ALTER TABLE builds DROP COLUMN failed_tests; ALTER TABLE builds DROP COLUMN kettle;
              ALTER TABLE builds DROP COLUMN testgrid;
              DROP TABLE alert_outbox_items; DROP TABLE alert_outbox; DROP TABLE alerts; DROP TABLE alert_states;

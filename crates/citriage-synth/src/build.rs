@@ -137,6 +137,8 @@ pub struct JobOutput {
     pub flakes: Vec<Option<FlakeEntry>>,
     pub count: Counter,
     pub stats: JobStats,
+    /// Every build's start and final state.
+    pub runs: Vec<(i64, State)>,
 }
 
 enum Trig {
@@ -1178,7 +1180,8 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         stats,
         dashboards: dash,
     };
-    Ok(JobOutput { truth_lines, prowjobs, truth, flaky: flaky_truth, failures, flakes, count: sink.count, stats })
+    let runs = recs.iter().map(|r| (r.start, r.state)).collect();
+    Ok(JobOutput { truth_lines, prowjobs, truth, flaky: flaky_truth, failures, flakes, count: sink.count, stats, runs })
 }
 
 fn log_factor(r: &mut Rng) -> f64 {

@@ -67,6 +67,9 @@ pub enum Scenario {
     /// Weekly or run-if-changed job broken for long: failing_days is large
     /// although few builds failed.
     RareBroken,
+    /// A job of a planted fix story (`fixes.rs`): a pattern at a steady rate until a
+    /// fix merges (or whatever the fix).
+    PlantedFix,
 }
 
 /// A time window in which builds fail with `pattern` at `rate`.
@@ -683,7 +686,7 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
     let max_back = (hist_days - 3).max(32);
     let mut interval_mult = 1.0;
     match scenario {
-        Scenario::Healthy | Scenario::SinglePr => {}
+        Scenario::Healthy | Scenario::SinglePr | Scenario::PlantedFix => {}
         Scenario::Flaky => {
             flaky_n = r.range(1, 3) as usize;
             flaky_scale = 6.0;
@@ -881,6 +884,7 @@ fn describe(s: Scenario, p: &Pattern, broken: &[Broken]) -> String {
         Scenario::Recovered => format!("failed with {pat} for over 30 days, fixed three days ago"),
         Scenario::Crossing => format!("failing with {pat} for about 30 days: crosses the dashboard threshold"),
         Scenario::RareBroken => format!("rarely runs; failing with {pat} for long: failing_days overstates it"),
+        Scenario::PlantedFix => format!("planted fix story: {pat}"),
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod build;
 mod catalog;
+mod fixes;
 mod jobs;
 mod junit;
 mod kettle;
@@ -60,6 +61,10 @@ pub struct SynthParams {
     pub payloads: usize,
     /// Worker threads (0 = all cores). Does not change the output.
     pub threads: usize,
+    /// Plant the fix stories (`fixes` in the truth): three patterns, an issue and a
+    /// fix pull request each; one fix works, one does not, one fixes only master.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fix_stories: bool,
 }
 
 impl Default for SynthParams {
@@ -77,6 +82,7 @@ impl Default for SynthParams {
             prowjobs_hours: 48,
             payloads: 0,
             threads: 0,
+            fix_stories: false,
         })
     }
 }
@@ -105,6 +111,7 @@ impl SynthParams {
             prowjobs_hours: 48,
             payloads: 0,
             threads: 0,
+            fix_stories: false,
         };
         match name {
             "tiny" => Some(SynthParams {
@@ -175,6 +182,9 @@ impl SynthParams {
         }
         if self.payloads > 10_000 {
             return bad("payloads is limited to 10,000");
+        }
+        if self.fix_stories && self.days < fixes::MIN_DAYS {
+            return bad("the fix stories need at least 30 days of history");
         }
         Ok(())
     }
@@ -266,7 +276,7 @@ pub fn generate(
         flakes_from,
         gcs_root: "gcs/kubernetes-ci-logs",
     };
-    let plan = jobs::plan(&jobs::PlanParams {
+    let mut plan = jobs::plan(&jobs::PlanParams {
         seed: params.seed,
         jobs: params.jobs,
         builds_per_job: params.builds_per_job,
@@ -276,6 +286,9 @@ pub fn generate(
         tests_per_build: params.tests_per_build,
         dashboard_days: params.dashboard_days,
     });
+    let stories = if params.fix_stories { fixes::plan(params.seed, start_day, end_day, &plan) } else { Vec::new() };
+    plan.extend(stories.iter().flat_map(|s| s.jobs.iter().cloned()));
+    let mut story_runs = fixes::Runs::default();
 
     let mut pool_builder = rayon::ThreadPoolBuilder::new();
     if params.threads > 0 {
@@ -312,6 +325,7 @@ pub fn generate(
         for o in outputs {
             let o = o?;
             builds_jsonl.put(&o.truth_lines)?;
+            story_runs.collect(&stories, &o.truth.name, &o.runs, &o.truth_lines);
             for item in &o.prowjobs {
                 if !first_item {
                     prowjobs.put(b",")?;
@@ -388,6 +402,7 @@ pub fn generate(
     });
     // Dashboards.
     let mut sink = out::Sink::new(out_dir);
+    let fix_truth = if stories.is_empty() { None } else { Some(fixes::finish(&stories, &story_runs, &mut sink)?) };
     let mut dashboard_files = Vec::new();
     for (i, s) in snapshots.iter().enumerate() {
         let date = Day(s.day).to_string();
@@ -437,6 +452,7 @@ pub fn generate(
         flaky_truths,
         dashboard_files,
         payload_truth,
+        fix_truth,
     );
     let bytes = truth::to_bytes(&index);
     sink.write("truth.json", &bytes)?;

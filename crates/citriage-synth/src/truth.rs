@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::build::{FlakyTruth, JobTruth};
 use crate::catalog::{Class, FLAKY, PATTERNS};
+use crate::fixes::StoryTruth;
 use crate::payload::PayloadTruth;
 use crate::{time, Summary, SynthParams};
 
@@ -70,6 +71,9 @@ pub struct Index {
     flaky_tests: Vec<FlakyTruth>,
     dashboards: Vec<DashboardFile>,
     payloads: Option<PayloadTruth>,
+    /// The planted fix stories (with `fix_stories`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixes: Option<Vec<StoryTruth>>,
 }
 
 impl Index {
@@ -84,6 +88,7 @@ impl Index {
         flaky_tests: Vec<FlakyTruth>,
         dashboards: Vec<DashboardFile>,
         payloads: Option<PayloadTruth>,
+        fixes: Option<Vec<StoryTruth>>,
     ) -> Index {
         let mut patterns: Vec<PatternTruth> = PATTERNS
             .iter()
@@ -135,6 +140,7 @@ impl Index {
             flaky_tests,
             dashboards,
             payloads,
+            fixes,
         }
     }
 }

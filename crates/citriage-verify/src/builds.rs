@@ -5,9 +5,9 @@
 //! stored result. A job the ledger does not know is a finding only when the ledger
 //! covers that job's bucket.
 
+use crate::outcome::{ClaimRecord, Ctx, Stats, Verdict};
 use crate::prose::{self, TokKind};
 use crate::report::{Report, ReportFormat};
-use crate::rules::{ClaimRecord, Ctx, Stats, Verdict};
 use citriage_model::Evidence;
 use regex::Regex;
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,7 @@
 //! Verifying triage reports against the runbook: code evidence from local checkouts
-//! (`code`), a Markdown report parser (`report`), the checks (`rules`) and their
-//! rendering (`render`), and the investigation briefs that continue from
+//! (`code`), a Markdown report parser (`report`), the checks (`rules`, with `builds`, `content`,
+//! `refcheck` and `wording`), what they say (`outcome`: findings, claims and verdicts,
+//! below every check module) and its rendering (`render`), and the investigation briefs that continue from
 //! verified facts (`brief`). PR/issue state comes from `citriage-github` through its
 //! `RefResolver` trait; build URLs through [`rules::BuildUrlResolver`]; `path:line`
 //! through [`code::CodeResolver`].
@@ -10,12 +11,15 @@ pub mod builds;
 pub mod claims;
 pub mod code;
 pub mod content;
+pub mod outcome;
 pub mod prose;
 pub mod refcheck;
 pub mod render;
 pub mod report;
 pub mod rules;
+pub mod tense;
 pub mod wording;
+pub mod xref;
 
 pub use code::{
     Checkout, Checkouts, CodeAnswer, CodeError, CodeResolver, CommitAnswer, FileAnswer, FileText, Git, NoCode,

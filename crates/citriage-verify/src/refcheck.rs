@@ -7,9 +7,9 @@
 //! state as read. What cannot be established is "unchecked", never false.
 
 use crate::claims::{line_claims, Claimed, LineContext, StateClaim};
+use crate::outcome::{ClaimRecord, Ctx, Verdict};
 use crate::prose::Modality;
 use crate::report::Report;
-use crate::rules::{ClaimRecord, Ctx, Verdict};
 use citriage_github::{
     replay_timeline, FoundRef, IssueRef, IssueStatus, PrStatus, RefResolver, RefState, TimelineEvent,
 };

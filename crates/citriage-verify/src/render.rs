@@ -3,7 +3,7 @@
 //! the claims by kind and verdict, each rule's outcome and the figures; and JSON,
 //! which also lists every claim with its verdict and evidence for other tools.
 
-use crate::rules::{rule_info, CheckStatus, Severity, Verdict, Verification, RULES};
+use crate::outcome::{rule_info, CheckStatus, Severity, Verdict, Verification, RULES};
 use std::collections::BTreeMap;
 
 fn cell(s: &str) -> String {

@@ -31,7 +31,7 @@ fn bad_snapshots_exit_2_name_the_field_and_store_nothing() {
     assert_eq!(stored(&db), 1);
     let cases: &[(&str, &str, &str)] = &[
         ("not-object", "[1, 2]", "expected a JSON object"),
-        ("wrong-type", r#"{"ci-a": {"failing_days": "40"}}"#, r#"job "ci-a", field "failing_days""#),
+        ("wrong-type", r#"{"ci-a": {"failing_days": "forty"}}"#, r#"job "ci-a", field "failing_days""#),
         (
             "negative",
             r#"{"ci-b": {"failing_days": -1}}"#,
