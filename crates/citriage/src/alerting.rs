@@ -9,7 +9,7 @@ use citriage_alerts::observe::FailingRun;
 use citriage_alerts::route::Routes;
 use citriage_alerts::{
     evaluate, Alert, AlertKind, Change, JobRuns, Observation, PatternDay, PatternSeries, PayloadOutcome, PayloadPhase,
-    RecordTransition, Rules, Run, RunResult, State, StateKey,
+    RecordState, RecordTransition, Rules, Run, RunResult, State, StateKey,
 };
 use citriage_model::time::DAY;
 use citriage_model::{Day, Evidence, EvidenceKind};
@@ -162,9 +162,55 @@ fn payloads(store: &Store, as_of: i64) -> Result<Vec<PayloadOutcome>, Failure> {
 }
 
 /// Triage records' transitions into the states that alert (failed after fix, fix
-/// confirmed). The store keeps no triage records yet: none.
-fn record_transitions(_store: &Store, _as_of: i64) -> Result<Vec<RecordTransition>, Failure> {
-    Ok(Vec::new())
+/// confirmed) whose evidence time falls in the window: read from the records' history,
+/// never derived again. Each names the record's merged fix (its first merged pull
+/// request still linked) and cites the evidence the transition rests on.
+fn record_transitions(store: &Store, s: &Setup, as_of: i64) -> Result<Vec<RecordTransition>, Failure> {
+    let since = as_of - s.window_days * DAY;
+    let mut out = Vec::new();
+    for t in store.record_history(0)? {
+        let state = match t.to.as_str() {
+            "failed-after-fix" => RecordState::FailedAfterFix,
+            "fix-confirmed" => RecordState::FixConfirmed,
+            _ => continue,
+        };
+        if t.at <= since || t.at > as_of {
+            continue;
+        }
+        let Some(record) = store.record(&t.subject)? else { continue };
+        let owner = match record.kind.as_str() {
+            "pattern" => {
+                store.cluster(&record.profile, &record.key)?.map(|c| citriage_model::owner::canonical(&c.owner))
+            }
+            "job" => Some(s.owner_of(&record.key)),
+            _ => None,
+        }
+        .unwrap_or_default();
+        let mut merged: Vec<_> = store
+            .record_links(&t.subject)?
+            .into_iter()
+            .filter(|l| l.active() && l.facts.ref_state == "merged")
+            .collect();
+        merged.sort_by_key(|l| (l.facts.merged_at, l.reference.clone()));
+        let mut evidence = Vec::new();
+        for id in &t.evidence {
+            if let Some(e) = store.evidence(id)? {
+                evidence.push(e.evidence);
+            }
+        }
+        out.push(RecordTransition {
+            record: t.subject.clone(),
+            subject: record.key.clone(),
+            owner,
+            state,
+            at: t.at,
+            summary: t.reason.clone(),
+            fix: merged.first().map(|l| l.reference.clone()),
+            runs: Vec::new(),
+            evidence,
+        });
+    }
+    Ok(out)
 }
 
 /// The instant a turn describes: the end of the newest finished build (robust to a
@@ -187,7 +233,7 @@ pub fn observe(store: &Store, s: &Setup, as_of: Option<i64>) -> Result<Observati
         patterns: patterns(store, s)?,
         flaky: BTreeSet::new(),
         payloads: payloads(store, as_of)?,
-        records: record_transitions(store, as_of)?,
+        records: record_transitions(store, s, as_of)?,
     })
 }
 
