@@ -41,7 +41,7 @@ fn build(job: &str, n: i64, result: &str) -> BuildRecord {
 }
 
 fn setup() -> Setup {
-    let dests = vec!["node-hook".to_string()];
+    let dests = ["node-hook".to_string()];
     Setup {
         routes: Routes::new([("sig-node", &dests[..])], Vec::<String>::new()),
         owners: vec![("sig-node".into(), regex::Regex::new("^ci-node-").unwrap())],
