@@ -124,7 +124,7 @@ impl AlertsConfig {
     pub fn backoff(&self) -> Backoff {
         Backoff {
             first: seconds("", &self.backoff).unwrap_or(30),
-            max: seconds("", &self.backoff_max).unwrap_or(3_600),
+            max: seconds("", &self.backoff_max).unwrap_or(citriage_model::time::HOUR),
         }
     }
 

@@ -1,4 +1,5 @@
-//! Ingestion of Prow build artifacts into the store: discover a job's builds (periodic
+//! Ingestion of Prow build artifacts into the store (and of TestGrid's tables,
+//! [`testgrid`]): discover a job's builds (periodic
 //! `logs/<job>/`, presubmit `pr-logs/directory/<job>/` pointers), read each build's
 //! `started.json`, `finished.json`, `prowjob.json` and JUnit files through an
 //! [`ArtifactSource`], and write one transaction per build. Builds already stored
@@ -16,6 +17,7 @@
 //! build's problem), so no half-read file is ever stored.
 
 pub mod excerpts;
+pub mod testgrid;
 
 use citriage_formats::junit::{self, Status};
 use citriage_formats::prow::{self, ProwJob};
@@ -735,7 +737,8 @@ pub fn ingest_jobs(
                 }
                 match r {
                     Ok(b) => {
-                        store.put_build(&b)?;
+                        // One row per build: TestGrid's earlier reading of it is kept and compared.
+                        store.put_build_merging(&b, &mut |b, stored| testgrid::merge_gcs(b, stored))?;
                         summary.builds_stored += 1;
                         summary.complete_stored += usize::from(b.complete);
                         summary.tests_stored += b.tests.len();

@@ -3,6 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The Prow (Spyglass) page of the build stored at `path` (`logs/<job>/<id>`) in
+/// `bucket`: every page citriage links a build to, and the locator its evidence names.
+pub fn prow_url(bucket: &str, path: &str) -> String {
+    format!("https://prow.k8s.io/view/gs/{bucket}/{path}")
+}
+
 /// One test case of a build, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredTest {
@@ -95,6 +101,28 @@ impl TestgridPlace {
     pub fn is_release_blocking(&self) -> bool {
         self.dashboards.iter().any(|d| d.starts_with("sig-release-") && d.ends_with("-blocking"))
     }
+}
+
+/// What a TestGrid tab showed of a build, kept on the build's row when the build's
+/// fields come from another source (GCS), so the two readings can be compared each
+/// time either is read again; and on a build only TestGrid has, as where it came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestgridFacts {
+    pub dashboard: String,
+    pub tab: String,
+    /// The result its `Overall` row gives (`SUCCESS`, `FAILURE`, `ERROR`, `ABORTED`),
+    /// `None` while running or when it gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// The column's start (Unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<i64>,
+    /// The column's `Commit` custom column (TestGrid keeps 9 characters of a version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Rows with a result in the column, and those failing (the `Overall` row aside).
+    pub tests: u64,
+    pub failed: u64,
 }
 
 /// The fields of kettle's row for a build that citriage reads differently.

@@ -11,6 +11,7 @@ pub mod artifacts;
 pub mod deck;
 pub mod http;
 pub mod paths;
+pub mod testgrid;
 
 use http::{read_counted, read_counted_carrying, BodyStream, HttpClient, HttpError, ReadLimit};
 pub use http::{Body, HttpOptions};

@@ -62,7 +62,8 @@ const CANONICAL: &[(&str, &str)] = &[
     (
         "builds",
         "SELECT bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started, finished,
-            duration, result, state, executor, origin, problems, complete, skipped_tests, failed_tests, kettle, testgrid
+            duration, result, state, executor, origin, problems, complete, skipped_tests, failed_tests, kettle, testgrid,
+            sources
          FROM builds ORDER BY bucket, path",
     ),
     ("strings", "SELECT text FROM strings ORDER BY text"),
@@ -111,6 +112,12 @@ const CANONICAL: &[(&str, &str)] = &[
         "cluster_daily",
         "SELECT profile, stable_id, day, job, test, failures FROM cluster_daily
          ORDER BY profile, stable_id, day, job, test",
+    ),
+    // Read times describe the reader, not the content.
+    (
+        "testgrid_tabs",
+        "SELECT dashboard, tab, test_group, query, bucket, job, meta, columns, rows, status_counts, sha256
+         FROM testgrid_tabs ORDER BY dashboard, tab",
     ),
     ("documents", "SELECT kind, key, media_type, title, as_of, body, sha256 FROM documents ORDER BY kind, key, media_type"),
     // Operational status only: which sources are configured. Times, leases and

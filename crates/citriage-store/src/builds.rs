@@ -16,11 +16,11 @@ use crate::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-pub use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest};
+pub use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest, TestgridFacts};
 
 const BUILD_COLUMNS: &str =
     "id, bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started,
-    finished, duration, result, state, executor, origin, problems, complete, skipped_tests, kettle, testgrid";
+    finished, duration, result, state, executor, origin, problems, complete, skipped_tests, kettle, testgrid, sources";
 
 /// Builds in the order every listing uses (a build without a start time first, as
 /// SQLite sorts NULL; PostgreSQL is told so).
@@ -76,6 +76,45 @@ fn build_from_row(r: &Row<'_>) -> Result<(i64, BuildRecord, i64), DbError> {
         },
         r.i64(20)?,
     ))
+}
+
+/// The other sources' facts kept on a build's row (`sources`), as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Sources {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    testgrid: Option<TestgridFacts>,
+}
+
+/// The `sources` column of a row read with [`BUILD_COLUMNS`].
+pub(crate) fn testgrid_of_row(r: &Row<'_>) -> Result<Option<TestgridFacts>, DbError> {
+    Ok(r.opt_str(23)?.and_then(|s| serde_json::from_str::<Sources>(s).ok()).and_then(|s| s.testgrid))
+}
+
+/// The `sources` column's value for these facts.
+pub(crate) fn sources_json(testgrid: Option<&TestgridFacts>) -> Option<String> {
+    testgrid.and_then(|t| serde_json::to_string(&Sources { testgrid: Some(t.clone()) }).ok())
+}
+
+/// A stored build's row as a merge sees it: the build without tests, artifacts or
+/// excerpts, and what TestGrid showed of it when that is kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredBuildHead {
+    pub record: BuildRecord,
+    pub testgrid: Option<TestgridFacts>,
+}
+
+/// What to write for a build, decided from what is stored under its bucket and path
+/// ([`Store::put_build_merging`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BuildWrite {
+    /// The build handed in, replacing any stored copy (tests and all), with these
+    /// problems added and these TestGrid facts kept.
+    Incoming { extra_problems: Vec<String>, testgrid: Option<TestgridFacts> },
+    /// The stored build's tests, artifacts and excerpts kept; its fields replaced by
+    /// these (`head`'s tests, artifacts and excerpts are not read).
+    StoredWith { head: Box<BuildRecord>, testgrid: Option<TestgridFacts> },
+    /// Nothing to write.
+    Unchanged,
 }
 
 /// A stored build as [`Store::build_index`] lists it.
@@ -149,9 +188,18 @@ fn intern(
     Ok(())
 }
 
+/// The build fields a row gets besides the build's own: problems added by a merge,
+/// and the other sources' facts.
+#[derive(Default)]
+pub(crate) struct RowExtras<'a> {
+    pub extra_problems: &'a [String],
+    pub testgrid: Option<&'a TestgridFacts>,
+}
+
 fn put_build_tx(
     tx: &mut Tx<'_>,
     b: &BuildRecord,
+    extras: &RowExtras<'_>,
     ids: &mut HashMap<String, i64>,
     added: &mut Vec<String>,
 ) -> Result<i64, DbError> {
@@ -165,15 +213,16 @@ fn put_build_tx(
     tx.exec("DELETE FROM builds WHERE bucket = ?1 AND path = ?2", vals![&b.bucket, &b.path])?;
     let skipped = b.tests.iter().filter(|t| t.status == "skipped").count() as i64;
     let failed = b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").count() as i64;
-    let problems = serde_json::to_string(&b.problems).unwrap_or_else(|_| "[]".into());
+    let problems = problems_json(b, extras.extra_problems);
     let kettle = b.kettle.as_ref().and_then(|k| serde_json::to_string(k).ok());
     let testgrid = b.testgrid.as_ref().and_then(|t| serde_json::to_string(t).ok());
+    let sources = sources_json(extras.testgrid);
     let id = tx.int(
         "INSERT INTO builds (bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos,
             started, finished, duration, result, state, executor, origin, problems, complete, skipped_tests,
-            failed_tests, kettle, testgrid)
+            failed_tests, kettle, testgrid, sources)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            ?23)
+            ?23, ?24)
          RETURNING id",
         vals![
             &b.bucket,
@@ -198,7 +247,8 @@ fn put_build_tx(
             skipped,
             failed,
             &kettle,
-            &testgrid
+            &testgrid,
+            &sources
         ],
     )?;
     let kept: Vec<&StoredTest> = b.tests.iter().filter(|t| t.status != "skipped").collect();
@@ -277,8 +327,122 @@ fn put_build_tx(
     Ok(id)
 }
 
+/// The problems column: the build's problems, then those a merge adds.
+fn problems_json(b: &BuildRecord, extra: &[String]) -> String {
+    let all: Vec<&String> = b.problems.iter().chain(extra).collect();
+    serde_json::to_string(&all).unwrap_or_else(|_| "[]".into())
+}
+
+/// Replaces a stored build's fields, keeping its tests, artifacts and excerpts (and
+/// the counts of its tests).
+fn put_build_head_tx(
+    tx: &mut Tx<'_>,
+    id: i64,
+    b: &BuildRecord,
+    testgrid: Option<&TestgridFacts>,
+) -> Result<(), DbError> {
+    let problems = problems_json(b, &[]);
+    let kettle = b.kettle.as_ref().and_then(|k| serde_json::to_string(k).ok());
+    let place = b.testgrid.as_ref().and_then(|t| serde_json::to_string(t).ok());
+    let sources = sources_json(testgrid);
+    tx.exec(
+        "UPDATE builds SET job = ?2, build_id = ?3, kind = ?4, pr = ?5, commit_sha = ?6, repo_commit = ?7,
+            repo_version = ?8, repos = ?9, started = ?10, finished = ?11, duration = ?12, result = ?13, state = ?14,
+            executor = ?15, origin = ?16, problems = ?17, complete = ?18, kettle = ?19, testgrid = ?20, sources = ?21
+         WHERE id = ?1",
+        vals![
+            id,
+            &b.job,
+            &b.build_id,
+            &b.kind,
+            b.pr.map(|p| p as i64),
+            &b.commit_sha,
+            &b.repo_commit,
+            &b.repo_version,
+            &b.repos,
+            b.started,
+            b.finished,
+            b.duration,
+            &b.result,
+            &b.state,
+            &b.executor,
+            &b.origin,
+            problems.as_str(),
+            b.complete,
+            &kettle,
+            &place,
+            &sources
+        ],
+    )?;
+    Ok(())
+}
+
+/// The stored row of a bucket and path, as a merge sees it, with its row id.
+fn stored_head_tx(tx: &mut Tx<'_>, bucket: &str, path: &str) -> Result<Option<(i64, StoredBuildHead)>, DbError> {
+    tx.opt(&format!("SELECT {BUILD_COLUMNS} FROM builds WHERE bucket = ?1 AND path = ?2"), vals![bucket, path], |r| {
+        let (id, record, _) = build_from_row(r)?;
+        Ok((id, StoredBuildHead { record, testgrid: testgrid_of_row(r)? }))
+    })
+}
+
+/// The stored row of a build: the row of its bucket and path, else the one row of its
+/// bucket with the same job and build id under another path (a presubmit TestGrid
+/// lists by `pr-logs/directory/`, stored from GCS under `pr-logs/pull/`, or the other
+/// way round). Several such rows: none is taken.
+fn stored_build_tx(tx: &mut Tx<'_>, b: &BuildRecord) -> Result<Option<(i64, StoredBuildHead)>, DbError> {
+    if let Some(found) = stored_head_tx(tx, &b.bucket, &b.path)? {
+        return Ok(Some(found));
+    }
+    let mut same = tx.rows(
+        &format!("SELECT {BUILD_COLUMNS} FROM builds WHERE bucket = ?1 AND job = ?2 AND build_id = ?3 ORDER BY path"),
+        vals![&b.bucket, &b.job, &b.build_id],
+        |r| {
+            let (id, record, _) = build_from_row(r)?;
+            Ok((id, StoredBuildHead { record, testgrid: testgrid_of_row(r)? }))
+        },
+    )?;
+    Ok(if same.len() == 1 { same.pop() } else { None })
+}
+
+/// Writes one build merged with what is stored, in the caller's transaction: the
+/// writers of this build take turns, the stored row is read, `merge` decides. Returns
+/// the row id, `None` when nothing was written.
+pub(crate) fn put_merging_tx(
+    tx: &mut Tx<'_>,
+    b: &BuildRecord,
+    merge: &mut dyn FnMut(&BuildRecord, Option<&StoredBuildHead>) -> BuildWrite,
+    ids: &mut HashMap<String, i64>,
+    added: &mut Vec<String>,
+) -> Result<Option<i64>, DbError> {
+    tx.take_turns(&format!(
+        "build
+{}
+{}",
+        b.bucket, b.path
+    ))?;
+    tx.take_turns(&format!("build id\n{}\n{}\n{}", b.bucket, b.job, b.build_id))?;
+    let stored = stored_build_tx(tx, b)?;
+    match merge(b, stored.as_ref().map(|(_, h)| h)) {
+        BuildWrite::Unchanged => Ok(None),
+        BuildWrite::Incoming { extra_problems, testgrid } => {
+            // The same build stored under another path is replaced too.
+            if let Some((id, h)) = &stored {
+                if h.record.path != b.path {
+                    tx.exec("DELETE FROM builds WHERE id = ?1", vals![*id])?;
+                }
+            }
+            let extras = RowExtras { extra_problems: &extra_problems, testgrid: testgrid.as_ref() };
+            put_build_tx(tx, b, &extras, ids, added).map(Some)
+        }
+        BuildWrite::StoredWith { head, testgrid } => match stored {
+            Some((id, _)) => put_build_head_tx(tx, id, &head, testgrid.as_ref()).map(|()| Some(id)),
+            None => Err(DbError::Msg(format!("no stored build {} {} to keep the tests of", b.bucket, b.path))),
+        },
+    }
+}
+
 impl Store {
-    fn ensure_string_ids(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn ensure_string_ids(&mut self) -> Result<(), StoreError> {
         if self.string_ids.is_none() {
             let mut m = HashMap::new();
             self.conn
@@ -336,7 +500,7 @@ impl Store {
         let mut ids = self.string_ids.take().unwrap_or_default();
         let mut added: Vec<String> = Vec::new();
         let result = self.conn.write(&mut |tx| {
-            let r = put_build_tx(tx, b, &mut ids, &mut added);
+            let r = put_build_tx(tx, b, &RowExtras::default(), &mut ids, &mut added);
             if r.is_err() {
                 // Rolled back: forget the ids this attempt learnt.
                 for t in added.drain(..) {
@@ -349,12 +513,47 @@ impl Store {
         result.map_err(|e| self.err(e))
     }
 
-    /// True when a complete copy of the build is stored (re-fetching can be skipped).
+    /// Writes one build merged with what is stored under its bucket and path, in one
+    /// transaction: `merge` sees the stored row (if any) and decides what is written
+    /// ([`BuildWrite`]). Returns the row id, `None` when nothing was written.
+    pub fn put_build_merging(
+        &mut self,
+        b: &BuildRecord,
+        merge: &mut dyn FnMut(&BuildRecord, Option<&StoredBuildHead>) -> BuildWrite,
+    ) -> Result<Option<i64>, StoreError> {
+        self.ensure_string_ids()?;
+        let mut ids = self.string_ids.take().unwrap_or_default();
+        let mut added: Vec<String> = Vec::new();
+        let result = self.conn.write(&mut |tx| {
+            let r = put_merging_tx(tx, b, merge, &mut ids, &mut added);
+            if r.is_err() {
+                for t in added.drain(..) {
+                    ids.remove(&t);
+                }
+            }
+            r
+        });
+        self.string_ids = Some(ids);
+        result.map_err(|e| self.err(e))
+    }
+
+    /// The stored row of a bucket and path as a merge sees it (tests not read).
+    pub fn build_head(&self, bucket: &str, path: &str) -> Result<Option<StoredBuildHead>, StoreError> {
+        self.conn.read(&mut |tx| stored_head_tx(tx, bucket, path).map(|h| h.map(|(_, h)| h))).map_err(|e| self.err(e))
+    }
+
+    /// True when a complete copy of the build read from its own artifacts is stored
+    /// (re-fetching can be skipped); a build only TestGrid has shown is not, so the
+    /// build's artifacts are still read.
     pub fn has_complete_build(&self, bucket: &str, path: &str) -> Result<bool, StoreError> {
         let v = self
             .conn
             .reader()
-            .opt("SELECT complete FROM builds WHERE bucket = ?1 AND path = ?2", vals![bucket, path], |r| r.i64(0))
+            .opt(
+                "SELECT complete FROM builds WHERE bucket = ?1 AND path = ?2 AND origin <> 'testgrid'",
+                vals![bucket, path],
+                |r| r.i64(0),
+            )
             .map_err(|e| self.err(e))?;
         Ok(v == Some(1))
     }
@@ -527,7 +726,7 @@ impl Store {
             .reader()
             .rows(&format!("SELECT {BUILD_COLUMNS}, failed_tests FROM builds ORDER BY {BUILD_ORDER}"), &[], |r| {
                 let (id, record, _) = build_from_row(r)?;
-                Ok(IndexedBuild { id, record, failed_tests: r.i64(23)?.max(0) as u32 })
+                Ok(IndexedBuild { id, record, failed_tests: r.i64(24)?.max(0) as u32 })
             })
             .map_err(|e| self.err(e))
     }

@@ -28,12 +28,14 @@ mod pg;
 pub mod pg_cluster;
 mod records;
 mod schema;
+mod testgrid;
+mod value;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
 pub use alerts::{
     AlertStates, AlertTurn, ClaimedMessage, FailedAttempt, NewAlert, NewDelivery, OutboxRow, OutboxState, StoredAlert,
     TurnWritten,
 };
-pub use builds::{BuildRecord, IndexedBuild, LogExcerpt, StoredTest};
+pub use builds::{BuildRecord, BuildWrite, IndexedBuild, LogExcerpt, StoredBuildHead, StoredTest, TestgridFacts};
 pub use clusters::{
     ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
 };
@@ -47,6 +49,7 @@ pub use records::{
     StoredTransition, Subject, RECORD_STATES,
 };
 pub use schema::SCHEMA_VERSION;
+pub use testgrid::{TabWritten, TestgridTab};
 
 /// Store errors; the message names the store (a PostgreSQL URL without its password).
 #[derive(Debug, thiserror::Error)]

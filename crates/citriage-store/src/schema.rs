@@ -334,6 +334,26 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (message, destination, alert),
         FOREIGN KEY (message, destination) REFERENCES alert_outbox (message, destination) ON DELETE CASCADE
     ) WITHOUT ROWID;",
+    // 14: TestGrid as a source. On a build's row, what the sources other than its
+    // origin showed of it (JSON: TestGrid's facts of a build GCS also has, or of a build
+    // only TestGrid has), NULL when its origin is all; and the TestGrid tabs read, with
+    // their metadata (links, alert settings) and what they held.
+    "ALTER TABLE builds ADD COLUMN sources TEXT;
+    CREATE TABLE testgrid_tabs (
+        dashboard TEXT NOT NULL,
+        tab TEXT NOT NULL,
+        test_group TEXT,
+        query TEXT,
+        bucket TEXT NOT NULL,
+        job TEXT NOT NULL,
+        meta TEXT NOT NULL,
+        columns INTEGER NOT NULL,
+        rows INTEGER NOT NULL,
+        status_counts TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        read_at INTEGER NOT NULL,
+        PRIMARY KEY (dashboard, tab)
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

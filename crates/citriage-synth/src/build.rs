@@ -19,6 +19,7 @@ use crate::prow::{self, HistoryEntry, JobDoc, Pull, Refs, State};
 use crate::repos::{self, BranchCursor, PullRequest};
 use crate::rng::{fake_sha, hash_parts, Rng};
 use crate::suites::{self, TestDef};
+use crate::testgrid;
 use crate::text::Vars;
 use citriage_model::time::{self, DAY, HOUR, MINUTE};
 
@@ -139,6 +140,8 @@ pub struct JobOutput {
     pub stats: JobStats,
     /// Every build's start and final state.
     pub runs: Vec<(i64, State)>,
+    /// The job's tabs on TestGrid (dashboard, tab) with each tab's summary entry.
+    pub testgrid: Vec<(String, String, serde_json::Value)>,
 }
 
 enum Trig {
@@ -513,6 +516,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         pool.push(Some(s));
     }
     let mut last_id = 0u64;
+    let mut tg_columns: Vec<testgrid::Column> = Vec::new();
     while let Some(Reverse((_, si))) = heap.pop() {
         let Some(slot) = pool.get_mut(si).and_then(Option::take) else {
             continue;
@@ -936,6 +940,9 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 format!("gs://{}/{}", job.bucket, gcs_rel).as_bytes(),
             )?;
         }
+        if state == State::Pending {
+            tg_columns.push(testgrid::running_column(&idstr, slot.start, &repo_commit));
+        }
         if state != State::Pending {
             // JUnit.
             let files = compose_junit(
@@ -951,6 +958,15 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 end,
                 &mut br,
             );
+            if state != State::Pending {
+                tg_columns.push(testgrid::finished_column(
+                    &idstr,
+                    slot.start,
+                    &repo_commit,
+                    &files,
+                    state == State::Success,
+                ));
+            }
             for f in files {
                 let (bytes, mut fl, kt) = junit::render(&f);
                 if !junit::kettle_reads(&f.rel) {
@@ -1134,6 +1150,18 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
     }
     write_history(sink, job, &history_prefix, &with_gcs)?;
 
+    // The job's tabs on TestGrid.
+    let mut tabs = Vec::new();
+    if let Some((dashboards, tab)) = prow::testgrid_of(&job.name).filter(|_| !tg_columns.is_empty()) {
+        let tab = tab.unwrap_or_else(|| job.name.clone());
+        let query = format!("{}/{}", job.bucket, history_prefix);
+        let table = testgrid::table_json(&query, &job.name.replace(['-', '.'], ""), &tg_columns);
+        for d in dashboards.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+            sink.write(&format!("testgrid/{d}/table/{tab}"), &table)?;
+            tabs.push((d.to_string(), tab.clone(), testgrid::summary_entry(&tg_columns)));
+        }
+    }
+
     // Dashboards for each snapshot.
     let failures: Vec<Option<i64>> = ctx.snapshots.iter().map(|s| kettle::failures_entry(&rows, *s)).collect();
     let flakes: Vec<Option<FlakeEntry>> =
@@ -1181,7 +1209,18 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         dashboards: dash,
     };
     let runs = recs.iter().map(|r| (r.start, r.state)).collect();
-    Ok(JobOutput { truth_lines, prowjobs, truth, flaky: flaky_truth, failures, flakes, count: sink.count, stats, runs })
+    Ok(JobOutput {
+        truth_lines,
+        prowjobs,
+        truth,
+        flaky: flaky_truth,
+        failures,
+        flakes,
+        count: sink.count,
+        stats,
+        runs,
+        testgrid: tabs,
+    })
 }
 
 fn log_factor(r: &mut Rng) -> f64 {

@@ -899,3 +899,97 @@ fn junit_variants_are_present() {
     let malformed = junits.iter().filter(|f| kettle_junit(&read(f)).is_none()).count();
     assert_eq!(truncated, malformed, "every malformed file is a planted truncation");
 }
+
+/// Every TestGrid table lists its job's build folders (newest first, started.json's
+/// time), its Overall row says what finished.json says (`passed`; RUNNING without
+/// one), its run-length encoding covers every column, and each dashboard's summary
+/// names the tabs written for it.
+#[test]
+fn testgrid_tables_show_the_builds_of_their_job() {
+    let root = &world().root;
+    let tg = root.join("testgrid");
+    let mut dashboards: Vec<PathBuf> = fs::read_dir(&tg).expect("testgrid/").flatten().map(|e| e.path()).collect();
+    dashboards.sort();
+    assert!(dashboards.len() >= 3, "{dashboards:?}");
+    let mut tables = 0;
+    for d in &dashboards {
+        let summary = json(&d.join("summary"));
+        let mut tabs: Vec<String> = fs::read_dir(d.join("table"))
+            .expect("table/")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
+        tabs.sort();
+        let listed: Vec<String> = summary.as_object().expect("summary").keys().cloned().collect();
+        assert_eq!(listed, tabs, "{}", d.display());
+        for tab in tabs {
+            tables += 1;
+            let t = json(&d.join("table").join(&tab));
+            let query = t["query"].as_str().expect("query");
+            let folder = root.join("gcs").join(query);
+            let ids: Vec<&str> = t["changelists"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+            let columns = ids.len();
+            // Every build folder of the job (a presubmit's through its pointers) is a column.
+            let folders = fs::read_dir(&folder)
+                .unwrap()
+                .flatten()
+                .filter(|e| {
+                    let n = e.file_name().to_string_lossy().to_string();
+                    n != "latest-build.txt" && (e.path().is_dir() || n.ends_with(".txt"))
+                })
+                .count();
+            assert_eq!(folders, columns, "{tab}: every build folder is a column");
+            for row in t["tests"].as_array().unwrap() {
+                let n: u64 = row["statuses"].as_array().unwrap().iter().map(|r| r["count"].as_u64().unwrap()).sum();
+                assert_eq!(n as usize, columns, "{tab} {}", row["name"]);
+            }
+            let overall = &t["tests"][0];
+            assert_eq!(overall["name"], "Overall");
+            let mut cells = Vec::new();
+            for r in overall["statuses"].as_array().unwrap() {
+                for _ in 0..r["count"].as_u64().unwrap() {
+                    cells.push(r["value"].as_u64().unwrap());
+                }
+            }
+            let mut last = i64::MAX;
+            for (i, id) in ids.iter().enumerate() {
+                // The build folder: logs/<job>/<id>, or where a presubmit's pointer leads.
+                let dir = if query.contains("/pr-logs/directory/") {
+                    let target = String::from_utf8(read(&folder.join(format!("{id}.txt")))).unwrap();
+                    let rel = target.trim().strip_prefix("gs://").unwrap().to_string();
+                    root.join("gcs").join(rel)
+                } else {
+                    folder.join(id)
+                };
+                let started = json(&dir.join("started.json"))["timestamp"].as_i64().unwrap();
+                assert_eq!(t["timestamps"][i].as_i64(), Some(started * 1000), "{tab} {id}");
+                assert!(started <= last, "{tab}: newest first");
+                last = started;
+                let fin = dir.join("finished.json");
+                let want = if fin.exists() {
+                    if json(&fin)["passed"] == true {
+                        1
+                    } else {
+                        12
+                    }
+                } else {
+                    4
+                };
+                // A truncated JUnit upload makes TestGrid fail the build whatever finished.json says.
+                let malformed = overall["messages"]
+                    .as_array()
+                    .and_then(|m| {
+                        let filled: Vec<usize> = (0..columns).filter(|c| cells[*c] != 0).collect();
+                        filled.iter().position(|c| *c == i).and_then(|k| m.get(k)).and_then(Value::as_str)
+                    })
+                    .is_some_and(|m| m.starts_with("Malformed artifacts"));
+                if !malformed {
+                    assert_eq!(cells[i], want, "{tab} build {id}");
+                } else {
+                    assert_eq!(cells[i], 12, "{tab} build {id}");
+                }
+            }
+        }
+    }
+    assert!(tables >= 20, "{tables} tables");
+}

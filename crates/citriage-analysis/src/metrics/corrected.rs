@@ -8,6 +8,7 @@ use super::pfs::{self, Run};
 use super::{kettle, DAY};
 use crate::severity::{self, Severity};
 use citriage_model::build::BuildRecord;
+use citriage_model::number::round3;
 use citriage_model::Day;
 use citriage_patterns::normalize::{normalize, Profile};
 use citriage_patterns::signatures::{Catalogue, FailureClass};
@@ -84,7 +85,7 @@ impl Settings {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flag {
     /// `few-runs`, `stale`, `only-errors`, `always-failing-scored-consistent`,
-    /// `contradicted-rating`, `state-error-builds`, `single-pr`.
+    /// `contradicted-rating`, `state-error-builds`, `single-pr`, `testgrid-only`.
     pub kind: String,
     pub detail: String,
 }
@@ -287,7 +288,9 @@ fn figures_for(
     let mut commits: BTreeMap<Option<&str>, (u64, u64)> = BTreeMap::new();
     for b in &window {
         if let Some(r) = b.result.as_deref() {
-            if b.origin != "gcs" {
+            // Builds read from their artifacts or shown by TestGrid (Prow's records of
+            // builds that never ran have no commit to speak of).
+            if !matches!(b.origin.as_str(), "gcs" | "testgrid") {
                 continue;
             }
             let e = commits.entry(b.commit_sha.as_deref().or(b.repo_commit.as_deref())).or_default();
@@ -299,7 +302,7 @@ fn figures_for(
     }
     let ncommits = commits.keys().filter(|k| k.is_some()).count();
     let bad_commits = commits.iter().filter(|(k, (p, r))| k.is_some() && *r > 0 && *p < *r).count();
-    let corrected_consistency = (ncommits > 0).then(|| kettle::round3(1.0 - bad_commits as f64 / ncommits as f64));
+    let corrected_consistency = (ncommits > 0).then(|| round3(1.0 - bad_commits as f64 / ncommits as f64));
 
     // Mass-failure guard: environment events, relative to the job's own history.
     let mass_failures = mass_failures(&window, s, harness);
@@ -338,6 +341,9 @@ fn figures_for(
         if let Some(detail) = contradiction(kc, passes, sample, corrected_consistency, ncommits, s) {
             flags.push(Flag { kind: "contradicted-rating".into(), detail });
         }
+    }
+    if let Some(flag) = testgrid_flag(&window, job.starts_with("pr:")) {
+        flags.push(flag);
     }
     let prowjob_errors = window.iter().filter(|b| b.origin == "prowjob").count();
     if prowjob_errors > 0 {
@@ -389,6 +395,25 @@ fn figures_for(
         mass_failures,
         tests,
     }
+}
+
+/// The `testgrid-only` flag: what the figures of builds only TestGrid showed cannot
+/// rest on, said instead of counted as nothing.
+fn testgrid_flag(window: &[&BuildRecord], presubmit: bool) -> Option<Flag> {
+    let n = window.iter().filter(|b| b.origin == "testgrid").count();
+    if n == 0 {
+        return None;
+    }
+    let mut detail = format!(
+        "{n} of {} build(s) in the window come from TestGrid alone: their failure texts are TestGrid's messages \
+         (at most 140 characters), they have no log excerpts and no finish time, so environment signatures rest \
+         on the messages and durations are unknown",
+        window.len()
+    );
+    if presubmit {
+        detail.push_str("; TestGrid does not show a presubmit's PR head, so commit consistency leaves them out");
+    }
+    Some(Flag { kind: "testgrid-only".into(), detail })
 }
 
 /// Position of a flakes-dashboard rating, worst first.
