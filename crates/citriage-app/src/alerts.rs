@@ -518,7 +518,7 @@ impl Default for SendOptions {
     fn default() -> Self {
         SendOptions {
             alerts: AlertsConfig::default(),
-            worker: crate::watch::default_worker_name(),
+            worker: crate::config::default_worker_name(),
             limit: None,
             stop: None,
             http: HttpOptions::default(),
