@@ -140,6 +140,18 @@ pub struct Email<'a> {
     pub digest: Option<Day>,
 }
 
+/// A day's alerts as one plain-text message (a digest e-mail's body): a heading, then
+/// each alert.
+pub fn digest_text(day: Day, alerts: &[Alert]) -> String {
+    let mut body = digest_heading(day, alerts.len());
+    body.push_str("\n\n");
+    for a in alerts {
+        body.push_str(&text::plain(a));
+        body.push('\n');
+    }
+    body
+}
+
 /// The `Message-ID` of the message `key` sent from `from`: the same for every copy.
 pub fn message_id(key: &str, from: &str) -> String {
     let domain = from.rsplit_once('@').map(|(_, d)| d).unwrap_or("citriage.invalid");
@@ -163,15 +175,10 @@ pub fn email(e: &Email<'_>) -> Result<Vec<u8>, String> {
         (None, [a]) => format!("[citriage] {}", text::title(a)),
         (None, alerts) => format!("[citriage] {} alerts", alerts.len()),
     };
-    let mut body = String::new();
-    if let Some(day) = e.digest {
-        body.push_str(&digest_heading(day, e.alerts.len()));
-        body.push_str("\n\n");
-    }
-    for a in e.alerts {
-        body.push_str(&text::plain(a));
-        body.push('\n');
-    }
+    let body = match e.digest {
+        Some(day) => digest_text(day, e.alerts),
+        None => e.alerts.iter().map(|a| format!("{}\n", text::plain(a))).collect(),
+    };
     let date = e.alerts.iter().map(|a| a.at).max().unwrap_or(0);
     let mut m = String::new();
     let mut h = |k: &str, v: &str| m.push_str(&format!("{k}: {v}\r\n"));

@@ -77,13 +77,14 @@ pub fn digest_key(destination: &str, day: Day) -> String {
     format!("dg-{}", citriage_model::evidence::hex(&h.finalize()[..8]))
 }
 
-/// The outbox rows for `alerts`, sorted.
-pub fn plan(alerts: &[Alert], routes: &Routes) -> Vec<Planned> {
+/// The outbox rows for `alerts` raised by a turn on `day` (the turn's data day: a
+/// digest holds the alerts citriage raised that day), sorted.
+pub fn plan(alerts: &[Alert], routes: &Routes, day: Day) -> Vec<Planned> {
     let mut out = Vec::new();
     for a in alerts {
         for d in routes.destinations(a) {
             let (message, digest_day) =
-                if routes.is_digest(&d) { (digest_key(&d, a.day()), Some(a.day())) } else { (a.key.clone(), None) };
+                if routes.is_digest(&d) { (digest_key(&d, day), Some(day)) } else { (a.key.clone(), None) };
             out.push(Planned { message, destination: d, alert: a.key.clone(), digest_day });
         }
     }
@@ -122,7 +123,8 @@ mod tests {
         assert_eq!(r.destinations(&alert("storage", 0)), any.iter().cloned().collect());
         assert_eq!(r.destinations(&alert("", 0)), any.iter().cloned().collect());
         let day = 86_400 * 20_000;
-        let p = plan(&[alert("node", day + 10), alert("node", day + 20), alert("node", day + 86_400)], &r);
+        let mut p = plan(&[alert("node", day + 10), alert("node", day + 20)], &r, Day(20_000));
+        p.extend(plan(&[alert("node", day + 86_400)], &r, Day(20_001)));
         let mail: Vec<&Planned> = p.iter().filter(|p| p.destination == "node-mail").collect();
         let slack: Vec<&Planned> = p.iter().filter(|p| p.destination == "node-slack").collect();
         assert_eq!(slack.len(), 3);
@@ -134,6 +136,6 @@ mod tests {
         assert!(keys.iter().all(|k| k.starts_with("dg-")));
         assert_ne!(digest_key("a", Day(1)), digest_key("b", Day(1)));
         let none = Routes::default();
-        assert!(plan(&[alert("node", 0)], &none).is_empty());
+        assert!(plan(&[alert("node", 0)], &none, Day(0)).is_empty());
     }
 }

@@ -243,90 +243,80 @@ fn job_rule(cx: &mut Cx<'_>, j: &JobRuns) {
     let st = cx.state(&k);
     let (n, m) = (cx.rules.failures_to_alert as usize, cx.rules.passes_to_clear as usize);
     match &st.open {
-        None if fails >= n => {
-            let streak = &runs[runs.len() - fails..];
-            let first = streak[0];
-            let newest = streak[streak.len() - 1];
-            let key = key(AlertKind::JobRed, Change::Raised, &j.job, &first.build_id);
-            let mut lines = vec![vec![
-                name(&j.job),
-                t(format!(
-                    " failed its last {} ({} in a row turn a job red, TestGrid's rule); the first of them started {}.",
-                    plural(fails as u64, "run", "runs"),
-                    n,
-                    time::date_hm(first.started)
-                )),
-            ]];
-            let shown: Vec<&&Run> = streak.iter().rev().take(5).collect();
-            lines.extend(shown.iter().map(|r| run_line("Failed", r)));
-            let alert = Alert {
-                key: key.clone(),
-                kind: AlertKind::JobRed,
-                change: Change::Raised,
-                subject: j.job.clone(),
-                owner: j.owner.clone(),
-                at: newest.started,
-                title: vec![
-                    name(&j.job),
-                    t(format!(" is red: {} failed in a row", plural(fails as u64, "run", "runs"))),
-                ],
-                lines,
-                evidence: shown.iter().map(|r| r.evidence.clone()).collect(),
-                refs: shown.iter().map(|r| r.url.clone()).collect(),
-                withdraw_when: vec![name(&j.job), t(format!(" passes {} in a row.", plural(m as u64, "run", "runs")))],
-                withdraws: None,
-            };
-            cx.out.alerts.push(alert);
-            cx.set(
-                k,
-                State {
-                    open: Some(key),
-                    since: newest.started,
-                    mark: first.build_id.clone(),
-                    owner: j.owner.clone(),
-                    ..st
-                },
-            );
-        }
-        Some(open) if passes >= m => {
-            let streak = &runs[runs.len() - passes..];
-            let first = streak[0];
-            let newest = streak[streak.len() - 1];
-            let key = key(AlertKind::JobRed, Change::Withdrawn, &j.job, &first.build_id);
-            let shown: Vec<&&Run> = streak.iter().rev().take(3).collect();
-            let mut lines = vec![vec![
-                name(&j.job),
-                t(format!(
-                    " passed its last {} after it turned red at {}; the red alert ",
-                    plural(passes as u64, "run", "runs"),
-                    time::date_hm(st.since)
-                )),
-                name(open),
-                t(" is withdrawn."),
-            ]];
-            lines.extend(shown.iter().map(|r| run_line("Passed", r)));
-            let alert = Alert {
-                key,
-                kind: AlertKind::JobRed,
-                change: Change::Withdrawn,
-                subject: j.job.clone(),
-                owner: st.owner.clone(),
-                at: newest.started,
-                title: vec![
-                    name(&j.job),
-                    t(format!(" is green again: {} passed", plural(passes as u64, "run", "runs"))),
-                ],
-                lines,
-                evidence: shown.iter().map(|r| r.evidence.clone()).collect(),
-                refs: shown.iter().map(|r| r.url.clone()).collect(),
-                withdraw_when: Vec::new(),
-                withdraws: Some(open.clone()),
-            };
-            cx.out.alerts.push(alert);
-            cx.set(k, State { open: None, since: newest.started, mark: String::new(), owner: String::new(), ..st });
-        }
+        None if fails >= n => job_red(cx, j, &runs[runs.len() - fails..], k, st),
+        Some(_) if passes >= m => job_green(cx, j, &runs[runs.len() - passes..], k, st),
         _ => {}
     }
+}
+
+/// A job's failing streak turned it red.
+fn job_red(cx: &mut Cx<'_>, j: &JobRuns, streak: &[&Run], k: StateKey, st: State) {
+    let (n, m) = (cx.rules.failures_to_alert, cx.rules.passes_to_clear);
+    let (first, newest) = (streak[0], streak[streak.len() - 1]);
+    let fails = streak.len() as u64;
+    let key = key(AlertKind::JobRed, Change::Raised, &j.job, &first.build_id);
+    let mut lines = vec![vec![
+        name(&j.job),
+        t(format!(
+            " failed its last {} ({n} in a row turn a job red, TestGrid's rule); the first of them started {}.",
+            plural(fails, "run", "runs"),
+            time::date_hm(first.started)
+        )),
+    ]];
+    let shown: Vec<&&Run> = streak.iter().rev().take(5).collect();
+    lines.extend(shown.iter().map(|r| run_line("Failed", r)));
+    cx.out.alerts.push(Alert {
+        key: key.clone(),
+        kind: AlertKind::JobRed,
+        change: Change::Raised,
+        subject: j.job.clone(),
+        owner: j.owner.clone(),
+        at: newest.started,
+        title: vec![name(&j.job), t(format!(" is red: {} failed in a row", plural(fails, "run", "runs")))],
+        lines,
+        evidence: shown.iter().map(|r| r.evidence.clone()).collect(),
+        refs: shown.iter().map(|r| r.url.clone()).collect(),
+        withdraw_when: vec![name(&j.job), t(format!(" passes {} in a row.", plural(u64::from(m), "run", "runs")))],
+        withdraws: None,
+    });
+    let next =
+        State { open: Some(key), since: newest.started, mark: first.build_id.clone(), owner: j.owner.clone(), ..st };
+    cx.set(k, next);
+}
+
+/// A red job passed enough runs in a row: its red alert is withdrawn.
+fn job_green(cx: &mut Cx<'_>, j: &JobRuns, streak: &[&Run], k: StateKey, st: State) {
+    let Some(open) = st.open.clone() else { return };
+    let (first, newest) = (streak[0], streak[streak.len() - 1]);
+    let passes = streak.len() as u64;
+    let key = key(AlertKind::JobRed, Change::Withdrawn, &j.job, &first.build_id);
+    let shown: Vec<&&Run> = streak.iter().rev().take(3).collect();
+    let mut lines = vec![vec![
+        name(&j.job),
+        t(format!(
+            " passed its last {} after it turned red at {}; the red alert ",
+            plural(passes, "run", "runs"),
+            time::date_hm(st.since)
+        )),
+        name(&open),
+        t(" is withdrawn."),
+    ]];
+    lines.extend(shown.iter().map(|r| run_line("Passed", r)));
+    cx.out.alerts.push(Alert {
+        key,
+        kind: AlertKind::JobRed,
+        change: Change::Withdrawn,
+        subject: j.job.clone(),
+        owner: st.owner.clone(),
+        at: newest.started,
+        title: vec![name(&j.job), t(format!(" is green again: {} passed", plural(passes, "run", "runs")))],
+        lines,
+        evidence: shown.iter().map(|r| r.evidence.clone()).collect(),
+        refs: shown.iter().map(|r| r.url.clone()).collect(),
+        withdraw_when: Vec::new(),
+        withdraws: Some(open),
+    });
+    cx.set(k, State { open: None, since: newest.started, mark: String::new(), owner: String::new(), ..st });
 }
 
 // ---- patterns ---------------------------------------------------------------------------
@@ -569,91 +559,96 @@ fn gone_patterns(cx: &mut Cx<'_>, present: &BTreeSet<&str>) {
 // ---- payloads ---------------------------------------------------------------------------
 
 fn payload_rule(cx: &mut Cx<'_>, stream: &str, payloads: &[&PayloadOutcome]) {
-    let decided: Vec<&&PayloadOutcome> = payloads.iter().filter(|p| p.phase != PayloadPhase::Pending).collect();
-    let Some(newest) = decided.last() else { return };
+    let decided: Vec<&PayloadOutcome> = payloads.iter().copied().filter(|p| p.phase != PayloadPhase::Pending).collect();
+    let Some(newest) = decided.last().copied() else { return };
     let k = (AlertKind::PayloadRejected, stream.to_string());
     let st = cx.state(&k);
     match (&st.open, newest.phase) {
         (None, PayloadPhase::Rejected) => {
             let streak = decided.iter().rev().take_while(|p| p.phase == PayloadPhase::Rejected).count();
-            let first = decided[decided.len() - streak];
-            let key = key(AlertKind::PayloadRejected, Change::Raised, stream, &first.tag);
-            let mut lines = vec![
-                vec![
-                    t("Payload "),
-                    name(&newest.tag),
-                    t(" of "),
-                    name(stream),
-                    t(format!(
-                        " was rejected ({} rejected in a row since ",
-                        plural(streak as u64, "payload", "payloads")
-                    )),
-                    name(&first.tag),
-                    t("). Verdict: "),
-                    crate::alert::quote(&newest.verdict),
-                ],
-                vec![t("Release page: "), link(&newest.url)],
-            ];
-            for rc in newest.root_causes.iter().take(3) {
-                lines.push(vec![t("Root cause: "), crate::alert::quote(rc)]);
-            }
-            if let Some(s) = &newest.suspect {
-                lines.push(vec![t("Leading suspect: "), name(s)]);
-            }
-            cx.out.alerts.push(Alert {
-                key: key.clone(),
-                kind: AlertKind::PayloadRejected,
-                change: Change::Raised,
-                subject: stream.to_string(),
-                owner: newest.owner.clone(),
-                at: newest.created,
-                title: vec![t("Payload "), name(&newest.tag), t(" rejected")],
-                lines,
-                evidence: newest.evidence.clone(),
-                refs: vec![newest.tag.clone(), newest.url.clone()],
-                withdraw_when: vec![name(stream), t(" accepts a payload again.")],
-                withdraws: None,
-            });
-            cx.set(
-                k,
-                State {
-                    open: Some(key),
-                    since: newest.created,
-                    mark: first.tag.clone(),
-                    owner: newest.owner.clone(),
-                    ..st
-                },
-            );
+            payload_rejected(cx, stream, decided[decided.len() - streak], newest, streak, (k, st));
         }
-        (Some(open), PayloadPhase::Accepted) => {
-            let key = key(AlertKind::PayloadRejected, Change::Withdrawn, stream, &newest.tag);
-            cx.out.alerts.push(Alert {
-                key,
-                kind: AlertKind::PayloadRejected,
-                change: Change::Withdrawn,
-                subject: stream.to_string(),
-                owner: st.owner.clone(),
-                at: newest.created,
-                title: vec![name(stream), t(" accepts payloads again")],
-                lines: vec![
-                    vec![
-                        t("Payload "),
-                        name(&newest.tag),
-                        t(" was accepted; the rejection alert "),
-                        name(open),
-                        t(" is withdrawn."),
-                    ],
-                    vec![t("Release page: "), link(&newest.url)],
-                ],
-                evidence: newest.evidence.clone(),
-                refs: vec![newest.tag.clone(), newest.url.clone()],
-                withdraw_when: Vec::new(),
-                withdraws: Some(open.clone()),
-            });
-            cx.set(k, State { open: None, since: newest.created, mark: String::new(), owner: String::new(), ..st });
-        }
+        (Some(_), PayloadPhase::Accepted) => payload_accepted(cx, stream, newest, k, st),
         _ => {}
     }
+}
+
+/// The stream rejected `newest`, the `streak`-th rejection in a row since `first`.
+fn payload_rejected(
+    cx: &mut Cx<'_>,
+    stream: &str,
+    first: &PayloadOutcome,
+    newest: &PayloadOutcome,
+    streak: usize,
+    (k, st): (StateKey, State),
+) {
+    let key = key(AlertKind::PayloadRejected, Change::Raised, stream, &first.tag);
+    let mut lines = vec![
+        vec![
+            t("Payload "),
+            name(&newest.tag),
+            t(" of "),
+            name(stream),
+            t(format!(" was rejected ({} rejected in a row since ", plural(streak as u64, "payload", "payloads"))),
+            name(&first.tag),
+            t("). Verdict: "),
+            crate::alert::quote(&newest.verdict),
+        ],
+        vec![t("Release page: "), link(&newest.url)],
+    ];
+    for rc in newest.root_causes.iter().take(3) {
+        lines.push(vec![t("Root cause: "), crate::alert::quote(rc)]);
+    }
+    if let Some(s) = &newest.suspect {
+        lines.push(vec![t("Leading suspect: "), name(s)]);
+    }
+    cx.out.alerts.push(Alert {
+        key: key.clone(),
+        kind: AlertKind::PayloadRejected,
+        change: Change::Raised,
+        subject: stream.to_string(),
+        owner: newest.owner.clone(),
+        at: newest.created,
+        title: vec![t("Payload "), name(&newest.tag), t(" rejected")],
+        lines,
+        evidence: newest.evidence.clone(),
+        refs: vec![newest.tag.clone(), newest.url.clone()],
+        withdraw_when: vec![name(stream), t(" accepts a payload again.")],
+        withdraws: None,
+    });
+    let next =
+        State { open: Some(key), since: newest.created, mark: first.tag.clone(), owner: newest.owner.clone(), ..st };
+    cx.set(k, next);
+}
+
+/// The stream accepted `newest`: its rejection alert is withdrawn.
+fn payload_accepted(cx: &mut Cx<'_>, stream: &str, newest: &PayloadOutcome, k: StateKey, st: State) {
+    let Some(open) = st.open.clone() else { return };
+    let key = key(AlertKind::PayloadRejected, Change::Withdrawn, stream, &newest.tag);
+    cx.out.alerts.push(Alert {
+        key,
+        kind: AlertKind::PayloadRejected,
+        change: Change::Withdrawn,
+        subject: stream.to_string(),
+        owner: st.owner.clone(),
+        at: newest.created,
+        title: vec![name(stream), t(" accepts payloads again")],
+        lines: vec![
+            vec![
+                t("Payload "),
+                name(&newest.tag),
+                t(" was accepted; the rejection alert "),
+                name(&open),
+                t(" is withdrawn."),
+            ],
+            vec![t("Release page: "), link(&newest.url)],
+        ],
+        evidence: newest.evidence.clone(),
+        refs: vec![newest.tag.clone(), newest.url.clone()],
+        withdraw_when: Vec::new(),
+        withdraws: Some(open),
+    });
+    cx.set(k, State { open: None, since: newest.created, mark: String::new(), owner: String::new(), ..st });
 }
 
 // ---- triage records ---------------------------------------------------------------------

@@ -29,6 +29,9 @@ pub struct Config {
     /// Owners: a team name → regular expressions of the jobs it owns.
     #[serde(default)]
     pub owners: BTreeMap<String, Vec<String>>,
+    /// Alerts: rules, routes by owner, destinations, the SMTP relay (docs/alerts.md).
+    #[serde(default)]
+    pub alerts: citriage_delivery::AlertsConfig,
 }
 
 /// The dashboard's address and name.
@@ -276,6 +279,11 @@ pub struct Schedule {
     /// How long a worker's claim on a source lasts without renewal.
     #[serde(default = "default_lease")]
     pub lease: String,
+    /// Run the alert rules after a tick that stored new data, and send the alerts'
+    /// outbox after every tick (`[alerts]` says where they go). Default: when
+    /// `[alerts]` names a destination.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<bool>,
 }
 
 impl Default for Schedule {
@@ -286,6 +294,7 @@ impl Default for Schedule {
             backoff_max: default_backoff_max(),
             recluster: true,
             lease: default_lease(),
+            alerts: None,
         }
     }
 }
@@ -495,6 +504,7 @@ impl Config {
                 regex::Regex::new(p).map_err(|e| format!("owners.{team}[{i}]: {e}"))?;
             }
         }
+        self.alerts.check()?;
         Ok(())
     }
 
@@ -518,6 +528,12 @@ impl Config {
         self.interval(b.interval.as_deref())
     }
 
+    /// Whether `watch` runs the alert rules and sends their outbox (`schedule.alerts`,
+    /// by default when `[alerts]` names a destination).
+    pub fn watch_alerts(&self) -> bool {
+        self.schedule.alerts.unwrap_or(!self.alerts.destinations.is_empty())
+    }
+
     /// How many sources the file lists.
     pub fn source_count(&self) -> usize {
         let s = &self.sources;
@@ -539,6 +555,13 @@ impl Config {
     }
 }
 
+/// A worker's default name in leases (sources', the alerts' outbox): host name and
+/// process id.
+pub fn default_worker_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
+    format!("{}:{}", host.unwrap_or_else(|| "localhost".into()), std::process::id())
+}
+
 fn duration(key: &str, v: &str) -> Result<i64, String> {
     match parse_duration(v) {
         Some(s) if s > 0 => Ok(s),
@@ -549,6 +572,20 @@ fn duration(key: &str, v: &str) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_alerts_section_is_checked_and_turns_watch_alerts_on() {
+        let e = Config::parse("[[alerts.destinations]]\nname = \"h\"\nkind = \"webhook\"\nurl = \"ftp://x/y\"\n")
+            .unwrap_err();
+        assert!(e.starts_with("alerts.destinations[0].url:"), "{e}");
+        let e = Config::parse("[alerts.routes]\nnode = [\"nowhere\"]\n").unwrap_err();
+        assert!(e.starts_with("alerts.routes.node[0]:"), "{e}");
+        assert!(!Config::parse("").unwrap().watch_alerts(), "no destination: watch alerts nothing");
+        let hook = "[[alerts.destinations]]\nname = \"h\"\nkind = \"webhook\"\nurl_env = \"HOOK\"\n";
+        assert!(Config::parse(hook).unwrap().watch_alerts());
+        assert!(!Config::parse(&format!("[schedule]\nalerts = false\n{hook}")).unwrap().watch_alerts());
+        assert!(Config::parse("[schedule]\nalerts = true\n").unwrap().watch_alerts());
+    }
 
     #[test]
     fn errors_name_the_key() {

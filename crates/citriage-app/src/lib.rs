@@ -11,7 +11,7 @@
 //!   backoff, re-clustering) and the commands' use cases: [`import`], [`triage`],
 //!   [`drift`], [`categorize`], [`fetch`], [`metrics`], [`cluster`], [`extract`],
 //!   [`signatures`], [`payload`], [`verify`], [`brief`], [`evidence`], [`code`],
-//!   [`gh`], [`act`], [`reports`], [`store_admin`];
+//!   [`gh`], [`act`], [`reports`], [`store_admin`], [`alerts`];
 //! - what several of them share: [`snapshots`] (read, store, load with history),
 //!   [`builds`] (stored builds, `--as-of`), [`documents`] (what is recorded for the
 //!   dashboard), [`github`] (the client over the store's cache), [`links`] (the fix-PR
@@ -22,6 +22,7 @@
 //!   read the wall clock).
 
 pub mod act;
+pub mod alerts;
 pub mod brief;
 pub mod builds;
 pub mod categorize;

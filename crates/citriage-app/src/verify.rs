@@ -17,7 +17,7 @@ use std::rc::Rc;
 /// has no build of is a finding only when the store holds builds of the same bucket and
 /// tree (`kubernetes-ci-logs/logs`) and no stored dashboard snapshot lists the job:
 /// then the job does not exist there; otherwise it was merely not fetched.
-struct StoreBuilds {
+pub(crate) struct StoreBuilds {
     store: Rc<Store>,
     /// `bucket/tree` of every stored build, read once when first needed.
     areas: std::cell::OnceCell<std::collections::BTreeSet<String>>,
@@ -26,7 +26,7 @@ struct StoreBuilds {
 }
 
 impl StoreBuilds {
-    fn new(store: Rc<Store>) -> StoreBuilds {
+    pub(crate) fn new(store: Rc<Store>) -> StoreBuilds {
         StoreBuilds { store, areas: Default::default(), listed: Default::default() }
     }
 

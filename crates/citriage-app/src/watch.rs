@@ -4,11 +4,13 @@
 //! (`citriage_ingest`, [`crate::snapshots`]), and its status recorded in the store
 //! (last success, last error, backoff) for the dashboard's status page and metrics.
 //! After a tick that stored complete builds, the window's failures are re-clustered (stable
-//! ids are kept from run to run). A shutdown request stops before the next build:
+//! ids are kept from run to run), then the alert rules run over the store and the
+//! alerts' outbox is sent ([`crate::alerts`]). A shutdown request stops before the next build:
 //! the build being stored is finished, the rest waits for the next run. The caller
 //! sets the stop flag (the CLI on SIGINT/SIGTERM).
 
 use crate::clock::now as unix_now;
+pub use crate::config::default_worker_name;
 use crate::config::{BucketSource, Config, DashboardSource, GithubSource, ReleaseStream, Timing};
 use crate::error::{Error, Result};
 use citriage_ingest::{discover_job_list, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
@@ -100,6 +102,26 @@ pub struct TickReport {
     /// to: reason`); none when the store keeps no record.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub records: Option<Vec<String>>,
+    /// The alert turn after the tick and the outbox sent (`schedule.alerts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<AlertsTick>,
+}
+
+/// What the alerts did after a tick.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AlertsTick {
+    /// Alerts raised or withdrawn by the turn (none when no new data was stored).
+    pub said: usize,
+    /// Of those, held back by the verifier's rules.
+    pub held: usize,
+    /// Messages queued by the turn.
+    pub queued: u64,
+    pub sent: u64,
+    pub retried: u64,
+    pub failed: u64,
+    /// The turn or the sending could not run (the tick's data is kept; tried again next tick).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl TickReport {
@@ -108,10 +130,12 @@ impl TickReport {
     }
 }
 
-/// A default worker name: host name and process id.
-pub fn default_worker_name() -> String {
-    let host = std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
-    format!("{}:{}", host.unwrap_or_else(|| "localhost".into()), std::process::id())
+/// Whether a tick stored anything the alert rules read (builds, payload analyses,
+/// pull-request and issue states).
+fn new_data(r: &TickReport) -> bool {
+    r.sources
+        .iter()
+        .any(|s| s.builds_stored > 0 || s.payloads_analysed.unwrap_or(0) > 0 || s.refs_refreshed.unwrap_or(0) > 0)
 }
 
 /// "N item(s) failed; first: ...".
@@ -196,6 +220,9 @@ impl Worker {
         if !self.stopped() {
             report.records = self.refresh_records(store)?;
         }
+        if self.config.watch_alerts() && !self.stopped() {
+            report.alerts = Some(self.alerts(store, new_data(&report)));
+        }
         Ok(report)
     }
 
@@ -216,6 +243,41 @@ impl Worker {
             tracing::info!(transition = t.as_str(), "triage record moved");
         }
         Ok(Some(r.transitions))
+    }
+
+    /// An alert turn when the tick stored new data, then the outbox sent. A failure is
+    /// reported (and logged), never the tick's: ingestion goes on.
+    fn alerts(&self, store: &mut Store, turn: bool) -> AlertsTick {
+        let mut t = AlertsTick::default();
+        let run = |store: &mut Store, t: &mut AlertsTick| -> Result<()> {
+            if turn {
+                let opts = crate::alerts::AlertOptions::from_config(&self.config)?;
+                let r = crate::alerts::turn(store, &opts, &crate::progress::Silent)?;
+                t.said = r.alerts.len();
+                t.held = r.alerts.iter().filter(|a| a.held.is_some()).count();
+                t.queued = r.written.map_or(0, |w| w.messages);
+            }
+            let send = crate::alerts::SendOptions {
+                alerts: self.config.alerts.clone(),
+                worker: self.name.clone(),
+                limit: None,
+                stop: Some(self.stop.clone()),
+                http: self.http.clone(),
+            };
+            let d = crate::alerts::send(store, &send, &crate::progress::Silent)?;
+            (t.sent, t.retried, t.failed) = (d.sent, d.retried, d.failed);
+            for m in d.messages.iter().filter(|m| m.error.is_some()) {
+                let error = m.error.as_deref().unwrap_or_default();
+                tracing::warn!(message = m.message.as_str(), outcome = m.outcome, error, "alert not delivered");
+            }
+            Ok(())
+        };
+        if let Err(e) = run(store, &mut t) {
+            tracing::warn!(error = %e, "alerts");
+            t.error = Some(e.to_string());
+        }
+        tracing::info!(said = t.said, held = t.held, queued = t.queued, sent = t.sent, failed = t.failed, "alerts");
+        t
     }
 
     /// One source's turn: skipped when not due or held by another worker; otherwise

@@ -3,6 +3,7 @@
 //! `--format json`), side by side with what they are compared to. No test asserts on
 //! time; these print figures.
 //!
+//! - [`alerts`]: alert noise on a synthetic world replayed turn by turn, against its truth;
 //! - [`triage`]: importing and triaging a generated snapshot of N jobs;
 //! - [`ingest`]: a synthetic world ingested from its mirror, then its metrics;
 //! - [`flakes`]: the flaky tests `metrics` flags, against a world's truth;
@@ -11,6 +12,7 @@
 //! - [`store`]: SQLite and PostgreSQL side by side (ingest, clustering, dashboard);
 //! - [`rss`]: the process's memory, as the OS tells it.
 
+pub mod alerts;
 pub mod flakes;
 pub mod ingest;
 pub mod patterns;

@@ -8,11 +8,13 @@
 //! [`destination`]; secrets (webhook URLs, the SMTP password) come from the
 //! environment and never appear in a message, an error or a log.
 
+pub mod config;
 pub mod destination;
 pub mod sender;
 pub mod smtp;
 pub mod webhook;
 
+pub use config::AlertsConfig;
 pub use destination::{DestinationConfig, DestinationKind, SmtpConfig};
 pub use sender::{Delivered, DrainReport, Sender};
 

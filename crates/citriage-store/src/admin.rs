@@ -144,7 +144,7 @@ const CANONICAL: &[(&str, &str)] = &[
     ("alert_states", "SELECT kind, subject, state FROM alert_states ORDER BY kind, subject"),
     (
         "alerts",
-        "SELECT key, kind, change, subject, owner, at, title, body, held, raised_at FROM alerts ORDER BY key",
+        "SELECT key, kind, change, subject, owner, at, title, text, body, held, raised_at FROM alerts ORDER BY key",
     ),
     // Which messages exist and whether they went out; attempts, retries, leases and
     // errors describe the senders, not the content.

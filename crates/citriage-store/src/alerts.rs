@@ -43,6 +43,8 @@ pub struct NewAlert {
     /// When the state changed (the data's time).
     pub at: i64,
     pub title: String,
+    /// The alert as plain text (the dashboard's feed shows it).
+    pub text: String,
     /// The alert as JSON.
     pub body: String,
     /// Why it was held back (the verifier flagged it); `None`: it may be sent.
@@ -92,6 +94,7 @@ pub struct StoredAlert {
     pub owner: String,
     pub at: i64,
     pub title: String,
+    pub text: String,
     pub body: String,
     pub held: Option<String>,
 }
@@ -187,7 +190,7 @@ fn outbox_row(r: &Row<'_>) -> Result<OutboxRow, DbError> {
     })
 }
 
-const ALERT_COLS: &str = "key, kind, change, subject, owner, at, title, body, held";
+const ALERT_COLS: &str = "key, kind, change, subject, owner, at, title, text, body, held";
 
 fn alert_row(r: &Row<'_>) -> Result<StoredAlert, DbError> {
     Ok(StoredAlert {
@@ -198,8 +201,9 @@ fn alert_row(r: &Row<'_>) -> Result<StoredAlert, DbError> {
         owner: r.string(4)?,
         at: r.i64(5)?,
         title: r.string(6)?,
-        body: r.string(7)?,
-        held: r.opt_string(8)?,
+        text: r.string(7)?,
+        body: r.string(8)?,
+        held: r.opt_string(9)?,
     })
 }
 
@@ -270,11 +274,11 @@ impl Store {
                 }
                 for a in &turn.alerts {
                     w.alerts += tx.exec(
-                        "INSERT INTO alerts (key, kind, change, subject, owner, at, title, body, held, raised_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (key) DO NOTHING",
+                        "INSERT INTO alerts (key, kind, change, subject, owner, at, title, text, body, held, raised_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (key) DO NOTHING",
                         vals![
-                            &a.key, &a.kind, &a.change, &a.subject, &a.owner, a.at, &a.title, &a.body, &a.held,
-                            turn.as_of
+                            &a.key, &a.kind, &a.change, &a.subject, &a.owner, a.at, &a.title, &a.text, &a.body,
+                            &a.held, turn.as_of
                         ],
                     )?;
                     crate::ledger::insert_evidence(tx, &a.evidence, read_at)?;

@@ -286,8 +286,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE INDEX record_transitions_by_recorded ON record_transitions (recorded_at, subject, seq);
     CREATE INDEX cluster_failure_ids_by_id ON cluster_failure_ids (profile, stable_id, build);",
     // 13: alerts: the rules' state per subject and kind (JSON), every alert raised
-    // (keyed by its idempotency key, JSON body, why it was held if the verifier flagged
-    // it), and the outbox: one row per message and destination with its delivery state,
+    // (keyed by its idempotency key, its title and plain text for the dashboard's feed,
+    // JSON body, why it was held if the verifier flagged it), and the outbox: one row per
+    // message and destination with its delivery state,
     // attempts, next retry and the lease of the worker sending it, and the alerts each
     // message carries. Times are Unix seconds.
     "CREATE TABLE alert_states (
@@ -304,6 +305,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         owner TEXT NOT NULL,
         at INTEGER NOT NULL,
         title TEXT NOT NULL,
+        text TEXT NOT NULL,
         body TEXT NOT NULL,
         held TEXT,
         raised_at INTEGER NOT NULL

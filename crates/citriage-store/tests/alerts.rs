@@ -20,6 +20,7 @@ fn alert(key: &str, at: i64) -> NewAlert {
         owner: "node".into(),
         at,
         title: format!("ci-{key} is red"),
+        text: format!("ci-{key} is red\n"),
         body: format!("{{\"key\":\"{key}\"}}"),
         held: None,
         evidence: vec![Evidence::new(

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 pub mod data;
 mod error;
+mod feed;
 pub mod html;
 pub mod index;
 pub mod ops;
@@ -384,6 +385,8 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .route("/api/v1/reports/{kind}/{*key}", get(api_report))
         .route("/api/v1/status", get(api_status))
         .route("/api/v1/sources", get(api_sources))
+        .route("/api/v1/alerts", get(api_alerts))
+        .route("/alerts.atom", get(alerts_feed))
         .route("/status", get(page_status))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -489,6 +492,29 @@ async fn metrics(State(st): State<AppState>) -> Response {
 
 async fn api_sources(State(st): State<AppState>) -> Response {
     json_answer(sources(&st).await)
+}
+
+/// How many alerts the feed and the API show.
+const ALERTS_SHOWN: usize = 200;
+
+async fn alerts(st: &AppState) -> Result<Vec<citriage_store::StoredAlert>, WebError> {
+    with_store(st, |s| Ok(s.alerts(None, Some(ALERTS_SHOWN))?)).await
+}
+
+/// The newest alerts (held ones included, with why), newest first.
+async fn api_alerts(State(st): State<AppState>) -> Response {
+    json_answer(alerts(&st).await.map(|mut v| {
+        v.reverse();
+        v
+    }))
+}
+
+/// The alerts as an Atom feed.
+async fn alerts_feed(State(st): State<AppState>) -> Response {
+    match alerts(&st).await {
+        Ok(v) => text(StatusCode::OK, "application/atom+xml; charset=utf-8", feed::atom(&v, ALERTS_SHOWN)),
+        Err(e) => text(e.status(), "text/plain; charset=utf-8", format!("{}\n", e.message())),
+    }
 }
 
 async fn page_status(State(st): State<AppState>) -> Response {
@@ -1059,7 +1085,7 @@ async fn api_index() -> Response {
             "/api/v1/overview", "/api/v1/changes", "/api/v1/jobs", "/api/v1/jobs/{job}", "/api/v1/tests?name=",
             "/api/v1/clusters", "/api/v1/clusters/{profile}/{stable_id}", "/api/v1/drift", "/api/v1/search?q=",
             "/api/v1/payloads", "/api/v1/payloads/{tag}", "/api/v1/reports", "/api/v1/reports/{kind}/{key}", "/api/v1/records",
-            "/api/v1/status"
+            "/api/v1/status", "/api/v1/alerts"
         ]
     }))
     .into_response()

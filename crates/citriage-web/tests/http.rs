@@ -918,3 +918,46 @@ fn slow_and_oversized_bodies_are_cut_while_others_are_served() {
     assert_eq!(status(&answer), "200", "{answer}");
     served("afterwards");
 }
+
+#[test]
+fn alerts_are_served_as_an_atom_feed_and_json_without_held_ones_in_the_feed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = common::fixture_store(dir.path());
+    let mut store = citriage_store::Store::open(&db).unwrap();
+    let alert = |key: &str, at: i64, title: &str, held: Option<&str>| citriage_store::NewAlert {
+        key: key.into(),
+        kind: "job-red".into(),
+        change: "raised".into(),
+        subject: HOSTILE_JOB.into(),
+        owner: "node".into(),
+        at,
+        title: title.into(),
+        text: format!("{title}\n- {HOSTILE_TEXT}\n"),
+        body: "{}".into(),
+        held: held.map(Into::into),
+        evidence: vec![],
+    };
+    let turn = citriage_store::AlertTurn {
+        as_of: 1_795_000_000,
+        alerts: vec![
+            alert("al-0000000000000001", 1_795_000_000, &format!("{HOSTILE_JOB} is red"), None),
+            alert("al-0000000000000002", 1_795_000_100, "held back", Some("line 5: build-url")),
+        ],
+        ..Default::default()
+    };
+    store.commit_alerts(&Default::default(), &turn, "2026-11-21T00:00:00Z").unwrap().unwrap();
+    drop(store);
+    let srv = common::serve_store(db, dir, citriage_web::ServeOptions::default());
+    let (status, ctype, body) = get(&format!("{}/alerts.atom", srv.base));
+    assert_eq!(status, 200);
+    assert!(ctype.starts_with("application/atom+xml"), "{ctype}");
+    assert_eq!(body.matches("<entry>").count(), 1, "{body}");
+    assert!(body.contains("urn:citriage:alert:al-0000000000000001") && !body.contains("held back"), "{body}");
+    assert!(!body.contains("<script") && !body.contains('\u{1b}'), "{body}");
+    let (status, v) = get_json(&format!("{}/api/v1/alerts", srv.base));
+    assert_eq!(status, 200);
+    let list = v.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["key"], "al-0000000000000002", "newest first");
+    assert_eq!(list[0]["held"], "line 5: build-url");
+}

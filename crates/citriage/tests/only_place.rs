@@ -147,6 +147,22 @@ fn only_the_sources_crate_speaks_http_as_a_client() {
 }
 
 #[test]
+fn only_the_delivery_crate_speaks_smtp() {
+    for other in ["lettre", "mail-send", "async-smtp", "samotop", "mailin-embedded"] {
+        assert_eq!(depending_on(other), Vec::<String>::new(), "{other}");
+    }
+    // SMTP's commands written anywhere else in the sources.
+    let command =
+        |l: &str| ["\"EHLO ", "\"MAIL FROM:", "\"RCPT TO:", "\"AUTH PLAIN", "\"QUIT"].iter().any(|c| l.contains(c));
+    let hits = occurrences(&command, &|_, _| true, false);
+    let elsewhere: Vec<&String> = hits.iter().filter(|h| !h.starts_with("citriage-delivery/src/smtp.rs:")).collect();
+    assert!(
+        !hits.is_empty() && elsewhere.is_empty(),
+        "SMTP spoken outside the delivery crate's client:\n{elsewhere:#?}"
+    );
+}
+
+#[test]
 fn only_the_store_opens_a_database_and_holds_sql() {
     assert_eq!(depending_on("rusqlite"), vec!["citriage-store"]);
     assert_eq!(depending_on("postgres"), vec!["citriage-store"]);

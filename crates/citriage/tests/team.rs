@@ -41,6 +41,9 @@ fn the_documented_example_configuration_parses() {
     assert_eq!(v["schedule"]["interval"], "15m");
     assert_eq!(v["retention"]["log_days"], 14);
     assert_eq!(v["owners"]["sig-node"][0], "^ci-kubernetes-node-");
+    assert_eq!(v["alerts"]["routes"]["sig-node"][1], "node-mail");
+    assert_eq!(v["alerts"]["destinations"][1]["url"], "https://(redacted)", "webhook URLs are not printed");
+    assert_eq!(v["alerts"]["smtp"]["port"], 587);
     assert!(!db.exists(), "config check creates no store");
 }
 

@@ -369,6 +369,7 @@ pub fn enqueue(store: &mut Store, alerts: &[Alert], destinations: &[DestinationC
                 owner: a.owner.clone(),
                 at: a.at,
                 title: citriage_alerts::text::title(a),
+                text: citriage_alerts::text::plain(a),
                 body: serde_json::to_string(a).unwrap(),
                 held: None,
                 evidence: a.evidence.clone(),

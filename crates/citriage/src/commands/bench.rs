@@ -134,6 +134,31 @@ pub enum BenchWhat {
         #[arg(long, value_name = "FILE|URL", hide = true)]
         one: Option<String>,
     },
+    /// Alert noise on a synthetic world grown over --days days: the world generated and
+    /// ingested, then replayed turn by turn (--turns-per-day), each turn re-clustering as
+    /// of its instant and running the alert rules; prints alerts raised and withdrawn
+    /// per day, those withdrawn within a day, duplicates and alerts about the planted
+    /// flaky tests.
+    Alerts {
+        /// Synthetic world preset (tiny, demo, k8s).
+        #[arg(long, default_value = "demo")]
+        preset: String,
+        /// World seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Jobs of the world. Default: the preset's.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Days the world grows over.
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+        /// Alert turns per day (as `watch` would run them).
+        #[arg(long, default_value_t = 4)]
+        turns_per_day: u32,
+        /// Keep the world and its store here. Default: a temporary folder.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+    },
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
     /// latency percentiles, errors and throughput.
@@ -182,6 +207,20 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
         BenchWhat::Triage { jobs, repeat } => print(citriage_bench::triage::triage(*jobs, *repeat, json)?),
         BenchWhat::Flakes { presets, seeds, jobs, verbose } => {
             print(citriage_bench::flakes::run(presets, seeds, *jobs, *verbose, json, &mut print)?)
+        }
+        BenchWhat::Alerts { preset, seed, jobs, days, turns_per_day, keep } => {
+            let o = citriage_bench::alerts::NoiseOptions {
+                preset: preset.clone(),
+                seed: *seed,
+                jobs: *jobs,
+                days: (*days).max(1),
+                turns_per_day: (*turns_per_day).max(1),
+                keep: keep.clone(),
+            };
+            let pb = ctx.bar("{bar:30} {pos}/{len} turns {msg}", "{pos}/{len} turns {msg}");
+            let r = citriage_bench::alerts::noise(&o, &pb)?;
+            pb.clear();
+            print(citriage_bench::alerts::lines(&r, json));
         }
         BenchWhat::Ingest { preset, concurrency, world } => {
             print(citriage_bench::ingest::ingest(preset, *concurrency, world.as_deref(), json)?)

@@ -6,6 +6,7 @@
 //! never the dispatcher in [`crate::cli`].
 
 pub mod act;
+pub mod alerts;
 pub mod bench;
 pub mod brief;
 pub mod categorize;
