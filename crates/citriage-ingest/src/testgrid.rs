@@ -77,6 +77,14 @@ pub fn tab_place(table: &TestgridTable, dashboard: &str, tab: &str) -> Result<Ta
     })
 }
 
+/// Whether a `Commit` column value can stand for a commit: TestGrid writes 9
+/// characters of a version (a SHA's prefix, or `v1.30.0-a`), `missing` when there is
+/// none; anything shorter than 7 characters (a tab whose column holds `1` in every
+/// run) is no commit, and builds are then stored without one.
+pub fn is_commit(v: &str) -> bool {
+    v.len() >= 7 && v != "missing" && !v.contains(char::is_whitespace)
+}
+
 /// The build result an `Overall` cell gives: passing statuses `SUCCESS`; TOOL_FAIL
 /// (TestGrid could not read the build) `ERROR`; the other failing statuses and FLAKY
 /// `FAILURE`; CATEGORIZED_ABORT and CANCEL `ABORTED`; RUNNING, NO_RESULT, UNKNOWN and
@@ -143,8 +151,7 @@ pub fn table_builds(table: &TestgridTable, place: &TabPlace) -> TabBuilds {
                 table.rows[p].message(c).map(|m| format!(": {m}")).unwrap_or_default()
             ));
         }
-        let commit =
-            commit_col.map(|i| col.custom[i].trim()).filter(|v| !v.is_empty() && *v != "missing").map(str::to_string);
+        let commit = commit_col.map(|i| col.custom[i].trim()).filter(|v| is_commit(v)).map(str::to_string);
         let mut tests = Vec::new();
         let mut unsettled: BTreeMap<TestStatus, u64> = BTreeMap::new();
         let (mut results, mut failed) = (0u64, 0u64);
@@ -416,6 +423,18 @@ pub fn ingest_table(
     let table = parse_table(answer, tab, &opts.limits).map_err(|e| TabError::Input(e.to_string()))?;
     let place = tab_place(&table, dashboard, tab).map_err(|e| TabError::Input(e.to_string()))?;
     let made = table_builds(&table, &place);
+    let mut warnings = table.warnings.clone();
+    if let Some(i) = table.custom_column("Commit") {
+        let odd: std::collections::BTreeSet<&str> =
+            table.columns.iter().map(|c| c.custom[i].trim()).filter(|v| !v.is_empty() && !is_commit(v)).collect();
+        if !odd.is_empty() {
+            let shown: Vec<String> = odd.iter().take(3).map(|v| format!("{v:?}")).collect();
+            warnings.push(format!(
+                "tab {tab:?}: the Commit column holds {}, which is no commit; those builds are stored without one",
+                shown.join(", ")
+            ));
+        }
+    }
     let counts: serde_json::Map<String, serde_json::Value> =
         made.status_counts.iter().map(|(s, n)| (s.name().to_string(), (*n).into())).collect();
     let row = TestgridTab {
@@ -454,7 +473,7 @@ pub fn ingest_table(
         builds_written: written.written,
         builds_unchanged: written.unchanged,
         builds_merged: merged,
-        warnings: table.warnings,
+        warnings,
         newest_started: made.builds.iter().filter_map(|b| b.started).max(),
     })
 }
