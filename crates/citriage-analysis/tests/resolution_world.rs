@@ -116,6 +116,9 @@ fn records_of_a_world_grown_day_by_day_reach_the_states_its_truth_expects_on_the
                 println!("  {}  {:<16} → {:<16} {}", utc(s.at), s.from.label(), s.to.label(), s.reason);
                 history.push((s.from, s.to, s.at));
                 reached.push((s.to.as_str().to_string(), Day(d).to_string(), s.at));
+                if kind == "one-branch" && s.to == State::FailedAfterFix {
+                    assert!(s.reason.contains("a cherry-pick to release-1.35 is needed"), "{}", s.reason);
+                }
             }
             if let Some(c) =
                 e.confirmation.as_ref().filter(|c| !c.confirmed && e.steps.iter().all(|s| s.to != State::FixConfirmed))

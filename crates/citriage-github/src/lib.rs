@@ -5,6 +5,7 @@
 //! table. The token is never printed, logged, or put in an error.
 
 pub mod client;
+pub mod mentions;
 pub mod refs;
 pub mod state;
 pub mod sweep;
@@ -13,6 +14,7 @@ pub use client::{
     next_link, percent_encode, CachedResponse, ClientConfig, ClientStats, CommitQuery, Fetched, GithubClient,
     GithubError, HttpCache, MemoryCache, NoCache, Shape, Token, DEFAULT_API_BASE,
 };
+pub use mentions::{search_mentions, summarize, Mention, Mentions, RefSummary, TermKind, Terms};
 pub use refs::{extract_refs, fenced_lines, unique_refs, FoundRef, RefContext, RefTarget, Resolution};
 pub use state::{
     replay_timeline, Answered, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState,

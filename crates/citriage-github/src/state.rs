@@ -178,6 +178,9 @@ pub struct PrState {
     pub url: String,
     pub head_sha: Option<String>,
     pub merge_commit_sha: Option<String>,
+    /// The branch it targets (`base.ref`; only the pulls endpoint says).
+    #[serde(default)]
+    pub base_ref: Option<String>,
     /// When the pull request was opened and last updated, as GitHub writes them.
     #[serde(default)]
     pub created_at: Option<String>,
@@ -197,6 +200,7 @@ impl PrState {
             labels: Vec::new(),
             head_sha: None,
             merge_commit_sha: None,
+            base_ref: None,
             created_at: None,
             updated_at: None,
             read: ReadInfo::none(api_url),
@@ -712,6 +716,7 @@ pub(crate) fn decode_pull(r: &IssueRef, v: &Value, read: ReadInfo, policy: &Bloc
         url: s(v, "html_url").unwrap_or_else(|| r.html_url()),
         head_sha: v.get("head").and_then(|h| s(h, "sha")),
         merge_commit_sha: s(v, "merge_commit_sha"),
+        base_ref: v.get("base").and_then(|b| s(b, "ref")),
         created_at: s(v, "created_at"),
         updated_at: s(v, "updated_at"),
         read,
@@ -762,6 +767,7 @@ pub(crate) fn pr_from_issue(i: &IssueState, policy: &BlockingPolicy) -> Option<P
         url: i.url.clone(),
         head_sha: None,
         merge_commit_sha: None,
+        base_ref: None,
         created_at: i.created_at.clone(),
         updated_at: i.updated_at.clone(),
         read: i.read.clone(),

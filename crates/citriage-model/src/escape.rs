@@ -9,7 +9,9 @@
 //!   line breaks become spaces, Markdown punctuation is backslash-escaped so a name
 //!   can open no heading, link, HTML tag or table column;
 //! - [`md_code`]: an inline code span safe inside a table cell;
-//! - [`tsv`] and [`csv`]: one field of a tab- or comma-separated data file.
+//! - [`tsv`] and [`csv`]: one field of a tab- or comma-separated data file;
+//! - [`slack`]: Slack message text (`mrkdwn`): `&`, `<`, `>` as entities, so a name can
+//!   open no link and mention nobody (`<!channel>`), on one line.
 //!
 //! HTML escaping is the dashboard's own (`citriage-web`).
 
@@ -134,6 +136,14 @@ pub fn csv(s: &str) -> String {
     }
 }
 
+/// Text in a Slack message (`mrkdwn`), kept on one line: control characters shown
+/// escaped, line breaks turned into spaces, and `&`, `<` and `>` written as the
+/// entities Slack asks for, so CI text can open no link and mention nobody.
+pub fn slack(s: &str) -> String {
+    let flat: String = s.chars().map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c }).collect();
+    one_line(&flat).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +169,7 @@ mod tests {
         assert_eq!(csv("=cmd()"), "'=cmd()");
         assert_eq!(csv("plain"), "plain");
         assert_eq!(terminal("ok\ttab"), "ok\ttab");
+        assert_eq!(slack("<!channel> a&b\nc"), "&lt;!channel&gt; a&amp;b c");
+        assert!(!slack(HOSTILE).contains(['\n', '\0', '\u{1b}', '<']), "{}", slack(HOSTILE));
     }
 }

@@ -333,6 +333,16 @@ pub fn rfc3339(t: Epoch) -> String {
     format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second)
 }
 
+/// `Sat, 21 Nov 2026 13:28:38 +0000`: the date of an e-mail (RFC 5322).
+pub fn rfc5322(t: Epoch) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let c = civil(t);
+    let weekday = DAYS[t.div_euclid(DAY).rem_euclid(7) as usize];
+    let month = MONTHS[(c.month as usize).clamp(1, 12) - 1];
+    format!("{weekday}, {:02} {month} {:04} {:02}:{:02}:{:02} +0000", c.day, c.year, c.hour, c.minute, c.second)
+}
+
 /// `2026-05-10 18:09:46 UTC`.
 pub fn utc(t: Epoch) -> String {
     let c = civil(t);
@@ -477,6 +487,15 @@ mod tests {
         assert_eq!(Day::from_unix_seconds(i64::MAX).end_seconds(), i64::MAX);
         assert!(parse_rfc3339_sane("9999-12-31T00:00:00Z").is_none());
         assert!(parse_rfc3339_sane("2024-01-01T00:00:00Z").is_some());
+    }
+
+    #[test]
+    fn email_dates() {
+        // 2026-11-21 was a Saturday; 1970-01-01 a Thursday.
+        let t = from_civil(2026, 11, 21, 13, 28, 38).unwrap();
+        assert_eq!(rfc5322(t), "Sat, 21 Nov 2026 13:28:38 +0000");
+        assert_eq!(rfc5322(0), "Thu, 01 Jan 1970 00:00:00 +0000");
+        assert_eq!(parse_http_date("Sat, 21 Nov 2026 13:28:38 GMT"), Some(t));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod artifacts;
 mod markdown;
+pub mod records;
 
 pub use artifacts::{render_all, Artifact};
 pub use markdown::{pattern_letter, render_markdown};

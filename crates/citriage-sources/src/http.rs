@@ -734,7 +734,10 @@ pub enum HttpError {
 }
 
 /// A request: a GET (retried, redirected within the origin, cacheable) or a write
-/// (`POST`/`PATCH` with a body: sent once, never retried, redirects not followed).
+/// (`POST`/`PATCH` with a body: sent once, never retried, redirects not followed),
+/// unless the write carries an idempotency key ([`Request::idempotent`]): then a
+/// receiver drops a repeat, and the write is retried under the GET's rules (transport
+/// errors, 5xx, rate limits and `Retry-After`), redirects still not followed.
 #[derive(Debug, Clone)]
 pub struct Request {
     pub url: String,
@@ -743,16 +746,32 @@ pub struct Request {
     pub method: &'static str,
     /// The body of a write.
     pub body: Option<Vec<u8>>,
+    /// Set by [`Request::idempotent`]: a repeat of this write is harmless.
+    retry_safe: bool,
 }
 
 impl Request {
     pub fn get(url: impl Into<String>) -> Request {
-        Request { url: url.into(), headers: Vec::new(), method: "GET", body: None }
+        Request { url: url.into(), headers: Vec::new(), method: "GET", body: None, retry_safe: true }
     }
 
     /// A `POST` (or, with `patch`, a `PATCH`) carrying `body`.
     pub fn write(patch: bool, url: impl Into<String>, body: Vec<u8>) -> Request {
-        Request { url: url.into(), headers: Vec::new(), method: if patch { "PATCH" } else { "POST" }, body: Some(body) }
+        Request {
+            url: url.into(),
+            headers: Vec::new(),
+            method: if patch { "PATCH" } else { "POST" },
+            body: Some(body),
+            retry_safe: false,
+        }
+    }
+
+    /// Sends the write's idempotency key in the `Idempotency-Key` header, so the
+    /// receiver can drop a repeat; the write is then retried like a GET.
+    pub fn idempotent(mut self, key: impl Into<String>) -> Request {
+        self.headers.push(("Idempotency-Key", key.into()));
+        self.retry_safe = true;
+        self
     }
 
     fn is_write(&self) -> bool {
@@ -1027,8 +1046,9 @@ impl HttpClient {
         if !self.allows(&req.url) {
             return Err(HttpError::ForeignOrigin { url: req.url.clone(), allowed: self.describe_origins() });
         }
-        // A write is sent once: a retried write could be applied twice.
-        let attempts = if req.is_write() { 1 } else { self.opts.attempts.max(1) };
+        // A write is sent once (a retried write could be applied twice), unless its
+        // idempotency key lets the receiver drop a repeat.
+        let attempts = if req.retry_safe { self.opts.attempts.max(1) } else { 1 };
         let mut url = req.url.clone();
         let mut retries = 0u32;
         let mut redirects = 0u32;

@@ -24,6 +24,8 @@ struct Seen {
     url: String,
     authorization: Option<String>,
     if_none_match: Option<String>,
+    method: String,
+    idempotency_key: Option<String>,
 }
 
 struct Server {
@@ -72,6 +74,8 @@ fn serve(route: impl Fn(&str, usize, &Seen) -> Reply + Send + 'static) -> Server
                 url: rq.url().to_string(),
                 authorization: header("Authorization"),
                 if_none_match: header("If-None-Match"),
+                method: rq.method().as_str().to_string(),
+                idempotency_key: header("Idempotency-Key"),
             };
             let before = log.lock().unwrap().iter().filter(|x: &&Seen| x.url == s.url).count();
             log.lock().unwrap().push(s.clone());
@@ -157,6 +161,28 @@ fn retry_after_in_seconds_or_as_a_date_is_waited_out() {
     assert_eq!((srv.hits("/secs"), srv.hits("/date")), (2, 2));
     let st = c.stats();
     assert_eq!((st.requests, st.retries), (4, 2));
+}
+
+#[test]
+fn a_write_is_sent_once_unless_its_idempotency_key_makes_a_repeat_harmless() {
+    let srv = serve(|path, n, _| match (path, n) {
+        ("/plain", _) => reply(500, &[], "down"),
+        ("/keyed", 0) => reply(500, &[], "down"),
+        ("/keyed", 1) => reply(429, &[("Retry-After", "2".into())], "slow down"),
+        ("/keyed", _) => reply(202, &[], "accepted"),
+        _ => reply(404, &[], ""),
+    });
+    let c = HttpClient::new(opts());
+    let pace = Recorder::default();
+    let e = c.send_with(&Request::write(false, srv.url("/plain"), b"{}".to_vec()), &pace).unwrap_err();
+    assert!(matches!(e, HttpError::GaveUp { status: 500, attempts: 1, .. }), "{e}");
+    assert_eq!(srv.hits("/plain"), 1, "a write without a key is never repeated");
+    let r = c.send_with(&Request::write(false, srv.url("/keyed"), b"{}".to_vec()).idempotent("al-1"), &pace).unwrap();
+    assert_eq!(r.status, 202);
+    let keyed: Vec<Seen> = srv.seen().into_iter().filter(|s| s.url == "/keyed").collect();
+    assert_eq!(keyed.len(), 3);
+    assert!(keyed.iter().all(|s| s.method == "POST" && s.idempotency_key.as_deref() == Some("al-1")), "{keyed:?}");
+    assert_eq!(pace.waits()[1], Duration::from_secs(2), "Retry-After is honoured");
 }
 
 #[test]

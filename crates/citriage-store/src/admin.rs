@@ -132,14 +132,30 @@ const CANONICAL: &[(&str, &str)] = &[
         "SELECT subject, reference, n, source, linked_by, linked_at, unlinked_at, unlinked_by, ref_kind, ref_state,
             merged_at, merge_commit, base_branch, read_at, note FROM record_links ORDER BY subject, reference, n",
     ),
+    // `recorded_at` is the writer's clock (like the ledger's `read_at`), not content.
     (
         "record_transitions",
-        "SELECT subject, seq, from_state, to_state, at, recorded_at, evidence, reason FROM record_transitions
-         ORDER BY subject, seq",
+        "SELECT subject, seq, from_state, to_state, at, evidence, reason FROM record_transitions ORDER BY subject, seq",
     ),
     (
         "evidence",
         "SELECT id, kind, locator, excerpt, source_sha256, as_of, read_at FROM evidence ORDER BY id",
+    ),
+    ("alert_states", "SELECT kind, subject, state FROM alert_states ORDER BY kind, subject"),
+    (
+        "alerts",
+        "SELECT key, kind, change, subject, owner, at, title, body, held, raised_at FROM alerts ORDER BY key",
+    ),
+    // Which messages exist and whether they went out; attempts, retries, leases and
+    // errors describe the senders, not the content.
+    (
+        "alert_outbox",
+        "SELECT message, destination, CASE WHEN state = 'sent' THEN 'sent' ELSE 'unsent' END, digest_day, created
+         FROM alert_outbox ORDER BY message, destination",
+    ),
+    (
+        "alert_outbox_items",
+        "SELECT message, destination, alert FROM alert_outbox_items ORDER BY message, destination, alert",
     ),
 ];
 

@@ -30,29 +30,25 @@ fn entry_row(r: &Row<'_>) -> Result<EntryRow, DbError> {
     Ok((r.string(0)?, r.string(1)?, r.string(2)?, r.string(3)?, r.string(4)?, r.string(5)?, r.string(6)?))
 }
 
-/// Records one evidence item in a write transaction unless its id is recorded (the
-/// first reading is kept); 1 when it was new.
-pub(crate) fn insert_evidence(tx: &mut impl Exec, e: &Evidence, read_at: &str) -> Result<u64, DbError> {
-    tx.exec(
-        "INSERT INTO evidence (id, kind, locator, excerpt, source_sha256, as_of, read_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
-        vals![&e.id, kind_text(e.kind).as_str(), &e.locator, &e.excerpt, &e.source_sha256, &e.as_of, read_at],
-    )
+/// Inserts evidence items in the caller's transaction; items already recorded keep
+/// their first reading. Returns how many were new.
+pub(crate) fn insert_evidence(tx: &mut impl Exec, items: &[Evidence], read_at: &str) -> Result<usize, DbError> {
+    let mut new = 0;
+    for e in items {
+        new += tx.exec(
+            "INSERT INTO evidence (id, kind, locator, excerpt, source_sha256, as_of, read_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
+            vals![&e.id, kind_text(e.kind).as_str(), &e.locator, &e.excerpt, &e.source_sha256, &e.as_of, read_at],
+        )? as usize;
+    }
+    Ok(new)
 }
 
 impl Store {
     /// Records evidence items in one transaction; items already recorded keep their
     /// first reading. Returns how many were new.
     pub fn record_evidence(&mut self, items: &[Evidence], read_at: &str) -> Result<usize, StoreError> {
-        self.conn
-            .write(&mut |tx| {
-                let mut new = 0;
-                for e in items {
-                    new += insert_evidence(tx, e, read_at)? as usize;
-                }
-                Ok(new)
-            })
-            .map_err(|e| self.err(e))
+        self.conn.write(&mut |tx| insert_evidence(tx, items, read_at)).map_err(|e| self.err(e))
     }
 
     fn to_entry(&self, t: EntryRow) -> Result<LedgerEntry, StoreError> {

@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod admin;
+mod alerts;
 mod builds;
 mod clusters;
 mod db;
@@ -29,6 +30,10 @@ mod records;
 mod schema;
 mod testgrid;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
+pub use alerts::{
+    AlertStates, AlertTurn, ClaimedMessage, FailedAttempt, NewAlert, NewDelivery, OutboxRow, OutboxState, StoredAlert,
+    TurnWritten,
+};
 pub use builds::{BuildRecord, BuildWrite, IndexedBuild, LogExcerpt, StoredBuildHead, StoredTest, TestgridFacts};
 pub use clusters::{
     ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
@@ -39,8 +44,8 @@ pub use http_cache::CachedHttp;
 pub use ingest_status::{Attempt, SourceStatus};
 pub use ledger::LedgerEntry;
 pub use records::{
-    LinkSource, LinkWrite, NewLink, NewTransition, RecordWrite, RefFacts, StoredLink, StoredRecord, StoredTransition,
-    Subject, RECORD_STATES,
+    LinkSource, LinkWrite, NewLink, NewTransition, PatternRun, RecordWrite, RefFacts, StoredLink, StoredRecord,
+    StoredTransition, Subject, RECORD_STATES,
 };
 pub use schema::SCHEMA_VERSION;
 pub use testgrid::{TabWritten, TestgridTab};

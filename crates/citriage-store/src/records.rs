@@ -240,6 +240,26 @@ pub enum LinkWrite {
     Missing,
 }
 
+/// A build of a job a pattern touched, and whether the pattern is among its failures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PatternRun {
+    pub job: String,
+    pub bucket: String,
+    pub path: String,
+    pub build_id: String,
+    pub started: i64,
+    /// `SUCCESS`, `FAILURE`, `ABORTED`, `ERROR`, or `None` while running.
+    pub result: Option<String>,
+    pub complete: bool,
+    pub failed_tests: i64,
+    /// The commit the build tested (`repo-commit`), and its refs (`started.json` repos).
+    pub repo_commit: Option<String>,
+    pub repos: Option<String>,
+    /// A failure of the build carries the pattern's stable id (in the latest clustering
+    /// run, or first given it by an earlier one).
+    pub hit: bool,
+}
+
 const RECORD_COLS: &str = "subject, kind, profile, key, title, state, since, created_at, version";
 const LINK_COLS: &str = "subject, reference, n, source, linked_by, linked_at, unlinked_at, unlinked_by, ref_kind,
     ref_state, merged_at, merge_commit, base_branch, read_at, note";
@@ -409,6 +429,44 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Every build with a start of the jobs where a pattern (`profile`, `stable_id`) has
+    /// failed, started at or after `since`, oldest first (ties by job and path), each
+    /// saying whether the pattern is among its failures.
+    pub fn pattern_runs(&self, profile: &str, stable_id: &str, since: i64) -> Result<Vec<PatternRun>, StoreError> {
+        self.conn
+            .read(&mut |tx| {
+                tx.rows(
+                    "WITH hit AS (
+                        SELECT build FROM cluster_members WHERE profile = ?1 AND stable_id = ?2
+                        UNION SELECT build FROM cluster_failure_ids WHERE profile = ?1 AND stable_id = ?2
+                     )
+                     SELECT b.job, b.bucket, b.path, b.build_id, b.started, b.result, b.complete, b.failed_tests,
+                        b.repo_commit, b.repos, CASE WHEN b.id IN (SELECT build FROM hit) THEN 1 ELSE 0 END
+                     FROM builds b
+                     WHERE b.job IN (SELECT DISTINCT j.job FROM builds j WHERE j.id IN (SELECT build FROM hit))
+                        AND b.started IS NOT NULL AND b.started >= ?3
+                     ORDER BY b.started, b.job, b.path",
+                    vals![profile, stable_id, since],
+                    |r| {
+                        Ok(PatternRun {
+                            job: r.string(0)?,
+                            bucket: r.string(1)?,
+                            path: r.string(2)?,
+                            build_id: r.string(3)?,
+                            started: r.i64(4)?,
+                            result: r.opt_string(5)?,
+                            complete: r.bool(6)?,
+                            failed_tests: r.i64(7)?,
+                            repo_commit: r.opt_string(8)?,
+                            repos: r.opt_string(9)?,
+                            hit: r.bool(10)?,
+                        })
+                    },
+                )
+            })
+            .map_err(|e| self.err(e))
+    }
+
     /// Appends transitions to a record if its version is still `expected_version`:
     /// the first must start from the stored state and each from where the previous
     /// ended; the record takes the last one's state and time. Their evidence goes into
@@ -467,9 +525,7 @@ impl Store {
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                         vals![subject, seq, t.from.as_str(), t.to.as_str(), t.at, recorded_at, ids.as_str(), t.reason.as_str()],
                     )?;
-                    for e in &t.evidence {
-                        crate::ledger::insert_evidence(tx, e, &read_at)?;
-                    }
+                    crate::ledger::insert_evidence(tx, &t.evidence, &read_at)?;
                     seqs.push(seq);
                 }
                 Ok(RecordWrite::Applied { version: expected_version + 1, seqs })

@@ -240,7 +240,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // two workers never lose one: each write is conditional on the version it read), the
     // issues and pull requests linked to it (with who or what linked them, when, and
     // when they were unlinked; the GitHub state last read) and every transition with its
-    // time, the evidence ids it rests on and why. Times are Unix seconds.
+    // time, the evidence ids it rests on and why. Times are Unix seconds. The failures
+    // first given a stable id are found by it (a record's builds).
     "CREATE TABLE records (
         subject TEXT PRIMARY KEY,
         kind TEXT NOT NULL CHECK (kind IN ('pattern', 'job', 'payload')),
@@ -282,8 +283,56 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         reason TEXT NOT NULL,
         PRIMARY KEY (subject, seq)
     ) WITHOUT ROWID;
-    CREATE INDEX record_transitions_by_recorded ON record_transitions (recorded_at, subject, seq);",
-    // 13: TestGrid as a source. On a build's row, what the sources other than its
+    CREATE INDEX record_transitions_by_recorded ON record_transitions (recorded_at, subject, seq);
+    CREATE INDEX cluster_failure_ids_by_id ON cluster_failure_ids (profile, stable_id, build);",
+    // 13: alerts: the rules' state per subject and kind (JSON), every alert raised
+    // (keyed by its idempotency key, JSON body, why it was held if the verifier flagged
+    // it), and the outbox: one row per message and destination with its delivery state,
+    // attempts, next retry and the lease of the worker sending it, and the alerts each
+    // message carries. Times are Unix seconds.
+    "CREATE TABLE alert_states (
+        kind TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (kind, subject)
+    ) WITHOUT ROWID;
+    CREATE TABLE alerts (
+        key TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        change TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        held TEXT,
+        raised_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX alerts_by_at ON alerts (at, key);
+    CREATE TABLE alert_outbox (
+        message TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('open', 'pending', 'sent', 'failed')),
+        digest_day INTEGER,
+        created INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt INTEGER NOT NULL DEFAULT 0,
+        lease_holder TEXT,
+        lease_until INTEGER NOT NULL DEFAULT 0,
+        last_attempt INTEGER,
+        last_error TEXT,
+        sent_at INTEGER,
+        PRIMARY KEY (message, destination)
+    ) WITHOUT ROWID;
+    CREATE INDEX alert_outbox_due ON alert_outbox (state, next_attempt);
+    CREATE TABLE alert_outbox_items (
+        message TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        alert TEXT NOT NULL REFERENCES alerts (key),
+        PRIMARY KEY (message, destination, alert),
+        FOREIGN KEY (message, destination) REFERENCES alert_outbox (message, destination) ON DELETE CASCADE
+    ) WITHOUT ROWID;",
+    // 14: TestGrid as a source. On a build's row, what the sources other than its
     // origin showed of it (JSON: TestGrid's facts of a build GCS also has, or of a build
     // only TestGrid has), NULL when its origin is all; and the TestGrid tabs read, with
     // their metadata (links, alert settings) and what they held.

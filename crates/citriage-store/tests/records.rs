@@ -266,3 +266,102 @@ fn workers_changing_one_record_at_once_lose_nothing() {
         eprintln!("{}: {} conflicts retried", f.name, conflicts.into_inner());
     }
 }
+
+fn a_build(job: &str, n: u32, failed: bool) -> citriage_model::build::BuildRecord {
+    use citriage_model::build::{BuildRecord, StoredTest};
+    BuildRecord {
+        bucket: "kubernetes-ci-logs".into(),
+        path: format!("logs/{job}/{n}"),
+        job: job.into(),
+        build_id: n.to_string(),
+        kind: "periodic".into(),
+        pr: None,
+        commit_sha: None,
+        repo_commit: Some(format!("{n:040x}")),
+        repo_version: None,
+        repos: Some(r#"{"kubernetes/kubernetes":"master"}"#.into()),
+        started: Some(1_000 + i64::from(n)),
+        finished: Some(2_000 + i64::from(n)),
+        duration: Some(1_000),
+        result: Some(if failed { "FAILURE" } else { "SUCCESS" }.into()),
+        state: None,
+        executor: None,
+        origin: "gcs".into(),
+        problems: Vec::new(),
+        complete: true,
+        tests: vec![StoredTest {
+            file: "junit.xml".into(),
+            suite: "s".into(),
+            classname: "s".into(),
+            name: "[sig-apps] rollover".into(),
+            status: if failed { "failed" } else { "passed" }.into(),
+            duration: None,
+            failure_text: failed.then(|| "never reached revision 2".into()),
+            attempt: 0,
+            informing: false,
+            kettle_name: None,
+        }],
+        artifacts: Vec::new(),
+        excerpts: Vec::new(),
+        kettle: None,
+        testgrid: None,
+    }
+}
+
+#[test]
+fn a_patterns_runs_are_every_build_of_the_jobs_it_touched() {
+    use citriage_store::{ClusterMember, ClusterRun, StoredCluster};
+    for f in common::backends("a_patterns_runs_are_every_build_of_the_jobs_it_touched") {
+        let mut st = f.open();
+        for (job, n, failed) in [
+            ("ci-a", 1, true),
+            ("ci-a", 2, false),
+            ("ci-a", 3, true),
+            ("ci-b", 4, true),
+            ("ci-b", 5, false),
+            ("ci-c", 6, true),
+        ] {
+            st.put_build(&a_build(job, n, failed)).unwrap();
+        }
+        let member = |job: &str, n: u32| ClusterMember {
+            stable_id: "c1".into(),
+            bucket: "kubernetes-ci-logs".into(),
+            path: format!("logs/{job}/{n}"),
+            seq: 0,
+        };
+        let cluster = StoredCluster {
+            stable_id: "c1".into(),
+            key: "k".into(),
+            k8s_id: "k".into(),
+            size: 2,
+            first_seen: 1_001,
+            last_seen: 1_004,
+            text: "never reached revision 2".into(),
+            spans: Vec::new(),
+            owner: String::new(),
+            signatures: Vec::new(),
+            tests: 1,
+            jobs: 2,
+            run_as_of: 3_000,
+        };
+        let run = ClusterRun { profile: "citriage".into(), as_of: 3_000, window_days: 14, failures: 2, clusters: 1 };
+        st.record_cluster_run(&run, &[cluster], &[member("ci-a", 1), member("ci-b", 4)], &[]).unwrap();
+        let runs = st.pattern_runs("citriage", "c1", 0).unwrap();
+        let got: Vec<(&str, i64, bool)> = runs.iter().map(|r| (r.job.as_str(), r.started, r.hit)).collect();
+        assert_eq!(
+            got,
+            [
+                ("ci-a", 1_001, true),
+                ("ci-a", 1_002, false),
+                ("ci-a", 1_003, false),
+                ("ci-b", 1_004, true),
+                ("ci-b", 1_005, false)
+            ],
+            "{}: ci-a/3 failed otherwise (not clustered with c1); ci-c never had the pattern",
+            f.name
+        );
+        assert_eq!(runs[0].repo_commit.as_deref(), Some(format!("{:040x}", 1).as_str()));
+        assert_eq!(st.pattern_runs("citriage", "c1", 1_004).unwrap().len(), 2, "{}", f.name);
+        assert!(st.pattern_runs("citriage", "nope", 0).unwrap().is_empty());
+    }
+}

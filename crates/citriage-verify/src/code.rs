@@ -486,6 +486,18 @@ impl Checkout {
         is_hex_sha(&sha).then_some(sha)
     }
 
+    /// The first parent of a commit (full SHA); `None` for a root commit, an unknown one
+    /// or without git.
+    pub fn parent(&self, sha: &str) -> Option<String> {
+        let git = self.git.as_ref()?;
+        if !is_hex_sha(sha) {
+            return None;
+        }
+        let out = git.run(&self.root, &["rev-parse", "--verify", "--quiet", &format!("{sha}^{{commit}}^")]).ok()?;
+        let parent = String::from_utf8_lossy(&out).trim().to_string();
+        is_hex_sha(&parent).then_some(parent)
+    }
+
     /// The commits that changed a file, newest first, at most `max`.
     pub fn file_history(&self, path: &str, max: usize) -> Vec<String> {
         let Some(git) = self.git.as_ref() else { return Vec::new() };
@@ -1211,6 +1223,12 @@ pub trait CodeResolver {
     fn file_history(&self, _repo: Option<&str>, _path: &str, _max: usize) -> Vec<String> {
         Vec::new()
     }
+
+    /// The first parent of `sha` in the checkout holding `path`: the state of the code
+    /// just before that commit.
+    fn parent_commit(&self, _repo: Option<&str>, _path: &str, _sha: &str) -> Option<String> {
+        None
+    }
 }
 
 /// No checkouts: every claim is unchecked.
@@ -1367,6 +1385,11 @@ impl CodeResolver for Checkouts {
     fn file_history(&self, repo: Option<&str>, path: &str, max: usize) -> Vec<String> {
         let Located::At(c, f) = self.locate(repo, path) else { return Vec::new() };
         c.file_history(&f, max)
+    }
+
+    fn parent_commit(&self, repo: Option<&str>, path: &str, sha: &str) -> Option<String> {
+        let Located::At(c, _) = self.locate(repo, path) else { return None };
+        c.parent(sha)
     }
 
     fn find_commit(&self, repo: Option<&str>, sha: &str) -> CommitAnswer {

@@ -10,6 +10,7 @@
 use crate::code::{is_hex_sha, CodeAnswer, CodeResolver, CommitAnswer, FileAnswer, FileText};
 use crate::outcome::{ClaimRecord, Ctx, Stats, Verdict};
 use crate::report::{code_spans, Report, ReportFormat};
+use crate::tense::When;
 use citriage_github::{RefContext, RefResolver, RepoRef};
 use citriage_model::{Day, Evidence, EvidenceKind};
 use regex::Regex;
@@ -192,6 +193,19 @@ const ATTACH: &[&str] = &[
     "exactly",
     "already",
     "there",
+    // Claims about the past (`that sat at`, `was at`, `used to read`).
+    "that",
+    "sat",
+    "stood",
+    "lived",
+    "was",
+    "were",
+    "had",
+    "read",
+    "held",
+    "previously",
+    "originally",
+    "formerly",
 ];
 
 /// Plural nouns that end like verbs (`jobs`, `builds`): not the verb of a clause whose
@@ -315,9 +329,12 @@ fn attach_score(
     if between && !(b <= span.0 && connector) {
         return None;
     }
+    // `file:12 used to run X` says what the line did.
+    let habit = words.windows(2).any(|p| p[0] == "used" && p[1] == "to");
     // The citation as the clause's subject (`file:12 polls with X`) may take any verb.
     let allowed = |w: &str| {
         ATTACH.contains(&w)
+            || (habit && (w == "used" || w == "to" || BASE_VERBS.contains(&w)))
             || (between && ["to", "with", "into", "by"].contains(&w))
             || (quote_after && looks_like_code && verb_3s(w))
             || (quote_after && looks_like_code && plural && BASE_VERBS.contains(&w))
@@ -376,7 +393,9 @@ pub(crate) fn attached_quotes(
             let head = line[lo..*a].to_ascii_lowercase();
             ["replace", "swap", "substitute"].iter().any(|v| head.contains(v))
         };
-        if prev_word == "to" || prev_word == "into" || (prev_word == "with" && replacing) {
+        // `replace x at a.go:12 with a y`: y is the new text.
+        let with_before = *a >= own.1 && line[own.1..*a].split_whitespace().any(|w| w.eq_ignore_ascii_case("with"));
+        if prev_word == "to" || prev_word == "into" || ((prev_word == "with" || with_before) && replacing) {
             continue;
         }
         let Some(mine) = attach_score(line, &cands, *a, *b, own, &wide, plural) else { continue };
@@ -671,6 +690,7 @@ pub(crate) fn check_file_lines(
             .push(c);
     }
     stats.file_lines_distinct = groups.len();
+    let mut past = PastTally::default();
     let markdown = cx.report.format == ReportFormat::Markdown;
     let spans_on: BTreeMap<usize, Vec<(usize, usize)>> = claims.iter().fold(BTreeMap::new(), |mut m, c| {
         m.entry(c.line).or_insert_with(Vec::new).push(c.span);
@@ -720,7 +740,18 @@ pub(crate) fn check_file_lines(
                 _ => None,
             })
             .collect();
-        let (verdict, detail) = if !missing.is_empty() {
+        // Claims about the past (`the skip that sat at a.go:41 until X`) resolve in the file
+        // as it was then, whatever its length now.
+        let whens: Vec<When> = uses.iter().map(|u| when_of(cx.report, u, markdown)).collect();
+        let existed = if !missing.is_empty() && whens.iter().all(|w| matches!(w, When::Before { .. })) {
+            whens.iter().find_map(|w| existed_before(code, repo.as_deref(), &path, start.max(end), w))
+        } else {
+            None
+        };
+        let (verdict, detail) = if let Some(then) = existed {
+            stats.file_lines_resolved += 1;
+            (Verdict::Verified, format!("{then}; now: {}", missing.join("; ")))
+        } else if !missing.is_empty() {
             let also =
                 if lines.len() > 1 { format!(" (also cited on lines {})", join(&lines[1..])) } else { String::new() };
             cx.flag(
@@ -753,13 +784,17 @@ pub(crate) fn check_file_lines(
         // What the report says is there.
         let mut file: Option<Option<Box<FileText>>> = None;
         let mut dated: Option<Option<String>> = None;
-        for u in &uses {
+        for (u, when) in uses.iter().zip(&whens) {
             if cx.report.fenced.contains(&u.line) {
                 continue;
             }
             let line_text = cx.report.line(u.line);
             let others = spans_on.get(&u.line).cloned().unwrap_or_default();
             let plural = u.end > u.start || !u.more.is_empty();
+            if let When::Before { commit: Some(sha), changed_by: true } = when {
+                past.changes += 1;
+                check_changed_by(cx, code, u, sha);
+            }
             for q in attached_quotes(line_text, u.span, &others, markdown, plural) {
                 let f = file.get_or_insert_with(|| match code.read_file(repo.as_deref(), &path, None) {
                     FileAnswer::Found(t) => Some(t),
@@ -768,7 +803,18 @@ pub(crate) fn check_file_lines(
                 let Some(now) = f.as_deref() else { continue };
                 let dated =
                     dated.get_or_insert_with(|| until.and_then(|t| code.revision_at(repo.as_deref(), &path, t)));
-                let (verdict, detail, drift, evidence) = content_claim(code, u, now, &q, dated.as_deref());
+                let (verdict, detail, drift, evidence) = match when {
+                    When::Before { .. } => {
+                        let (v, d, ev, moved) = past_content_claim(code, u, now, &q, when);
+                        past.quotes += 1;
+                        past.moved += usize::from(moved);
+                        if v == Verdict::Unchecked {
+                            cx.skip(u.line, "file-line", format!("`{}` at {}", q.text, u.raw), d.clone(), Vec::new());
+                        }
+                        (v, d, false, ev)
+                    }
+                    When::Now => content_claim(code, u, now, &q, dated.as_deref()),
+                };
                 if verdict == Verdict::False {
                     let id = if drift { "file-drift" } else { "file-content" };
                     cx.flag(u.line, id, format!("{}: {detail}", u.raw), evidence.clone());
@@ -787,6 +833,169 @@ pub(crate) fn check_file_lines(
         }
         let _ = commit;
     }
+    if past.quotes + past.changes > 0 {
+        cx.notes.insert(
+            "file-content",
+            format!(
+                "{} quote(s) about the past checked before the change the sentence names, {} change(s) checked against their commit; {} moved since (a note, not a finding)",
+                past.quotes, past.changes, past.moved
+            ),
+        );
+    }
+}
+
+/// Claims about the past a report makes, counted for the rule's note.
+#[derive(Default)]
+struct PastTally {
+    quotes: usize,
+    changes: usize,
+    moved: usize,
+}
+
+/// When the sentence puts a citation (a citation that names its own commit is at it).
+fn when_of(report: &Report, u: &FileLineRef, markdown: bool) -> When {
+    if u.commit.is_some() || report.fenced.contains(&u.line) {
+        return When::Now;
+    }
+    let line = report.line(u.line);
+    crate::tense::when_cited(line, clause_range(line, u.span.0), u.span, markdown)
+}
+
+/// The versions of a file a claim about the past describes, each with how it is named:
+/// the parent of the commit the sentence names, else the file's earlier versions,
+/// newest first. `complete`: every version the file had is listed.
+fn past_versions(
+    code: &dyn CodeResolver,
+    repo: Option<&str>,
+    path: &str,
+    when: &When,
+) -> (Vec<(String, String)>, bool) {
+    const MAX: usize = 50;
+    if let When::Before { commit: Some(sha), .. } = when {
+        if let Some(parent) = code.parent_commit(repo, path, sha) {
+            let label = format!("before {sha} (at its parent {})", &parent[..parent.len().min(12)]);
+            return (vec![(parent, label)], true);
+        }
+    }
+    let history = code.file_history(repo, path, MAX);
+    let complete = history.len() < MAX;
+    let versions = history.into_iter().map(|sha| {
+        let label = format!("at {}", &sha[..sha.len().min(12)]);
+        (sha, label)
+    });
+    (versions.collect(), complete)
+}
+
+/// Whether the lines a past claim cites existed then: how, or `None`.
+fn existed_before(code: &dyn CodeResolver, repo: Option<&str>, path: &str, last: usize, when: &When) -> Option<String> {
+    let (versions, _) = past_versions(code, repo, path, when);
+    versions.into_iter().find_map(|(sha, label)| match code.read_file(repo, path, Some(&sha)) {
+        FileAnswer::Found(t) if t.lines.len() >= last => Some(format!("line {last} existed {label}")),
+        _ => None,
+    })
+}
+
+/// Where a quote verified in the past is now: still there, moved (a note), or gone.
+fn since_then(now: &FileText, r: &FileLineRef, q: &Quote) -> (String, bool) {
+    if let ContentOutcome::Verified(_) = judge(now, r, q) {
+        return ("; still there".into(), false);
+    }
+    let hits = find_all(&now.lines, (r.end - r.start + 1).min(20), &pieces(&q.text));
+    match hits.iter().min_by_key(|h| ((**h as i64 - r.start as i64).abs(), **h)) {
+        Some(h) => (format!("; moved since: now at {}:{h} (a note, not a finding)", now.path), true),
+        None => ("; gone since".into(), false),
+    }
+}
+
+/// A quote the sentence puts before a change (`the skip that sat at a.go:41 until X`):
+/// judged in the file as it was then. Returns the verdict, detail, evidence and whether
+/// it moved since.
+fn past_content_claim(
+    code: &dyn CodeResolver,
+    r: &FileLineRef,
+    now: &FileText,
+    q: &Quote,
+    when: &When,
+) -> (Verdict, String, Vec<Evidence>, bool) {
+    let repo = r.repo.as_deref();
+    let (versions, complete) = past_versions(code, repo, &r.path, when);
+    let named = matches!(when, When::Before { commit: Some(_), .. }) && versions.len() == 1;
+    let mut read = 0;
+    for (sha, label) in &versions {
+        let FileAnswer::Found(then) = code.read_file(repo, &r.path, Some(sha)) else { continue };
+        read += 1;
+        match judge(&then, r, q) {
+            ContentOutcome::Verified(d) => {
+                let (since, moved) = since_then(now, r, q);
+                let ev = vec![then.evidence(r.start, r.end), now.evidence(r.start, r.end)];
+                return (Verdict::Verified, format!("{label}: {d}{since}"), ev, moved);
+            }
+            ContentOutcome::False(d) if named => {
+                return (Verdict::False, format!("{label}: {d}"), vec![then.evidence(r.start, r.end)], false);
+            }
+            ContentOutcome::False(_) => {}
+        }
+    }
+    if read > 0 && complete {
+        let d = format!("no earlier version of {} ({read} read) has `{}` at line {}", r.path, q.text, r.start);
+        return (Verdict::False, d, vec![now.evidence(r.start, r.end)], false);
+    }
+    let why = if read == 0 {
+        format!("the sentence puts `{}` before a change, and no earlier version of {} could be read", q.text, r.path)
+    } else {
+        format!(
+            "`{}` is not at {}:{} in the {read} latest versions of the file; older ones were not read",
+            q.text, r.path, r.start
+        )
+    };
+    (Verdict::Unchecked, why, Vec::new(), false)
+}
+
+/// A change the report says a commit made at `path:line` (`X removed the skip that sat
+/// at a.go:41`): the commit must have changed those lines. The lines a commit changed
+/// lie between the longest common head and tail of the file before and after it; the
+/// claim is flagged only when the cited range misses that region on both sides (the
+/// cited numbers may be either side's).
+fn check_changed_by(cx: &mut Ctx<'_>, code: &dyn CodeResolver, u: &FileLineRef, sha: &str) {
+    let repo = u.repo.as_deref();
+    let Some(parent) = code.parent_commit(repo, &u.path, sha) else { return };
+    let (FileAnswer::Found(before), FileAnswer::Found(after)) =
+        (code.read_file(repo, &u.path, Some(&parent)), code.read_file(repo, &u.path, Some(sha)))
+    else {
+        return;
+    };
+    let (old, new) = (&before.lines, &after.lines);
+    if u.end > old.len() {
+        // Lines the file did not have then: the existence check speaks for them.
+        return;
+    }
+    let head = old.iter().zip(new.iter()).take_while(|(a, b)| a == b).count();
+    let tail =
+        old.iter().rev().zip(new.iter().rev()).take_while(|(a, b)| a == b).count().min(old.len().min(new.len()) - head);
+    let hits = |len: usize| u.start <= len - tail && u.end > head;
+    let changed = hits(old.len()) || hits(new.len());
+    let (verdict, detail) = if changed {
+        (Verdict::Verified, format!("{sha} changed {}:{}-{}", u.path, u.start, u.end))
+    } else {
+        let d = format!(
+            "{sha} did not change {}:{}: the line reads `{}` before and after it",
+            u.path,
+            u.start,
+            old[u.start - 1].trim().chars().take(80).collect::<String>()
+        );
+        cx.flag(u.line, "file-content", format!("{}: {d}", u.raw), vec![before.evidence(u.start, u.end)]);
+        (Verdict::False, d)
+    };
+    cx.claims.push(ClaimRecord {
+        line: u.line,
+        kind: "file-change".into(),
+        subject: u.raw.clone(),
+        claim: format!("changed by {sha}"),
+        words: sha.to_string(),
+        verdict,
+        detail,
+        evidence: vec![before.evidence(u.start, u.end.min(old.len())), after.evidence(u.start, u.end.min(new.len()))],
+    });
 }
 
 // ---- commits ----------------------------------------------------------------------------

@@ -17,7 +17,9 @@ pub mod refcheck;
 pub mod render;
 pub mod report;
 pub mod rules;
+pub mod tense;
 pub mod wording;
+pub mod xref;
 
 pub use code::{
     Checkout, Checkouts, CodeAnswer, CodeError, CodeResolver, CommitAnswer, FileAnswer, FileText, Git, NoCode,

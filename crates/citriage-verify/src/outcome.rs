@@ -150,7 +150,8 @@ pub enum Verdict {
 pub struct ClaimRecord {
     pub line: usize,
     /// `ref-state`, `ref-labels`, `ref-kind`, `commit`, `file-line`, `file-content`,
-    /// `build-url`, `build-result`.
+    /// `file-change` (a commit said to have changed a `path:line`), `build-url`,
+    /// `build-result`.
     pub kind: String,
     /// What the claim is about (`k/k#1`, `pkg/a.go:12`, a build URL, a SHA).
     pub subject: String,

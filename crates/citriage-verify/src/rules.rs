@@ -649,10 +649,21 @@ fn check_patterns(
     let rendered = r.format == ReportFormat::Rendered;
     let depth_applies = !cx.na.contains_key("pattern-depth");
     let mut thin = 0;
+    let mut followed = 0;
     for p in &patterns {
-        let fl = cited_lines(r, p, file_lines);
-        let bu: BTreeSet<&str> = builds.iter().filter(|(l, _)| p.contains(*l)).map(|(_, b)| b.url.as_str()).collect();
-        let bare: usize = (p.line..=p.end).map(|n| bare_build_ids(r.line(n))).sum();
+        // A pattern that points elsewhere ("see V3 under Pattern F") carries the evidence
+        // written there.
+        let (refd, _) = crate::xref::followed(r, p);
+        followed += usize::from(!refd.is_empty());
+        let mut fl = cited_lines(r, p, file_lines);
+        let mut bu: BTreeSet<&str> =
+            builds.iter().filter(|(l, _)| p.contains(*l)).map(|(_, b)| b.url.as_str()).collect();
+        let mut bare: usize = (p.line..=p.end).map(|n| bare_build_ids(r.line(n))).sum();
+        for t in &refd {
+            fl.extend(cited_lines(r, t, file_lines));
+            bu.extend(builds.iter().filter(|(l, _)| t.contains(*l)).map(|(_, b)| b.url.as_str()));
+            bare += (t.line..=t.end).map(|n| bare_build_ids(r.line(n))).sum::<usize>();
+        }
         let build_cites = if rendered { bu.len() + bare } else { bu.len() };
         if depth_applies && (fl.len() < opts.min_file_lines || build_cites < opts.min_build_urls) {
             thin += 1;
@@ -681,7 +692,15 @@ fn check_patterns(
     crate::wording::check_causal_chain(cx, &patterns, refs);
     if depth_applies {
         let how = if rendered { "; rendered text: bare build ids count as build citations" } else { "" };
-        cx.notes.insert("pattern-depth", format!("{} of {} pattern(s) below the bar{how}", thin, patterns.len()));
+        let refs_note = if followed > 0 {
+            format!("; {followed} counted with the sections their references lead to")
+        } else {
+            String::new()
+        };
+        cx.notes.insert(
+            "pattern-depth",
+            format!("{} of {} pattern(s) below the bar{how}{refs_note}", thin, patterns.len()),
+        );
     }
 }
 

@@ -305,6 +305,17 @@ fn has_evidence(text: &str, has_ref: bool, markdown: bool) -> bool {
         }
 }
 
+/// The text with "quoted" and “quoted” words blanked (reported speech, titles).
+fn blank_quotes(text: &str) -> String {
+    let mut out = text.to_string();
+    for (a, b) in crate::prose::quoted_ranges(text).into_iter().rev() {
+        if text[a..].starts_with('"') || text[a..].starts_with('“') {
+            out.replace_range(a..b, &" ".repeat(b - a));
+        }
+    }
+    out
+}
+
 fn label_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     re(
@@ -347,22 +358,53 @@ pub(crate) fn check_hedges(cx: &mut Ctx<'_>, refs: &[FoundRef]) {
     let r = cx.report;
     let markdown = r.format == ReportFormat::Markdown;
     let ref_lines: BTreeSet<usize> = refs.iter().map(|f| f.line).collect();
-    let mut scope: Vec<(usize, bool)> = Vec::new(); // (line, root-cause text)
+    // (line, where): 0 a tier row, 1 root-cause text, 2 other pattern or TL;DR text.
+    let mut scope: Vec<(usize, u8)> = Vec::new();
     for s in r.sections.iter().filter(|s| matches!(s.kind, SectionKind::Pattern | SectionKind::SubPattern)) {
-        scope.extend(root_cause_lines(r, s).into_iter().map(|n| (n, true)));
+        scope.extend(root_cause_lines(r, s).into_iter().map(|n| (n, 1)));
+    }
+    // Whatever else a pattern or the TL;DR says (headings, bullets, prose) states the
+    // cause as the report sees it; the uncertainty, verification, method and appendix
+    // sections are where doubt belongs.
+    let exempt = |n: usize| {
+        r.sections.iter().any(|s| {
+            s.contains(n)
+                && matches!(
+                    s.kind,
+                    SectionKind::Uncertainty
+                        | SectionKind::Verifications
+                        | SectionKind::Methodology
+                        | SectionKind::Lessons
+                        | SectionKind::Appendix
+                )
+        })
+    };
+    for s in r
+        .sections
+        .iter()
+        .filter(|s| matches!(s.kind, SectionKind::Pattern | SectionKind::SubPattern | SectionKind::TlDr))
+    {
+        scope.extend(
+            (s.line..=s.end)
+                .filter(|n| !r.fenced.contains(n) && !r.line(*n).trim().is_empty() && !exempt(*n))
+                .map(|n| (n, if s.kind == SectionKind::TlDr { 3 } else { 2 })),
+        );
     }
     for s in r.sections.iter().filter(|s| matches!(s.kind, SectionKind::Tier(_))) {
         for t in r.tables_in(s) {
-            scope.extend(t.rows.iter().map(|row| (row.line, false)));
+            scope.extend(t.rows.iter().map(|row| (row.line, 0)));
         }
-        scope.extend(r.items_in(s).iter().map(|i| (i.line, false)));
+        scope.extend(r.items_in(s).iter().map(|i| (i.line, 0)));
     }
+    // A line in a tier table keeps the tier's stricter reading.
     scope.sort();
     scope.dedup_by_key(|x| x.0);
     let mut checked = 0;
-    for (n, root) in scope {
+    for (n, place) in scope {
+        let root = place > 0;
         let line = r.line(n);
-        let text = if markdown { without_code(line) } else { line.to_string() };
+        // Code and quoted words are someone else's: blanked.
+        let text = blank_quotes(&if markdown { without_code(line) } else { line.to_string() });
         // Sentence by sentence (table cells count as one sentence each).
         let mut words: Vec<String> = Vec::new();
         for sentence in text.split(['|', ';']).flat_map(|c| c.split(". ")) {
@@ -380,7 +422,7 @@ pub(crate) fn check_hedges(cx: &mut Ctx<'_>, refs: &[FoundRef]) {
             words.push(m.as_str().to_string());
         }
         if !words.is_empty() {
-            let where_ = if root { "root-cause text" } else { "a tier row" };
+            let where_ = ["a tier row", "root-cause text", "pattern text", "the TL;DR"][usize::from(place.min(3))];
             cx.flag(
                 n,
                 "hedge",
@@ -393,7 +435,7 @@ pub(crate) fn check_hedges(cx: &mut Ctx<'_>, refs: &[FoundRef]) {
             );
         }
     }
-    cx.notes.insert("hedge", format!("{checked} hedged sentence(s) in root-cause text and tier rows"));
+    cx.notes.insert("hedge", format!("{checked} hedged sentence(s) in pattern text, the TL;DR and tier rows"));
 }
 
 // ---- causal chains ----------------------------------------------------------------------
@@ -442,9 +484,72 @@ fn sha_token_re() -> &'static Regex {
     re(&R, r"(?:^|[\s(,;])([0-9a-f]{7,40})(?:[\s),;.:]|$)")
 }
 
-/// The parts of a causal chain a pattern's explanatory text names.
-pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<String>, bool) {
+/// A line that lists related things (`Related: #1`, `See also: #2`): nothing on it is
+/// part of the chain.
+fn related_label_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        &R,
+        r"(?i)^[\s>*•\-+0-9.]*(?:\*\*|__)?\s*(related(?: prs?| issues?| changes?| work)?|see also|also|similar|cf\.?|duplicates?|other (?:prs?|issues?|changes?))\s*(?:\*\*|__)?\s*:",
+    )
+}
+
+/// Words that make a change named in the sentence a related or separate one rather
+/// than a link of the chain (`fixes a separate bug`, `unrelated`, `similar to #5`).
+fn related_word_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        &R,
+        r"(?i)\b(related|unrelated|separate(?:ly)?|similar|sibling|duplicates?|independent(?:ly)?|another (?:issue|bug|problem|cause|failure)|different (?:issue|bug|problem|cause|failure)|not (?:the|a) cause|not causal|does(?: not|n't) explain)\b",
+    )
+}
+
+/// Words that make what follows a link of the chain, whatever else the sentence says.
+fn causal_cue_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    re(
+        &R,
+        r"(?i)\b(introduced (?:by|in)|exposed (?:by|in)|caused by|broken by|broke|regressed (?:by|in)|regression (?:from|in|by)|culprit|root cause is|triggered by|started (?:with|after))\b",
+    )
+}
+
+/// Byte ranges of a line's sentences (split at `. `, `;` and table cells).
+fn sentence_ranges(line: &str) -> Vec<(usize, usize)> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 0..b.len() {
+        let end = match b[i] {
+            b';' | b'|' => true,
+            b'.' => b.get(i + 1).is_none_or(|c| *c == b' '),
+            _ => false,
+        };
+        if end {
+            out.push((start, i));
+            start = i + 1;
+        }
+    }
+    out.push((start, b.len()));
+    out
+}
+
+/// Whether what sits at byte `at` of `line` is named as related or separate: its
+/// sentence says so, and no causal cue stands right before it.
+fn related_at(line: &str, at: usize) -> bool {
+    let Some((a, b)) = sentence_ranges(line).into_iter().find(|(a, b)| at >= *a && at <= *b) else { return false };
+    let sentence = &line[a..b];
+    if !related_word_re().is_match(sentence) {
+        return false;
+    }
+    let head_start = line[a..at].char_indices().rev().nth(39).map_or(a, |(i, _)| a + i);
+    !causal_cue_re().is_match(&line[head_start..at])
+}
+
+/// The parts of a causal chain a pattern's explanatory text names, whether it says
+/// the chain is unknown, and the changes it names only as related or separate.
+pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<String>, bool, Vec<String>) {
     let mut parts: BTreeSet<String> = BTreeSet::new();
+    let mut related: BTreeSet<String> = BTreeSet::new();
     let mut unknown = false;
     for n in s.line + 1..=s.end {
         if r.fenced.contains(&n) {
@@ -461,17 +566,27 @@ pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<S
         if unknown_re().is_match(l) {
             unknown = true;
         }
+        let listed_related = related_label_re().is_match(l);
         for c in sha_token_re().captures_iter(l) {
-            let t = &c[1];
+            let Some(m) = c.get(1) else { continue };
+            let t = m.as_str();
             if t.bytes().any(|b| b.is_ascii_digit()) && t.bytes().any(|b| b.is_ascii_alphabetic()) {
-                parts.insert(format!("commit {t}"));
+                if listed_related || related_at(l, m.start()) {
+                    related.insert(format!("commit {t}"));
+                } else {
+                    parts.insert(format!("commit {t}"));
+                }
             }
         }
         for f in refs.iter().filter(|f| f.line == n) {
-            parts.insert(format!("ref {}", f.raw));
+            if listed_related || related_at(l, f.column.saturating_sub(1)) {
+                related.insert(format!("ref {}", f.raw));
+            } else {
+                parts.insert(format!("ref {}", f.raw));
+            }
         }
         // A configuration path with its lines: where a change was made.
-        let listed_files = evidence_label_re().is_match(l);
+        let listed_files = evidence_label_re().is_match(l) || listed_related;
         for c in file_line_re().captures_iter(l).filter(|_| !listed_files) {
             let path = c.get(3).map(|m| m.as_str()).unwrap_or("");
             let config = path.contains("config/")
@@ -502,11 +617,15 @@ pub(crate) fn causal_parts(r: &Report, s: &Section, refs: &[FoundRef]) -> (Vec<S
         }
         if change_re().is_match(l) && marker_date_or_version_re().is_match(l) {
             if let Some(m) = change_re().find(l) {
-                parts.insert(format!("change \"{}\" (line {n})", m.as_str()));
+                if listed_related || related_at(l, m.start()) {
+                    related.insert(format!("change \"{}\" (line {n})", m.as_str()));
+                } else {
+                    parts.insert(format!("change \"{}\" (line {n})", m.as_str()));
+                }
             }
         }
     }
-    (parts.into_iter().collect(), unknown)
+    (parts.into_iter().collect(), unknown, related.into_iter().collect())
 }
 
 /// Labelled halves: (`Introduced by:` given, `Exposed by:` given).
@@ -527,19 +646,59 @@ fn labelled_halves(r: &Report, s: &Section) -> (bool, bool) {
     (filled(intro), filled(expo))
 }
 
+/// What a pattern's text names of its causal chain, with the sections its references
+/// lead to read as part of it.
+struct ChainReading {
+    parts: Vec<String>,
+    halves: usize,
+    unknown: bool,
+    related: Vec<String>,
+    followed: Vec<String>,
+    dangling: Vec<String>,
+}
+
+fn read_chain(r: &Report, p: &Section, refs: &[FoundRef]) -> ChainReading {
+    let (follow, dangling) = crate::xref::followed(r, p);
+    let mut parts: BTreeSet<String> = BTreeSet::new();
+    let mut related: BTreeSet<String> = BTreeSet::new();
+    let (mut intro, mut expo, mut unknown) = (false, false, false);
+    for s in std::iter::once(p).chain(follow.iter()) {
+        let (i, e) = labelled_halves(r, s);
+        intro |= i;
+        expo |= e;
+        let (ps, u, rel) = causal_parts(r, s, refs);
+        parts.extend(ps);
+        related.extend(rel);
+        unknown |= u;
+    }
+    let related: Vec<String> = related.into_iter().filter(|x| !parts.contains(x)).collect();
+    let name = |s: &Section| {
+        let t: String = r.line(s.line).trim().chars().take(40).collect();
+        format!("line {} ({})", s.line, t.trim_start_matches(['#', ' ', '•', '-', '*']))
+    };
+    ChainReading {
+        parts: parts.into_iter().collect(),
+        halves: usize::from(intro) + usize::from(expo),
+        unknown,
+        related,
+        followed: follow.iter().map(name).collect(),
+        dangling: dangling.into_iter().map(|d| format!("\"{}\" (line {})", d.target, d.line)).collect(),
+    }
+}
+
 pub(crate) fn check_causal_chain(cx: &mut Ctx<'_>, patterns: &[Section], refs: &[FoundRef]) {
     let r = cx.report;
     let mut verdicts = (0, 0, 0);
+    let mut followed_total = 0;
     for p in patterns {
         let title: String = p.title.chars().take(70).collect();
-        let (intro, expo) = labelled_halves(r, p);
-        if intro && expo {
+        let c = read_chain(r, p, refs);
+        followed_total += usize::from(!c.followed.is_empty());
+        if c.halves == 2 {
             verdicts.0 += 1;
             continue;
         }
-        let (parts, unknown) = causal_parts(r, p, refs);
-        let halves = usize::from(intro) + usize::from(expo);
-        match (parts.len() + halves, unknown) {
+        match (c.parts.len() + c.halves, c.unknown) {
             (n, _) if n >= 2 => verdicts.0 += 1,
             (1, true) | (0, true) => verdicts.0 += 1,
             (1, false) => {
@@ -550,27 +709,43 @@ pub(crate) fn check_causal_chain(cx: &mut Ctx<'_>, patterns: &[Section], refs: &
                     format!("\"{title}\""),
                     format!(
                         "names one change ({}) and does not say the other half is unknown; which half it is cannot be told from the text",
-                        parts.first().cloned().unwrap_or_else(|| "a labelled half".into())
+                        c.parts.first().cloned().unwrap_or_else(|| "a labelled half".into())
                     ),
                     Vec::new(),
                 );
             }
             _ => {
                 verdicts.2 += 1;
-                cx.flag(
-                    p.line,
-                    "causal-chain",
+                let mut why = if c.related.is_empty() {
+                    "names no part of a causal chain (commit, PR, path:line, dated or versioned change)".to_string()
+                } else {
                     format!(
-                        "\"{title}\" names no part of a causal chain (commit, PR, path:line, dated or versioned change) and does not say it is unknown"
-                    ),
-                    Vec::new(),
-                );
+                        "names only related or separate changes ({}), neither an introducing nor an exposing change,",
+                        c.related.join(", ")
+                    )
+                };
+                why.push_str(" and does not say it is unknown");
+                if !c.followed.is_empty() {
+                    why.push_str(&format!(", also in what it refers to ({})", c.followed.join(", ")));
+                }
+                if !c.dangling.is_empty() {
+                    why.push_str(&format!("; its reference(s) {} lead nowhere in the report", c.dangling.join(", ")));
+                }
+                cx.flag(p.line, "causal-chain", format!("\"{title}\" {why}"), Vec::new());
             }
         }
     }
+    let followed = if followed_total > 0 {
+        format!("; {followed_total} read with the sections their references lead to")
+    } else {
+        String::new()
+    };
     cx.notes.insert(
         "causal-chain",
-        format!("{} named, {} with one part only (not checked), {} with none", verdicts.0, verdicts.1, verdicts.2),
+        format!(
+            "{} named, {} with one part only (not checked), {} with none{followed}",
+            verdicts.0, verdicts.1, verdicts.2
+        ),
     );
 }
 

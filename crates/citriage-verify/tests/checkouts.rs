@@ -229,6 +229,31 @@ fn pickaxe_finds_the_introducing_commit() {
 }
 
 #[test]
+fn a_commit_parent_is_the_code_just_before_it() {
+    let Some(g) = git_or_skip("a_commit_parent_is_the_code_just_before_it") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    build_repo(dir.path());
+    let c = Checkout::open("test-infra", dir.path(), Some(g)).unwrap();
+    let history = c.file_history("test/e2e/flaky_test.go", 10);
+    assert_eq!(history.len(), 5, "five commits touched the file");
+    // The parent of the commit that removed legacySkip still has it.
+    let removal = &history[0];
+    let parent = c.parent(&removal[..12]).expect("a parent");
+    assert_eq!(parent, history[1]);
+    let before = c.file_text("test/e2e/flaky_test.go", Some(&parent)).unwrap().unwrap();
+    assert!(before.lines.iter().any(|l| l.contains("legacySkip")));
+    // Through the resolver, by path.
+    let mut all = Checkouts::new();
+    all.add(c, "kubernetes/test-infra", &[]);
+    assert_eq!(all.parent_commit(None, "test/e2e/flaky_test.go", &removal[..12]), Some(parent));
+    // The first commit has none; a SHA that is not in the repository has none.
+    let root = history.last().unwrap();
+    assert_eq!(all.parent_commit(None, "test/e2e/flaky_test.go", root), None);
+    assert_eq!(all.parent_commit(None, "test/e2e/flaky_test.go", "0123456789ab"), None);
+    assert_eq!(all.parent_commit(None, "test/e2e/flaky_test.go", "HEAD"), None, "only SHAs");
+}
+
+#[test]
 fn missing_git_is_reported_clearly() {
     let err = Git::with_program("/nonexistent/bin/git-not-here").unwrap_err();
     assert!(matches!(err, CodeError::GitMissing { .. }));

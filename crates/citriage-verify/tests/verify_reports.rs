@@ -141,10 +141,33 @@ fn seed_failures_report_specifics() {
     let lines: Vec<&str> = text.lines().collect();
     for f in v.findings_of("causal-chain") {
         let title = lines[f.line - 1];
-        for named in ["Pattern B", "Pattern E", "Pattern F"] {
+        // Pattern G says "See V3 (KEP-4974) and V4 (compat-versions) under Pattern F":
+        // it carries the chain written there.
+        for named in ["Pattern B", "Pattern E", "Pattern F", "Pattern G"] {
             assert!(!title.starts_with(named), "{title}: {}", f.message);
         }
     }
+    // Pattern J names only a separate fix ("#550 … fixed the make k8s invocation but not
+    // the S3 ACL — separate issue"): no causal chain.
+    let j = v.findings_of("causal-chain").into_iter().find(|f| lines[f.line - 1].starts_with("Pattern J")).expect("J");
+    assert!(j.message.contains("only related or separate changes (ref provider-aws-test-infra#550)"), "{}", j.message);
+}
+
+#[test]
+fn seed_flakes_report_hedge_without_evidence_is_flagged() {
+    let Some(reports) = seed_reports() else { return };
+    let (_, _, text) = &reports[1];
+    let v = verify(
+        text,
+        &Resolvers { refs: &offline_client(), code: &NoCode, builds: &NoBuilds },
+        &VerifyOptions::default(),
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    // "K.6 — AWS EBS CSI driver (7 jobs; coherent 50-70% — likely AWS account quota /
+    // Boskos)." states a cause with "likely", no evidence and no uncertainty marker.
+    let hedges: Vec<&str> = v.findings_of("hedge").iter().map(|f| lines[f.line - 1]).collect();
+    assert_eq!(hedges.len(), 1, "{hedges:?}");
+    assert!(hedges[0].starts_with("K.6 — AWS EBS CSI driver"), "{hedges:?}");
 }
 
 // ---- a clean report and planted faults -------------------------------------------------

@@ -29,6 +29,7 @@
 //! - A confirmed record whose pattern fails again re-opens (to *triaged*, or *new*
 //!   without links); the history stays, and only fixes merged after that count.
 
+pub mod digest;
 pub mod stats;
 
 use citriage_model::time::utc;
@@ -460,10 +461,22 @@ impl Machine<'_> {
                 )),
                 _ => None,
             },
-            None if run.started >= fix.merged_at => Some((
-                false,
-                format!("it started {} after the merge (no checkout to read its tested commit)", citriage_model::time::age(run.started - fix.merged_at)),
-            )),
+            None if run.started >= fix.merged_at => {
+                let mut why = format!(
+                    "it started {} after the merge (no checkout to read its tested commit: builds started after a merge count as containing it)",
+                    citriage_model::time::age(run.started - fix.merged_at)
+                );
+                let other = match (&run.branch, &fix.base) {
+                    (Some(b), Some(base)) if b != base => {
+                        why.push_str(&format!(
+                            "; this job tests {b} and the fix merged into {base}: incomplete, a cherry-pick to {b} is needed"
+                        ));
+                        true
+                    }
+                    _ => false,
+                };
+                Some((other, why))
+            }
             None => None,
         }
     }
@@ -509,10 +522,10 @@ impl Machine<'_> {
             let Some((incomplete, why)) = self.after_fix(fix, r) else { continue };
             match r.outcome {
                 Outcome::Pattern if decisive.is_none() && from.is_some() => {
-                    let what = if incomplete {
-                        "failed again after the fix"
-                    } else {
-                        "failed with the pattern in a build that contains the fix"
+                    let what = match (incomplete, fix.containment) {
+                        (true, _) => "failed again after the fix",
+                        (false, Containment::Ancestry) => "failed with the pattern in a build that contains the fix",
+                        (false, Containment::Time) => "failed with the pattern after the fix merged",
                     };
                     decisive = step(
                         State::FixMerged,
