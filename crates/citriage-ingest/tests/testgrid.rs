@@ -345,3 +345,30 @@ fn bad_tabs_are_refused_by_name_and_the_rest_is_read() {
     assert!(e.is_bad_input() && e.to_string().contains("\"../bad\""), "{e}");
     assert_eq!(server.hits.load(std::sync::atomic::Ordering::SeqCst), hits, "no request made");
 }
+
+/// Clustering reads TestGrid's messages as the failure texts: every failed result
+/// with a message is placed in exactly one cluster, and the builds' failures group into
+/// far fewer patterns than there are failures.
+#[test]
+fn testgrids_messages_cluster() {
+    use citriage_patterns::cluster::{cluster, ClusterConfig, FailureRef};
+    let (_keep, w) = world();
+    let server = testgrid_server(w.join("testgrid"));
+    let tg = TestgridHttp::new(&server.base, HttpOptions::default()).unwrap();
+    let mut st = Store::open_in_memory().unwrap();
+    read_testgrid(&mut st, &tg, &w);
+    let mut texts: Vec<(String, String)> = Vec::new();
+    st.for_each_failure_text(None, |_, _, name, text| texts.push((name.to_string(), text.to_string()))).unwrap();
+    let refs: Vec<FailureRef<'_>> =
+        texts.iter().map(|(n, t)| FailureRef { test: n, text: t, job: "", build: "" }).collect();
+    let c = cluster(&refs, &ClusterConfig::new(citriage_patterns::normalize::Profile::Default));
+    assert_eq!((c.accounting.input, c.accounting.clustered), (texts.len(), texts.len()));
+    assert_eq!((c.accounting.missing, c.accounting.duplicated), (0, 0));
+    assert!(
+        texts.len() > 100 && c.clusters.len() * 5 < texts.len(),
+        "{} failures, {} clusters",
+        texts.len(),
+        c.clusters.len()
+    );
+    assert!(texts.iter().all(|(_, t)| t.len() <= 140 + 20), "TestGrid's messages are short");
+}
