@@ -577,6 +577,45 @@ pub fn ingest_dashboard(
     Ok(summary)
 }
 
+/// Reads TestGrid from a URL as a user copies it (`BASE/<dashboard>`: every tab of the
+/// dashboard; `BASE/<dashboard>#<tab>` or `BASE/<dashboard>/table?tab=<tab>`: that tab),
+/// contacting only that TestGrid's origin.
+pub fn fetch_url(
+    store: &mut Store,
+    url: &str,
+    http: citriage_sources::HttpOptions,
+    opts: &TestgridOptions,
+    progress: &dyn Fn(&str),
+) -> Result<TestgridSummary, IngestTestgridError> {
+    let target = citriage_sources::testgrid::parse_target(url).map_err(IngestTestgridError::Input)?;
+    let tg = TestgridHttp::new(&target.base, http).map_err(IngestTestgridError::Source)?;
+    let tabs = target.tab.map(|t| vec![t]);
+    ingest_dashboard(store, &tg, &target.dashboard, tabs.as_deref(), opts, progress)
+}
+
+/// Reads a saved table answer (a file, or a URL of one), read within `http.max_bytes`
+/// and the memory budget, as the tab `tab` of `dashboard`. A bad table is refused (bad
+/// input) and nothing of it is stored.
+pub fn ingest_saved_table(
+    store: &mut Store,
+    location: &str,
+    dashboard: &str,
+    tab: &str,
+    http: &citriage_sources::HttpOptions,
+    opts: &TestgridOptions,
+) -> Result<TestgridSummary, IngestTestgridError> {
+    citriage_sources::testgrid::check_dashboard(dashboard)
+        .map_err(|why| IngestTestgridError::Input(format!("dashboard {dashboard:?} refused: {why}")))?;
+    citriage_sources::testgrid::check_tab(tab)
+        .map_err(|why| IngestTestgridError::Input(format!("tab {tab:?} refused: {why}")))?;
+    let f = citriage_sources::read(location, http).map_err(IngestTestgridError::Source)?;
+    match ingest_table(store, dashboard, tab, &f.bytes, opts) {
+        Ok(o) => Ok(TestgridSummary { tabs: vec![o], ..TestgridSummary::default() }),
+        Err(TabError::Input(e)) => Err(IngestTestgridError::Input(format!("{location}: {e}"))),
+        Err(TabError::Store(e)) => Err(IngestTestgridError::Store(e)),
+    }
+}
+
 /// What ends a TestGrid run: the summary unreadable, or the store failing.
 #[derive(Debug)]
 pub enum IngestTestgridError {
