@@ -3,26 +3,8 @@
 //! verdict and the requests `--apply` would send.
 
 use crate::Draft;
+use citriage_model::escape::{md_cell as cell, md_code, md_fence as fence};
 use std::fmt::Write as _;
-
-/// A fence long enough for a text that may itself hold backtick fences.
-fn fence(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    "`".repeat((longest + 1).max(3))
-}
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
 
 pub(crate) fn markdown(d: &Draft) -> String {
     let mut o = String::new();
@@ -91,11 +73,11 @@ pub(crate) fn markdown(d: &Draft) -> String {
             serde_json::to_value(e.evidence.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         let _ = writeln!(
             o,
-            "| {} | {} | {} | `{}` | {} |",
+            "| {} | {} | {} | {} | {} |",
             e.evidence.id,
             kind,
             cell(&e.evidence.locator),
-            cell(&e.evidence.excerpt).replace('`', "'"),
+            md_code(&e.evidence.excerpt),
             cell(&e.shows)
         );
     }
@@ -113,15 +95,4 @@ pub(crate) fn markdown(d: &Draft) -> String {
         let _ = writeln!(o, "{f}text\n{text}{f}");
     }
     o
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fence;
-
-    #[test]
-    fn fences_outgrow_the_text() {
-        assert_eq!(fence("plain"), "```");
-        assert_eq!(fence("a ```sh\nx\n``` b"), "````");
-    }
 }

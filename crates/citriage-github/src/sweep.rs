@@ -8,6 +8,7 @@
 use crate::refs::{FoundRef, RefTarget};
 use crate::state::IssueRef;
 use crate::state::{IssueStatus, PrStatus, ReadInfo, RefResolver, RefState};
+use citriage_model::escape::md_cell as cell;
 use citriage_model::time::{age, utc};
 use serde::{Deserialize, Serialize};
 
@@ -212,10 +213,6 @@ pub fn sweep_with_evidence(
     (rows, evidence)
 }
 
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
 /// Counts per mark, in mark order.
 pub fn mark_counts(rows: &[SweepRow]) -> Vec<(Mark, usize)> {
     let mut m: std::collections::BTreeMap<Mark, usize> = std::collections::BTreeMap::new();
@@ -363,5 +360,20 @@ mod tests {
         let js = render_sweep_json(&rows, 1_778_436_586 + 10);
         assert_eq!(js["rows"][0]["age_seconds"], 10);
         assert_eq!(js["rows"][5]["symbol"], "⚪");
+    }
+    #[test]
+    fn hostile_titles_stay_in_their_cell() {
+        let mut hostile = pr(7, PrStatus::Merged { at: "2026-05-10T18:09:46Z".into() });
+        if let RefState::Pr(p) = &mut hostile {
+            p.title = "fix | <img src=x onerror=alert(1)>\n# owned\u{1b}[2J".into();
+        }
+        let res = StaticResolver::new("offline").with(hostile);
+        let rows = sweep(&res, &[IssueRef::new(RepoRef::new("o", "r"), 7)], SweepOptions::default());
+        let md = render_sweep_markdown(&rows, 1_778_436_586);
+        let line = md.lines().find(|l| l.contains("fix")).expect("the row");
+        // Before, only `|` and the line break were escaped: the tag and the escape
+        // sequence reached the file raw.
+        assert!(line.contains("fix \\| \\<img src=x onerror=alert(1)\\> # owned\\\\u{1b}[2J"), "{line}");
+        assert!(!md.contains('\u{1b}'));
     }
 }

@@ -78,7 +78,7 @@ fn ds(d: Option<DatasetArg>) -> Dataset {
 /// default profile's latest run (or the first stored).
 fn owners_by_job(view: &WebIndex) -> BTreeMap<&str, BTreeSet<&str>> {
     let mut out: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    let p = view.profiles.get("default").or_else(|| view.profiles.values().next());
+    let p = view.default_profile().map(|(_, p)| p);
     for p in p.into_iter() {
         for c in &p.clusters {
             if c.stored.owner.is_empty() {
@@ -337,11 +337,8 @@ fn profile_of(view: &WebIndex, wanted: Option<&str>) -> Result<String, ToolError
             view.profiles.keys().cloned().collect::<Vec<_>>().join(", ")
         ))),
         None => view
-            .profiles
-            .keys()
-            .find(|k| *k == "default")
-            .or_else(|| view.profiles.keys().next())
-            .cloned()
+            .default_profile()
+            .map(|(k, _)| k.clone())
             .ok_or_else(|| ToolError::input("no clustering run is stored (run `citriage cluster`)")),
     }
 }

@@ -5,6 +5,7 @@
 pub mod build;
 pub mod escape;
 pub mod evidence;
+pub mod number;
 pub mod owner;
 pub mod snapshot;
 pub mod time;

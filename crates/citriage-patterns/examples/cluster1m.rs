@@ -376,10 +376,9 @@ fn main() {
         rayon::current_num_threads(),
         vm_hwm_mib().unwrap_or(0.0)
     );
-    let profiles: Vec<Profile> = match profile_arg {
-        "k8s-triage" | "k8s" => vec![Profile::K8sTriage],
-        "default" => vec![Profile::Default],
-        _ => vec![Profile::K8sTriage, Profile::Default],
+    let profiles: Vec<Profile> = match Profile::parse(profile_arg) {
+        Some(p) => vec![p],
+        None => vec![Profile::K8sTriage, Profile::Default],
     };
     for p in profiles {
         let t = Instant::now();

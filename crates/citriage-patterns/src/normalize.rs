@@ -49,15 +49,20 @@ pub enum Profile {
 }
 
 impl Profile {
-    /// Stable short name (`k8s-triage` / `default`).
-    pub fn name(self) -> &'static str {
+    /// Every profile, in the order a store's runs are looked for and listed:
+    /// `default` first.
+    pub const ALL: [Profile; 2] = [Profile::Default, Profile::K8sTriage];
+
+    /// Stable short name (`k8s-triage` / `default`): the one spelling a profile is
+    /// stored, printed, asked for and linked under.
+    pub const fn name(self) -> &'static str {
         match self {
             Profile::K8sTriage => "k8s-triage",
             Profile::Default => "default",
         }
     }
 
-    /// Parse `k8s-triage` / `default`.
+    /// Parse `k8s-triage` / `default` (and the short `k8s` or `triage`).
     pub fn parse(s: &str) -> Option<Profile> {
         match s {
             "k8s-triage" | "k8s" | "triage" => Some(Profile::K8sTriage),

@@ -7,6 +7,7 @@ use crate::{figure, Cited};
 use citriage_analysis::misclass::{entry_evidence, entry_excerpt};
 use citriage_analysis::severity::Severity;
 use citriage_analysis::Triage;
+use citriage_model::escape::{md_cell as cell, md_code as code};
 use citriage_model::{Dataset, Evidence};
 use std::fmt::Write;
 
@@ -19,17 +20,6 @@ const SUB_PATTERNS_SHOWN: usize = 5;
 /// `A`, `B`, ... `Z`, `AA`, `AB`, ...
 pub fn pattern_letter(i: usize) -> String {
     citriage_analysis::select::letter(i)
-}
-
-/// A job name as an inline code span that is safe inside a table cell.
-fn code(s: &str) -> String {
-    citriage_model::escape::md_code(s)
-}
-
-/// CI text made safe for a table cell, a heading or a list item (one line, no
-/// Markdown construct of its own, no control characters).
-fn cell(s: &str) -> String {
-    citriage_model::escape::md_cell(s)
 }
 
 fn pct(a: usize, b: usize) -> String {

@@ -6,7 +6,7 @@
 //! and a cross-check brief (Phase 4) listing the highest-leverage claims for an
 //! independent verifier. Pure: plain input structs in, Markdown out, deterministic.
 
-use citriage_model::escape::{md_cell, md_code, terminal};
+use citriage_model::escape::{md_cell as cell, md_code, md_fence as fence, terminal};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -76,17 +76,6 @@ pub struct ClusterBrief {
     pub prior_report: Option<String>,
     /// Why the cluster was selected (score, always-include rule).
     pub why_selected: String,
-}
-
-/// CI text in a table cell or on a heading's line: one line, no new column, no
-/// control character ([`md_cell`]).
-fn cell(s: &str) -> String {
-    md_cell(s)
-}
-
-fn fence(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat((longest + 1).max(3))
 }
 
 const GROUND_RULES: &[&str] = &[

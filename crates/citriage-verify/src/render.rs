@@ -4,11 +4,8 @@
 //! which also lists every claim with its verdict and evidence for other tools.
 
 use crate::outcome::{rule_info, CheckStatus, Severity, Verdict, Verification, RULES};
+use citriage_model::escape::md_cell as cell;
 use std::collections::BTreeMap;
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
 
 fn status_text(s: CheckStatus) -> &'static str {
     match s {
@@ -204,4 +201,33 @@ pub fn render_json(v: &Verification, name: &str, allow_unchecked: bool) -> serde
         "stats": v.stats,
         "rules": RULES,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Finding, Stats};
+
+    #[test]
+    fn hostile_finding_text_stays_in_its_cell() {
+        let v = Verification {
+            findings: vec![Finding {
+                line: 3,
+                rule_id: "ref-exists".into(),
+                severity: Severity::Error,
+                rule: "a rule".into(),
+                message: "PR title <img src=x onerror=alert(1)> | fake\ncolumn\u{1b}[2J".into(),
+                evidence: vec![],
+            }],
+            unchecked: vec![],
+            claims: vec![],
+            checks: vec![],
+            stats: Stats::default(),
+        };
+        let md = render_markdown(&v, "report.md");
+        // Before, only `|` and the line break were escaped: the tag and the escape
+        // sequence reached the report raw.
+        assert!(md.contains("| PR title \\<img src=x onerror=alert(1)\\> \\| fake column\\\\u{1b}[2J |"), "{md}");
+        assert!(!md.contains('\u{1b}'));
+    }
 }

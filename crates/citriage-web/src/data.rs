@@ -11,9 +11,11 @@ use crate::index::{by_name, BuildLite, ClusterIndex, ProfileIndex, WebIndex, TOP
 use crate::search::{
     excerpt, JobCount, Occurrence, Place, SearchMatch, SearchQuery, SearchResult, Within, GATHER_LIMIT, SEARCH_DEADLINE,
 };
-use crate::summary::{outcome, round3, Count, DayRate, JobSummary, NameCount, VerificationSummary, PROFILES};
+use crate::summary::{outcome, Count, DayRate, JobSummary, NameCount, VerificationSummary};
 use citriage_analysis::metrics::corrected::{JobFigures, Signal};
+use citriage_model::number::round3;
 use citriage_model::Day;
+use citriage_patterns::normalize::Profile;
 use citriage_store::ClusterFailure;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -320,13 +322,16 @@ impl ClusterQuery {
         let re = |k: &str| get(k).map(|v| crate::search::bounded_regex(k, v)).transpose();
         let profile = match get("profile") {
             None => None,
-            Some(v) if PROFILES.contains(&v) => Some(v.to_string()),
-            Some(v) => {
-                return Err(WebError::BadRequest(format!(
-                    "unknown profile {v:?} (expected one of {})",
-                    PROFILES.join(", ")
-                )))
-            }
+            Some(v) => match Profile::parse(v) {
+                Some(p) => Some(p.name().to_string()),
+                None => {
+                    let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                    return Err(WebError::BadRequest(format!(
+                        "unknown profile {v:?} (expected one of {})",
+                        names.join(", ")
+                    )));
+                }
+            },
         };
         let sort = match get("sort") {
             None | Some("total") | Some("size") => ClusterSort::Total,
@@ -452,7 +457,7 @@ fn pick_profile<'a>(
             Some(x) => Ok(Some(x)),
             None => Err(WebError::NotFound(format!("no clustering run of profile {p:?} is stored"))),
         },
-        None => Ok(ix.profiles.get_key_value("default").or_else(|| ix.profiles.iter().next())),
+        None => Ok(ix.default_profile()),
     }
 }
 

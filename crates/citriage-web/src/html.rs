@@ -1,27 +1,8 @@
-//! HTML building blocks: the one escaping function every piece of CI text goes
-//! through, URL component encoding, time formatting and the page layout.
+//! HTML building blocks: URL component encoding, time formatting and the page
+//! layout. Every piece of CI text goes through [`esc`], which is
+//! `citriage_model::escape::html`, the workspace's one HTML escaping.
 
-/// Escapes text for HTML element content and quoted attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Control characters (NUL, ESC, ...) are shown escaped, as on a terminal:
-            // a page never holds one raw.
-            '\0' => out.push_str("\\0"),
-            c if c.is_control() && !matches!(c, '\n' | '\t' | '\r') => {
-                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use citriage_model::escape::html as esc;
 
 /// Percent-encodes a URL path segment or query value (everything but unreserved
 /// characters), so the result is also safe inside an HTML attribute.
@@ -106,7 +87,8 @@ mod tests {
     #[test]
     fn shows_control_characters_escaped() {
         assert_eq!(esc("a\u{0}b\u{1b}[31mc\u{7f}\u{85}"), "a\\0b\\u{1b}[31mc\\u{7f}\\u{85}");
-        assert_eq!(esc("line\n\tnext\r\n"), "line\n\tnext\r\n", "line breaks and tabs stay");
+        assert_eq!(esc("line\n\tnext"), "line\n\tnext", "line breaks and tabs stay");
+        assert_eq!(esc("ok\rFAKE"), "ok\\rFAKE", "a carriage return is shown, as on a terminal");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use citriage_analysis::metrics::corrected::{self, JobFigures, Signal, TestFigure
 use citriage_analysis::AnalysisConfig;
 use citriage_model::time::DAY;
 use citriage_model::Day;
+use citriage_patterns::normalize::Profile;
 use citriage_store::{ClusterRun, DocumentHeader, IndexedBuild, Store, StoredCluster};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -286,6 +287,12 @@ impl Timings {
 }
 
 impl WebIndex {
+    /// The clustering run shown when no profile is asked for: the `default`
+    /// profile's when it is stored, else the first stored.
+    pub fn default_profile(&self) -> Option<(&String, &ProfileIndex)> {
+        self.profiles.get_key_value(Profile::Default.name()).or_else(|| self.profiles.iter().next())
+    }
+
     pub fn job(&self, name: &str) -> Option<&JobIndex> {
         self.job_by_name.get(name).map(|&i| &self.jobs[i as usize])
     }
@@ -329,9 +336,9 @@ impl WebIndex {
         timings.lap("job figures and test histories");
         let mut overview = summary::overview_from(store, builds.len() as u64, jobs.len())?;
         let mut profiles = BTreeMap::new();
-        for p in summary::PROFILES {
-            if let Some(pi) = profile_index(store, p)? {
-                profiles.insert((*p).to_string(), pi);
+        for p in Profile::ALL {
+            if let Some(pi) = profile_index(store, p.name())? {
+                profiles.insert(p.name().to_string(), pi);
             }
         }
         timings.lap("overview and clusters");

@@ -2,7 +2,9 @@
 //! the Markdown is shown as text, links keep only `http`, `https`, `mailto`,
 //! relative and fragment targets, and images become links (the pages load nothing
 //! from elsewhere). Each rendered block that starts a source line gets an anchor
-//! `L<n>` so verifier findings (which name report lines) can link to it.
+//! `L<n>` so verifier findings (which name report lines) can link to it. Control
+//! characters in text and code are shown escaped by `citriage_model::escape`'s rule
+//! before pulldown-cmark writes the HTML (and its entities).
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 
@@ -27,6 +29,16 @@ fn anchor_id(html: &str) -> Option<&str> {
     }
     let id = value.strip_prefix('"')?.strip_suffix('"')?;
     (!id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))).then_some(id)
+}
+
+/// Text with its control characters shown escaped, as every sink shows them.
+fn controls_shown(t: CowStr<'_>) -> CowStr<'_> {
+    let shown = citriage_model::escape::terminal(&t);
+    if shown.len() == t.len() {
+        t
+    } else {
+        CowStr::Boxed(shown.into())
+    }
 }
 
 /// 1-based line of a byte offset.
@@ -87,6 +99,11 @@ pub fn to_html(md: &str) -> (String, Vec<usize>) {
             }
             other => other,
         };
+        let ev = match ev {
+            Event::Text(t) => Event::Text(controls_shown(t)),
+            Event::Code(t) => Event::Code(controls_shown(t)),
+            other => other,
+        };
         let line = line_at(&starts, range.start);
         let anchor_here = match &ev {
             Event::Start(Tag::Paragraph | Tag::Heading { .. } | Tag::Item | Tag::CodeBlock(_)) => Some(line),
@@ -134,6 +151,53 @@ mod tests {
         assert!(html.contains("href=\"https://prow.k8s.io/x\""), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(html.contains("<h1><a id=\"L1\"></a>Title</h1>"), "{html}");
+    }
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        let (html, _) = to_html("a\u{1b}[31mred\u{0} `x\u{7f}`\n\n```\nlog\u{1b}]8;;\n```\n");
+        assert!(!html.contains(['\u{1b}', '\u{0}', '\u{7f}']), "{html:?}");
+        assert!(html.contains("a\\u{1b}[31mred\\0 <code>x\\u{7f}</code>"), "{html}");
+        assert!(html.contains("log\\u{1b}]8;;"), "{html}");
+    }
+
+    /// What the Markdown writers produce from hostile CI text renders as that text,
+    /// in its cell, and nothing else: no tag, no link, no new column or row.
+    #[test]
+    fn escaped_cells_render_as_their_text() {
+        use citriage_model::escape::{html, md_cell, md_code};
+        let hostile = [
+            "<script>alert(1)</script>",
+            "<img src=x onerror=alert(1)>",
+            "a | b | c",
+            "x\\|y",
+            "<https://evil.example/>",
+            "> quoted\n# heading",
+            "Expected <int>: 7 to be > <int>: 5",
+            "</td></tr><tr><td>",
+            "say `hi` | ``x``",
+            "\\<b>bold\\</b>",
+        ];
+        for h in hostile {
+            let md = format!("| a | b |\n|---|---|\n| {} | {} |\n", md_cell(h), md_code(h));
+            let (out, _) = to_html(&md);
+            assert_eq!(out.matches("<td>").count(), 2, "{h:?} → {out}");
+            assert_eq!(out.matches("<tr>").count(), 2, "{h:?} → {out}");
+            assert!(!out.contains("<a ") || out.matches("<a ").count() == out.matches("<a id=\"L").count(), "{out}");
+            let flat = h.replace('\n', " ");
+            let cell = out.split("<td>").nth(1).unwrap().split("</td>").next().unwrap();
+            let cell = cell.split_once("</a>").map_or(cell, |(_, c)| c);
+            if h.contains('`') {
+                // Inline Markdown (code spans, emphasis) stays Markdown in a cell.
+                let tags = cell.replace("<code>", "").replace("</code>", "");
+                assert!(cell.contains("<code>") && !tags.contains('<'), "{h:?} → {cell}");
+            } else {
+                assert_eq!(cell, html(&flat).replace("&#39;", "'"), "{h:?}");
+            }
+            let code = out.split("<td>").nth(2).unwrap().split("</td>").next().unwrap();
+            let code = code.strip_prefix("<code>").and_then(|c| c.strip_suffix("</code>"));
+            assert_eq!(code.map(str::trim), Some(html(&flat).replace("&#39;", "'").trim()), "{h:?}");
+        }
     }
 
     #[test]

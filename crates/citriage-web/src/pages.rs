@@ -9,6 +9,7 @@ use crate::search::SearchResult;
 use crate::summary::{NameCount, Overview};
 use crate::svg::{acceptance_chart, failures_chart, pass_rate_chart, sparkline};
 use citriage_model::Day;
+use citriage_patterns::normalize::Profile;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -954,7 +955,7 @@ pub fn drift(d: &crate::data::DriftList, p: &BTreeMap<String, String>) -> String
     let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
     let mut b = format!(
         "<form class=\"filters\" method=\"get\" action=\"/drift\">{}{}{}{}{}<button type=\"submit\">Compare</button></form>\n",
-        select("profile", "profile", &[("default", "default"), ("k8s-triage", "k8s-triage")], &d.profile),
+        select("profile", "profile", &Profile::ALL.map(|p| (p.name(), p.name())), &d.profile),
         input("from", "from (YYYY-MM-DD)", p),
         input("to", "to (YYYY-MM-DD)", p),
         input("span", "days per window", p),

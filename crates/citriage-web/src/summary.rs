@@ -7,13 +7,11 @@
 
 use crate::error::WebError;
 use citriage_analysis::{categorize_snapshot, severity, RuleSet};
+use citriage_model::number::round3;
 use citriage_model::{Dataset, Day};
 use citriage_store::Store;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Cluster profiles the `cluster` command writes.
-pub const PROFILES: &[&str] = &["default", "k8s-triage"];
 
 /// A build's outcome as the history strip colours it.
 pub fn outcome(result: Option<&str>) -> &'static str {
@@ -24,10 +22,6 @@ pub fn outcome(result: Option<&str>) -> &'static str {
         Some("ABORTED") => "aborted",
         _ => "unknown",
     }
-}
-
-pub(crate) fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 #[derive(Debug, Clone, Serialize)]

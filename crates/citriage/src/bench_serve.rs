@@ -48,7 +48,7 @@ pub fn pick_urls(view: &citriage_web::index::WebIndex, per_kind: usize) -> Vec<(
     ];
     urls.extend(lists.iter().map(|u| ("cluster-list", (*u).to_string())));
     for (p, pi) in &view.profiles {
-        if p != "default" {
+        if p != citriage_patterns::normalize::Profile::Default.name() {
             urls.push(("cluster-list", format!("/clusters?profile={}", enc(p))));
         }
         // The largest clusters, then every k-th of the rest.

@@ -16,14 +16,6 @@ use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableIdAssigne
 use citriage_store::{ClusterDay, ClusterMember, ClusterRun, StoredCluster, StoredSubPattern};
 use std::collections::BTreeMap;
 
-/// The name a normalization profile is stored and printed under.
-pub fn profile_name(p: Profile) -> &'static str {
-    match p {
-        Profile::Default => "default",
-        Profile::K8sTriage => "k8s-triage",
-    }
-}
-
 /// What a clustering run computed (and recorded in the store).
 pub struct ClusterOutcome {
     pub as_of: i64,
@@ -114,7 +106,7 @@ pub fn cluster_store(
         rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
     let clustering = cluster(&refs, &ClusterConfig::new(profile));
     // Stable ids carried through the store: an id follows the failures first seen under it.
-    let prof = profile_name(profile);
+    let prof = profile.name();
     let previous: Vec<PreviousCluster> =
         store.clusters(prof)?.into_iter().map(|c| PreviousCluster { stable_id: c.stable_id, key: c.key }).collect();
     let first: std::collections::HashMap<(String, String, u32), String> =
@@ -259,8 +251,8 @@ pub fn drift_report(
     use citriage_analysis::triage::{DriftingPattern, PatternDriftReport};
     use citriage_model::{Evidence, EvidenceKind};
     let mut run = None;
-    for prof in ["default", "k8s-triage"] {
-        if let Some(r) = store.cluster_run(prof)? {
+    for prof in Profile::ALL {
+        if let Some(r) = store.cluster_run(prof.name())? {
             run = Some(r);
             break;
         }

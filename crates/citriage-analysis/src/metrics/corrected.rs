@@ -8,6 +8,7 @@ use super::pfs::{self, Run};
 use super::{kettle, DAY};
 use crate::severity::{self, Severity};
 use citriage_model::build::BuildRecord;
+use citriage_model::number::round3;
 use citriage_model::Day;
 use citriage_patterns::normalize::{normalize, Profile};
 use citriage_patterns::signatures::{Catalogue, FailureClass};
@@ -302,7 +303,7 @@ fn figures_for(
     }
     let ncommits = commits.keys().filter(|k| k.is_some()).count();
     let bad_commits = commits.iter().filter(|(k, (p, r))| k.is_some() && *r > 0 && *p < *r).count();
-    let corrected_consistency = (ncommits > 0).then(|| kettle::round3(1.0 - bad_commits as f64 / ncommits as f64));
+    let corrected_consistency = (ncommits > 0).then(|| round3(1.0 - bad_commits as f64 / ncommits as f64));
 
     // Mass-failure guard: environment events, relative to the job's own history.
     let mass_failures = mass_failures(&window, s, harness);

@@ -7,6 +7,7 @@
 
 use super::{kettle_rows, KettleTable, DAY};
 use citriage_model::build::BuildRecord;
+use citriage_model::number::round3;
 use citriage_model::Day;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -85,29 +86,6 @@ pub struct FlakesRow {
     pub commits: u64,
     /// Top ten (test, flaky commits), most first.
     pub flakiest: Vec<(String, u64)>,
-}
-
-/// Rounds like BigQuery's `ROUND(x, 3)`: from the exact value of the stored binary
-/// number (1 − 7/80 is stored as 0.91249999…, so 0.912), halfway cases away from zero.
-pub fn round3(x: f64) -> f64 {
-    if !x.is_finite() {
-        return x;
-    }
-    // The exact decimal expansion of a double has at most 1074 fractional digits;
-    // its digits after the third decide the rounding.
-    let exact = format!("{:.1100}", x.abs());
-    let (int, frac) = exact.split_once('.').unwrap_or((&exact, ""));
-    let keep = &frac[..3.min(frac.len())];
-    let mut thousandths: i64 = format!("{int}{keep:0<3}").parse().unwrap_or(0);
-    if frac.as_bytes().get(3).is_some_and(|d| *d >= b'5') {
-        thousandths += 1;
-    }
-    let v = thousandths as f64 / 1000.0;
-    if x < 0.0 {
-        -v
-    } else {
-        v
-    }
 }
 
 /// Whether a build's repos text names exactly one PR (`split(replace(repo, ', ', ''), ',')` has two parts).
@@ -283,17 +261,6 @@ pub fn flakes_json(rows: &[FlakesRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn round3_rounds_the_binary_value() {
-        assert_eq!(round3(1.0 - 7.0 / 80.0), 0.912, "0.9125 is stored as 0.91249999…");
-        assert_eq!(round3(0.9375), 0.938, "an exact binary half rounds away from zero");
-        assert_eq!(round3(2.0 / 3.0), 0.667);
-        assert_eq!(round3(1.0), 1.0);
-        assert_eq!(round3(0.0), 0.0);
-        assert_eq!(round3(0.0625), 0.063);
-        assert_eq!(round3(-0.0625), -0.063);
-    }
 
     #[test]
     fn pr_head_like_the_regex() {

@@ -13,24 +13,8 @@ use crate::evidence::{JunitState, LogLine};
 use crate::jobhistory::{PassRate, Trend};
 use crate::model::Phase;
 use crate::scoring::{Candidate, CandidateKind};
+use citriage_model::escape::html as esc;
 use citriage_model::time;
-
-/// Escapes text for HTML content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c if c.is_control() && c != '\n' && c != '\t' => o.push('\u{FFFD}'),
-            c => o.push(c),
-        }
-    }
-    o
-}
 
 /// A link when the URL is http(s), else the escaped text.
 fn link(url: Option<&str>, text: &str) -> String {

@@ -6,33 +6,7 @@ use std::fmt::Write;
 use crate::action::CandidateAction;
 use crate::analysis::*;
 use crate::evidence::JunitState;
-
-/// Escapes a table cell / inline text so that it reads the same raw and rendered:
-/// `|` and `\\` escaped, line breaks as spaces, and only a `<` that could open an HTML
-/// tag or an autolink (`<b`, `</`, `<!`, `<?`) and a leading `>` (a quote) are
-/// backslash-escaped. `> 2` and `< 18 h` stay as written, never as entities.
-fn cell(s: &str) -> String {
-    let flat = s.replace('\\', "\\\\").replace('|', "\\|").replace(['\n', '\r'], " ");
-    let mut out = String::with_capacity(flat.len());
-    let mut chars = flat.chars().peekable();
-    while let Some(c) = chars.next() {
-        let opens_html =
-            c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?'));
-        if opens_html || (c == '>' && out.trim().is_empty()) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A code span that survives backticks in the text.
-fn code(s: &str) -> String {
-    let s = s.replace(['\n', '\r'], " ");
-    let ticks = if s.contains('`') { "``" } else { "`" };
-    let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
-    format!("{ticks}{pad}{}{pad}{ticks}", s.replace('|', "\\|"))
-}
+use citriage_model::escape::{md_cell as cell, md_code as code};
 
 fn link(url: Option<&str>, text: &str) -> String {
     match url {
@@ -415,7 +389,8 @@ mod tests {
     #[test]
     fn comparisons_read_as_written_and_html_stays_text() {
         assert_eq!(cell("retries > 2, age < 18 h"), "retries > 2, age < 18 h");
-        assert_eq!(cell("<script>x</script> a|b"), "\\<script>x\\</script> a\\|b");
+        assert_eq!(cell("<script>x</script> a|b"), "\\<script\\>x\\</script\\> a\\|b");
+        assert_eq!(cell("x\u{1b}]8;;https://evil\u{7}y"), "x\\\\u{1b}]8;;https://evil\\\\u{7}y");
         assert_eq!(cell("> quoted"), "\\> quoted");
         assert!(!cell("a < b > c").contains("&lt;"));
     }

@@ -418,15 +418,9 @@ fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
         .map_err(|e| Failure::other(e.to_string()))?;
     let profile = match g.profile.as_deref() {
         Some(p) => p.to_string(),
-        None => view
-            .profiles
-            .keys()
-            .find(|k| *k == "default")
-            .or_else(|| view.profiles.keys().next())
-            .cloned()
-            .ok_or_else(|| {
-                Failure::input(format!("no clustering run is stored (run `{} cluster`)", crate::context::invocation()))
-            })?,
+        None => view.default_profile().map(|(k, _)| k.clone()).ok_or_else(|| {
+            Failure::input(format!("no clustering run is stored (run `{} cluster`)", crate::context::invocation()))
+        })?,
     };
     let mut store = ctx.open_existing_store()?;
     let facts = citriage_mcp::answers::pattern_facts(&view, &mut store, &profile, id.trim()).map_err(|e| {

@@ -1,7 +1,7 @@
 //! `citriage cluster`: cluster the stored builds' failure texts and write
 //! failure_data.json (go.k8s.io/triage's format) and clusters.json.
 
-use crate::clustering::{cluster_drift, cluster_store, profile_name, ClusterOutcome};
+use crate::clustering::{cluster_drift, cluster_store, ClusterOutcome};
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
 use citriage_model::Day;
@@ -62,10 +62,9 @@ pub struct ClusterArgs {
 
 /// Runs `citriage cluster`.
 pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
-    let profile = match a.profile.as_str() {
-        "default" => Profile::Default,
-        "k8s-triage" => Profile::K8sTriage,
-        other => return Err(Failure::input(format!("--profile {other:?}: expected default or k8s-triage"))),
+    let Some(profile) = Profile::parse(&a.profile) else {
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        return Err(Failure::input(format!("--profile {:?}: expected {}", a.profile, names.join(" or "))));
     };
     let catalogue = match &a.signatures {
         None => Catalogue::builtin(),
@@ -88,7 +87,7 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
     let pb = ctx.spinner("loading failures");
     let out = cluster_store(&mut store, profile, a.window, a.as_of.as_deref(), &a.jobs, &catalogue, &owners, &pb)?;
     let ClusterOutcome { as_of, rows, builds, clustering, rich, daily } = out;
-    let prof = profile_name(profile);
+    let prof = profile.name();
     let refs: Vec<FailureRef<'_>> =
         rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
     // Every cluster is exported, so every failure is in exactly one `clustered[]` entry.

@@ -103,7 +103,7 @@ pub fn exec(ctx: &Context, a: &DemoArgs) -> Result<(), Failure> {
     // store has patterns to show.
     pb.set_message("clustering the world's failures");
     let mut clustered = Vec::new();
-    for profile in [citriage_patterns::normalize::Profile::Default, citriage_patterns::normalize::Profile::K8sTriage] {
+    for profile in citriage_patterns::normalize::Profile::ALL {
         let c = crate::clustering::cluster_store(
             &mut wstore,
             profile,
@@ -114,7 +114,7 @@ pub fn exec(ctx: &Context, a: &DemoArgs) -> Result<(), Failure> {
             &Default::default(),
             &pb,
         )?;
-        clustered.push((crate::clustering::profile_name(profile), c.rows.len(), c.clustering.clusters.len()));
+        clustered.push((profile.name(), c.rows.len(), c.clustering.clusters.len()));
     }
     // Each report verified as stored, the result recorded beside it. Findings are
     // reported below; they do not fail the demo.
