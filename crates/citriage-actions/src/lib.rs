@@ -133,7 +133,7 @@ pub struct Draft {
     /// Revert and bisect: the payload test commands asked for on the revert PR, one
     /// per failing blocking job attributed to the suspect.
     #[serde(default)]
-    pub payload_jobs: Vec<payload::PayloadJob>,
+    pub payload_jobs: Vec<PayloadJob>,
     /// The merge commit a revert undoes, when known.
     pub merge_sha: Option<String>,
     pub conflict_check: Option<ConflictCheck>,
@@ -150,12 +150,6 @@ impl Draft {
         v.sort_by(|a, b| a.id.cmp(&b.id));
         v.dedup_by(|a, b| a.id == b.id);
         v
-    }
-
-    /// The draft as a Markdown document (title, body, commands, evidence, what would
-    /// change the verdict, the requests `--apply` sends).
-    pub fn markdown(&self) -> String {
-        render::markdown(self)
     }
 
     /// The draft as pretty JSON (with a trailing newline).
@@ -241,6 +235,21 @@ pub fn slug(s: &str) -> String {
 /// The first `n` characters of a text's first line.
 pub(crate) fn first_line(s: &str, n: usize) -> String {
     s.lines().next().unwrap_or("").chars().take(n).collect()
+}
+
+/// A payload test command for one failing blocking job, per the payload agent's
+/// workflow: `/payload-aggregate <underlying job> <count>` for an aggregated job
+/// (the count is the number of underlying runs its evidence names), `/payload-job
+/// <job>` otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayloadJob {
+    /// The failing blocking job's Prow job name.
+    pub failing_job: String,
+    /// The job the command triggers (the underlying job of an aggregated one).
+    pub job_name: String,
+    /// `aggregated` or `non-aggregated`.
+    pub kind: String,
+    pub command: String,
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! `<payload-tag>-bisect.yaml` tracking file).
 
 use crate::request::{Capture, PlannedRequest};
-use crate::{first_line, slug, ActionKind, Draft, Earned, Refusal, SuspectPr, Target, FORMAT_VERSION};
+use crate::{first_line, slug, ActionKind, Draft, Earned, PayloadJob, Refusal, SuspectPr, Target, FORMAT_VERSION};
 use citriage_model::{Evidence, EvidenceKind};
 use citriage_payload::action::{Band, CandidateAction};
 use citriage_payload::analysis::{FailedJob, FailureMode, OnsetBefore, PayloadAnalysis, RootCause, Suspect};
@@ -20,7 +20,7 @@ use citriage_payload::evidence::LogLine;
 use citriage_payload::scoring::{Candidate, CandidateScore, ErrorMatch, Signal};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// Suspects tried at once in a bisect; the rest are deferred (the payload agent's
@@ -252,21 +252,6 @@ fn job_score<'a>(a: &'a PayloadAnalysis, cid: &str, rc: &str, job: &str) -> Opti
         .iter()
         .filter(|s| s.candidate == cid && s.root_cause == rc && s.job == job && s.total > 0)
         .max_by(|x, y| x.total.cmp(&y.total).then(y.mode.cmp(&x.mode)))
-}
-
-/// A payload test command for one failing blocking job, per the payload agent's
-/// workflow: `/payload-aggregate <underlying job> <count>` for an aggregated job
-/// (the count is the number of underlying runs its evidence names), `/payload-job
-/// <job>` otherwise.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PayloadJob {
-    /// The failing blocking job's Prow job name.
-    pub failing_job: String,
-    /// The job the command triggers (the underlying job of an aggregated one).
-    pub job_name: String,
-    /// `aggregated` or `non-aggregated`.
-    pub kind: String,
-    pub command: String,
 }
 
 /// The payload test commands for a failed job, or why none can be written.
@@ -762,20 +747,6 @@ pub struct Deferred {
 pub struct Opened {
     pub url: String,
     pub number: u64,
-}
-
-impl Bisect {
-    /// The tracking file in the payload agent's documented shape; `opened` holds the
-    /// draft revert PRs already opened (by draft name) and `phase1_completed_at` when
-    /// they were (empty before).
-    pub fn tracking_yaml(
-        &self,
-        a: &PayloadAnalysis,
-        opened: &BTreeMap<String, Opened>,
-        phase1_completed_at: &str,
-    ) -> String {
-        crate::tracking::render(a, self, opened, phase1_completed_at)
-    }
 }
 
 /// Bisect drafts for the payload's suspects in the bisect band, or for one of them.

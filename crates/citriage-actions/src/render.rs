@@ -6,7 +6,15 @@ use crate::Draft;
 use citriage_model::escape::{md_cell as cell, md_code, md_fence as fence};
 use std::fmt::Write as _;
 
-pub(crate) fn markdown(d: &Draft) -> String {
+impl Draft {
+    /// The draft as a Markdown document (title, body, commands, evidence, what would
+    /// change the verdict, the requests `--apply` sends).
+    pub fn markdown(&self) -> String {
+        markdown(self)
+    }
+}
+
+fn markdown(d: &Draft) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Draft {}: {}\n", d.kind.as_str(), d.subject);
     let band = match (d.score, &d.band) {

@@ -8,6 +8,9 @@
 //! documented statuses follow: `pending` once the draft revert PR is opened and the
 //! jobs asked for, `skipped_conflict` when the revert pre-check found conflicts.
 //! Strings are written double-quoted with JSON escapes, which YAML reads verbatim.
+//!
+//! The file is a view of a [`Bisect`] (`payload.rs`), so this module depends on that
+//! one and never the other way round: [`Bisect::tracking_yaml`] is defined here.
 
 use crate::payload::{Bisect, Opened};
 use citriage_payload::analysis::PayloadAnalysis;
@@ -27,7 +30,21 @@ fn list_head(o: &mut String, indent: &str, key: &str, empty: bool) {
     let _ = writeln!(o, "{indent}{key}:{}", if empty { " []" } else { "" });
 }
 
-pub(crate) fn render(a: &PayloadAnalysis, b: &Bisect, opened: &BTreeMap<String, Opened>, phase1: &str) -> String {
+impl Bisect {
+    /// The tracking file in the payload agent's documented shape; `opened` holds the
+    /// draft revert PRs already opened (by draft name) and `phase1_completed_at` when
+    /// they were (empty before).
+    pub fn tracking_yaml(
+        &self,
+        a: &PayloadAnalysis,
+        opened: &BTreeMap<String, Opened>,
+        phase1_completed_at: &str,
+    ) -> String {
+        render(a, self, opened, phase1_completed_at)
+    }
+}
+
+fn render(a: &PayloadAnalysis, b: &Bisect, opened: &BTreeMap<String, Opened>, phase1: &str) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "metadata:");
     let _ = writeln!(o, "  payload_tag: {}", q(&a.payload.tag));

@@ -29,7 +29,7 @@ impl Backoff {
         let spread = key.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)) % 1000;
         let base = base + base * spread as i64 / 10_000;
         // A receiver may ask for longer than the ceiling, within a day.
-        base.max(asked.unwrap_or(0).clamp(0, 86_400))
+        base.max(asked.unwrap_or(0).clamp(0, citriage_model::time::DAY))
     }
 }
 

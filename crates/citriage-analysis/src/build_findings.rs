@@ -15,7 +15,7 @@ pub fn build_url(b: &BuildRecord) -> String {
     if b.origin == "prowjob" {
         format!("https://prow.k8s.io/prowjob?prowjob={}#{}", b.build_id, b.job)
     } else {
-        format!("https://prow.k8s.io/view/gs/{}/{}", b.bucket, b.path)
+        citriage_model::build::prow_url(&b.bucket, &b.path)
     }
 }
 

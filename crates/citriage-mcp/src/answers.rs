@@ -1,15 +1,13 @@
 //! The tools' answers. Each reads the figures from the code that computes them for
 //! the dashboard and the CLI (the dashboard's view and data functions, the analysis
-//! crate's categories, the stored payload analyses, the CLI through [`Backend`]) and
-//! adds the evidence items the answer rests on.
-//!
-//! [`Backend`]: crate::Backend
+//! crate's categories, the stored payload analyses, the use cases of `citriage-app`)
+//! and adds the evidence items the answer rests on.
 
-use crate::tools::{
+use crate::args::{
     ActionArg, AnalyzePayload, DatasetArg, DraftAction, ExtractFailure, GetPattern, JobHistory, ListFailingJobs,
     ListPatterns, LookupEvidence, PrStateArgs, SearchFailures, SortArg, TestHistory, VerifyReport, WithinArg,
 };
-use crate::{Inner, ToolError};
+use crate::state::{Inner, ToolError};
 use citriage_actions::pattern::{failure_evidence, BugRouting, PatternFacts, SampleFailure};
 use citriage_actions::payload::{payload_evidence, PayloadOptions};
 use citriage_actions::Draft;
@@ -112,7 +110,7 @@ pub(crate) fn list_failing_jobs(inner: &Inner, a: &ListFailingJobs) -> Result<An
     let cats = categorize_snapshot(&snap, &RuleSet::builtin());
     let owners = owners_by_job(&view);
     let since = match (a.window_days, view.as_of) {
-        (Some(w), Some(end)) => Some(end - i64::from(w) * 86_400),
+        (Some(w), Some(end)) => Some(end - i64::from(w) * citriage_model::time::DAY),
         (Some(_), None) => Some(i64::MAX),
         _ => None,
     };
@@ -322,7 +320,7 @@ fn failure_of(f: &ClusterFailure) -> SampleFailure {
     SampleFailure {
         job: if f.kind == "presubmit" || f.kind == "batch" { format!("pr:{}", f.job) } else { f.job.clone() },
         build_id: f.build_id.clone(),
-        url: format!("https://prow.k8s.io/view/gs/{}/{}", f.bucket, f.path),
+        url: citriage_model::build::prow_url(&f.bucket, &f.path),
         test: f.test.clone(),
         started: f.started,
         text: f.failure_text.clone().unwrap_or_default(),
@@ -528,20 +526,8 @@ pub(crate) fn extract_failure(inner: &Inner, a: &ExtractFailure) -> Result<Answe
 }
 
 /// A stored payload analysis (kind `payload`, the JSON `citriage payload` recorded).
-pub fn stored_analysis(store: &Store, tag: &str) -> Result<PayloadAnalysis, ToolError> {
-    let doc = store.document("payload", tag, "application/json")?.ok_or_else(|| {
-        let known: Vec<String> =
-            store.documents(Some("payload")).map(|v| v.into_iter().map(|d| d.key).collect()).unwrap_or_default();
-        let mut known: Vec<String> = known;
-        known.sort();
-        known.dedup();
-        ToolError::input(format!(
-            "no stored analysis of payload {tag:?} (run `citriage payload {tag} --from DIR` or `--url URL`); stored: {}",
-            if known.is_empty() { "none".to_string() } else { known.join(", ") }
-        ))
-    })?;
-    serde_json::from_str(&doc.body)
-        .map_err(|e| ToolError::other(format!("the stored analysis of {tag} does not read: {e}")))
+fn stored_analysis(store: &Store, tag: &str) -> Result<PayloadAnalysis, ToolError> {
+    Ok(citriage_app::payload::stored_analysis(store, tag)?)
 }
 
 /// `analyze_payload`: a stored analysis, summarized, with the draft each row supports.
@@ -619,23 +605,28 @@ pub(crate) fn analyze_payload(inner: &Inner, a: &AnalyzePayload) -> Result<Answe
     ))
 }
 
-/// `pr_state`: through the CLI's GitHub client over the store's cache.
+/// `pr_state`: the GitHub client over the store's cache, as `gh sweep --offline` reads.
 pub(crate) fn pr_state(inner: &Inner, a: &PrStateArgs) -> Result<Answer, ToolError> {
     if a.refs.is_empty() || a.refs.len() > 50 {
         return Err(ToolError::input(format!("refs: give 1 to 50 references, not {}", a.refs.len())));
     }
-    let (v, ev) = inner.backend.pr_state(&inner.db, &a.refs)?;
-    Ok(Answer::new(v, ev))
+    let store = Store::open(&inner.db)?;
+    let online = inner.opts.github_online;
+    let (rows, ev) = citriage_app::gh::pr_states(store, &a.refs, &inner.opts.api, online)?;
+    Ok(Answer::new(json!({"offline": !online, "refs": rows}), ev))
 }
 
-/// `verify_report`: the CLI's verifier, offline, recording nothing but the evidence.
+/// `verify_report`: the verifier `verify --offline --format json` runs, recording
+/// nothing but the evidence.
 pub(crate) fn verify_report(inner: &Inner, a: &VerifyReport) -> Result<Answer, ToolError> {
     if a.text.len() > 1 << 20 {
         return Err(ToolError::input(format!("text is {} bytes, the limit is 1 MiB", a.text.len())));
     }
     let name = a.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| "report.md".into());
-    let (v, ev) = inner.backend.verify_report(&inner.db, &a.text, &name)?;
-    Ok(Answer::new(v, ev))
+    let store = Store::open(&inner.db)?;
+    let checked = citriage_app::verify::check_text(store, &a.text, &name, &inner.opts.api, inner.opts.github_online)?;
+    let v: Value = serde_json::from_str(&checked.json).map_err(|e| ToolError::other(e.to_string()))?;
+    Ok(Answer::new(v, checked.evidence()))
 }
 
 /// `lookup_evidence`: the ledger's entries.
@@ -717,7 +708,9 @@ pub(crate) fn draft_action(inner: &Inner, a: &DraftAction) -> Result<Answer, Too
     Ok(drafts_answer(&drafts, Value::Null))
 }
 
-/// `apply_action`: drafts, checks the caller may write, then sends through the backend.
+/// `apply_action`: drafts, checks the caller may write, then sends each draft's
+/// requests as `act --apply` does (the log of what is sent goes to stderr: stdout may
+/// be the protocol's channel).
 pub(crate) fn apply_action(
     inner: &Inner,
     a: &DraftAction,
@@ -730,7 +723,9 @@ pub(crate) fn apply_action(
         if let Some(why) = &d.apply_blocked {
             return Err(ToolError::input(format!("{}: cannot be applied: {why}", d.name)));
         }
-        applied.push(json!({"draft": d.name, "by": who, "sent": inner.backend.apply(d)?}));
+        let sent = citriage_app::act::apply(d, &inner.opts.api, &mut std::io::stderr())?;
+        let sent = serde_json::to_value(&sent).map_err(|e| ToolError::other(e.to_string()))?;
+        applied.push(json!({"draft": d.name, "by": who, "sent": sent}));
     }
     Ok(drafts_answer(&drafts, json!(applied)))
 }

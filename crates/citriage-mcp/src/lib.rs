@@ -14,10 +14,11 @@
 //! the dashboard's in-memory view of the store ([`citriage_web::index::WebIndex`]) and
 //! its data functions ([`citriage_web::data`], [`citriage_web::search`]) for jobs,
 //! tests, patterns and search; the analysis crate for categories and severities; the
-//! stored payload analyses as `citriage payload` recorded them; and, through
-//! [`Backend`], the CLI's own verifier, GitHub cache and brief writer. One truth per
-//! figure: an agent, the dashboard and the command line answer the same question
-//! with the same number.
+//! stored payload analyses as `citriage payload` recorded them; and the use cases of
+//! `citriage-app` the command line runs too (the verifier, pull-request states through
+//! the store's GitHub cache, the brief writer, sending a draft). One truth per figure:
+//! an agent, the dashboard and the command line answer the same question with the
+//! same number.
 //!
 //! Evidence: the items an answer cites are appended to the store's ledger before the
 //! answer is sent (content-addressed; an item already there keeps its first reading),
@@ -29,123 +30,33 @@
 //! ([`McpServer::http_router`]) mounted by `citriage serve` at `/mcp`. Read-only by
 //! default; see [`writes::WritePolicy`] for the one write tool and its gate.
 
-use citriage_model::Evidence;
-use citriage_store::Store;
-use citriage_web::index::WebIndex;
 use citriage_web::AppState;
 use rmcp::model as m;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::Value;
-use std::path::{Path, PathBuf};
+use state::Inner;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 pub mod answers;
+pub mod args;
 pub mod resources;
+pub mod state;
 pub mod tools;
 pub mod writes;
 
+pub use state::{McpOptions, ToolError};
 pub use writes::WritePolicy;
-
-/// Why a tool could not answer: the caller's arguments (`bad_input`) or the server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolError {
-    pub bad_input: bool,
-    pub message: String,
-}
-
-impl ToolError {
-    pub fn input(message: impl Into<String>) -> ToolError {
-        ToolError { bad_input: true, message: message.into() }
-    }
-    pub fn other(message: impl Into<String>) -> ToolError {
-        ToolError { bad_input: false, message: message.into() }
-    }
-}
-
-impl std::fmt::Display for ToolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl From<citriage_store::StoreError> for ToolError {
-    fn from(e: citriage_store::StoreError) -> Self {
-        ToolError::other(e.to_string())
-    }
-}
-
-impl From<citriage_web::WebError> for ToolError {
-    fn from(e: citriage_web::WebError) -> Self {
-        match e {
-            citriage_web::WebError::BadRequest(m) | citriage_web::WebError::NotFound(m) => ToolError::input(m),
-            citriage_web::WebError::Internal(m) => ToolError::other(m),
-        }
-    }
-}
-
-/// The investigation briefs of the latest triage of a dataset.
-#[derive(Debug, Clone, Default)]
-pub struct Briefs {
-    pub dataset: String,
-    /// The snapshot's date.
-    pub date: String,
-    /// (file name, Markdown): one investigation brief per selected cluster, then the
-    /// cross-check brief.
-    pub items: Vec<(String, String)>,
-    /// The evidence the briefs cite.
-    pub evidence: Vec<Evidence>,
-}
-
-/// What the server asks of the program that embeds it: the parts of citriage that
-/// live in the command line (the report verifier with its GitHub cache and build
-/// checks, pull-request states through the store's cache, the brief writer, posting
-/// through the GitHub API, the clock).
-pub trait Backend: Send + Sync + 'static {
-    /// The current time, RFC 3339 (for the ledger's `read_at`).
-    fn now(&self) -> String;
-    /// Checks a Markdown report offline; returns the verifier's JSON (as `citriage
-    /// verify --format json` prints it) and the evidence its verified claims cite.
-    fn verify_report(&self, db: &Path, text: &str, name: &str) -> Result<(Value, Vec<Evidence>), ToolError>;
-    /// The states of pull requests and issues (`org/repo#n`) as the store's GitHub
-    /// cache (or GitHub) answers them, with their evidence.
-    fn pr_state(&self, db: &Path, refs: &[String]) -> Result<(Value, Vec<Evidence>), ToolError>;
-    /// The investigation briefs of the latest triage of `dataset`.
-    fn briefs(&self, db: &Path, dataset: citriage_model::Dataset) -> Result<Briefs, ToolError>;
-    /// Sends a draft's requests through the GitHub API; returns what was sent. Called
-    /// only after the write policy allowed the call.
-    fn apply(&self, draft: &citriage_actions::Draft) -> Result<Value, ToolError>;
-}
-
-/// How the server behaves.
-#[derive(Clone, Default)]
-pub struct McpOptions {
-    /// Who may use the write tool (default: nobody).
-    pub writes: WritePolicy,
-    /// The GitHub repository bugs of owned failure patterns go to (default `kubernetes/kubernetes`).
-    pub issue_repo: Option<String>,
-}
-
-pub(crate) struct Inner {
-    pub(crate) state: AppState,
-    pub(crate) db: PathBuf,
-    pub(crate) backend: Arc<dyn Backend>,
-    pub(crate) opts: McpOptions,
-    pool: Mutex<Vec<Store>>,
-}
 
 /// The MCP server: cheap to clone (each HTTP session gets a clone).
 #[derive(Clone)]
 pub struct McpServer(pub(crate) Arc<Inner>);
 
-/// Store connections kept for answers.
-const POOL: usize = 4;
-
 impl McpServer {
     /// A server over the dashboard state of a store (its view and its store file).
-    pub fn new(state: AppState, backend: Arc<dyn Backend>, opts: McpOptions) -> McpServer {
+    pub fn new(state: AppState, opts: McpOptions) -> McpServer {
         let db = state.db_path().to_path_buf();
-        McpServer(Arc::new(Inner { state, db, backend, opts, pool: Mutex::new(Vec::new()) }))
+        McpServer(Arc::new(Inner { state, db, opts, pool: Mutex::new(Vec::new()) }))
     }
 
     /// The store's path.
@@ -182,42 +93,6 @@ impl McpServer {
         let config = StreamableHttpServerConfig::default().disable_allowed_hosts();
         let svc = StreamableHttpService::new(move || Ok(me.clone()), Arc::new(LocalSessionManager::default()), config);
         axum::Router::new().fallback_service(svc)
-    }
-}
-
-impl Inner {
-    /// The dashboard's view, refreshed when the store changed.
-    pub(crate) fn view(&self) -> Arc<WebIndex> {
-        self.state.fresh_view()
-    }
-
-    /// Runs `f` with a pooled store connection.
-    pub(crate) fn with_store<T>(&self, f: impl FnOnce(&mut Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
-        let pooled = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut store = match pooled {
-            Some(s) => s,
-            None => {
-                if !self.db.is_file() {
-                    return Err(ToolError::other(format!("the store {} is gone", self.db.display())));
-                }
-                Store::open(&self.db)?
-            }
-        };
-        let r = f(&mut store);
-        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.len() < POOL {
-            pool.push(store);
-        }
-        r
-    }
-
-    /// Appends evidence items to the store's ledger (through the dashboard's own
-    /// connection, so the view is not rebuilt for it).
-    pub(crate) fn record(&self, items: &[Evidence]) -> Result<(), ToolError> {
-        if items.is_empty() {
-            return Ok(());
-        }
-        self.state.record_evidence(items, &self.backend.now()).map(|_| ()).map_err(ToolError::from)
     }
 }
 

@@ -13,7 +13,8 @@
 //! Reading a brief records the evidence it cites in the store's ledger, like any
 //! answer.
 
-use crate::{Inner, ToolError};
+use crate::state::{Inner, ToolError};
+use citriage_app::brief::Written;
 use citriage_model::Dataset;
 use rmcp::model::{
     GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
@@ -88,9 +89,10 @@ fn dataset(s: &str) -> Result<Dataset, ToolError> {
     s.parse::<Dataset>().map_err(|_| ToolError::input(format!("unknown dataset {s:?} (failures or flakes)")))
 }
 
-fn briefs_text(inner: &Inner, ds: Dataset) -> Result<crate::Briefs, ToolError> {
-    let b = inner.backend.briefs(&inner.db, ds)?;
-    inner.record(&b.evidence)?;
+/// The briefs `brief` writes for the latest triage of `ds`, their evidence recorded.
+fn briefs_text(inner: &Inner, ds: Dataset) -> Result<Written, ToolError> {
+    let b = inner.with_store(|s| Ok(citriage_app::brief::briefs(s, ds)?))?;
+    inner.record(&b.ledger)?;
     Ok(b)
 }
 
@@ -124,7 +126,7 @@ pub(crate) fn read(inner: &Inner, uri: &str) -> Result<ReadResourceResult, ToolE
         ["briefs", ds] => {
             let b = briefs_text(inner, dataset(ds)?)?;
             let mut body = String::new();
-            for (name, t) in &b.items {
+            for (name, t) in &b.files {
                 body.push_str(&format!("<!-- {name} -->\n{t}\n"));
             }
             Ok(text(uri, body))
@@ -159,13 +161,13 @@ pub(crate) fn prompt(inner: &Inner, name: &str, args: Option<&JsonObject>) -> Re
     let ds = dataset(arg("dataset").unwrap_or("failures"))?;
     let b = briefs_text(inner, ds)?;
     let chosen: Vec<&(String, String)> = match arg("pattern") {
-        None => b.items.iter().filter(|(n, _)| n.starts_with("brief-")).collect(),
+        None => b.files.iter().filter(|(n, _)| n.starts_with("brief-")).collect(),
         Some(p) => {
             let want = format!("brief-{}-", p.to_ascii_uppercase());
-            let v: Vec<&(String, String)> = b.items.iter().filter(|(n, _)| n.starts_with(&want)).collect();
+            let v: Vec<&(String, String)> = b.files.iter().filter(|(n, _)| n.starts_with(&want)).collect();
             if v.is_empty() {
                 let known: Vec<&str> =
-                    b.items.iter().filter_map(|(n, _)| n.strip_prefix("brief-")?.split('-').next()).collect();
+                    b.files.iter().filter_map(|(n, _)| n.strip_prefix("brief-")?.split('-').next()).collect();
                 return Err(ToolError::input(format!("no brief {p:?} (known: {})", known.join(", "))));
             }
             v

@@ -3,6 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The Prow (Spyglass) page of the build stored at `path` (`logs/<job>/<id>`) in
+/// `bucket`: every page citriage links a build to, and the locator its evidence names.
+pub fn prow_url(bucket: &str, path: &str) -> String {
+    format!("https://prow.k8s.io/view/gs/{bucket}/{path}")
+}
+
 /// One test case of a build, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredTest {

@@ -2,9 +2,11 @@
 //! skeleton filled with what the snapshot supports), its JSON twin, and the data files
 //! `categorized.json`, `by-category.txt`, `top30.txt`, `top-flaky-tests.txt`,
 //! `top-tests-by-lane.txt` and the drift file. Pure: returns file names and contents;
-//! the caller writes them. Output is byte-identical for identical inputs.
+//! the caller writes them. Output is byte-identical for identical inputs. [`html`]
+//! renders Markdown reports as HTML (the dashboard's report pages and `report.html`).
 
 mod artifacts;
+pub mod html;
 mod markdown;
 pub mod records;
 

@@ -29,6 +29,7 @@ pub mod pg_cluster;
 mod records;
 mod schema;
 mod testgrid;
+mod value;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
 pub use alerts::{
     AlertStates, AlertTurn, ClaimedMessage, FailedAttempt, NewAlert, NewDelivery, OutboxRow, OutboxState, StoredAlert,

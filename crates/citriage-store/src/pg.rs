@@ -4,7 +4,7 @@
 //! (`NOTIFY citriage_store` in every write transaction) that stand in for SQLite's
 //! `data_version`.
 
-use crate::db::{Bulk, DbError, Row, Tx, Val, Value};
+use crate::value::{pg_placeholders, DbError, Val, Value};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{FromSql, IsNull, ToSql, Type};
 use postgres::{Client, GenericClient, NoTls, Statement};
@@ -35,7 +35,7 @@ impl StmtCache {
         if let Some(s) = self.map.get(sql) {
             return Ok(s.clone());
         }
-        let st = c.prepare(&crate::db::pg_placeholders(sql))?;
+        let st = c.prepare(&pg_placeholders(sql))?;
         if self.map.len() >= STATEMENTS_MAX {
             self.map.clear();
         }
@@ -248,6 +248,14 @@ impl PgTx<'_> {
         self.notified = true;
         Ok(())
     }
+
+    /// Commits; a write transaction notifies the listeners first (once).
+    pub fn commit(mut self) -> Result<(), DbError> {
+        if !self.notified {
+            self.tx.batch_execute(&format!("NOTIFY {CHANNEL}"))?;
+        }
+        Ok(self.tx.commit()?)
+    }
 }
 
 pub(crate) fn exec<C: GenericClient>(
@@ -266,68 +274,44 @@ pub(crate) fn each<C: GenericClient>(
     cache: &mut StmtCache,
     sql: &str,
     p: &[Val<'_>],
-    f: &mut dyn FnMut(&Row<'_>) -> Result<(), DbError>,
+    f: &mut dyn FnMut(&postgres::Row) -> Result<(), DbError>,
 ) -> Result<u64, DbError> {
     let st = cache.get(c, sql)?;
     let mut it = c.query_raw(&st, p.iter())?;
     let mut n = 0;
     while let Some(row) = it.next()? {
-        f(&Row::Pg(&row))?;
+        f(&row)?;
         n += 1;
     }
     Ok(n)
 }
 
-pub(crate) fn bulk(
-    t: &mut PgTx<'_>,
+/// A binary `COPY` into `table` (`cols` in order), typed by the table's columns.
+pub(crate) fn copy_in<'t>(
+    t: &'t mut PgTx<'_>,
     table: &str,
     cols: &[&str],
-    f: &mut dyn FnMut(&mut Bulk<'_>) -> Result<(), DbError>,
-) -> Result<u64, DbError> {
+) -> Result<postgres::binary_copy::BinaryCopyInWriter<'t>, DbError> {
     let list = cols.join(", ");
     // The columns' types, from a statement that reads them (prepared once).
     let probe = t.stmts.get(&mut t.tx, &format!("SELECT {list} FROM {table} LIMIT 0"))?;
     let types: Vec<Type> = probe.columns().iter().map(|c| c.type_().clone()).collect();
     let w = t.tx.copy_in(&format!("COPY {table} ({list}) FROM STDIN (FORMAT binary)"))?;
-    let mut b = Bulk::Pg(postgres::binary_copy::BinaryCopyInWriter::new(w, &types));
-    f(&mut b)?;
-    match b {
-        Bulk::Pg(w) => Ok(w.finish()?),
-        Bulk::Sqlite(..) => unreachable!("a PostgreSQL transaction copies with COPY"),
-    }
+    Ok(postgres::binary_copy::BinaryCopyInWriter::new(w, &types))
 }
 
-/// One write transaction; every commit notifies the listeners.
-pub(crate) fn write<T>(conn: &mut PgConn, f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, DbError>) -> Result<T, DbError> {
-    let s = conn.session()?;
-    let PgSession { client, stmts, .. } = s;
-    let tx = client.transaction()?;
-    let mut t = Tx::Pg(PgTx { tx, stmts, notified: false });
-    let out = f(&mut t)?;
-    match t {
-        Tx::Pg(mut p) => {
-            if !p.notified {
-                p.tx.batch_execute(&format!("NOTIFY {CHANNEL}"))?;
-            }
-            p.tx.commit()?;
-        }
-        Tx::Sqlite(_) => unreachable!("a PostgreSQL connection opens PostgreSQL transactions"),
-    }
-    Ok(out)
+/// Opens a write transaction; [`PgTx::commit`] notifies the listeners.
+pub(crate) fn begin_write(conn: &mut PgConn) -> Result<PgTx<'_>, DbError> {
+    let PgSession { client, stmts, .. } = conn.session()?;
+    Ok(PgTx { tx: client.transaction()?, stmts, notified: false })
 }
 
-/// One read-only transaction on a single snapshot.
-pub(crate) fn read<T>(conn: &mut PgConn, f: &mut dyn FnMut(&mut Tx<'_>) -> Result<T, DbError>) -> Result<T, DbError> {
-    let s = conn.session()?;
-    let PgSession { client, stmts, .. } = s;
+/// Opens a read-only transaction on a single snapshot.
+pub(crate) fn begin_read(conn: &mut PgConn) -> Result<PgTx<'_>, DbError> {
+    let PgSession { client, stmts, .. } = conn.session()?;
     let tx =
         client.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).read_only(true).start()?;
-    let mut t = Tx::Pg(PgTx { tx, stmts, notified: true });
-    let out = f(&mut t)?;
-    if let Tx::Pg(p) = t {
-        p.tx.commit()?;
-    }
-    Ok(out)
+    Ok(PgTx { tx, stmts, notified: true })
 }
 
 type BoxError = Box<dyn std::error::Error + Sync + Send>;

@@ -9,8 +9,9 @@ use serde::Serialize;
 use crate::build::{FlakyTruth, JobTruth};
 use crate::catalog::{Class, FLAKY, PATTERNS};
 use crate::fixes::StoryTruth;
+use crate::params::{Summary, SynthParams};
 use crate::payload::PayloadTruth;
-use crate::{time, Summary, SynthParams};
+use citriage_model::time;
 
 pub const SCHEMA: &str = "citriage-synth-truth/1";
 pub const LINE_CONVENTION: &str =

@@ -2,15 +2,16 @@
 //! kubernetes clone, ...): a Prow job's config (file:line and its testgrid
 //! annotations), the OWNERS approvers, reviewers and SIG labels that apply to a path,
 //! the text at `path:line`, and the commit that introduced a string (`git log -S`
-//! semantics). Every answer carries an [`Evidence`] item. `git` is the only external
-//! program run, and only for history and HEAD; reading files needs no git.
+//! semantics). Every answer carries an [`Evidence`] item. History, HEAD and files at a
+//! commit come from `citriage-git` (the one git runner); reading the work tree needs no
+//! git.
 
+use citriage_git::{split_lines, Git, GitError, GitProgram};
 use citriage_model::evidence::sha256_hex;
 use citriage_model::{Day, Evidence, EvidenceKind};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// The kind of source a code evidence item points into; [`CodeSource::model_kind`] gives
@@ -51,73 +52,14 @@ impl CodeSource {
 pub enum CodeError {
     #[error("git is not available ({detail}); install git or put it on PATH to search history")]
     GitMissing { detail: String },
-    #[error("git {args} failed in {dir}: {stderr}")]
-    Git { dir: String, args: String, stderr: String },
+    #[error(transparent)]
+    Git(#[from] GitError),
     #[error("{path}: {detail}")]
     Io { path: String, detail: String },
     #[error("{path}: {why}")]
     BadPath { path: String, why: String },
     #[error("{root}: not a directory")]
     NoCheckout { root: String },
-}
-
-/// The `git` program.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Git {
-    program: PathBuf,
-}
-
-impl Git {
-    /// `git` from `PATH`, checked by running `git --version`.
-    pub fn locate() -> Result<Git, CodeError> {
-        Git::with_program("git")
-    }
-
-    /// A specific git binary, checked by running `--version`.
-    pub fn with_program(program: impl Into<PathBuf>) -> Result<Git, CodeError> {
-        let program = program.into();
-        match Command::new(&program).arg("--version").output() {
-            Ok(o) if o.status.success() => Ok(Git { program }),
-            Ok(o) => Err(CodeError::GitMissing { detail: String::from_utf8_lossy(&o.stderr).trim().to_string() }),
-            Err(e) => Err(CodeError::GitMissing { detail: format!("{}: {e}", program.display()) }),
-        }
-    }
-
-    /// Runs git in `dir` with a neutral environment; stdout on success.
-    pub fn run(&self, dir: &Path, args: &[&str]) -> Result<Vec<u8>, CodeError> {
-        let out = Command::new(&self.program)
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "color.ui=never", "-c", "core.quotepath=off", "-c", "log.showSignature=false"])
-            .args(args)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_PAGER", "cat")
-            .env("LC_ALL", "C")
-            .output()
-            .map_err(|e| CodeError::GitMissing { detail: e.to_string() })?;
-        if out.status.success() {
-            Ok(out.stdout)
-        } else {
-            Err(CodeError::Git {
-                dir: dir.display().to_string(),
-                args: args.join(" "),
-                stderr: String::from_utf8_lossy(&out.stderr).trim().chars().take(400).collect(),
-            })
-        }
-    }
-
-    /// Runs git and returns its exit code (for commands whose status is the answer).
-    fn status(&self, dir: &Path, args: &[&str]) -> Result<i32, CodeError> {
-        Command::new(&self.program)
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("LC_ALL", "C")
-            .output()
-            .map(|o| o.status.code().unwrap_or(-1))
-            .map_err(|e| CodeError::GitMissing { detail: e.to_string() })
-    }
 }
 
 /// The commit a checkout is at.
@@ -133,7 +75,9 @@ pub struct Head {
 pub struct Checkout {
     pub name: String,
     pub root: PathBuf,
-    git: Option<Git>,
+    program: Option<GitProgram>,
+    /// The checkout as a git repository, opened on first use.
+    repo: OnceLock<Result<Git, GitError>>,
     head: OnceLock<Option<Head>>,
     files: OnceLock<Vec<String>>,
 }
@@ -316,40 +260,43 @@ fn clean_rel(path: &str) -> Result<PathBuf, CodeError> {
     Ok(out)
 }
 
-fn split_lines(bytes: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(bytes);
-    let mut lines: Vec<String> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect();
-    if lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
-    }
-    lines
-}
-
 impl Checkout {
     /// A named checkout rooted at a directory. `git` may be `None` (files can still be
     /// read; history and HEAD cannot).
-    pub fn open(name: impl Into<String>, root: impl Into<PathBuf>, git: Option<Git>) -> Result<Checkout, CodeError> {
+    pub fn open(
+        name: impl Into<String>,
+        root: impl Into<PathBuf>,
+        git: Option<GitProgram>,
+    ) -> Result<Checkout, CodeError> {
         let root = root.into();
         if !root.is_dir() {
             return Err(CodeError::NoCheckout { root: root.display().to_string() });
         }
-        Ok(Checkout { name: name.into(), root, git, head: OnceLock::new(), files: OnceLock::new() })
+        Ok(Checkout {
+            name: name.into(),
+            root,
+            program: git,
+            repo: OnceLock::new(),
+            head: OnceLock::new(),
+            files: OnceLock::new(),
+        })
     }
 
+    /// The checkout as a git repository: an error when no git program was given or
+    /// the folder is not a repository.
     fn git(&self) -> Result<&Git, CodeError> {
-        self.git.as_ref().ok_or(CodeError::GitMissing { detail: "no git program was given".into() })
+        let Some(program) = &self.program else {
+            return Err(CodeError::GitMissing { detail: "no git program was given".into() });
+        };
+        self.repo.get_or_init(|| Git::open_with(program, &self.root)).as_ref().map_err(|e| CodeError::Git(e.clone()))
     }
 
     /// HEAD's commit and day, when git is available and the checkout is a repository.
     pub fn head(&self) -> Option<&Head> {
         self.head
             .get_or_init(|| {
-                let git = self.git.as_ref()?;
-                let out = git.run(&self.root, &["log", "-1", "--format=%H %ct"]).ok()?;
-                let text = String::from_utf8_lossy(&out);
-                let (sha, ct) = text.trim().split_once(' ')?;
-                let day = Day::from_unix_seconds(ct.parse().ok()?).to_string();
-                Some(Head { sha: sha.to_string(), day })
+                let head = self.git().ok()?.head().ok()?;
+                Some(Head { day: Day::from_unix_seconds(head.commit_time).to_string(), sha: head.sha })
             })
             .as_ref()
     }
@@ -449,21 +396,23 @@ impl Checkout {
                 None => return Ok(None),
             },
             Some(sha) => {
-                let git = self.git()?;
+                let git = self.git();
                 if !is_hex_sha(sha) {
                     return Err(CodeError::BadPath { path: sha.into(), why: "not a commit SHA".into() });
                 }
-                match git.run(&self.root, &["show", &format!("{sha}:{shown}")]) {
-                    Ok(b) => {
-                        let day = git
-                            .run(&self.root, &["log", "-1", "--format=%ct", sha])
-                            .ok()
-                            .and_then(|o| String::from_utf8_lossy(&o).trim().parse::<i64>().ok())
-                            .map(|t| Day::from_unix_seconds(t).to_string())
-                            .unwrap_or_default();
-                        (b, format!("{}@{}", self.name, &sha[..sha.len().min(12)]), day)
-                    }
-                    Err(CodeError::Git { .. }) => return Ok(None),
+                // A commit or a file the repository does not have (or a folder that is
+                // not one) is no text at that commit.
+                let read = |git: &Git| -> Result<Option<(Vec<u8>, i64)>, GitError> {
+                    let Some(commit) = git.find_commit(sha)? else { return Ok(None) };
+                    Ok(git.read_file(&commit.sha, &shown)?.map(|b| (b, commit.commit_time)))
+                };
+                match git.map(read) {
+                    Ok(Ok(Some((b, t)))) => (
+                        b,
+                        format!("{}@{}", self.name, &sha[..sha.len().min(12)]),
+                        Day::from_unix_seconds(t).to_string(),
+                    ),
+                    Ok(Ok(None)) | Ok(Err(_)) | Err(CodeError::Git(_)) => return Ok(None),
                     Err(e) => return Err(e),
                 }
             }
@@ -480,70 +429,60 @@ impl Checkout {
 
     /// The last commit of HEAD's history committed at or before `until` (Unix seconds).
     pub fn revision_at(&self, until: i64) -> Option<String> {
-        let git = self.git.as_ref()?;
-        let out = git.run(&self.root, &["rev-list", "-1", &format!("--before={until}"), "HEAD"]).ok()?;
-        let sha = String::from_utf8_lossy(&out).trim().to_string();
-        is_hex_sha(&sha).then_some(sha)
+        self.git().ok()?.last_commit_before("HEAD", until).ok().flatten()
     }
 
     /// The first parent of a commit (full SHA); `None` for a root commit, an unknown one
     /// or without git.
     pub fn parent(&self, sha: &str) -> Option<String> {
-        let git = self.git.as_ref()?;
         if !is_hex_sha(sha) {
             return None;
         }
-        let out = git.run(&self.root, &["rev-parse", "--verify", "--quiet", &format!("{sha}^{{commit}}^")]).ok()?;
-        let parent = String::from_utf8_lossy(&out).trim().to_string();
-        is_hex_sha(&parent).then_some(parent)
+        let commit = self.git().ok()?.find_commit(sha).ok()??;
+        commit.parents.first().cloned()
     }
 
     /// The commits that changed a file, newest first, at most `max`.
     pub fn file_history(&self, path: &str, max: usize) -> Vec<String> {
-        let Some(git) = self.git.as_ref() else { return Vec::new() };
+        let Ok(git) = self.git() else { return Vec::new() };
         let Ok(rel) = clean_rel(path) else { return Vec::new() };
-        let rel = rel.display().to_string();
-        git.run(&self.root, &["log", &format!("-n{max}"), "--format=%H", "--", &rel])
-            .map(|o| String::from_utf8_lossy(&o).lines().map(str::to_string).filter(|s| is_hex_sha(s)).collect())
-            .unwrap_or_default()
+        git.file_history(&rel.display().to_string(), max).unwrap_or_default()
     }
 
     /// Whether the checkout is a shallow clone (its history is cut off).
     pub fn is_shallow(&self) -> bool {
-        self.root.join(".git").join("shallow").exists()
+        self.git().ok().and_then(|g| g.is_shallow().ok()).unwrap_or(false)
     }
 
-    /// A commit of the checkout's repository (any branch it has fetched).
+    /// A commit of the checkout's repository (any branch it has fetched); `None` when
+    /// it has none by that id (or is not a repository).
     pub fn commit(&self, sha: &str) -> Result<Option<LocalCommit>, CodeError> {
-        let git = self.git()?;
+        let git = match self.git() {
+            Err(CodeError::Git(_)) => return Ok(None),
+            other => other?,
+        };
         if !is_hex_sha(sha) {
             return Ok(None);
         }
-        if git.status(&self.root, &["cat-file", "-e", &format!("{sha}^{{commit}}")])? != 0 {
-            return Ok(None);
-        }
-        let out = git.run(&self.root, &["log", "-1", "--format=%H%x00%ct%x00%an%x00%s", sha])?;
-        let text = String::from_utf8_lossy(&out);
-        let mut parts = text.trim_end().splitn(4, '\0');
-        let (Some(full), Some(ct), Some(author), Some(subject)) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Ok(None);
+        let c = match git.find_commit(sha) {
+            Ok(Some(c)) => c,
+            Ok(None) | Err(GitError::ShallowClone { .. } | GitError::AmbiguousRevision { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
         };
-        let day = ct.parse::<i64>().map(|t| Day::from_unix_seconds(t).to_string()).unwrap_or_default();
+        let day = Day::from_unix_seconds(c.commit_time).to_string();
         let evidence = self.evidence(
             CodeSource::Commit,
-            full.to_string(),
-            format!("{} {subject} ({author}, {day})", &full[..full.len().min(12)]),
-            full.as_bytes(),
+            c.sha.clone(),
+            format!("{} {} ({}, {day})", &c.sha[..c.sha.len().min(12)], c.subject, c.author),
+            c.sha.as_bytes(),
             day.clone(),
         );
         Ok(Some(LocalCommit {
             checkout: self.name.clone(),
-            sha: full.to_string(),
+            sha: c.sha,
             day,
-            author: author.to_string(),
-            subject: subject.to_string(),
+            author: c.author,
+            subject: c.subject,
             evidence,
         }))
     }
@@ -739,69 +678,20 @@ impl Checkout {
             return Err(CodeError::BadPath { path: String::new(), why: "empty search string".into() });
         }
         let git = self.git()?;
-        let s_arg = format!("-S{needle}");
-        let mut args: Vec<&str> = vec![
-            "log",
-            s_arg.as_str(),
-            "--reverse",
-            "--no-renames",
-            "--format=%H%x1f%aI%x1f%an%x1f%s",
-            "--max-count=500",
-        ];
-        if let Some(p) = pathspec {
-            args.push("--");
-            args.push(p);
-        }
-        let out = git.run(&self.root, &args)?;
-        let mut hits = Vec::new();
-        for line in String::from_utf8_lossy(&out).lines() {
-            let parts: Vec<&str> = line.split('\u{1f}').collect();
-            if parts.len() < 4 {
-                continue;
-            }
-            let mut show: Vec<&str> =
-                vec!["show", "--format=", "--unified=0", "--no-ext-diff", "--no-renames", parts[0]];
-            if let Some(p) = pathspec {
-                show.push("--");
-                show.push(p);
-            }
-            let diff = git.run(&self.root, &show)?;
-            let (mut added, mut removed) = (0, 0);
-            for d in String::from_utf8_lossy(&diff).lines() {
-                if d.starts_with("+++") || d.starts_with("---") {
-                    continue;
-                }
-                if let Some(rest) = d.strip_prefix('+') {
-                    added += rest.matches(needle).count();
-                } else if let Some(rest) = d.strip_prefix('-') {
-                    removed += rest.matches(needle).count();
-                }
-            }
-            hits.push(PickaxeHit {
-                sha: parts[0].to_string(),
-                date: parts[1].to_string(),
-                author: parts[2].to_string(),
-                subject: parts[3..].join("\u{1f}"),
-                added,
-                removed,
-            });
-        }
-        let mut grep: Vec<&str> = vec!["grep", "-q", "-F", "-e", needle, "HEAD"];
-        if let Some(p) = pathspec {
-            grep.push("--");
-            grep.push(p);
-        }
-        let present_now = match git.status(&self.root, &grep)? {
-            0 => true,
-            1 => false,
-            code => {
-                return Err(CodeError::Git {
-                    dir: self.root.display().to_string(),
-                    args: format!("grep (exit {code})"),
-                    stderr: "could not search HEAD".into(),
-                })
-            }
-        };
+        let hits: Vec<PickaxeHit> = git
+            .pickaxe(needle, pathspec, 500)?
+            .into_iter()
+            .map(|h| PickaxeHit {
+                sha: h.commit.sha,
+                date: h.commit.author_date,
+                author: h.commit.author,
+                subject: h.commit.subject,
+                added: h.added,
+                removed: h.removed,
+            })
+            .collect();
+        let specs: Vec<&str> = pathspec.into_iter().collect();
+        let present_now = git.contains_text(needle, Some("HEAD"), &specs)?;
         let mut count: i64 = 0;
         let mut start: Option<usize> = None;
         for (i, h) in hits.iter().enumerate() {

@@ -21,9 +21,8 @@ pub mod tense;
 pub mod wording;
 pub mod xref;
 
-pub use code::{
-    Checkout, Checkouts, CodeAnswer, CodeError, CodeResolver, CommitAnswer, FileAnswer, FileText, Git, NoCode,
-};
+pub use citriage_git::GitProgram;
+pub use code::{Checkout, Checkouts, CodeAnswer, CodeError, CodeResolver, CommitAnswer, FileAnswer, FileText, NoCode};
 pub use render::{render_json, render_markdown};
 pub use report::{parse, Report, ReportFormat, SectionKind};
 pub use rules::{

@@ -206,7 +206,7 @@ pub fn render_json(v: &Verification, name: &str, allow_unchecked: bool) -> serde
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Finding, Stats};
+    use crate::outcome::{Finding, Stats};
 
     #[test]
     fn hostile_finding_text_stays_in_its_cell() {

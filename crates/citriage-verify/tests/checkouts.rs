@@ -4,12 +4,12 @@
 //! print why they skip when it is absent.
 
 use citriage_verify::code::{CodeAnswer, CodeError, CodeResolver, LineLookup};
-use citriage_verify::{Checkout, Checkouts, Git};
+use citriage_verify::{Checkout, Checkouts, GitProgram};
 use std::path::Path;
 use std::process::Command;
 
-fn git_or_skip(test: &str) -> Option<Git> {
-    match Git::locate() {
+fn git_or_skip(test: &str) -> Option<GitProgram> {
+    match GitProgram::locate() {
         Ok(g) => Some(g),
         Err(e) => {
             eprintln!("skipping {test}: {e}");
@@ -255,8 +255,8 @@ fn a_commit_parent_is_the_code_just_before_it() {
 
 #[test]
 fn missing_git_is_reported_clearly() {
-    let err = Git::with_program("/nonexistent/bin/git-not-here").unwrap_err();
-    assert!(matches!(err, CodeError::GitMissing { .. }));
+    let err = GitProgram::with_program("/nonexistent/bin/git-not-here").unwrap_err();
+    assert!(matches!(err, citriage_git::GitError::Missing { .. }));
     assert!(err.to_string().contains("git is not available"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.txt", "one\ntwo\n");

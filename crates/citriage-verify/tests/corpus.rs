@@ -17,7 +17,7 @@
 
 use citriage_github::{ClientConfig, GithubClient, MemoryCache, RefContext, RepoRef};
 use citriage_verify::rules::{verify, KnownBuilds, Resolvers, Verification, VerifyOptions};
-use citriage_verify::{render_json, render_markdown, Checkout, Checkouts, Git};
+use citriage_verify::{render_json, render_markdown, Checkout, Checkouts, GitProgram};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -372,7 +372,7 @@ struct World {
 }
 
 fn world() -> Option<World> {
-    let Ok(git_bin) = Git::locate() else {
+    let Ok(git_bin) = GitProgram::locate() else {
         eprintln!("skipping: git is not available");
         return None;
     };

@@ -28,7 +28,7 @@
 
 use citriage_github::{ClientConfig, GithubClient, MemoryCache, RefContext, RepoRef};
 use citriage_verify::rules::{verify, KnownBuilds, Resolvers, Verification, VerifyOptions};
-use citriage_verify::{Checkout, Checkouts, Git};
+use citriage_verify::{Checkout, Checkouts, GitProgram};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -427,7 +427,7 @@ struct World {
 }
 
 fn world() -> Option<World> {
-    let Ok(git_bin) = Git::locate() else {
+    let Ok(git_bin) = GitProgram::locate() else {
         eprintln!("skipping: git is not available");
         return None;
     };

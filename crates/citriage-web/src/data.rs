@@ -702,7 +702,7 @@ pub fn cluster_detail(
     let latest = latest
         .into_iter()
         .map(|f| RecentFailure {
-            url: format!("https://prow.k8s.io/view/gs/{}/{}", f.bucket, f.path),
+            url: citriage_model::build::prow_url(&f.bucket, &f.path),
             job: if f.kind == "presubmit" || f.kind == "batch" { format!("pr:{}", f.job) } else { f.job },
             build_id: f.build_id,
             started: f.started,

@@ -64,7 +64,7 @@ pub struct BuildLite {
 impl BuildLite {
     /// The build's Spyglass page.
     pub fn url(&self) -> String {
-        format!("https://prow.k8s.io/view/gs/{}/{}", self.bucket, self.path)
+        citriage_model::build::prow_url(&self.bucket, &self.path)
     }
 
     /// The history strip's cell: `pass`, `fail`, `error`, `aborted`, `unknown`, or

@@ -9,7 +9,8 @@
 //! (the charts) over `data` (every page's data, the search results included, read
 //! from the view) over `index` (the view and how it is built from the store) over
 //! `search` (the failure-text index and the query language) and `summary` (figures
-//! computed once per view); `html`, `markdown`, `style` and `error` at the bottom.
+//! computed once per view); `html`, `style` and `error` at the bottom (stored Markdown
+//! is rendered by `citriage_report::html`).
 //! This file uses them all and none uses it.
 //!
 //! The server reads the store only, and nothing but the store file and what is
@@ -36,7 +37,6 @@ pub mod data;
 mod error;
 pub mod html;
 pub mod index;
-pub mod markdown;
 pub mod ops;
 mod pages;
 pub mod search;
@@ -46,22 +46,6 @@ pub mod svg;
 
 pub use error::WebError;
 
-/// A self-contained HTML page of a Markdown document with the dashboard's look: the
-/// stylesheet inline, no script, no request to any other address (images become
-/// links), the same content as the Markdown, rendered as the dashboard's report pages
-/// render it. `title` is escaped here.
-pub fn standalone_page(title: &str, markdown: &str) -> String {
-    let (body, _) = markdown::to_html(markdown);
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
-         <title>{} · citriage</title>\n<style>\n{}</style>\n</head>\n\
-         <body>\n<header><span class=\"brand\">citriage</span></header>\n<main><article class=\"report\">\n{body}\n</article></main>\n</body>\n</html>\n",
-        html::esc(title),
-        style::STYLE_CSS
-    )
-}
 use style::{fnv64, STYLE_CSS};
 
 /// The address `citriage serve` listens on unless told otherwise.

@@ -1345,7 +1345,7 @@ pub fn report(
         report_href(kind, key)
     );
     let (rendered, anchors) = if media_type == "text/markdown" {
-        crate::markdown::to_html(body)
+        citriage_report::html::to_html(body)
     } else {
         let pretty = serde_json::from_str::<serde_json::Value>(body)
             .ok()
@@ -1374,7 +1374,7 @@ pub fn report(
                 b.push_str("<table class=\"findings\"><tr><th>line</th><th>rule</th><th>finding</th></tr>");
                 for f in &findings {
                     let line = f["line"].as_u64().unwrap_or(0) as usize;
-                    let at = match crate::markdown::anchor_for(&anchors, line) {
+                    let at = match citriage_report::html::anchor_for(&anchors, line) {
                         Some(a) => format!("<a href=\"#L{a}\">{line}</a>"),
                         None => line.to_string(),
                     };

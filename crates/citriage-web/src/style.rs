@@ -1,8 +1,8 @@
 //! The embedded stylesheet, its version (a content hash pages link with, so it can be
 //! cached for long), and the FNV-1a hash used for it and for ETags.
 
-/// The embedded stylesheet.
-pub(crate) const STYLE_CSS: &str = include_str!("style.css");
+/// The embedded stylesheet (the report renderer's, shared with `report.html`).
+pub(crate) const STYLE_CSS: &str = citriage_report::html::STYLE_CSS;
 
 /// FNV-1a, 64 bits: content hashes for the stylesheet version and ETags.
 pub(crate) fn fnv64(bytes: &[u8]) -> u64 {

@@ -1,12 +1,15 @@
 //! What every command shares: the global options (`--db`, `--format`, `--quiet`) as a
-//! [`Context`], opening the store, printing results (text with [`outln!`](crate::outln)
-//! or JSON with [`print_json`]), progress on stderr (hidden with `--quiet`, plain with
-//! `NO_COLOR`), the argument parsers and argument groups several commands use, and
-//! [`Failure`], which carries the exit code (0 success, 1 failure, 2 bad input).
+//! [`Context`], where the store is and opening it, printing results (text with
+//! [`outln!`](crate::outln) or JSON with [`print_json`]), progress on stderr ([`Bar`]:
+//! the use cases' [`Progress`], hidden with `--quiet`, plain with `NO_COLOR`), how to
+//! spell a command for the user ([`invocation`]), the argument parsers and argument
+//! groups several commands use, and [`Failure`], which carries the exit code (0
+//! success, 1 failure, 2 bad input).
 //!
 //! This module imports no command and nothing else of this crate: commands and the
 //! library modules use it, never the other way round.
 
+use citriage_app::Progress;
 use citriage_model::{Dataset, Day};
 use citriage_sources::HttpOptions;
 use citriage_store::{Location, Store};
@@ -92,7 +95,7 @@ impl Context {
     pub fn open_store(&self) -> Result<Store, Failure> {
         let loc = self.db_location();
         let created = !loc.exists() && matches!(loc, citriage_store::Location::Sqlite(_));
-        let store = loc.open()?;
+        let store = open(&loc)?;
         if created {
             eprintln!("created a new store at {loc}");
         }
@@ -106,7 +109,7 @@ impl Context {
         if !loc.exists() {
             return Err(missing_store(&loc, self.db.is_some()));
         }
-        Ok(loc.open()?)
+        open(&loc)
     }
 
     /// Refuses a missing store for a command that only reads it (see
@@ -126,9 +129,9 @@ impl Context {
     }
 
     /// A spinner with a message on stderr (hidden with `--quiet`).
-    pub fn spinner(&self, msg: &str) -> ProgressBar {
+    pub fn spinner(&self, msg: &str) -> Bar {
         if self.quiet {
-            return ProgressBar::hidden();
+            return Bar { pb: ProgressBar::hidden(), quiet: true };
         }
         let pb = ProgressBar::new_spinner();
         let style = if no_color() {
@@ -141,27 +144,76 @@ impl Context {
         }
         pb.set_message(msg.to_string());
         pb.enable_steady_tick(Duration::from_millis(120));
-        pb
-    }
-
-    /// A line of progress on stderr above a spinner or bar made by this context
-    /// (nothing with `--quiet`): what a long command is doing, such as a wait.
-    pub fn progress_line(&self, pb: &ProgressBar, line: &str) {
-        if !self.quiet {
-            pb.suspend(|| eprintln!("{line}"));
-        }
+        Bar { pb, quiet: false }
     }
 
     /// A progress bar on stderr (hidden with `--quiet`) drawn with `template`, or with
     /// `plain` when `NO_COLOR` is set.
-    pub fn bar(&self, template: &str, plain: &str) -> ProgressBar {
-        let bar = if self.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    pub fn bar(&self, template: &str, plain: &str) -> Bar {
+        let pb = if self.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
         let tpl = if no_color() { plain } else { template };
         if let Ok(st) = ProgressStyle::with_template(tpl) {
-            bar.set_style(st.progress_chars("=> "));
+            pb.set_style(st.progress_chars("=> "));
         }
-        bar
+        Bar { pb, quiet: self.quiet }
     }
+}
+
+/// A use case's progress on stderr: a spinner or a bar (hidden with `--quiet`), with
+/// notes above it (not with `--quiet`) and warnings (always); cleared when dropped.
+#[derive(Clone)]
+pub struct Bar {
+    pb: ProgressBar,
+    quiet: bool,
+}
+
+impl Bar {
+    /// Ticks on its own every `millis` (a spinner for counts that grow).
+    pub fn tick_every(&self, millis: u64) {
+        self.pb.enable_steady_tick(Duration::from_millis(millis));
+    }
+
+    /// Clears it now (before printing results).
+    pub fn clear(&self) {
+        self.pb.finish_and_clear();
+    }
+}
+
+impl Progress for Bar {
+    fn doing(&self, what: &str) {
+        self.pb.set_message(what.to_string());
+    }
+    fn found(&self, n: u64) {
+        self.pb.inc_length(n);
+    }
+    fn total(&self, n: u64) {
+        self.pb.set_length(n);
+    }
+    fn advance(&self, n: u64) {
+        self.pb.inc(n);
+    }
+    fn position(&self, n: u64) {
+        self.pb.set_position(n);
+    }
+    fn note(&self, line: &str) {
+        if !self.quiet {
+            self.pb.suspend(|| eprintln!("{line}"));
+        }
+    }
+    fn warning(&self, text: &str) {
+        self.pb.suspend(|| eprintln!("warning: {text}"));
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.pb.finish_and_clear();
+    }
+}
+
+/// Opens the store at `loc` (a location a command chose itself).
+pub fn open(loc: &Location) -> Result<Store, Failure> {
+    Ok(loc.open().map_err(citriage_app::Error::from)?)
 }
 
 fn missing_store(loc: &Location, given: bool) -> Failure {
@@ -209,15 +261,6 @@ pub fn invocation_for(exe: &std::path::Path, path_var: Option<&std::ffi::OsStr>)
 
 fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some()
-}
-
-/// A size for people: GiB with two decimals from 1 GiB, else MiB with one.
-pub fn human_bytes(n: u64) -> String {
-    if n >= 1 << 30 {
-        format!("{:.2} GiB", n as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
-    }
 }
 
 /// Prints a JSON value, pretty, on stdout.
@@ -290,25 +333,10 @@ impl fmt::Display for Failure {
     }
 }
 
-/// A store that cannot be used as given (a malformed URL, a backend this build lacks,
-/// a newer schema) is bad input; an engine failure is not.
-impl From<citriage_store::StoreError> for Failure {
-    fn from(e: citriage_store::StoreError) -> Self {
-        if e.is_bad_input() {
-            Failure::input(e.to_string())
-        } else {
-            Failure::other(e.to_string())
-        }
-    }
-}
-
-/// A read that failed: bad input (missing file, 404, corrupt data) or not.
-impl From<citriage_sources::SourceError> for Failure {
-    fn from(e: citriage_sources::SourceError) -> Self {
-        if e.is_bad_input() {
-            Failure::input(e.to_string())
-        } else {
-            Failure::other(e.to_string())
-        }
+/// A use case's error: bad input is exit code 2, anything else 1; a command it names
+/// to run is spelled as this program runs ([`invocation`]).
+impl From<citriage_app::Error> for Failure {
+    fn from(e: citriage_app::Error) -> Self {
+        Failure { bad_input: e.is_bad_input(), message: e.message_for(&invocation()) }
     }
 }

@@ -215,16 +215,16 @@ fn a_bounded_load_test_has_no_errors() {
     let w = world();
     let srv = serve(&w.db);
     let view = srv.state.view();
-    let urls = citriage::bench_serve::pick_urls(&view, 50);
+    let urls = citriage_bench::serve::pick_urls(&view, 50);
     assert!(urls.iter().any(|u| u.0 == "cluster") && urls.iter().any(|u| u.0 == "job"));
-    let spec = citriage::bench_serve::LoadSpec {
+    let spec = citriage_bench::serve::LoadSpec {
         clients: 24,
         requests: 1_500,
         seconds: 60,
         pages_per_kind: 50,
         prewarm: true,
     };
-    let r = citriage::bench_serve::run_load(&srv.base_url(), &urls, &spec);
+    let r = citriage_bench::serve::run_load(&srv.base_url(), &urls, &spec);
     assert_eq!(r.errors, 0, "errors: {:?}", r.error_samples);
     assert!(r.requests > 0 && r.requests <= 1_500 + spec.clients, "{} requests", r.requests);
     let per_kind: u64 = r.figures[1..4].iter().map(|f| f.requests as u64).sum();

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 #[test]
 fn bundled_examples_match_the_generator() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/k8s");
-    let files = citriage::example_data::bundled();
+    let files = citriage_app::example_data::bundled();
     assert_eq!(files.len(), 6, "three days of two datasets");
     if std::env::var_os("CITRIAGE_REGENERATE_EXAMPLES").is_some() {
         for (name, text) in &files {
@@ -18,7 +18,7 @@ fn bundled_examples_match_the_generator() {
         assert_eq!(&on_disk, text, "{name} differs from the generator; regenerate with CITRIAGE_REGENERATE_EXAMPLES=1");
     }
     // The embedded copies are the same files.
-    for (name, text) in citriage::example_data::BUNDLED {
+    for (name, text) in citriage_app::example_data::BUNDLED {
         assert_eq!(files.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str()), Some(*text));
     }
 }

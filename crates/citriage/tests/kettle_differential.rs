@@ -105,7 +105,7 @@ fn kettle_mode_equals_the_sql_on_the_same_builds() {
     let summary = ingest_jobs(&src, &mut store, &jobs, &IngestOptions::default(), &|_| {}).unwrap();
     assert!(summary.failures.is_empty(), "{:?}", summary.failures);
     assert!(summary.builds_stored > 100);
-    let builds = citriage::builds::load_builds(&mut store).unwrap();
+    let builds = citriage_app::builds::load_builds(&mut store).unwrap();
     let conn = connect(&db);
     let end = builds.iter().filter_map(|b| b.started).max().unwrap();
     let mut compared_flakes = 0;
@@ -180,7 +180,7 @@ fn kettle_mode_reproduces_the_worlds_dashboards() {
     let src = LocalMirror::new(world.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
     let jobs = discover_jobs(&src).unwrap();
     ingest_jobs(&src, &mut store, &jobs, &IngestOptions::default(), &|_| {}).unwrap();
-    let builds = citriage::builds::load_builds(&mut store).unwrap();
+    let builds = citriage_app::builds::load_builds(&mut store).unwrap();
     let truth: serde_json::Value = serde_json::from_slice(&std::fs::read(world.join("truth.json")).unwrap()).unwrap();
     let dashboards = truth["dashboards"].as_array().unwrap();
     assert!(dashboards.len() >= 2);

@@ -1,12 +1,14 @@
-//! The layout rules of the CLI and web crates, checked on their sources: no import
-//! cycles between files; in the CLI, `context.rs` imports nothing of the crate, a
-//! command imports no other command and not the dispatcher, and nothing but the
-//! dispatcher imports the commands.
+//! The layout rules, checked on the sources: no import cycles between the files of
+//! any crate of the workspace (the crates are read from `cargo metadata`); in the CLI,
+//! `context.rs` imports nothing of the crate, a command imports no other command and
+//! not the dispatcher, and nothing but the dispatcher imports the commands.
 //!
-//! A file's imports are the `crate::…` paths it names outside comments and its
-//! `#[cfg(test)]` module (brace groups and `::*` globs expanded), the child modules a
-//! `lib.rs` or `mod.rs` names relatively, and `#[macro_export]` macros (which count as
-//! their defining file).
+//! A file's imports are the `crate::…` and `super::…` paths it names outside comments
+//! and its `#[cfg(test)]` module (brace groups and `::*` globs expanded), the child
+//! modules a `lib.rs` or `mod.rs` names relatively, and `#[macro_export]` macros (which
+//! count as their defining file). Re-exports (`pub use time::Day;`) are the module
+//! tree's public face, not imports of the file that writes them: a path to a
+//! re-exported item (`crate::Day`) leads to the file that defines it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -104,9 +106,10 @@ fn graph(src: &Path) -> Graph {
             }
         }
     }
+    let reexports = reexports(&texts);
     let mut g = Graph::new();
     for (m, text) in &texts {
-        let code = code_of(text);
+        let code = without_reexports(&code_of(text));
         let bytes = code.as_bytes();
         let mut paths: Vec<Vec<String>> = Vec::new();
         let mut from = 0;
@@ -117,6 +120,22 @@ fn graph(src: &Path) -> Graph {
                 continue;
             }
             from = parse_path(bytes, from, &[], &mut paths);
+        }
+        // `super::x` (and `super::super::x`) from the file's module.
+        let mut from = 0;
+        while let Some(k) = code[from..].find("super::") {
+            let at = from + k;
+            from = at + 7;
+            if at > 0 && (is_ident(bytes[at - 1]) || bytes[at - 1] == b':') {
+                continue;
+            }
+            let mut base: Vec<String> = m.split("::").filter(|p| !p.is_empty()).map(String::from).collect();
+            base.pop();
+            while code[from..].starts_with("super::") {
+                base.pop();
+                from += 7;
+            }
+            from = parse_path(bytes, from, &base, &mut paths);
         }
         // `use crate::x::*`: every child of x.
         let globs: Vec<Vec<String>> = paths.iter().filter(|p| p.last().is_some_and(|l| l == "*")).cloned().collect();
@@ -144,11 +163,7 @@ fn graph(src: &Path) -> Graph {
         for p in paths {
             let target = match p.first().and_then(|f| macros.get(f)) {
                 Some(def) => def.clone(),
-                None => (0..=p.len())
-                    .rev()
-                    .map(|k| p[..k].join("::"))
-                    .find(|cand| texts.contains_key(cand))
-                    .unwrap_or_default(),
+                None => resolve(&p, &texts, &reexports),
             };
             if &target != m {
                 edges.insert(target);
@@ -156,6 +171,85 @@ fn graph(src: &Path) -> Graph {
         }
     }
     g
+}
+
+/// The file a path leads to: its longest prefix that is a module, or, for an item that
+/// module re-exports, the module the item comes from.
+fn resolve(
+    p: &[String],
+    texts: &BTreeMap<String, String>,
+    reexports: &BTreeMap<(String, String), Vec<String>>,
+) -> String {
+    let mut p = p.to_vec();
+    for _ in 0..8 {
+        let k = (0..=p.len()).rev().find(|k| texts.contains_key(&p[..*k].join("::"))).unwrap_or(0);
+        let module = p[..k].join("::");
+        match p.get(k).and_then(|item| reexports.get(&(module.clone(), item.clone()))) {
+            Some(from) if *from != p[..k] => p = from.iter().cloned().chain(p[k..].iter().cloned()).collect(),
+            _ => return module,
+        }
+    }
+    String::new()
+}
+
+const REEXPORT: [&str; 3] = ["pub use ", "pub(crate) use ", "pub(super) use "];
+
+/// The code split into its re-export statements (each from a line starting with
+/// `pub use` to its `;`) and the rest.
+fn split_reexports(code: &str) -> (Vec<String>, String) {
+    let (mut stmts, mut rest) = (Vec::new(), String::with_capacity(code.len()));
+    let mut open: Option<String> = None;
+    for line in code.lines() {
+        match open.as_mut() {
+            Some(stmt) => stmt.push_str(line),
+            None if REEXPORT.iter().any(|k| line.trim_start().starts_with(k)) => open = Some(line.to_string()),
+            None => {
+                rest.push_str(line);
+                rest.push('\n');
+                continue;
+            }
+        }
+        if line.trim_end().ends_with(';') {
+            stmts.extend(open.take());
+        }
+    }
+    stmts.extend(open);
+    (stmts, rest)
+}
+
+/// The code without its re-export statements.
+fn without_reexports(code: &str) -> String {
+    split_reexports(code).1
+}
+
+/// Each module's re-exports (`pub use a::b::Item;`, `pub(crate) use …`): (module, item)
+/// → the path of the module it is taken from.
+fn reexports(texts: &BTreeMap<String, String>) -> BTreeMap<(String, String), Vec<String>> {
+    let mut out = BTreeMap::new();
+    for (m, text) in texts {
+        let code = code_of(text);
+        let here: Vec<String> = m.split("::").filter(|s| !s.is_empty()).map(String::from).collect();
+        for stmt in split_reexports(&code).0 {
+            let t = stmt.trim_start();
+            let Some(rest) = REEXPORT.iter().find_map(|k| t.strip_prefix(k)) else { continue };
+            let (prefix, rest) = match rest.trim_start() {
+                r if r.starts_with("crate::") => (Vec::new(), &r[7..]),
+                r if r.starts_with("self::") => (here.clone(), &r[6..]),
+                r if r.starts_with("super::") => (here[..here.len().saturating_sub(1)].to_vec(), &r[7..]),
+                r => (here.clone(), r),
+            };
+            let mut paths = Vec::new();
+            parse_path(rest.as_bytes(), 0, &prefix, &mut paths);
+            for p in paths {
+                if let Some((item, from)) = p.split_last() {
+                    if item != "*" && !from.is_empty() {
+                        out.insert((m.clone(), item.clone()), from.to_vec());
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A cycle through the graph, if there is one.
@@ -194,23 +288,93 @@ fn find_cycle(g: &Graph) -> Option<Vec<String>> {
     None
 }
 
+/// The groups of files that reach each other (strongly connected, two or more files).
+fn cycle_groups(g: &Graph) -> Vec<Vec<String>> {
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::from([from.to_string()]);
+        let mut todo = vec![from.to_string()];
+        while let Some(n) = todo.pop() {
+            for m in g.get(&n).into_iter().flatten() {
+                if seen.insert(m.clone()) {
+                    todo.push(m.clone());
+                }
+            }
+        }
+        seen
+    };
+    let all: BTreeMap<&String, BTreeSet<String>> = g.keys().map(|n| (n, reach(n))).collect();
+    let mut groups: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (n, r) in &all {
+        let group: Vec<String> = r.iter().filter(|m| all.get(m).is_some_and(|rm| rm.contains(*n))).cloned().collect();
+        if group.len() > 1 {
+            groups.insert(group);
+        }
+    }
+    groups.into_iter().collect()
+}
+
 fn crate_src(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name).join("src")
 }
+
+/// Every package of the workspace and its `src` folder, from `cargo metadata`.
+fn workspace_crates() -> Vec<(String, PathBuf)> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--offline", "--format-version", "1"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata writes JSON");
+    let mut crates: Vec<(String, PathBuf)> = v["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| {
+            let manifest = PathBuf::from(p["manifest_path"].as_str().expect("manifest_path"));
+            (p["name"].as_str().expect("name").to_string(), manifest.parent().expect("a folder").join("src"))
+        })
+        .collect();
+    crates.sort();
+    crates
+}
+
+/// Crates with an import cycle that is being removed elsewhere; each entry is taken
+/// out when its fix lands. The test fails if a listed crate has no cycle any more.
+const PENDING: &[(&str, &str)] = &[];
 
 fn show(c: &[String]) -> String {
     c.iter().map(|m| if m.is_empty() { "<crate root>" } else { m }).collect::<Vec<_>>().join(" → ")
 }
 
 #[test]
-fn the_cli_and_web_crates_have_no_import_cycles() {
-    for name in ["citriage", "citriage-web"] {
-        let g = graph(&crate_src(name));
-        assert!(g.len() > 5, "{name}: only {} files found", g.len());
-        if let Some(c) = find_cycle(&g) {
-            panic!("{name}: import cycle {}", show(&c));
+fn no_crate_has_import_cycles() {
+    let crates = workspace_crates();
+    let names: Vec<&str> = crates.iter().map(|(n, _)| n.as_str()).collect();
+    for must in ["citriage", "citriage-web", "citriage-store", "citriage-model"] {
+        assert!(names.contains(&must), "the workspace lists {names:?}");
+    }
+    let mut failures = Vec::new();
+    for (name, src) in &crates {
+        let g = graph(src);
+        assert!(!g.is_empty(), "{name}: no source file found under {}", src.display());
+        let pending = PENDING.iter().find(|(p, _)| p == name);
+        match (find_cycle(&g), pending) {
+            (Some(c), None) => failures.push(format!("{name}: import cycle {}", show(&c))),
+            (None, Some((_, why))) => {
+                failures.push(format!("{name} has no import cycle any more: take it out of PENDING ({why})"))
+            }
+            (Some(_), Some(_)) => {
+                for group in cycle_groups(&g) {
+                    let files: Vec<&str> =
+                        group.iter().map(|m| if m.is_empty() { "<crate root>" } else { m.as_str() }).collect();
+                    eprintln!("{name}: pending, files importing each other: {}", files.join(", "));
+                }
+            }
+            (None, None) => {}
         }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
@@ -257,4 +421,11 @@ fn the_checker_sees_cycles_and_groups() {
     assert!(c.contains(&"a".to_string()) && c.contains(&"commands::run".to_string()), "{c:?}");
     std::fs::write(src.join("commands/run.rs"), "fn f() { crate::say!(); }\n").unwrap();
     assert_eq!(find_cycle(&graph(src)), None);
+    // `super::` from a file in a folder names its parent module's items.
+    std::fs::write(src.join("commands/mod.rs"), "pub mod run;\nfn g() { run::f(); }\n").unwrap();
+    std::fs::write(src.join("commands/run.rs"), "use super::super::b;\nfn f() { super::g(); }\n").unwrap();
+    let g = graph(src);
+    assert_eq!(g["commands::run"], BTreeSet::from(["b".to_string(), "commands".to_string()]));
+    let c = find_cycle(&g).expect("commands → commands::run → commands");
+    assert!(c.contains(&"commands".to_string()) && c.contains(&"commands::run".to_string()), "{c:?}");
 }

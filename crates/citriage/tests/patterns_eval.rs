@@ -22,7 +22,7 @@ fn clusters_and_excerpts_match_the_planted_truth() {
     let src = LocalMirror::new(world.join("gcs/kubernetes-ci-logs"), "kubernetes-ci-logs");
     let jobs = discover_jobs(&src).unwrap();
     ingest_jobs(&src, &mut store, &jobs, &IngestOptions::default(), &|_| {}).unwrap();
-    let builds = citriage::builds::load_builds(&mut store).unwrap();
+    let builds = citriage_app::builds::load_builds(&mut store).unwrap();
 
     // Truth: (build folder, test name) → pattern, and the log's error lines per build.
     let mut label: BTreeMap<(String, String), String> = BTreeMap::new();

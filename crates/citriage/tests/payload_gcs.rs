@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use citriage::gcs_evidence::GcsEvidence;
+use citriage_app::gcs_evidence::GcsEvidence;
 use citriage_payload::evidence::EvidenceProvider;
 use citriage_payload::{analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, PayloadAnalysis, PayloadSource};
 use citriage_sources::HttpOptions;

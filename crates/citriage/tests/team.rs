@@ -664,7 +664,7 @@ fn watch_follows_release_streams_and_github_repositories() {
         .unwrap();
     let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o));
     // The failures are logged (text lines) with their source and backoff.
-    let logged: Vec<&str> = err.lines().filter(|l| l.contains("citriage::watching: source failed")).collect();
+    let logged: Vec<&str> = err.lines().filter(|l| l.contains("citriage_app::watch: source failed")).collect();
     assert_eq!(logged.len(), 2, "{err}");
     assert!(
         logged.iter().any(|l| l.contains("WARN") && l.contains("source=\"ocp\"") && l.contains("backoff_seconds=120")),

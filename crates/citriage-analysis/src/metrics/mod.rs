@@ -10,8 +10,8 @@ pub mod pfs;
 
 use citriage_model::build::BuildRecord;
 
-/// Seconds in a day.
-pub const DAY: i64 = 86_400;
+/// Seconds in a day (the calendar's own).
+pub use citriage_model::time::DAY;
 
 /// Kettle's `exclude_jobs` for `gs://kubernetes-ci-logs/logs/` (`^ci-test-infra-benchmark-demo$`,
 /// `^ci-kubernetes-coverage-unit$`, `.*(flaky|flake).*`) exclude nothing in practice,

@@ -3,11 +3,11 @@
 //! bisect band, a bug for a payload root cause or a failure pattern — as Markdown and
 //! JSON files; `--apply` posts a draft through the GitHub API.
 
-use crate::actions;
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use citriage_actions::payload::{Opened, PayloadOptions};
-use citriage_actions::{Draft, Refusal};
+use citriage_actions::payload::PayloadOptions;
+use citriage_actions::{Draft, Refusal, Sent};
+use citriage_app::act::{self, PrFacts};
 use citriage_payload::PayloadAnalysis;
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -157,23 +157,18 @@ pub struct BugArgs {
 
 fn analysis(ctx: &Context, tag: &str, src: &Source) -> Result<PayloadAnalysis, Failure> {
     if let Some(p) = &src.analysis {
-        let text =
-            std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
-        let a: PayloadAnalysis = serde_json::from_str(&text)
-            .map_err(|e| Failure::input(format!("{}: not a payload analysis: {e}", p.display())))?;
-        if a.payload.tag != tag {
-            return Err(Failure::input(format!("{}: analyses payload {}, not {tag}", p.display(), a.payload.tag)));
-        }
-        return Ok(a);
+        return Ok(act::analysis_file(p, tag)?);
     }
     let db = ctx.db_path();
     if !db.is_file() {
         return Err(Failure::input(format!("store {} does not exist: analyse the payload first", db.display())));
     }
     let store = ctx.open_existing_store()?;
-    citriage_mcp::answers::stored_analysis(&store, tag).map_err(|e| Failure::input(e.message))
+    Ok(citriage_app::payload::stored_analysis(&store, tag)?)
 }
 
+/// A draft the evidence does not support: the refusal (as JSON with `--format json`)
+/// and a failure saying why.
 fn refused(ctx: &Context, r: &Refusal) -> Failure {
     if ctx.json() {
         print_json(&json!({"refused": r}));
@@ -181,119 +176,62 @@ fn refused(ctx: &Context, r: &Refusal) -> Failure {
     Failure::other(r.message())
 }
 
-fn repo_ok(r: &str, what: &str) -> Result<(), Failure> {
-    let parts: Vec<&str> = r.split('/').collect();
-    let ok = parts.len() == 2
-        && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)));
-    if ok {
-        Ok(())
-    } else {
-        Err(Failure::input(format!("{what} {r:?}: expected OWNER/NAME")))
-    }
-}
-
-/// The merge commit and the pre-check for a suspect, from `--merge-sha` / `--checkout`.
-fn pr_facts(a: &PayloadAnalysis, who: &str, pr: &PrArgs) -> Result<PayloadOptions, Failure> {
-    let mut o = PayloadOptions { jira: pr.jira.clone(), merge_sha: pr.merge_sha.clone(), ..PayloadOptions::default() };
-    if let Some(sha) = &o.merge_sha {
-        if sha.len() < 7 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(Failure::input(format!("--merge-sha {sha:?}: not a commit id")));
-        }
-    }
-    if let Some(dir) = &pr.checkout {
-        let number =
-            citriage_actions::payload::candidate_id(a, who).and_then(|id| a.candidate(&id)).and_then(|c| c.number);
-        if o.merge_sha.is_none() {
-            if let Some(n) = number {
-                o.merge_sha = actions::merge_sha_in_checkout(dir, n)?;
-            }
-        }
-        let branch = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["rev-parse", "--abbrev-ref", "HEAD"])
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .filter(|b| !b.is_empty() && b != "HEAD");
-        o.base_branch = branch;
-    }
-    Ok(o)
-}
-
-fn precheck(d: &mut Draft, pr: &PrArgs) {
-    if let (Some(dir), Some(sha)) = (&pr.checkout, d.merge_sha.clone()) {
-        d.conflict_check = Some(actions::precheck(dir, &sha));
-    }
+fn pr_facts(pr: &PrArgs) -> PrFacts {
+    PrFacts { checkout: pr.checkout.clone(), merge_sha: pr.merge_sha.clone(), jira: pr.jira.clone() }
 }
 
 /// Records the drafts' evidence in the ledger, writes the files, prints the summary.
-fn finish(
-    ctx: &Context,
-    drafts: &[Draft],
-    out: &Output,
-    extra: Vec<(String, String)>,
-) -> Result<Vec<PathBuf>, Failure> {
+fn finish(ctx: &Context, drafts: &[Draft], out: &Output, extra: Vec<(String, String)>) -> Result<(), Failure> {
     let mut store = ctx.open_store()?;
-    let evidence: Vec<citriage_model::Evidence> = drafts.iter().flat_map(|d| d.evidence()).collect();
-    store.record_evidence(&evidence, &crate::pipeline::now_rfc3339())?;
-    let mut files = actions::write_drafts(&out.out, drafts)?;
-    for (name, body) in extra {
-        files.push(actions::write_file(&out.out, &name, &body)?);
-    }
+    let files = act::record_and_write(&mut store, drafts, &out.out, extra)?;
     if ctx.json() && !out.apply {
         print_json(&json!({"drafts": drafts, "files": files, "ledger": store.path()}));
     } else if !ctx.json() {
         for d in drafts {
-            outln!("{} draft: {}", d.kind.as_str(), d.subject);
-            outln!("  title: {}", d.title);
-            if let (Some(s), Some(b)) = (d.score, &d.band) {
-                outln!("  score {s} ({b}); gate: {}", d.gate);
-            } else {
-                outln!("  gate: {}", d.gate);
-            }
-            outln!(
-                "  earned by {} evidence item(s): {}",
-                d.earned_by.len(),
-                d.evidence().iter().map(|e| e.id.as_str()).collect::<Vec<_>>().join(" ")
-            );
-            if let Some(c) = &d.conflict_check {
-                match (&c.error, c.clean) {
-                    (Some(e), _) => outln!("  revert pre-check: could not be tried: {e}"),
-                    (None, true) => outln!("  revert pre-check: applies cleanly on {}", c.base),
-                    (None, false) => outln!("  revert pre-check: conflicts in {}", c.conflicts.join(", ")),
-                }
-            }
-            for w in &d.would_change {
-                outln!("  would change: {w}");
-            }
-            if let Some(why) = &d.apply_blocked {
-                outln!("  cannot be applied: {why}");
-            }
+            print_draft(d);
         }
         for f in &files {
             outln!("wrote {}", f.display());
         }
     }
-    Ok(files)
+    Ok(())
 }
 
-fn apply_all(
-    ctx: &Context,
-    drafts: &[Draft],
-    out: &Output,
-) -> Result<Vec<(String, Vec<citriage_actions::Sent>)>, Failure> {
-    let mut done = Vec::new();
-    let stdout = std::io::stdout();
-    for d in drafts {
-        let sent = if ctx.json() {
-            actions::apply(d, &out.api, &mut std::io::stderr())?
-        } else {
-            actions::apply(d, &out.api, &mut stdout.lock())?
-        };
-        done.push((d.name.clone(), sent));
+fn print_draft(d: &Draft) {
+    outln!("{} draft: {}", d.kind.as_str(), d.subject);
+    outln!("  title: {}", d.title);
+    if let (Some(s), Some(b)) = (d.score, &d.band) {
+        outln!("  score {s} ({b}); gate: {}", d.gate);
+    } else {
+        outln!("  gate: {}", d.gate);
     }
+    outln!(
+        "  earned by {} evidence item(s): {}",
+        d.earned_by.len(),
+        d.evidence().iter().map(|e| e.id.as_str()).collect::<Vec<_>>().join(" ")
+    );
+    if let Some(c) = &d.conflict_check {
+        match (&c.error, c.clean) {
+            (Some(e), _) => outln!("  revert pre-check: could not be tried: {e}"),
+            (None, true) => outln!("  revert pre-check: applies cleanly on {}", c.base),
+            (None, false) => outln!("  revert pre-check: conflicts in {}", c.conflicts.join(", ")),
+        }
+    }
+    for w in &d.would_change {
+        outln!("  would change: {w}");
+    }
+    if let Some(why) = &d.apply_blocked {
+        outln!("  cannot be applied: {why}");
+    }
+}
+
+/// Sends the drafts (the log of what is sent on stdout, or on stderr with JSON results).
+fn apply_all(ctx: &Context, drafts: &[Draft], out: &Output) -> Result<Vec<(String, Vec<Sent>)>, Failure> {
+    let done = if ctx.json() {
+        act::apply_all(drafts, &out.api, &mut std::io::stderr())?
+    } else {
+        act::apply_all(drafts, &out.api, &mut std::io::stdout().lock())?
+    };
     if ctx.json() {
         let v: Vec<serde_json::Value> = done.iter().map(|(n, s)| json!({"draft": n, "sent": s})).collect();
         print_json(&json!({"drafts": drafts, "applied": v}));
@@ -301,42 +239,13 @@ fn apply_all(
     Ok(done)
 }
 
-/// The revert PR GitHub opened, from the answer to the GraphQL request.
-fn opened(sent: &[citriage_actions::Sent]) -> Option<Opened> {
-    sent.iter().find(|s| s.path == "/graphql").and_then(|s| {
-        let pr = s.answer.pointer("/data/revertPullRequest/revertPullRequest")?;
-        Some(Opened { url: pr["url"].as_str()?.to_string(), number: pr["number"].as_u64()? })
-    })
-}
-
 /// Runs `citriage act`.
 pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
     match &a.action {
-        Action::List(l) => {
-            let an = analysis(ctx, &l.tag, &l.source)?;
-            let rows = citriage_actions::payload::rows(&an);
-            if ctx.json() {
-                print_json(&json!({"tag": an.payload.tag, "verdict": an.decision.verdict.as_str(), "rows": rows}));
-                return Ok(());
-            }
-            outln!("{} — {}", an.payload.tag, an.decision.verdict.as_str());
-            for r in &rows {
-                let score = r.score.map(|s| format!(" {s} {}", r.band.clone().unwrap_or_default())).unwrap_or_default();
-                match (&r.draft, &r.command, &r.refused) {
-                    (Some(k), Some(c), _) => {
-                        outln!("{} {} ({}){score}: {} — {c}", r.row, r.id, r.root_cause, k.as_str())
-                    }
-                    (_, _, Some(why)) => outln!("{} {} ({}){score}: no draft — {why}", r.row, r.id, r.root_cause),
-                    _ => outln!("{} {} ({}){score}: {}", r.row, r.id, r.root_cause, r.action),
-                }
-            }
-            Ok(())
-        }
+        Action::List(l) => list(ctx, l),
         Action::Revert(r) => {
             let an = analysis(ctx, &r.tag, &r.source)?;
-            let opts = pr_facts(&an, &r.suspect, &r.pr)?;
-            let mut d = citriage_actions::payload::revert(&an, &r.suspect, &opts).map_err(|e| refused(ctx, &e))?;
-            precheck(&mut d, &r.pr);
+            let d = act::revert(&an, &r.suspect, &pr_facts(&r.pr))?.map_err(|e| refused(ctx, &e))?;
             let drafts = vec![d];
             finish(ctx, &drafts, &r.output, Vec::new())?;
             if r.output.apply {
@@ -346,35 +255,15 @@ pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
         }
         Action::Bisect(b) => {
             let an = analysis(ctx, &b.tag, &b.source)?;
-            let who = b.suspect.as_deref();
-            let opts = match who {
-                Some(w) => pr_facts(&an, w, &b.pr)?,
-                None => {
-                    if b.pr.checkout.is_some() || b.pr.merge_sha.is_some() {
-                        return Err(Failure::input(
-                            "--checkout and --merge-sha need --suspect (one repository, one PR)",
-                        ));
-                    }
-                    PayloadOptions { jira: b.pr.jira.clone(), ..PayloadOptions::default() }
-                }
-            };
-            let opts = PayloadOptions { max_experiments: Some(b.max.max(1)), ..opts };
-            let mut plan = citriage_actions::payload::bisect(&an, who, &opts).map_err(|e| refused(ctx, &e))?;
-            for d in &mut plan.drafts {
-                precheck(d, &b.pr);
-            }
+            let plan =
+                act::bisect(&an, b.suspect.as_deref(), b.max, &pr_facts(&b.pr))?.map_err(|e| refused(ctx, &e))?;
             let tracking = plan.tracking_yaml(&an, &BTreeMap::new(), "");
             finish(ctx, &plan.drafts, &b.output, vec![(plan.tracking_name.clone(), tracking)])?;
             if b.output.apply {
                 let done = apply_all(ctx, &plan.drafts, &b.output)?;
-                let mut open = BTreeMap::new();
-                for (name, sent) in &done {
-                    if let Some(o) = opened(sent) {
-                        open.insert(name.clone(), o);
-                    }
-                }
-                let tracking = plan.tracking_yaml(&an, &open, &crate::pipeline::now_rfc3339());
-                let p = actions::write_file(&b.output.out, &plan.tracking_name, &tracking)?;
+                let open = act::opened(&done);
+                let tracking = plan.tracking_yaml(&an, &open, &citriage_app::clock::now_rfc3339());
+                let p = citriage_app::files::write_whole(&b.output.out, &plan.tracking_name, tracking.as_bytes())?;
                 if !ctx.json() {
                     outln!("updated {} ({} experiment(s) pending)", p.display(), open.len());
                 }
@@ -383,9 +272,9 @@ pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
         }
         Action::Bug(g) => {
             if let Some(r) = &g.repo {
-                repo_ok(r, "--repo")?;
+                act::check_repo(r, "--repo")?;
             }
-            repo_ok(&g.issue_repo, "--issue-repo")?;
+            act::check_repo(&g.issue_repo, "--issue-repo")?;
             let d = match (&g.pattern, &g.tag, &g.root_cause) {
                 (Some(p), None, None) => pattern_bug(ctx, p, g)?,
                 (None, Some(tag), Some(rc)) => {
@@ -409,6 +298,26 @@ pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
     }
 }
 
+/// `act list`: every row of a payload's report with the draft it supports, or why none.
+fn list(ctx: &Context, l: &ListArgs) -> Result<(), Failure> {
+    let an = analysis(ctx, &l.tag, &l.source)?;
+    let rows = citriage_actions::payload::rows(&an);
+    if ctx.json() {
+        print_json(&json!({"tag": an.payload.tag, "verdict": an.decision.verdict.as_str(), "rows": rows}));
+        return Ok(());
+    }
+    outln!("{} — {}", an.payload.tag, an.decision.verdict.as_str());
+    for r in &rows {
+        let score = r.score.map(|s| format!(" {s} {}", r.band.clone().unwrap_or_default())).unwrap_or_default();
+        match (&r.draft, &r.command, &r.refused) {
+            (Some(k), Some(c), _) => outln!("{} {} ({}){score}: {} — {c}", r.row, r.id, r.root_cause, k.as_str()),
+            (_, _, Some(why)) => outln!("{} {} ({}){score}: no draft — {why}", r.row, r.id, r.root_cause),
+            _ => outln!("{} {} ({}){score}: {}", r.row, r.id, r.root_cause, r.action),
+        }
+    }
+    Ok(())
+}
+
 fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
     let db: &Path = &ctx.db_path();
     if !db.is_file() {
@@ -423,13 +332,8 @@ fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
         })?,
     };
     let mut store = ctx.open_existing_store()?;
-    let facts = citriage_mcp::answers::pattern_facts(&view, &mut store, &profile, id.trim()).map_err(|e| {
-        if e.bad_input {
-            Failure::input(e.message)
-        } else {
-            Failure::other(e.message)
-        }
-    })?;
+    let facts = citriage_mcp::answers::pattern_facts(&view, &mut store, &profile, id.trim())
+        .map_err(|e| Failure { bad_input: e.bad_input, message: e.message })?;
     let routing = citriage_actions::pattern::BugRouting { repo: g.repo.clone(), default_repo: g.issue_repo.clone() };
     citriage_actions::pattern::bug(&facts, &routing).map_err(|e| refused(ctx, &e))
 }

@@ -1,8 +1,11 @@
 //! `citriage bench`: benchmarks that print timings and peak memory (the benchmarks
-//! themselves are in `crate::bench`, `crate::bench_serve`, `crate::bench_store` and
-//! `crate::bench_patterns`).
+//! themselves are the `citriage-bench` crate's).
 
 use crate::context::{Context, Failure};
+use crate::outln;
+use citriage_bench::serve::LoadSpec;
+use citriage_bench::store::StoreBench;
+use citriage_bench::Lines;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -154,17 +157,34 @@ pub enum BenchWhat {
     },
 }
 
+fn print(lines: Lines) {
+    for l in lines {
+        outln!("{l}");
+    }
+}
+
 /// Runs `citriage bench`.
 pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
+    let json = ctx.json();
     match &a.what {
-        BenchWhat::Mining { data, out, repeat } => crate::bench_patterns::mining(ctx, data, out.as_deref(), *repeat),
-        BenchWhat::Extract { cases, out, folds } => crate::bench_patterns::extract(ctx, cases, out.as_deref(), *folds),
-        BenchWhat::Triage { jobs, repeat } => crate::bench::triage(*jobs, *repeat, ctx.json()),
+        BenchWhat::Mining { data, out, repeat } => {
+            let pb = ctx.spinner("leave-one-system-out");
+            let lines = citriage_bench::patterns::mining(data, out.as_deref(), *repeat, json, &pb)?;
+            pb.clear();
+            print(lines);
+        }
+        BenchWhat::Extract { cases, out, folds } => {
+            let pb = ctx.spinner("reading cases");
+            let lines = citriage_bench::patterns::extract(cases, out.as_deref(), *folds, json, &pb)?;
+            pb.clear();
+            print(lines);
+        }
+        BenchWhat::Triage { jobs, repeat } => print(citriage_bench::triage::triage(*jobs, *repeat, json)?),
         BenchWhat::Flakes { presets, seeds, jobs, verbose } => {
-            crate::bench_flakes::run(presets, seeds, *jobs, *verbose, ctx.json())
+            print(citriage_bench::flakes::run(presets, seeds, *jobs, *verbose, json, &mut print)?)
         }
         BenchWhat::Ingest { preset, concurrency, world } => {
-            crate::bench::ingest(preset, *concurrency, world.as_deref(), ctx.json())
+            print(citriage_bench::ingest::ingest(preset, *concurrency, world.as_deref(), json)?)
         }
         BenchWhat::Store {
             preset,
@@ -178,41 +198,46 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
             pages,
             one,
         } => {
-            let b = crate::bench_store::StoreBench {
+            let b = StoreBench {
                 preset: preset.clone(),
                 concurrency: (*concurrency).max(1),
                 world: world.clone(),
                 postgres: postgres.clone(),
                 cluster: !*no_cluster,
-                load: crate::bench_serve::LoadSpec {
+                load: LoadSpec {
                     clients: (*clients).max(1),
                     requests: *requests,
                     seconds: *seconds,
                     pages_per_kind: *pages,
                     prewarm: true,
                 },
+                program: std::env::current_exe().map_err(|e| Failure::other(e.to_string()))?,
             };
             match one {
                 Some(store) => {
                     let w = world.as_deref().ok_or_else(|| Failure::input("--one needs --world"))?;
-                    crate::bench_store::one(w, store, &b)
+                    print(citriage_bench::store::one(w, store, &b)?)
                 }
-                None => crate::bench_store::run(&b, ctx.json(), ctx.quiet),
+                None => {
+                    let pb = ctx.spinner("benchmarking the stores");
+                    let lines = citriage_bench::store::run(&b, json, &pb)?;
+                    pb.clear();
+                    print(lines);
+                }
             }
         }
         BenchWhat::Serve { clients, requests, seconds, pages, no_prewarm } => {
-            let spec = crate::bench_serve::LoadSpec {
+            let spec = LoadSpec {
                 clients: *clients,
                 requests: *requests,
                 seconds: *seconds,
                 pages_per_kind: *pages,
                 prewarm: !*no_prewarm,
             };
-            let report = crate::bench_serve::serve(&ctx.db_path(), &spec, ctx.json())?;
-            if report.errors > 0 {
-                return Err(Failure::other(format!("{} of {} requests failed", report.errors, report.requests)));
-            }
-            Ok(())
+            let served = citriage_bench::serve::serve(&ctx.db_path(), &spec, json)?;
+            print(served.lines.clone());
+            served.outcome()?;
         }
     }
+    Ok(())
 }

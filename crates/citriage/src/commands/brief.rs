@@ -5,7 +5,6 @@
 
 use crate::context::{parse_dataset, print_json, Context, Failure};
 use crate::outln;
-use crate::pipeline;
 use citriage_model::Dataset;
 use clap::Args;
 use std::path::PathBuf;
@@ -28,15 +27,7 @@ pub struct BriefArgs {
 pub fn exec(ctx: &Context, a: &BriefArgs) -> Result<(), Failure> {
     let mut store = ctx.open_existing_store()?;
     let ds = a.dataset.unwrap_or(Dataset::Failures);
-    let w = crate::briefs::briefs(&mut store, ds)?;
-    store.record_evidence(&w.ledger, &pipeline::now_rfc3339())?;
-    std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
-    let mut written = Vec::new();
-    for (name, text) in &w.files {
-        let p = a.out.join(name);
-        std::fs::write(&p, text).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
-        written.push(p.display().to_string());
-    }
+    let (w, written) = citriage_app::brief::write_briefs(&mut store, ds, &a.out)?;
     if ctx.json() {
         print_json(&serde_json::json!({"dataset": ds, "date": w.date, "files": written}));
     } else {

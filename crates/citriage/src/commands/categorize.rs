@@ -3,7 +3,6 @@
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use crate::pipeline;
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -23,8 +22,7 @@ pub struct CategorizeArgs {
 
 /// Runs `citriage categorize`.
 pub fn exec(ctx: &Context, a: &CategorizeArgs) -> Result<(), Failure> {
-    let rules = pipeline::load_rules(a.rules.as_deref())?;
-    let rows: Vec<(String, String)> = a.jobs.iter().map(|j| (j.clone(), rules.categorize(j).to_string())).collect();
+    let rows = citriage_app::categorize::categorize(&a.jobs, a.rules.as_deref())?;
     if ctx.json() {
         print_json(&json!(rows.iter().map(|(j, c)| json!({"job": j, "category": c})).collect::<Vec<_>>()));
     } else {

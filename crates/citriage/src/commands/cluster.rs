@@ -1,18 +1,13 @@
 //! `citriage cluster`: cluster the stored builds' failure texts and write
 //! failure_data.json (go.k8s.io/triage's format) and clusters.json.
 
-use crate::clustering::{cluster_drift, cluster_store, ClusterOutcome};
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
+use citriage_app::cluster::{self, ClusterFiles, ClusterOptions, ClusterOutcome, ClusterReport};
 use citriage_model::Day;
-use citriage_patterns::cluster::FailureRef;
-use citriage_patterns::drift::{DriftConfig, PatternDrift};
-use citriage_patterns::export::{failure_data, ExportOptions};
-use citriage_patterns::normalize::Profile;
-use citriage_patterns::signatures::Catalogue;
+use citriage_patterns::drift::PatternDrift;
 use clap::Args;
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Cluster the stored builds' failure texts (go.k8s.io/triage-compatible ids, stable
@@ -62,67 +57,29 @@ pub struct ClusterArgs {
 
 /// Runs `citriage cluster`.
 pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
-    let Some(profile) = Profile::parse(&a.profile) else {
-        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-        return Err(Failure::input(format!("--profile {:?}: expected {}", a.profile, names.join(" or "))));
-    };
-    let catalogue = match &a.signatures {
-        None => Catalogue::builtin(),
-        Some(p) => {
-            let text =
-                std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
-            Catalogue::builtin_with(&text).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?
-        }
-    };
-    let owners: BTreeMap<String, Vec<String>> = match &a.owners {
-        None => BTreeMap::new(),
-        Some(p) => {
-            let text = std::fs::read(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
-            serde_json::from_slice(&text).map_err(|e| {
-                Failure::input(format!("{}: expected {{\"sig-x\": [\"prefix\", ...]}}: {e}", p.display()))
-            })?
-        }
+    let opts = ClusterOptions {
+        profile: cluster::parse_profile(&a.profile)?,
+        window_days: a.window,
+        as_of: a.as_of.clone(),
+        jobs: a.jobs.clone(),
+        catalogue: cluster::catalogue(a.signatures.as_deref())?,
+        owners: cluster::owners(a.owners.as_deref())?,
     };
     let mut store = ctx.open_existing_store()?;
+    let files = ClusterFiles {
+        out: a.out.clone(),
+        drift_from: a.drift_from.clone(),
+        drift_to: a.drift_to.clone(),
+        drift_span: a.drift_span,
+    };
     let pb = ctx.spinner("loading failures");
-    let out = cluster_store(&mut store, profile, a.window, a.as_of.as_deref(), &a.jobs, &catalogue, &owners, &pb)?;
-    let ClusterOutcome { as_of, rows, builds, clustering, rich, daily } = out;
-    let prof = profile.name();
-    let refs: Vec<FailureRef<'_>> =
-        rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
-    // Every cluster is exported, so every failure is in exactly one `clustered[]` entry.
-    let fd = failure_data(&clustering, &refs, &builds, &ExportOptions::complete(owners.clone()));
-    // Pattern drift between two dates, from the run's failures per cluster and day.
-    let day_of = |s: &str, flag: &str| {
-        Day::parse(s).map(|d| d.0).ok_or_else(|| Failure::input(format!("{flag} {s:?}: expected YYYY-MM-DD")))
-    };
-    let to_day = match &a.drift_to {
-        Some(s) => day_of(s, "--drift-to")?,
-        None => Day::from_unix_seconds(as_of).0,
-    };
-    let from_day = match &a.drift_from {
-        Some(s) => day_of(s, "--drift-from")?,
-        None => to_day - 7,
-    };
-    if a.drift_span < 1 {
-        return Err(Failure::input(format!("--drift-span {}: expected at least 1 day", a.drift_span)));
-    }
-    let dcfg = DriftConfig { span: a.drift_span, ..DriftConfig::default() };
-    let drift = cluster_drift(&daily, from_day, to_day, &dcfg);
-    std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
-    let write = |name: &str, v: String| -> Result<PathBuf, Failure> {
-        let p = a.out.join(name);
-        std::fs::write(&p, v).map_err(|e| Failure::other(format!("{}: {e}", p.display())))?;
-        Ok(p)
-    };
-    let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
-    let f2 = write("clusters.json", serde_json::to_string_pretty(&rich).unwrap_or_default() + "\n")?;
-    let drift_json = json!({
-        "from": Day(from_day).to_string(), "to": Day(to_day).to_string(), "span_days": dcfg.span,
-        "min_change": dcfg.min_change, "patterns": drift,
-    });
-    let f3 = write("pattern_drift.json", serde_json::to_string_pretty(&drift_json).unwrap_or_default() + "\n")?;
-    pb.finish_and_clear();
+    let report = cluster::cluster_to_files(&mut store, &opts, &files, &pb)?;
+    pb.clear();
+    let ClusterReport { outcome, drift, drift_config: dcfg, from_day, to_day, drift_json, files: [f1, f2, f3] } =
+        report;
+    let ClusterOutcome { as_of, rows, builds, clustering, rich, .. } = outcome;
+    let prof = opts.profile.name();
+    let catalogue = &opts.catalogue;
     let acc = &clustering.accounting;
     if ctx.json() {
         print_json(&json!({

@@ -5,10 +5,7 @@
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use crate::pipeline;
-use citriage_model::Evidence;
-use citriage_verify::code::LineLookup;
-use citriage_verify::{Checkout, Git};
+use citriage_app::code::{self, CodeAnswer, CodeQuery};
 use clap::{Args, Subcommand};
 
 /// Evidence from a local checkout: a job's Prow config, OWNERS for a path, the text
@@ -51,86 +48,48 @@ pub enum CodeWhat {
 
 /// Runs `citriage code`.
 pub fn exec(ctx: &Context, a: &CodeArgs) -> Result<(), Failure> {
-    let (name, path) = a
-        .checkout
-        .split_once('=')
-        .ok_or_else(|| Failure::input(format!("--checkout {:?}: expected name=path", a.checkout)))?;
-    let co = Checkout::open(name, path, Git::locate().ok())
-        .map_err(|e| Failure::input(format!("--checkout {}: {e}", a.checkout)))?;
-    let bad = |e: citriage_verify::CodeError| Failure::input(e.to_string());
-    let (value, evidence, text): (serde_json::Value, Vec<Evidence>, Vec<String>) = match &a.what {
-        CodeWhat::JobConfig { job } => {
-            let found = co.find_job_config(job).map_err(bad)?;
-            if found.is_empty() {
-                return Err(Failure::input(format!(
-                    "{job}: no job config found under config/jobs or ci-operator/jobs in {path}"
-                )));
-            }
-            let lines = found
-                .iter()
-                .map(|j| {
-                    format!("{}:{}  {}  alert email: {}", j.file, j.line, j.job, j.alert_email().unwrap_or("none"))
-                })
-                .collect();
-            (
-                serde_json::to_value(&found).unwrap_or_default(),
-                found.iter().map(|j| j.evidence.clone()).collect(),
-                lines,
-            )
-        }
-        CodeWhat::Owners { path: p } => {
-            let o = co.owners(p).map_err(bad)?;
-            let lines = vec![
-                format!("approvers: {}", o.approvers.join(", ")),
-                format!("reviewers: {}", o.reviewers.join(", ")),
-                format!("SIG labels: {}", o.sig_labels.join(", ")),
-                format!("from: {}", o.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")),
-            ];
-            (serde_json::to_value(&o).unwrap_or_default(), o.files.iter().map(|f| f.evidence.clone()).collect(), lines)
-        }
-        CodeWhat::Line { at } => {
-            let (p, l) = at
-                .rsplit_once(':')
-                .and_then(|(p, l)| l.parse::<usize>().ok().map(|l| (p, l)))
-                .ok_or_else(|| Failure::input(format!("{at:?}: expected path:line")))?;
-            let r = co.resolve(p, l).map_err(bad)?;
-            match &r {
-                LineLookup::Found(h) => {
-                    let ev = vec![h.evidence.clone()];
-                    (
-                        serde_json::to_value(&r).unwrap_or_default(),
-                        ev,
-                        vec![format!("{}:{}: {}", h.path, h.line, h.text)],
-                    )
-                }
-                other => {
-                    return Err(Failure::input(format!("{at}: {}", serde_json::to_value(other).unwrap_or_default())))
-                }
-            }
-        }
-        CodeWhat::Introduced { needle, path: spec } => {
-            let h = co.history(needle, spec.as_deref()).map_err(bad)?;
-            let lines = match &h.introduced {
-                Some(c) => vec![format!("introduced by {} ({}, {}): {}", c.sha, c.date, c.author, c.subject)],
-                None => vec![format!(
-                    "{needle:?} is not in HEAD{}",
-                    h.removed_by.as_ref().map(|c| format!("; removed by {}", c.sha)).unwrap_or_default()
-                )],
-            };
-            (serde_json::to_value(&h).unwrap_or_default(), h.evidence.clone(), lines)
-        }
+    let query = match &a.what {
+        CodeWhat::JobConfig { job } => CodeQuery::JobConfig { job: job.clone() },
+        CodeWhat::Owners { path } => CodeQuery::Owners { path: path.clone() },
+        CodeWhat::Line { at } => CodeQuery::Line { at: at.clone() },
+        CodeWhat::Introduced { needle, path } => CodeQuery::Introduced { needle: needle.clone(), path: path.clone() },
     };
+    let answer = code::ask(&a.checkout, &query)?;
     let mut store = ctx.open_store()?;
-    store.record_evidence(&evidence, &pipeline::now_rfc3339())?;
+    code::record(&mut store, &answer)?;
     if ctx.json() {
-        print_json(&value);
-    } else {
-        for l in text {
-            outln!("{l}");
-        }
-        for e in &evidence {
-            outln!("  evidence {}  {}", e.id, e.locator);
-        }
+        print_json(&answer.to_json());
+        return Ok(());
+    }
+    for l in lines(&answer) {
+        outln!("{l}");
+    }
+    for e in &answer.evidence() {
+        outln!("  evidence {}  {}", e.id, e.locator);
     }
     Ok(())
+}
+
+/// The answer in a few lines.
+fn lines(answer: &CodeAnswer) -> Vec<String> {
+    match answer {
+        CodeAnswer::JobConfig(found) => found
+            .iter()
+            .map(|j| format!("{}:{}  {}  alert email: {}", j.file, j.line, j.job, j.alert_email().unwrap_or("none")))
+            .collect(),
+        CodeAnswer::Owners(o) => vec![
+            format!("approvers: {}", o.approvers.join(", ")),
+            format!("reviewers: {}", o.reviewers.join(", ")),
+            format!("SIG labels: {}", o.sig_labels.join(", ")),
+            format!("from: {}", o.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")),
+        ],
+        CodeAnswer::Line(_, h) => vec![format!("{}:{}: {}", h.path, h.line, h.text)],
+        CodeAnswer::Introduced { needle, history: h } => match &h.introduced {
+            Some(c) => vec![format!("introduced by {} ({}, {}): {}", c.sha, c.date, c.author, c.subject)],
+            None => vec![format!(
+                "{needle:?} is not in HEAD{}",
+                h.removed_by.as_ref().map(|c| format!("; removed by {}", c.sha)).unwrap_or_default()
+            )],
+        },
+    }
 }

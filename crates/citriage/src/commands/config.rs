@@ -1,8 +1,8 @@
 //! `citriage config`: the team configuration file.
 
-use crate::config::Config;
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
+use citriage_app::config::Config;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -30,7 +30,7 @@ pub fn exec(ctx: &Context, a: &ConfigArgs) -> Result<(), Failure> {
         ConfigCommand::Check { file } => {
             let cfg = Config::load(file)?;
             if ctx.json() {
-                print_json(&serde_json::to_value(&cfg).map_err(|e| Failure::other(e.to_string()))?);
+                print_json(&serde_json::to_value(&cfg).unwrap_or_default());
             } else {
                 let s = &cfg.sources;
                 outln!(

@@ -3,7 +3,6 @@
 
 use crate::context::{parse_dataset, print_json, Context, Failure};
 use crate::outln;
-use crate::pipeline;
 use citriage_model::Dataset;
 use clap::Args;
 
@@ -19,19 +18,7 @@ pub struct DriftArgs {
 /// Runs `citriage drift`.
 pub fn exec(ctx: &Context, a: &DriftArgs) -> Result<(), Failure> {
     let store = ctx.open_existing_store()?;
-    let Some(latest) = store.latest(a.dataset)? else {
-        return Err(Failure::input(format!("the store {} has no {} snapshot", store.path(), a.dataset)));
-    };
-    let loaded = pipeline::load_with_history(&store, latest.id)?;
-    let Some(prior) = &loaded.prior else {
-        return Err(Failure::input(format!(
-            "only one {} snapshot date in {}: drift needs an earlier one",
-            a.dataset,
-            store.path()
-        )));
-    };
-    let cfg = citriage_analysis::AnalysisConfig::default();
-    let d = citriage_analysis::drift::drift(&loaded.snapshot, prior, &loaded.older, cfg.consistency_drift_threshold);
+    let d = citriage_app::drift::latest_drift(&store, a.dataset)?;
     if ctx.json() {
         print_json(&serde_json::to_value(&d).unwrap_or_default());
         return Ok(());

@@ -19,19 +19,7 @@ pub struct EvidenceArgs {
 /// Runs `citriage evidence`.
 pub fn exec(ctx: &Context, a: &EvidenceArgs) -> Result<(), Failure> {
     let store = ctx.open_existing_store()?;
-    let mut found = Vec::new();
-    for id in &a.ids {
-        match store.evidence(id)? {
-            Some(e) => found.push(e),
-            None => return Err(Failure::input(format!("{id}: not in the evidence ledger of {}", store.path()))),
-        }
-    }
-    if let Some(p) = &a.locator {
-        found.extend(store.evidence_by_locator(p)?);
-    }
-    if a.ids.is_empty() && a.locator.is_none() {
-        return Err(Failure::input("give evidence ids or --locator PREFIX"));
-    }
+    let found = citriage_app::evidence::lookup(&store, &a.ids, a.locator.as_deref())?;
     if ctx.json() {
         print_json(&serde_json::to_value(&found).unwrap_or_default());
         return Ok(());

@@ -4,10 +4,10 @@
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use citriage_patterns::extract::{extract_junit, extract_log, Excerpt, ExtractConfig};
+use citriage_app::extract::ExtractRequest;
 use clap::Args;
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The lines that explain one build's failure (build log and JUnit), with 1-based
 /// line ranges and content hashes; prefers lines absent from a passing build's log.
@@ -38,130 +38,21 @@ pub struct ExtractArgs {
     pub lines: bool,
 }
 
-fn read_maybe(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    citriage_sources::read(&path.display().to_string(), &Default::default())
-        .map(|f| Some(f.bytes.into_vec()))
-        .map_err(|e| Failure::input(e.to_string()))
-}
-
-fn find_log(dir: &Path) -> Option<PathBuf> {
-    ["build-log.txt", "build-log.txt.gz"].iter().map(|n| dir.join(n)).find(|p| p.exists())
-}
-
 /// Runs `citriage extract`.
 pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
-    let dir = match &a.mirror {
-        Some(m) => m.join(a.build.trim_start_matches('/')),
-        None => PathBuf::from(&a.build),
+    let req = ExtractRequest {
+        build: a.build.clone(),
+        mirror: a.mirror.clone(),
+        bucket: a.bucket.clone(),
+        pass: a.pass.clone(),
+        all: a.all,
     };
-    if !dir.exists() {
-        return Err(Failure::input(format!("{}: no such build folder or log", dir.display())));
-    }
-    let (log_path, build_dir) = if dir.is_dir() {
-        (find_log(&dir), dir.clone())
-    } else {
-        (Some(dir.clone()), dir.parent().map(Path::to_path_buf).unwrap_or_default())
-    };
-    let source = match &a.mirror {
-        Some(_) => format!("https://prow.k8s.io/view/gs/{}/{}", a.bucket, a.build.trim_matches('/')),
-        None => build_dir.display().to_string(),
-    };
-    let cfg =
-        if a.all { ExtractConfig { max_excerpt_bytes: usize::MAX, ..extract_config() } } else { extract_config() };
-    let fail = match &log_path {
-        Some(p) => read_maybe(p)?,
-        None => None,
-    };
-    // The passing log: given, or the newest passing build of the same job before this one.
-    let mut pass_from = a.pass.clone();
-    if pass_from.is_none() && a.mirror.is_some() {
-        let parts: Vec<&str> = a.build.trim_matches('/').split('/').collect();
-        if parts.len() >= 2 {
-            let (job, id) = (parts[parts.len() - 2], parts[parts.len() - 1]);
-            if let Ok(store) = ctx.open_existing_store() {
-                if let Ok(bs) = store.builds(Some(job)) {
-                    let mine = bs.iter().find(|b| b.build_id == id).and_then(|b| b.started);
-                    if let Some(t) = mine {
-                        if let Some(p) = bs
-                            .iter()
-                            .rev()
-                            .find(|b| b.result.as_deref() == Some("SUCCESS") && b.started.is_some_and(|s| s < t))
-                        {
-                            pass_from = a.mirror.as_ref().map(|m| m.join(&p.path));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let pass = match &pass_from {
-        Some(p) if p.is_dir() => match find_log(p) {
-            Some(l) => read_maybe(&l)?,
-            None => None,
-        },
-        Some(p) => read_maybe(p)?,
-        None => None,
-    };
-    let mut excerpts: Vec<Excerpt> = Vec::new();
-    let mut used_pass = false;
-    let mut first_failure = None;
-    let mut log_lines: Vec<usize> = Vec::new();
-    let mut total_lines = 0usize;
-    if let Some(f) = &fail {
-        let log_source = match (&a.mirror, &log_path) {
-            (Some(_), Some(p)) => {
-                format!("{source}/{}", p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default())
-            }
-            (None, Some(p)) => p.display().to_string(),
-            _ => format!("{source}/build-log.txt"),
-        };
-        let x = extract_log(f, pass.as_deref(), &log_source, &cfg);
-        used_pass = x.used_pass_log;
-        first_failure = x.first_failure_line;
-        total_lines = x.total_lines;
-        log_lines = x.lines;
-        excerpts.extend(x.excerpts);
-    }
-    // JUnit failures under artifacts/.
-    let mut junit_files = Vec::new();
-    let mut stack = vec![build_dir.join("artifacts")];
-    while let Some(d) = stack.pop() {
-        if let Ok(rd) = std::fs::read_dir(&d) {
-            for e in rd.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("junit") && n.to_string_lossy().ends_with(".xml"))
-                {
-                    junit_files.push(p);
-                }
-            }
-        }
-    }
-    junit_files.sort();
-    let mut junit_failures = 0;
-    for jf in &junit_files {
-        let Some(bytes) = read_maybe(jf)? else { continue };
-        let rel = jf.strip_prefix(&build_dir).unwrap_or(jf).display().to_string();
-        let parsed = citriage_formats::junit::parse_junit(&bytes, &rel);
-        for c in parsed.cases.iter().filter(|c| {
-            matches!(c.status, citriage_formats::junit::Status::Failed | citriage_formats::junit::Status::Error)
-        }) {
-            junit_failures += 1;
-            let text = c.failure_text.clone().unwrap_or_default();
-            excerpts.extend(extract_junit(&text, "", &format!("{source}/{rel} :: {}", c.name), &cfg));
-        }
-    }
-    if fail.is_none() && junit_files.is_empty() {
-        return Err(Failure::input(format!("{}: no build-log.txt and no JUnit files", build_dir.display())));
-    }
+    // The passing build is looked up in the store when there is one.
+    let store = if req.wants_store() && ctx.db_location().exists() { Some(ctx.open_existing_store()?) } else { None };
+    let x = citriage_app::extract::extract(store.as_ref(), &req)?;
+    let excerpts = &x.excerpts;
     if a.lines {
-        for (lo, hi) in ranges(&log_lines) {
+        for (lo, hi) in ranges(&x.lines) {
             if lo == hi {
                 outln!("{lo}");
             } else {
@@ -173,26 +64,26 @@ pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
     let texts_cut = excerpts.iter().filter(|e| e.text_cut).count();
     if ctx.json() {
         print_json(&json!({
-            "build": source, "log": log_path.map(|p| p.display().to_string()),
-            "passing_log": pass_from.map(|p| p.display().to_string()), "used_passing_log": used_pass,
-            "first_failure_line": first_failure, "total_lines": total_lines,
-            "lines": log_lines, "junit_failures": junit_failures, "excerpts": excerpts,
+            "build": x.source, "log": x.log.as_ref().map(|p| p.display().to_string()),
+            "passing_log": x.passing_log.as_ref().map(|p| p.display().to_string()), "used_passing_log": x.used_passing_log,
+            "first_failure_line": x.first_failure_line, "total_lines": x.total_lines,
+            "lines": x.lines, "junit_failures": x.junit_failures, "excerpts": excerpts,
             "texts_cut": texts_cut,
             "cut_note": (texts_cut > 0).then(|| format!(
                 "{texts_cut} excerpt text(s) stop at {} bytes (\"text_cut\": true; their line ranges and \"lines\" are complete); --all prints them in full",
-                cfg.max_excerpt_bytes
+                x.max_excerpt_bytes
             )),
         }));
         return Ok(());
     }
     outln!(
         "{}: {} excerpt(s), {} failure line(s) of {} in the build log{}; first failure at line {}",
-        source,
+        x.source,
         excerpts.len(),
-        log_lines.len(),
-        total_lines,
-        if used_pass { " (lines absent from the passing log preferred)" } else { " (no passing log)" },
-        first_failure.map(|l| l.to_string()).unwrap_or_else(|| "?".into())
+        x.lines.len(),
+        x.total_lines,
+        if x.used_passing_log { " (lines absent from the passing log preferred)" } else { " (no passing log)" },
+        x.first_failure_line.map(|l| l.to_string()).unwrap_or_else(|| "?".into())
     );
     let (show, line_cap) = if a.all { (excerpts.len(), usize::MAX) } else { (SHOW_EXCERPTS, SHOW_LINES) };
     let shown = display_selection(excerpts.len(), show);
@@ -214,7 +105,7 @@ pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
             outln!("    ... {} more line(s) ...", n - line_cap);
         }
         if e.text_cut {
-            outln!("    ... text stops at {} bytes (lines up to {}) ...", cfg.max_excerpt_bytes, e.line_end);
+            outln!("    ... text stops at {} bytes (lines up to {}) ...", x.max_excerpt_bytes, e.line_end);
         }
     }
     let hidden = shown.iter().filter(|s| !**s).count();
@@ -233,12 +124,6 @@ pub fn exec(ctx: &Context, a: &ExtractArgs) -> Result<(), Failure> {
 const SHOW_EXCERPTS: usize = 20;
 /// Lines shown per excerpt in the text output (unless `--all`).
 const SHOW_LINES: usize = 12;
-
-/// The extraction settings of `citriage extract` (and of `citriage bench extract`): the
-/// library defaults, chosen by cross-validation; nothing found is capped.
-fn extract_config() -> ExtractConfig {
-    ExtractConfig::default()
-}
 
 /// Which of `n` excerpts the text output shows when at most `max` are shown: the first
 /// (the first failure) and the last ones (the build's verdict comes last).

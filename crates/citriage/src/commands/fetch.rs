@@ -3,10 +3,8 @@
 
 use crate::context::{parse_dataset, print_json, Context, Failure};
 use crate::outln;
-use citriage_ingest::{discover_job_list, ingest_jobs, ingest_prowjobs, ExcerptLimits, IngestOptions, Progress};
+use citriage_app::fetch::FetchRequest;
 use citriage_model::Dataset;
-use citriage_sources::artifacts::{ArtifactSource, GcsHttp, LocalMirror};
-use citriage_sources::HttpOptions;
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -73,128 +71,41 @@ pub struct FetchArgs {
     pub timeout: u64,
 }
 
-/// Why `--mirror DIR --all` found no job: DIR should be a bucket's folder (the one
-/// holding `logs/`); the bucket folders found under it are named.
-fn mirror_hint(dir: &std::path::Path) -> String {
-    let mut buckets: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .filter(|e| e.path().join("logs").is_dir() || e.path().join("pr-logs").is_dir())
-                .map(|e| e.path().display().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    buckets.sort();
-    if buckets.is_empty() {
-        format!("--mirror {}: no job found (a bucket's folder holds logs/JOB/BUILD/)", dir.display())
-    } else {
-        format!(
-            "--mirror {}: no job found here, but bucket folders below it hold jobs: {}; pass one of them, e.g. --mirror {}",
-            dir.display(),
-            buckets.join(", "),
-            buckets[0]
-        )
-    }
-}
-
 /// Runs `citriage fetch`.
 pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
-    let http = HttpOptions::per_request(Duration::from_secs(a.timeout.max(1)));
-    let src: Box<dyn ArtifactSource> = match (&a.mirror, &a.gcs) {
-        (Some(dir), _) => {
-            if !dir.is_dir() {
-                return Err(Failure::input(format!("{}: not a folder", dir.display())));
-            }
-            // A folder of buckets (a world's `gcs/`) is not a bucket: name the ones below
-            // it before any store is created.
-            let is_bucket = dir.join("logs").is_dir() || dir.join("pr-logs").is_dir();
-            if !is_bucket
-                && std::fs::read_dir(dir).is_ok_and(|rd| {
-                    rd.flatten().any(|e| e.path().join("logs").is_dir() || e.path().join("pr-logs").is_dir())
-                })
-            {
-                return Err(Failure::input(mirror_hint(dir)));
-            }
-            Box::new(LocalMirror::new(dir.clone(), a.bucket.clone()))
-        }
-        (None, Some(url)) => {
-            if !citriage_sources::is_url(url) {
-                return Err(Failure::input(format!("--gcs {url}: not an http(s) URL")));
-            }
-            Box::new(GcsHttp::new(url, &a.bucket, http.clone(), a.cache.clone()))
-        }
-        (None, None) => return Err(Failure::input("say where builds come from: --mirror DIR or --gcs URL")),
+    let req = FetchRequest {
+        mirror: a.mirror.clone(),
+        gcs: a.gcs.clone(),
+        bucket: a.bucket.clone(),
+        jobs: a.jobs.clone(),
+        from_snapshot: a.from_snapshot,
+        all: a.all,
+        max_builds: a.max_builds,
+        concurrency: a.concurrency,
+        prowjobs: a.prowjobs.clone(),
+        cache: a.cache.clone(),
+        deck: a.deck.clone(),
+        deck_pages: a.deck_pages,
+        incremental: a.incremental,
+        log_excerpts: !a.no_log_excerpts,
+        timeout: Duration::from_secs(a.timeout),
     };
+    let src = citriage_app::fetch::source(&req)?;
     let mut store = ctx.open_store()?;
-    let mut jobs = a.jobs.clone();
-    if let Some(ds) = a.from_snapshot {
-        let Some(s) = store.latest(ds)? else {
-            return Err(Failure::input(format!("the store {} has no {ds} snapshot to take jobs from", store.path())));
-        };
-        jobs.extend(store.snapshot_job_names(s.id)?);
-    }
-    // Job folders the source listed but refused (unsafe or non-UTF-8 names, symlinks
-    // out of a mirror): failures of the fetch, named, never left out silently.
-    let mut refused_jobs = Vec::new();
-    if a.all {
-        let found = discover_job_list(src.as_ref()).map_err(|e| Failure::other(e.to_string()))?;
-        jobs.extend(found.jobs);
-        refused_jobs = found.refused;
-    }
-    jobs.sort();
-    jobs.dedup();
-    if jobs.is_empty() && a.prowjobs.is_none() {
-        if let (true, Some(dir)) = (a.all, &a.mirror) {
-            return Err(Failure::input(mirror_hint(dir)));
-        }
-        return Err(Failure::input("no jobs to fetch: give --job, --from-snapshot, --all or --prowjobs"));
-    }
-    let mut prowjob_errors = 0;
-    if let Some(loc) = &a.prowjobs {
-        let f = citriage_sources::read(loc, &http)?;
-        let items = citriage_formats::prow::parse_prowjobs_js(&f.bytes, loc).map_err(Failure::input)?;
-        prowjob_errors = ingest_prowjobs(&mut store, &a.bucket, &items)?;
-    }
     // Jobs are listed while builds are fetched, so the total grows: counts and a
     // spinner, no bar that looks full from the start and no ETA.
     let bar = ctx.bar(
         "{spinner:.cyan} {msg}: {pos} done of {len} builds listed so far [{elapsed}]",
         "{spinner} {msg}: {pos} done of {len} builds listed so far [{elapsed}]",
     );
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    let started = std::time::Instant::now();
-    bar.set_message(format!("fetching {} job(s) from {}", jobs.len(), src.describe()));
-    let deck = a.deck.as_ref().map(|d| {
-        std::sync::Arc::new(if citriage_sources::is_url(d) {
-            citriage_sources::deck::DeckPages::http(d, http.clone())
-        } else {
-            citriage_sources::deck::DeckPages::local(d)
-        })
-    });
-    let opts = IngestOptions {
-        concurrency: a.concurrency.max(1),
-        max_builds_per_job: a.max_builds,
-        incremental: a.incremental,
-        deck,
-        deck_pages: a.deck_pages,
-        log_excerpts: (!a.no_log_excerpts).then(ExcerptLimits::default),
-        stop: None,
-    };
-    let progress = |p: Progress| match p {
-        Progress::Discovered { builds, .. } => bar.inc_length(builds as u64),
-        Progress::Build { .. } => bar.inc(1),
-    };
-    let mut summary =
-        ingest_jobs(src.as_ref(), &mut store, &jobs, &opts, &progress).map_err(|e| Failure::other(e.to_string()))?;
-    summary.failures.extend(refused_jobs.into_iter().map(|reason| citriage_ingest::FetchFailure {
-        job: String::new(),
-        path: String::new(),
-        reason,
-    }));
-    bar.finish_and_clear();
+    bar.tick_every(200);
+    let fetched = citriage_app::fetch::fetch(&mut store, src.as_ref(), &req, &bar)?;
+    let summary = &fetched.summary;
+    let prowjob_errors = fetched.prowjob_errors;
+    bar.clear();
     if ctx.json() {
         print_json(
-            &json!({ "store": store.path(), "source": src.describe(), "summary": summary, "prowjob_errors_stored": prowjob_errors }),
+            &json!({ "store": store.path(), "source": fetched.source, "summary": summary, "prowjob_errors_stored": prowjob_errors }),
         );
     } else {
         outln!(
@@ -207,7 +118,7 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
             summary.excerpts_stored,
             summary.builds_with_problems
         );
-        let secs = started.elapsed().as_secs_f64();
+        let secs = fetched.seconds;
         if secs > 0.0 && summary.builds_stored > 0 {
             outln!(
                 "{} build(s) stored in {secs:.1} s ({:.0} builds/s)",
@@ -236,11 +147,5 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
             }
         }
     }
-    if !summary.failures.is_empty() {
-        return Err(Failure::other(format!(
-            "{} build(s) or job(s) failed to fetch; rerun to resume",
-            summary.failures.len()
-        )));
-    }
-    Ok(())
+    Ok(fetched.outcome()?)
 }

@@ -3,17 +3,12 @@
 //! ledger.
 
 use crate::context::{print_json, Context, Failure};
-use crate::github::{client, ref_context};
 use crate::outln;
-use citriage_github::{
-    extract_refs, render_ambiguous, render_sweep_json, render_sweep_markdown, sweep_with_evidence, unique_refs,
-    IssueRef, SweepOptions,
-};
-use citriage_sources::http::{Wait, WaitKind};
+use citriage_app::gh::SweepRequest;
+use citriage_app::Progress;
+use citriage_github::{render_sweep_json, render_sweep_markdown};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use std::rc::Rc;
-use std::time::Duration;
 
 /// GitHub PR and issue state (answers cached in the store; `--offline` reads only the cache).
 #[derive(Args, Debug)]
@@ -59,79 +54,31 @@ pub enum GhWhat {
 pub fn exec(ctx: &Context, a: &GhArgs) -> Result<(), Failure> {
     match &a.what {
         GhWhat::Sweep { refs, report, repo, offline, api, no_timelines, timeout } => {
-            let store = Rc::new(ctx.open_store()?);
-            let refctx = ref_context(repo.as_deref())?;
-            let mut wanted: Vec<IssueRef> = Vec::new();
-            for r in refs {
-                let parsed = IssueRef::parse(r).or_else(|| {
-                    r.strip_prefix('#')
-                        .and_then(|n| n.parse::<u64>().ok())
-                        .and_then(|n| refctx.default_repo.clone().map(|repo| IssueRef::new(repo, n)))
-                });
-                wanted.push(parsed.ok_or_else(|| {
-                    Failure::input(format!("{r:?}: expected owner/repo#N, a GitHub PR/issue URL, or #N with --repo"))
-                })?);
-            }
-            let mut ambiguous = String::new();
-            if let Some(path) = report {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-                let found = extract_refs(&text, &refctx);
-                wanted.extend(unique_refs(&found));
-                ambiguous = render_ambiguous(&found);
-            }
-            if wanted.is_empty() {
-                return Err(Failure::input("no refs to check: give refs or --report FILE"));
-            }
-            let c = match timeout {
-                Some(t) => {
-                    crate::github::client_bounded(store.clone(), api, *offline, Duration::from_secs((*t).max(1)))
-                }
-                None => client(store.clone(), api, *offline),
+            let store = ctx.open_store()?;
+            let req = SweepRequest {
+                refs: refs.clone(),
+                report: report.clone(),
+                repo: repo.clone(),
+                offline: *offline,
+                api: api.clone(),
+                walk_timelines: !no_timelines,
+                timeout: *timeout,
             };
-            // GitHub may ask to wait (Retry-After, a rate limit's reset): say so
-            // before each wait, above the spinner.
-            let pb = ctx.spinner(&format!("looking up {} ref(s) on GitHub", wanted.len()));
-            let c = {
-                let (pb, ctx) = (pb.clone(), ctx.clone());
-                c.with_wait_notice(move |w| ctx.progress_line(&pb, &wait_line(w)))
-            };
-            // Each distinct reference is asked once; what was read goes into the
-            // evidence ledger.
-            let (rows, items) = sweep_with_evidence(&c, &wanted, SweepOptions { walk_timelines: !no_timelines });
-            pb.finish_and_clear();
-            let now = c.now();
-            drop(c);
-            if let Ok(mut st) = Rc::try_unwrap(store) {
-                st.record_evidence(&items, &crate::pipeline::now_rfc3339())?;
-            }
+            let pb = ctx.spinner("looking up refs on GitHub");
+            // GitHub may ask to wait (Retry-After, a rate limit's reset): said before
+            // each wait, above the spinner.
+            let notes = pb.clone();
+            let swept = citriage_app::gh::sweep(store, &req, &pb, move |line| notes.note(line))?;
+            pb.clear();
             if ctx.json() {
-                print_json(&render_sweep_json(&rows, now));
+                print_json(&render_sweep_json(&swept.rows, swept.now));
             } else {
-                outln!("{}", render_sweep_markdown(&rows, now));
-                if !ambiguous.is_empty() {
-                    outln!("Not checked (ambiguous):\n{ambiguous}");
+                outln!("{}", render_sweep_markdown(&swept.rows, swept.now));
+                if !swept.ambiguous.is_empty() {
+                    outln!("Not checked (ambiguous):\n{}", swept.ambiguous);
                 }
             }
-            if !rows.is_empty() && rows.iter().all(|r| matches!(r.mark, citriage_github::Mark::NotChecked)) {
-                return Err(Failure::other(format!(
-                    "every lookup failed ({} ref(s) not checked): see the table for why",
-                    rows.len()
-                )));
-            }
-            Ok(())
+            Ok(swept.outcome()?)
         }
     }
-}
-
-/// The progress line before a wait: what is waited for, how long and the URL (without
-/// its query; the token is a header and never shown).
-fn wait_line(w: &Wait) -> String {
-    let why = match w.kind {
-        WaitKind::RetryAfter => "GitHub's Retry-After",
-        WaitKind::RateLimitReset => "GitHub's rate limit to reset",
-        WaitKind::Backoff => "a backoff before retrying",
-    };
-    let status = w.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
-    format!("waiting {} s for {why}{status}: {}", w.duration.as_secs_f64().ceil() as u64, w.url)
 }

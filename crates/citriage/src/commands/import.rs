@@ -3,7 +3,7 @@
 
 use crate::context::{print_json, Context, Failure, SnapshotSourceArgs};
 use crate::outln;
-use crate::pipeline;
+use citriage_app::import::ImportOptions;
 use clap::Args;
 use serde_json::json;
 
@@ -20,24 +20,10 @@ pub struct ImportArgs {
 /// Runs `citriage import`.
 pub fn exec(ctx: &Context, a: &ImportArgs) -> Result<(), Failure> {
     let mut store = ctx.open_store()?;
-    let opts = a.source.http();
-    // Validate everything first: one bad file stores nothing.
+    let opts = ImportOptions { dataset: a.source.dataset, date: a.source.date, http: a.source.http() };
     let pb = ctx.spinner("reading snapshots");
-    let mut snaps = Vec::new();
-    for loc in &a.locations {
-        pb.set_message(format!("reading {loc}"));
-        let (s, warnings) = pipeline::read_snapshot(loc, a.source.dataset, a.source.date, &opts)?;
-        for w in warnings {
-            pb.suspend(|| eprintln!("warning: {w}"));
-        }
-        snaps.push(s);
-    }
-    pb.set_message("storing");
-    let mut results = Vec::new();
-    for s in &snaps {
-        results.push(pipeline::import(&mut store, s)?);
-    }
-    pb.finish_and_clear();
+    let results = citriage_app::import::import(&mut store, &a.locations, &opts, &pb)?;
+    pb.clear();
     if ctx.json() {
         print_json(&json!({ "store": store.path(), "imported": results }));
     } else {

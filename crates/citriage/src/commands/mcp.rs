@@ -1,9 +1,7 @@
 //! `citriage mcp`: the Model Context Protocol server over the store, on stdio.
 
-use crate::agents::CliBackend;
 use crate::context::{Context, Failure};
 use clap::Args;
-use std::sync::Arc;
 
 /// Serve the store to an MCP client (an agent) on stdin/stdout: tools for failing
 /// jobs, job and test histories, failure patterns with drift, regex search, a build's
@@ -72,12 +70,15 @@ pub fn exec(ctx: &Context, a: &McpArgs) -> Result<(), Failure> {
             if a.allow_writes { "writes allowed" } else { "read-only" }
         );
     }
-    let backend = Arc::new(CliBackend { api: a.api.clone(), online: a.github_online });
     let writes = if a.allow_writes { citriage_mcp::WritePolicy::Local } else { citriage_mcp::WritePolicy::ReadOnly };
     let server = citriage_mcp::McpServer::new(
         state,
-        backend,
-        citriage_mcp::McpOptions { writes, issue_repo: Some(a.issue_repo.clone()) },
+        citriage_mcp::McpOptions {
+            writes,
+            issue_repo: Some(a.issue_repo.clone()),
+            api: a.api.clone(),
+            github_online: a.github_online,
+        },
     );
     server.run_stdio().map_err(Failure::other)
 }

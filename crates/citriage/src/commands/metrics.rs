@@ -2,13 +2,10 @@
 //! dashboards reproduced (`--emit kettle`), or corrected figures with flake signals
 //! and bias flags.
 
-use crate::builds::{default_as_of, parse_as_of};
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use citriage_analysis::metrics::corrected::{job_figures, Settings};
-use citriage_analysis::metrics::kettle;
-use citriage_analysis::AnalysisConfig;
-use citriage_model::time::DAY;
+use citriage_analysis::metrics::corrected::JobFigures;
+use citriage_app::metrics::{Metrics, MetricsRequest};
 use citriage_model::Day;
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -46,72 +43,44 @@ pub enum Emit {
 /// Runs `citriage metrics`.
 pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
     let mut store = ctx.open_existing_store()?;
-    let pb = ctx.spinner("loading builds");
-    let all = store.builds(None)?;
-    if all.is_empty() {
-        pb.finish_and_clear();
-        return Err(Failure::input(format!(
-            "the store {} has no builds: run `{} fetch` first",
-            store.path(),
-            crate::context::invocation()
-        )));
-    }
-    let as_of = match &a.as_of {
-        Some(s) => parse_as_of(s)?,
-        None => default_as_of(&all),
+    let req = MetricsRequest {
+        as_of: a.as_of.clone(),
+        window: a.window,
+        jobs: a.jobs.clone(),
+        kettle_to: a.emit.map(|Emit::Kettle| a.out.clone()),
     };
-    let window = a.window.max(1);
-    let mut settings = Settings::new(as_of, AnalysisConfig::default().harness_test_names);
-    settings.window_days = window;
-    // Job by job, with tests only inside the longest window needed: memory stays
-    // bounded by one job's recent history.
-    let tests_since = as_of - window.max(7) * DAY - DAY;
-    let failures_rows = kettle::failures_rows(&all, as_of);
-    drop(all);
-    let mut flakes_rows = Vec::new();
-    let mut figs = Vec::new();
-    let jobs = store.build_jobs()?;
-    pb.set_message(format!("computing metrics for {} jobs", jobs.len()));
-    for job in &jobs {
-        let builds = store.job_builds_with_tests_opts(job, Some(tests_since), a.emit.is_none())?;
-        if a.emit.is_some() {
-            flakes_rows.extend(kettle::flakes_rows(&builds, as_of));
-        } else {
-            figs.extend(job_figures(&builds, &settings));
+    let pb = ctx.spinner("loading builds");
+    let computed = citriage_app::metrics::metrics(&mut store, &req, &pb)?;
+    pb.clear();
+    let (as_of, window_days, figs) = match computed {
+        Metrics::Kettle { as_of, files: [fp, kp] } => {
+            if ctx.json() {
+                print_json(&json!({"as_of": as_of, "files": [fp.display().to_string(), kp.display().to_string()]}));
+            } else {
+                outln!(
+                    "kettle dashboards as of {} written: {} {}",
+                    Day::from_unix_seconds(as_of),
+                    fp.display(),
+                    kp.display()
+                );
+            }
+            return Ok(());
         }
-    }
-    if let Some(Emit::Kettle) = a.emit {
-        flakes_rows.sort_by(|x, y| x.job.cmp(&y.job));
-        std::fs::create_dir_all(&a.out).map_err(|e| Failure::other(format!("{}: {e}", a.out.display())))?;
-        let f = kettle::failures_json(&failures_rows);
-        let k = kettle::flakes_json(&flakes_rows);
-        let fp = a.out.join("failures-latest.json");
-        let kp = a.out.join("flakes-latest.json");
-        std::fs::write(&fp, f).map_err(|e| Failure::other(format!("{}: {e}", fp.display())))?;
-        std::fs::write(&kp, k).map_err(|e| Failure::other(format!("{}: {e}", kp.display())))?;
-        pb.finish_and_clear();
-        if ctx.json() {
-            print_json(&json!({"as_of": as_of, "files": [fp.display().to_string(), kp.display().to_string()]}));
-        } else {
-            outln!(
-                "kettle dashboards as of {} written: {} {}",
-                Day::from_unix_seconds(as_of),
-                fp.display(),
-                kp.display()
-            );
-        }
-        return Ok(());
-    }
-    figs.sort_by(|x, y| x.job.cmp(&y.job));
-    if !a.jobs.is_empty() {
-        figs.retain(|f| a.jobs.contains(&f.job));
-    }
-    pb.finish_and_clear();
+        Metrics::Figures { as_of, window_days, jobs } => (as_of, window_days, jobs),
+    };
     if ctx.json() {
-        print_json(&json!({"as_of": as_of, "window_days": settings.window_days, "jobs": figs}));
+        print_json(&json!({"as_of": as_of, "window_days": window_days, "jobs": figs}));
         return Ok(());
     }
-    outln!("as of {} (window {} days): {} job(s)", Day::from_unix_seconds(as_of), settings.window_days, figs.len());
+    print_jobs(&figs, as_of, window_days);
+    print_contradicted(&figs);
+    print_flaky(&figs, as_of, window_days);
+    Ok(())
+}
+
+/// One line per job with its figures and flags.
+fn print_jobs(figs: &[JobFigures], as_of: i64, window_days: i64) {
+    outln!("as of {} (window {} days): {} job(s)", Day::from_unix_seconds(as_of), window_days, figs.len());
     // Job names are printed whole, so they can be copied: the column is as wide as the
     // longest. Each on one line: a line break in a name is shown as `\n`.
     let one_line = citriage_model::escape::one_line;
@@ -127,7 +96,7 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         "last pass",
         "k.cons"
     );
-    for f in &figs {
+    for f in figs {
         let flaky = f.tests.iter().filter(|t| t.is_flaky()).count();
         let mut flags: Vec<String> = f.flags.iter().map(|x| x.kind.clone()).collect();
         if flaky > 0 {
@@ -146,6 +115,11 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             flags.join(", ")
         );
     }
+}
+
+/// The ratings the builds contradict.
+fn print_contradicted(figs: &[JobFigures]) {
+    let one_line = citriage_model::escape::one_line;
     let contradicted: Vec<(&str, &str)> = figs
         .iter()
         .flat_map(|f| {
@@ -159,6 +133,11 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             outln!("  {}: {}", one_line(job), one_line(detail));
         }
     }
+}
+
+/// The flaky tests, most actionable first (at most 20).
+fn print_flaky(figs: &[JobFigures], as_of: i64, window_days: i64) {
+    let one_line = citriage_model::escape::one_line;
     let mut flaky: Vec<(&str, &citriage_analysis::metrics::corrected::TestFigures)> =
         figs.iter().flat_map(|f| f.tests.iter().filter(|t| t.is_flaky()).map(move |t| (f.job.as_str(), t))).collect();
     flaky.sort_by(|a, b| {
@@ -169,7 +148,7 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         outln!(
             "flaky tests, most actionable first ({}; window {} days to {}; environment events and shared causes left out):",
             flaky.len(),
-            settings.window_days,
+            window_days,
             Day::from_unix_seconds(as_of)
         );
         for (job, t) in flaky.iter().take(20) {
@@ -191,5 +170,4 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
             outln!("  … {} more (`--format json` lists every test with its signals and builds)", flaky.len() - 20);
         }
     }
-    Ok(())
 }

@@ -1,9 +1,9 @@
 //! The subcommands, one file each (as cargo lays out its own): each declares its
 //! arguments (a clap `Args` struct whose doc comment is the command's description in
-//! `--help`) and runs itself with `exec(&Context, &Args)`. Commands use
-//! [`crate::context`] and the library modules (`pipeline`, `builds`, `documents`,
-//! `clustering`, `payloads`, `github`, `verification`, `briefs`, `actions`, `agents`,
-//! `bench`), never each other and never the dispatcher in [`crate::cli`].
+//! `--help`) and runs itself with `exec(&Context, &Args)`: the arguments become a use
+//! case's options, `citriage-app` runs it, the command prints the result. Commands use
+//! [`crate::context`], [`crate::render`] and [`crate::logging`], never each other and
+//! never the dispatcher in [`crate::cli`].
 
 pub mod act;
 pub mod bench;

@@ -4,10 +4,8 @@
 //! verdicts against a truth over a synthetic world or a folder of payload snapshots.
 
 use crate::context::{print_json, Context, Failure};
-use crate::gcs_evidence::GcsEvidence;
 use crate::outln;
-use crate::payloads::{analyze_from_dir, fail};
-use citriage_payload::{analyze, AnalyzeOptions, EvidenceProvider, GcsMirror, HttpConfig, HttpSource, NoEvidence};
+use citriage_app::payload::PayloadRequest;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -78,95 +76,36 @@ pub struct PayloadArgs {
     pub truth: Option<PathBuf>,
 }
 
-/// `payload eval`: every payload of a synthetic world or a folder of payload
-/// snapshots, against a truth; fails (exit 1) on a false revert, a contradiction or
-/// an analysis error.
-fn eval(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
-    use citriage_payload::eval;
-    let dir = a.from.as_ref().ok_or_else(|| {
-        Failure::input("payload eval needs --from DIR (a synthetic world or a folder of payload snapshots)")
-    })?;
-    if !dir.is_dir() {
-        return Err(Failure::input(format!("{}: not a folder", dir.display())));
-    }
-    let truth = match &a.truth {
-        Some(p) => Some(eval::read_truth(p).map_err(fail)?),
-        None => None,
-    };
-    let r = if eval::is_world(dir) {
-        eval::eval_world_with(dir, truth.as_deref()).map_err(fail)?
-    } else {
-        eval::eval_snapshots(dir, truth.as_deref(), a.ci_config.as_deref()).map_err(fail)?
-    };
-    if r.payloads == 0 {
-        return Err(Failure::input(format!(
-            "{}: no payload found (neither a synthetic world nor payload snapshots)",
-            dir.display()
-        )));
-    }
-    if ctx.json() {
-        print_json(&serde_json::to_value(&r).unwrap_or_default());
-    } else {
-        outln!("{}", eval::render_eval(&r));
-    }
-    if r.false_reverts > 0 || r.errors > 0 || r.contradictions > 0 {
-        return Err(Failure::other(eval::summary_line(&r)));
-    }
-    Ok(())
-}
-
 /// Runs `citriage payload`.
 pub fn exec(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
     if a.tag == "eval" {
-        return eval(ctx, a);
-    }
-    if let (Some(g), Some(dir)) = (&a.gcs, &a.from) {
-        return Err(Failure::input(format!(
-            "--gcs {g} reads the jobs' artifacts online, with --url; offline, --from {} reads them from the folder (or --mirror)",
-            dir.display()
-        )));
-    }
-    let mut opts = AnalyzeOptions::new(&a.tag);
-    opts.as_of = a.as_of.clone();
-    if let Some(s) = &a.stream {
-        opts.stream = Some(s.clone());
-    }
-    opts.ci_config_changes = a.ci_config.clone();
-    let analysis = match (&a.from, &a.url) {
-        (Some(dir), _) => analyze_from_dir(dir, a.mirror.as_deref(), &opts)?,
-        (None, Some(url)) => {
-            let mut src = HttpSource::new(url, HttpConfig::default()).map_err(fail)?;
-            if let Some(g) = &a.github {
-                src = src.with_github_diffs(g).map_err(fail)?;
-            }
-            if let Some(sp) = &a.sippy {
-                src = src.with_sippy(sp).map_err(fail)?;
-            }
-            let evidence: Box<dyn EvidenceProvider> = match (&a.mirror, &a.gcs) {
-                (Some(m), _) => Box::new(GcsMirror::new(m.clone())),
-                (None, Some(g)) => Box::new(
-                    GcsEvidence::new(g, HttpConfig::default().options())
-                        .map_err(|e| Failure::input(format!("--gcs {e}")))?,
-                ),
-                (None, None) => Box::new(NoEvidence),
-            };
-            analyze(&src, evidence.as_ref(), &opts).map_err(fail)?
+        let r = citriage_app::payload::eval(a.from.as_deref(), a.truth.as_deref(), a.ci_config.as_deref())?;
+        if ctx.json() {
+            print_json(&serde_json::to_value(&r).unwrap_or_default());
+        } else {
+            outln!("{}", citriage_payload::eval::render_eval(&r));
         }
-        (None, None) => {
-            return Err(Failure::input(
-                "say where the payload comes from: --from DIR (recorded responses or a payload snapshot) or --url RELEASE_CONTROLLER",
-            ))
-        }
+        return Ok(citriage_app::payload::eval_outcome(&r)?);
+    }
+    let req = PayloadRequest {
+        tag: a.tag.clone(),
+        from: a.from.clone(),
+        url: a.url.clone(),
+        mirror: a.mirror.clone(),
+        gcs: a.gcs.clone(),
+        github: a.github.clone(),
+        sippy: a.sippy.clone(),
+        stream: a.stream.clone(),
+        as_of: a.as_of.clone(),
+        ci_config: a.ci_config.clone(),
+        out: a.out.clone(),
     };
-    let files = match &a.out {
-        Some(out) => citriage_payload::write_reports(&analysis, out).map_err(fail)?,
-        None => Vec::new(),
-    };
+    let (analysis, files) = citriage_app::payload::analyze_payload(&req)?;
     let recorded = if a.no_store {
         None
     } else {
         let mut store = ctx.open_store()?;
-        crate::documents::record_payload(&mut store, &analysis)?;
+        citriage_app::documents::record_payload(&mut store, &analysis)?;
         Some(store.path().to_string())
     };
     if ctx.json() {

@@ -1,7 +1,6 @@
 //! `citriage reports`: list the documents recorded in the store, or print one.
 
 use crate::context::{print_json, Context, Failure};
-use crate::documents::{HTML, JSON, MARKDOWN};
 use crate::outln;
 use citriage_store::Store;
 use clap::{Args, Subcommand};
@@ -35,9 +34,6 @@ pub enum ReportsWhat {
     },
 }
 
-/// Media types `reports show` picks from, in this order, when none is named.
-const PREFERRED: [&str; 3] = [MARKDOWN, JSON, HTML];
-
 /// Runs `citriage reports`.
 pub fn exec(ctx: &Context, a: &ReportsArgs) -> Result<(), Failure> {
     let store = ctx.open_existing_store()?;
@@ -48,7 +44,7 @@ pub fn exec(ctx: &Context, a: &ReportsArgs) -> Result<(), Failure> {
 }
 
 fn list(ctx: &Context, store: &Store, kind: Option<&str>) -> Result<(), Failure> {
-    let docs = store.documents(kind)?;
+    let docs = citriage_app::reports::list(store, kind)?;
     if ctx.json() {
         let rows: Vec<_> = docs
             .iter()
@@ -78,30 +74,7 @@ fn list(ctx: &Context, store: &Store, kind: Option<&str>) -> Result<(), Failure>
 }
 
 fn show(ctx: &Context, store: &Store, kind: &str, key: &str, media_type: Option<&str>) -> Result<(), Failure> {
-    let doc = match media_type {
-        Some(m) => store.document(kind, key, m)?,
-        None => {
-            let available: Vec<String> =
-                store.documents(Some(kind))?.into_iter().filter(|h| h.key == key).map(|h| h.media_type).collect();
-            let pick = PREFERRED
-                .iter()
-                .find(|m| available.iter().any(|a| a == *m))
-                .map(|m| m.to_string())
-                .or_else(|| available.into_iter().min());
-            match pick {
-                Some(m) => store.document(kind, key, &m)?,
-                None => None,
-            }
-        }
-    };
-    let Some(doc) = doc else {
-        return Err(Failure::input(format!(
-            "no stored document {kind} {key}{} in {} (`{} reports` lists them)",
-            media_type.map(|m| format!(" of type {m}")).unwrap_or_default(),
-            store.path(),
-            crate::context::invocation()
-        )));
-    };
+    let doc = citriage_app::reports::show(store, kind, key, media_type)?;
     if ctx.json() {
         print_json(&json!({"kind": doc.kind, "key": doc.key, "media_type": doc.media_type, "title": doc.title,
                            "as_of": doc.as_of, "body": doc.body}));

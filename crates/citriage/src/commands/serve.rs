@@ -89,7 +89,7 @@ fn header_name_ok(h: &str) -> Result<(), ()> {
 pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
     crate::logging::init(ctx.log_format, ctx.quiet);
     let config = match &a.config {
-        Some(f) => Some(crate::config::Config::load(f)?),
+        Some(f) => Some(citriage_app::config::Config::load(f)?),
         None => None,
     };
     let db = match (&ctx.db, config.as_ref().and_then(|c| c.store.as_ref())) {
@@ -146,15 +146,18 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
         )),
         other => Failure::other(other.to_string()),
     })?;
-    pb.finish_and_clear();
+    pb.clear();
     let server = if a.no_mcp {
         server
     } else {
-        let backend = std::sync::Arc::new(crate::agents::CliBackend { api: a.api.clone(), online: false });
         let mcp = citriage_mcp::McpServer::new(
             server.state(),
-            backend,
-            citriage_mcp::McpOptions { writes: writes.clone(), issue_repo: Some(a.issue_repo.clone()) },
+            citriage_mcp::McpOptions {
+                writes: writes.clone(),
+                issue_repo: Some(a.issue_repo.clone()),
+                api: a.api.clone(),
+                github_online: false,
+            },
         );
         server.mount("/mcp", mcp.http_router())
     };

@@ -1,12 +1,12 @@
 //! `citriage signatures`: the known-signature catalogue (the built-in one, optionally
 //! extended by a user file), listed or matched against a log.
 
-use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use citriage_patterns::signatures::{Catalogue, FailureClass, SignatureSpec};
+use citriage_app::signatures::{self, CatalogueRequest, Scope};
+use citriage_patterns::signatures::{Catalogue, SignatureMatch, SignatureSpec};
 use clap::{Args, ValueEnum};
 
 /// List the known failure signatures (id, class, where they apply, what to do), or
@@ -45,44 +45,23 @@ pub enum ScopeFilter {
     All,
 }
 
-/// The largest log `--match` reads.
-const MATCH_LIMIT: u64 = 64 << 20;
-
 /// Runs `citriage signatures`.
 pub fn exec(ctx: &Context, a: &SignaturesArgs) -> Result<(), Failure> {
-    let mut catalogue = Catalogue::builtin_all();
-    if let Some(p) = &a.signatures {
-        let text =
-            std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{}: cannot read: {e}", p.display())))?;
-        let user = Catalogue::from_toml(&text).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-        catalogue.merge(user).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-    }
-    let class = match &a.class {
-        None => None,
-        Some(c) => Some(parse_class(c)?),
+    let scope = match a.scope {
+        ScopeFilter::Jobs => Scope::Jobs,
+        ScopeFilter::Payload => Scope::Payload,
+        ScopeFilter::All => Scope::All,
     };
-    let scope = a.scope;
-    let catalogue = catalogue.only(|s| {
-        let in_scope = match scope {
-            ScopeFilter::Jobs => s.scope.jobs(),
-            ScopeFilter::Payload => s.scope.payload(),
-            ScopeFilter::All => true,
-        };
-        in_scope && class.is_none_or(|c| s.class == c)
-    });
+    let req = CatalogueRequest { signatures: a.signatures.clone(), scope, class: a.class.clone() };
+    let catalogue = signatures::catalogue(&req)?;
     match &a.match_file {
-        Some(p) => show_matches(ctx, &catalogue, p),
-        None => {
-            list(ctx, &catalogue.specs());
-            Ok(())
+        Some(p) => {
+            let found = signatures::match_file(&catalogue, p)?;
+            show_matches(ctx, &catalogue, p, &found);
         }
+        None => list(ctx, &catalogue.specs()),
     }
-}
-
-fn parse_class(text: &str) -> Result<FailureClass, Failure> {
-    serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
-        Failure::input(format!("--class {text:?}: expected one of infra, product, test, ci-config, by-design"))
-    })
+    Ok(())
 }
 
 fn list(ctx: &Context, specs: &[&SignatureSpec]) {
@@ -110,31 +89,16 @@ fn list(ctx: &Context, specs: &[&SignatureSpec]) {
     }
 }
 
-fn show_matches(ctx: &Context, catalogue: &Catalogue, path: &PathBuf) -> Result<(), Failure> {
-    let file =
-        std::fs::File::open(path).map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let mut bytes = Vec::new();
-    file.take(MATCH_LIMIT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    if bytes.len() as u64 > MATCH_LIMIT {
-        return Err(Failure::input(format!(
-            "{}: larger than {} MiB; match a tail of it (e.g. `tail -c 8M`)",
-            path.display(),
-            MATCH_LIMIT >> 20
-        )));
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let found = catalogue.match_lines(text.lines().enumerate().map(|(i, l)| (i + 1, l)));
+fn show_matches(ctx: &Context, catalogue: &Catalogue, path: &Path, found: &[SignatureMatch]) {
     if ctx.json() {
         print_json(&serde_json::json!({ "file": path.display().to_string(), "matches": found }));
-        return Ok(());
+        return;
     }
     if found.is_empty() {
         outln!("{}: no known signature matches ({} signature(s) tried)", path.display(), catalogue.len());
-        return Ok(());
+        return;
     }
-    for m in &found {
+    for m in found {
         outln!("{} — {} ({})", m.id, m.name, m.class.as_str());
         for e in &m.evidence {
             let line: String = e.text.chars().map(|c| if c.is_control() { '\u{fffd}' } else { c }).collect();
@@ -144,5 +108,4 @@ fn show_matches(ctx: &Context, catalogue: &Catalogue, path: &PathBuf) -> Result<
             outln!("  fix: {}", m.fix);
         }
     }
-    Ok(())
 }

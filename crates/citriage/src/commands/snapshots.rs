@@ -18,7 +18,7 @@ pub struct SnapshotsArgs {
 /// Runs `citriage snapshots`.
 pub fn exec(ctx: &Context, a: &SnapshotsArgs) -> Result<(), Failure> {
     let store = ctx.open_existing_store()?;
-    let list = store.list_snapshots(a.dataset)?;
+    let list = citriage_app::snapshots::list(&store, a.dataset)?;
     if ctx.json() {
         print_json(&json!({ "store": store.path(), "snapshots": list }));
         return Ok(());

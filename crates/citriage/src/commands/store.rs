@@ -4,10 +4,10 @@
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
+use citriage_app::store_admin::Migrated;
 use citriage_store::Location;
 use clap::{Args, Subcommand};
 use serde_json::json;
-use std::time::Instant;
 
 /// Inspect the store and copy it to another engine (SQLite file ⇄ PostgreSQL);
 /// `bench store` benchmarks both engines side by side.
@@ -64,17 +64,17 @@ fn info(ctx: &Context, digest: bool) -> Result<(), Failure> {
     if !loc.exists() {
         return Err(Failure::input(format!("{loc}: no store there")));
     }
-    let store = loc.open()?;
+    let store = ctx.open_existing_store()?;
     let pb = ctx.spinner(if digest { "reading the whole store" } else { "counting rows" });
-    let info = store.info(digest)?;
-    pb.finish_and_clear();
+    let info = citriage_app::store_admin::info(&store, digest)?;
+    pb.clear();
     if ctx.json() {
         print_json(&serde_json::to_value(&info).unwrap_or_default());
         return Ok(());
     }
     outln!("store:   {} ({})", info.location, info.backend);
     outln!("schema:  version {}", info.schema_version);
-    outln!("size:    {}", crate::context::human_bytes(info.bytes));
+    outln!("size:    {}", citriage_app::store_admin::human_bytes(info.bytes));
     for t in &info.tables {
         outln!("  {:<22} {:>12} rows", t.table, t.rows);
     }
@@ -85,34 +85,10 @@ fn info(ctx: &Context, digest: bool) -> Result<(), Failure> {
 }
 
 fn migrate(ctx: &Context, from: &Location, to: &Location, verify: bool) -> Result<(), Failure> {
-    if !from.exists() {
-        return Err(Failure::input(format!("--from {from}: no store there")));
-    }
-    if from == to {
-        return Err(Failure::input(format!("--from and --to are the same store ({from})")));
-    }
-    let source = from.open()?;
-    let mut target = to.open()?;
-    let started = Instant::now();
-    let pb = ctx.spinner(&format!("copying {from} into {to}"));
-    let report = source
-        .copy_into(&mut target, &mut |table, rows| pb.set_message(format!("copying {table}: {rows} rows")))
-        .map_err(Failure::from)?;
-    pb.finish_and_clear();
-    let copy_s = started.elapsed().as_secs_f64();
-    let verified = if verify {
-        let pb = ctx.spinner("comparing the stores' content digests");
-        let (a, b) = (source.content_digest()?, target.content_digest()?);
-        pb.finish_and_clear();
-        if a != b {
-            return Err(Failure::other(format!(
-                "the copy in {to} differs from {from} (digest {b} against {a}); the target keeps the copy for inspection"
-            )));
-        }
-        Some(a)
-    } else {
-        None
-    };
+    let pb = ctx.spinner("opening the stores");
+    let Migrated { report, seconds: copy_s, digest: verified } =
+        citriage_app::store_admin::migrate(from, to, verify, &pb)?;
+    pb.clear();
     if ctx.json() {
         print_json(&json!({
             "from": report.from, "to": report.to, "tables": report.tables, "seconds": copy_s, "digest": verified,

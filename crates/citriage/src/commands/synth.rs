@@ -2,6 +2,7 @@
 
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
+use citriage_app::Progress;
 use citriage_synth::{generate, Phase, SynthParams, PRESETS};
 use clap::Args;
 use serde_json::json;
@@ -81,16 +82,16 @@ pub fn exec(ctx: &Context, a: &SynthArgs) -> Result<(), Failure> {
     let bar = ctx.bar(template, template);
     let t = Instant::now();
     let res = generate(&p, &a.out, &mut |pr| {
-        bar.set_length(pr.total);
-        bar.set_position(pr.done);
-        bar.set_message(match pr.phase {
+        bar.total(pr.total);
+        bar.position(pr.done);
+        bar.doing(&match pr.phase {
             Phase::Jobs => format!("jobs ({} builds, {} MiB)", pr.builds, pr.bytes >> 20),
             Phase::Payloads => "payloads".to_string(),
             Phase::Aggregates => "dashboards and truth".to_string(),
             Phase::Done => "done".to_string(),
         });
     });
-    bar.finish_and_clear();
+    bar.clear();
     let summary = res.map_err(|e| Failure::input(e.to_string()))?;
     let secs = t.elapsed().as_secs_f64();
     if ctx.json() {

@@ -3,8 +3,8 @@
 //! report and data files and records the report in the store.
 
 use crate::context::{Context, Failure, SnapshotSourceArgs};
-use crate::pipeline;
-use citriage_model::Dataset;
+use crate::render;
+use citriage_app::triage::{Settings, TriageRequest};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -50,64 +50,22 @@ pub struct TriageArgs {
 
 /// Runs `citriage triage`.
 pub fn exec(ctx: &Context, a: &TriageArgs) -> Result<(), Failure> {
-    let rules = pipeline::load_rules(a.rules.as_deref())?;
-    let config = pipeline::load_config(a.config.as_deref())?;
-    let mut store = if a.snapshot.is_some() { ctx.open_store()? } else { ctx.open_existing_store()? };
-    let opts = a.source.http();
+    let settings = Settings::load(a.rules.as_deref(), a.config.as_deref())?;
+    let store = if a.snapshot.is_some() { ctx.open_store()? } else { ctx.open_existing_store()? };
+    let req = TriageRequest {
+        snapshot: a.snapshot.clone(),
+        prior: a.prior.clone(),
+        dataset: a.source.dataset,
+        date: a.source.date,
+        http: a.source.http(),
+        links: a.links.clone(),
+        api: a.api.clone(),
+        offline: a.offline,
+        out: a.out.clone(),
+    };
     let pb = ctx.spinner("reading");
-    let id = match &a.snapshot {
-        Some(loc) => {
-            let (s, warnings) = pipeline::read_snapshot(loc, a.source.dataset, a.source.date, &opts)?;
-            for w in warnings {
-                pb.suspend(|| eprintln!("warning: {w}"));
-            }
-            pipeline::import(&mut store, &s)?.snapshot.id
-        }
-        None => {
-            let ds = a.source.dataset.unwrap_or(Dataset::Failures);
-            match store.latest(ds)? {
-                Some(s) => s.id,
-                None => {
-                    return Err(Failure::input(format!(
-                        "the store {} has no {ds} snapshot: pass --snapshot FILE|URL or run `{} import` first",
-                        store.path(),
-                        crate::context::invocation()
-                    )))
-                }
-            }
-        }
-    };
-    let mut loaded = pipeline::load_with_history(&store, id)?;
-    if let Some(p) = &a.prior {
-        let (prior, _) = pipeline::read_snapshot(p, Some(loaded.snapshot.meta.dataset), None, &opts)?;
-        loaded.prior = Some(prior);
-        loaded.older.clear();
-    }
-    pb.set_message("loading builds");
-    let builds = if store.build_counts()?.0 > 0 {
-        // The listed jobs' builds, with tests of the last 8 days before the snapshot date.
-        let listed: std::collections::BTreeSet<String> = loaded.snapshot.jobs.iter().map(|j| j.job.clone()).collect();
-        let since = loaded.snapshot.meta.date.start_seconds() - 8 * citriage_model::time::DAY;
-        Some(crate::builds::load_builds_filtered(&mut store, Some(since), Some(&listed))?)
-    } else {
-        None
-    };
-    let links = match &a.links {
-        Some(p) => {
-            pb.set_message("reading linked PRs");
-            let store_rc = std::rc::Rc::new(store);
-            let l = crate::github::read_links(p, store_rc.clone(), &a.api, a.offline)?;
-            store = std::rc::Rc::try_unwrap(store_rc).map_err(|_| Failure::other("store still in use"))?;
-            l
-        }
-        None => Vec::new(),
-    };
-    pb.set_message("triaging");
-    let t = pipeline::run_triage(&loaded, &rules, &config, builds.as_deref(), &links);
-    pb.set_message("writing report");
-    let files = pipeline::write_and_record(&mut store, &t, &a.out)?;
-    pipeline::record_report_evidence(&mut store, &t)?;
-    pb.finish_and_clear();
-    pipeline::print_summary(ctx, &t, &files);
+    let t = citriage_app::triage::triage_snapshot(store, &req, &settings, &pb)?;
+    pb.clear();
+    render::triage_summary(ctx, &t.triage, &t.files);
     Ok(())
 }

@@ -3,13 +3,8 @@
 //! could not be checked.
 
 use crate::context::{Context, Failure};
-use crate::documents::{find_by_body, split_stored, Verified, MARKDOWN};
-use crate::github::ref_context;
 use crate::outln;
-use crate::verification::{check_report, VerifySetup};
-use citriage_model::evidence::sha256_hex;
-use citriage_store::{DocumentHeader, Store};
-use citriage_verify::{Checkout, Checkouts, Git};
+use citriage_app::verify::{VerifyOutcome, VerifyRequest};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -58,100 +53,37 @@ pub struct VerifyArgs {
 
 /// Runs `citriage verify`.
 pub fn exec(ctx: &Context, a: &VerifyArgs) -> Result<(), Failure> {
-    match check(ctx, a)? {
-        0 => Ok(()),
-        _ => Err(Failure::other("the report has findings or unchecked claims (see above)")),
-    }
-}
-
-/// Runs the check and prints the result; returns the verifier's exit code.
-fn check(ctx: &Context, a: &VerifyArgs) -> Result<i32, Failure> {
     let db = ctx.db_location();
-    // Results are recorded only in a store that exists; without one, the check runs
-    // against an empty in-memory store and nothing is written.
-    let exists = db.exists();
-    let store = if exists {
-        db.open()?
+    // Results are recorded only in a store that exists; without one, nothing is written.
+    let store = if db.exists() {
+        Some(crate::context::open(&db)?)
     } else if a.stored.is_some() {
         return Err(Failure::input(format!("{db}: no store there, so no stored document to verify (pass --db FILE)")));
     } else {
-        Store::open_in_memory()?
+        None
     };
-    let (text, name, document) = match (&a.stored, &a.report) {
-        (Some(spec), _) => {
-            let (kind, key) = split_stored(spec)?;
-            let doc = store.document(kind, key, MARKDOWN)?.ok_or_else(|| {
-                Failure::input(format!(
-                    "--stored {spec}: no {MARKDOWN} document of kind {kind:?} with key {key:?} in {} (`{} reports` lists them)",
-                    store.path(),
-                    crate::context::invocation()
-                ))
-            })?;
-            let header = DocumentHeader {
-                kind: doc.kind,
-                key: doc.key,
-                media_type: doc.media_type,
-                title: doc.title,
-                as_of: doc.as_of,
-                bytes: doc.body.len() as u64,
-                sha256: sha256_hex(doc.body.as_bytes()),
-            };
-            (doc.body, spec.clone(), Some(header))
-        }
-        (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-            let header = if exists { find_by_body(&store, text.as_bytes())? } else { None };
-            (text, path.display().to_string(), header)
-        }
-        (None, None) => return Err(Failure::input("give a report file or --stored KIND/KEY")),
-    };
-    let git = Git::locate().ok();
-    let mut checkouts = Checkouts::new();
-    for spec in &a.checkouts {
-        let mut parts = spec.splitn(3, '=');
-        let (Some(co_name), Some(path)) = (parts.next(), parts.next()) else {
-            return Err(Failure::input(format!("--checkout {spec:?}: expected name=path[=owner/repo]")));
-        };
-        let repo = parts.next().unwrap_or(co_name);
-        let co = Checkout::open(co_name, path, git.clone())
-            .map_err(|e| Failure::input(format!("--checkout {spec}: {e}")))?;
-        checkouts.add(co, repo, &[]);
-    }
-    let as_of = match &a.as_of {
-        Some(d) => Some(
-            citriage_model::Day::parse(d)
-                .ok_or_else(|| Failure::input(format!("--as-of {d:?}: expected a day as YYYY-MM-DD")))?,
-        ),
-        None => None,
-    };
-    let setup = VerifySetup {
-        as_of,
-        ctx: ref_context(a.repo.as_deref())?,
-        checkouts,
-        api: a.api.clone(),
+    let req = VerifyRequest {
+        report: a.report.clone(),
+        stored: a.stored.clone(),
+        checkouts: a.checkouts.clone(),
+        prior: a.prior.is_some(),
+        repo: a.repo.clone(),
         offline: a.offline,
-        prior_report: a.prior.is_some(),
         allow_unchecked: a.allow_unchecked,
+        api: a.api.clone(),
+        as_of: a.as_of.clone(),
     };
-    let file_name = a
-        .report
-        .as_ref()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.clone());
-    let verified = Verified { document: document.as_ref(), file_name: &file_name, text: &text };
-    let (store, checked) = check_report(store, &text, &name, &verified, &setup, exists)?;
+    let VerifyOutcome { checked, name, store } = citriage_app::verify::verify_report(store, &req)?;
     if ctx.json() {
         use std::io::Write;
         let _ = std::io::stdout().lock().write_all(checked.json.as_bytes());
     } else {
         outln!("{}", citriage_verify::render_markdown(&checked.verification, &name));
     }
-    match &checked.recorded {
-        Some(key) if !ctx.quiet => eprintln!("recorded as verify {key} in {}", store.path()),
-        Some(_) => {}
-        None => eprintln!("note: no store at {db}: the result is not recorded"),
+    match (&checked.recorded, &store) {
+        (Some(key), Some(store)) if !ctx.quiet => eprintln!("recorded as verify {key} in {store}"),
+        (Some(_), _) => {}
+        (None, _) => eprintln!("note: no store at {db}: the result is not recorded"),
     }
-    Ok(checked.verification.exit_code(a.allow_unchecked))
+    Ok(checked.outcome(a.allow_unchecked)?)
 }

@@ -1,9 +1,9 @@
 //! `citriage watch`: continuous ingestion of the configured sources.
 
-use crate::config::Config;
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
-use crate::watching::{default_worker_name, stop_on_signals, Worker};
+use citriage_app::config::Config;
+use citriage_app::watch::{default_worker_name, Worker};
 use citriage_sources::HttpOptions;
 use clap::Args;
 use std::path::PathBuf;
@@ -39,22 +39,16 @@ pub struct WatchArgs {
 pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
     crate::logging::init(ctx.log_format, ctx.quiet);
     let config = Config::load(&a.config)?;
-    let timing = config.timing().map_err(Failure::input)?;
     let location = match (&ctx.db, &config.store) {
         (None, Some(s)) => citriage_store::Location::parse(s),
         _ => ctx.db_location(),
     };
-    let mut store = location.open()?;
+    let mut store = crate::context::open(&location)?;
     let stop = Arc::new(AtomicBool::new(false));
     stop_on_signals(stop.clone());
-    let worker = Worker {
-        config,
-        timing,
-        name: a.worker.clone().unwrap_or_else(default_worker_name),
-        location,
-        stop: stop.clone(),
-        http: HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() },
-    };
+    let http = HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() };
+    let name = a.worker.clone().unwrap_or_else(default_worker_name);
+    let worker = Worker::new(config, name, location, stop.clone(), http)?;
     tracing::info!(
         sources = worker.config.source_count(),
         store = %store.path(),
@@ -65,7 +59,7 @@ pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
     loop {
         let report = worker.tick(&mut store, a.once)?;
         if ctx.json() {
-            print_json(&serde_json::to_value(&report).map_err(|e| Failure::other(e.to_string()))?);
+            print_json(&serde_json::to_value(&report).unwrap_or_default());
         } else {
             for s in &report.sources {
                 match (&s.error, s.kind.as_str()) {
@@ -117,4 +111,35 @@ pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
             return Ok(());
         }
     }
+}
+
+/// Sets `flag` on SIGINT or SIGTERM (on a thread of its own).
+fn stop_on_signals(flag: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        rt.block_on(async {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                match signal(SignalKind::terminate()) {
+                    Ok(mut term) => {
+                        tokio::select! {
+                            _ = tokio::signal::ctrl_c() => {}
+                            _ = term.recv() => {}
+                        }
+                    }
+                    Err(_) => {
+                        let _ = tokio::signal::ctrl_c().await;
+                    }
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        });
+        flag.store(true, Ordering::SeqCst);
+    });
 }

@@ -1,0 +1,76 @@
+//! Stored builds for the use cases: loading them (all, or per job with recent tests
+//! only) and the `--as-of` window end their metrics and clusters are computed at.
+
+use crate::error::{Error, Result};
+use citriage_model::build::BuildRecord;
+use citriage_model::Day;
+use citriage_store::Store;
+use std::collections::BTreeSet;
+
+/// Loads stored builds job by job, with test results only for builds started after
+/// `tests_since` (all when `None`), and only for `jobs` (dashboard names) when given.
+pub fn load_builds_filtered(
+    store: &mut Store,
+    tests_since: Option<i64>,
+    jobs: Option<&BTreeSet<String>>,
+) -> Result<Vec<BuildRecord>> {
+    let mut out = Vec::new();
+    for job in store.build_jobs()? {
+        if let Some(set) = jobs {
+            if !set.contains(&job) && !set.contains(&format!("pr:{job}")) {
+                continue;
+            }
+        }
+        out.extend(store.job_builds_with_tests(&job, tests_since)?);
+    }
+    Ok(out)
+}
+
+/// Loads every stored build with all its tests (small stores and tests).
+pub fn load_builds(store: &mut Store) -> Result<Vec<BuildRecord>> {
+    load_builds_filtered(store, None, None)
+}
+
+/// The stored builds of the jobs a snapshot lists, with the tests of the 8 days before
+/// its date: what a triage and its briefs read. `None` when the store has no build.
+pub fn for_snapshot(store: &mut Store, snapshot: &citriage_model::Snapshot) -> Result<Option<Vec<BuildRecord>>> {
+    if store.build_counts()?.0 == 0 {
+        return Ok(None);
+    }
+    let listed: BTreeSet<String> = snapshot.jobs.iter().map(|j| j.job.clone()).collect();
+    let since = snapshot.meta.date.start_seconds() - 8 * citriage_model::time::DAY;
+    Ok(Some(load_builds_filtered(store, Some(since), Some(&listed))?))
+}
+
+/// Every stored build (without tests); none is bad input that `fetch` remedies.
+pub fn require_builds(store: &Store) -> Result<Vec<BuildRecord>> {
+    let all = store.builds(None)?;
+    if all.is_empty() {
+        return Err(Error::remedy(format!("the store {} has no builds: run ", store.path()), "fetch", " first"));
+    }
+    Ok(all)
+}
+
+/// Parses `--as-of`: a date (its last second, UTC) or Unix seconds.
+pub fn parse_as_of(s: &str) -> Result<i64> {
+    if let Some(d) = Day::parse(s) {
+        return Ok(d.end_seconds());
+    }
+    s.parse::<i64>().map_err(|_| Error::input(format!("--as-of {s:?}: expected YYYY-MM-DD or Unix seconds")))
+}
+
+/// The default as-of: the end of the day of the newest stored build, robust to
+/// wrong start times ([`citriage_model::time::robust_newest`]: one build dated
+/// far ahead, or outside the sane window, does not move it).
+pub fn default_as_of(builds: &[BuildRecord]) -> i64 {
+    let newest = citriage_model::time::robust_newest(builds.iter().filter_map(|b| b.started)).unwrap_or(0);
+    Day::from_unix_seconds(newest).end_seconds()
+}
+
+/// `--as-of` when given, else [`default_as_of`] of the builds.
+pub fn as_of(given: Option<&str>, builds: &[BuildRecord]) -> Result<i64> {
+    match given {
+        Some(s) => parse_as_of(s),
+        None => Ok(default_as_of(builds)),
+    }
+}

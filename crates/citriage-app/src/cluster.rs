@@ -1,0 +1,439 @@
+//! Clustering the stored builds' failure texts (`cluster`, `demo`, and `watch` after
+//! new builds): go.k8s.io/triage-compatible ids, stable citriage ids carried through
+//! the store, known signatures, and the run recorded in the store (clusters,
+//! membership, daily counts, sub-patterns) for the dashboard; pattern drift between
+//! two dates for `cluster` and the triage report; and `cluster`'s files
+//! (`failure_data.json`, `clusters.json`, `pattern_drift.json`).
+
+use crate::builds;
+use crate::error::{Error, Result};
+use crate::files;
+use crate::progress::Progress;
+use citriage_model::build::StoredTest;
+use citriage_model::time::DAY;
+use citriage_model::Day;
+use citriage_patterns::cluster::{cluster, ClusterConfig, Clustering, FailureRef};
+use citriage_patterns::drift::{pattern_drift, DriftConfig, DriftKind, PatternDrift};
+use citriage_patterns::export::{
+    attach_sub_patterns, failure_data, rich_export, BuildRecord as ExportBuild, ExportOptions, RichExport,
+};
+use citriage_patterns::normalize::Profile;
+use citriage_patterns::signatures::Catalogue;
+use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableAssignment, StableIdAssigner};
+use citriage_store::{ClusterDay, ClusterMember, ClusterRun, Store, StoredCluster, StoredSubPattern};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// What is clustered, and how.
+#[derive(Debug, Clone)]
+pub struct ClusterOptions {
+    pub profile: Profile,
+    /// Days of failures before the as-of.
+    pub window_days: i64,
+    /// The window's end (`--as-of`: a date or Unix seconds); default: the newest build's day.
+    pub as_of: Option<String>,
+    /// Only these jobs (dashboard naming); all when empty.
+    pub jobs: Vec<String>,
+    pub catalogue: Catalogue,
+    /// Owners by test-name prefix for tests without a `[sig-x]` tag.
+    pub owners: BTreeMap<String, Vec<String>>,
+}
+
+impl Default for ClusterOptions {
+    fn default() -> Self {
+        ClusterOptions {
+            profile: Profile::Default,
+            window_days: 14,
+            as_of: None,
+            jobs: Vec::new(),
+            catalogue: Catalogue::builtin(),
+            owners: BTreeMap::new(),
+        }
+    }
+}
+
+/// A failure as clustered: (test, failure text, job, build path).
+pub type FailureRow = (String, String, String, String);
+
+/// What a clustering run computed (and recorded in the store).
+pub struct ClusterOutcome {
+    pub as_of: i64,
+    /// (test, failure text, job, build path) per failure, in input order.
+    pub rows: Vec<FailureRow>,
+    pub builds: Vec<ExportBuild>,
+    pub clustering: Clustering,
+    pub rich: RichExport,
+    /// Failures per cluster, day, job and test (as recorded).
+    pub daily: Vec<ClusterDay>,
+}
+
+/// The window's failures as read from the store.
+#[derive(Default)]
+struct Window {
+    rows: Vec<FailureRow>,
+    /// Per failure: (index into `builds`, the test's position in its build).
+    places: Vec<(usize, u32)>,
+    builds: Vec<ExportBuild>,
+    /// (bucket, path) per entry of `builds`.
+    stored_at: Vec<(String, String)>,
+}
+
+/// Clusters the stored failures of builds started in the window ending at the as-of
+/// (default: the newest build's day), carries stable ids through the store and
+/// records the run (clusters, membership, daily counts, sub-patterns).
+pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Progress) -> Result<ClusterOutcome> {
+    let all = builds::require_builds(store)?;
+    let as_of = builds::as_of(opts.as_of.as_deref(), &all)?;
+    drop(all);
+    let since = as_of - opts.window_days.max(1) * DAY;
+    let w = read_window(store, opts, since, as_of)?;
+    progress.doing(&format!("clustering {} failures", w.rows.len()));
+    let refs: Vec<FailureRef<'_>> =
+        w.rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
+    let clustering = cluster(&refs, &ClusterConfig::new(opts.profile));
+    let prof = opts.profile.name();
+    let stable = stable_ids(store, prof, &clustering, &w)?;
+    let mut rich = rich_export(&clustering, &refs, Some(&stable), Some(&opts.catalogue), &opts.owners);
+    progress.doing("sub-patterns");
+    let started: Vec<i64> = w.places.iter().map(|&(bi, _)| w.builds[bi].started).collect();
+    attach_sub_patterns(&mut rich, &clustering, &refs, &started, Some(&opts.catalogue));
+    drop(refs);
+    progress.doing("recording clusters");
+    let (stored, members, daily) = cluster_rows(&clustering, &rich, &stable, &w, as_of);
+    let run = ClusterRun {
+        profile: prof.to_string(),
+        as_of,
+        window_days: opts.window_days.max(1),
+        failures: w.rows.len() as u64,
+        clusters: stored.len() as u64,
+    };
+    let missing = store.record_cluster_run(&run, &stored, &members, &daily)?;
+    if missing > 0 {
+        return Err(Error::failed(format!("{missing} clustered failures have no stored build")));
+    }
+    store.record_cluster_subpatterns(prof, &sub_pattern_rows(&rich, &stable))?;
+    Ok(ClusterOutcome { as_of, rows: w.rows, builds: w.builds, clustering, rich, daily })
+}
+
+/// The failures of the builds started in `(since, as_of]`, job by job.
+fn read_window(store: &mut Store, opts: &ClusterOptions, since: i64, as_of: i64) -> Result<Window> {
+    let mut w = Window::default();
+    for job_name in store.build_jobs()? {
+        for b in store.job_builds_with_tests(&job_name, Some(since))? {
+            let Some(started) = b.started.filter(|s| *s > since && *s <= as_of) else { continue };
+            if !opts.jobs.is_empty() && !opts.jobs.contains(&b.dashboard_job()) {
+                continue;
+            }
+            // Stored tests are in position order, so a test's index is its position.
+            let failed: Vec<(u32, &StoredTest)> = b
+                .tests
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| (t.status == "failed" || t.status == "error") && t.failure_text.is_some())
+                .map(|(i, t)| (i as u32, t))
+                .collect();
+            let path = format!("gs://{}/{}", b.bucket, b.path);
+            for (seq, t) in &failed {
+                let test = match opts.profile {
+                    Profile::K8sTriage => t.kettle_name.clone().unwrap_or_else(|| t.name.clone()),
+                    Profile::Default => t.name.clone(),
+                };
+                w.rows.push((test, t.failure_text.clone().unwrap_or_default(), b.dashboard_job(), path.clone()));
+                w.places.push((w.builds.len(), *seq));
+            }
+            w.builds.push(ExportBuild {
+                path,
+                job: b.dashboard_job(),
+                number: b.build_id.parse().unwrap_or(0),
+                started,
+                elapsed: b.duration.unwrap_or(0),
+                tests_run: b.tests.len() as i64,
+                tests_failed: failed.len() as i64,
+                result: b.result.clone().unwrap_or_default(),
+                executor: b.executor.clone().unwrap_or_default(),
+                pr: b.pr.map(|p| p.to_string()).unwrap_or_default(),
+            });
+            w.stored_at.push((b.bucket.clone(), b.path.clone()));
+        }
+    }
+    Ok(w)
+}
+
+/// Stable ids carried through the store: a cluster takes the id most of its failures
+/// were first given.
+fn stable_ids(store: &Store, prof: &str, clustering: &Clustering, w: &Window) -> Result<Vec<StableAssignment>> {
+    let previous: Vec<PreviousCluster> =
+        store.clusters(prof)?.into_iter().map(|c| PreviousCluster { stable_id: c.stable_id, key: c.key }).collect();
+    let first: HashMap<(String, String, u32), String> =
+        store.cluster_first_ids(prof)?.into_iter().map(|f| ((f.bucket, f.path, f.seq), f.stable_id)).collect();
+    let votes: Vec<Vec<(String, u64)>> = clustering
+        .clusters
+        .iter()
+        .map(|c| {
+            let mut v: BTreeMap<&str, u64> = BTreeMap::new();
+            for &m in &c.members {
+                let (bi, seq) = w.places[m as usize];
+                let (bucket, path) = &w.stored_at[bi];
+                if let Some(id) = first.get(&(bucket.clone(), path.clone(), seq)) {
+                    *v.entry(id.as_str()).or_insert(0) += 1;
+                }
+            }
+            v.into_iter().map(|(k, n)| (k.to_string(), n)).collect()
+        })
+        .collect();
+    let current: Vec<CurrentCluster<'_>> =
+        clustering.clusters.iter().map(|c| CurrentCluster { key: &c.key, size: c.members.len() }).collect();
+    Ok(StableIdAssigner::new(previous).assign_with_votes(&current, &votes))
+}
+
+/// The run's sub-patterns with one failure each as evidence.
+fn sub_pattern_rows(rich: &RichExport, stable: &[StableAssignment]) -> Vec<StoredSubPattern> {
+    rich.clusters
+        .iter()
+        .zip(stable)
+        .flat_map(|(rc, s)| {
+            rc.sub_patterns.iter().map(move |sp| StoredSubPattern {
+                stable_id: s.stable_id.clone(),
+                kind: sp.kind.name().to_string(),
+                label: sp.label.clone(),
+                failures: sp.members.len() as u64,
+                first_seen: sp.first_seen,
+                last_seen: sp.last_seen,
+                job: sp.evidence.job.clone(),
+                build: sp.evidence.build.clone(),
+                test: sp.evidence.test.clone(),
+                excerpt: sp.evidence.excerpt.clone(),
+            })
+        })
+        .collect()
+}
+
+/// What the store keeps of a clustering run: each cluster with its representative
+/// text, spans, owner and signatures; each failure's membership; and failures per
+/// cluster, day, job and test.
+fn cluster_rows(
+    clustering: &Clustering,
+    rich: &RichExport,
+    stable: &[StableAssignment],
+    w: &Window,
+    as_of: i64,
+) -> (Vec<StoredCluster>, Vec<ClusterMember>, Vec<ClusterDay>) {
+    let mut clusters = Vec::with_capacity(clustering.clusters.len());
+    let mut members = Vec::with_capacity(w.rows.len());
+    let mut daily = Vec::new();
+    for ((c, rc), s) in clustering.clusters.iter().zip(&rich.clusters).zip(stable) {
+        let mut times = Vec::with_capacity(c.members.len());
+        let mut jobs = BTreeSet::new();
+        let mut per_day: BTreeMap<(i64, &str, &str), u64> = BTreeMap::new();
+        for &m in &c.members {
+            let (test, _, job, _) = &w.rows[m as usize];
+            let (bi, seq) = w.places[m as usize];
+            let started = w.builds[bi].started;
+            times.push(started);
+            jobs.insert(job.as_str());
+            *per_day.entry((Day::from_unix_seconds(started).0, job.as_str(), test.as_str())).or_insert(0) += 1;
+            let (bucket, path) = &w.stored_at[bi];
+            members.push(ClusterMember {
+                stable_id: s.stable_id.clone(),
+                bucket: bucket.clone(),
+                path: path.clone(),
+                seq,
+            });
+        }
+        daily.extend(per_day.into_iter().map(|((day, job, test), failures)| ClusterDay {
+            stable_id: s.stable_id.clone(),
+            day,
+            job: job.to_string(),
+            test: test.to_string(),
+            failures,
+        }));
+        clusters.push(StoredCluster {
+            stable_id: s.stable_id.clone(),
+            key: c.key.clone(),
+            k8s_id: c.k8s_id.clone(),
+            size: c.members.len() as u64,
+            first_seen: times.iter().copied().min().unwrap_or(as_of),
+            last_seen: times.iter().copied().max().unwrap_or(as_of),
+            text: c.text.clone(),
+            spans: c.spans.clone(),
+            owner: rc.owner.clone(),
+            signatures: rc.signatures.iter().map(|m| m.id.clone()).collect(),
+            tests: c.tests.len() as u64,
+            jobs: jobs.len() as u64,
+            run_as_of: as_of,
+        });
+    }
+    (clusters, members, daily)
+}
+
+/// Pattern drift of a run's clusters from its daily rows.
+pub fn cluster_drift(daily: &[ClusterDay], from_day: i64, to_day: i64, cfg: &DriftConfig) -> Vec<PatternDrift> {
+    let rows: Vec<(String, i64, u64)> = daily.iter().map(|d| (d.stable_id.clone(), d.day, d.failures)).collect();
+    pattern_drift(&rows, from_day, to_day, cfg)
+}
+
+/// The triage report's pattern drift: the store's latest clustering run (default profile,
+/// else k8s-triage), the 7 days to `date` (or to the run's as-of day when earlier) against
+/// the 7 days before, each moving pattern with its newest failure as evidence. None when no
+/// clustering run is stored.
+pub fn drift_report(store: &Store, date: Day) -> Result<Option<citriage_analysis::triage::PatternDriftReport>> {
+    use citriage_analysis::triage::{DriftingPattern, PatternDriftReport};
+    use citriage_model::{Evidence, EvidenceKind};
+    let mut run = None;
+    for prof in Profile::ALL {
+        if let Some(r) = store.cluster_run(prof.name())? {
+            run = Some(r);
+            break;
+        }
+    }
+    let Some(run) = run else { return Ok(None) };
+    let cfg = DriftConfig::default();
+    let to_day = date.0.min(Day::from_unix_seconds(run.as_of).0);
+    let from_day = to_day - cfg.span;
+    let daily = store.cluster_daily(&run.profile)?;
+    let mut patterns = Vec::new();
+    for d in cluster_drift(&daily, from_day, to_day, &cfg) {
+        if d.kind == DriftKind::Steady {
+            continue;
+        }
+        let text = store
+            .cluster(&run.profile, &d.id)?
+            .map(|c| c.text.lines().next().unwrap_or("").chars().take(160).collect())
+            .unwrap_or_default();
+        let evidence = store.cluster_failures(&run.profile, &d.id, 1)?.into_iter().next().map(|f| {
+            let body = f.failure_text.unwrap_or_default();
+            let first: String = body.lines().next().unwrap_or("").chars().take(300).collect();
+            Evidence::new(
+                EvidenceKind::JunitCase,
+                format!("{} :: {}", citriage_model::build::prow_url(&f.bucket, &f.path), f.test),
+                first,
+                citriage_model::evidence::sha256_hex(body.as_bytes()),
+                f.started.map(|s| Day::from_unix_seconds(s).to_string()).unwrap_or_default(),
+            )
+        });
+        patterns.push(DriftingPattern {
+            stable_id: d.id,
+            kind: d.kind,
+            before: d.before,
+            after: d.after,
+            per_day: d.per_day.iter().map(|(_, n)| *n).collect(),
+            text,
+            evidence,
+        });
+    }
+    Ok(Some(PatternDriftReport {
+        profile: run.profile,
+        from: Day(from_day),
+        to: Day(to_day),
+        span_days: cfg.span,
+        patterns,
+    }))
+}
+
+/// A normalization profile by its name (`default`, `k8s-triage`, or the short `k8s`).
+pub fn parse_profile(name: &str) -> Result<Profile> {
+    Profile::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        Error::input(format!("--profile {name:?}: expected {}", names.join(" or ")))
+    })
+}
+
+/// The catalogue of known signatures: the built-in one, with a user file (TOML) merged
+/// over it when given.
+pub fn catalogue(user: Option<&Path>) -> Result<Catalogue> {
+    match user {
+        None => Ok(Catalogue::builtin()),
+        Some(p) => {
+            let text = files::read_input(p)?;
+            Catalogue::builtin_with(&text).map_err(|e| Error::input(format!("{}: {e}", p.display())))
+        }
+    }
+}
+
+/// Owners by test-name prefix from a JSON file (`{"sig-node": ["Kubelet", ...]}`), or none.
+pub fn owners(file: Option<&Path>) -> Result<BTreeMap<String, Vec<String>>> {
+    let Some(p) = file else { return Ok(BTreeMap::new()) };
+    let text = std::fs::read(p).map_err(|e| Error::input(format!("{}: cannot read: {e}", p.display())))?;
+    serde_json::from_slice(&text)
+        .map_err(|e| Error::input(format!("{}: expected {{\"sig-x\": [\"prefix\", ...]}}: {e}", p.display())))
+}
+
+/// Where `cluster` writes and which pattern drift it computes.
+#[derive(Debug, Clone)]
+pub struct ClusterFiles {
+    /// The output folder.
+    pub out: PathBuf,
+    /// Drift from this date (the end of its window, YYYY-MM-DD); default: 7 days before `drift_to`.
+    pub drift_from: Option<String>,
+    /// Drift to this date; default: the as-of day.
+    pub drift_to: Option<String>,
+    /// Days in each drift window.
+    pub drift_span: i64,
+}
+
+impl Default for ClusterFiles {
+    fn default() -> Self {
+        ClusterFiles { out: PathBuf::from("clusters"), drift_from: None, drift_to: None, drift_span: 7 }
+    }
+}
+
+/// `cluster`'s result: the run, its pattern drift and the files written.
+pub struct ClusterReport {
+    pub outcome: ClusterOutcome,
+    pub drift: Vec<PatternDrift>,
+    pub drift_config: DriftConfig,
+    pub from_day: i64,
+    pub to_day: i64,
+    /// `pattern_drift.json`'s content.
+    pub drift_json: Value,
+    /// `failure_data.json`, `clusters.json`, `pattern_drift.json`.
+    pub files: [PathBuf; 3],
+}
+
+/// Clusters the store ([`cluster_store`]) and writes `failure_data.json`
+/// (go.k8s.io/triage's format), `clusters.json` and `pattern_drift.json`.
+pub fn cluster_to_files(
+    store: &mut Store,
+    opts: &ClusterOptions,
+    out: &ClusterFiles,
+    progress: &dyn Progress,
+) -> Result<ClusterReport> {
+    let outcome = cluster_store(store, opts, progress)?;
+    let refs: Vec<FailureRef<'_>> =
+        outcome.rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
+    // Every cluster is exported, so every failure is in exactly one `clustered[]` entry.
+    let fd = failure_data(&outcome.clustering, &refs, &outcome.builds, &ExportOptions::complete(opts.owners.clone()));
+    drop(refs);
+    // Pattern drift between two dates, from the run's failures per cluster and day.
+    let day_of = |s: &str, flag: &str| {
+        Day::parse(s).map(|d| d.0).ok_or_else(|| Error::input(format!("{flag} {s:?}: expected YYYY-MM-DD")))
+    };
+    let to_day = match &out.drift_to {
+        Some(s) => day_of(s, "--drift-to")?,
+        None => Day::from_unix_seconds(outcome.as_of).0,
+    };
+    let from_day = match &out.drift_from {
+        Some(s) => day_of(s, "--drift-from")?,
+        None => to_day - 7,
+    };
+    if out.drift_span < 1 {
+        return Err(Error::input(format!("--drift-span {}: expected at least 1 day", out.drift_span)));
+    }
+    let drift_config = DriftConfig { span: out.drift_span, ..DriftConfig::default() };
+    let drift = cluster_drift(&outcome.daily, from_day, to_day, &drift_config);
+    files::create_dir(&out.out)?;
+    let write = |name: &str, v: String| -> Result<PathBuf> {
+        let p = out.out.join(name);
+        files::write_plain(&p, v)?;
+        Ok(p)
+    };
+    let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
+    let f2 = write("clusters.json", serde_json::to_string_pretty(&outcome.rich).unwrap_or_default() + "\n")?;
+    let drift_json = json!({
+        "from": Day(from_day).to_string(), "to": Day(to_day).to_string(), "span_days": drift_config.span,
+        "min_change": drift_config.min_change, "patterns": drift,
+    });
+    let f3 = write("pattern_drift.json", serde_json::to_string_pretty(&drift_json).unwrap_or_default() + "\n")?;
+    Ok(ClusterReport { outcome, drift, drift_config, from_day, to_day, drift_json, files: [f1, f2, f3] })
+}
