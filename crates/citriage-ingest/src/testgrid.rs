@@ -397,6 +397,8 @@ pub struct TabFailure {
     pub dashboard: String,
     pub tab: String,
     pub reason: String,
+    /// Whether the answer was at fault (refused, or a 4xx), not the network.
+    pub bad_input: bool,
 }
 
 /// What reading TestGrid did.
@@ -559,18 +561,23 @@ pub fn ingest_dashboard(
             break;
         }
         progress(&tab);
-        let fail = |reason: String| TabFailure { dashboard: dashboard.into(), tab: tab.clone(), reason };
+        let fail = |reason: String, bad_input: bool| TabFailure {
+            dashboard: dashboard.into(),
+            tab: tab.clone(),
+            reason,
+            bad_input,
+        };
         let body = match tg.table(dashboard, &tab) {
             Ok(b) => b,
             Err(e) if e.is_bad_input() || matches!(e, SourceError::Http { .. }) => {
-                summary.failures.push(fail(e.to_string()));
+                summary.failures.push(fail(e.to_string(), e.is_bad_input()));
                 continue;
             }
             Err(e) => return Err(IngestTestgridError::Source(e)),
         };
         match ingest_table(store, dashboard, &tab, &body, opts) {
             Ok(o) => summary.tabs.push(o),
-            Err(TabError::Input(e)) => summary.failures.push(fail(e)),
+            Err(TabError::Input(e)) => summary.failures.push(fail(e, true)),
             Err(TabError::Store(e)) => return Err(IngestTestgridError::Store(e)),
         }
     }
