@@ -37,7 +37,7 @@ fn testgrid_server(root: PathBuf) -> http::Server {
             [d, t] if t == "table" => query
                 .split('&')
                 .find_map(|kv| kv.strip_prefix("tab="))
-                .map(|tab| http::pct_decode(tab))
+                .map(http::pct_decode)
                 .filter(|tab| !tab.contains('/') && tab != ".." && tab != ".")
                 .map(|tab| root.join(d).join("table").join(tab)),
             _ => None,
