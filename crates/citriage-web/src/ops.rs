@@ -112,14 +112,18 @@ pub fn metrics(f: &Figures<'_>, latency: &Latency) -> String {
     );
     type Per<'a> = (&'a str, &'a str, &'a str, fn(&SourceStatus, Option<i64>) -> Option<String>);
     // What a source stores, in its kind's words (one counter per kind).
-    let stored: [(&str, &str, &str); 3] = [
-        ("citriage_source_builds_stored_total", "bucket", "Builds stored by the source's ingests."),
-        ("citriage_source_payloads_analysed_total", "release-stream", "Payloads of the stream analysed and recorded."),
-        ("citriage_source_refs_refreshed_total", "github", "Pull requests and issues whose state was read again."),
+    let stored: [(&str, &[&str], &str); 3] = [
+        ("citriage_source_builds_stored_total", &["bucket", "testgrid"], "Builds stored by the source's ingests."),
+        (
+            "citriage_source_payloads_analysed_total",
+            &["release-stream"],
+            "Payloads of the stream analysed and recorded.",
+        ),
+        ("citriage_source_refs_refreshed_total", &["github"], "Pull requests and issues whose state was read again."),
     ];
-    for (name, kind, help) in stored {
+    for (name, kinds, help) in stored {
         let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} counter\n");
-        for s in f.sources.iter().filter(|s| s.kind == kind) {
+        for s in f.sources.iter().filter(|s| kinds.contains(&s.kind.as_str())) {
             let _ = writeln!(
                 out,
                 "{name}{{source=\"{}\",kind=\"{}\"}} {}",
