@@ -271,3 +271,38 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(name: &str, kind: &str, stored: i64) -> SourceStatus {
+        SourceStatus {
+            source: name.into(),
+            kind: kind.into(),
+            lease_holder: None,
+            lease_until: 0,
+            last_attempt: None,
+            last_success: None,
+            last_error: None,
+            last_error_at: None,
+            failures: 0,
+            next_due: 0,
+            ticks: 1,
+            errors: 0,
+            builds_stored: stored,
+            newest_started: None,
+        }
+    }
+
+    #[test]
+    fn builds_stored_count_buckets_and_testgrid_sources_under_one_help() {
+        let sources = [source("k8s", "bucket", 7), source("blocking", "testgrid", 82), source("gh", "github", 3)];
+        let f = Figures { builds: 89, jobs: 2, view_generation: 1, sources: &sources, now: None };
+        let text = metrics(&f, &Latency::default());
+        assert!(text.contains("citriage_source_builds_stored_total{source=\"k8s\",kind=\"bucket\"} 7\n"), "{text}");
+        assert!(text.contains("citriage_source_builds_stored_total{source=\"blocking\",kind=\"testgrid\"} 82\n"));
+        assert_eq!(text.matches("# HELP citriage_source_builds_stored_total ").count(), 1);
+        assert!(!text.contains("citriage_source_builds_stored_total{source=\"gh\""));
+    }
+}
