@@ -13,11 +13,13 @@ use crate::request::{Capture, PlannedRequest};
 use crate::{first_line, slug, ActionKind, Draft, Earned, PayloadJob, Refusal, SuspectPr, Target, FORMAT_VERSION};
 use citriage_model::{Evidence, EvidenceKind};
 use citriage_payload::action::{Band, CandidateAction};
-use citriage_payload::analysis::{FailedJob, FailureMode, OnsetBefore, PayloadAnalysis, RootCause, Suspect};
 use citriage_payload::analyze::page_url;
+use citriage_payload::candidate::Candidate;
 use citriage_payload::classify::FailureClass;
 use citriage_payload::evidence::LogLine;
-use citriage_payload::scoring::{Candidate, CandidateScore, ErrorMatch, Signal};
+use citriage_payload::result::{FailedJob, FailureMode, OnsetBefore, PayloadAnalysis, RootCause, Suspect};
+use citriage_payload::scoring::{CandidateScore, Signal};
+use citriage_suspects::links::VerbatimMatch;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -143,7 +145,7 @@ pub fn line_evidence(a: &PayloadAnalysis, job: Option<&FailedJob>, l: &LogLine) 
 }
 
 /// Evidence for the added diff line an error match found.
-pub fn diff_evidence(a: &PayloadAnalysis, c: &Candidate, m: &ErrorMatch) -> Evidence {
+pub fn diff_evidence(a: &PayloadAnalysis, c: &Candidate, m: &VerbatimMatch) -> Evidence {
     let pr = c.url.clone().unwrap_or_else(|| c.short());
     Evidence::new(
         EvidenceKind::SourceLine,

@@ -13,7 +13,7 @@
 //! one and never the other way round: [`Bisect::tracking_yaml`] is defined here.
 
 use crate::payload::{Bisect, Opened};
-use citriage_payload::analysis::PayloadAnalysis;
+use citriage_payload::result::PayloadAnalysis;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

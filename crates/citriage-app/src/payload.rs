@@ -25,8 +25,13 @@ pub fn analyze_from_dir(dir: &Path, mirror: Option<&Path>, opts: &AnalyzeOptions
         let ev = GcsMirror::new(mirror.map(Path::to_path_buf).unwrap_or_else(|| dir.join("gcs")));
         Ok(analyze(&src, &ev, opts)?)
     } else {
-        let snap = SnapshotDir::open(dir)?;
-        Ok(analyze(&snap, &snap, opts)?)
+        // Whatever folder of a snapshot is named (the repository, `<tag>/`, the inner
+        // `<version>/<stream>/`), the payload is found as `payload eval` finds it; the
+        // analysis names the folder it read (`payload.source`).
+        let located = citriage_payload::snapshot::locate(dir, &opts.tag)?;
+        let snap = SnapshotDir::open(&located.root)?;
+        let opts = AnalyzeOptions { tag: located.tag, ..opts.clone() };
+        Ok(analyze(&snap, &snap, &opts)?)
     }
 }
 
@@ -174,6 +179,23 @@ pub fn eval(from: Option<&Path>, truth: Option<&Path>, ci_config: Option<&Path>)
         )));
     }
     Ok(r)
+}
+
+/// `payload eval --cross-validate`: the analysis' tunable weights chosen over a small
+/// grid, held-in figures (chosen on every payload) apart from leave-one-payload-out
+/// figures (each payload with the weights chosen on the others).
+pub fn cross_validate(
+    from: Option<&Path>,
+    truth: Option<&Path>,
+    ci_config: Option<&Path>,
+) -> Result<citriage_payload::crossval::CrossValidation> {
+    let dir = from.ok_or_else(|| Error::input("payload eval --cross-validate needs --from DIR"))?;
+    if !dir.is_dir() {
+        return Err(Error::input(format!("{}: not a folder", dir.display())));
+    }
+    let truth = truth.ok_or_else(|| Error::input("payload eval --cross-validate needs --truth FILE"))?;
+    let t = citriage_payload::eval::read_truth(truth)?;
+    Ok(citriage_payload::crossval::cross_validate(dir, &t, ci_config)?)
 }
 
 /// An evaluation fails on a false revert, a contradiction or an analysis error.

@@ -308,8 +308,8 @@ fn settings(c: &citriage_patterns::extract::ExtractConfig, with_pass: bool) -> S
         format!("new share {}% / min new {} / plain run {}", c.new_share_percent, c.min_new_lines, c.max_plain_run)
     } else {
         format!(
-            "min strength {} / lone errors {} / verdict gap {} / plain run {}",
-            c.min_strength, c.lone_errors, c.verdict_gap, c.max_plain_run
+            "min strength {} / lone errors {} / verdict gap {} / plain run {} / run min strength {}",
+            c.min_strength, c.lone_errors, c.verdict_gap, c.max_plain_run, c.run_min_strength
         )
     }
 }

@@ -363,7 +363,10 @@ fn excerpts_of_window(window: &[u8], skipped_lines: usize, source: &str, limits:
     let found = extract::extract_log(window, None, source, &cfg);
     // (first line, last line, text) with lines local to the window.
     let mut runs: Vec<(usize, usize, String)> = Vec::with_capacity(found.excerpts.len());
+    // The run holding the first failure (bare keyword lines may come before it).
+    let mut first_run = 0;
     for e in found.excerpts {
+        let first = e.first_failure;
         let mut text = e.text;
         if text.is_empty() {
             // The block's first line alone is longer than the byte cap: keep its start.
@@ -380,7 +383,11 @@ fn excerpts_of_window(window: &[u8], skipped_lines: usize, source: &str, limits:
             }
             _ => runs.push((e.line_start, line_end, text)),
         }
+        if first {
+            first_run = runs.len() - 1;
+        }
     }
+    let runs = runs.split_off(first_run.min(runs.len()));
     let mut out = Vec::new();
     for (start, end, text) in cap(runs, limits.max_excerpts.max(1), limits.max_total_bytes) {
         let (Ok(line_start), Ok(line_end)) = (u32::try_from(skipped_lines + start), u32::try_from(skipped_lines + end))
@@ -392,8 +399,8 @@ fn excerpts_of_window(window: &[u8], skipped_lines: usize, source: &str, limits:
     out
 }
 
-/// Keeps the first excerpt, then as many of the last ones as fit in `max` excerpts and
-/// `max_bytes` of text; log order is kept.
+/// Keeps the first excerpt (the first failure's), then as many of the last ones as fit
+/// in `max` excerpts and `max_bytes` of text; log order is kept.
 fn cap(mut runs: Vec<(usize, usize, String)>, max: usize, max_bytes: usize) -> Vec<(usize, usize, String)> {
     if runs.is_empty() {
         return runs;
@@ -498,6 +505,15 @@ mod tests {
         assert!(first.text.starts_with("--- FAIL: TestThing"), "{first:?}");
         let full = excerpts_from_log(log.as_bytes(), "build-log.txt", &ExcerptLimits::default()).unwrap();
         assert_eq!(full, ex, "the tail holds the failure, so the window changes nothing");
+    }
+
+    #[test]
+    fn stored_excerpts_start_at_the_first_failure() {
+        // A spec title naming "fail" rides along with the failure's run but is not it.
+        let log =
+            b"[sig-x] should fail scheduling on tainted nodes\n-----\n--- FAIL: TestA (0.1s)\n    a_test.go:3: boom\n";
+        let ex = excerpts_from_log(log, "build-log.txt", &ExcerptLimits::default()).unwrap();
+        assert_eq!(ex.first().map(|e| e.line_start), Some(3), "{ex:?}");
     }
 
     #[test]

@@ -6,7 +6,12 @@
 //! * **heads**: lines that state a failure, from the build-log markers of Prow/Spyglass and
 //!   common toolchains (Go `--- FAIL:`/`panic:`, Ginkgo `[FAILED]`, klog `E0510 ...`, Maven
 //!   `[ERROR]`, compiler `file:line: error:`, JUnit `<<< FAILURE!`, exceptions,
-//!   `Caused by:`, Jenkins `ERROR:`/`marked build as failure`, `timed out`, ...);
+//!   `Caused by:`, Jenkins `ERROR:`/`marked build as failure`, `timed out`, ...), and by
+//!   shape in any vocabulary ([`crate::extract_shape`]): status-token verdicts (`FAIL: x`,
+//!   `CHECK-UNEXPECTED-FAIL | x | msg`, `//x  FAILED in 2s`), sanitizer, memory-checker,
+//!   crash and linker reports, a run killed by a time limit. Bare failure words count only
+//!   among the line's own words, not inside identifiers, paths, flags, quoted strings or
+//!   argument lists (`error_list`, `--fail-fast`, `errors.go`);
 //! * **continuations**: stack frames, `... N more`, indented lines, compiler notes;
 //! * **noise**: progress bars, downloads, VCS chatter, blank lines;
 //! * **boilerplate**: generic tails that carry no cause (`BUILD FAILURE`, `* Try:`,
@@ -17,8 +22,10 @@
 //! every line is masked (timestamps, numbers, hashes, temp paths → placeholders) and looked up
 //! in the passing log's masked lines; blocks whose head, or most of whose lines, are absent
 //! from the passing log are kept, and so are new lines adjacent to kept blocks. The first kept
-//! block is the first failure. Every excerpt is evidence: source, 1-based inclusive line range,
-//! text and a SHA-256 content hash.
+//! block headed by more than a bare keyword is the first failure. A failure that ends the run
+//! by a time limit shows the last lines before it in its excerpt (what was running), without
+//! counting them as failure lines. Every excerpt is evidence: source, 1-based inclusive line
+//! range, text and a SHA-256 content hash.
 //!
 //! Large inputs: the splitter works over `&[u8]` (callers may memory-map), only the first
 //! [`ExtractConfig::match_cap`] bytes of a line are cleaned and matched, and the passing log is
@@ -37,7 +44,7 @@ use regex::{Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::lines;
+use crate::{extract_shape, lines};
 
 /// Options for extraction.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +72,13 @@ pub struct ExtractConfig {
     /// Without a passing log: an error line (strength 2) whose masked text occurs once in
     /// the log counts as definite: 0 never, 1 klog `E`/`F` lines, 2 any error line.
     pub lone_errors: u8,
+    /// A failure that ends a run by a time limit shows up to this many lines before it in
+    /// its excerpt (what was running when time ran out); they are not failure lines.
+    pub timeout_context: usize,
+    /// Without a passing log: blocks of a selected run are kept when their head has at
+    /// least this strength (1: every block of the run). The first failure is the first
+    /// block headed by more than a bare keyword either way.
+    pub run_min_strength: u8,
     /// With a passing log: a block is kept when at least this share (percent) of its lines
     /// are new...
     pub new_share_percent: u8,
@@ -84,6 +98,8 @@ impl Default for ExtractConfig {
             verdict_gap: 40,
             min_strength: 3,
             lone_errors: 1,
+            run_min_strength: 1,
+            timeout_context: 3,
             new_share_percent: 50,
             min_new_lines: 3,
         }
@@ -107,7 +123,8 @@ pub enum Selection {
 pub struct Excerpt {
     /// Build URL or path the lines come from.
     pub source: String,
-    /// First line (1-based, inclusive).
+    /// First line (1-based, inclusive); for a run killed by a time limit, the last lines
+    /// before the timeout are shown first.
     pub line_start: usize,
     /// Last line (1-based, inclusive).
     pub line_end: usize,
@@ -170,6 +187,19 @@ struct Marker {
     name: &'static str,
     strength: u8,
     pattern: &'static str,
+    /// Matched against the line's own words only ([`extract_shape::words_view`]): a
+    /// failure word inside an identifier, path, flag or argument list does not count.
+    words: bool,
+}
+
+/// A marker matched against the whole cleaned line.
+const fn m(name: &'static str, strength: u8, pattern: &'static str) -> Marker {
+    Marker { name, strength, pattern, words: false }
+}
+
+/// A marker matched against the line's own words.
+const fn w(name: &'static str, strength: u8, pattern: &'static str) -> Marker {
+    Marker { name, strength, pattern, words: true }
 }
 
 /// Index of the data-race marker in [`MARKERS`].
@@ -178,76 +208,108 @@ const RACE: usize = 0;
 const KLOG_ERROR: usize = 6;
 /// Index of the marker naming a failing Go test's output.
 const GO_TEST_OUTPUT: usize = 1;
+/// Index of the sanitizer marker.
+const SANITIZER: usize = 19;
+/// Index of the status-token verdict marker.
+const STATUS_VERDICT: usize = 24;
+/// Index of the event banner marker.
+const EVENT_BANNER: usize = 25;
 // Marker indexes are kept per line in a byte.
 const _: () = assert!(MARKERS.len() <= u8::MAX as usize);
 
 /// Failure heads. Order matters only for naming: the first matching marker names the line.
 const MARKERS: &[Marker] = &[
-    Marker { name: "go-race", strength: 3, pattern: r"^WARNING: DATA RACE" },
+    m("go-race", 3, r"^WARNING: DATA RACE"),
     // never matches: names the lines a failing Go test printed (see mark_go_test_output)
-    Marker { name: "go-test-output", strength: 3, pattern: r"[^\s\S]" },
-    Marker { name: "go-fail", strength: 3, pattern: r"^\s*--- FAIL: |^FAIL\s|^FAIL$" },
-    Marker { name: "go-panic", strength: 3, pattern: r"^panic: |^fatal error: |^goroutine \d+ \[running\]" },
-    Marker {
-        name: "ginkgo-failed",
-        strength: 3,
-        pattern: r"\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|• Failure|\[Fail\] |Summarizing \d+ Failures?",
-    },
-    Marker { name: "fatal", strength: 3, pattern: r"^(?:FATAL|Fatal)(?:\[[^\]]*\])?: |^F\d{4} \d\d:\d\d:\d\d\.\d+" },
-    Marker { name: "klog-error", strength: 2, pattern: r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+" },
-    Marker { name: "maven-error", strength: 2, pattern: r"^\[ERROR\]" },
-    Marker { name: "gh-error", strength: 3, pattern: r"^##\[error\]|^::error" },
-    Marker {
-        name: "error-prefix",
-        strength: 2,
-        pattern: r"^(?:ERROR|Error|FATAL|Fatal|fatal|error|E)(?:\[[^\]]*\])?: ",
-    },
-    Marker {
-        name: "compile-error",
-        strength: 3,
-        pattern: r":\d+(?::\d+)?: (?:fatal )?error|\.\w+:\[\d+,\d+\] |: error[:\[]|^error\[E\d+\]",
-    },
-    Marker {
-        name: "junit-failure",
-        strength: 3,
-        pattern: r"<<< (?:FAILURE|ERROR)!|Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+.*(?:FAILURE|ERROR)!|^Tests in error:|^Failed tests:|^Tests? (?:run|completed).*\d+ failed",
-    },
-    Marker { name: "test-failed", strength: 3, pattern: r"\) FAILED$|\bFAILED\s*$|^FAILED |^\S+ > \S.* FAILED" },
-    Marker {
-        // test runners and compilers of other toolchains: Rust, Jest, RSpec, .NET, pytest,
-        // unittest, TypeScript/C# compilers, CMake/Ninja
-        name: "test-runner",
-        strength: 3,
-        pattern: r"^thread '[^']*' panicked at|^test result: FAILED|^---- \S+ stdout ----$|^error: (?:test failed|could not compile)|^\s*● \S|Failure/Error:|^\s*Failed \S.* \[\d|\berror (?:TS|CS|BC|FS)\d{3,}:|^E {3,}\S|^_{3,} .+ _{3,}$|^(?:FAIL|ERROR): \w+ \(|^FAILED: ",
-    },
-    Marker {
-        name: "exception",
-        strength: 2,
-        pattern: r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error|Failure|Fault)\b(?:: |:$|$| at )|^(?:Exception|Error) in thread |^Traceback \(most recent call last\)|^\w*(?:Exception|Error): ",
-    },
-    Marker { name: "caused-by", strength: 2, pattern: r"^\s*(?:Caused by|Caused|Suppressed|Also):\s" },
-    Marker { name: "jenkins-failure", strength: 3, pattern: r"marked build as failure|^Build step .* failed" },
-    Marker {
-        name: "timeout",
-        strength: 3,
-        pattern: r"Process did not finish before .*timeout|[Tt]imed out waiting|error: timed out|\b(?:deadline exceeded|DeadlineExceeded)\b|signal: killed|Job was active longer than specified deadline",
-    },
-    Marker {
-        name: "ci-step-failed",
-        strength: 3,
-        pattern: r"Step \S+ failed after|level=(?:error|fatal)\b|\x22level\x22:\s*\x22(?:error|fatal)\x22|npm ERR!|make(?:\[\d+\])?: \*\*\* ",
-    },
-    Marker {
-        name: "assertion",
-        strength: 2,
-        pattern: r"[Ee]xpected:? .*(?:but (?:was|got)|got:?|actual)|AssertionError|[Uu]nexpected error|^\s*Expected\b|^\s*(?:to equal|to be|to contain)\b",
-    },
-    Marker {
-        name: "known-cause",
-        strength: 2,
-        pattern: r"cannot find symbol|undefined: |flag provided but not defined|unknown flag|hash mismatch|LimitExceeded|security token.+invalid|No space left on device|does not exist\b|[Uu]nable to |[Cc]ould not (?:resolve|find|transfer|create|access)|[Cc]annot (?:access|find|resolve|load)|[Pp]ermission denied|Connection refused|not found\b|undefined reference to|manifest unknown|ImagePullBackOff|ErrImagePull|CrashLoopBackOff|OOMKilled|[Ee]victed",
-    },
-    Marker { name: "keyword", strength: 1, pattern: r"(?i)\berror|\bfail|exception|\bfatal\b|\bpanic" },
+    m("go-test-output", 3, r"[^\s\S]"),
+    m("go-fail", 3, r"^\s*--- FAIL: |^FAIL\s|^FAIL$"),
+    m("go-panic", 3, r"^panic: |^fatal error: |^goroutine \d+ \[running\]"),
+    m("ginkgo-failed", 3, r"\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|• Failure|\[Fail\] |Summarizing \d+ Failures?"),
+    m("fatal", 3, r"^(?:FATAL|Fatal)(?:\[[^\]]*\])?: |^F\d{4} \d\d:\d\d:\d\d\.\d+"),
+    m("klog-error", 2, r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+"),
+    m("maven-error", 2, r"^\[ERROR\]"),
+    m("gh-error", 3, r"^##\[error\]|^::error"),
+    m("error-prefix", 2, r"^(?:ERROR|Error|FATAL|Fatal|fatal|error|E)(?:\[[^\]]*\])?: "),
+    m(
+        "compile-error",
+        3,
+        r":\d+(?::\d+)?: (?:fatal )?error|\.\w+:\[\d+,\d+\] |: error[:\[]|^error\[E\d+\]|^e: (?:file://)?\S+:\d+:\d+ ",
+    ),
+    m(
+        "junit-failure",
+        3,
+        r"<<< (?:FAILURE|ERROR)!|Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+.*(?:FAILURE|ERROR)!|^Tests in error:|^Failed tests:|^Tests? (?:run|completed).*\d+ failed",
+    ),
+    m("test-failed", 3, r"\) FAILED$|\bFAILED\s*$|^FAILED |^\S+ > \S.* FAILED"),
+    // test runners and compilers of other toolchains: Rust, Jest, RSpec, .NET, pytest,
+    // unittest, TypeScript/C# compilers, CMake/Ninja
+    m(
+        "test-runner",
+        3,
+        r"^thread '[^']*' panicked at|^test result: FAILED|^---- \S+ stdout ----$|^error: (?:test failed|could not compile)|^\s*● \S|Failure/Error:|^\s*Failed \S.* \[\d|\berror (?:TS|CS|BC|FS)\d{3,}:|^E {3,}\S|^_{3,} .+ _{3,}$|^(?:FAIL|ERROR): \w+ \(|^FAILED: |^not ok \d+\b[^#]*$",
+    ),
+    m(
+        "exception",
+        2,
+        r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error|Failure|Fault)\b(?:: |:$|$| at )|^(?:Exception|Error) in thread |^Traceback \(most recent call last\)|^\w*(?:Exception|Error): ",
+    ),
+    m("caused-by", 2, r"^\s*(?:Caused by|Caused|Suppressed|Also):\s"),
+    m("jenkins-failure", 3, r"marked build as failure|^Build step .* failed"),
+    m(
+        "timeout",
+        3,
+        r"Process did not finish before .*timeout|[Tt]imed out waiting|error: timed out|\b(?:deadline exceeded|DeadlineExceeded)\b|signal: killed|Job was active longer than specified deadline",
+    ),
+    m(
+        "ci-step-failed",
+        3,
+        r"Step \S+ failed after|level=(?:error|fatal)\b|\x22level\x22:\s*\x22(?:error|fatal)\x22|npm ERR!|make(?:\[\d+\])?: \*\*\* ",
+    ),
+    // sanitizer reports (AddressSanitizer, LeakSanitizer, ThreadSanitizer, UBSan)
+    m(
+        "sanitizer",
+        3,
+        r"==\d+==\s*(?:ERROR|WARNING): \w*Sanitizer|^(?:ERROR|WARNING): \w*Sanitizer|^SUMMARY: \w*Sanitizer|: runtime error: ",
+    ),
+    // memory checkers that prefix their report with the process id (Valgrind's `==PID==`)
+    m(
+        "memcheck",
+        3,
+        r"^==\d+==\s+(?:Invalid (?:read|write|free)|Conditional jump or move|Use of uninitialised|Mismatched free|Syscall param|Source and destination overlap|\d[\d,]* bytes in [\d,]+ blocks are definitely lost|ERROR SUMMARY: [1-9])",
+    ),
+    // a process that crashed: signals, aborts, crash reporters' reason and crashed thread
+    w(
+        "crash",
+        3,
+        r"Segmentation fault|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE)\b|^Crash reason:|^Thread \d+ \(crashed\)|\bapplication crashed\b|^Fatal Python error:|A fatal error has been detected|^terminate called after throwing|^Abort(?:ed| trap)\b|stack smashing detected|double free or corruption|exited with signal \d+|\bprocess (?:crashed|died)\b",
+    ),
+    // linkers: GNU ld, lld, ld64, MSVC link
+    m(
+        "linker",
+        3,
+        r"undefined symbol|Undefined symbols for architecture|unresolved external symbol|symbol\(s\) not found for architecture|ld returned \d+ exit status|linker command failed|\berror LNK\d+|multiple definition of|duplicate symbols? for architecture",
+    ),
+    // a run killed by a time limit, in the words CI systems and harnesses use
+    w(
+        "timeout-kill",
+        3,
+        r"\b(?:[Cc]ommand|[Jj]ob|[Tt]ask|[Bb]uild|[Ss]tep|[Tt]ests?|[Pp]rocess|[Rr]un|[Ss]cript|[Ee]xecution|[Oo]peration) timed out\b|\btimed out after\b|\b[Tt]imeout (?:exceeded|expired|reached)\b|\btook longer than \d|\bwithout output\b|\b[Mm]ax(?:imum)? (?:run|execution) ?time (?:exceeded|reached)|\bexceeded the (?:maximum|max) (?:execution|run) time\b|\bkilled by signal\b|\bFailed: Timeout\b|^Killed$",
+    ),
+    // a status-token verdict (see extract_shape::status_verdict); never matches here
+    m("status-verdict", 3, r"[^\s\S]"),
+    // a one-word event banner (`+++ Timeout +++`); never matches here
+    m("event-banner", 3, r"[^\s\S]"),
+    m(
+        "assertion",
+        2,
+        r"[Ee]xpected:? .*(?:but (?:was|got)|got:?|actual)|AssertionError|[Uu]nexpected error|^\s*Expected\b|^\s*(?:to equal|to be|to contain)\b",
+    ),
+    w(
+        "known-cause",
+        2,
+        r"cannot find symbol|undefined: |flag provided but not defined|unknown flag|hash mismatch|LimitExceeded|security token.+invalid|No space left on device|does not exist\b|[Uu]nable to |[Cc]ould not (?:resolve|find|transfer|create|access)|[Cc]annot (?:access|find|resolve|load)|[Pp]ermission denied|Connection refused|not found\b|undefined reference to|manifest unknown|ImagePullBackOff|ErrImagePull|CrashLoopBackOff|OOMKilled|[Ee]victed",
+    ),
+    w("keyword", 1, r"(?i)\berror|\bfail|exception|\bfatal\b|\bpanic"),
 ];
 
 /// Frames and explicit continuations.
@@ -335,7 +397,12 @@ const INFO: &[&str] = &[
 ];
 
 struct Rules {
+    /// Every marker against the whole line, then [`extract_shape::FAILURE_NAMES`] (one
+    /// pass over the line).
     markers: RegexSet,
+    /// The markers that count the line's own words only, matched again on them (the
+    /// others never match here).
+    words: RegexSet,
     frames: RegexSet,
     noise: RegexSet,
     boilerplate: RegexSet,
@@ -344,9 +411,14 @@ struct Rules {
     prefix: Regex,
 }
 
+/// A pattern that matches nothing.
+const NEVER: &str = r"[^\s\S]";
+
 static RULES: LazyLock<Rules> = LazyLock::new(|| {
     Rules {
-    markers: RegexSet::new(MARKERS.iter().map(|m| m.pattern)).expect("valid markers"),
+    markers: RegexSet::new(MARKERS.iter().map(|m| m.pattern).chain([extract_shape::FAILURE_NAMES]))
+        .expect("valid markers"),
+    words: RegexSet::new(MARKERS.iter().map(|m| if m.words { m.pattern } else { NEVER })).expect("valid markers"),
     frames: RegexSet::new(FRAMES).expect("valid frames"),
     noise: RegexSet::new(NOISE).expect("valid noise"),
     boilerplate: RegexSet::new(BOILERPLATE).expect("valid boilerplate"),
@@ -386,12 +458,21 @@ fn classify(text: &str) -> (Kind, Option<usize>) {
     if r.frames.is_match(t) {
         return (Kind::Frame, None);
     }
-    let hits = r.markers.matches(t);
-    let first = hits.iter().next();
-    let strength = hits.iter().map(|i| MARKERS[i].strength).max();
-    if first == Some(RACE) {
-        // "WARNING: DATA RACE" is a definite failure despite its level tag
+    if let Some(b) = extract_shape::banner(t) {
+        return match b {
+            extract_shape::Banner::Section => (Kind::Boilerplate, None),
+            extract_shape::Banner::Event => (Kind::Head(3), Some(EVENT_BANNER)),
+        };
+    }
+    let (first, strength, status) = marker_hits(t);
+    if matches!(first, Some(RACE | SANITIZER)) {
+        // "WARNING: DATA RACE", "WARNING: ThreadSanitizer: …" are definite failures
+        // despite their level tag
         return (Kind::Head(3), first);
+    }
+    if status == Some(extract_shape::Status::Benign) && strength.is_none_or(|s| s < 3) {
+        // a result that is no failure (`PASS:`, `XFAIL:`, `CHECK-KNOWN-FAIL | …`)
+        return (Kind::Info, None);
     }
     if r.info.is_match(t) {
         // an informational line still heads a block when it states a definite failure
@@ -405,6 +486,30 @@ fn classify(text: &str) -> (Kind, Option<usize>) {
         Some(s) => (Kind::Head(s), first),
         None => (Kind::Plain, None),
     }
+}
+
+/// The first marker of a line (it names the line), the strongest one's strength (markers
+/// on the whole line, markers on its own words, a status-token verdict) and what its
+/// status token says.
+fn marker_hits(t: &str) -> (Option<usize>, Option<u8>, Option<extract_shape::Status>) {
+    let r = &*RULES;
+    let all = r.markers.matches(t);
+    let names = all.matched(MARKERS.len());
+    let mut hits: Vec<usize> = all.iter().filter(|&i| i < MARKERS.len() && !MARKERS[i].words).collect();
+    if all.iter().any(|i| i < MARKERS.len() && MARKERS[i].words) {
+        // only the line's own words: identifiers, paths, flags and argument lists blanked
+        match extract_shape::words_view(t) {
+            Some(v) => hits.extend(r.words.matches(&v).iter()),
+            None => hits.extend(all.iter().filter(|&i| i < MARKERS.len() && MARKERS[i].words)),
+        }
+    }
+    let mut strength = hits.iter().map(|&i| MARKERS[i].strength).max();
+    let status = extract_shape::status(t, names);
+    if let Some(extract_shape::Status::Failed(s)) = status {
+        hits.push(STATUS_VERDICT);
+        strength = Some(strength.map_or(s, |x| x.max(s)));
+    }
+    (hits.into_iter().min(), strength, status)
 }
 
 /// Mask volatile tokens of a cleaned line for comparison with the passing log.
@@ -618,7 +723,7 @@ fn mark_go_test_output(text: &dyn Fn(usize) -> String, infos: &mut [LineInfo]) {
                 }
             }
         }
-        if !found && j == lo && lo > 0 {
+        if !found {
             // no start in reach: only the indented run right above the FAIL line
             j = i;
             while j > 0 && infos[j - 1].indented && !matches!(infos[j - 1].kind, Kind::Blank) {
@@ -858,8 +963,17 @@ fn select_blocks(
             }
         }
     }
-    let mut sel: Vec<bool> =
-        runs.iter().enumerate().map(|(k, &r)| run_sel[r] && first_pick.get(&r).is_none_or_compat(k)).collect();
+    // A bare keyword (strength 1) does not state a failure; it rides along with its run
+    // when `run_min_strength` is 1.
+    let mut sel: Vec<bool> = runs
+        .iter()
+        .enumerate()
+        .map(|(k, &r)| {
+            run_sel[r]
+                && first_pick.get(&r).is_none_or_compat(k)
+                && (with_pass || blocks[k].strength >= cfg.run_min_strength)
+        })
+        .collect();
     // Echoes: an unselected error block whose head repeats inside the selection.
     let mut echo: HashSet<u64> = HashSet::new();
     for (k, b) in blocks.iter().enumerate() {
@@ -895,8 +1009,31 @@ fn build_result(
     used_pass: bool,
 ) -> LogExtraction {
     let mut excerpts = Vec::new();
+    let mut strengths = Vec::new();
+    let mut heads = Vec::new();
     let mut all_lines = Vec::new();
+    let mut prev_end: Option<usize> = None;
     for (b, _) in blocks.iter().zip(selected).filter(|(_, s)| **s) {
+        // A run killed by a time limit: what ran last comes with the timeout.
+        let from = if cfg.timeout_context > 0 && ends_by_time(b.head_marker, &line_text(b.start)) {
+            let floor = prev_end.map_or(0, |e| e + 1);
+            let mut k = b.start;
+            let mut taken = 0;
+            while k > floor && taken < cfg.timeout_context {
+                match infos[k - 1].kind {
+                    Kind::Plain | Kind::Info | Kind::Frame | Kind::Head(1) => {
+                        k -= 1;
+                        taken += 1;
+                    }
+                    _ => break,
+                }
+            }
+            k
+        } else {
+            b.start
+        };
+        prev_end = Some(b.end);
+        // the lines before a timeout are shown with it, not counted as failure lines
         let lines: Vec<usize> = (b.start..=b.end)
             .filter(|&i| !matches!(infos[i].kind, Kind::Blank | Kind::Noise | Kind::Boilerplate | Kind::Info))
             .map(|i| i + 1)
@@ -906,7 +1043,7 @@ fn build_result(
         }
         let mut text = String::new();
         let mut text_cut = false;
-        for i in b.start..=b.end {
+        for i in from..=b.end {
             let t = line_text(i);
             if text.len() + t.len() + 1 > cfg.max_excerpt_bytes {
                 text_cut = true;
@@ -919,11 +1056,13 @@ fn build_result(
         }
         let hash = format!("sha256:{:x}", Sha256::digest(text.as_bytes()));
         all_lines.extend_from_slice(&lines);
+        strengths.push(b.strength);
+        heads.push(b.start + 1);
         excerpts.push(Excerpt {
             source: source.to_string(),
-            line_start: b.start + 1,
+            line_start: from + 1,
             line_end: b.end + 1,
-            context_start: (b.start + 1).saturating_sub(cfg.context_before).max(1),
+            context_start: (from + 1).saturating_sub(cfg.context_before).max(1),
             context_end: (b.end + 1 + cfg.context_after).min(n),
             text,
             hash,
@@ -937,20 +1076,39 @@ fn build_result(
             text_cut,
         });
     }
-    if let Some(first) = excerpts.first_mut() {
-        first.first_failure = true;
+    // The first failure is the first excerpt headed by more than a bare keyword (a
+    // keyword line may ride along with a failure's run, but does not state it).
+    let first = strengths.iter().position(|s| *s >= 2).unwrap_or(0);
+    if let Some(e) = excerpts.get_mut(first) {
+        e.first_failure = true;
     }
-    let first_failure_line = excerpts.first().map(|e| e.line_start);
+    let first_failure_line = heads.get(first).copied();
     if excerpts.len() > cfg.max_excerpts {
         // keep the first failure and the last ones (the build's verdict comes last)
         let keep = cfg.max_excerpts.max(1);
-        let tail = excerpts.split_off(excerpts.len() - (keep - 1));
-        excerpts.truncate(1);
-        excerpts.extend(tail);
+        let tail_from = (excerpts.len() - (keep - 1)).max(first + 1);
+        let tail = excerpts.split_off(tail_from);
+        let head = excerpts.swap_remove(first);
+        excerpts = std::iter::once(head).chain(tail).collect();
     }
     all_lines.sort_unstable();
     all_lines.dedup();
     LogExtraction { excerpts, lines: all_lines, first_failure_line, total_lines: n, used_pass_log: used_pass }
+}
+
+/// Whether a failure line says the run itself was ended by a time limit (not a request,
+/// a wait or one test that timed out).
+fn ends_by_time(marker: Option<u8>, text: &str) -> bool {
+    static RUN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"Process did not finish before|Job was active longer than specified deadline|signal: killed|test timed out after")
+            .expect("valid timeout regex")
+    });
+    match marker.map(|m| MARKERS[usize::from(m)].name) {
+        Some("timeout-kill") => true,
+        Some("event-banner") => text.to_ascii_lowercase().contains("time"),
+        Some("timeout" | "go-panic") => RUN.is_match(text),
+        _ => false,
+    }
 }
 
 /// Excerpts of one JUnit failure: the message and the body, as failure text
@@ -1119,6 +1277,49 @@ mod tests {
         assert_eq!(r.lines, vec![4, 5, 6]);
         assert_eq!(r.first_failure_line, Some(4));
         assert!(r.excerpts[0].hash.starts_with("sha256:"));
+    }
+
+    #[test]
+    fn failure_words_inside_names_are_not_failures() {
+        let log = b"retry: Calling run_command with args: (['hg', 'pull'],), kwargs: {'error_list': [{'substr': 'not found', 'level': 'error'}]}\n+ ./run.sh --fail-fast IGNORE_ERRORS=1\nCompiling pkg/errors.go\nsetup.cfg ignore_errors=True\nall setup done\n";
+        let r = extract_log(log, None, "build", &ExtractConfig::default());
+        assert!(r.lines.is_empty(), "{:?}", r.lines);
+        assert_eq!(r.first_failure_line, None);
+    }
+
+    #[test]
+    fn status_tokens_in_any_vocabulary() {
+        let log = b"SUITE-PASS | a/one.html | 12ms\nSUITE-KNOWN-FAIL | a/two.html | tracked\nSUITE-UNEXPECTED-FAIL | a/three.html | expected 1, got 2\nRUNNER-CRASH | a/four.html | renderer died\nsummary: 2 unexpected\n";
+        let r = extract_log(log, None, "build", &ExtractConfig::default());
+        assert_eq!(r.first_failure_line, Some(3));
+        assert_eq!(r.lines[..2], [3, 4]);
+        assert_eq!(r.excerpts[0].marker, "status-verdict");
+    }
+
+    #[test]
+    fn a_run_killed_by_time_shows_what_ran_last() {
+        let log = b"[setup] kwargs: {'error_list': ['fatal:']}\n[setup] E: temporary failure resolving mirror, retrying\n[setup] done\n[tests] 400 passed\n[tests] running quota_eviction_test.js\n[tests] waiting for the eviction callback\n[harness] command timed out: 3600 seconds without output, attempting to kill\n[harness] exit code -9\n";
+        let r = extract_log(log, None, "build", &ExtractConfig::default());
+        assert_eq!(r.first_failure_line, Some(7), "{r:?}");
+        let e = r.excerpts.iter().find(|e| e.first_failure).unwrap();
+        assert_eq!((e.line_start, e.lines.clone()), (4, vec![7, 8]));
+        assert!(e.text.starts_with("[tests] 400 passed\n[tests] running quota_eviction_test.js"));
+        let none = ExtractConfig { timeout_context: 0, ..ExtractConfig::default() };
+        assert_eq!(extract_log(log, None, "build", &none).excerpts[0].line_start, 7);
+    }
+
+    #[test]
+    fn marker_indexes_name_their_markers() {
+        for (i, name) in [
+            (RACE, "go-race"),
+            (GO_TEST_OUTPUT, "go-test-output"),
+            (KLOG_ERROR, "klog-error"),
+            (SANITIZER, "sanitizer"),
+            (STATUS_VERDICT, "status-verdict"),
+            (EVENT_BANNER, "event-banner"),
+        ] {
+            assert_eq!(MARKERS[i].name, name);
+        }
     }
 
     #[test]

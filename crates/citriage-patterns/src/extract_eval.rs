@@ -178,17 +178,20 @@ pub fn grid_with_pass() -> Vec<ExtractConfig> {
 /// The settings searched without a passing log (the rest at their defaults).
 pub fn grid_fail_only() -> Vec<ExtractConfig> {
     let mut out = Vec::new();
-    for min_strength in [3u8, 2] {
-        for lone in [1u8, 0, 2] {
-            for gap in [40usize, 20, 80] {
-                for plain in [1usize, 3, 5] {
-                    out.push(ExtractConfig {
-                        min_strength,
-                        lone_errors: lone,
-                        verdict_gap: gap,
-                        max_plain_run: plain,
-                        ..ExtractConfig::default()
-                    });
+    for run_min in [1u8, 2] {
+        for min_strength in [3u8, 2] {
+            for lone in [1u8, 0, 2] {
+                for gap in [40usize, 20, 80] {
+                    for plain in [1usize, 3, 5] {
+                        out.push(ExtractConfig {
+                            min_strength,
+                            lone_errors: lone,
+                            verdict_gap: gap,
+                            max_plain_run: plain,
+                            run_min_strength: run_min,
+                            ..ExtractConfig::default()
+                        });
+                    }
                 }
             }
         }
@@ -283,6 +286,233 @@ pub fn cross_validate(cases: &[PreparedCase], grid: &[ExtractConfig], k: usize, 
         folds,
         chosen_on_all: grid.get(c_all).cloned().unwrap_or_default(),
         fitted_f1: fitted,
+    }
+}
+
+// ---- logs of other CI systems: the first failure found, per format -----------------------
+
+/// One annotated log of a format corpus. The file's lines carry a three-character tag
+/// column before the log line: `F  ` a line that may be named as the first failure (also
+/// a failure line), `E  ` a failure line, `C  ` context (neither scored nor penalised),
+/// three spaces for every other line. Lines starting with `#%` are metadata
+/// (`#% format: NAME`, free text) and not part of the log.
+#[derive(Debug, Clone)]
+pub struct FormatCase {
+    /// File name.
+    pub name: String,
+    /// The format (`#% format: …`), the unit of the per-format figures and of the folds.
+    pub format: String,
+    /// The log as the extractor sees it.
+    pub log: Vec<u8>,
+    /// Lines that may be named first (1-based).
+    pub first: BTreeSet<usize>,
+    /// Failure lines (the `F` lines included).
+    pub errors: BTreeSet<usize>,
+    /// Context lines.
+    pub context: BTreeSet<usize>,
+}
+
+/// Parses an annotated log; errors name the line.
+pub fn parse_annotated(name: &str, text: &str) -> Result<FormatCase, String> {
+    let mut case = FormatCase {
+        name: name.to_string(),
+        format: String::new(),
+        log: Vec::new(),
+        first: BTreeSet::new(),
+        errors: BTreeSet::new(),
+        context: BTreeSet::new(),
+    };
+    let mut n = 0usize;
+    for (i, row) in text.lines().enumerate() {
+        if let Some(meta) = row.strip_prefix("#%") {
+            if let Some(f) = meta.trim().strip_prefix("format:") {
+                case.format = f.trim().to_string();
+            }
+            continue;
+        }
+        let (tag, line) = match (row.get(..3), row.get(3..)) {
+            (Some(t), Some(l)) => (t, l),
+            _ if row.trim().len() <= 1 => (row.get(..1).unwrap_or(" "), ""),
+            _ => return Err(format!("{name}:{}: no tag column in {row:?}", i + 1)),
+        };
+        n += 1;
+        match tag.trim() {
+            "F" => {
+                case.first.insert(n);
+                case.errors.insert(n);
+            }
+            "E" => {
+                case.errors.insert(n);
+            }
+            "C" => {
+                case.context.insert(n);
+            }
+            "" => {}
+            t => return Err(format!("{name}:{}: unknown tag {t:?}", i + 1)),
+        }
+        case.log.extend_from_slice(line.as_bytes());
+        case.log.push(b'\n');
+    }
+    if case.format.is_empty() {
+        return Err(format!("{name}: no `#% format:` line"));
+    }
+    if case.first.is_empty() {
+        return Err(format!("{name}: no line tagged F"));
+    }
+    Ok(case)
+}
+
+/// How one log came out.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FormatCaseScore {
+    /// Something was named as the first failure.
+    pub found: bool,
+    /// It is one of the `F` lines.
+    pub first_right: bool,
+    /// Selected lines that are failure lines / selected lines (context and blank lines
+    /// left out).
+    pub tp: usize,
+    /// Selected lines scored.
+    pub selected: usize,
+    /// Failure lines scored.
+    pub gold: usize,
+}
+
+/// Scores an extraction of a format case.
+pub fn score_format_case(case: &FormatCase, first: Option<usize>, lines: &[usize]) -> FormatCaseScore {
+    let blank = blank_lines(&case.log);
+    let keep = |l: &usize| !blank.contains(l) && !case.context.contains(l);
+    let pred: BTreeSet<usize> = lines.iter().copied().filter(keep).collect();
+    let gold: BTreeSet<usize> = case.errors.iter().copied().filter(keep).collect();
+    FormatCaseScore {
+        found: first.is_some(),
+        first_right: first.is_some_and(|f| case.first.contains(&f)),
+        tp: pred.intersection(&gold).count(),
+        selected: pred.len(),
+        gold: gold.len(),
+    }
+}
+
+/// The figures of one format (or of all).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FormatFigures {
+    /// Format name (`all` for the total).
+    pub format: String,
+    /// Logs.
+    pub logs: usize,
+    /// Logs where something was named first.
+    pub found: usize,
+    /// Logs where the first failure named is a right one.
+    pub first_right: usize,
+    /// Precision of the first failure named: right / found.
+    pub first_precision: f64,
+    /// Recall of the first failure: right / logs.
+    pub first_recall: f64,
+    /// Precision of the marked lines (over all lines of the format's logs).
+    pub lines_precision: f64,
+    /// Recall of the marked lines.
+    pub lines_recall: f64,
+}
+
+/// Sums per-log scores into figures per format, sorted by format, then the total.
+pub fn format_figures(scores: &[(String, FormatCaseScore)]) -> Vec<FormatFigures> {
+    let mut by: BTreeMap<String, Vec<FormatCaseScore>> = BTreeMap::new();
+    for (f, s) in scores {
+        by.entry(f.clone()).or_default().push(*s);
+        by.entry("\u{10ffff}all".into()).or_default().push(*s);
+    }
+    let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    by.into_iter()
+        .map(|(format, v)| {
+            let sum = |f: fn(&FormatCaseScore) -> usize| v.iter().map(f).sum::<usize>();
+            let (found, right) = (sum(|s| usize::from(s.found)), sum(|s| usize::from(s.first_right)));
+            FormatFigures {
+                format: format.trim_start_matches('\u{10ffff}').to_string(),
+                logs: v.len(),
+                found,
+                first_right: right,
+                first_precision: ratio(right, found),
+                first_recall: ratio(right, v.len()),
+                lines_precision: ratio(sum(|s| s.tp), sum(|s| s.selected)),
+                lines_recall: ratio(sum(|s| s.tp), sum(|s| s.gold)),
+            }
+        })
+        .collect()
+}
+
+/// A format case prepared once (failed log only) for scoring many settings.
+pub struct PreparedFormatCase {
+    /// The case.
+    pub case: FormatCase,
+    log: PreparedLog<'static>,
+}
+
+/// Prepares format cases.
+pub fn prepare_format_cases(cases: Vec<FormatCase>, match_cap: usize) -> Vec<PreparedFormatCase> {
+    cases
+        .into_iter()
+        .map(|case| {
+            let log = prepare_owned(case.log.clone(), None, match_cap);
+            PreparedFormatCase { case, log }
+        })
+        .collect()
+}
+
+impl PreparedFormatCase {
+    /// The extraction's score with `cfg`.
+    pub fn score(&self, cfg: &ExtractConfig) -> FormatCaseScore {
+        let r = extract_prepared(&self.log, &self.case.name, cfg);
+        score_format_case(&self.case, r.first_failure_line, &r.lines)
+    }
+}
+
+/// What a setting is chosen for on a format corpus: per log, the mean of "the first
+/// failure named is right" (0 or 1) and the F1 of its marked lines.
+pub fn format_objective(s: &FormatCaseScore) -> f64 {
+    let p = if s.selected == 0 { 0.0 } else { s.tp as f64 / s.selected as f64 };
+    let r = if s.gold == 0 { 0.0 } else { s.tp as f64 / s.gold as f64 };
+    let f1 = if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 };
+    (f64::from(u8::from(s.first_right)) + f1) / 2.0
+}
+
+/// A leave-one-format-out run: each format's logs scored with the setting chosen on the
+/// other formats' logs.
+#[derive(Debug, Clone, Serialize)]
+pub struct FormatCrossValidation {
+    /// Per held-out format: the setting chosen without it and its held-in objective.
+    pub folds: Vec<(String, ExtractConfig, f64)>,
+    /// Every log scored by the setting chosen without its format.
+    pub held_out: Vec<(String, FormatCaseScore)>,
+    /// Every log scored by the setting chosen on all logs (fitted).
+    pub held_in: Vec<(String, FormatCaseScore)>,
+    /// The setting chosen on all logs.
+    pub chosen_on_all: ExtractConfig,
+}
+
+/// Leave-one-format-out cross-validation over `grid` (ties go to grid order: grids list
+/// the default first).
+pub fn cross_validate_formats(cases: &[PreparedFormatCase], grid: &[ExtractConfig]) -> FormatCrossValidation {
+    let scores: Vec<Vec<FormatCaseScore>> =
+        grid.iter().map(|cfg| cases.iter().map(|c| c.score(cfg)).collect()).collect();
+    let obj: Vec<Vec<f64>> = scores.iter().map(|row| row.iter().map(format_objective).collect()).collect();
+    let formats: BTreeSet<&str> = cases.iter().map(|c| c.case.format.as_str()).collect();
+    let mut folds = Vec::new();
+    let mut held_out: Vec<Option<(String, FormatCaseScore)>> = vec![None; cases.len()];
+    for f in &formats {
+        let train: Vec<usize> = (0..cases.len()).filter(|&i| cases[i].case.format != *f).collect();
+        let (c, held_in) = best(&obj, &train);
+        for i in (0..cases.len()).filter(|&i| cases[i].case.format == *f) {
+            held_out[i] = Some((cases[i].case.format.clone(), scores[c][i]));
+        }
+        folds.push((f.to_string(), grid[c].clone(), held_in));
+    }
+    let all: Vec<usize> = (0..cases.len()).collect();
+    let (c_all, _) = best(&obj, &all);
+    FormatCrossValidation {
+        folds,
+        held_out: held_out.into_iter().flatten().collect(),
+        held_in: (0..cases.len()).map(|i| (cases[i].case.format.clone(), scores[c_all][i])).collect(),
+        chosen_on_all: grid.get(c_all).cloned().unwrap_or_default(),
     }
 }
 

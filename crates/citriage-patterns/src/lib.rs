@@ -15,6 +15,7 @@ pub mod drift;
 pub mod export;
 pub mod extract;
 pub mod extract_eval;
+mod extract_shape;
 pub mod fxhash;
 pub mod hierarchy;
 pub mod lines;

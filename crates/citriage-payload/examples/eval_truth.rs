@@ -1,6 +1,6 @@
 //! Evaluates the payload analysis against a truth file over a payload-snapshot
 //! repository or a synthetic world (what `citriage payload eval` does):
-//! `cargo run --release -p citriage-payload --example eval_truth -- <dir> [<truth.toml>] [--json] [--time]`.
+//! `cargo run --release -p citriage-payload --example eval_truth -- <dir> [<truth.toml>] [--json] [--time] [--cross-validate]`.
 //! With `--time` and a truth, each payload is analysed alone and its wall time
 //! printed on stderr.
 
@@ -23,6 +23,19 @@ fn main() {
         },
         None => None,
     };
+    if let (true, Some(t)) = (args.iter().any(|a| a == "--cross-validate"), truth.as_ref()) {
+        match citriage_payload::crossval::cross_validate(&dir, t, None) {
+            Ok(cv) if args.iter().any(|a| a == "--json") => {
+                println!("{}", serde_json::to_string_pretty(&cv).unwrap_or_default())
+            }
+            Ok(cv) => print!("{}", citriage_payload::crossval::render(&cv)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
     if let (true, Some(t)) = (args.iter().any(|a| a == "--time"), truth.as_ref()) {
         for row in t {
             let one = std::slice::from_ref(row);

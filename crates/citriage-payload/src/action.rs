@@ -16,9 +16,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::FailureClass;
-use crate::model::Phase;
-use crate::scoring::{Candidate, CandidateKind};
+use crate::release::Phase;
 
 /// Confidence band of a score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

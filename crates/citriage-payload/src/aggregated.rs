@@ -17,7 +17,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::junit::{CaseStatus, JunitCase};
-use crate::model::prow_job_from_url;
+use crate::release::prow_job_from_url;
 
 /// A YAML node of the subset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -345,9 +345,9 @@ pub struct UnderlyingRun {
     pub job: Option<String>,
 }
 
-/// The verdict sentence, parsed.
+/// The aggregator's tally sentence ("Passed 7 times, failed 3 times ..."), parsed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Verdict {
+pub struct PassTally {
     pub passed: bool,
     pub passes: u32,
     pub failures: u32,
@@ -368,7 +368,7 @@ pub struct AggregatedTest {
     /// failure cannot fail the job.
     #[serde(default)]
     pub informing: bool,
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<PassTally>,
     pub passes: Vec<UnderlyingRun>,
     pub failures: Vec<UnderlyingRun>,
     pub skips: Vec<UnderlyingRun>,
@@ -398,7 +398,7 @@ fn runs_of(y: Option<&Yaml>) -> Vec<UnderlyingRun> {
 }
 
 /// Parses the verdict sentence.
-pub fn parse_verdict(summary: &str) -> Option<Verdict> {
+pub fn parse_verdict(summary: &str) -> Option<PassTally> {
     let counts = Regex::new(r"Passed (\d+) times?, failed (\d+) times?").ok()?;
     let c = counts.captures(summary)?;
     let passes: u32 = c[1].parse().ok()?;
@@ -416,7 +416,7 @@ pub fn parse_verdict(summary: &str) -> Option<Verdict> {
     } else {
         req.map(|r| passes >= r).unwrap_or(failures == 0)
     };
-    Some(Verdict {
+    Some(PassTally {
         passed,
         passes,
         failures,

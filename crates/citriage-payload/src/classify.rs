@@ -157,36 +157,48 @@ impl Classifier {
         })
     }
 
-    /// Classifies one failure mode.
+    /// Classifies one failure mode: a hint or missing evidence first, then the
+    /// catalogue's infrastructure and CI-configuration signatures, then what the
+    /// mode's shape says.
     pub fn classify(&self, f: &ModeFacts) -> Classification {
+        Self::known(f).or_else(|| self.by_catalogue(f)).unwrap_or_else(|| Self::by_shape(f))
+    }
+
+    /// A class the hint names, missing evidence, or a run-level aggregated failure.
+    fn known(f: &ModeFacts) -> Option<Classification> {
         if let Some(h) = f.hint {
             if let Some(c) = h.class.as_deref().and_then(FailureClass::from_hint) {
-                return Classification {
+                return Some(Classification {
                     class: c,
                     reason: format!("signature {} is known as {}", h.label.as_deref().unwrap_or(&h.id), c.as_str()),
                     evidence: f.lines.first().cloned(),
                     temporary: c == FailureClass::Infrastructure,
-                };
+                });
             }
         }
         if f.no_evidence {
-            return Classification {
+            return Some(Classification {
                 class: FailureClass::Unknown,
                 reason: "insufficient evidence (unknown, not green)".into(),
                 evidence: None,
                 temporary: false,
-            };
+            });
         }
         if let Some((why, line)) = &f.run_level {
-            return Classification {
+            return Some(Classification {
                 class: FailureClass::Infrastructure,
                 reason: format!("{why} (temporary: clears on the next run)"),
                 evidence: line.clone().or_else(|| f.lines.first().cloned()),
                 temporary: true,
-            };
+            });
         }
+        None
+    }
+
+    /// The first infrastructure, then CI-configuration, signature of the catalogue the lines match.
+    fn by_catalogue(&self, f: &ModeFacts) -> Option<Classification> {
         if let Some((r, l)) = Self::first_match(&self.infra, f.lines) {
-            return Classification {
+            return Some(Classification {
                 class: FailureClass::Infrastructure,
                 reason: format!(
                     "{} ({})",
@@ -195,16 +207,22 @@ impl Classifier {
                 ),
                 evidence: Some(l.clone()),
                 temporary: r.transient,
-            };
+            });
         }
         if let Some((r, l)) = Self::first_match(&self.ci, f.lines) {
-            return Classification {
+            return Some(Classification {
                 class: FailureClass::CiConfiguration,
                 reason: r.name,
                 evidence: Some(l.clone()),
                 temporary: false,
-            };
+            });
         }
+        None
+    }
+
+    /// What the mode's shape says: informing only, flake, test binaries,
+    /// a payload command, gating tests or product lines; else unknown.
+    fn by_shape(f: &ModeFacts) -> Classification {
         if f.informing_only {
             return Classification {
                 class: FailureClass::InformingOnly,

@@ -12,20 +12,8 @@
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
+use citriage_suspects::failure::ComponentRef;
 use regex::Regex;
-use serde::{Deserialize, Serialize};
-
-/// A component named by a failure.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct ComponentRef {
-    /// Core name (`cloud-credential`, `ingress`, `cli`).
-    pub key: String,
-    /// How the failure names it (`test owner [bz-Insights Operator]`).
-    pub how: String,
-    /// True when the component is the subject of the failure (the failing
-    /// test's owner or object), not merely mentioned.
-    pub subject: bool,
-}
 
 /// Core names too generic to say which component broke.
 const GENERIC: &[&str] = &[

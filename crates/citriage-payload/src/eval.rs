@@ -31,17 +31,17 @@
 //! contradictions are reported.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::{CandidateAction, Verdict};
-use crate::analysis::PayloadAnalysis;
-use crate::analyze::{analyze, AnalyzeOptions};
+use crate::analyze::{analyze, AnalyzeOptions, Tuning};
+use crate::candidate::CandidateKind;
 use crate::error::{read_file, PayloadError};
 use crate::evidence::GcsMirror;
-use crate::scoring::CandidateKind;
+use crate::result::PayloadAnalysis;
 use crate::snapshot::SnapshotDir;
 use crate::source::RecordedDir;
 
@@ -82,70 +82,76 @@ pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, PayloadError> {
         })?;
         list.iter().map(|t| serde_json::to_value(t).unwrap_or(Value::Null)).collect()
     };
-    let mut out = Vec::new();
     let refs = regex::Regex::new(r"\b([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#\d+)").expect("pattern");
-    for (i, r) in rows.iter().enumerate() {
-        let tag = r
-            .get("tag")
-            .and_then(Value::as_str)
-            .filter(|t| !t.trim().is_empty())
-            .ok_or_else(|| PayloadError::invalid(&origin, format!("payload {}: missing tag", i + 1)))?
-            .trim()
-            .to_string();
-        let truth_text = r.get("truth").and_then(Value::as_str).map(str::to_string);
-        let culprits: Vec<String> = match r.get("culprits") {
-            Some(Value::Array(a)) => {
-                let mut v = Vec::new();
-                for x in a {
-                    let s = x.as_str().ok_or_else(|| {
-                        PayloadError::invalid(&origin, format!("{tag}: culprits must be strings like org/repo#123"))
-                    })?;
-                    if !refs.is_match(s) {
-                        return Err(PayloadError::invalid(&origin, format!("{tag}: {s:?} is not org/repo#number")));
-                    }
-                    v.push(s.trim().to_string());
-                }
-                v
+    rows.iter().enumerate().map(|(i, r)| truth_row(r, i, &origin, &refs)).collect()
+}
+
+/// One payload of a truth file.
+fn truth_row(r: &Value, i: usize, origin: &str, refs: &regex::Regex) -> Result<TruthRow, PayloadError> {
+    let tag = r
+        .get("tag")
+        .and_then(Value::as_str)
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| PayloadError::invalid(origin, format!("payload {}: missing tag", i + 1)))?
+        .trim()
+        .to_string();
+    let truth_text = r.get("truth").and_then(Value::as_str).map(str::to_string);
+    let culprits = truth_culprits(r, &tag, truth_text.as_deref(), origin, refs)?;
+    let force_accept = match r.get("force_accept") {
+        Some(Value::Bool(b)) => Some(*b),
+        Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
+        Some(_) => return Err(PayloadError::invalid(origin, format!("{tag}: force_accept must be true or false"))),
+        None => truth_text.as_deref().and_then(|t| {
+            let l = t.to_ascii_lowercase();
+            if l.contains("force-accept must not") || l.contains("force-accept is wrong") {
+                Some(false)
+            } else if l.contains("force-accept is the right") || l.contains("force-accept is right") {
+                Some(true)
+            } else {
+                None
             }
-            Some(Value::String(s)) if s.trim().is_empty() => Vec::new(),
-            Some(_) => return Err(PayloadError::invalid(&origin, format!("{tag}: culprits must be a list"))),
-            None => match &truth_text {
-                Some(t) if t.trim_start().to_ascii_lowercase().starts_with("none") => Vec::new(),
-                Some(t) => refs.captures_iter(t).map(|c| c[1].to_string()).collect(),
-                None => {
-                    return Err(PayloadError::invalid(
-                        &origin,
-                        format!("{tag}: give culprits = [...] or truth = \"...\""),
-                    ))
+        }),
+    };
+    Ok(TruthRow {
+        tag,
+        culprits,
+        force_accept,
+        note: r.get("note").and_then(Value::as_str).map(str::to_string).or(truth_text),
+        evidence_missing: r.get("evidence_missing").and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+/// The culprits of a truth row: its `culprits` list, else every `org/repo#n` of
+/// its `truth` text (none when the text starts with "none").
+fn truth_culprits(
+    r: &Value,
+    tag: &str,
+    truth_text: Option<&str>,
+    origin: &str,
+    refs: &regex::Regex,
+) -> Result<Vec<String>, PayloadError> {
+    match r.get("culprits") {
+        Some(Value::Array(a)) => {
+            let mut v = Vec::new();
+            for x in a {
+                let s = x.as_str().ok_or_else(|| {
+                    PayloadError::invalid(origin, format!("{tag}: culprits must be strings like org/repo#123"))
+                })?;
+                if !refs.is_match(s) {
+                    return Err(PayloadError::invalid(origin, format!("{tag}: {s:?} is not org/repo#number")));
                 }
-            },
-        };
-        let force_accept = match r.get("force_accept") {
-            Some(Value::Bool(b)) => Some(*b),
-            Some(Value::String(s)) if s == "true" || s == "false" => Some(s == "true"),
-            Some(_) => {
-                return Err(PayloadError::invalid(&origin, format!("{tag}: force_accept must be true or false")))
+                v.push(s.trim().to_string());
             }
-            None => truth_text.as_deref().and_then(|t| {
-                let l = t.to_ascii_lowercase();
-                if l.contains("force-accept must not") || l.contains("force-accept is wrong") {
-                    Some(false)
-                } else if l.contains("force-accept is the right") || l.contains("force-accept is right") {
-                    Some(true)
-                } else {
-                    None
-                }
-            }),
-        };
-        out.push(TruthRow {
-            tag,
-            culprits,
-            force_accept,
-            note: r.get("note").and_then(Value::as_str).map(str::to_string).or(truth_text),
-            evidence_missing: r.get("evidence_missing").and_then(Value::as_bool).unwrap_or(false),
-        });
+            Ok(v)
+        }
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Vec::new()),
+        Some(_) => Err(PayloadError::invalid(origin, format!("{tag}: culprits must be a list"))),
+        None => match truth_text {
+            Some(t) if t.trim_start().to_ascii_lowercase().starts_with("none") => Ok(Vec::new()),
+            Some(t) => Ok(refs.captures_iter(t).map(|c| c[1].to_string()).collect()),
+            None => Err(PayloadError::invalid(origin, format!("{tag}: give culprits = [...] or truth = \"...\""))),
+        },
     }
-    Ok(out)
 }
 
 fn yaml_to_json(y: &crate::aggregated::Yaml) -> Value {
@@ -168,8 +174,16 @@ pub struct CulpritResult {
     pub culprit: String,
     /// A candidate of the analysis at all.
     pub present: bool,
-    /// Best rank in the suspect list of a root cause (1 = first).
+    /// Best rank in the suspect list of a root cause (1 = first; tied
+    /// candidates share a rank).
     pub rank: Option<u32>,
+    /// How many other candidates share that rank (0: it stands alone).
+    #[serde(default)]
+    pub tied_with: u32,
+    /// Its score minus the best other candidate's score in that root cause (how
+    /// far it stands out; negative when another ranks above it).
+    #[serde(default)]
+    pub margin: Option<i64>,
     /// Rank in the overall ranking (ties share the better rank).
     pub overall_rank: Option<u32>,
     pub score: Option<u32>,
@@ -218,7 +232,14 @@ pub struct EvalReport {
     /// Culprits named by the truth, and those the analysis had as candidates.
     pub culprits: usize,
     pub culprits_present: usize,
+    /// Culprits ranked first alone.
     pub culprit_top1: usize,
+    /// Culprits ranked first in a tie.
+    #[serde(default)]
+    pub culprit_tied_top1: usize,
+    /// The culprits' mean margin over the next suspect of their root cause.
+    #[serde(default)]
+    pub culprit_mean_margin: f64,
     pub culprit_top3: usize,
     /// Payloads whose truth names at least one culprit.
     pub culprit_payloads: usize,
@@ -244,60 +265,14 @@ fn candidate_key(a: &PayloadAnalysis, id: &str) -> Option<String> {
 /// Compares one analysis with its truth.
 pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
     let md = crate::report::render_markdown(a);
-    let culprit_set: BTreeSet<&str> =
-        truth.map(|t| t.culprits.iter().map(String::as_str).collect()).unwrap_or_default();
     let ranking = a.ranking();
-    let mut culprits = Vec::new();
-    for c in truth.map(|t| t.culprits.as_slice()).unwrap_or(&[]) {
-        let ids: Vec<&str> = a
-            .candidates
-            .iter()
-            .filter(|k| candidate_key(a, &k.id).as_deref() == Some(c.as_str()))
-            .map(|k| k.id.as_str())
-            .collect();
-        let candidate = !ids.is_empty();
-        let present = candidate && !truth.is_some_and(|t| t.evidence_missing);
-        let best = a
-            .suspects
-            .iter()
-            .filter(|s| ids.contains(&s.candidate.as_str()))
-            .min_by_key(|s| (s.rank, std::cmp::Reverse(s.score.total)));
-        let overall = ranking.iter().position(|(id, s)| ids.contains(&id.as_str()) && *s > 0).map(|p| {
-            let score = ranking[p].1;
-            ranking.iter().position(|(_, s)| *s == score).unwrap_or(p) as u32 + 1
-        });
-        let absent_reason = if present {
-            None
-        } else if candidate {
-            Some("the truth marks the payload's evidence as missing".into())
-        } else if c.contains("openshift/release#") {
-            Some("a CI-configuration change: no CI-configuration source was given (--ci-config)".into())
-        } else {
-            Some("in no changelog of the window".into())
-        };
-        culprits.push(CulpritResult {
-            culprit: c.clone(),
-            present,
-            rank: best.map(|s| s.rank),
-            overall_rank: overall,
-            score: best.map(|s| s.score.total),
-            action: best.map(|s| s.action.as_str().to_string()),
-            absent_reason,
-        });
-    }
-    let mut false_reverts = Vec::new();
-    let mut false_bisects = Vec::new();
-    for s in a.suspects.iter().filter(|_| truth.is_some()) {
-        let key = candidate_key(a, &s.candidate).unwrap_or_else(|| s.candidate.clone());
-        if culprit_set.contains(key.as_str()) {
-            continue;
-        }
-        match s.action {
-            CandidateAction::StageRevert if !false_reverts.contains(&key) => false_reverts.push(key),
-            CandidateAction::Bisect if !false_bisects.contains(&key) => false_bisects.push(key),
-            _ => {}
-        }
-    }
+    let culprits: Vec<CulpritResult> = truth
+        .map(|t| t.culprits.as_slice())
+        .unwrap_or(&[])
+        .iter()
+        .map(|c| culprit_result(a, c, truth, &ranking))
+        .collect();
+    let (false_reverts, false_bisects) = false_actions(a, truth);
     let fa = a.decision.force_accept.recommended;
     let force_accept_right = match truth {
         Some(t) => match t.force_accept {
@@ -329,6 +304,72 @@ pub fn evaluate(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> EvalRow {
         contradictions: crate::report::consistency::contradictions(a, &md),
         error: None,
     }
+}
+
+/// Where one true culprit stands in the analysis.
+fn culprit_result(a: &PayloadAnalysis, c: &str, truth: Option<&TruthRow>, ranking: &[(String, u32)]) -> CulpritResult {
+    let ids: Vec<&str> =
+        a.candidates.iter().filter(|k| candidate_key(a, &k.id).as_deref() == Some(c)).map(|k| k.id.as_str()).collect();
+    let candidate = !ids.is_empty();
+    let present = candidate && !truth.is_some_and(|t| t.evidence_missing);
+    let best = a
+        .suspects
+        .iter()
+        .filter(|s| ids.contains(&s.candidate.as_str()))
+        .min_by_key(|s| (s.rank, std::cmp::Reverse(s.score.total)));
+    let overall = ranking.iter().position(|(id, s)| ids.contains(&id.as_str()) && *s > 0).map(|p| {
+        let score = ranking[p].1;
+        ranking.iter().position(|(_, s)| *s == score).unwrap_or(p) as u32 + 1
+    });
+    let absent_reason = if present {
+        None
+    } else if candidate {
+        Some("the truth marks the payload's evidence as missing".into())
+    } else if c.contains("openshift/release#") {
+        Some("a CI-configuration change: no CI-configuration source was given (--ci-config)".into())
+    } else {
+        Some("in no changelog of the window".into())
+    };
+    CulpritResult {
+        culprit: c.to_string(),
+        present,
+        rank: best.map(|s| s.rank),
+        tied_with: best.map(|s| s.tied_with.len() as u32).unwrap_or(0),
+        margin: best.map(|s| {
+            let next = a
+                .suspects
+                .iter()
+                .filter(|o| o.root_cause == s.root_cause && !ids.contains(&o.candidate.as_str()))
+                .map(|o| o.score.total)
+                .max()
+                .unwrap_or(0);
+            i64::from(s.score.total) - i64::from(next)
+        }),
+        overall_rank: overall,
+        score: best.map(|s| s.score.total),
+        action: best.map(|s| s.action.as_str().to_string()),
+        absent_reason,
+    }
+}
+
+/// Non-culprits given "stage revert", and those given "bisect" (with a truth only).
+fn false_actions(a: &PayloadAnalysis, truth: Option<&TruthRow>) -> (Vec<String>, Vec<String>) {
+    let culprit_set: BTreeSet<&str> =
+        truth.map(|t| t.culprits.iter().map(String::as_str).collect()).unwrap_or_default();
+    let mut false_reverts = Vec::new();
+    let mut false_bisects = Vec::new();
+    for s in a.suspects.iter().filter(|_| truth.is_some()) {
+        let key = candidate_key(a, &s.candidate).unwrap_or_else(|| s.candidate.clone());
+        if culprit_set.contains(key.as_str()) {
+            continue;
+        }
+        match s.action {
+            CandidateAction::StageRevert if !false_reverts.contains(&key) => false_reverts.push(key),
+            CandidateAction::Bisect if !false_bisects.contains(&key) => false_bisects.push(key),
+            _ => {}
+        }
+    }
+    (false_reverts, false_bisects)
 }
 
 fn error_row(tag: &str, truth: Option<&TruthRow>, e: String) -> EvalRow {
@@ -363,7 +404,16 @@ pub fn summarize(source: &str, rows: Vec<EvalRow>) -> EvalReport {
         payloads: rows.len(),
         culprits: all.len(),
         culprits_present: all.iter().filter(|c| c.present).count(),
-        culprit_top1: all.iter().filter(|c| c.rank == Some(1)).count(),
+        culprit_top1: all.iter().filter(|c| c.rank == Some(1) && c.tied_with == 0).count(),
+        culprit_tied_top1: all.iter().filter(|c| c.rank == Some(1) && c.tied_with > 0).count(),
+        culprit_mean_margin: {
+            let m: Vec<i64> = all.iter().filter_map(|c| c.margin).collect();
+            if m.is_empty() {
+                0.0
+            } else {
+                (m.iter().sum::<i64>() as f64 / m.len() as f64 * 10.0).round() / 10.0
+            }
+        },
         culprit_top3: all.iter().filter(|c| c.rank.is_some_and(|r| r <= 3)).count(),
         culprit_payloads: rows.iter().filter(|r| !r.truth_culprits.is_empty()).count(),
         false_reverts: rows.iter().map(|r| r.false_reverts.len()).sum(),
@@ -378,56 +428,21 @@ pub fn summarize(source: &str, rows: Vec<EvalRow>) -> EvalReport {
     }
 }
 
-/// Snapshot folders under `dir` (depth ≤ 4): folders holding payload folders,
-/// each with its target tag (from `summary.json`, else the newest payload folder).
-pub fn find_snapshots(dir: &Path) -> Vec<(PathBuf, String)> {
-    fn walk(p: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
-        let Ok(rd) = std::fs::read_dir(p) else { return };
-        let mut subs: Vec<PathBuf> =
-            rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
-        subs.sort();
-        let tags: Vec<String> = subs
-            .iter()
-            .filter_map(|s| {
-                let name = s.file_name()?.to_string_lossy().into_owned();
-                let is_payload = citriage_model::time::tag_timestamp(&name).is_some()
-                    && (s.join("payload.json").is_file()
-                        || s.join("jobs").is_dir()
-                        || s.join("changelog.json").is_file());
-                is_payload.then_some(name)
-            })
-            .collect();
-        if !tags.is_empty() {
-            let summary_tag = std::fs::read(p.join("summary.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                .and_then(|v| v.get("payload_tag").and_then(Value::as_str).map(str::to_string));
-            let newest = tags.iter().max_by_key(|t| (citriage_model::time::tag_timestamp(t), (*t).clone())).cloned();
-            if let Some(t) = summary_tag.or(newest) {
-                out.push((p.to_path_buf(), t));
-            }
-            return;
-        }
-        if depth < 4 {
-            for s in subs {
-                walk(&s, depth + 1, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, 0, &mut out);
-    out
-}
-
 /// True when `dir` is a synthetic world (recorded release-controller responses).
 pub fn is_world(dir: &Path) -> bool {
     dir.join("release-controller").is_dir() || dir.join("truth.json").is_file()
 }
 
-fn analyze_snapshot(root: &Path, tag: &str, ci_config: Option<&Path>) -> Result<PayloadAnalysis, PayloadError> {
+fn analyze_snapshot(
+    root: &Path,
+    tag: &str,
+    ci_config: Option<&Path>,
+    tuning: &Tuning,
+) -> Result<PayloadAnalysis, PayloadError> {
     let snap = SnapshotDir::open(root)?;
     let mut opts = AnalyzeOptions::new(tag);
     opts.ci_config_changes = ci_config.map(Path::to_path_buf);
+    opts.tuning = *tuning;
     analyze(&snap, &snap, &opts)
 }
 
@@ -438,22 +453,27 @@ pub fn eval_snapshots(
     truth: Option<&[TruthRow]>,
     ci_config: Option<&Path>,
 ) -> Result<EvalReport, PayloadError> {
+    eval_snapshots_tuned(dir, truth, ci_config, &Tuning::default())
+}
+
+/// [`eval_snapshots`] with the analysis tuned.
+pub fn eval_snapshots_tuned(
+    dir: &Path,
+    truth: Option<&[TruthRow]>,
+    ci_config: Option<&Path>,
+    tuning: &Tuning,
+) -> Result<EvalReport, PayloadError> {
     if !dir.is_dir() {
         return Err(PayloadError::not_found(dir.display().to_string()));
     }
-    let found = find_snapshots(dir);
+    let found = crate::snapshot::find_snapshots(dir);
     let mut rows = Vec::new();
     match truth {
         Some(t) => {
             for row in t {
-                let mut roots: Vec<&(PathBuf, String)> =
-                    found.iter().filter(|(p, target)| *target == row.tag || p.join(&row.tag).is_dir()).collect();
-                roots.sort_by_key(|(p, target)| (*target != row.tag, p.clone()));
-                let r = match roots.first() {
-                    None => {
-                        error_row(&row.tag, Some(row), format!("no snapshot of {} under {}", row.tag, dir.display()))
-                    }
-                    Some((root, _)) => match analyze_snapshot(root, &row.tag, ci_config) {
+                let r = match crate::snapshot::choose(&found, &row.tag, dir) {
+                    Err(e) => error_row(&row.tag, Some(row), e.to_string()),
+                    Ok(located) => match analyze_snapshot(&located.root, &located.tag, ci_config, tuning) {
                         Ok(a) => evaluate(&a, Some(row)),
                         Err(e) => error_row(&row.tag, Some(row), e.to_string()),
                     },
@@ -468,7 +488,7 @@ pub fn eval_snapshots(
                 if seen.insert(key, ()).is_some() {
                     continue;
                 }
-                rows.push(match analyze_snapshot(root, tag, ci_config) {
+                rows.push(match analyze_snapshot(root, tag, ci_config, tuning) {
                     Ok(a) => evaluate(&a, None),
                     Err(e) => error_row(tag, None, format!("{}: {e}", root.display())),
                 });
@@ -511,6 +531,11 @@ pub fn world_truth(world: &Path) -> Result<Vec<TruthRow>, PayloadError> {
 
 /// Evaluates every payload of a synthetic world against its truth (or `truth`).
 pub fn eval_world_with(world: &Path, truth: Option<&[TruthRow]>) -> Result<EvalReport, PayloadError> {
+    eval_world_tuned(world, truth, &Tuning::default())
+}
+
+/// [`eval_world_with`] with the analysis tuned.
+pub fn eval_world_tuned(world: &Path, truth: Option<&[TruthRow]>, tuning: &Tuning) -> Result<EvalReport, PayloadError> {
     let own;
     let rows_truth = match truth {
         Some(t) => t,
@@ -523,7 +548,8 @@ pub fn eval_world_with(world: &Path, truth: Option<&[TruthRow]>) -> Result<EvalR
     let evidence = GcsMirror::new(world.join("gcs"));
     let mut rows = Vec::new();
     for t in rows_truth {
-        let opts = AnalyzeOptions::new(&t.tag);
+        let mut opts = AnalyzeOptions::new(&t.tag);
+        opts.tuning = *tuning;
         rows.push(match analyze(&source, &evidence, &opts) {
             Ok(a) => evaluate(&a, Some(t)),
             Err(e) => error_row(&t.tag, Some(t), e.to_string()),
@@ -559,8 +585,9 @@ pub fn render_eval(r: &EvalReport) -> String {
                 .iter()
                 .map(|c| match (c.rank, c.present) {
                     (Some(rank), _) => format!(
-                        "{}: {rank}/{}/{}{}",
+                        "{}: {rank}{}/{}/{}{}",
                         short(&c.culprit),
+                        if c.tied_with > 0 { "=" } else { "" },
                         c.score.unwrap_or(0),
                         c.action.clone().unwrap_or_default(),
                         c.overall_rank.map(|o| format!(" ({o})")).unwrap_or_default()
@@ -616,13 +643,15 @@ pub fn render_eval(r: &EvalReport) -> String {
 /// The summary line.
 pub fn summary_line(r: &EvalReport) -> String {
     format!(
-        "payloads: {}  culprit@1: {}/{} present ({} named)  culprit in top 3: {}/{}  false reverts: {} ({} payloads)  false bisects on no-culprit payloads: {} ({} payloads)  force-accept right: {} wrong: {}  contradictions: {}  errors: {}",
+        "payloads: {}  culprit@1: {}/{} present ({} named), tied at 1: {}  culprit in top 3: {}/{}  margin over the next suspect: {:.1}  false reverts: {} ({} payloads)  false bisects on no-culprit payloads: {} ({} payloads)  force-accept right: {} wrong: {}  contradictions: {}  errors: {}",
         r.payloads,
         r.culprit_top1,
         r.culprits_present,
         r.culprits,
+        r.culprit_tied_top1,
         r.culprit_top3,
         r.culprits_present,
+        r.culprit_mean_margin,
         r.false_reverts,
         r.payloads_with_false_revert,
         r.false_bisects_no_culprit,

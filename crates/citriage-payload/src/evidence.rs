@@ -20,33 +20,9 @@ use crate::error::PayloadError;
 use crate::junit::{self, CaseStatus, JunitCase};
 use citriage_model::time::Epoch;
 
-/// Where a piece of evidence is.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Location {
-    /// Artifact path relative to the run (`build-log.txt`, `artifacts/.../junit.xml`).
-    pub file: String,
-    /// Browsable URL of the file, when known.
-    pub url: Option<String>,
-    /// 1-based line.
-    pub line: Option<u32>,
-}
-
-impl Location {
-    /// `file:line` (or `file`).
-    pub fn cite(&self) -> String {
-        match self.line {
-            Some(l) => format!("{}:{l}", self.file),
-            None => self.file.clone(),
-        }
-    }
-}
-
-/// One cited line of a log or failure text.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct LogLine {
-    pub text: String,
-    pub at: Location,
-}
+/// The evidence is made of the suspect engine's cited lines: the failure side
+/// the links quote.
+pub use citriage_suspects::lines::{Location, LogLine};
 
 /// Signature / class supplied by an external classifier (the shared signature code).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -308,89 +284,116 @@ pub fn merge_results_json(
     loc: &Location,
     xml_names: &std::collections::BTreeSet<String>,
 ) -> usize {
-    let Some(arr) = v.as_array() else { return 0 };
-    for t in arr {
-        let s = |k: &str| t.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
-        let name = s("name");
+    let Some(entries) = v.as_array() else { return 0 };
+    for t in entries {
+        let name = field(t, "name");
         if name.is_empty() {
             continue;
         }
-        let message = if !s("failure_message").is_empty() { s("failure_message") } else { s("error_message") };
+        let message = first_field(t, "failure_message", "error_message");
         if let Some(agg) = t.get("aggregated").filter(|a| a.is_object()) {
             if !ev.aggregated.iter().any(|a| a.name == name) {
-                let runs = |x: Option<&serde_json::Value>| -> Vec<aggregated::UnderlyingRun> {
-                    x.and_then(|a| a.as_array())
-                        .into_iter()
-                        .flatten()
-                        .map(|r| {
-                            let g = |k: &str| r.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
-                            let human = g("humanurl");
-                            aggregated::UnderlyingRun {
-                                job_run_id: g("jobrunid"),
-                                job: crate::model::prow_job_from_url(&human),
-                                human_url: human,
-                                gcs_artifact_url: g("gcsartifacturl"),
-                            }
-                        })
-                        .collect()
-                };
-                ev.aggregated.push(AggregatedTest {
-                    name: name.clone(),
-                    suite: s("suite_name"),
-                    failed: matches!(s("status").as_str(), "failed" | "error"),
-                    informing: s("lifecycle") == "informing"
-                        || s("test_lifecycle") == "informing"
-                        || aggregated::is_non_blocking(&message),
-                    verdict: aggregated::parse_verdict(&message),
-                    passes: runs(agg.get("passes")),
-                    failures: runs(agg.get("failures")),
-                    skips: runs(agg.get("skips")),
-                    incomplete: Vec::new(),
-                    line: 0,
-                    problem: None,
-                });
+                ev.aggregated.push(aggregated_entry(t, agg, name, &message));
             }
             continue;
         }
         if xml_names.contains(&name) || ev.failures.iter().any(|f| f.name == name) {
             continue;
         }
-        let status = s("status");
-        let kind = if status == "flake" || status == "flaky" {
-            TestKind::Flake
-        } else if s("test_lifecycle") == "informing"
-            || s("lifecycle") == "informing"
-            || aggregated::is_non_blocking(&message)
-        {
-            TestKind::Informing
-        } else if matches!(status.as_str(), "failed" | "error" | "failure" | "") {
-            TestKind::Failure
-        } else {
-            continue;
-        };
-        let body = if !s("failure_text").is_empty() { s("failure_text") } else { s("error_text") };
-        let text = if message.is_empty() {
-            body.clone()
-        } else if body.is_empty() {
-            message.clone()
-        } else if body.starts_with(&message) {
-            body.clone()
-        } else {
-            format!("{message}\n{body}")
-        };
-        let first = if message.trim().is_empty() { first_line(&body) } else { first_line(&message) };
-        ev.failures.push(TestFailure {
-            is_step: is_step_name(&name),
-            name,
-            suite: s("suite_name"),
-            message: strip_ansi(&first).into_owned(),
-            text: strip_ansi(&text).chars().take(16 * 1024).collect(),
-            kind,
-            at: loc.clone(),
-            hint: None,
-        });
+        if let Some(f) = failure_entry(t, name, message, loc) {
+            ev.failures.push(f);
+        }
     }
-    arr.len()
+    entries.len()
+}
+
+/// A string field of a `results.json` entry (empty when absent).
+fn field(t: &serde_json::Value, k: &str) -> String {
+    t.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string()
+}
+
+/// The first of two fields that is not empty.
+fn first_field(t: &serde_json::Value, a: &str, b: &str) -> String {
+    let first = field(t, a);
+    if first.is_empty() {
+        field(t, b)
+    } else {
+        first
+    }
+}
+
+/// The underlying runs of an aggregated entry's `passes` / `failures` / `skips`.
+fn underlying_runs(x: Option<&serde_json::Value>) -> Vec<aggregated::UnderlyingRun> {
+    x.and_then(|a| a.as_array())
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let human = field(r, "humanurl");
+            aggregated::UnderlyingRun {
+                job_run_id: field(r, "jobrunid"),
+                job: crate::release::prow_job_from_url(&human),
+                human_url: human,
+                gcs_artifact_url: field(r, "gcsartifacturl"),
+            }
+        })
+        .collect()
+}
+
+/// An aggregated test of `results.json`.
+fn aggregated_entry(t: &serde_json::Value, agg: &serde_json::Value, name: String, message: &str) -> AggregatedTest {
+    AggregatedTest {
+        name,
+        suite: field(t, "suite_name"),
+        failed: matches!(field(t, "status").as_str(), "failed" | "error"),
+        informing: field(t, "lifecycle") == "informing"
+            || field(t, "test_lifecycle") == "informing"
+            || aggregated::is_non_blocking(message),
+        verdict: aggregated::parse_verdict(message),
+        passes: underlying_runs(agg.get("passes")),
+        failures: underlying_runs(agg.get("failures")),
+        skips: underlying_runs(agg.get("skips")),
+        incomplete: Vec::new(),
+        line: 0,
+        problem: None,
+    }
+}
+
+/// A failed, flaky or informing test of `results.json` (`None` for any other status).
+fn failure_entry(t: &serde_json::Value, name: String, message: String, loc: &Location) -> Option<TestFailure> {
+    let status = field(t, "status");
+    let kind = if status == "flake" || status == "flaky" {
+        TestKind::Flake
+    } else if field(t, "test_lifecycle") == "informing"
+        || field(t, "lifecycle") == "informing"
+        || aggregated::is_non_blocking(&message)
+    {
+        TestKind::Informing
+    } else if matches!(status.as_str(), "failed" | "error" | "failure" | "") {
+        TestKind::Failure
+    } else {
+        return None;
+    };
+    let body = first_field(t, "failure_text", "error_text");
+    let text = if message.is_empty() {
+        body.clone()
+    } else if body.is_empty() {
+        message.clone()
+    } else if body.starts_with(&message) {
+        body.clone()
+    } else {
+        format!("{message}\n{body}")
+    };
+    let first = if message.trim().is_empty() { first_line(&body) } else { first_line(&message) };
+    Some(TestFailure {
+        is_step: is_step_name(&name),
+        name,
+        suite: field(t, "suite_name"),
+        message: strip_ansi(&first).into_owned(),
+        text: strip_ansi(&text).chars().take(16 * 1024).collect(),
+        kind,
+        at: loc.clone(),
+        hint: None,
+    })
 }
 
 /// Removes ANSI escape sequences (colors, cursor moves) from a line.
@@ -778,116 +781,169 @@ pub fn read_run(
     scanner: &LogScanner,
     limits: &RunLimits,
 ) -> Result<RunEvidence, PayloadError> {
-    let url_of = |rel: &str| format!("{}/{}/{}", url_base.trim_end_matches('/'), gpath, rel);
-    let mut ev = RunEvidence::empty(prow_url);
     let root = folder.list("")?;
+    let reading =
+        RunReading { folder, limits, base: format!("{}/{}", url_base.trim_end_matches('/'), gpath), root: &root };
+    let mut ev = RunEvidence::empty(prow_url);
     let mut problems: Vec<String> = root.refused.clone();
-    let listed = |name: &str| root.files.iter().find(|(f, _)| f == name).map(|(_, size)| *size);
-    let json = |name: &str| -> Result<Option<serde_json::Value>, PayloadError> {
-        if listed(name).is_none() {
-            return Ok(None);
-        }
-        let Some(b) = read_small(folder, name, limits.max_json_bytes)? else { return Ok(None) };
-        serde_json::from_slice(&b)
-            .map(Some)
-            .map_err(|e| PayloadError::invalid(folder.origin(name), format!("malformed JSON: {e}")))
-    };
-    if let Some(v) = json("started.json")? {
+    if let Some(v) = reading.json("started.json")? {
         ev.started = v.get("timestamp").and_then(|t| t.as_i64());
     }
-    if let Some(v) = json("finished.json")? {
+    if let Some(v) = reading.json("finished.json")? {
         ev.finished = v.get("timestamp").and_then(|t| t.as_i64());
         ev.result = v.get("result").and_then(|r| r.as_str()).map(str::to_string);
     }
-    for name in ["build-log.txt", "build-log.txt.gz"] {
-        let Some(size) = listed(name) else { continue };
-        if let Some(size) = size.filter(|s| *s > limits.max_log_bytes) {
-            problems.push(format!(
-                "{}: {size} bytes, larger than the {}-byte limit for build logs; not read",
-                folder.origin(name),
-                limits.max_log_bytes
-            ));
-            break;
-        }
-        let Some(r) = folder.open(name)? else { continue };
-        let scan = scanner
-            .scan_reader(
-                r,
-                "build-log.txt",
-                Some(&url_of("build-log.txt")),
-                limits.max_log_lines,
-                limits.max_line_bytes,
-            )
-            .map_err(|e| stream_error(folder.origin(name), e))?;
-        ev.log_lines = scan.lines;
-        ev.failed_step = scan.step;
-        ev.context = scan.tail;
-        break;
-    }
+    reading.build_log(scanner, &mut ev, &mut problems)?;
     let files = junit_files(folder, &root, limits, &mut problems)?;
-    let mut parsed = Vec::new();
     let mut junit_problems = Vec::new();
-    let mut results_files = Vec::new();
-    for rel in &files {
-        if rel.ends_with("results.json") {
-            results_files.push(rel.clone());
-            continue;
-        }
-        let Some(r) = folder.open(rel)? else { continue };
-        let failed = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let f = junit::parse_junit_reader(Tap { inner: r, failed: failed.clone() }, rel);
-        let failed = failed.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(se) = failed {
-            // The file could not be read to its end: what was parsed of it is
-            // dropped. A transient failure fails the run's evidence (read again
-            // later); one that is the file's (corrupt gzip, too large) is its problem.
-            let e = PayloadError::from(se);
-            if !e.is_bad_input() {
-                return Err(e);
-            }
-            junit_problems.push(format!("{rel}: {e}"));
-            continue;
-        }
-        if let Some(p) = &f.problem {
-            junit_problems.push(p.clone());
-        }
-        if f.cases.is_empty() && f.problem.is_some() {
-            continue;
-        }
-        if rel.ends_with("junit-aggregated.xml") {
-            ev.aggregated.extend(aggregated::aggregated_tests(&f.cases));
-        }
-        parsed.push((Location { file: rel.clone(), url: Some(url_of(rel)), line: None }, f.cases));
-    }
+    let (xml, results): (Vec<&String>, Vec<&String>) = files.iter().partition(|rel| !rel.ends_with("results.json"));
+    let parsed = reading.junit_xml(&xml, &mut ev, &mut junit_problems)?;
     let (failures, total) = failures_from_cases(&parsed);
     ev.failures = failures;
     ev.tests_total = total;
     let xml_names: std::collections::BTreeSet<String> =
         parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
-    let mut results_entries = 0usize;
-    let mut results_read = 0u32;
-    for rel in &results_files {
-        let raw = match read_small(folder, rel, limits.max_json_bytes) {
-            Ok(Some(raw)) => raw,
-            Ok(None) => continue,
-            Err(e @ PayloadError::Invalid { .. }) => {
-                junit_problems.push(e.to_string());
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        match serde_json::from_slice::<serde_json::Value>(&raw) {
-            Ok(v) => {
-                results_read += 1;
-                let loc = Location { file: rel.clone(), url: Some(url_of(rel)), line: None };
-                results_entries += merge_results_json(&mut ev, &v, &loc, &xml_names);
-            }
-            Err(e) => junit_problems.push(format!("{rel}: malformed JSON: {e}")),
-        }
-    }
+    let (results_read, results_entries) = reading.results_json(&results, &xml_names, &mut ev, &mut junit_problems)?;
     ev.junit = junit_state(parsed.len() as u32, files.len(), results_read, results_entries, junit_problems);
     ev.problems = problems;
     Ok(ev)
+}
+
+/// One run folder being read: its listing, its limits, the URL its files are cited by.
+struct RunReading<'a> {
+    folder: &'a dyn RunFolder,
+    limits: &'a RunLimits,
+    /// `<url base>/<gcs path>`: a file's URL is this and its relative name.
+    base: String,
+    root: &'a RunListing,
+}
+
+impl RunReading<'_> {
+    fn url_of(&self, rel: &str) -> String {
+        format!("{}/{}", self.base, rel)
+    }
+
+    fn listed(&self, name: &str) -> Option<Option<u64>> {
+        self.root.files.iter().find(|(f, _)| f == name).map(|(_, size)| *size)
+    }
+
+    /// A small JSON file of the run's root, when listed.
+    fn json(&self, name: &str) -> Result<Option<serde_json::Value>, PayloadError> {
+        if self.listed(name).is_none() {
+            return Ok(None);
+        }
+        let Some(b) = read_small(self.folder, name, self.limits.max_json_bytes)? else { return Ok(None) };
+        serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| PayloadError::invalid(self.folder.origin(name), format!("malformed JSON: {e}")))
+    }
+
+    /// The build log (plain or gzip), streamed: its error lines, failed step and tail.
+    fn build_log(
+        &self,
+        scanner: &LogScanner,
+        ev: &mut RunEvidence,
+        problems: &mut Vec<String>,
+    ) -> Result<(), PayloadError> {
+        let limits = self.limits;
+        for name in ["build-log.txt", "build-log.txt.gz"] {
+            let Some(size) = self.listed(name) else { continue };
+            if let Some(size) = size.filter(|s| *s > limits.max_log_bytes) {
+                problems.push(format!(
+                    "{}: {size} bytes, larger than the {}-byte limit for build logs; not read",
+                    self.folder.origin(name),
+                    limits.max_log_bytes
+                ));
+                break;
+            }
+            let Some(r) = self.folder.open(name)? else { continue };
+            let scan = scanner
+                .scan_reader(
+                    r,
+                    "build-log.txt",
+                    Some(&self.url_of("build-log.txt")),
+                    limits.max_log_lines,
+                    limits.max_line_bytes,
+                )
+                .map_err(|e| stream_error(self.folder.origin(name), e))?;
+            ev.log_lines = scan.lines;
+            ev.failed_step = scan.step;
+            ev.context = scan.tail;
+            break;
+        }
+        Ok(())
+    }
+
+    /// The JUnit XML files, each streamed; aggregated tests of `junit-aggregated.xml` into `ev`.
+    fn junit_xml(
+        &self,
+        files: &[&String],
+        ev: &mut RunEvidence,
+        problems: &mut Vec<String>,
+    ) -> Result<Vec<(Location, Vec<JunitCase>)>, PayloadError> {
+        let mut parsed = Vec::new();
+        for rel in files {
+            let Some(r) = self.folder.open(rel)? else { continue };
+            let failed = std::sync::Arc::new(std::sync::Mutex::new(None));
+            let f = junit::parse_junit_reader(Tap { inner: r, failed: failed.clone() }, rel);
+            let failed = failed.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(se) = failed {
+                // The file could not be read to its end: what was parsed of it is
+                // dropped. A transient failure fails the run's evidence (read again
+                // later); one that is the file's (corrupt gzip, too large) is its problem.
+                let e = PayloadError::from(se);
+                if !e.is_bad_input() {
+                    return Err(e);
+                }
+                problems.push(format!("{rel}: {e}"));
+                continue;
+            }
+            if let Some(p) = &f.problem {
+                problems.push(p.clone());
+            }
+            if f.cases.is_empty() && f.problem.is_some() {
+                continue;
+            }
+            if rel.ends_with("junit-aggregated.xml") {
+                ev.aggregated.extend(aggregated::aggregated_tests(&f.cases));
+            }
+            parsed.push((Location { file: (*rel).clone(), url: Some(self.url_of(rel)), line: None }, f.cases));
+        }
+        Ok(parsed)
+    }
+
+    /// The `results.json` exports, merged beside the XML: how many were read and
+    /// how many entries they held.
+    fn results_json(
+        &self,
+        files: &[&String],
+        xml_names: &std::collections::BTreeSet<String>,
+        ev: &mut RunEvidence,
+        problems: &mut Vec<String>,
+    ) -> Result<(u32, usize), PayloadError> {
+        let mut entries = 0usize;
+        let mut read = 0u32;
+        for rel in files {
+            let raw = match read_small(self.folder, rel, self.limits.max_json_bytes) {
+                Ok(Some(raw)) => raw,
+                Ok(None) => continue,
+                Err(e @ PayloadError::Invalid { .. }) => {
+                    problems.push(e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            match serde_json::from_slice::<serde_json::Value>(&raw) {
+                Ok(v) => {
+                    read += 1;
+                    let loc = Location { file: (*rel).clone(), url: Some(self.url_of(rel)), line: None };
+                    entries += merge_results_json(ev, &v, &loc, xml_names);
+                }
+                Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
+            }
+        }
+        Ok((read, entries))
+    }
 }
 
 /// A local mirror of GCS buckets: the Prow URL `.../view/gs/<bucket>/logs/<job>/<id>`

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::PayloadError;
-use crate::model::{JobCounts, JobState, Phase, ReleaseInfo, TagList};
+use crate::release::{JobCounts, JobState, Phase, ReleaseInfo, TagList};
 use crate::source::PayloadSource;
 use citriage_model::time::{self, Epoch};
 

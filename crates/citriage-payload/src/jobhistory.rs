@@ -85,7 +85,7 @@ pub struct JobRun {
 pub fn parse_job_runs(bytes: &[u8], origin: &str) -> Result<Vec<JobRun>, PayloadError> {
     let text = std::str::from_utf8(bytes).map_err(|e| PayloadError::invalid(origin, format!("not UTF-8: {e}")))?;
     let t = text.trim();
-    crate::model::refuse_inexact_numbers(t.as_bytes(), origin)?;
+    crate::release::refuse_inexact_numbers(t.as_bytes(), origin)?;
     let rows: Vec<Value> = if t.starts_with('[') {
         serde_json::from_str(t).map_err(|e| PayloadError::invalid(origin, format!("malformed JSON: {e}")))?
     } else {

@@ -7,6 +7,7 @@
 
 use std::sync::OnceLock;
 
+use citriage_suspects::lines::strip_source_prefix;
 use regex::Regex;
 
 fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
@@ -49,16 +50,6 @@ pub fn is_info_line(text: &str) -> bool {
     "#,
     )
     .is_match(strip_source_prefix(text))
-}
-
-/// The line without a Go test log prefix (`    util.go:4275: `).
-pub fn strip_source_prefix(text: &str) -> &str {
-    static PREFIX: OnceLock<Regex> = OnceLock::new();
-    let t = text.trim_start();
-    match re(&PREFIX, r"^[A-Za-z0-9_.-]+\.go:\d+: ").find(t) {
-        Some(m) => &t[m.end()..],
-        None => t,
-    }
 }
 
 /// True when the line says something went wrong.

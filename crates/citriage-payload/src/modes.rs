@@ -21,7 +21,7 @@ use regex::Regex;
 
 use crate::aggregated::AggregatedTest;
 use crate::classify::Classifier;
-use crate::evidence::{Location, LogLine, RunEvidence, SignatureHint, TestKind};
+use crate::evidence::{Location, LogLine, RunEvidence, SignatureHint, TestFailure, TestKind};
 use crate::lines;
 use crate::signature::{MaskingSigner, Signature, Signer};
 
@@ -209,43 +209,94 @@ pub fn no_evidence_draft(job: &str, why: &str) -> Draft {
     d
 }
 
-/// Splits a run's evidence into failure modes.
+/// Splits a run's evidence into failure modes: the product tests' modes (unless
+/// a setup step failed), the aggregated tests'; else the informing tests' mode;
+/// else the failed CI step's (or the build log's) mode; else what is missing.
 pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, classifier: &Classifier) -> Vec<Draft> {
     let Some(ev) = ev else {
         return vec![no_evidence_draft(job, "no artifacts were found for the run")];
     };
-    let ctx = StepContext::of(ev);
-    let masker = MaskingSigner;
-    let sig_of = |text: &str, hint: Option<&SignatureHint>| -> Option<Signature> {
+    let run = Run::new(ev, signer);
+    let aggregated: BTreeSet<&str> = ev.aggregated.iter().map(|a| a.name.as_str()).collect();
+    let all_failing: BTreeSet<&str> = ev.gating().filter(|f| !f.is_step).map(|f| f.name.as_str()).collect();
+    let gating_all: Vec<&TestFailure> = ev
+        .gating()
+        .filter(|f| !f.is_step && !aggregated.contains(f.name.as_str()) && !is_failing_parent(&f.name, &all_failing))
+        .collect();
+    // An aggregator that lacked finished underlying runs judged nothing.
+    let (too_few, gating): (Vec<&TestFailure>, Vec<&TestFailure>) =
+        gating_all.into_iter().partition(|f| too_few_runs(&f.text));
+    let steps: Vec<&TestFailure> = ev.gating().filter(|f| f.is_step).collect();
+    // A setup step failed (ci-operator's pre phase): the product tests that
+    // "failed" only summarize it (`install should succeed`); its output is the evidence.
+    let setup_failed = steps.iter().any(|s| s.name.ends_with(" pre phase"));
+    let mut drafts: Vec<Draft> = Vec::new();
+    if !gating.is_empty() && !setup_failed {
+        drafts.extend(run.product_test_modes(&gating));
+    }
+    drafts.extend(aggregated_modes(ev));
+    if drafts.is_empty() && !too_few.is_empty() {
+        drafts.push(too_few_runs_mode(&too_few));
+    }
+    if !drafts.is_empty() {
+        return drafts;
+    }
+    // Only informing tests failed: they cannot fail the job.
+    if steps.is_empty() {
+        if let Some(d) = run.informing_mode() {
+            return vec![d];
+        }
+    }
+    // No product test failed: a CI step, or the build log alone.
+    let summarized = if setup_failed { gating.as_slice() } else { &[] };
+    vec![run.step_mode(job, &steps, summarized, classifier)]
+}
+
+/// A run's evidence with what every mode is drawn from: its CI context and the
+/// build log's explaining lines with their signatures.
+struct Run<'a> {
+    ev: &'a RunEvidence,
+    signer: &'a dyn Signer,
+    context: StepContext,
+    /// Build-log lines, wrapper and info lines aside.
+    log: Vec<&'a LogLine>,
+    log_signatures: Vec<Option<Signature>>,
+}
+
+impl<'a> Run<'a> {
+    fn new(ev: &'a RunEvidence, signer: &'a dyn Signer) -> Run<'a> {
+        let log: Vec<&LogLine> =
+            ev.log_lines.iter().filter(|l| !lines::is_wrapper_line(&l.text) && !lines::is_info_line(&l.text)).collect();
+        let log_signatures = log.iter().map(|l| signer.signature(&l.text)).collect();
+        Run { ev, signer, context: StepContext::of(ev), log, log_signatures }
+    }
+
+    /// The signature a hint names, else the signer's.
+    fn signature(&self, text: &str, hint: Option<&SignatureHint>) -> Option<Signature> {
         match hint {
             Some(h) if !h.id.is_empty() => {
                 Some(Signature { id: h.id.clone(), text: h.label.clone().unwrap_or_else(|| h.id.clone()) })
             }
-            _ => signer.signature(text),
+            _ => self.signer.signature(text),
         }
-    };
-    let agg_names: BTreeSet<&str> = ev.aggregated.iter().map(|a| a.name.as_str()).collect();
-    let all_failing: BTreeSet<&str> = ev.gating().filter(|f| !f.is_step).map(|f| f.name.as_str()).collect();
-    let gating_all: Vec<_> = ev
-        .gating()
-        .filter(|f| !f.is_step && !agg_names.contains(f.name.as_str()) && !is_failing_parent(&f.name, &all_failing))
-        .collect();
-    // An aggregator that lacked finished underlying runs judged nothing.
-    let (too_few, gating): (Vec<_>, Vec<_>) = gating_all.into_iter().partition(|f| too_few_runs(&f.text));
-    let steps: Vec<_> = ev.gating().filter(|f| f.is_step).collect();
-    let log: Vec<&LogLine> =
-        ev.log_lines.iter().filter(|l| !lines::is_wrapper_line(&l.text) && !lines::is_info_line(&l.text)).collect();
-    let log_sig: Vec<Option<Signature>> = log.iter().map(|l| signer.signature(&l.text)).collect();
-    let mut drafts: Vec<Draft> = Vec::new();
+    }
 
-    // A setup step failed (ci-operator's pre phase): the product tests that
-    // "failed" only summarize it (`install should succeed`); its output is the evidence.
-    let setup_failed = steps.iter().any(|s| s.name.ends_with(" pre phase"));
-    // 1. Product tests.
-    if !gating.is_empty() && !setup_failed {
+    /// Marks a mode whose lines say test binaries could not be listed or extracted.
+    fn test_binaries(&self, d: &mut Draft) {
+        if d.lines.iter().any(|l| lines::is_test_binary_failure(&l.text)) {
+            d.test_binary = true;
+            d.binaries = binaries_of(&d.lines, &self.context);
+            retitle_test_binary(d);
+        }
+    }
+
+    /// Product tests grouped by the signature of their explaining line, each
+    /// group with the build log's lines of the same failure.
+    fn product_test_modes(&self, gating: &[&TestFailure]) -> Vec<Draft> {
+        let ev = self.ev;
         let mut groups: BTreeMap<String, Draft> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
-        for f in &gating {
+        for f in gating {
             let expl = explaining(&f.text, &f.at, 8);
             // A bare header line ("fail [x.go:12]: Unexpected error:") is completed by the next one.
             let basis = match (expl.first(), expl.get(1)) {
@@ -253,10 +304,11 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
                 (Some(a), _) => a.text.clone(),
                 _ => f.name.clone(),
             };
-            let Some(sig) = sig_of(&basis, f.hint.as_ref().or(ev.hint.as_ref())) else { continue };
+            let Some(sig) = self.signature(&basis, f.hint.as_ref().or(ev.hint.as_ref())) else { continue };
             let d = groups.entry(sig.id.clone()).or_insert_with(|| {
                 order.push(sig.id.clone());
-                let mut d = Draft::new(sig.clone(), masker.significant_line(&basis).unwrap_or(&f.name).to_string());
+                let mut d =
+                    Draft::new(sig.clone(), MaskingSigner.significant_line(&basis).unwrap_or(&f.name).to_string());
                 d.has_gating_tests = true;
                 d.failed_step = ev.failed_step.clone();
                 d.hint = f.hint.clone().or(ev.hint.clone());
@@ -267,136 +319,113 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
                 d.lines.extend(expl);
             }
         }
+        let mut drafts = Vec::new();
         for id in &order {
             let mut d = groups.remove(id).unwrap_or_else(|| Draft::new(Signature::of_text(id), String::new()));
-            // Build-log error lines of the same failure: the same signature, or
-            // one of the failing tests' distinctive strings.
-            let tokens: Vec<String> =
-                crate::scoring::Matcher.tokens(&d.lines).into_iter().map(|t| t.text).filter(|t| t.len() >= 8).collect();
-            let extra: Vec<LogLine> = log
-                .iter()
-                .zip(&log_sig)
-                .filter(|(l, s)| {
-                    s.as_ref().is_some_and(|s| s.id == *id)
-                        || (lines::explains_failure(&l.text) && tokens.iter().any(|t| l.text.contains(t.as_str())))
-                })
-                .map(|(l, _)| (*l).clone())
-                .take(5)
-                .collect();
             let mut lines = std::mem::take(&mut d.lines);
-            lines.extend(extra);
+            lines.extend(self.log_lines_of(id, &lines));
             d.lines = dedup_lines(lines, 40);
-            if d.lines.iter().any(|l| lines::is_test_binary_failure(&l.text)) {
-                d.test_binary = true;
-                d.binaries = binaries_of(&d.lines, &ctx);
-                retitle_test_binary(&mut d);
-            }
+            self.test_binaries(&mut d);
             drafts.push(d);
         }
+        drafts
     }
 
-    // 2. Aggregated tests.
-    let failed_agg: Vec<&AggregatedTest> = ev.aggregated.iter().filter(|a| a.failed && !a.informing).collect();
-    if !failed_agg.is_empty() {
-        let agg_line = |a: &AggregatedTest| {
-            let sentence =
-                a.verdict.as_ref().map(|v| v.sentence.clone()).unwrap_or_else(|| "aggregated test failed".into());
-            LogLine {
-                text: format!("{}: {sentence}", a.name),
-                at: Location {
-                    file: if a.line > 0 { "junit-aggregated.xml".into() } else { "junit/results.json".into() },
-                    url: None,
-                    line: (a.line > 0).then_some(a.line),
-                },
-            }
-        };
-        let too_few = |a: &AggregatedTest| {
-            a.failures.is_empty()
-                && a.verdict.as_ref().is_none_or(|v| v.failures == 0 && v.required_passes.is_none_or(|r| v.passes < r))
-        };
-        if failed_agg.iter().all(|a| too_few(a)) {
-            let mut d = no_evidence_draft(
-                "aggregated",
-                "the aggregator had too few finished underlying runs to judge (not enough data to aggregate); the underlying jobs hold the evidence",
-            );
-            d.sig = Signature::of_text("aggregated: not enough underlying runs");
-            d.tests = failed_agg.iter().map(|a| a.name.clone()).collect();
-            d.lines = failed_agg.iter().take(3).map(|a| agg_line(a)).collect();
-            drafts.push(d);
-        } else if let Some((why, k, n)) = run_level(&failed_agg) {
-            let mut d =
-                Draft::new(Signature::of_text(&format!("aggregated runs failed together: {k} of {n}")), why.clone());
-            d.tests = failed_agg.iter().map(|a| a.name.clone()).collect();
-            d.lines = failed_agg.iter().take(5).map(|a| agg_line(a)).collect();
-            d.has_gating_tests = true;
-            d.run_level = Some((why, d.lines.first().cloned()));
-            d.hint = ev.hint.clone();
-            drafts.push(d);
-        } else {
-            for a in failed_agg {
-                let mut d =
-                    Draft::new(Signature::of_text(&format!("aggregated test failed: {}", a.name)), agg_line(a).text);
-                d.tests = vec![a.name.clone()];
-                d.lines = vec![agg_line(a)];
-                d.has_gating_tests = true;
-                d.hint = ev.hint.clone();
-                drafts.push(d);
-            }
-        }
-    }
-    if drafts.is_empty() && !too_few.is_empty() {
-        let mut d = no_evidence_draft(
-            "aggregated",
-            "the aggregator had too few finished underlying runs to judge (not enough data to aggregate); the underlying jobs hold the evidence",
-        );
-        d.sig = Signature::of_text("aggregated: not enough underlying runs");
-        d.tests = too_few.iter().map(|f| f.name.clone()).collect();
-        d.lines = too_few
-            .iter()
-            .take(3)
-            .map(|f| LogLine { text: format!("{}: {}", f.name, f.message), at: f.at.clone() })
+    /// Build-log error lines of the same failure: the same signature, or one of
+    /// the failing tests' distinctive strings; at most 5.
+    fn log_lines_of(&self, signature: &str, test_lines: &[LogLine]) -> Vec<LogLine> {
+        let tokens: Vec<String> = citriage_suspects::tokens::Matcher
+            .tokens(test_lines)
+            .into_iter()
+            .map(|t| t.text)
+            .filter(|t| t.len() >= 8)
             .collect();
-        drafts.push(d);
-    }
-    if !drafts.is_empty() {
-        return drafts;
+        self.log
+            .iter()
+            .zip(&self.log_signatures)
+            .filter(|(l, s)| {
+                s.as_ref().is_some_and(|s| s.id == signature)
+                    || (lines::explains_failure(&l.text) && tokens.iter().any(|t| l.text.contains(t.as_str())))
+            })
+            .map(|(l, _)| (*l).clone())
+            .take(5)
+            .collect()
     }
 
-    // 3. Only informing tests failed: they cannot fail the job.
-    let informing: Vec<_> = ev.failures.iter().filter(|f| f.kind == TestKind::Informing).collect();
-    if steps.is_empty() && !informing.is_empty() {
-        let f = informing[0];
+    /// The informing tests' mode, when only informing tests failed.
+    fn informing_mode(&self) -> Option<Draft> {
+        let informing: Vec<&TestFailure> = self.ev.failures.iter().filter(|f| f.kind == TestKind::Informing).collect();
+        let f = informing.first()?;
         let expl = explaining(&f.text, &f.at, 8);
         let basis = expl.first().map(|l| l.text.clone()).unwrap_or_else(|| f.name.clone());
-        if let Some(sig) = sig_of(&basis, f.hint.as_ref()) {
-            let mut d = Draft::new(sig, masker.significant_line(&basis).unwrap_or(&f.name).to_string());
-            d.tests = informing.iter().map(|f| f.name.clone()).collect();
-            d.lines = dedup_lines(expl, 20);
-            d.informing_only = true;
-            d.hint = f.hint.clone();
-            return vec![d];
-        }
+        let sig = self.signature(&basis, f.hint.as_ref())?;
+        let mut d = Draft::new(sig, MaskingSigner.significant_line(&basis).unwrap_or(&f.name).to_string());
+        d.tests = informing.iter().map(|f| f.name.clone()).collect();
+        d.lines = dedup_lines(expl, 20);
+        d.informing_only = true;
+        d.hint = f.hint.clone();
+        Some(d)
     }
 
-    // 4. No product test failed: a CI step, or the build log alone.
-    let mut expl: Vec<LogLine> = Vec::new();
-    for s in &steps {
-        expl.extend(explaining(&s.text, &s.at, 12));
+    /// The failed CI step's mode (or the build log's), from its decisive line:
+    /// a known cause, a test-binary failure, an explicit error, else the first.
+    /// `summarized` are product tests that only summarize a failed setup step.
+    fn step_mode(
+        &self,
+        job: &str,
+        steps: &[&TestFailure],
+        summarized: &[&TestFailure],
+        classifier: &Classifier,
+    ) -> Draft {
+        let ev = self.ev;
+        let mut expl: Vec<LogLine> = Vec::new();
+        for s in steps {
+            expl.extend(explaining(&s.text, &s.at, 12));
+        }
+        expl.extend(self.log.iter().filter(|l| lines::explains_failure(&l.text)).map(|l| (*l).clone()));
+        let expl = dedup_lines(expl, 40);
+        let decisive = expl
+            .iter()
+            .position(|l| classifier.is_cause_line(&l.text))
+            .or_else(|| expl.iter().position(|l| lines::is_test_binary_failure(&l.text)))
+            .or_else(|| {
+                let explicit = re_explicit();
+                expl.iter().position(|l| explicit.is_match(&l.text))
+            })
+            .or_else(|| (!expl.is_empty()).then_some(0));
+        let in_step = !steps.is_empty() || ev.failed_step.is_some();
+        let Some(i) = decisive else {
+            let mut d = no_evidence_draft(job, &self.nothing_explains(steps));
+            d.in_ci_step = in_step;
+            d.failed_step = ev.failed_step.clone();
+            d.step_refs = self.context.refs.clone();
+            d.ci_paths = self.context.ci_paths.clone();
+            return d;
+        };
+        let basis = expl[i].text.clone();
+        let Some(sig) = self.signature(&basis, ev.hint.as_ref()) else {
+            return no_evidence_draft(job, "the failed step left no text");
+        };
+        let mut lines = vec![expl[i].clone()];
+        lines.extend(expl.iter().cloned());
+        let mut d = Draft::new(sig, MaskingSigner.significant_line(&basis).unwrap_or(&basis).to_string());
+        d.tests = steps.iter().map(|s| s.name.clone()).collect();
+        d.tests.extend(summarized.iter().map(|f| f.name.clone()));
+        d.lines = dedup_lines(lines, 40);
+        d.product_error = d.lines.iter().take(12).any(|l| payload_command_failed(&l.text));
+        d.in_ci_step = in_step;
+        d.failed_step = ev.failed_step.clone();
+        d.hint = ev.hint.clone();
+        d.step_refs = self.context.refs.clone();
+        d.ci_paths = self.context.ci_paths.clone();
+        self.test_binaries(&mut d);
+        d
     }
-    expl.extend(log.iter().filter(|l| lines::explains_failure(&l.text)).map(|l| (*l).clone()));
-    let expl = dedup_lines(expl, 40);
-    let decisive = expl
-        .iter()
-        .position(|l| classifier.is_cause_line(&l.text))
-        .or_else(|| expl.iter().position(|l| lines::is_test_binary_failure(&l.text)))
-        .or_else(|| {
-            let explicit = re_explicit();
-            expl.iter().position(|l| explicit.is_match(&l.text))
-        })
-        .or_else(|| (!expl.is_empty()).then_some(0));
-    let in_step = !steps.is_empty() || ev.failed_step.is_some();
-    let Some(i) = decisive else {
-        let why = if !steps.is_empty() || ev.failed_step.is_some() {
+
+    /// Why nothing explains the failure.
+    fn nothing_explains(&self, steps: &[&TestFailure]) -> String {
+        let ev = self.ev;
+        if !steps.is_empty() || ev.failed_step.is_some() {
             format!(
                 "the CI step {} failed and its output explains nothing beyond an exit status",
                 ev.failed_step.clone().unwrap_or_else(|| steps[0].name.clone())
@@ -412,38 +441,79 @@ pub fn build_modes(ev: Option<&RunEvidence>, job: &str, signer: &dyn Signer, cla
             "JUnit shows no failing test and the build log no error line".to_string()
         } else {
             "no JUnit and no build-log error line".to_string()
-        };
-        let mut d = no_evidence_draft(job, &why);
-        d.in_ci_step = in_step;
-        d.failed_step = ev.failed_step.clone();
-        d.step_refs = ctx.refs.clone();
-        d.ci_paths = ctx.ci_paths.clone();
+        }
+    }
+}
+
+/// The line of an aggregated test: its name and the aggregator's sentence.
+fn aggregated_line(a: &AggregatedTest) -> LogLine {
+    let sentence = a.verdict.as_ref().map(|v| v.sentence.clone()).unwrap_or_else(|| "aggregated test failed".into());
+    LogLine {
+        text: format!("{}: {sentence}", a.name),
+        at: Location {
+            file: if a.line > 0 { "junit-aggregated.xml".into() } else { "junit/results.json".into() },
+            url: None,
+            line: (a.line > 0).then_some(a.line),
+        },
+    }
+}
+
+const TOO_FEW_RUNS: &str = "the aggregator had too few finished underlying runs to judge (not enough data to aggregate); the underlying jobs hold the evidence";
+
+/// The modes of the failed (gating) aggregated tests: insufficient evidence when
+/// the aggregator could judge none; one run-level mode when the same runs
+/// failed them together; else one mode per test.
+fn aggregated_modes(ev: &RunEvidence) -> Vec<Draft> {
+    let failed: Vec<&AggregatedTest> = ev.aggregated.iter().filter(|a| a.failed && !a.informing).collect();
+    if failed.is_empty() {
+        return Vec::new();
+    }
+    let too_few = |a: &AggregatedTest| {
+        a.failures.is_empty()
+            && a.verdict.as_ref().is_none_or(|v| v.failures == 0 && v.required_passes.is_none_or(|r| v.passes < r))
+    };
+    if failed.iter().all(|a| too_few(a)) {
+        let mut d = no_evidence_draft("aggregated", TOO_FEW_RUNS);
+        d.sig = Signature::of_text("aggregated: not enough underlying runs");
+        d.tests = failed.iter().map(|a| a.name.clone()).collect();
+        d.lines = failed.iter().take(3).map(|a| aggregated_line(a)).collect();
         return vec![d];
-    };
-    let basis = expl[i].text.clone();
-    let Some(sig) = sig_of(&basis, ev.hint.as_ref()) else {
-        return vec![no_evidence_draft(job, "the failed step left no text")];
-    };
-    let mut lines = vec![expl[i].clone()];
-    lines.extend(expl.iter().cloned());
-    let mut d = Draft::new(sig, masker.significant_line(&basis).unwrap_or(&basis).to_string());
-    d.tests = steps.iter().map(|s| s.name.clone()).collect();
-    if setup_failed {
-        d.tests.extend(gating.iter().map(|f| f.name.clone()));
     }
-    d.lines = dedup_lines(lines, 40);
-    d.product_error = d.lines.iter().take(12).any(|l| payload_command_failed(&l.text));
-    d.in_ci_step = in_step;
-    d.failed_step = ev.failed_step.clone();
-    d.hint = ev.hint.clone();
-    d.step_refs = ctx.refs.clone();
-    d.ci_paths = ctx.ci_paths.clone();
-    if d.lines.iter().any(|l| lines::is_test_binary_failure(&l.text)) {
-        d.test_binary = true;
-        d.binaries = binaries_of(&d.lines, &ctx);
-        retitle_test_binary(&mut d);
+    if let Some((why, k, n)) = run_level(&failed) {
+        let mut d =
+            Draft::new(Signature::of_text(&format!("aggregated runs failed together: {k} of {n}")), why.clone());
+        d.tests = failed.iter().map(|a| a.name.clone()).collect();
+        d.lines = failed.iter().take(5).map(|a| aggregated_line(a)).collect();
+        d.has_gating_tests = true;
+        d.run_level = Some((why, d.lines.first().cloned()));
+        d.hint = ev.hint.clone();
+        return vec![d];
     }
-    vec![d]
+    failed
+        .into_iter()
+        .map(|a| {
+            let mut d =
+                Draft::new(Signature::of_text(&format!("aggregated test failed: {}", a.name)), aggregated_line(a).text);
+            d.tests = vec![a.name.clone()];
+            d.lines = vec![aggregated_line(a)];
+            d.has_gating_tests = true;
+            d.hint = ev.hint.clone();
+            d
+        })
+        .collect()
+}
+
+/// Aggregated verdicts that judged nothing (too few finished runs).
+fn too_few_runs_mode(too_few: &[&TestFailure]) -> Draft {
+    let mut d = no_evidence_draft("aggregated", TOO_FEW_RUNS);
+    d.sig = Signature::of_text("aggregated: not enough underlying runs");
+    d.tests = too_few.iter().map(|f| f.name.clone()).collect();
+    d.lines = too_few
+        .iter()
+        .take(3)
+        .map(|f| LogLine { text: format!("{}: {}", f.name, f.message), at: f.at.clone() })
+        .collect();
+    d
 }
 
 /// An aggregated verdict saying the aggregator could not judge.
@@ -513,7 +583,7 @@ fn binaries_of(lines: &[LogLine], ctx: &StepContext) -> Vec<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregated::{UnderlyingRun, Verdict};
+    use crate::aggregated::{PassTally, UnderlyingRun};
 
     fn run(id: &str) -> UnderlyingRun {
         UnderlyingRun { job_run_id: id.into(), human_url: String::new(), gcs_artifact_url: String::new(), job: None }
@@ -525,7 +595,7 @@ mod tests {
             suite: String::new(),
             failed: true,
             informing: false,
-            verdict: Some(Verdict {
+            verdict: Some(PassTally {
                 passed: false,
                 passes: passes as u32,
                 failures: fails.len() as u32,

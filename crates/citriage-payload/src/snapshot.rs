@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::error::{read_optional, PayloadError};
 use crate::evidence::{self, EvidenceProvider, Location, LogLine, RunEvidence};
 use crate::junit;
-use crate::model::{self, JobResult, JobResults, JobState, Phase, PullRequest, ReleaseInfo, TagEntry, TagList};
+use crate::release::{self, JobResult, JobResults, JobState, Phase, PullRequest, ReleaseInfo, TagEntry, TagList};
 use crate::source::{parse_presubmits, read_under, Changelog, PayloadSource};
 use citriage_model::time;
 
@@ -128,7 +128,7 @@ impl SnapshotDir {
 
     /// The stream name (`4.22.0-0.nightly`) of the snapshot's tags.
     pub fn stream_name(&self) -> Option<String> {
-        self.chain.iter().find_map(|t| model::parse_tag(t)).map(|p| p.stream_name)
+        self.chain.iter().find_map(|t| release::parse_tag(t)).map(|p| p.stream_name)
     }
 
     fn summary_phase(&self, tag: &str) -> Option<String> {
@@ -180,8 +180,8 @@ impl SnapshotDir {
             results,
             upgrades_to: Vec::new(),
             upgrades_from: Vec::new(),
-            change_log_html: model::ChangeLogHtml::Absent,
-            change_log: model::ChangeLogState::Absent,
+            change_log_html: release::ChangeLogHtml::Absent,
+            change_log: release::ChangeLogState::Absent,
             node_image_streams: Vec::new(),
             provenance: Some("rebuilt from job.json files (payload.json missing)".into()),
         }))
@@ -251,7 +251,7 @@ impl PayloadSource for SnapshotDir {
         let p = self.root.join(tag).join("payload.json");
         match read_optional(&p)? {
             Some(b) => {
-                let mut r = model::parse_release_info(&b, &p.display().to_string())?;
+                let mut r = release::parse_release_info(&b, &p.display().to_string())?;
                 if r.name.is_empty() {
                     r.name = tag.to_string();
                 }
@@ -267,7 +267,7 @@ impl PayloadSource for SnapshotDir {
         let predecessor = idx.and_then(|i| self.chain.get(i + 1));
         let Some(b) = read_optional(&p)? else { return Err(PayloadError::not_found(p.display().to_string())) };
         let origin = p.display().to_string();
-        let (state, nis) = model::parse_changelog_response(&b, &origin)?;
+        let (state, nis) = release::parse_changelog_response(&b, &origin)?;
         // The file is relative to the previous payload; answer only that question
         // (or whatever `from` the changelog itself declares).
         let declared = state.json().map(|j| j.from.name.clone()).filter(|n| !n.is_empty());
@@ -316,89 +316,190 @@ impl EvidenceProvider for SnapshotDir {
             .unwrap_or("")
             .trim_end_matches('/')
             .to_string();
-        let url_for = |rel: &str| (!gcs.is_empty()).then(|| format!("{gcs}/{rel}"));
         let mut ev = RunEvidence::empty(prow_url);
+        if let Some(bl) = read_json(&jdir.join("build_log.json"))? {
+            read_build_log(&bl, &gcs, &mut ev);
+        }
         let rel_dir = format!(
             "{tag}/jobs/{lifecycle}/{}",
             jdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         );
-        // Build log: its error lines (info and warning lines are not evidence)
-        // and its tail, kept as context.
-        let step_re = regex::Regex::new(r#"(?:Step|step) "?([A-Za-z0-9][\w.-]*)"? failed"#).unwrap();
-        if let Some(bl) = read_json(&jdir.join("build_log.json"))? {
-            let at = |line: Option<u32>| Location { file: "build-log.txt".into(), url: url_for("build-log.txt"), line };
-            for l in bl.get("error_warning_lines").and_then(|x| x.as_array()).into_iter().flatten() {
-                let text = evidence::strip_ansi(l.get("text").and_then(|t| t.as_str()).unwrap_or("")).into_owned();
-                if crate::lines::is_info_line(&text) {
-                    continue;
-                }
-                let line = l.get("line_number").and_then(|n| n.as_u64()).map(|n| n as u32);
-                ev.log_lines.push(LogLine { text, at: at(line) });
-            }
-            let start = bl.get("tail_start_line").and_then(|n| n.as_u64()).map(|n| n as u32);
-            let tail: Vec<&Value> = bl.get("tail_lines").and_then(|x| x.as_array()).into_iter().flatten().collect();
-            let skip = tail.len().saturating_sub(evidence::TAIL_LINES);
-            for (i, l) in tail.into_iter().enumerate().skip(skip) {
-                let text: String =
-                    evidence::strip_ansi(l.as_str().unwrap_or("")).trim_end().chars().take(1000).collect();
-                ev.context.push(LogLine { text, at: at(start.map(|s| s + i as u32)) });
-            }
-            ev.failed_step = ev
-                .log_lines
-                .iter()
-                .chain(ev.context.iter())
-                .find_map(|l| step_re.captures(&l.text).map(|c| c[1].to_string()));
-        }
-        // JUnit: every raw XML file, and results.json for what the XML lacks
-        // (large XML files may be missing from a snapshot).
-        let jd = jdir.join("junit");
-        let mut xml_files: Vec<(String, PathBuf)> = match std::fs::read_dir(&jd) {
-            Ok(rd) => rd
-                .flatten()
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-                .filter(|(n, _)| n.ends_with(".xml"))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        xml_files.sort();
-        let mut parsed = Vec::new();
-        let mut problems = Vec::new();
-        for (name, p) in &xml_files {
-            let Some(raw) = read_optional(p)? else { continue };
-            let rel = format!("{rel_dir}/junit/{name}");
-            let f = junit::parse_junit(&raw, &rel);
-            if let Some(pr) = &f.problem {
-                problems.push(pr.clone());
-            }
-            if f.cases.is_empty() && f.problem.is_some() {
-                continue;
-            }
-            if name == "junit-aggregated.xml" {
-                ev.aggregated.extend(crate::aggregated::aggregated_tests(&f.cases));
-            }
-            parsed.push((Location { file: rel, url: url_for(&format!("artifacts/{name}")), line: None }, f.cases));
-        }
-        let (failures, total) = evidence::failures_from_cases(&parsed);
-        ev.failures = failures;
-        ev.tests_total = total;
-        let xml_names: std::collections::BTreeSet<String> =
-            parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
-        let rp = jd.join("results.json");
-        let (mut results_read, mut results_entries) = (0u32, 0usize);
-        if let Some(raw) = read_optional(&rp)? {
-            let rel = format!("{rel_dir}/junit/results.json");
-            match serde_json::from_slice::<Value>(&raw) {
-                Ok(rj) => {
-                    let loc = Location { file: rel, url: None, line: None };
-                    results_read = 1;
-                    results_entries = evidence::merge_results_json(&mut ev, &rj, &loc, &xml_names);
-                }
-                // A broken export is a problem of this run's evidence, not of the analysis.
-                Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
-            }
-        }
-        let present = xml_files.len() + usize::from(rp.is_file());
-        ev.junit = evidence::junit_state(parsed.len() as u32, present, results_read, results_entries, problems);
+        read_junit(&jdir.join("junit"), &rel_dir, &gcs, &mut ev)?;
         Ok(Some(ev))
+    }
+}
+
+/// The URL of a run's artifact under its GCS URL, when known.
+fn artifact_url(gcs: &str, rel: &str) -> Option<String> {
+    (!gcs.is_empty()).then(|| format!("{gcs}/{rel}"))
+}
+
+/// A snapshot's `build_log.json`: its error lines (info and warning lines are
+/// not evidence), its tail kept as context, and the failed step they name.
+fn read_build_log(bl: &Value, gcs: &str, ev: &mut RunEvidence) {
+    let step_re = regex::Regex::new(r#"(?:Step|step) "?([A-Za-z0-9][\w.-]*)"? failed"#).unwrap();
+    let at =
+        |line: Option<u32>| Location { file: "build-log.txt".into(), url: artifact_url(gcs, "build-log.txt"), line };
+    for l in bl.get("error_warning_lines").and_then(|x| x.as_array()).into_iter().flatten() {
+        let text = evidence::strip_ansi(l.get("text").and_then(|t| t.as_str()).unwrap_or("")).into_owned();
+        if crate::lines::is_info_line(&text) {
+            continue;
+        }
+        let line = l.get("line_number").and_then(|n| n.as_u64()).map(|n| n as u32);
+        ev.log_lines.push(LogLine { text, at: at(line) });
+    }
+    let start = bl.get("tail_start_line").and_then(|n| n.as_u64()).map(|n| n as u32);
+    let tail: Vec<&Value> = bl.get("tail_lines").and_then(|x| x.as_array()).into_iter().flatten().collect();
+    let skip = tail.len().saturating_sub(evidence::TAIL_LINES);
+    for (i, l) in tail.into_iter().enumerate().skip(skip) {
+        let text: String = evidence::strip_ansi(l.as_str().unwrap_or("")).trim_end().chars().take(1000).collect();
+        ev.context.push(LogLine { text, at: at(start.map(|s| s + i as u32)) });
+    }
+    ev.failed_step =
+        ev.log_lines.iter().chain(ev.context.iter()).find_map(|l| step_re.captures(&l.text).map(|c| c[1].to_string()));
+}
+
+/// A snapshot job's JUnit: every raw XML file, and `results.json` for what the
+/// XML lacks (large XML files may be missing from a snapshot).
+fn read_junit(dir: &Path, rel_dir: &str, gcs: &str, ev: &mut RunEvidence) -> Result<(), PayloadError> {
+    let mut xml_files: Vec<(String, PathBuf)> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .filter(|(n, _)| n.ends_with(".xml"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    xml_files.sort();
+    let mut parsed = Vec::new();
+    let mut problems = Vec::new();
+    for (name, p) in &xml_files {
+        let Some(raw) = read_optional(p)? else { continue };
+        let rel = format!("{rel_dir}/junit/{name}");
+        let f = junit::parse_junit(&raw, &rel);
+        if let Some(pr) = &f.problem {
+            problems.push(pr.clone());
+        }
+        if f.cases.is_empty() && f.problem.is_some() {
+            continue;
+        }
+        if name == "junit-aggregated.xml" {
+            ev.aggregated.extend(crate::aggregated::aggregated_tests(&f.cases));
+        }
+        parsed
+            .push((Location { file: rel, url: artifact_url(gcs, &format!("artifacts/{name}")), line: None }, f.cases));
+    }
+    let (failures, total) = evidence::failures_from_cases(&parsed);
+    ev.failures = failures;
+    ev.tests_total = total;
+    let xml_names: std::collections::BTreeSet<String> =
+        parsed.iter().flat_map(|(_, cases)| cases.iter().map(|c| c.name.clone())).collect();
+    let results = dir.join("results.json");
+    let (mut results_read, mut results_entries) = (0u32, 0usize);
+    if let Some(raw) = read_optional(&results)? {
+        let rel = format!("{rel_dir}/junit/results.json");
+        match serde_json::from_slice::<Value>(&raw) {
+            Ok(rj) => {
+                let loc = Location { file: rel, url: None, line: None };
+                results_read = 1;
+                results_entries = evidence::merge_results_json(ev, &rj, &loc, &xml_names);
+            }
+            // A broken export is a problem of this run's evidence, not of the analysis.
+            Err(e) => problems.push(format!("{rel}: malformed JSON: {e}")),
+        }
+    }
+    let present = xml_files.len() + usize::from(results.is_file());
+    ev.junit = evidence::junit_state(parsed.len() as u32, present, results_read, results_entries, problems);
+    Ok(())
+}
+/// Snapshot folders under `dir` (depth ≤ 4): folders holding payload folders,
+/// each with its target tag (from `summary.json`, else the newest payload folder).
+pub fn find_snapshots(dir: &Path) -> Vec<(PathBuf, String)> {
+    fn walk(p: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        let mut subs: Vec<PathBuf> =
+            rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
+        subs.sort();
+        let tags: Vec<String> = subs
+            .iter()
+            .filter_map(|s| {
+                let name = s.file_name()?.to_string_lossy().into_owned();
+                let is_payload = citriage_model::time::tag_timestamp(&name).is_some()
+                    && (s.join("payload.json").is_file()
+                        || s.join("jobs").is_dir()
+                        || s.join("changelog.json").is_file());
+                is_payload.then_some(name)
+            })
+            .collect();
+        if !tags.is_empty() {
+            let summary_tag = std::fs::read(p.join("summary.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|v| v.get("payload_tag").and_then(Value::as_str).map(str::to_string));
+            let newest = tags.iter().max_by_key(|t| (citriage_model::time::tag_timestamp(t), (*t).clone())).cloned();
+            if let Some(t) = summary_tag.or(newest) {
+                out.push((p.to_path_buf(), t));
+            }
+            return;
+        }
+        if depth < 4 {
+            for s in subs {
+                walk(&s, depth + 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out);
+    out
+}
+
+/// A snapshot found for a payload: the folder read and the payload's tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub root: PathBuf,
+    pub tag: String,
+}
+
+/// Finds the snapshot of `tag` under `dir`, whatever folder of it `dir` is: the
+/// repository, the payload's own folder (`<tag>/`, a `-backfilled` one too), or
+/// the inner `<version>/<stream>` folder. `tag` may also be the folder's name.
+pub fn locate(dir: &Path, tag: &str) -> Result<Located, PayloadError> {
+    if !dir.is_dir() {
+        return Err(PayloadError::not_found(dir.display().to_string()));
+    }
+    choose(&find_snapshots(dir), tag, dir)
+}
+
+/// Chooses among found snapshots (folder, target tag), in this order: one whose
+/// target is `tag`; one holding a payload folder `tag`; one whose target `tag`
+/// extends (`<target>-backfilled`); the only target found when `tag` names the
+/// folder itself. Several folders alike: the first by path.
+pub fn choose(found: &[(PathBuf, String)], tag: &str, dir: &Path) -> Result<Located, PayloadError> {
+    let mut sorted: Vec<&(PathBuf, String)> = found.iter().collect();
+    sorted.sort();
+    let pick =
+        |f: &dyn Fn(&(PathBuf, String)) -> bool| sorted.iter().find(|x| f(x)).map(|(p, t)| (p.clone(), t.clone()));
+    let folder = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let targets: BTreeMap<&str, ()> = found.iter().map(|(_, t)| (t.as_str(), ())).collect();
+    let hit = pick(&|(_, t)| t == tag)
+        .or_else(|| pick(&|(p, _)| p.join(tag).is_dir()))
+        .or_else(|| pick(&|(_, t)| tag.strip_prefix(t.as_str()).is_some_and(|rest| rest.starts_with('-'))))
+        .or_else(|| {
+            if tag == folder && targets.len() == 1 {
+                sorted.first().map(|(p, t)| (p.clone(), t.clone()))
+            } else {
+                None
+            }
+        });
+    match hit {
+        Some((root, tag)) => Ok(Located { root, tag }),
+        None => Err(PayloadError::NotFound {
+            origin: format!("{}: no snapshot of {tag}", dir.display()),
+            detail: if targets.is_empty() {
+                " (no payload snapshot under it)".to_string()
+            } else {
+                format!(" (snapshots of {})", targets.keys().copied().collect::<Vec<_>>().join(", "))
+            },
+        }),
     }
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use citriage_payload::model::ChangeLogState;
+use citriage_payload::release::ChangeLogState;
 use citriage_payload::{
     analyze, AnalyzeOptions, GcsMirror, HttpConfig, HttpSource, PayloadError, PayloadSource, RecordedDir,
 };

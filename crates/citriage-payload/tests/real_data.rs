@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use citriage_payload::jobhistory::{self, PassRate, Trend};
-use citriage_payload::model::{self, ChangeLogHtml, ChangeLogState, JobState, Phase};
+use citriage_payload::release::{self, ChangeLogHtml, ChangeLogState, JobState, Phase};
 
 fn shared(rel: &str) -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(rel);
@@ -21,7 +21,7 @@ fn shared(rel: &str) -> Option<PathBuf> {
 fn ocpcrt_74_release_info() {
     let Some(p) = shared("openshift/sippy/OCPCRT-74-pr-test.json") else { return };
     let bytes = std::fs::read(&p).unwrap();
-    let r = model::parse_release_info(&bytes, &p.display().to_string()).unwrap();
+    let r = release::parse_release_info(&bytes, &p.display().to_string()).unwrap();
     assert_eq!(r.name, "4.12.1");
     assert_eq!(r.phase, Phase::Accepted);
 

@@ -221,3 +221,35 @@ fn snapshot_errors_name_the_file() {
     assert!(m.contains("payload.json") && m.contains("malformed JSON"), "{m}");
     assert!(SnapshotDir::open(dir.path().join("nope")).is_err());
 }
+
+#[test]
+fn a_snapshot_is_found_from_whatever_folder_is_named() {
+    use citriage_payload::snapshot::locate;
+    let repo = tempfile::tempdir().unwrap();
+    let tag = "5.0.0-0.ci-2026-07-11-223154";
+    let older = "5.0.0-0.ci-2026-07-10-071205";
+    for top in [tag.to_string(), format!("{tag}-backfilled")] {
+        for inner in ["5.0/ci", "ci"] {
+            for t in [tag, older] {
+                let d = repo.path().join(&top).join(inner).join(t);
+                std::fs::create_dir_all(&d).unwrap();
+                std::fs::write(d.join("payload.json"), "{}").unwrap();
+            }
+        }
+    }
+    let own = repo.path().join(tag);
+    // The repository, the payload's own folder, the inner folder: the same folder read.
+    for named in [repo.path().to_path_buf(), own.clone(), own.join("5.0/ci")] {
+        let l = locate(&named, tag).unwrap();
+        assert_eq!((l.root.clone(), l.tag.as_str()), (own.join("5.0/ci"), tag), "from {}", named.display());
+    }
+    // The backfilled snapshot, named by its folder (not a payload tag).
+    let back = repo.path().join(format!("{tag}-backfilled"));
+    let l = locate(&back, &format!("{tag}-backfilled")).unwrap();
+    assert_eq!((l.root, l.tag.as_str()), (back.join("5.0/ci"), tag));
+    // An older payload of the chain is found in the folder that holds it.
+    assert_eq!(locate(&own, older).unwrap().tag, tag);
+    // Nothing there: the error names the folder and what it holds.
+    let e = locate(&own, "4.22.0-0.nightly-2026-01-01-000000").unwrap_err().to_string();
+    assert!(e.contains(&own.display().to_string()) && e.contains(tag), "{e}");
+}

@@ -10,8 +10,8 @@
 use std::path::Path;
 
 use citriage_payload::action::{CandidateAction, Verdict};
-use citriage_payload::analysis::PayloadAnalysis;
 use citriage_payload::classify::FailureClass;
+use citriage_payload::result::PayloadAnalysis;
 use citriage_payload::scoring::Signal;
 use citriage_payload::{analyze, AnalyzeOptions, SnapshotDir};
 use serde_json::json;
@@ -110,7 +110,7 @@ fn run(root: &Path, target: &str) -> PayloadAnalysis {
     a
 }
 
-fn suspect<'a>(a: &'a PayloadAnalysis, id: &str) -> Option<&'a citriage_payload::analysis::Suspect> {
+fn suspect<'a>(a: &'a PayloadAnalysis, id: &str) -> Option<&'a citriage_payload::result::Suspect> {
     a.suspects.iter().filter(|s| s.candidate == id).max_by_key(|s| s.score.total)
 }
 

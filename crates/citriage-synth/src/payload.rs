@@ -555,12 +555,29 @@ pub fn generate(
                         decoy: Some(decoy),
                     });
                 }
-                // An innocent PR in the same component, so component alone does not decide.
-                let n2 = next_pr(repo, &mut r);
+                // Two innocent PRs in the same component, so component alone does not
+                // decide: they tie (the same evidence), below the culprit.
+                for subject in ["Update owners for the operator", "Drop deprecated flag handling"] {
+                    let n2 = next_pr(repo, &mut r);
+                    list.push(Pr {
+                        repo: repo.to_string(),
+                        number: n2,
+                        subject: subject.to_string(),
+                        author: "openshift-bot".to_string(),
+                        merged_at: created[i] - 2 * HOUR,
+                        sha: r.hex(40),
+                        symbol: None,
+                        revert_of: None,
+                        decoy: None,
+                    });
+                }
+                // A title sharing one generic word with the failing test's name
+                // ("should report Available=True"): a match on it says nothing.
+                let n3 = next_pr("openshift/console", &mut r);
                 list.push(Pr {
-                    repo: repo.to_string(),
-                    number: n2,
-                    subject: "Update owners for the operator".to_string(),
+                    repo: "openshift/console".to_string(),
+                    number: n3,
+                    subject: "Report console plugin load times".to_string(),
                     author: "openshift-bot".to_string(),
                     merged_at: created[i] - 2 * HOUR,
                     sha: r.hex(40),
@@ -1592,8 +1609,10 @@ fn write_run(
     Ok((log_path, first_error))
 }
 
-/// The payload snapshot's `results.json` of a failed aggregated job: the
-/// aggregated test that failed, with its underlying runs.
+/// The payload snapshot's `results.json` of a failed aggregated job: a mass
+/// failure of the network area (one cause, many symptoms: the same onset, the
+/// same "Passed N times, failed M times" shape), each test failing a different
+/// subset of the underlying runs (so the runs did not break: the tests did).
 fn aggregated_results_json(r: &mut Rng) -> String {
     let job = format!("{JOB_PREFIX}e2e-aws-ovn-upgrade");
     let run = |id: u64| {
@@ -1604,17 +1623,31 @@ fn aggregated_results_json(r: &mut Rng) -> String {
         })
     };
     let base = 2_124_000_000_000_000_000u64 + r.below(999_999_999) * 1000;
-    let passes: Vec<_> = (0..2).map(|k| run(base + k)).collect();
-    let failures: Vec<_> = (2..10).map(|k| run(base + k)).collect();
-    let v = serde_json::json!([
+    let area = [
+        "[sig-network][bz-Networking] clusteroperator/network should stay Available=True during upgrade",
+        "[sig-network] pods should successfully create sandboxes by adding pod to network",
+        "[sig-network] services should keep serving their endpoints during upgrade",
+        "[sig-network] egress firewall should keep blocking denied destinations during upgrade",
+        "[sig-network] network policy should keep isolating namespaces during upgrade",
+        "[sig-network] ovnkube-node pods should stay ready during upgrade",
+    ];
+    let mut v = vec![serde_json::json!(
         {"name": "Run multi-stage test release-analysis-aggregator - release-analysis-aggregator-openshift-release-analysis-aggregator container test",
-         "status": "failed", "suite_name": "step graph", "failure_text": "Some tests failed aggregation.  See above for details."},
-        {"name": "[sig-network][bz-Networking] clusteroperator/network should stay Available=True during upgrade",
-         "status": "failed", "suite_name": "openshift-tests-upgrade",
-         "failure_message": "Failed: Passed 2 times, failed 8 times.  The historical pass rate is 99%.  The required number of passes is 8.",
-         "aggregated": {"passes": passes, "failures": failures, "skips": []}}
-    ]);
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+         "status": "failed", "suite_name": "step graph", "failure_text": "Some tests failed aggregation.  See above for details."})];
+    for (ti, name) in area.iter().enumerate() {
+        let failed = 6 + (ti as u64 % 3);
+        let offset = ti as u64;
+        let failures: Vec<_> = (0..failed).map(|k| run(base + (k + offset) % 10)).collect();
+        let passes: Vec<_> = (failed..10).map(|k| run(base + (k + offset) % 10)).collect();
+        v.push(serde_json::json!({
+            "name": name,
+            "status": "failed",
+            "suite_name": "openshift-tests-upgrade",
+            "failure_message": format!("Failed: Passed {} times, failed {failed} times.  The historical pass rate is 99%.  The required number of passes is 8.", 10 - failed),
+            "aggregated": {"passes": passes, "failures": failures, "skips": []}
+        }));
+    }
+    let mut s = serde_json::to_string_pretty(&serde_json::Value::Array(v)).unwrap_or_default();
     s.push('\n');
     s
 }

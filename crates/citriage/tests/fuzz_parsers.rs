@@ -55,10 +55,10 @@ fn targets() -> Vec<(&'static str, Target)> {
             let _ = citriage_sources::paths::check_name(&s);
         }),
         ("release_tags", |b| {
-            let _ = citriage_payload::model::parse_tag_list(b, "fuzz");
+            let _ = citriage_payload::release::parse_tag_list(b, "fuzz");
         }),
         ("release_info", |b| {
-            let _ = citriage_payload::model::parse_release_info(b, "fuzz");
+            let _ = citriage_payload::release::parse_release_info(b, "fuzz");
         }),
         ("job_runs", |b| {
             let _ = citriage_payload::jobhistory::parse_job_runs(b, "fuzz");

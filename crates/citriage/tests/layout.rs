@@ -429,3 +429,37 @@ fn the_checker_sees_cycles_and_groups() {
     let c = find_cycle(&g).expect("commands → commands::run → commands");
     assert!(c.contains(&"commands".to_string()) && c.contains(&"commands::run".to_string()), "{c:?}");
 }
+
+/// ARCHITECTURE.md is the map a newcomer reads first: it must name every crate of the
+/// workspace in its code map and in its bird's-eye view, and its prose lines must be
+/// readable (tables, code blocks and link lists aside).
+#[test]
+fn the_architecture_map_names_every_crate_and_reads_as_prose() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let view = text.split("## Entry points").next().expect("a bird's-eye view before the entry points");
+    let mut missing = Vec::new();
+    for (name, _) in workspace_crates() {
+        let heading = if name == "citriage" { "### `citriage` (the CLI)".to_string() } else { format!("### `{name}`") };
+        if !text.lines().any(|l| l == heading) {
+            missing.push(format!("{name}: no `{heading}` paragraph in the code map"));
+        }
+        if !view.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).any(|w| w == name) {
+            missing.push(format!("{name}: not on the bird's-eye view"));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    let mut in_code = false;
+    let long: Vec<String> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            if l.starts_with("```") {
+                in_code = !in_code;
+            }
+            !in_code && !l.starts_with('|') && !l.starts_with("- [") && l.chars().count() > 100
+        })
+        .map(|(i, l)| format!("line {}: {} characters", i + 1, l.chars().count()))
+        .collect();
+    assert!(long.is_empty(), "ARCHITECTURE.md lines over 100 characters:\n{}", long.join("\n"));
+}

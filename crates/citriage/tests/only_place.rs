@@ -167,7 +167,7 @@ fn only_the_store_opens_a_database_and_holds_sql() {
 /// until it is).
 const GIT_PENDING: &[(&str, &str)] = &[(
     "citriage-payload",
-    "ciconfig.rs reads the CI configuration with `git log -p`; it moves behind the payload source",
+    "source/ci_config.rs reads the CI configuration with `git log -p`; it moves onto `Git::log` with `Detail::Patch`",
 )];
 
 #[test]

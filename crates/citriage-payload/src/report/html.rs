@@ -6,13 +6,13 @@
 use std::fmt::Write;
 
 use crate::action::{Band, CandidateAction, Verdict};
-use crate::analysis::*;
 use crate::analyze::page_url;
+use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::FailureClass;
 use crate::evidence::{JunitState, LogLine};
 use crate::jobhistory::{PassRate, Trend};
-use crate::model::Phase;
-use crate::scoring::{Candidate, CandidateKind};
+use crate::release::Phase;
+use crate::result::*;
 use citriage_model::escape::html as esc;
 use citriage_model::time;
 
@@ -199,8 +199,25 @@ fn section(out: &mut String, n: u32, id: &str, title: &str) {
 }
 
 /// Renders the report.
+/// Renders the report.
 pub fn render_html(a: &PayloadAnalysis) -> String {
     let mut o = String::new();
+    head(&mut o, a);
+    summary_section(&mut o, a);
+    history_section(&mut o, a);
+    failed_jobs_section(&mut o, a);
+    root_causes_section(&mut o, a);
+    suspects_section(&mut o, a);
+    context_section(&mut o, a);
+    action_section(&mut o, a);
+    recommendations_section(&mut o, a);
+    data_gaps_section(&mut o, a);
+    footer(&mut o, a);
+    o
+}
+
+/// The document head and the page header.
+fn head(o: &mut String, a: &PayloadAnalysis) {
     let tag = &a.payload.tag;
     let _ = write!(
         o,
@@ -217,9 +234,12 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         esc(&a.payload.created.as_deref().map(time::shown).unwrap_or_else(|| "creation time unknown".into())),
         a.payload.as_of.as_ref().map(|t| format!(" · as of {}", esc(&time::shown(t)))).unwrap_or_default()
     );
+}
 
+/// The executive summary: the verdict, the facts, one line per root cause.
+fn summary_section(o: &mut String, a: &PayloadAnalysis) {
     // 1. Executive summary.
-    section(&mut o, 1, "summary", "Executive summary");
+    section(o, 1, "summary", "Executive summary");
     let vcls = match a.decision.verdict {
         Verdict::StageRevert => "v-revert",
         Verdict::Bisect => "v-bisect",
@@ -231,69 +251,7 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         esc(a.decision.verdict.as_str()),
         esc(&a.decision.summary)
     );
-    o.push_str("<div class=\"facts\">");
-    let b = &a.blocking;
-    let fact = |o: &mut String, k: &str, v: String| {
-        let _ = write!(o, "<div class=\"fact\"><div class=\"k\">{}</div><div class=\"v\">{v}</div></div>", esc(k));
-    };
-    fact(
-        &mut o,
-        "Blocking jobs",
-        format!(
-            "{} passed · {} failed · {} pending <span class=\"muted\">of {}</span>",
-            b.succeeded, b.failed, b.pending, b.total
-        ),
-    );
-    fact(
-        &mut o,
-        "Last all-green payload",
-        match &a.baseline {
-            Some(t) => format!(
-                "{}{}",
-                link(Some(&page_url(a, t)), t),
-                a.hours_since_baseline
-                    .map(|h| format!(" <span class=\"muted\">({h:.1} h before)</span>"))
-                    .unwrap_or_default()
-            ),
-            None => "<span class=\"muted\">none within the chain</span>".into(),
-        },
-    );
-    fact(
-        &mut o,
-        "Last accepted",
-        a.last_accepted
-            .as_ref()
-            .map(|t| link(Some(&page_url(a, t)), t))
-            .unwrap_or_else(|| "<span class=\"muted\">none in the list</span>".into()),
-    );
-    fact(
-        &mut o,
-        "New PRs",
-        format!(
-            "{} vs the previous payload · {} since the last all-green one",
-            a.new_prs.prs.len(),
-            a.cumulative_prs.prs.len()
-        ),
-    );
-    fact(
-        &mut o,
-        "Root causes",
-        if a.root_causes.is_empty() {
-            "none".into()
-        } else {
-            a.root_causes
-                .iter()
-                .map(|r| format!("{} {}", esc(&r.id), class_badge(r.class.class)))
-                .collect::<Vec<_>>()
-                .join(" ")
-        },
-    );
-    fact(
-        &mut o,
-        "Force-accept",
-        if a.decision.force_accept.recommended { "<b>recommended</b>".into() } else { "not recommended".into() },
-    );
-    o.push_str("</div>");
+    summary_facts(o, a);
     if !a.root_causes.is_empty() {
         o.push_str("<div class=\"card\"><ul class=\"items\">");
         for r in &a.root_causes {
@@ -316,9 +274,79 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         o.push_str("</ul></div>");
     }
     o.push_str("</section>\n");
+}
 
+/// The facts under the verdict: jobs, baseline, last accepted, PRs, root causes, force-accept.
+fn summary_facts(o: &mut String, a: &PayloadAnalysis) {
+    o.push_str("<div class=\"facts\">");
+    let b = &a.blocking;
+    let fact = |o: &mut String, k: &str, v: String| {
+        let _ = write!(o, "<div class=\"fact\"><div class=\"k\">{}</div><div class=\"v\">{v}</div></div>", esc(k));
+    };
+    fact(
+        o,
+        "Blocking jobs",
+        format!(
+            "{} passed · {} failed · {} pending <span class=\"muted\">of {}</span>",
+            b.succeeded, b.failed, b.pending, b.total
+        ),
+    );
+    fact(
+        o,
+        "Last all-green payload",
+        match &a.baseline {
+            Some(t) => format!(
+                "{}{}",
+                link(Some(&page_url(a, t)), t),
+                a.hours_since_baseline
+                    .map(|h| format!(" <span class=\"muted\">({h:.1} h before)</span>"))
+                    .unwrap_or_default()
+            ),
+            None => "<span class=\"muted\">none within the chain</span>".into(),
+        },
+    );
+    fact(
+        o,
+        "Last accepted",
+        a.last_accepted
+            .as_ref()
+            .map(|t| link(Some(&page_url(a, t)), t))
+            .unwrap_or_else(|| "<span class=\"muted\">none in the list</span>".into()),
+    );
+    fact(
+        o,
+        "New PRs",
+        format!(
+            "{} vs the previous payload · {} since the last all-green one",
+            a.new_prs.prs.len(),
+            a.cumulative_prs.prs.len()
+        ),
+    );
+    fact(
+        o,
+        "Root causes",
+        if a.root_causes.is_empty() {
+            "none".into()
+        } else {
+            a.root_causes
+                .iter()
+                .map(|r| format!("{} {}", esc(&r.id), class_badge(r.class.class)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    );
+    fact(
+        o,
+        "Force-accept",
+        if a.decision.force_accept.recommended { "<b>recommended</b>".into() } else { "not recommended".into() },
+    );
+    o.push_str("</div>");
+}
+
+/// The payload history and the PRs new in the target and since the baseline.
+fn history_section(o: &mut String, a: &PayloadAnalysis) {
     // 2. Payload history.
-    section(&mut o, 2, "history", "Payload history");
+    section(o, 2, "history", "Payload history");
     o.push_str("<div class=\"card\"><table><tr><th>Payload</th><th>Phase</th><th>Created</th><th>Blocking results</th><th>Note</th></tr>");
     for r in &a.history {
         let note = if r.all_blocking_green {
@@ -367,44 +395,21 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         }
         o.push_str("</ul></details>");
     };
-    prset(&mut o, "New in this payload", &a.new_prs);
-    prset(&mut o, "Cumulative since the last all-green payload", &a.cumulative_prs);
+    prset(o, "New in this payload", &a.new_prs);
+    prset(o, "Cumulative since the last all-green payload", &a.cumulative_prs);
     o.push_str("</div></section>\n");
+}
 
+/// The failed blocking jobs: a table, then each job in detail.
+fn failed_jobs_section(o: &mut String, a: &PayloadAnalysis) {
     // 3. Failed blocking jobs.
-    section(&mut o, 3, "failed-jobs", "Failed blocking jobs");
+    section(o, 3, "failed-jobs", "Failed blocking jobs");
     if a.failed_jobs.is_empty() {
         o.push_str("<div class=\"card\">No blocking job failed.</div>");
     } else {
         o.push_str("<div class=\"card\"><table class=\"jobs\"><colgroup><col style=\"width:19%\"><col style=\"width:33%\"><col style=\"width:18%\"><col style=\"width:10%\"><col style=\"width:8%\"><col style=\"width:12%\"></colgroup><tr><th>Job</th><th>Failure mode</th><th class=\"rate\">Pass rate (window / previous)</th><th>Trend</th><th>Retries</th><th>History (newest first)</th></tr>");
         for j in &a.failed_jobs {
-            let mode = j.modes.first();
-            let rates = match &j.pass_rate {
-                Some(p) => format!("{}{}", rate_cell(&p.current, "now"), rate_cell(&p.previous, "before")),
-                None => "<span class=\"muted small\">no job history</span>".into(),
-            };
-            let trend = j.pass_rate.as_ref().map(trend_text).unwrap_or_default();
-            let retries = if j.retries == 0 {
-                "0".to_string()
-            } else {
-                let same = j.previous_attempts.iter().filter(|p| p.same_failure == Some(true)).count();
-                format!("{} <span class=\"muted small\">({same} with the same failure)</span>", j.retries)
-            };
-            let _ = write!(
-                o,
-                "<tr><td>{}<div class=\"small muted wrap\">{}</div></td><td>{} <a href=\"#{}\">{}</a><div class=\"small mono\">{}</div>{}</td><td class=\"rate\">{rates}</td><td class=\"small\">{}</td><td>{retries}</td><td>{}<div class=\"small muted\">streak {}{}</div></td></tr>",
-                link(j.url.as_deref(), &j.name),
-                esc(j.prow_job.as_deref().unwrap_or("")),
-                mode.map(|m| class_badge(m.class.class)).unwrap_or_default(),
-                esc(mode.map(|m| m.root_cause.as_str()).unwrap_or("")),
-                esc(mode.map(|m| m.root_cause.as_str()).unwrap_or("")),
-                esc(&mode.map(|m| m.summary.chars().take(160).collect::<String>()).unwrap_or_default()),
-                if j.modes.len() > 1 { format!("<div class=\"small\">+{} more mode(s)</div>", j.modes.len() - 1) } else { String::new() },
-                esc(&trend),
-                chips(&j.streak.pattern),
-                j.streak.length,
-                j.streak.originating.as_ref().map(|t| format!(", since {}", esc(t))).unwrap_or_default()
-            );
+            failed_job_row(o, j);
         }
         o.push_str("</table>");
         if let Some(w) = &a.window {
@@ -412,118 +417,167 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         }
         o.push_str("</div>");
         for j in &a.failed_jobs {
-            let _ = write!(o, "<details class=\"job-detail\" open><summary>{} <span class=\"muted small\">— {} failure mode(s)</span></summary>", esc(&j.name), j.modes.len());
-            let junit = match &j.junit {
-                None => "no evidence found for the run".to_string(),
-                Some(JunitState::Found { files }) => format!("{files} JUnit file(s), {} test case(s)", j.tests_total),
-                Some(JunitState::Partial { files, problems }) => format!(
-                    "{files} JUnit file(s) read, some unreadable ({}): counts are a lower bound",
-                    problems.join("; ")
-                ),
-                Some(JunitState::Missing) => "no JUnit: the tests may never have run (unknown, not green)".into(),
-                Some(JunitState::Unparseable { problems }) => format!("JUnit unparseable: {}", problems.join("; ")),
-                Some(JunitState::Empty { .. }) => {
-                    "JUnit export (results.json) empty: insufficient evidence, not green".into()
-                }
-            };
-            let _ = write!(
-                o,
-                "<p class=\"small\">Evidence: {}. Platform: {}. RHCOS: {}.</p>",
-                esc(&junit),
-                esc(j.platform.as_deref().unwrap_or("unknown")),
-                esc(&j.rhcos)
-            );
-            for m in &j.modes {
-                let _ = write!(
-                    o,
-                    "<h3>{} <span class=\"mono\">{}</span></h3><p class=\"small\">{} — {}. First failed in <b>{}</b> ({} payload(s)); {}.{}</p>",
-                    class_badge(m.class.class),
-                    esc(&m.summary),
-                    esc(&m.root_cause),
-                    esc(&m.class.reason),
-                    esc(&m.first_failed_in),
-                    m.payloads_failing,
-                    esc(&m.before.describe()),
-                    if j.streak.originating.as_deref().is_some_and(|o| o != m.first_failed_in) {
-                        format!(
-                            " The job-level streak starts at {}: the earlier failures are a different failure mode.",
-                            esc(j.streak.originating.as_deref().unwrap_or(""))
-                        )
-                    } else {
-                        String::new()
-                    }
-                );
-                o.push_str(&log_block(&m.lines, 8));
-            }
-            if !j.tests.is_empty() {
-                o.push_str(
-                    "<table><tr><th>Failing test</th><th>First failed in</th><th>Payloads</th><th>Where</th></tr>",
-                );
-                for t in &j.tests {
-                    let _ = write!(
-                        o,
-                        "<tr><td class=\"small\">{}</td><td class=\"mono\">{}{}</td><td>{}</td><td class=\"small mono\">{}</td></tr>",
-                        esc(&t.name),
-                        esc(&t.first_failed_in),
-                        if t.onset_certain { "" } else { " <span class=\"muted\">(or earlier)</span>" },
-                        t.payloads_failing,
-                        link(t.at.url.as_deref(), &t.at.cite())
-                    );
-                }
-                o.push_str("</table>");
-            }
-            if !j.previous_attempts.is_empty() {
-                o.push_str("<p class=\"small\">Previous attempts: ");
-                let v: Vec<String> = j
-                    .previous_attempts
-                    .iter()
-                    .map(|p| {
-                        format!(
-                            "{} ({})",
-                            link(Some(&p.url), p.url.rsplit('/').next().unwrap_or(&p.url)),
-                            match p.same_failure {
-                                Some(true) => "same failure",
-                                Some(false) => "different failure",
-                                None => "no evidence",
-                            }
-                        )
-                    })
-                    .collect();
-                o.push_str(&v.join(", "));
-                o.push_str("</p>");
-            }
-            if let Some(agg) = &j.aggregated {
-                let _ =
-                    write!(o, "<p class=\"small\">Aggregated job over: {}.</p>", esc(&agg.underlying_jobs.join(", ")));
-                for t in &agg.failed_tests {
-                    let _ = write!(
-                        o,
-                        "<p class=\"small\"><b>{}</b>: {} — failed runs: {}</p>",
-                        esc(&t.name),
-                        esc(t.verdict.as_ref().map(|v| v.sentence.as_str()).unwrap_or("failed")),
-                        t.failures
-                            .iter()
-                            .map(|r| link(Some(&r.human_url), &r.job_run_id))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                }
-            }
-            if !j.informing_tests.is_empty() || !j.flaky_tests.is_empty() {
-                let _ = write!(
-                    o,
-                    "<p class=\"small muted\">Not gating: {} informing test(s), {} flake(s) (failed and passed in the run).</p>",
-                    j.informing_tests.len(),
-                    j.flaky_tests.len()
-                );
-            }
-            o.push_str("</details>");
+            job_detail(o, j);
         }
     }
     o.push_str("</section>\n");
+}
 
+/// One row of the failed-jobs table.
+fn failed_job_row(o: &mut String, j: &FailedJob) {
+    let mode = j.modes.first();
+    let rates = match &j.pass_rate {
+        Some(p) => format!("{}{}", rate_cell(&p.current, "now"), rate_cell(&p.previous, "before")),
+        None => "<span class=\"muted small\">no job history</span>".into(),
+    };
+    let trend = j.pass_rate.as_ref().map(trend_text).unwrap_or_default();
+    let retries = if j.retries == 0 {
+        "0".to_string()
+    } else {
+        let same = j.previous_attempts.iter().filter(|p| p.same_failure == Some(true)).count();
+        format!("{} <span class=\"muted small\">({same} with the same failure)</span>", j.retries)
+    };
+    let _ = write!(
+        o,
+        "<tr><td>{}<div class=\"small muted wrap\">{}</div></td><td>{} <a href=\"#{}\">{}</a><div class=\"small mono\">{}</div>{}</td><td class=\"rate\">{rates}</td><td class=\"small\">{}</td><td>{retries}</td><td>{}<div class=\"small muted\">streak {}{}</div></td></tr>",
+        link(j.url.as_deref(), &j.name),
+        esc(j.prow_job.as_deref().unwrap_or("")),
+        mode.map(|m| class_badge(m.class.class)).unwrap_or_default(),
+        esc(mode.map(|m| m.root_cause.as_str()).unwrap_or("")),
+        esc(mode.map(|m| m.root_cause.as_str()).unwrap_or("")),
+        esc(&mode.map(|m| m.summary.chars().take(160).collect::<String>()).unwrap_or_default()),
+        if j.modes.len() > 1 { format!("<div class=\"small\">+{} more mode(s)</div>", j.modes.len() - 1) } else { String::new() },
+        esc(&trend),
+        chips(&j.streak.pattern),
+        j.streak.length,
+        j.streak.originating.as_ref().map(|t| format!(", since {}", esc(t))).unwrap_or_default()
+    );
+}
+
+/// One failed job in detail: its evidence, modes, failing tests, attempts and aggregated runs.
+fn job_detail(o: &mut String, j: &FailedJob) {
+    let _ = write!(o, "<details class=\"job-detail\" open><summary>{} <span class=\"muted small\">— {} failure mode(s)</span></summary>", esc(&j.name), j.modes.len());
+    let junit = match &j.junit {
+        None => "no evidence found for the run".to_string(),
+        Some(JunitState::Found { files }) => format!("{files} JUnit file(s), {} test case(s)", j.tests_total),
+        Some(JunitState::Partial { files, problems }) => {
+            format!("{files} JUnit file(s) read, some unreadable ({}): counts are a lower bound", problems.join("; "))
+        }
+        Some(JunitState::Missing) => "no JUnit: the tests may never have run (unknown, not green)".into(),
+        Some(JunitState::Unparseable { problems }) => format!("JUnit unparseable: {}", problems.join("; ")),
+        Some(JunitState::Empty { .. }) => "JUnit export (results.json) empty: insufficient evidence, not green".into(),
+    };
+    let _ = write!(
+        o,
+        "<p class=\"small\">Evidence: {}. Platform: {}. RHCOS: {}.</p>",
+        esc(&junit),
+        esc(j.platform.as_deref().unwrap_or("unknown")),
+        esc(&j.rhcos)
+    );
+    job_modes(o, j);
+    job_tests(o, j);
+    job_attempts(o, j);
+    job_aggregation(o, j);
+    o.push_str("</details>");
+}
+
+/// The failure modes of a job, each with its onset and lines.
+fn job_modes(o: &mut String, j: &FailedJob) {
+    for m in &j.modes {
+        let _ = write!(
+            o,
+            "<h3>{} <span class=\"mono\">{}</span></h3><p class=\"small\">{} — {}. First failed in <b>{}</b> ({} payload(s)); {}.{}</p>",
+            class_badge(m.class.class),
+            esc(&m.summary),
+            esc(&m.root_cause),
+            esc(&m.class.reason),
+            esc(&m.first_failed_in),
+            m.payloads_failing,
+            esc(&m.before.describe()),
+            if j.streak.originating.as_deref().is_some_and(|o| o != m.first_failed_in) {
+                format!(
+                    " The job-level streak starts at {}: the earlier failures are a different failure mode.",
+                    esc(j.streak.originating.as_deref().unwrap_or(""))
+                )
+            } else {
+                String::new()
+            }
+        );
+        o.push_str(&log_block(&m.lines, 8));
+    }
+}
+
+/// The failing tests of a job with their onsets.
+fn job_tests(o: &mut String, j: &FailedJob) {
+    if !j.tests.is_empty() {
+        o.push_str("<table><tr><th>Failing test</th><th>First failed in</th><th>Payloads</th><th>Where</th></tr>");
+        for t in &j.tests {
+            let _ = write!(
+                o,
+                "<tr><td class=\"small\">{}</td><td class=\"mono\">{}{}</td><td>{}</td><td class=\"small mono\">{}</td></tr>",
+                esc(&t.name),
+                esc(&t.first_failed_in),
+                if t.onset_certain { "" } else { " <span class=\"muted\">(or earlier)</span>" },
+                t.payloads_failing,
+                link(t.at.url.as_deref(), &t.at.cite())
+            );
+        }
+        o.push_str("</table>");
+    }
+}
+
+/// The earlier attempts of a job.
+fn job_attempts(o: &mut String, j: &FailedJob) {
+    if !j.previous_attempts.is_empty() {
+        o.push_str("<p class=\"small\">Previous attempts: ");
+        let v: Vec<String> = j
+            .previous_attempts
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} ({})",
+                    link(Some(&p.url), p.url.rsplit('/').next().unwrap_or(&p.url)),
+                    match p.same_failure {
+                        Some(true) => "same failure",
+                        Some(false) => "different failure",
+                        None => "no evidence",
+                    }
+                )
+            })
+            .collect();
+        o.push_str(&v.join(", "));
+        o.push_str("</p>");
+    }
+}
+
+/// The aggregated runs of a job, and its tests that do not gate it.
+fn job_aggregation(o: &mut String, j: &FailedJob) {
+    if let Some(agg) = &j.aggregated {
+        let _ = write!(o, "<p class=\"small\">Aggregated job over: {}.</p>", esc(&agg.underlying_jobs.join(", ")));
+        for t in &agg.failed_tests {
+            let _ = write!(
+                o,
+                "<p class=\"small\"><b>{}</b>: {} — failed runs: {}</p>",
+                esc(&t.name),
+                esc(t.verdict.as_ref().map(|v| v.sentence.as_str()).unwrap_or("failed")),
+                t.failures.iter().map(|r| link(Some(&r.human_url), &r.job_run_id)).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    if !j.informing_tests.is_empty() || !j.flaky_tests.is_empty() {
+        let _ = write!(
+            o,
+            "<p class=\"small muted\">Not gating: {} informing test(s), {} flake(s) (failed and passed in the run).</p>",
+            j.informing_tests.len(),
+            j.flaky_tests.len()
+        );
+    }
+}
+
+/// The root causes with their evidence.
+fn root_causes_section(o: &mut String, a: &PayloadAnalysis) {
     // 4. Root causes.
-    section(&mut o, 4, "root-causes", "Root causes");
+    section(o, 4, "root-causes", "Root causes");
     if a.root_causes.is_empty() {
         o.push_str("<div class=\"card\">Nothing failed.</div>");
     }
@@ -553,6 +607,10 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         let lines: Vec<LogLine> =
             r.evidence.iter().map(|(j, l)| LogLine { text: format!("[{j}] {}", l.text), at: l.at.clone() }).collect();
         o.push_str(&log_block(&lines, 10));
+        symptoms(o, r);
+        if let Some(why) = &r.apart {
+            let _ = write!(o, "<p class=\"small\"><b>Stands apart:</b> {}</p>", esc(why));
+        }
         if let Some(n) = &r.no_candidate_reason {
             let _ = write!(o, "<p class=\"small\"><b>No suspect:</b> {}</p>", esc(n));
         }
@@ -562,9 +620,12 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         o.push_str("</div>");
     }
     o.push_str("</section>\n");
+}
 
+/// The suspects of each root cause with their itemized rubric, and the candidates scored 0.
+fn suspects_section(o: &mut String, a: &PayloadAnalysis) {
     // 5. Suspects.
-    section(&mut o, 5, "suspects", "Suspect changes");
+    section(o, 5, "suspects", "Suspect changes");
     let _ = write!(
         o,
         "<p class=\"small muted\">{} candidate change(s) scored ({} (job, failure mode, candidate) tuples). Only suspects with a score above 0 are listed; the rubric is itemized for each.</p>",
@@ -581,44 +642,11 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         }
         let _ = write!(o, "<div class=\"card\"><h3>{} · {}</h3><table><tr><th>#</th><th>Change</th><th>Component</th><th>Score</th><th>Rubric</th><th>Action</th></tr>", esc(&r.id), esc(&r.title));
         for s in sus {
-            let Some(c) = a.candidate(&s.candidate) else { continue };
-            let kind = match c.kind {
-                CandidateKind::Pr => "PR",
-                CandidateKind::CiConfig => "CI config",
-                CandidateKind::RhcosRpm => "RHCOS RPM",
-            };
-            let mut items = String::from("<ul class=\"items small\">");
-            for i in &s.score.items {
-                let _ =
-                    write!(items, "<li><code>{}: +{}</code> — {}</li>", i.signal.name(), i.points, esc(&i.evidence));
-            }
-            let _ = write!(items, "<li><code>total: {}</code></li></ul>", s.score.total);
-            if let Some(m) = &s.score.error_match {
-                let _ = write!(
-                    items,
-                    "<div class=\"match\"><span class=\"k\">failure</span><code>{}  {}</code><span class=\"k\">diff</span><code>{}:{}  +{}</code></div>",
-                    link(m.log.at.url.as_deref(), &m.log.at.cite()),
-                    esc(&m.log.text),
-                    esc(&m.diff_file),
-                    m.diff_line,
-                    esc(&m.diff_text)
-                );
-            }
-            let _ = write!(
-                o,
-                "<tr><td>{}</td><td><span class=\"badge b-grey\">{kind}</span> {}<div class=\"small\">{}</div><div class=\"small muted\">in {}{}</div></td><td class=\"small\">{}</td><td>{}</td><td>{items}</td><td>{}<div class=\"small muted\">{}</div></td></tr>",
-                s.rank,
-                cand_link(c),
-                esc(&c.title),
-                esc(c.payload.as_deref().unwrap_or("")),
-                if c.kind == CandidateKind::Pr && !c.diff_available { " · no diff available" } else { "" },
-                esc(&c.component),
-                band_badge(s.score.total),
-                action_badge(s.action),
-                esc(&s.action_reason)
-            );
+            suspect_row(o, a, s);
         }
-        o.push_str("</table></div>");
+        o.push_str("</table>");
+        ties(o, a, r);
+        o.push_str("</div>");
     }
     let zero: Vec<&Candidate> =
         a.candidates.iter().filter(|c| !a.suspects.iter().any(|s| s.candidate == c.id)).collect();
@@ -641,44 +669,18 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         o.push_str("</ul></details>");
     }
     o.push_str("</section>\n");
+}
 
+fn context_section(o: &mut String, a: &PayloadAnalysis) {
     // 6. Broader context.
-    section(&mut o, 6, "context", "Broader context");
+    section(o, 6, "context", "Broader context");
     o.push_str("<div class=\"card\">");
     let systemic: Vec<&RootCause> = a.root_causes.iter().filter(|r| r.is_systemic).collect();
     if systemic.is_empty() {
         o.push_str("<p>No root cause shows up beyond its failed blocking jobs.</p>");
     }
     for r in systemic {
-        let mut plats: Vec<String> = r.platforms.clone();
-        plats.extend(r.systemic.iter().filter_map(|h| h.platform.clone()));
-        plats.sort();
-        plats.dedup();
-        let _ = write!(
-            o,
-            "<p><b><a href=\"#{0}\">{0}</a></b> reaches beyond one job: {1} failed blocking job(s) on {2} platform(s) ({3}){4}.</p>",
-            esc(&r.id),
-            r.jobs.len(),
-            plats.len(),
-            esc(&plats.join(", ")),
-            if r.systemic.is_empty() { String::new() } else { format!(", and the same signature in {} informing / async job(s)", r.systemic.len()) }
-        );
-        if !r.systemic.is_empty() {
-            o.push_str("<ul class=\"items small\">");
-            for h in &r.systemic {
-                let _ = write!(
-                    o,
-                    "<li>{} <span class=\"badge b-blue\">{}</span> {}</li>",
-                    link(h.url.as_deref(), &h.job),
-                    esc(&h.lifecycle),
-                    h.line
-                        .as_ref()
-                        .map(|l| format!("<span class=\"mono\">{}: {}</span>", esc(&l.at.cite()), esc(&l.text)))
-                        .unwrap_or_default()
-                );
-            }
-            o.push_str("</ul>");
-        }
+        systemic_root_cause(o, r);
     }
     if !a.informing_failures.is_empty() {
         let _ = write!(o, "<h3>Failed informing / async jobs ({})</h3><table><tr><th>Job</th><th>Kind</th><th>Signature</th><th>Shares</th></tr>", a.informing_failures.len());
@@ -694,6 +696,129 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         }
         o.push_str("</table><p class=\"small muted\">Informing jobs do not gate the payload; they show how far a failure reaches.</p>");
     }
+    retried_jobs(o, a);
+    if !a.pending_jobs.is_empty() {
+        let _ = write!(o, "<p class=\"small\">Still pending: {}.</p>", esc(&a.pending_jobs.join(", ")));
+    }
+    o.push_str("</div></section>\n");
+}
+
+/// The symptoms of a root cause that groups several signatures.
+fn symptoms(o: &mut String, r: &RootCause) {
+    if r.symptoms.is_empty() {
+        return;
+    }
+    let tests: usize = r.symptoms.iter().map(|s| s.tests.len()).sum();
+    let _ = write!(
+        o,
+        "<details class=\"small\"><summary>One cause, {} symptoms ({tests} failing tests in the same jobs since the same payload, failing the same way)</summary><ul class=\"items\">",
+        r.symptoms.len()
+    );
+    for s in &r.symptoms {
+        let named: Vec<String> = s.tests.iter().take(5).map(|t| esc(t)).collect();
+        let more = if s.tests.len() > 5 { format!(" and {} more", s.tests.len() - 5) } else { String::new() };
+        let _ = write!(o, "<li><span class=\"mono\">{}</span> — {}{more}</li>", esc(&s.line), named.join("; "));
+    }
+    o.push_str("</ul></details>");
+}
+
+/// The ties among a root cause's suspects, with what would separate them.
+fn ties(o: &mut String, a: &PayloadAnalysis, r: &RootCause) {
+    if r.ties.is_empty() {
+        return;
+    }
+    o.push_str("<p class=\"small\"><b>Ties</b> (<code>=</code>: the same score from equally strong evidence; their order says nothing):</p><ul class=\"items small\">");
+    for t in &r.ties {
+        let names: Vec<String> =
+            t.candidates.iter().map(|id| a.candidate(id).map(cand_link).unwrap_or_else(|| esc(id))).collect();
+        let _ = write!(
+            o,
+            "<li>rank {} at {}: {} — {}{}</li>",
+            t.rank,
+            t.score,
+            names.join(", "),
+            esc(&t.separate_by),
+            if t.bisect_between { "; <b>bisect between them</b>" } else { "" }
+        );
+    }
+    o.push_str("</ul>");
+}
+
+/// One suspect: the change, its score, its itemized rubric and verbatim match, its action.
+fn suspect_row(o: &mut String, a: &PayloadAnalysis, s: &Suspect) {
+    let Some(c) = a.candidate(&s.candidate) else { return };
+    let kind = match c.kind {
+        CandidateKind::Pr => "PR",
+        CandidateKind::CiConfig => "CI config",
+        CandidateKind::RhcosRpm => "RHCOS RPM",
+    };
+    let mut items = String::from("<ul class=\"items small\">");
+    for i in &s.score.items {
+        let _ = write!(items, "<li><code>{}: +{}</code> — {}</li>", i.signal.name(), i.points, esc(&i.evidence));
+    }
+    let _ = write!(items, "<li><code>total: {}</code></li></ul>", s.score.total);
+    if let Some(m) = &s.score.error_match {
+        let _ = write!(
+            items,
+            "<div class=\"match\"><span class=\"k\">failure</span><code>{}  {}</code><span class=\"k\">diff</span><code>{}:{}  +{}</code></div>",
+            link(m.log.at.url.as_deref(), &m.log.at.cite()),
+            esc(&m.log.text),
+            esc(&m.diff_file),
+            m.diff_line,
+            esc(&m.diff_text)
+        );
+    }
+    let _ = write!(
+        o,
+        "<tr><td>{}{}</td><td><span class=\"badge b-grey\">{kind}</span> {}<div class=\"small\">{}</div><div class=\"small muted\">in {}{}</div></td><td class=\"small\">{}</td><td>{}</td><td>{items}</td><td>{}<div class=\"small muted\">{}</div></td></tr>",
+        s.rank,
+        if s.tied_with.is_empty() { "" } else { "=" },
+        cand_link(c),
+        esc(&c.title),
+        esc(c.payload.as_deref().unwrap_or("")),
+        if c.kind == CandidateKind::Pr && !c.diff_available { " · no diff available" } else { "" },
+        esc(&c.component),
+        band_badge(s.score.total),
+        action_badge(s.action),
+        esc(&s.action_reason)
+    );
+}
+
+/// A systemic root cause: its platforms and where else its signature shows.
+fn systemic_root_cause(o: &mut String, r: &RootCause) {
+    let mut plats: Vec<String> = r.platforms.clone();
+    plats.extend(r.systemic.iter().filter_map(|h| h.platform.clone()));
+    plats.sort();
+    plats.dedup();
+    let _ = write!(
+        o,
+        "<p><b><a href=\"#{0}\">{0}</a></b> reaches beyond one job: {1} failed blocking job(s) on {2} platform(s) ({3}){4}.</p>",
+        esc(&r.id),
+        r.jobs.len(),
+        plats.len(),
+        esc(&plats.join(", ")),
+        if r.systemic.is_empty() { String::new() } else { format!(", and the same signature in {} informing / async job(s)", r.systemic.len()) }
+    );
+    if !r.systemic.is_empty() {
+        o.push_str("<ul class=\"items small\">");
+        for h in &r.systemic {
+            let _ = write!(
+                o,
+                "<li>{} <span class=\"badge b-blue\">{}</span> {}</li>",
+                link(h.url.as_deref(), &h.job),
+                esc(&h.lifecycle),
+                h.line
+                    .as_ref()
+                    .map(|l| format!("<span class=\"mono\">{}: {}</span>", esc(&l.at.cite()), esc(&l.text)))
+                    .unwrap_or_default()
+            );
+        }
+        o.push_str("</ul>");
+    }
+}
+
+/// Blocking jobs that passed on a retry, with their failed attempts.
+fn retried_jobs(o: &mut String, a: &PayloadAnalysis) {
     if !a.passed_on_retry.is_empty() {
         let _ = write!(
             o,
@@ -723,13 +848,12 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         }
         o.push_str("</ul><p class=\"small muted\">A failure that clears on a retry of the same payload is flake evidence, not a regression.</p>");
     }
-    if !a.pending_jobs.is_empty() {
-        let _ = write!(o, "<p class=\"small\">Still pending: {}.</p>", esc(&a.pending_jobs.join(", ")));
-    }
-    o.push_str("</div></section>\n");
+}
 
+/// The action taken and the force-accept conditions.
+fn action_section(o: &mut String, a: &PayloadAnalysis) {
     // 7. Action taken.
-    section(&mut o, 7, "action", "Action taken");
+    section(o, 7, "action", "Action taken");
     let _ = write!(
         o,
         "<div class=\"card\"><p><b>{}</b> — {}</p>",
@@ -763,9 +887,12 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         let _ = write!(o, "<li>{}</li>", esc(r));
     }
     o.push_str("</ul></div></section>\n");
+}
 
+/// The recommendations with their evidence.
+fn recommendations_section(o: &mut String, a: &PayloadAnalysis) {
     // 8. Recommendations.
-    section(&mut o, 8, "recommendations", "Recommendations");
+    section(o, 8, "recommendations", "Recommendations");
     o.push_str("<div class=\"card\"><ol class=\"recs\">");
     if a.recommendations.is_empty() {
         o.push_str("<li>Nothing to do.</li>");
@@ -782,9 +909,12 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
         o.push_str("</li>");
     }
     o.push_str("</ol></div></section>\n");
+}
 
+/// The data gaps and the method.
+fn data_gaps_section(o: &mut String, a: &PayloadAnalysis) {
     // 9. Data gaps and method.
-    section(&mut o, 9, "data-gaps", "Data gaps and method");
+    section(o, 9, "data-gaps", "Data gaps and method");
     o.push_str("<div class=\"card\">");
     if a.data_gaps.is_empty() {
         o.push_str("<p class=\"small\">No data gap: every input the analysis asked for was available.</p>");
@@ -797,11 +927,13 @@ pub fn render_html(a: &PayloadAnalysis) -> String {
     }
     o.push_str("<p class=\"small muted\">Scoring rubric per (failed job, failure mode, candidate), capped at 100: new failure mode +30; component exclusivity +30/+20/+10; error-message match +40 only for a string or symbol of the failure found verbatim in an added diff line (same code path +20, same subsystem +10); multi-job correlation +10; presubmit coverage gap +10. Infrastructure, flakes and informing-only failures give candidates nothing. ≥ 85 stage a revert, 60-84 bisect, below 60 report only; RHCOS RPM changes and a rebase's kubelet skew are never reverted.</p>");
     o.push_str("</div></section>\n");
+}
 
+/// The footer and the end of the document.
+fn footer(o: &mut String, a: &PayloadAnalysis) {
     let _ = write!(
         o,
         "<footer>Generated by citriage from {}. Same inputs, same report.</footer>\n</main>\n</body>\n</html>\n",
         esc(&a.payload.source)
     );
-    o
 }

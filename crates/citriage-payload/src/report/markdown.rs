@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use crate::action::CandidateAction;
-use crate::analysis::*;
 use crate::evidence::JunitState;
+use crate::result::*;
 use citriage_model::escape::{md_cell as cell, md_code as code};
 
 fn link(url: Option<&str>, text: &str) -> String {
@@ -20,6 +20,21 @@ fn link(url: Option<&str>, text: &str) -> String {
 /// Renders the Markdown report.
 pub fn render_markdown(a: &PayloadAnalysis) -> String {
     let mut o = String::new();
+    header(&mut o, a);
+    summary_section(&mut o, a);
+    history_section(&mut o, a);
+    failed_jobs_section(&mut o, a);
+    root_causes_section(&mut o, a);
+    suspects_section(&mut o, a);
+    context_section(&mut o, a);
+    action_section(&mut o, a);
+    recommendations_section(&mut o, a);
+    data_gaps_section(&mut o, a);
+    o
+}
+
+/// The title and the payload line.
+fn header(o: &mut String, a: &PayloadAnalysis) {
     let p = &a.payload;
     let _ = writeln!(o, "# Payload analysis: {}\n", cell(&p.tag));
     let _ = writeln!(
@@ -31,7 +46,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         cell(p.phase.as_str()),
         p.as_of.as_ref().map(|t| format!(" · as of {}", cell(&citriage_model::time::shown(t)))).unwrap_or_default()
     );
+}
 
+/// The executive summary.
+fn summary_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Executive summary\n");
     let _ = writeln!(o, "**{}** — {}\n", a.decision.verdict.as_str(), cell(&a.decision.summary));
     let b = &a.blocking;
@@ -77,7 +95,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         );
     }
     o.push('\n');
+}
 
+/// The payload history and the PR sets.
+fn history_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(
         o,
         "## Payload history\n\n| Payload | Phase | Created | Blocking results | Note |\n|---|---|---|---|---|"
@@ -117,7 +138,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         }
         o.push('\n');
     }
+}
 
+/// The failed blocking jobs: a table, then each job in detail.
+fn failed_jobs_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Failed blocking jobs\n");
     if a.failed_jobs.is_empty() {
         let _ = writeln!(o, "No blocking job failed.\n");
@@ -154,72 +178,80 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         }
         o.push('\n');
         for j in &a.failed_jobs {
-            let _ = writeln!(o, "### {}\n", cell(&j.name));
-            let ev = match &j.junit {
-                None => "no evidence found for the run".to_string(),
-                Some(JunitState::Found { files }) => format!("{files} JUnit file(s), {} test case(s)", j.tests_total),
-                Some(JunitState::Partial { files, .. }) => {
-                    format!("{files} JUnit file(s), some unreadable: counts are a lower bound")
-                }
-                Some(JunitState::Missing) => "no JUnit: unknown, not green".into(),
-                Some(JunitState::Unparseable { .. }) => "JUnit unparseable".into(),
-                Some(JunitState::Empty { .. }) => "JUnit export empty: insufficient evidence".into(),
-            };
-            let _ = writeln!(o, "Evidence: {}.\n", cell(&ev));
-            for m in &j.modes {
-                let _ = writeln!(
-                    o,
-                    "- **{}** {} ({}): {} — first failed in {} ({} payload(s)); {}.",
-                    m.root_cause,
-                    m.class.class.as_str(),
-                    cell(&m.class.reason),
-                    code(&m.summary),
-                    cell(&m.first_failed_in),
-                    m.payloads_failing,
-                    cell(&m.before.describe())
-                );
-                for l in m.lines.iter().take(5) {
-                    let _ = writeln!(o, "  - {} {}", cell(&l.at.cite()), code(&l.text));
-                }
-            }
-            for t in &j.tests {
-                let _ = writeln!(
-                    o,
-                    "- test {} first failed in {}{} ({} payload(s)), {}",
-                    code(&t.name),
-                    cell(&t.first_failed_in),
-                    if t.onset_certain { "" } else { " or earlier" },
-                    t.payloads_failing,
-                    cell(&t.at.cite())
-                );
-            }
-            for pa in &j.previous_attempts {
-                let _ = writeln!(
-                    o,
-                    "- previous attempt {}: {}",
-                    link(Some(&pa.url), pa.url.rsplit('/').next().unwrap_or(&pa.url)),
-                    match pa.same_failure {
-                        Some(true) => "same failure",
-                        Some(false) => "different failure",
-                        None => "no evidence",
-                    }
-                );
-            }
-            if let Some(agg) = &j.aggregated {
-                let _ = writeln!(o, "- aggregated over {}", cell(&agg.underlying_jobs.join(", ")));
-                for t in &agg.failed_tests {
-                    let _ = writeln!(
-                        o,
-                        "  - {}: {}",
-                        code(&t.name),
-                        cell(t.verdict.as_ref().map(|v| v.sentence.as_str()).unwrap_or("failed"))
-                    );
-                }
-            }
-            o.push('\n');
+            job_detail(o, j);
         }
     }
+}
 
+/// One failed job in detail.
+fn job_detail(o: &mut String, j: &FailedJob) {
+    let _ = writeln!(o, "### {}\n", cell(&j.name));
+    let ev = match &j.junit {
+        None => "no evidence found for the run".to_string(),
+        Some(JunitState::Found { files }) => format!("{files} JUnit file(s), {} test case(s)", j.tests_total),
+        Some(JunitState::Partial { files, .. }) => {
+            format!("{files} JUnit file(s), some unreadable: counts are a lower bound")
+        }
+        Some(JunitState::Missing) => "no JUnit: unknown, not green".into(),
+        Some(JunitState::Unparseable { .. }) => "JUnit unparseable".into(),
+        Some(JunitState::Empty { .. }) => "JUnit export empty: insufficient evidence".into(),
+    };
+    let _ = writeln!(o, "Evidence: {}.\n", cell(&ev));
+    for m in &j.modes {
+        let _ = writeln!(
+            o,
+            "- **{}** {} ({}): {} — first failed in {} ({} payload(s)); {}.",
+            m.root_cause,
+            m.class.class.as_str(),
+            cell(&m.class.reason),
+            code(&m.summary),
+            cell(&m.first_failed_in),
+            m.payloads_failing,
+            cell(&m.before.describe())
+        );
+        for l in m.lines.iter().take(5) {
+            let _ = writeln!(o, "  - {} {}", cell(&l.at.cite()), code(&l.text));
+        }
+    }
+    for t in &j.tests {
+        let _ = writeln!(
+            o,
+            "- test {} first failed in {}{} ({} payload(s)), {}",
+            code(&t.name),
+            cell(&t.first_failed_in),
+            if t.onset_certain { "" } else { " or earlier" },
+            t.payloads_failing,
+            cell(&t.at.cite())
+        );
+    }
+    for pa in &j.previous_attempts {
+        let _ = writeln!(
+            o,
+            "- previous attempt {}: {}",
+            link(Some(&pa.url), pa.url.rsplit('/').next().unwrap_or(&pa.url)),
+            match pa.same_failure {
+                Some(true) => "same failure",
+                Some(false) => "different failure",
+                None => "no evidence",
+            }
+        );
+    }
+    if let Some(agg) = &j.aggregated {
+        let _ = writeln!(o, "- aggregated over {}", cell(&agg.underlying_jobs.join(", ")));
+        for t in &agg.failed_tests {
+            let _ = writeln!(
+                o,
+                "  - {}: {}",
+                code(&t.name),
+                cell(t.verdict.as_ref().map(|v| v.sentence.as_str()).unwrap_or("failed"))
+            );
+        }
+    }
+    o.push('\n');
+}
+
+/// The root causes with their evidence.
+fn root_causes_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Root causes\n");
     for r in &a.root_causes {
         let _ = writeln!(o, "### {} — {}\n", r.id, cell(&r.title));
@@ -236,12 +268,38 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         for (j, l) in &r.evidence {
             let _ = writeln!(o, "- {} {}: {}", cell(j), cell(&l.at.cite()), code(&l.text));
         }
+        symptoms(o, r);
+        if let Some(why) = &r.apart {
+            let _ = writeln!(o, "\nStands apart: {}.", cell(why));
+        }
         if let Some(n) = &r.no_candidate_reason {
             let _ = writeln!(o, "\nNo suspect: {}.", cell(n));
         }
         o.push('\n');
     }
+}
 
+/// The symptoms of a root cause that groups several signatures: each failure
+/// line with its tests (the first five named).
+fn symptoms(o: &mut String, r: &RootCause) {
+    if r.symptoms.is_empty() {
+        return;
+    }
+    let tests: usize = r.symptoms.iter().map(|s| s.tests.len()).sum();
+    let _ = writeln!(
+        o,
+        "\nOne cause, {} symptoms ({tests} failing tests in the same jobs since the same payload, failing the same way):\n",
+        r.symptoms.len()
+    );
+    for s in &r.symptoms {
+        let named: Vec<String> = s.tests.iter().take(5).map(|t| cell(t)).collect();
+        let more = if s.tests.len() > 5 { format!(" and {} more", s.tests.len() - 5) } else { String::new() };
+        let _ = writeln!(o, "- {} — {}{more}", code(&s.line), named.join("; "));
+    }
+}
+
+/// The suspects and their verbatim matches.
+fn suspects_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Suspect changes\n");
     if a.suspects.is_empty() {
         let _ = writeln!(o, "No candidate has any link to a failure ({} candidate(s) scored).\n", a.candidates.len());
@@ -258,9 +316,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
             rubric.push(format!("total: {}", s.score.total));
             let _ = writeln!(
                 o,
-                "| {} | {} | {} {} | {} {} | {} | {} ({}) |",
+                "| {} | {}{} | {} {} | {} {} | {} | {} ({}) |",
                 s.root_cause,
                 s.rank,
+                if s.tied_with.is_empty() { "" } else { "=" },
                 link(c.url.as_deref(), &c.short()),
                 cell(&c.title),
                 s.band.as_str(),
@@ -271,6 +330,7 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
             );
         }
         o.push('\n');
+        ties(o, a);
         for s in a.suspects.iter().filter(|s| s.score.error_match.is_some()) {
             let m = s.score.error_match.as_ref().unwrap();
             let c = a.candidate(&s.candidate).map(|c| c.short()).unwrap_or_default();
@@ -287,7 +347,35 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
             );
         }
     }
+}
 
+/// The tied suspects of each root cause, with what would separate them.
+fn ties(o: &mut String, a: &PayloadAnalysis) {
+    let all: Vec<(&RootCause, &SuspectTie)> =
+        a.root_causes.iter().flat_map(|r| r.ties.iter().map(move |t| (r, t))).collect();
+    if all.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "Ties (`=`: the same score from equally strong evidence; their order says nothing):\n");
+    for (r, t) in all {
+        let names: Vec<String> =
+            t.candidates.iter().map(|id| a.candidate(id).map(|c| c.short()).unwrap_or_else(|| id.clone())).collect();
+        let _ = writeln!(
+            o,
+            "- {} rank {} at {}: {} — {}{}",
+            r.id,
+            t.rank,
+            t.score,
+            cell(&names.join(", ")),
+            cell(&t.separate_by),
+            if t.bisect_between { "; bisect between them" } else { "" }
+        );
+    }
+    o.push('\n');
+}
+
+/// The broader context.
+fn context_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Broader context\n");
     let mut any = false;
     for r in a.root_causes.iter().filter(|r| r.is_systemic) {
@@ -338,7 +426,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         );
     }
     o.push('\n');
+}
 
+/// The action taken and the force-accept conditions.
+fn action_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Action taken\n\n**{}** — {}\n", a.decision.verdict.as_str(), cell(&a.decision.summary));
     for s in a.suspects.iter().filter(|s| s.action != CandidateAction::ReportOnly) {
         let _ = writeln!(
@@ -358,7 +449,10 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         let _ = writeln!(o, "- {}", cell(r));
     }
     o.push('\n');
+}
 
+/// The recommendations with their evidence.
+fn recommendations_section(o: &mut String, a: &PayloadAnalysis) {
     let _ = writeln!(o, "## Recommendations\n");
     if a.recommendations.is_empty() {
         let _ = writeln!(o, "1. Nothing to do.");
@@ -370,7 +464,11 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         }
     }
     o.push('\n');
+}
 
+/// The data gaps and the footer.
+fn data_gaps_section(o: &mut String, a: &PayloadAnalysis) {
+    let p = &a.payload;
     let _ = writeln!(o, "## Data gaps\n");
     if a.data_gaps.is_empty() {
         let _ = writeln!(o, "None.");
@@ -379,7 +477,6 @@ pub fn render_markdown(a: &PayloadAnalysis) -> String {
         let _ = writeln!(o, "- {}", cell(g));
     }
     let _ = writeln!(o, "\n---\nGenerated by citriage from {}.", cell(&p.source));
-    o
 }
 
 #[cfg(test)]

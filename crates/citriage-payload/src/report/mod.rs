@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::PayloadAnalysis;
 use crate::error::PayloadError;
+use crate::result::PayloadAnalysis;
 
 pub mod consistency;
 mod html;

@@ -10,9 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::analysis::*;
+use crate::candidate::{Candidate, CandidateKind};
 use crate::classify::FailureClass;
-use crate::scoring::CandidateKind;
+use crate::result::*;
 
 /// A double-quoted YAML scalar.
 pub fn q(s: &str) -> String {
@@ -61,8 +61,15 @@ fn failure_type(j: &FailedJob, m: Option<&FailureMode>) -> &'static str {
 
 /// Renders the results YAML.
 pub fn render_results_yaml(a: &PayloadAnalysis) -> String {
-    let p = &a.payload;
     let mut o = String::new();
+    metadata(&mut o, a);
+    failing_jobs(&mut o, a);
+    candidates(&mut o, a);
+    o
+}
+
+fn metadata(o: &mut String, a: &PayloadAnalysis) {
+    let p = &a.payload;
     o.push_str("metadata:\n");
     let _ = writeln!(o, "  payload_tag: {}", q(&p.tag));
     let _ = writeln!(o, "  version: {}", q(&p.version));
@@ -75,7 +82,9 @@ pub fn render_results_yaml(a: &PayloadAnalysis) -> String {
     }
     let _ = writeln!(o, "  force_accept_recommended: {}", a.decision.force_accept.recommended);
     o.push('\n');
+}
 
+fn failing_jobs(o: &mut String, a: &PayloadAnalysis) {
     if a.failed_jobs.is_empty() {
         o.push_str("failing_jobs: []\n");
     } else {
@@ -102,8 +111,10 @@ pub fn render_results_yaml(a: &PayloadAnalysis) -> String {
         }
     }
     o.push('\n');
+}
 
-    // One entry per candidate with a score above 0: its best score, all its jobs.
+/// One entry per candidate with a score above 0: its best score, all its jobs.
+fn candidates(o: &mut String, a: &PayloadAnalysis) {
     let mut best: BTreeMap<&str, &Suspect> = BTreeMap::new();
     let mut jobs: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for s in &a.suspects {
@@ -125,58 +136,68 @@ pub fn render_results_yaml(a: &PayloadAnalysis) -> String {
     list.sort_by(|x, y| y.score.total.cmp(&x.score.total).then(x.candidate.cmp(&y.candidate)));
     if list.is_empty() {
         o.push_str("candidates: []\n");
-        return o;
+        return;
     }
     o.push_str("candidates:\n");
     for s in list {
         let Some(c) = a.candidate(&s.candidate) else { continue };
-        match c.kind {
-            CandidateKind::RhcosRpm => {
-                let r = c.rpm.as_ref();
-                o.push_str("  - type: \"rhcos_rpm\"\n");
-                let _ = writeln!(o, "    rhcos_tag: {}", q(r.map(|r| r.variant_tag.as_str()).unwrap_or("")));
-                let _ = writeln!(o, "    rhcos_name: {}", q(r.map(|r| r.variant_name.as_str()).unwrap_or("")));
-                let _ = writeln!(o, "    package: {}", q(r.map(|r| r.package.as_str()).unwrap_or("")));
-                let _ = writeln!(o, "    old_version: {}", q(r.map(|r| r.old_version.as_str()).unwrap_or("")));
-                let _ = writeln!(o, "    new_version: {}", q(r.map(|r| r.new_version.as_str()).unwrap_or("")));
-                let ev = s.score.error_match.as_ref().map(|m| m.diff_text.clone()).unwrap_or_else(|| "none".into());
-                let _ = writeln!(o, "    changelog_evidence: {}", q(&ev));
-            }
-            _ => {
-                o.push_str("  - type: \"pr\"\n");
-                if let Some(u) = &c.url {
-                    let _ = writeln!(o, "    pr_url: {}", q(u));
-                }
-                if let Some(n) = c.number {
-                    let _ = writeln!(o, "    pr_number: {n}");
-                }
-                let comp = if c.kind == CandidateKind::CiConfig {
-                    format!("{} (CI configuration)", c.repo.as_deref().unwrap_or(""))
-                } else {
-                    c.component.clone()
-                };
-                let _ = writeln!(o, "    component: {}", q(&comp));
-                let _ = writeln!(o, "    title: {}", q(&c.title));
-            }
-        }
-        let _ = writeln!(o, "    confidence_score: {}", s.score.total);
-        let mut rationale = String::new();
-        for i in &s.score.items {
-            let _ = writeln!(rationale, "{}: +{} — {}", i.signal.name(), i.points, i.evidence);
-        }
-        if let Some(m) = &s.score.error_match {
-            let _ = writeln!(rationale, "failure line: {}: {}", m.log.at.cite(), m.log.text);
-            let _ = writeln!(rationale, "diff line: {}:{}: {}", m.diff_file, m.diff_line, m.diff_text);
-        }
-        let _ = writeln!(rationale, "total: {}", s.score.total);
-        let _ = write!(o, "    rationale: {}", block("      ", &rationale));
-        o.push_str("    failing_jobs:\n");
-        for j in jobs.get(s.candidate.as_str()).into_iter().flatten() {
-            let _ = writeln!(o, "      - {}", q(j));
-        }
-        o.push_str("    actions: []\n");
+        candidate(o, s, c, jobs.get(s.candidate.as_str()));
     }
-    o
+}
+
+/// One candidate entry.
+fn candidate(o: &mut String, s: &Suspect, c: &Candidate, jobs: Option<&BTreeSet<String>>) {
+    match c.kind {
+        CandidateKind::RhcosRpm => {
+            let r = c.rpm.as_ref();
+            o.push_str("  - type: \"rhcos_rpm\"\n");
+            let _ = writeln!(o, "    rhcos_tag: {}", q(r.map(|r| r.variant_tag.as_str()).unwrap_or("")));
+            let _ = writeln!(o, "    rhcos_name: {}", q(r.map(|r| r.variant_name.as_str()).unwrap_or("")));
+            let _ = writeln!(o, "    package: {}", q(r.map(|r| r.package.as_str()).unwrap_or("")));
+            let _ = writeln!(o, "    old_version: {}", q(r.map(|r| r.old_version.as_str()).unwrap_or("")));
+            let _ = writeln!(o, "    new_version: {}", q(r.map(|r| r.new_version.as_str()).unwrap_or("")));
+            let ev = s.score.error_match.as_ref().map(|m| m.diff_text.clone()).unwrap_or_else(|| "none".into());
+            let _ = writeln!(o, "    changelog_evidence: {}", q(&ev));
+        }
+        _ => {
+            o.push_str("  - type: \"pr\"\n");
+            if let Some(u) = &c.url {
+                let _ = writeln!(o, "    pr_url: {}", q(u));
+            }
+            if let Some(n) = c.number {
+                let _ = writeln!(o, "    pr_number: {n}");
+            }
+            let comp = if c.kind == CandidateKind::CiConfig {
+                format!("{} (CI configuration)", c.repo.as_deref().unwrap_or(""))
+            } else {
+                c.component.clone()
+            };
+            let _ = writeln!(o, "    component: {}", q(&comp));
+            let _ = writeln!(o, "    title: {}", q(&c.title));
+        }
+    }
+    let _ = writeln!(o, "    confidence_score: {}", s.score.total);
+    let mut rationale = String::new();
+    for i in &s.score.items {
+        let _ = writeln!(rationale, "{}: +{} — {}", i.signal.name(), i.points, i.evidence);
+    }
+    if let Some(m) = &s.score.error_match {
+        let _ = writeln!(rationale, "failure line: {}: {}", m.log.at.cite(), m.log.text);
+        let _ = writeln!(rationale, "diff line: {}:{}: {}", m.diff_file, m.diff_line, m.diff_text);
+    }
+    let _ = writeln!(rationale, "total: {}", s.score.total);
+    let _ = write!(o, "    rationale: {}", block("      ", &rationale));
+    if !s.tied_with.is_empty() {
+        o.push_str("    tied_with:\n");
+        for t in &s.tied_with {
+            let _ = writeln!(o, "      - {}", q(t));
+        }
+    }
+    o.push_str("    failing_jobs:\n");
+    for j in jobs.into_iter().flatten() {
+        let _ = writeln!(o, "      - {}", q(j));
+    }
+    o.push_str("    actions: []\n");
 }
 
 #[cfg(test)]

@@ -74,10 +74,24 @@ pub struct PayloadArgs {
     /// truth.json; for snapshots without a truth only crashes and contradictions are checked.
     #[arg(long, value_name = "FILE")]
     pub truth: Option<PathBuf>,
+    /// For `eval` with --truth: choose the analysis' tunable weights over a small grid
+    /// and report held-in figures (chosen on every payload) apart from leave-one-payload-out
+    /// figures (each payload with the weights chosen on the others).
+    #[arg(long)]
+    pub cross_validate: bool,
 }
 
 /// Runs `citriage payload`.
 pub fn exec(ctx: &Context, a: &PayloadArgs) -> Result<(), Failure> {
+    if a.tag == "eval" && a.cross_validate {
+        let cv = citriage_app::payload::cross_validate(a.from.as_deref(), a.truth.as_deref(), a.ci_config.as_deref())?;
+        if ctx.json() {
+            print_json(&serde_json::to_value(&cv).unwrap_or_default());
+        } else {
+            outln!("{}", citriage_payload::crossval::render(&cv));
+        }
+        return Ok(());
+    }
     if a.tag == "eval" {
         let r = citriage_app::payload::eval(a.from.as_deref(), a.truth.as_deref(), a.ci_config.as_deref())?;
         if ctx.json() {
@@ -128,6 +142,7 @@ fn summary(a: &citriage_payload::PayloadAnalysis, files: &[PathBuf], recorded: O
     let tag = &a.payload.tag;
     let mut out = vec![
         format!("payload {tag} ({}): {}", a.payload.phase.as_str(), a.decision.verdict.as_str()),
+        format!("  read from the {}", a.payload.source),
         format!("  {}", a.decision.summary),
         format!(
             "  blocking jobs: {} of {} failed, {} pending; informing jobs: {} of {} failed",
@@ -158,6 +173,6 @@ fn summary(a: &citriage_payload::PayloadAnalysis, files: &[PathBuf], recorded: O
     out
 }
 
-fn suspect_line(s: &citriage_payload::analysis::Suspect) -> String {
+fn suspect_line(s: &citriage_payload::result::Suspect) -> String {
     format!("#{} {} (score {}, {}): {}", s.rank, s.candidate, s.score.total, s.action.as_str(), s.action_reason)
 }

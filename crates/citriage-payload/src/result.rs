@@ -6,12 +6,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::{Band, CandidateAction, ForceAccept, Verdict};
 use crate::aggregated::AggregatedTest;
+use crate::candidate::Candidate;
 use crate::classify::Classification;
 use crate::evidence::{JunitState, Location, LogLine};
 use crate::history::HistoryRow;
 use crate::jobhistory::{JobTrend, Streak, WindowSpec};
-use crate::model::{JobCounts, JobState, Phase, PullRequest};
-use crate::scoring::{Candidate, CandidateScore};
+use crate::release::{JobCounts, JobState, Phase, PullRequest};
+use crate::scoring::CandidateScore;
 use crate::signature::Signature;
 
 /// Version of the JSON shape.
@@ -203,6 +204,43 @@ pub struct RootCause {
     /// CI-configuration paths to look at (failing step, job configuration).
     #[serde(default)]
     pub ci_look_at: Vec<String>,
+    /// When several failure signatures share this cause (the same jobs, the
+    /// same onset, the same class and message shape: one cause, many symptoms),
+    /// each of them with its tests.
+    #[serde(default)]
+    pub symptoms: Vec<Symptom>,
+    /// Why it stands apart from the other root causes (said when there are more
+    /// root causes than failed jobs).
+    #[serde(default)]
+    pub apart: Option<String>,
+    /// Suspects tied on the same score and strength of evidence, by rank.
+    #[serde(default)]
+    pub ties: Vec<SuspectTie>,
+}
+
+/// One symptom of a root cause that groups several signatures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Symptom {
+    pub signature: Signature,
+    /// Its failure line, verbatim.
+    pub line: String,
+    pub tests: Vec<String>,
+    pub jobs: Vec<String>,
+}
+
+/// Suspects of one root cause that tie: the same score from equally strong
+/// evidence. Their order says nothing; what would separate them is said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuspectTie {
+    /// The rank they share.
+    pub rank: u32,
+    pub score: u32,
+    /// Candidate ids, listed by id.
+    pub candidates: Vec<String>,
+    /// What evidence is missing to separate them.
+    pub separate_by: String,
+    /// Small enough, and in the bisect band: bisect between them.
+    pub bisect_between: bool,
 }
 
 /// A candidate's best score for one root cause, ranked.
@@ -217,6 +255,9 @@ pub struct Suspect {
     pub band: Band,
     pub action: CandidateAction,
     pub action_reason: String,
+    /// The other candidates of the root cause with the same rank (a tie).
+    #[serde(default)]
+    pub tied_with: Vec<String>,
 }
 
 /// The decision.

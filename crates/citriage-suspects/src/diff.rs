@@ -77,85 +77,108 @@ pub fn parse_patch(path: &str, patch: &str) -> ParsedDiff {
 }
 
 fn parse_inner(text: &str, default_path: Option<&str>) -> ParsedDiff {
-    let mut files: Vec<DiffFile> = Vec::new();
-    let mut cur: Option<DiffFile> = default_path.map(|p| DiffFile { path: p.to_string(), ..Default::default() });
-    let mut old_line = 0u32;
-    let mut new_line = 0u32;
-    let mut old_rem = 0u32;
-    let mut new_rem = 0u32;
-    let mut pending_old: Option<String> = None;
+    let mut parser = DiffParser {
+        current: default_path.map(|p| DiffFile { path: p.to_string(), ..Default::default() }),
+        ..Default::default()
+    };
     for raw in text.lines() {
-        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        parser.line(raw.strip_suffix('\r').unwrap_or(raw));
+    }
+    parser.finish()
+}
+
+/// The state of a unified-diff parse: the files done, the file being read, and
+/// the position in the current hunk.
+#[derive(Default)]
+struct DiffParser {
+    files: Vec<DiffFile>,
+    current: Option<DiffFile>,
+    old_line: u32,
+    new_line: u32,
+    /// Lines left in the hunk on each side.
+    old_left: u32,
+    new_left: u32,
+    /// The `---` path, for a deleted file (`+++ /dev/null`).
+    pending_old: Option<String>,
+}
+
+impl DiffParser {
+    fn line(&mut self, line: &str) {
         if line.starts_with("diff --git ") {
-            if let Some(f) = cur.take() {
-                files.push(f);
-            }
             // Path from `diff --git a/x b/x` until `+++` overrides it.
             let path = line.rsplit(" b/").next().map(|s| s.to_string()).unwrap_or_default();
-            cur = Some(DiffFile { path, ..Default::default() });
-            old_rem = 0;
-            new_rem = 0;
-            continue;
+            self.start_file(path);
+            self.old_left = 0;
+            self.new_left = 0;
+            return;
         }
-        let in_hunk = old_rem > 0 || new_rem > 0;
-        if !in_hunk {
-            if let Some(p) = line.strip_prefix("--- ") {
-                pending_old = Some(strip_prefix_path(p));
-                continue;
-            }
-            if let Some(p) = line.strip_prefix("+++ ") {
-                let np = strip_prefix_path(p);
-                let path = if np == "/dev/null" { pending_old.take().unwrap_or_default() } else { np };
-                match cur.as_mut() {
-                    Some(f) if f.added.is_empty() && f.removed.is_empty() => f.path = path,
-                    _ => {
-                        if let Some(f) = cur.take() {
-                            files.push(f);
-                        }
-                        cur = Some(DiffFile { path, ..Default::default() });
-                    }
-                }
-                continue;
-            }
+        if self.old_left > 0 || self.new_left > 0 {
+            self.hunk_line(line);
+        } else {
+            self.header_line(line);
         }
-        if !in_hunk && line.starts_with("@@") {
+    }
+
+    fn start_file(&mut self, path: String) {
+        if let Some(f) = self.current.take() {
+            self.files.push(f);
+        }
+        self.current = Some(DiffFile { path, ..Default::default() });
+    }
+
+    /// Outside a hunk: `---`, `+++` and `@@` lines; anything else is skipped.
+    fn header_line(&mut self, line: &str) {
+        if let Some(p) = line.strip_prefix("--- ") {
+            self.pending_old = Some(strip_prefix_path(p));
+        } else if let Some(p) = line.strip_prefix("+++ ") {
+            let np = strip_prefix_path(p);
+            let path = if np == "/dev/null" { self.pending_old.take().unwrap_or_default() } else { np };
+            match self.current.as_mut() {
+                Some(f) if f.added.is_empty() && f.removed.is_empty() => f.path = path,
+                _ => self.start_file(path),
+            }
+        } else if line.starts_with("@@") {
             if let Some(((o, oc), (n, nc))) = hunk_header(line) {
-                old_line = o;
-                new_line = n;
-                old_rem = oc;
-                new_rem = nc;
-                if cur.is_none() {
-                    cur = Some(DiffFile { path: String::new(), ..Default::default() });
+                self.old_line = o;
+                self.new_line = n;
+                self.old_left = oc;
+                self.new_left = nc;
+                if self.current.is_none() {
+                    self.current = Some(DiffFile { path: String::new(), ..Default::default() });
                 }
             }
-            continue;
         }
-        if !in_hunk {
-            continue;
-        }
-        let Some(f) = cur.as_mut() else { continue };
+    }
+
+    /// Inside a hunk: an added, removed, context or "no newline" line.
+    fn hunk_line(&mut self, line: &str) {
+        let Some(f) = self.current.as_mut() else { return };
         if let Some(t) = line.strip_prefix('+') {
-            f.added.push((new_line, t.to_string()));
-            new_line += 1;
-            new_rem = new_rem.saturating_sub(1);
+            f.added.push((self.new_line, t.to_string()));
+            self.new_line += 1;
+            self.new_left = self.new_left.saturating_sub(1);
         } else if let Some(t) = line.strip_prefix('-') {
-            f.removed.push((old_line, t.to_string()));
-            old_line += 1;
-            old_rem = old_rem.saturating_sub(1);
+            f.removed.push((self.old_line, t.to_string()));
+            self.old_line += 1;
+            self.old_left = self.old_left.saturating_sub(1);
         } else if line.starts_with('\\') {
             // "\ No newline at end of file"
         } else {
-            old_line += 1;
-            new_line += 1;
-            old_rem = old_rem.saturating_sub(1);
-            new_rem = new_rem.saturating_sub(1);
+            self.old_line += 1;
+            self.new_line += 1;
+            self.old_left = self.old_left.saturating_sub(1);
+            self.new_left = self.new_left.saturating_sub(1);
         }
     }
-    if let Some(f) = cur.take() {
-        files.push(f);
+
+    fn finish(mut self) -> ParsedDiff {
+        if let Some(f) = self.current.take() {
+            self.files.push(f);
+        }
+        let mut files = self.files;
+        files.retain(|f| !f.path.is_empty() || !f.added.is_empty() || !f.removed.is_empty());
+        ParsedDiff { files }
     }
-    files.retain(|f| !f.path.is_empty() || !f.added.is_empty() || !f.removed.is_empty());
-    ParsedDiff { files }
 }
 
 #[cfg(test)]

@@ -43,6 +43,21 @@ pub struct CandidateIndex {
     pub title_words: BTreeSet<String>,
     /// Files left out, by kind.
     pub ignored: BTreeMap<PathKind, u32>,
+    /// Lower-case words of the product paths and lines the diff touches (camel
+    /// case split, 4+ letters) → where first seen.
+    code_words: HashMap<String, WordHit>,
+}
+
+/// Where a diff touches a word: a product file's path, or one of its added or removed lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WordHit {
+    pub file: String,
+    /// The line (new side when added, old side when removed), none for the path itself.
+    pub line: Option<u32>,
+    /// The line's text, or the path.
+    pub text: String,
+    /// The line was added (false: removed, or the path).
+    pub added: bool,
 }
 
 fn is_run_byte(b: u8, extra: &[u8]) -> bool {
@@ -80,6 +95,62 @@ pub fn words(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 4).map(|w| w.to_ascii_lowercase()).collect()
 }
 
+/// A line's code: nothing of a comment line, no trailing `//` comment, no
+/// quoted prose (a string with a space); quoted names stay.
+fn code_of(line: &str) -> String {
+    let t = line.trim_start();
+    if ["//", "#", "*", "/*", "<!--", "--"].iter().any(|c| t.starts_with(c)) {
+        return String::new();
+    }
+    let t = t.split(" //").next().unwrap_or(t);
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t;
+    while let Some(open) = rest.find(['"', '\'', '`']) {
+        let quote = rest[open..].chars().next().unwrap_or('"');
+        out.push_str(&rest[..open]);
+        let inner = &rest[open + 1..];
+        match inner.find(quote) {
+            Some(close) => {
+                let s = &inner[..close];
+                if !s.contains(' ') {
+                    out.push(' ');
+                    out.push_str(s);
+                    out.push(' ');
+                }
+                rest = &inner[close + 1..];
+            }
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Lower-case words of code (letters only, 4+), camel case split too
+/// (`istioGatewayClass` → `istio`, `gateway`, `class`, and the whole run).
+pub fn code_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in text.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 4) {
+        out.push(run.to_ascii_lowercase());
+        let b = run.as_bytes();
+        let mut start = 0;
+        for i in 1..b.len() {
+            if b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase() {
+                if i - start >= 4 {
+                    out.push(run[start..i].to_ascii_lowercase());
+                }
+                start = i;
+            }
+        }
+        if start > 0 && b.len() - start >= 4 {
+            out.push(run[start..].to_ascii_lowercase());
+        }
+    }
+    out
+}
+
 impl CandidateIndex {
     /// Indexes a candidate's diff (when known) and title.
     pub fn new(diff: Option<&ParsedDiff>, title: &str) -> CandidateIndex {
@@ -96,6 +167,7 @@ impl CandidateIndex {
             if let Some(b) = f.path.rsplit('/').next() {
                 ix.basenames.insert(b.to_string());
             }
+            ix.touch_words(&f.path, None, &f.path, false);
             for (n, text) in &f.added {
                 let li = ix.added.len();
                 for r in runs(text) {
@@ -106,9 +178,11 @@ impl CandidateIndex {
                         ix.all_runs.insert(r.to_string());
                     }
                 }
+                ix.touch_words(&f.path, Some(*n), text, true);
                 ix.added.push((fi, *n, text.clone()));
             }
-            for (_, text) in &f.removed {
+            for (n, text) in &f.removed {
+                ix.touch_words(&f.path, Some(*n), text, false);
                 for r in runs(text) {
                     if !ix.all_runs.contains(r) {
                         ix.all_runs.insert(r.to_string());
@@ -119,6 +193,30 @@ impl CandidateIndex {
             }
         }
         ix
+    }
+
+    /// Records the words of a path or a line's code (its comments and prose
+    /// strings left out), first occurrence kept.
+    fn touch_words(&mut self, file: &str, line: Option<u32>, text: &str, added: bool) {
+        let code = if line.is_some() { code_of(text) } else { text.to_string() };
+        for w in code_words(&code) {
+            self.code_words.entry(w).or_insert_with(|| WordHit {
+                file: file.to_string(),
+                line,
+                text: text.chars().take(300).collect(),
+                added,
+            });
+        }
+    }
+
+    /// How many distinct words the diff's paths and code touch.
+    pub fn breadth(&self) -> usize {
+        self.code_words.len()
+    }
+
+    /// Where the diff touches a word (lower case), if it does.
+    pub fn touches(&self, word: &str) -> Option<&WordHit> {
+        self.code_words.get(word)
     }
 
     fn single_run(token: &str) -> bool {
@@ -174,13 +272,28 @@ impl CandidateIndex {
 #[derive(Debug, Default)]
 pub struct WindowIndex {
     pub docs: BTreeMap<String, CandidateIndex>,
+    /// The words of each failure of the window (its lines and tests): a word
+    /// many failures share is about none of them.
+    failure_words: Vec<BTreeSet<String>>,
     df_cache: std::sync::Mutex<HashMap<String, u32>>,
 }
 
 impl WindowIndex {
     /// Builds the index from (candidate id, index) pairs.
     pub fn new(docs: BTreeMap<String, CandidateIndex>) -> WindowIndex {
-        WindowIndex { docs, df_cache: Default::default() }
+        WindowIndex { docs, failure_words: Vec::new(), df_cache: Default::default() }
+    }
+
+    /// The window with the texts of its failures (one text per failure: its
+    /// lines and tests), for [`WindowIndex::failure_df`].
+    pub fn with_failures(mut self, texts: &[String]) -> WindowIndex {
+        self.failure_words = texts.iter().map(|t| code_words(t).into_iter().collect()).collect();
+        self
+    }
+
+    /// How many failures of the window carry the word.
+    pub fn failure_df(&self, word: &str) -> u32 {
+        self.failure_words.iter().filter(|w| w.contains(word)).count() as u32
     }
 
     /// Candidates in the window.
@@ -208,6 +321,11 @@ impl WindowIndex {
     /// How many candidates modify a product file with this basename.
     pub fn basename_df(&self, base: &str) -> u32 {
         self.docs.values().filter(|d| d.basenames.contains(base)).count() as u32
+    }
+
+    /// How many candidates' diffs touch the word (paths, added or removed product lines).
+    pub fn code_word_df(&self, word: &str) -> u32 {
+        self.docs.values().filter(|d| d.code_words.contains_key(word)).count() as u32
     }
 
     /// How many candidates' titles carry the word.

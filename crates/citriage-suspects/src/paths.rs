@@ -35,6 +35,69 @@ impl PathKind {
     }
 }
 
+const VENDOR_DIRS: &[&str] = &["vendor", "third_party", "third-party", "node_modules", "godeps", "_vendor"];
+
+const META_DIRS: &[&str] =
+    &[".github", ".tekton", ".gitlab", ".circleci", ".devcontainer", ".vscode", ".idea", ".cursor", ".claude"];
+
+const META_FILES: &[&str] = &[
+    ".coderabbit.yaml",
+    ".coderabbit.yml",
+    ".gitignore",
+    ".gitattributes",
+    ".snyk",
+    "codecov.yml",
+    ".codecov.yml",
+    "renovate.json",
+    ".golangci.yml",
+    ".golangci.yaml",
+    "license",
+    "dco",
+    "security_contacts",
+];
+
+const DOC_DIRS: &[&str] = &["docs", "doc", "documentation", "enhancements", "examples-docs"];
+
+const DOC_EXTENSIONS: &[&str] = &[".md", ".markdown", ".adoc", ".asciidoc", ".rst"];
+
+const GENERATED_PREFIXES: &[&str] = &["zz_generated", "zz_fixture"];
+
+const GENERATED_INFIXES: &[&str] = &["_generated.", ".generated.", "openapi", "swagger"];
+
+const GENERATED_SUFFIXES: &[&str] =
+    &[".pb.go", ".pb.gw.go", "_pb2.py", ".gen.go", ".crd.yaml", ".crd.yml", ".snap", ".svg", ".png"];
+
+/// Lock files, module files and bundled data: written by tools.
+const GENERATED_FILES: &[&str] = &[
+    "bindata.go",
+    "go.sum",
+    "go.mod",
+    "go.work",
+    "go.work.sum",
+    "modules.txt",
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "cargo.lock",
+    "gopkg.lock",
+    "poetry.lock",
+    "requirements.cachito",
+];
+
+const GENERATED_DIRS: &[&str] = &[
+    "generated",
+    "zz_generated.crd-manifests",
+    "zz_generated.featuregated-crd-manifests",
+    "testdata",
+    "__snapshots__",
+    "__fixtures__",
+    "openapi",
+    "applyconfigurations",
+    "clientset",
+    "listers",
+    "informers",
+];
+
 /// Classifies a repository-relative path.
 pub fn path_kind(path: &str) -> PathKind {
     let p = path.trim_start_matches("./").trim_start_matches('/');
@@ -43,95 +106,29 @@ pub fn path_kind(path: &str) -> PathKind {
     let base = segs.last().copied().unwrap_or("");
     let dirs = &segs[..segs.len().saturating_sub(1)];
     let has_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-    if has_dir(&["vendor", "third_party", "third-party", "node_modules", "godeps", "_vendor"]) {
-        return PathKind::Vendored;
-    }
-    if has_dir(&[
-        ".github",
-        ".tekton",
-        ".gitlab",
-        ".circleci",
-        ".devcontainer",
-        ".vscode",
-        ".idea",
-        ".cursor",
-        ".claude",
-    ]) || base.starts_with("owners")
-        || matches!(
-            base,
-            ".coderabbit.yaml"
-                | ".coderabbit.yml"
-                | ".gitignore"
-                | ".gitattributes"
-                | ".snyk"
-                | "codecov.yml"
-                | ".codecov.yml"
-                | "renovate.json"
-                | ".golangci.yml"
-                | ".golangci.yaml"
-                | "license"
-                | "dco"
-                | "security_contacts"
-        )
-    {
-        return PathKind::Meta;
-    }
-    if has_dir(&["docs", "doc", "documentation", "enhancements", "examples-docs"])
-        || [".md", ".markdown", ".adoc", ".asciidoc", ".rst"].iter().any(|e| base.ends_with(e))
+    if has_dir(VENDOR_DIRS) {
+        PathKind::Vendored
+    } else if has_dir(META_DIRS) || base.starts_with("owners") || META_FILES.contains(&base) {
+        PathKind::Meta
+    } else if has_dir(DOC_DIRS)
+        || DOC_EXTENSIONS.iter().any(|e| base.ends_with(e))
         || base.starts_with("readme")
         || base.starts_with("changelog")
     {
-        return PathKind::Docs;
+        PathKind::Docs
+    } else if generated_name(base) || has_dir(GENERATED_DIRS) {
+        PathKind::Generated
+    } else {
+        PathKind::Product
     }
-    let generated_base = base.starts_with("zz_generated")
-        || base.starts_with("zz_fixture")
-        || base.contains("_generated.")
-        || base.contains(".generated.")
-        || base.ends_with(".pb.go")
-        || base.ends_with(".pb.gw.go")
-        || base.ends_with("_pb2.py")
-        || base.ends_with(".gen.go")
-        || base == "bindata.go"
-        || base.ends_with(".crd.yaml")
-        || base.ends_with(".crd.yml")
-        || base.contains("openapi")
-        || base.contains("swagger")
-        || matches!(
-            base,
-            "go.sum"
-                | "go.mod"
-                | "go.work"
-                | "go.work.sum"
-                | "modules.txt"
-                | "package-lock.json"
-                | "yarn.lock"
-                | "pnpm-lock.yaml"
-                | "cargo.lock"
-                | "gopkg.lock"
-                | "poetry.lock"
-                | "requirements.cachito"
-        )
-        || base.ends_with(".snap")
-        || base.ends_with(".svg")
-        || base.ends_with(".png");
-    if generated_base
-        || has_dir(&[
-            "generated",
-            "zz_generated.crd-manifests",
-            "zz_generated.featuregated-crd-manifests",
-            "testdata",
-            "__snapshots__",
-            "__fixtures__",
-            "openapi",
-            "applyconfigurations",
-            "clientset",
-            "listers",
-            "informers",
-        ])
-    {
-        return PathKind::Generated;
-    }
-    PathKind::Product
+}
+
+/// A file name tools write: generated code, schemas, lock files, snapshots, images.
+fn generated_name(base: &str) -> bool {
+    GENERATED_PREFIXES.iter().any(|p| base.starts_with(p))
+        || GENERATED_INFIXES.iter().any(|i| base.contains(i))
+        || GENERATED_SUFFIXES.iter().any(|s| base.ends_with(s))
+        || GENERATED_FILES.contains(&base)
 }
 
 /// True for paths whose lines may carry evidence of a change.
