@@ -4,7 +4,7 @@
 //! dataset-stale entries whose newest builds pass, and brand-new lanes with no
 //! baseline. Pure: takes builds and the corrected figures, returns findings.
 
-use crate::metrics::corrected::{job_figures, JobFigures, Settings};
+use crate::metrics::corrected::{failed_for_good, job_figures, JobFigures, Settings};
 use crate::misclass::{Finding, FindingKind};
 use citriage_model::build::BuildRecord;
 use citriage_model::{Dataset, Evidence, EvidenceKind, Snapshot};
@@ -63,7 +63,8 @@ pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> Bu
     for v in by_job.values_mut() {
         v.sort_by(|a, b| a.started.cmp(&b.started).then_with(|| a.build_id.cmp(&b.build_id)));
     }
-    let figures = job_figures(&mine, &Settings::new(as_of, harness));
+    let harness_set: BTreeSet<&str> = harness.iter().map(String::as_str).collect();
+    let figures = job_figures(&mine, &Settings::new(as_of, harness.clone()));
     // kind → (job, detail, evidence)
     let mut per_kind: BTreeMap<FindingKind, Vec<(String, String, Vec<Evidence>)>> = BTreeMap::new();
     let newest = |job: &str, pred: &dyn Fn(&BuildRecord) -> bool, n: usize| -> Vec<Evidence> {
@@ -98,6 +99,17 @@ pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> Bu
                     vec![f.job.clone()],
                     flag.detail.clone(),
                     newest(&f.job, &|b| b.result.as_deref() == Some("FAILURE"), 3),
+                ),
+                "passed-with-failed-tests" => group(
+                    FindingKind::PassedWithFailedTests,
+                    f.job.clone(),
+                    vec![f.job.clone()],
+                    flag.detail.clone(),
+                    newest(
+                        &f.job,
+                        &|b| b.result.as_deref() == Some("SUCCESS") && !failed_for_good(b, &harness_set).is_empty(),
+                        3,
+                    ),
                 ),
                 "state-error-builds" => group(
                     FindingKind::StateErrorCascade,
@@ -142,6 +154,7 @@ pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> Bu
                 FindingKind::StateErrorCascade => "builds in state=error never started a pod: the failure is in Prow or the build cluster, not in the tests",
                 FindingKind::DatasetStale => "listed, but the newest completed build passed: the dashboard lags; nothing to fix",
                 FindingKind::NoBaseline => "the first build is recent and the job never passed: a brand-new lane with no baseline, not a regression",
+                FindingKind::PassedWithFailedTests => "the build's result says SUCCESS although tests failed in it (no later attempt passed): the dashboards count it as a pass",
                 FindingKind::ContradictedRating => "the builds rate these jobs at least two levels worse than the dashboard's consistency does (the dashboard counts a commit that always failed as consistent)",
                 _ => "",
             };

@@ -37,6 +37,8 @@ pub enum FindingKind {
     /// Build data: the corrected figures rate the job two or more levels below the
     /// dashboard's rating (e.g. a 25% pass rate rated good on consistency 1.0).
     ContradictedRating,
+    /// Build data: builds whose result says SUCCESS although tests failed in them.
+    PassedWithFailedTests,
 }
 
 impl FindingKind {
@@ -53,6 +55,7 @@ impl FindingKind {
             FindingKind::DatasetStale => "Dataset-stale (latest build passes)",
             FindingKind::NoBaseline => "No baseline (new lane)",
             FindingKind::ContradictedRating => "Rating contradicted by the builds",
+            FindingKind::PassedWithFailedTests => "Passed with failed tests",
         }
     }
 }

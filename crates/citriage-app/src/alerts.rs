@@ -169,8 +169,8 @@ fn payloads(store: &Store, as_of: i64) -> Result<Vec<PayloadOutcome>> {
             .or_else(|| citriage_model::time::tag_timestamp(&a.payload.tag));
         let Some(created) = created.filter(|c| *c <= as_of) else { continue };
         let phase = match a.payload.phase {
-            citriage_payload::model::Phase::Accepted => PayloadPhase::Accepted,
-            citriage_payload::model::Phase::Rejected => PayloadPhase::Rejected,
+            citriage_payload::release::Phase::Accepted => PayloadPhase::Accepted,
+            citriage_payload::release::Phase::Rejected => PayloadPhase::Rejected,
             _ => PayloadPhase::Pending,
         };
         let excerpt = format!("phase={:?} verdict={:?}", a.payload.phase, a.decision.verdict);

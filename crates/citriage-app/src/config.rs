@@ -84,6 +84,21 @@ pub struct Sources {
     /// up to date: `OWNER/NAME`, or a table with the repository and its options.
     #[serde(default)]
     pub github: Vec<GithubSource>,
+    /// TestGrid dashboards or tabs, each a URL as users copy it.
+    #[serde(default)]
+    pub testgrid: Vec<TestgridSource>,
+}
+
+/// One TestGrid dashboard (every tab) or tab.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TestgridSource {
+    pub name: String,
+    /// `https://testgrid.k8s.io/DASHBOARD` (every tab), `.../DASHBOARD#TAB` or
+    /// `.../DASHBOARD/table?tab=TAB` (that tab); only its origin is contacted.
+    pub url: String,
+    #[serde(default)]
+    pub interval: Option<String>,
 }
 
 /// One bucket of Prow builds.
@@ -493,6 +508,17 @@ impl Config {
                 }
             }
         }
+        for (i, t) in self.sources.testgrid.iter().enumerate() {
+            let key = format!("sources.testgrid[{i}]");
+            name(key.clone(), &t.name, false)?;
+            citriage_sources::testgrid::parse_target(&t.url).map_err(|e| {
+                let why = e.strip_prefix(&format!("--testgrid {}: ", t.url)).unwrap_or(&e);
+                format!("{key}.url: {:?}: {why}", t.url)
+            })?;
+            if let Some(iv) = &t.interval {
+                duration(&format!("{key}.interval"), iv)?;
+            }
+        }
         if self.retention.window_days < 1 {
             return Err("retention.window_days: must be at least 1".into());
         }
@@ -537,7 +563,7 @@ impl Config {
     /// How many sources the file lists.
     pub fn source_count(&self) -> usize {
         let s = &self.sources;
-        s.buckets.len() + s.dashboards.len() + s.release_streams.len() + s.github.len()
+        s.buckets.len() + s.dashboards.len() + s.release_streams.len() + s.github.len() + s.testgrid.len()
     }
 
     /// A source's own interval, else `schedule.interval`, in seconds.
@@ -597,6 +623,25 @@ mod tests {
         assert!(e.contains("server") && e.contains("listen_on"), "{e}");
         let e = Config::parse("[owners]\nsig-node = [\"(\"]\n").unwrap_err();
         assert!(e.starts_with("owners.sig-node[0]:"), "{e}");
+    }
+
+    #[test]
+    fn testgrid_sources_are_checked_by_key() {
+        let ok = "[[sources.testgrid]]\nname = \"blocking\"\nurl = \"https://testgrid.k8s.io/sig-release-master-blocking\"\ninterval = \"30m\"\n";
+        let c = Config::parse(ok).unwrap();
+        assert_eq!(c.source_count(), 1);
+        assert_eq!(c.interval(c.sources.testgrid[0].interval.as_deref()), 1800);
+        let e = Config::parse(&ok.replace("sig-release-master-blocking", "../etc")).unwrap_err();
+        assert!(e.starts_with("sources.testgrid[0].url: \"https://testgrid.k8s.io/../etc\": a `.` or `..`"), "{e}");
+        let e = Config::parse(&ok.replace("https://", "ftp://")).unwrap_err();
+        assert!(e.starts_with("sources.testgrid[0].url:") && e.contains("not an http(s) URL"), "{e}");
+        let e = Config::parse(&ok.replace("30m", "often")).unwrap_err();
+        assert!(e.starts_with("sources.testgrid[0].interval:"), "{e}");
+        let e = Config::parse(&ok.replace("name =", "nme =")).unwrap_err();
+        assert!(e.contains("sources.testgrid[0]") && e.contains("nme"), "{e}");
+        let twice = format!("{ok}{}", ok.replace("sig-release-master-blocking", "other"));
+        let e = Config::parse(&twice).unwrap_err();
+        assert!(e.starts_with("sources.testgrid[1].name: \"blocking\" is used by another source"), "{e}");
     }
 
     #[test]

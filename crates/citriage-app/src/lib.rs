@@ -11,7 +11,7 @@
 //!   backoff, re-clustering) and the commands' use cases: [`import`], [`triage`],
 //!   [`drift`], [`categorize`], [`fetch`], [`metrics`], [`cluster`], [`extract`],
 //!   [`signatures`], [`payload`], [`verify`], [`brief`], [`evidence`], [`code`],
-//!   [`gh`], [`act`], [`reports`], [`store_admin`], [`alerts`];
+//!   [`gh`], [`act`], [`reports`], [`store_admin`], [`alerts`], [`testgrid`];
 //! - what several of them share: [`snapshots`] (read, store, load with history),
 //!   [`builds`] (stored builds, `--as-of`), [`documents`] (what is recorded for the
 //!   dashboard), [`github`] (the client over the store's cache), [`links`] (the fix-PR
@@ -52,6 +52,7 @@ pub mod reports;
 pub mod signatures;
 pub mod snapshots;
 pub mod store_admin;
+pub mod testgrid;
 pub mod triage;
 pub mod verify;
 pub mod watch;

@@ -11,7 +11,7 @@
 
 use crate::clock::now as unix_now;
 pub use crate::config::default_worker_name;
-use crate::config::{BucketSource, Config, DashboardSource, GithubSource, ReleaseStream, Timing};
+use crate::config::{BucketSource, Config, DashboardSource, GithubSource, ReleaseStream, TestgridSource, Timing};
 use crate::error::{Error, Result};
 use citriage_ingest::{discover_job_list, ingest_jobs, ExcerptLimits, IngestOptions, Progress};
 use citriage_model::Dataset;
@@ -38,7 +38,7 @@ pub struct Worker {
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceTick {
     pub source: String,
-    /// `bucket`, `dashboard`, `release-stream`, `github`.
+    /// `bucket`, `dashboard`, `release-stream`, `github`, `testgrid`.
     pub kind: String,
     /// `fetched`, `failed`, `not due`, `held by another worker`, `stopped`.
     pub outcome: String,
@@ -190,6 +190,10 @@ impl Worker {
         for g in &cfg.sources.github {
             let turn = Turn { name: g.name(), kind: "github", interval: cfg.interval(g.interval()) };
             self.turn(store, &mut report, &statuses, force, &turn, &mut |w, st| w.refresh_github(st, g))?;
+        }
+        for t in &cfg.sources.testgrid {
+            let turn = Turn { name: &t.name, kind: "testgrid", interval: cfg.interval(t.interval.as_deref()) };
+            self.turn(store, &mut report, &statuses, force, &turn, &mut |w, st| w.read_testgrid(st, t))?;
         }
         if report.builds_stored() > 0 && !self.stopped() {
             // Retention counts back from the newest build, so it depends on the data,
@@ -458,6 +462,45 @@ impl Worker {
         })
     }
 
+    /// A TestGrid source's turn: its dashboard's tabs (or its tab) read as `fetch
+    /// --testgrid` reads them ([`crate::testgrid`]); the lease renewed as tabs are
+    /// read; a refused tab fails the source (named), the other tabs stay stored.
+    fn read_testgrid(&self, store: &mut Store, t: &TestgridSource) -> Result<Fetched> {
+        use crate::testgrid::{fetch_testgrid, plan, TestgridRequest};
+        let req = TestgridRequest {
+            url: Some(t.url.clone()),
+            timeout: self.http.timeout,
+            stop: Some(self.stop.clone()),
+            ..TestgridRequest::default()
+        };
+        let plan = plan(&req)?;
+        let renewer = LeaseRenewer {
+            store: Mutex::new((self.location.open().ok(), unix_now())),
+            source: &t.name,
+            kind: "testgrid",
+            worker: &self.name,
+            lease: self.timing.lease,
+        };
+        let got = fetch_testgrid(store, &plan, &req, &renewer)?;
+        let s = &got.summary;
+        let partial_error = got.outcome().err().map(|e| e.to_string());
+        tracing::info!(
+            source = t.name.as_str(),
+            tabs = s.tabs.len(),
+            builds_written = s.builds_written(),
+            refused = s.failures.len(),
+            "TestGrid read"
+        );
+        Ok(Fetched {
+            stored: s.builds_written(),
+            complete: s.builds_written(),
+            skipped: s.tabs.iter().map(|t| t.builds_unchanged).sum(),
+            stopped: s.stopped,
+            newest_started: if partial_error.is_none() { s.newest_started() } else { None },
+            partial_error,
+        })
+    }
+
     /// A release stream's turn: the newest `max_payloads` payloads the release
     /// controller lists are analysed (the payload crate's analysis over HTTP, with the
     /// artifacts of the mirror or of GCS over HTTP as evidence) and recorded in the store as `payload` does,
@@ -613,6 +656,32 @@ impl Worker {
     }
 }
 
+/// Renews a source's lease on a connection of its own as a use case reports progress
+/// (at most every third of the lease).
+struct LeaseRenewer<'a> {
+    store: Mutex<(Option<Store>, i64)>,
+    source: &'a str,
+    kind: &'a str,
+    worker: &'a str,
+    lease: i64,
+}
+
+impl crate::progress::Progress for LeaseRenewer<'_> {
+    fn found(&self, _n: u64) {
+        let mut g = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        let now = unix_now();
+        if now - g.1 >= (self.lease / 3).max(1) {
+            g.1 = now;
+            if let Some(st) = g.0.as_mut() {
+                let _ = st.claim_source(self.source, self.kind, self.worker, now, self.lease);
+            }
+        }
+    }
+    fn warning(&self, text: &str) {
+        tracing::warn!(source = self.source, warning = text, "TestGrid table");
+    }
+}
+
 fn skipped(t: &Turn<'_>, outcome: &str) -> SourceTick {
     SourceTick {
         source: t.name.into(),
@@ -631,7 +700,7 @@ fn skipped(t: &Turn<'_>, outcome: &str) -> SourceTick {
 /// A source's figures in its tick, in its kind's words.
 fn fill(tick: &mut SourceTick, kind: &str, f: &Fetched) {
     match kind {
-        "bucket" => {
+        "bucket" | "testgrid" => {
             tick.builds_stored = f.stored;
             tick.complete_stored = f.complete;
             tick.builds_skipped = f.skipped;

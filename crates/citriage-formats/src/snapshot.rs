@@ -210,7 +210,7 @@ pub fn parse_snapshot(bytes: &[u8], source_name: &str, hint: Option<Dataset>) ->
         let fields: Vec<String> = stringly.iter().map(|(f, n)| format!("{f:?} ({n} value(s))")).collect();
         warnings.push(format!(
             "{source_name}: numbers written as JSON strings in {}; read as the numbers they spell \
-             (BigQuery's JSON export writes integers as strings)",
+             (as BigQuery's JSON export of the time wrote them)",
             fields.join(", ")
         ));
     }

@@ -9,12 +9,9 @@ use citriage_formats::{parse_snapshot, SnapshotError};
 use citriage_model::Dataset;
 use std::path::PathBuf;
 
-/// The shared data folder beside the checkout (`$CITRIAGE_SHARED` names another).
+/// A file or folder of the shared data beside the checkout (`../shared/data`).
 fn shared(rel: &str) -> Option<PathBuf> {
-    let root = std::env::var_os("CITRIAGE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let p = root.join("data").join(rel);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(rel);
     if p.exists() {
         Some(p)
     } else {

@@ -21,7 +21,7 @@ use citriage_sources::testgrid::TestgridHttp;
 use citriage_sources::SourceError;
 use citriage_store::{BuildWrite, Store, StoreError, StoredBuildHead, TestgridTab};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// The row TestGrid adds to every column for the build's own result.
 pub const OVERALL_ROW: &str = "Overall";
@@ -77,6 +77,14 @@ pub fn tab_place(table: &TestgridTable, dashboard: &str, tab: &str) -> Result<Ta
     })
 }
 
+/// Whether a `Commit` column value can stand for a commit: TestGrid writes 9
+/// characters of a version (a SHA's prefix, or `v1.30.0-a`), `missing` when there is
+/// none; anything shorter than 7 characters (a tab whose column holds `1` in every
+/// run) is no commit, and builds are then stored without one.
+pub fn is_commit(v: &str) -> bool {
+    v.len() >= 7 && v != "missing" && !v.contains(char::is_whitespace)
+}
+
 /// The build result an `Overall` cell gives: passing statuses `SUCCESS`; TOOL_FAIL
 /// (TestGrid could not read the build) `ERROR`; the other failing statuses and FLAKY
 /// `FAILURE`; CATEGORIZED_ABORT and CANCEL `ABORTED`; RUNNING, NO_RESULT, UNKNOWN and
@@ -92,27 +100,66 @@ pub fn overall_result(s: TestStatus) -> Option<&'static str> {
     }
 }
 
-/// A tab's columns as builds, with what TestGrid showed of each (by build id).
-#[derive(Debug, Clone, Default)]
-pub struct TabBuilds {
-    pub builds: Vec<BuildRecord>,
-    pub facts: HashMap<String, TestgridFacts>,
-    /// Cells per status over the table, every status listed.
-    pub status_counts: BTreeMap<TestStatus, u64>,
-    /// Test results made of the cells (a flaky cell makes two).
-    pub results: u64,
+/// A checked table seen as builds, one per column, made one at a time (a large tab is
+/// never held as builds all at once). Column `i` of [`TabView::build`] counts from the
+/// oldest.
+pub struct TabView<'t> {
+    table: &'t TestgridTable,
+    place: &'t TabPlace,
+    overall: Option<usize>,
+    pod: Option<usize>,
+    commit_col: Option<usize>,
 }
 
-/// Turns a checked table into builds, one per column, oldest first.
-pub fn table_builds(table: &TestgridTable, place: &TabPlace) -> TabBuilds {
-    let overall = table.rows.iter().position(|r| r.name == OVERALL_ROW);
-    let pod = table.rows.iter().position(|r| r.name == POD_ROW);
-    let commit_col = table.custom_column("Commit");
-    let mut out = TabBuilds { status_counts: table.status_counts(), ..TabBuilds::default() };
-    for (c, col) in table.columns.iter().enumerate().rev() {
+impl<'t> TabView<'t> {
+    pub fn new(table: &'t TestgridTable, place: &'t TabPlace) -> TabView<'t> {
+        TabView {
+            table,
+            place,
+            overall: table.rows.iter().position(|r| r.name == OVERALL_ROW),
+            pod: table.rows.iter().position(|r| r.name == POD_ROW),
+            commit_col: table.custom_column("Commit"),
+        }
+    }
+
+    /// The number of builds (columns).
+    pub fn len(&self) -> usize {
+        self.table.columns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.columns.is_empty()
+    }
+
+    /// The table's column of the `i`-th oldest build.
+    fn column(&self, i: usize) -> usize {
+        self.table.columns.len() - 1 - i
+    }
+
+    /// Test results the cells make (a flaky cell makes two), skipped ones aside.
+    pub fn results(&self) -> u64 {
+        let mut n = 0;
+        for (i, row) in self.table.rows.iter().enumerate() {
+            if Some(i) == self.overall || Some(i) == self.pod {
+                continue;
+            }
+            n += row
+                .cells
+                .iter()
+                .filter(|c| matches!(c.reading(), Reading::Passed | Reading::Failed | Reading::Flaky))
+                .count() as u64;
+            n += row.cells.iter().filter(|c| c.reading() == Reading::Flaky).count() as u64;
+        }
+        n
+    }
+
+    /// The `i`-th oldest build and what TestGrid showed of it.
+    pub fn build(&self, i: usize) -> (BuildRecord, TestgridFacts) {
+        let (table, place) = (self.table, self.place);
+        let c = self.column(i);
+        let col = &table.columns[c];
         let mut problems = Vec::new();
-        let started = col.started_ms.map(|ms| ms.div_euclid(1000));
-        let started = match started {
+        let started = match col.started_ms.map(|ms| ms.div_euclid(1000)) {
             Some(t) if !citriage_model::time::is_sane(t) => {
                 problems.push(format!(
                     "TestGrid tab {:?} column {:?}: start {t} is outside the accepted window (2000-01-01 to 2100-01-01); ignored",
@@ -122,7 +169,7 @@ pub fn table_builds(table: &TestgridTable, place: &TabPlace) -> TabBuilds {
             }
             other => other,
         };
-        let overall_status = overall.map(|r| table.rows[r].cells[c]);
+        let overall_status = self.overall.map(|r| table.rows[r].cells[c]);
         let result = overall_status.and_then(overall_result).map(str::to_string);
         match overall_status {
             None => problems.push(format!(
@@ -132,28 +179,26 @@ pub fn table_builds(table: &TestgridTable, place: &TabPlace) -> TabBuilds {
             Some(s @ (TestStatus::Unknown | TestStatus::Blocked)) => problems.push(format!(
                 "TestGrid tab {:?}: the {OVERALL_ROW:?} row says {s}{}",
                 place.tab,
-                overall.and_then(|r| table.rows[r].message(c)).map(|m| format!(": {m}")).unwrap_or_default()
+                self.overall.and_then(|r| table.rows[r].message(c)).map(|m| format!(": {m}")).unwrap_or_default()
             )),
             _ => {}
         }
-        if let Some(p) = pod.filter(|p| table.rows[*p].cells[c].testgrid_failing()) {
+        if let Some(p) = self.pod.filter(|p| table.rows[*p].cells[c].testgrid_failing()) {
             problems.push(format!(
                 "TestGrid tab {:?}: the {POD_ROW:?} row fails{}",
                 place.tab,
                 table.rows[p].message(c).map(|m| format!(": {m}")).unwrap_or_default()
             ));
         }
-        let commit =
-            commit_col.map(|i| col.custom[i].trim()).filter(|v| !v.is_empty() && *v != "missing").map(str::to_string);
+        let commit = self.commit_col.map(|k| col.custom[k].trim()).filter(|v| is_commit(v)).map(str::to_string);
         let mut tests = Vec::new();
         let mut unsettled: BTreeMap<TestStatus, u64> = BTreeMap::new();
         let (mut results, mut failed) = (0u64, 0u64);
-        for (i, row) in table.rows.iter().enumerate() {
-            if Some(i) == overall || Some(i) == pod {
+        for (r, row) in table.rows.iter().enumerate() {
+            if Some(r) == self.overall || Some(r) == self.pod {
                 continue;
             }
             let status = row.cells[c];
-            let text = row.message(c).map(str::to_string);
             // A JUnit case without a name is an empty row name in TestGrid.
             let name = if row.name.is_empty() { citriage_formats::junit::UNSPECIFIED } else { row.name.as_str() };
             let case = |status: &str, attempt: u32, text: Option<String>| StoredTest {
@@ -177,12 +222,12 @@ pub fn table_builds(table: &TestgridTable, place: &TabPlace) -> TabBuilds {
                 Reading::Failed => {
                     results += 1;
                     failed += 1;
-                    tests.push(case("failed", 0, text));
+                    tests.push(case("failed", 0, row.message(c).map(str::to_string)));
                 }
                 Reading::Flaky => {
                     results += 1;
                     failed += 1;
-                    tests.push(case("failed", 0, text));
+                    tests.push(case("failed", 0, row.message(c).map(str::to_string)));
                     tests.push(case("passed", 1, None));
                 }
                 Reading::Skipped => tests.push(case("skipped", 0, None)),
@@ -195,22 +240,18 @@ pub fn table_builds(table: &TestgridTable, place: &TabPlace) -> TabBuilds {
                 place.tab
             ));
         }
-        out.results += tests.iter().filter(|t| t.status != "skipped").count() as u64;
         let complete = !matches!(overall_status, Some(TestStatus::Running | TestStatus::NoResult));
         let presubmit = place.kind == "presubmit";
-        out.facts.insert(
-            col.build.clone(),
-            TestgridFacts {
-                dashboard: place.dashboard.clone(),
-                tab: place.tab.clone(),
-                result: result.clone(),
-                started,
-                commit: commit.clone(),
-                tests: results,
-                failed,
-            },
-        );
-        out.builds.push(BuildRecord {
+        let facts = TestgridFacts {
+            dashboard: place.dashboard.clone(),
+            tab: place.tab.clone(),
+            result: result.clone(),
+            started,
+            commit: commit.clone(),
+            tests: results,
+            failed,
+        };
+        let build = BuildRecord {
             bucket: place.bucket.clone(),
             path: format!("{}/{}", place.prefix, col.build),
             job: place.job.clone(),
@@ -236,9 +277,9 @@ pub fn table_builds(table: &TestgridTable, place: &TabPlace) -> TabBuilds {
             excerpts: Vec::new(),
             kettle: None,
             testgrid: Some(TestgridPlace { dashboards: vec![place.dashboard.clone()], tab: Some(place.tab.clone()) }),
-        });
+        };
+        (build, facts)
     }
-    out
 }
 
 /// Whether a result is a pass (`SUCCESS`) or not, for comparing two readings.
@@ -356,6 +397,8 @@ pub struct TabFailure {
     pub dashboard: String,
     pub tab: String,
     pub reason: String,
+    /// Whether the answer was at fault (refused, or a 4xx), not the network.
+    pub bad_input: bool,
 }
 
 /// What reading TestGrid did.
@@ -415,9 +458,22 @@ pub fn ingest_table(
 ) -> Result<TabOutcome, TabError> {
     let table = parse_table(answer, tab, &opts.limits).map_err(|e| TabError::Input(e.to_string()))?;
     let place = tab_place(&table, dashboard, tab).map_err(|e| TabError::Input(e.to_string()))?;
-    let made = table_builds(&table, &place);
+    let view = TabView::new(&table, &place);
+    let status_counts = table.status_counts();
+    let mut warnings = table.warnings.clone();
+    if let Some(i) = table.custom_column("Commit") {
+        let odd: std::collections::BTreeSet<&str> =
+            table.columns.iter().map(|c| c.custom[i].trim()).filter(|v| !v.is_empty() && !is_commit(v)).collect();
+        if !odd.is_empty() {
+            let shown: Vec<String> = odd.iter().take(3).map(|v| format!("{v:?}")).collect();
+            warnings.push(format!(
+                "tab {tab:?}: the Commit column holds {}, which is no commit; those builds are stored without one",
+                shown.join(", ")
+            ));
+        }
+    }
     let counts: serde_json::Map<String, serde_json::Value> =
-        made.status_counts.iter().map(|(s, n)| (s.name().to_string(), (*n).into())).collect();
+        status_counts.iter().map(|(s, n)| (s.name().to_string(), (*n).into())).collect();
     let row = TestgridTab {
         dashboard: dashboard.into(),
         tab: tab.into(),
@@ -432,30 +488,45 @@ pub fn ingest_table(
         sha256: sha256_hex(answer),
         read_at: opts.now,
     };
+    // Each build is made when it is written; its facts wait for its merge.
     let mut merged = 0usize;
+    let pending: std::cell::RefCell<Option<TestgridFacts>> = std::cell::RefCell::new(None);
     let written = store
-        .put_testgrid_tab(&row, &made.builds, &mut |b, stored| {
-            let facts = made.facts.get(&b.build_id).cloned().unwrap_or_default();
-            let w = merge_testgrid(b, &facts, stored);
-            if stored.is_some_and(|s| s.record.origin != "testgrid") {
-                merged += 1;
-            }
-            w
-        })
+        .put_testgrid_tab(
+            &row,
+            view.len(),
+            &mut |i| {
+                let (b, f) = view.build(i);
+                *pending.borrow_mut() = Some(f);
+                b
+            },
+            &mut |b, stored| {
+                let facts = pending.borrow_mut().take().unwrap_or_default();
+                if stored.is_some_and(|s| s.record.origin != "testgrid") {
+                    merged += 1;
+                }
+                merge_testgrid(b, &facts, stored)
+            },
+        )
         .map_err(TabError::Store)?;
     Ok(TabOutcome {
         dashboard: dashboard.into(),
         tab: tab.into(),
-        job: place.job,
+        job: place.job.clone(),
         columns: table.columns.len(),
         rows: table.rows.len(),
-        cells: made.status_counts.iter().map(|(s, n)| (s.name(), *n)).collect(),
-        results: made.results,
+        cells: status_counts.iter().map(|(s, n)| (s.name(), *n)).collect(),
+        results: view.results(),
         builds_written: written.written,
         builds_unchanged: written.unchanged,
         builds_merged: merged,
-        warnings: table.warnings,
-        newest_started: made.builds.iter().filter_map(|b| b.started).max(),
+        warnings,
+        newest_started: table
+            .columns
+            .iter()
+            .filter_map(|c| c.started_ms.map(|ms| ms.div_euclid(1000)))
+            .filter(|t| citriage_model::time::is_sane(*t))
+            .max(),
     })
 }
 
@@ -490,22 +561,66 @@ pub fn ingest_dashboard(
             break;
         }
         progress(&tab);
-        let fail = |reason: String| TabFailure { dashboard: dashboard.into(), tab: tab.clone(), reason };
+        let fail = |reason: String, bad_input: bool| TabFailure {
+            dashboard: dashboard.into(),
+            tab: tab.clone(),
+            reason,
+            bad_input,
+        };
         let body = match tg.table(dashboard, &tab) {
             Ok(b) => b,
             Err(e) if e.is_bad_input() || matches!(e, SourceError::Http { .. }) => {
-                summary.failures.push(fail(e.to_string()));
+                summary.failures.push(fail(e.to_string(), e.is_bad_input()));
                 continue;
             }
             Err(e) => return Err(IngestTestgridError::Source(e)),
         };
         match ingest_table(store, dashboard, &tab, &body, opts) {
             Ok(o) => summary.tabs.push(o),
-            Err(TabError::Input(e)) => summary.failures.push(fail(e)),
+            Err(TabError::Input(e)) => summary.failures.push(fail(e, true)),
             Err(TabError::Store(e)) => return Err(IngestTestgridError::Store(e)),
         }
     }
     Ok(summary)
+}
+
+/// Reads TestGrid from a URL as a user copies it (`BASE/<dashboard>`: every tab of the
+/// dashboard; `BASE/<dashboard>#<tab>` or `BASE/<dashboard>/table?tab=<tab>`: that tab),
+/// contacting only that TestGrid's origin.
+pub fn fetch_url(
+    store: &mut Store,
+    url: &str,
+    http: citriage_sources::HttpOptions,
+    opts: &TestgridOptions,
+    progress: &dyn Fn(&str),
+) -> Result<TestgridSummary, IngestTestgridError> {
+    let target = citriage_sources::testgrid::parse_target(url).map_err(IngestTestgridError::Input)?;
+    let tg = TestgridHttp::new(&target.base, http).map_err(IngestTestgridError::Source)?;
+    let tabs = target.tab.map(|t| vec![t]);
+    ingest_dashboard(store, &tg, &target.dashboard, tabs.as_deref(), opts, progress)
+}
+
+/// Reads a saved table answer (a file, or a URL of one), read within `http.max_bytes`
+/// and the memory budget, as the tab `tab` of `dashboard`. A bad table is refused (bad
+/// input) and nothing of it is stored.
+pub fn ingest_saved_table(
+    store: &mut Store,
+    location: &str,
+    dashboard: &str,
+    tab: &str,
+    http: &citriage_sources::HttpOptions,
+    opts: &TestgridOptions,
+) -> Result<TestgridSummary, IngestTestgridError> {
+    citriage_sources::testgrid::check_dashboard(dashboard)
+        .map_err(|why| IngestTestgridError::Input(format!("dashboard {dashboard:?} refused: {why}")))?;
+    citriage_sources::testgrid::check_tab(tab)
+        .map_err(|why| IngestTestgridError::Input(format!("tab {tab:?} refused: {why}")))?;
+    let f = citriage_sources::read(location, http).map_err(IngestTestgridError::Source)?;
+    match ingest_table(store, dashboard, tab, &f.bytes, opts) {
+        Ok(o) => Ok(TestgridSummary { tabs: vec![o], ..TestgridSummary::default() }),
+        Err(TabError::Input(e)) => Err(IngestTestgridError::Input(format!("{location}: {e}"))),
+        Err(TabError::Store(e)) => Err(IngestTestgridError::Store(e)),
+    }
 }
 
 /// What ends a TestGrid run: the summary unreadable, or the store failing.

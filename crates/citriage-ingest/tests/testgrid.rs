@@ -345,3 +345,93 @@ fn bad_tabs_are_refused_by_name_and_the_rest_is_read() {
     assert!(e.is_bad_input() && e.to_string().contains("\"../bad\""), "{e}");
     assert_eq!(server.hits.load(std::sync::atomic::Ordering::SeqCst), hits, "no request made");
 }
+
+/// Clustering reads TestGrid's messages as the failure texts: every failed result
+/// with a message is placed in exactly one cluster, and the builds' failures group into
+/// far fewer patterns than there are failures.
+#[test]
+fn testgrids_messages_cluster() {
+    use citriage_patterns::cluster::{cluster, ClusterConfig, FailureRef};
+    let (_keep, w) = world();
+    let server = testgrid_server(w.join("testgrid"));
+    let tg = TestgridHttp::new(&server.base, HttpOptions::default()).unwrap();
+    let mut st = Store::open_in_memory().unwrap();
+    read_testgrid(&mut st, &tg, &w);
+    let mut texts: Vec<(String, String)> = Vec::new();
+    st.for_each_failure_text(None, |_, _, name, text| texts.push((name.to_string(), text.to_string()))).unwrap();
+    let refs: Vec<FailureRef<'_>> =
+        texts.iter().map(|(n, t)| FailureRef { test: n, text: t, job: "", build: "" }).collect();
+    let c = cluster(&refs, &ClusterConfig::new(citriage_patterns::normalize::Profile::Default));
+    assert_eq!((c.accounting.input, c.accounting.clustered), (texts.len(), texts.len()));
+    assert_eq!((c.accounting.missing, c.accounting.duplicated), (0, 0));
+    assert!(
+        texts.len() > 100 && c.clusters.len() * 5 < texts.len(),
+        "{} failures, {} clusters",
+        texts.len(),
+        c.clusters.len()
+    );
+    assert!(texts.iter().all(|(_, t)| t.len() <= 140 + 20), "TestGrid's messages are short");
+}
+
+/// A TestGrid URL as a user copies it (a dashboard, a tab's page, a tab's table) and a
+/// saved table answer read offline.
+#[test]
+fn urls_as_users_copy_them_and_saved_answers() {
+    use citriage_ingest::testgrid::{fetch_url, ingest_saved_table};
+    let (_keep, w) = world();
+    let server = testgrid_server(w.join("testgrid"));
+    let d = "sig-release-master-blocking";
+    let tabs: Vec<String> = {
+        let mut t: Vec<String> = std::fs::read_dir(w.join("testgrid").join(d).join("table"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into())
+            .collect();
+        t.sort();
+        t
+    };
+    let opts = TestgridOptions::default();
+    let mut st = Store::open_in_memory().unwrap();
+    let one = fetch_url(
+        &mut st,
+        &format!("{}/{d}#{}&width=20", server.base, tabs[0]),
+        HttpOptions::default(),
+        &opts,
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(one.tabs.iter().map(|t| t.tab.as_str()).collect::<Vec<_>>(), [tabs[0].as_str()]);
+    let table = fetch_url(
+        &mut st,
+        &format!("{}/{d}/table?tab={}", server.base, tabs[1]),
+        HttpOptions::default(),
+        &opts,
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(table.tabs[0].tab, tabs[1]);
+    let all = fetch_url(&mut st, &format!("{}/{d}", server.base), HttpOptions::default(), &opts, &|_| {}).unwrap();
+    assert_eq!(all.tabs.len(), tabs.len());
+    let e = fetch_url(&mut st, &format!("{}/../{d}", server.base), HttpOptions::default(), &opts, &|_| {}).unwrap_err();
+    assert!(e.is_bad_input() && e.to_string().contains("`..` path segment"), "{e}");
+    let missing =
+        fetch_url(&mut st, &format!("{}/no-such-dashboard", server.base), HttpOptions::default(), &opts, &|_| {})
+            .unwrap_err();
+    assert!(missing.is_bad_input() && missing.to_string().contains("404"), "{missing}");
+
+    // Offline: a saved answer, as the tab it is named.
+    let file = w.join("testgrid").join(d).join("table").join(&tabs[0]);
+    let mut offline = Store::open_in_memory().unwrap();
+    let s =
+        ingest_saved_table(&mut offline, file.to_str().unwrap(), "saved", "tab-one", &HttpOptions::default(), &opts)
+            .unwrap();
+    assert_eq!(s.tabs[0].columns, one.tabs[0].columns);
+    assert_eq!(offline.testgrid_tabs().unwrap()[0].dashboard, "saved");
+    let html = w.join("error.html");
+    std::fs::write(&html, "<html><head><title>Sign in</title></head></html>").unwrap();
+    let e =
+        ingest_saved_table(&mut offline, html.to_str().unwrap(), "saved", "tab-two", &HttpOptions::default(), &opts)
+            .unwrap_err();
+    assert!(e.is_bad_input() && e.to_string().contains("an HTML page (titled \"Sign in\")"), "{e}");
+    assert_eq!(offline.testgrid_tabs().unwrap().len(), 1, "nothing of the bad answer stored");
+}

@@ -14,7 +14,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SourceStatus {
     pub source: String,
-    /// `bucket`, `dashboard`, `release-stream`, `github`.
+    /// `bucket`, `dashboard`, `release-stream`, `github`, `testgrid`.
     pub kind: String,
     /// The worker fetching it now (its lease has not expired), if any.
     pub lease_holder: Option<String>,
@@ -30,7 +30,7 @@ pub struct SourceStatus {
     /// Attempts and failed attempts since the source was first configured.
     pub ticks: i64,
     pub errors: i64,
-    /// What the source's attempts stored: builds (a bucket), payload analyses (a
+    /// What the source's attempts stored: builds (a bucket, a TestGrid source), payload analyses (a
     /// release stream), pull requests and issues read again (a GitHub repository).
     pub builds_stored: i64,
     /// Start of the newest build the source stored.

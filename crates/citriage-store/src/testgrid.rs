@@ -44,13 +44,15 @@ pub struct TabWritten {
 }
 
 impl Store {
-    /// Writes a tab and its builds in one transaction (nothing of the tab is stored if
-    /// any of it fails). Each build is merged with the stored row of its bucket and
-    /// path by `merge`.
+    /// Writes a tab and its `count` builds in one transaction (nothing of the tab is
+    /// stored if any of it fails). `build(i)` makes the `i`-th build when it is written
+    /// (so a large tab is never held as builds all at once; a retried transaction asks
+    /// again); each is merged with the stored row of its bucket and path by `merge`.
     pub fn put_testgrid_tab(
         &mut self,
         tab: &TestgridTab,
-        builds: &[BuildRecord],
+        count: usize,
+        build: &mut dyn FnMut(usize) -> BuildRecord,
         merge: &mut dyn FnMut(&BuildRecord, Option<&StoredBuildHead>) -> BuildWrite,
     ) -> Result<TabWritten, StoreError> {
         self.ensure_string_ids()?;
@@ -83,8 +85,9 @@ impl Store {
                         tab.read_at
                     ],
                 )?;
-                for b in builds {
-                    match put_merging_tx(tx, b, merge, &mut ids, &mut added)? {
+                for i in 0..count {
+                    let b = build(i);
+                    match put_merging_tx(tx, &b, merge, &mut ids, &mut added)? {
                         Some(_) => out.written += 1,
                         None => out.unchanged += 1,
                     }

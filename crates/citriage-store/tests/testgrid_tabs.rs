@@ -100,6 +100,15 @@ fn tab_builds() -> Vec<BuildRecord> {
         .collect()
 }
 
+fn put(
+    st: &mut Store,
+    sha: &str,
+    merge: &mut dyn FnMut(&BuildRecord, Option<&StoredBuildHead>) -> BuildWrite,
+) -> Result<citriage_store::TabWritten, citriage_store::StoreError> {
+    let builds = tab_builds();
+    st.put_testgrid_tab(&tab(sha), builds.len(), &mut |i| builds[i].clone(), merge)
+}
+
 #[test]
 fn tabs_are_stored_whole_and_merged_with_gcs_builds() {
     let mut digests = Vec::new();
@@ -108,7 +117,7 @@ fn tabs_are_stored_whole_and_merged_with_gcs_builds() {
         // GCS has build 2 with three tests of its own.
         let gcs = build(2, "gcs", vec![test("a", "passed"), test("b", "failed"), test("c", "passed")]);
         st.put_build(&gcs).unwrap();
-        let w = st.put_testgrid_tab(&tab("s1"), &tab_builds(), &mut rule).unwrap();
+        let w = put(&mut st, "s1", &mut rule).unwrap();
         assert_eq!((w.written, w.unchanged), (3, 0), "{}", f.name);
         assert_eq!(st.build_counts().unwrap().0, 3, "{}: one row per build", f.name);
         // Build 2 kept its GCS fields and tests, and carries TestGrid's facts.
@@ -124,7 +133,7 @@ fn tabs_are_stored_whole_and_merged_with_gcs_builds() {
         assert_eq!(st.testgrid_tabs().unwrap(), [tab("s1")], "{}", f.name);
         // The same tab again: nothing changes.
         let digest = st.content_digest().unwrap();
-        let w = st.put_testgrid_tab(&tab("s1"), &tab_builds(), &mut rule).unwrap();
+        let w = put(&mut st, "s1", &mut rule).unwrap();
         assert_eq!((w.written, w.unchanged), (1, 2), "{}: the merged build is rewritten, the others left", f.name);
         assert_eq!(st.content_digest().unwrap(), digest, "{}", f.name);
         digests.push((f.name, digest));
@@ -148,13 +157,13 @@ fn a_tab_that_fails_part_way_stores_nothing() {
                 rule(b, s)
             }
         };
-        let e = st.put_testgrid_tab(&tab("s2"), &tab_builds(), &mut failing).unwrap_err();
+        let e = put(&mut st, "s2", &mut failing).unwrap_err();
         assert!(e.to_string().contains("logs/job-a/3"), "{}: {e}", f.name);
         assert_eq!(st.build_counts().unwrap(), (0, 0, 0), "{}", f.name);
         assert!(st.testgrid_tabs().unwrap().is_empty(), "{}", f.name);
         assert_eq!(st.content_digest().unwrap(), before, "{}", f.name);
         // The interned names the failed attempt learnt are not taken for stored ones.
-        st.put_testgrid_tab(&tab("s2"), &tab_builds(), &mut rule).unwrap();
+        put(&mut st, "s2", &mut rule).unwrap();
         assert_eq!(st.build_counts().unwrap().1, 6, "{}", f.name);
     }
 }

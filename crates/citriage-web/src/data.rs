@@ -1336,6 +1336,9 @@ pub struct BuildPage {
     pub artifacts: Vec<(String, Option<u64>, String)>,
     /// The build's folder on gcsweb.
     pub folder: String,
+    /// For a build only TestGrid showed: its tab and dashboard (`tab` of `dashboard`),
+    /// so the page says what TestGrid does not carry instead of showing nothing.
+    pub testgrid_only: Option<String>,
 }
 
 /// The view's build of `job` with `id`, and its row id in the store.
@@ -1414,6 +1417,14 @@ pub fn build_page(
         clusters,
         artifacts,
         folder,
+        testgrid_only: (rec.origin == "testgrid").then(|| match &rec.testgrid {
+            Some(t) => format!(
+                "tab {} of dashboard {}",
+                t.tab.as_deref().unwrap_or(&rec.job),
+                t.dashboards.first().map(String::as_str).unwrap_or("?")
+            ),
+            None => "TestGrid".to_string(),
+        }),
     }
 }
 

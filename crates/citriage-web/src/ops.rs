@@ -112,14 +112,18 @@ pub fn metrics(f: &Figures<'_>, latency: &Latency) -> String {
     );
     type Per<'a> = (&'a str, &'a str, &'a str, fn(&SourceStatus, Option<i64>) -> Option<String>);
     // What a source stores, in its kind's words (one counter per kind).
-    let stored: [(&str, &str, &str); 3] = [
-        ("citriage_source_builds_stored_total", "bucket", "Builds stored by the source's ingests."),
-        ("citriage_source_payloads_analysed_total", "release-stream", "Payloads of the stream analysed and recorded."),
-        ("citriage_source_refs_refreshed_total", "github", "Pull requests and issues whose state was read again."),
+    let stored: [(&str, &[&str], &str); 3] = [
+        ("citriage_source_builds_stored_total", &["bucket", "testgrid"], "Builds stored by the source's ingests."),
+        (
+            "citriage_source_payloads_analysed_total",
+            &["release-stream"],
+            "Payloads of the stream analysed and recorded.",
+        ),
+        ("citriage_source_refs_refreshed_total", &["github"], "Pull requests and issues whose state was read again."),
     ];
-    for (name, kind, help) in stored {
+    for (name, kinds, help) in stored {
         let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} counter\n");
-        for s in f.sources.iter().filter(|s| s.kind == kind) {
+        for s in f.sources.iter().filter(|s| kinds.contains(&s.kind.as_str())) {
             let _ = writeln!(
                 out,
                 "{name}{{source=\"{}\",kind=\"{}\"}} {}",
@@ -266,4 +270,39 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(name: &str, kind: &str, stored: i64) -> SourceStatus {
+        SourceStatus {
+            source: name.into(),
+            kind: kind.into(),
+            lease_holder: None,
+            lease_until: 0,
+            last_attempt: None,
+            last_success: None,
+            last_error: None,
+            last_error_at: None,
+            failures: 0,
+            next_due: 0,
+            ticks: 1,
+            errors: 0,
+            builds_stored: stored,
+            newest_started: None,
+        }
+    }
+
+    #[test]
+    fn builds_stored_count_buckets_and_testgrid_sources_under_one_help() {
+        let sources = [source("k8s", "bucket", 7), source("blocking", "testgrid", 82), source("gh", "github", 3)];
+        let f = Figures { builds: 89, jobs: 2, view_generation: 1, sources: &sources, now: None };
+        let text = metrics(&f, &Latency::default());
+        assert!(text.contains("citriage_source_builds_stored_total{source=\"k8s\",kind=\"bucket\"} 7\n"), "{text}");
+        assert!(text.contains("citriage_source_builds_stored_total{source=\"blocking\",kind=\"testgrid\"} 82\n"));
+        assert_eq!(text.matches("# HELP citriage_source_builds_stored_total ").count(), 1);
+        assert!(!text.contains("citriage_source_builds_stored_total{source=\"gh\""));
+    }
 }

@@ -1416,6 +1416,14 @@ pub fn build(p: &crate::data::BuildPage) -> String {
         esc(&r.url),
         esc(&p.folder)
     );
+    if let Some(tab) = &p.testgrid_only {
+        let _ = writeln!(
+            b,
+            "<p class=\"meta\">Shown by TestGrid only ({}): its failure texts are TestGrid's messages (at most 140 \
+             characters); TestGrid carries no duration, build log or artifact list. Fetch the build from GCS for them.</p>",
+            esc(tab)
+        );
+    }
     if !p.problems.is_empty() {
         b.push_str("<h2>Problems reading this build</h2><ul>");
         for pr in &p.problems {
@@ -1471,7 +1479,9 @@ pub fn build(p: &crate::data::BuildPage) -> String {
         b.push_str("</ul>");
     }
     let _ = write!(b, "<h2>Log excerpts ({})</h2>", p.excerpts.len());
-    if p.excerpts.is_empty() {
+    if p.excerpts.is_empty() && p.testgrid_only.is_some() {
+        b.push_str("<p class=\"meta\">Not known: TestGrid does not carry build logs.</p>");
+    } else if p.excerpts.is_empty() {
         b.push_str(
             "<p class=\"meta\">No log excerpt is stored for this build (only failed builds' logs are read).</p>",
         );

@@ -961,3 +961,62 @@ fn alerts_are_served_as_an_atom_feed_and_json_without_held_ones_in_the_feed() {
     assert_eq!(list[0]["key"], "al-0000000000000002", "newest first");
     assert_eq!(list[0]["held"], "line 5: build-url");
 }
+
+#[test]
+fn a_build_only_testgrid_showed_says_what_testgrid_does_not_carry() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("citriage.db");
+    let mut st = citriage_store::Store::open(&db).unwrap();
+    let fail = citriage_model::build::StoredTest {
+        file: String::new(),
+        suite: String::new(),
+        classname: String::new(),
+        name: "[sig-node] pods run".into(),
+        status: "failed".into(),
+        duration: None,
+        failure_text: Some("timed out waiting for the condition".into()),
+        attempt: 0,
+        informing: false,
+        kettle_name: None,
+    };
+    st.put_build(&citriage_model::build::BuildRecord {
+        bucket: "origin-ci-test".into(),
+        path: "logs/ci-tg/42".into(),
+        job: "ci-tg".into(),
+        build_id: "42".into(),
+        kind: "periodic".into(),
+        pr: None,
+        commit_sha: Some("abcdef012".into()),
+        repo_commit: None,
+        repo_version: Some("abcdef012".into()),
+        repos: None,
+        started: Some(common::T0),
+        finished: None,
+        duration: None,
+        result: Some("FAILURE".into()),
+        state: None,
+        executor: None,
+        origin: "testgrid".into(),
+        problems: Vec::new(),
+        complete: true,
+        tests: vec![fail],
+        artifacts: Vec::new(),
+        excerpts: Vec::new(),
+        kettle: None,
+        testgrid: Some(citriage_model::build::TestgridPlace {
+            dashboards: vec!["dash".into()],
+            tab: Some("tab-a".into()),
+        }),
+    })
+    .unwrap();
+    drop(st);
+    let s = common::serve_store(db, dir, citriage_web::ServeOptions::default());
+    let (status, _, body) = common::get(&format!("{}/builds/ci-tg/42", s.base));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Shown by TestGrid only (tab tab-a of dashboard dash)"), "{body}");
+    assert!(body.contains("Not known: TestGrid does not carry build logs."), "{body}");
+    assert!(
+        !body.contains("only failed builds&#39; logs are read") && !body.contains("only failed builds' logs are read")
+    );
+    assert!(body.contains("timed out waiting for the condition"));
+}

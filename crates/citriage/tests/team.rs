@@ -37,6 +37,7 @@ fn the_documented_example_configuration_parses() {
     assert_eq!(v["sources"]["github"][2]["name"], "origin");
     assert_eq!(v["sources"]["github"][2]["max_refs"], 100);
     assert_eq!(v["sources"]["release_streams"][0]["max_payloads"], 5);
+    assert_eq!(v["sources"]["testgrid"][0]["url"], "https://testgrid.k8s.io/sig-release-master-blocking");
     assert_eq!(v["sources"]["release_streams"][0]["gcs"], "https://storage.googleapis.com");
     assert_eq!(v["schedule"]["interval"], "15m");
     assert_eq!(v["retention"]["log_days"], 14);
@@ -73,6 +74,8 @@ fn a_bad_configuration_exits_2_naming_the_key() {
             "sources.release_streams[0].max_payloads",
         ),
         ("[retention]\nwindow_days = 7\nlog_days = 9\n", "retention.log_days"),
+        ("[[sources.testgrid]]\nname = \"t\"\nurl = \"https://tg/a/../b\"\n", "sources.testgrid[0].url"),
+        ("[[sources.testgrid]]\nname = \"t\"\nurl = \"https://tg/d\"\ntabs = [\"x\"]\n", "tabs"),
         ("store = \n", "line 1"),
     ];
     for (i, (text, key)) in cases.iter().enumerate() {

@@ -85,7 +85,8 @@ impl Settings {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flag {
     /// `few-runs`, `stale`, `only-errors`, `always-failing-scored-consistent`,
-    /// `contradicted-rating`, `state-error-builds`, `single-pr`, `testgrid-only`.
+    /// `contradicted-rating`, `state-error-builds`, `single-pr`, `testgrid-only`,
+    /// `passed-with-failed-tests`.
     pub kind: String,
     pub detail: String,
 }
@@ -345,6 +346,9 @@ fn figures_for(
     if let Some(flag) = testgrid_flag(&window, job.starts_with("pr:")) {
         flags.push(flag);
     }
+    if let Some(flag) = passed_with_failed_tests(&window, harness) {
+        flags.push(flag);
+    }
     let prowjob_errors = window.iter().filter(|b| b.origin == "prowjob").count();
     if prowjob_errors > 0 {
         flags.push(Flag {
@@ -395,6 +399,47 @@ fn figures_for(
         mass_failures,
         tests,
     }
+}
+
+/// The tests a build failed for good: failed or errored, with no later passing
+/// attempt in the build, not informing, not a harness step, and not from a JUnit file
+/// the build records a problem with (a file cut short may have lost the passing retry).
+pub fn failed_for_good<'a>(b: &'a BuildRecord, harness: &BTreeSet<&str>) -> Vec<&'a str> {
+    let broken = |file: &str| !file.is_empty() && b.problems.iter().any(|p| p.contains(&format!("{file}: ")));
+    let mut last: BTreeMap<(&str, &str), (u32, bool)> = BTreeMap::new();
+    for t in b
+        .tests
+        .iter()
+        .filter(|t| t.status != "skipped" && !t.informing && !harness.contains(t.name.as_str()) && !broken(&t.file))
+    {
+        let e = last.entry((t.classname.as_str(), t.name.as_str())).or_insert((t.attempt, is_failure(&t.status)));
+        if t.attempt >= e.0 {
+            *e = (t.attempt, is_failure(&t.status));
+        }
+    }
+    last.into_iter().filter(|(_, (_, failed))| *failed).map(|((_, n), _)| n).collect()
+}
+
+/// The `passed-with-failed-tests` flag: builds whose result says SUCCESS while tests
+/// failed for good in them ([`failed_for_good`]), which every pass rate and
+/// consistency then counts as a pass.
+fn passed_with_failed_tests(window: &[&BuildRecord], harness: &BTreeSet<&str>) -> Option<Flag> {
+    let odd: Vec<(&BuildRecord, usize)> = window
+        .iter()
+        .filter(|b| b.result.as_deref() == Some("SUCCESS"))
+        .map(|b| (*b, failed_for_good(b, harness).len()))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let (b, n) = odd.last()?;
+    Some(Flag {
+        kind: "passed-with-failed-tests".into(),
+        detail: format!(
+            "{} build(s) in the window say SUCCESS although tests failed in them (the newest, {}: {n} failed test(s)); \
+             they are counted as passes",
+            odd.len(),
+            b.path
+        ),
+    })
 }
 
 /// The `testgrid-only` flag: what the figures of builds only TestGrid showed cannot
@@ -910,5 +955,30 @@ mod tests {
         let (lo, hi) = wilson(2, 10);
         assert!((lo - 0.0567).abs() < 1e-3 && (hi - 0.5098).abs() < 1e-3, "{lo} {hi}");
         assert_eq!(wilson(0, 0), (0.0, 1.0));
+    }
+
+    #[test]
+    fn a_pass_with_tests_failed_for_good_is_flagged_and_retries_informing_and_broken_files_are_not() {
+        let flagged = |tests: Vec<StoredTest>, problems: Vec<String>| {
+            let mut b = build(1, "c1", true, tests);
+            b.problems = problems;
+            job_figures(&[b], &settings())[0].flags.iter().any(|f| f.kind == "passed-with-failed-tests")
+        };
+        assert!(flagged(vec![test("a", true, "boom"), test("b", false, "")], vec![]));
+        // Failed, then passed on a retry in the same build.
+        let mut retry = test("a", false, "");
+        retry.attempt = 1;
+        assert!(!flagged(vec![test("a", true, "boom"), retry], vec![]));
+        let mut informing = test("a", true, "boom");
+        informing.informing = true;
+        assert!(!flagged(vec![informing], vec![]));
+        // From a JUnit file the build could not read whole.
+        assert!(!flagged(
+            vec![test("a", true, "boom")],
+            vec!["gs://b/logs/ci-x/1/artifacts/junit_01.xml: malformed XML near byte 9".into()]
+        ));
+        // A failing build with failed tests is no surprise.
+        let b = build(2, "c2", false, vec![test("a", true, "boom")]);
+        assert!(!job_figures(&[b], &settings())[0].flags.iter().any(|f| f.kind == "passed-with-failed-tests"));
     }
 }

@@ -36,12 +36,13 @@ pub fn exec(ctx: &Context, a: &ConfigArgs) -> Result<(), Failure> {
             } else {
                 let s = &cfg.sources;
                 outln!(
-                    "{}: valid ({} bucket(s), {} dashboard(s), {} release stream(s), {} GitHub repo(s), {} owner(s))",
+                    "{}: valid ({} bucket(s), {} dashboard(s), {} release stream(s), {} GitHub repo(s), {} TestGrid source(s), {} owner(s))",
                     file.display(),
                     s.buckets.len(),
                     s.dashboards.len(),
                     s.release_streams.len(),
                     s.github.len(),
+                    s.testgrid.len(),
                     cfg.owners.len()
                 );
                 let al = &cfg.alerts;

@@ -1,5 +1,6 @@
 //! `citriage fetch`: ingest Prow build artifacts (from a local mirror or GCS over
-//! HTTP, optionally listed through Deck) into the store; resumable.
+//! HTTP, optionally listed through Deck) into the store; resumable. Or TestGrid's
+//! tables (`--testgrid URL`, `--testgrid-file FILE`): see [`TestgridArgs`].
 
 use crate::context::{parse_dataset, print_json, Context, Failure};
 use crate::outln;
@@ -11,7 +12,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Ingest Prow build artifacts (started/finished/prowjob JSON, JUnit) from a GCS
-/// bucket over HTTP or a local mirror into the store; resumable.
+/// bucket over HTTP or a local mirror into the store; resumable. Or read TestGrid:
+/// `--testgrid URL` (a dashboard's every tab, or one tab) or `--testgrid-file FILE` (a
+/// saved table answer, offline): each run a build, each cell a test result, merged
+/// with the builds other sources stored.
 #[derive(Args, Debug)]
 pub struct FetchArgs {
     /// A local folder laid out like the bucket (`<DIR>/logs/<job>/<id>/...`).
@@ -69,10 +73,15 @@ pub struct FetchArgs {
     /// may ask for (`Retry-After`). All waits share a 300 s retry budget.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    #[command(flatten)]
+    pub testgrid: TestgridArgs,
 }
 
 /// Runs `citriage fetch`.
 pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
+    if a.testgrid.url.is_some() || a.testgrid.file.is_some() {
+        return exec_testgrid(ctx, &a.testgrid, a.timeout);
+    }
     let req = FetchRequest {
         mirror: a.mirror.clone(),
         gcs: a.gcs.clone(),
@@ -144,6 +153,93 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
                     true => outln!("  {}", f.reason),
                     false => outln!("  {}: {}", at.join(" "), f.reason),
                 }
+            }
+        }
+    }
+    Ok(fetched.outcome()?)
+}
+
+/// Where TestGrid is read from (instead of a bucket).
+#[derive(Args, Debug)]
+pub struct TestgridArgs {
+    /// A TestGrid URL as copied from the browser: `https://testgrid.k8s.io/DASHBOARD`
+    /// (every tab of the dashboard), `.../DASHBOARD#TAB` or `.../DASHBOARD/table?tab=TAB`
+    /// (that tab). Only that host is contacted. A tab that cannot be read is named and
+    /// skipped; the others are stored (exit code 2 when a tab's answer was refused, 1 when the network failed).
+    /// Default: none.
+    #[arg(
+        long = "testgrid",
+        value_name = "URL",
+        conflicts_with_all = ["mirror", "gcs", "jobs", "all", "from_snapshot", "prowjobs", "deck", "file"]
+    )]
+    pub url: Option<String>,
+    /// A saved TestGrid table answer (the JSON of `DASHBOARD/table?tab=TAB`; a file,
+    /// or a URL of one), read offline and stored as a tab of --testgrid-dashboard.
+    /// Default: none.
+    #[arg(
+        long = "testgrid-file",
+        value_name = "FILE|URL",
+        conflicts_with_all = ["mirror", "gcs", "jobs", "all", "from_snapshot", "prowjobs", "deck"]
+    )]
+    pub file: Option<String>,
+    /// The dashboard a saved table is stored under.
+    /// Default: `saved`.
+    #[arg(long = "testgrid-dashboard", value_name = "NAME", requires = "file")]
+    pub dashboard: Option<String>,
+    /// The tab a saved table is stored as.
+    /// Default: the file's name without `.json` and `.table`.
+    #[arg(long = "testgrid-tab", value_name = "NAME", requires = "file")]
+    pub tab: Option<String>,
+}
+
+/// `fetch --testgrid URL` / `--testgrid-file FILE`.
+fn exec_testgrid(ctx: &Context, a: &TestgridArgs, timeout: u64) -> Result<(), Failure> {
+    use citriage_app::testgrid::{fetch_testgrid, plan, TestgridRequest};
+    let req = TestgridRequest {
+        url: a.url.clone(),
+        file: a.file.clone(),
+        dashboard: a.dashboard.clone(),
+        tab: a.tab.clone(),
+        timeout: Duration::from_secs(timeout),
+        ..TestgridRequest::default()
+    };
+    let plan = plan(&req)?;
+    let mut store = ctx.open_store()?;
+    let bar = ctx.bar(
+        "{spinner:.cyan} {msg}: {pos} of {len} tab(s) [{elapsed}]",
+        "{spinner} {msg}: {pos} of {len} tab(s) [{elapsed}]",
+    );
+    bar.tick_every(200);
+    let fetched = fetch_testgrid(&mut store, &plan, &req, &bar)?;
+    bar.clear();
+    let s = &fetched.summary;
+    // Names and reasons come from TestGrid's answers: shown on one line, control
+    // characters escaped.
+    let text = citriage_model::escape::one_line;
+    if ctx.json() {
+        print_json(&json!({ "store": store.path(), "source": fetched.source, "testgrid": s }));
+    } else {
+        for t in &s.tabs {
+            let cells: Vec<String> = t.cells.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {n}")).collect();
+            outln!(
+                "{}/{} (job {}): {} run(s) × {} row(s); {} build(s) written, {} unchanged, {} merged with other sources; {} test result(s); cells: {}",
+                text(&t.dashboard),
+                text(&t.tab),
+                text(&t.job),
+                t.columns,
+                t.rows,
+                t.builds_written,
+                t.builds_unchanged,
+                t.builds_merged,
+                t.results,
+                cells.join(", ")
+            );
+        }
+        outln!("{} tab(s) stored, {} build(s) written in {:.1} s", s.tabs.len(), s.builds_written(), fetched.seconds);
+        if !s.failures.is_empty() {
+            outln!("{} tab(s) not stored:", s.failures.len());
+            for f in &s.failures {
+                outln!("  {}/{}: {}", text(&f.dashboard), text(&f.tab), text(&f.reason));
             }
         }
     }
