@@ -80,6 +80,8 @@ pub struct WindowSuspects {
     pub window: RepoWindow,
     /// The checkout read, when one was named for the repository.
     pub checkout: Option<String>,
+    /// Where the failing tests are defined at the failing commit (linked like stack files).
+    pub test_sources: Vec<LogLine>,
     /// The window's commits ranked (`None`: not read, see `notes`).
     pub commits: Option<Vec<SuspectCommit>>,
     pub notes: Vec<String>,
@@ -310,16 +312,16 @@ fn window_suspects(
             windows::repo_name(&window.repo),
             if window.repo.is_empty() { "ORG/REPO" } else { &window.repo }
         ));
-        return WindowSuspects { window, checkout: None, commits: None, notes };
+        return WindowSuspects { window, checkout: None, test_sources: Vec::new(), commits: None, notes };
     };
     let checkout = Some(format!("{name}={}", git.dir().display()));
     let (Some(good), Some(bad)) = (window.good.as_ref().and_then(|g| g.sha.clone()), window.bad.sha.clone()) else {
         notes.push("the window has no single commit at each end: its commits are not listed".into());
-        return WindowSuspects { window, checkout, commits: None, notes };
+        return WindowSuspects { window, checkout, test_sources: Vec::new(), commits: None, notes };
     };
     if window.empty {
         notes.push("the windows do not overlap: no commit of this repository is in all of them".into());
-        return WindowSuspects { window, checkout, commits: None, notes };
+        return WindowSuspects { window, checkout, test_sources: Vec::new(), commits: None, notes };
     }
     for sha in [&good, &bad] {
         if let Err(e) = git.rev_parse(sha) {
@@ -327,19 +329,89 @@ fn window_suspects(
             notes.push(format!(
                 "commit {sha} is not in the checkout {name}: its commits are not listed (never guessed)"
             ));
-            return WindowSuspects { window, checkout, commits: None, notes };
+            return WindowSuspects { window, checkout, test_sources: Vec::new(), commits: None, notes };
         }
     }
+    let (failure, test_sources) = with_test_sources(failure, git, &bad, &mut notes);
     match git.log(&LogQuery::range(&good, &bad).with_patches()) {
         Ok(commits) => {
-            let ranked = rank(&commits, &window.repo, failure, cap);
-            WindowSuspects { window, checkout, commits: Some(ranked), notes }
+            let ranked = rank(&commits, &window.repo, &failure, cap);
+            WindowSuspects { window, checkout, test_sources, commits: Some(ranked), notes }
         }
         Err(e) => {
             notes.push(format!("the window's commits could not be read: {e}"));
-            WindowSuspects { window, checkout, commits: None, notes }
+            WindowSuspects { window, checkout, test_sources, commits: None, notes }
         }
     }
+}
+
+/// The failure with a line naming each failing test's source file at the failing
+/// commit (`path:line`), so a commit modifying the test is linked like a file the
+/// stack names. A Go test is found by its function (`func TestX(`); a spec by the
+/// longest tail of its name (three words and 15 characters at least, tags left out)
+/// that one or two product files hold. Tests not found are no evidence.
+fn with_test_sources(failure: &Failure, git: &Git, rev: &str, notes: &mut Vec<String>) -> (Failure, Vec<LogLine>) {
+    let mut lines = failure.lines.clone();
+    let mut found = Vec::new();
+    for test in failure.tests.iter().take(MAX_TESTS) {
+        match test_source(git, rev, test) {
+            Ok(Some(hit)) => found.push(LogLine {
+                text: format!("the failing test {test} is defined at {}:{}", hit.path, hit.line),
+                at: Location { file: hit.path.clone(), url: None, line: Some(hit.line as u32) },
+            }),
+            Ok(None) => {}
+            Err(e) => notes.push(format!("the source of test {test:?} could not be searched: {e}")),
+        }
+    }
+    lines.extend(found.iter().cloned());
+    (Failure::new(lines, failure.tests.clone(), failure.components.clone()), found)
+}
+
+/// At most this many failing tests are looked up in a checkout.
+const MAX_TESTS: usize = 5;
+
+fn test_source(git: &Git, rev: &str, test: &str) -> Result<Option<citriage_git::GrepHit>, citriage_git::GitError> {
+    let name = test.split(['/', ' ', '.']).next().unwrap_or("");
+    if name.len() > 4 && name.starts_with("Test") && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        let hits = git.grep(&format!("func {name}("), Some(rev), &[], 3)?;
+        return Ok(hits.into_iter().find(|h| citriage_suspects::paths::is_product(&h.path)));
+    }
+    let untagged = untagged(test);
+    let words: Vec<&str> = untagged.split_whitespace().collect();
+    for k in (3..=words.len().min(12)).rev() {
+        let needle = words[words.len() - k..].join(" ");
+        if needle.len() < 15 {
+            break;
+        }
+        let hits: Vec<_> = git
+            .grep(&needle, Some(rev), &[], 20)?
+            .into_iter()
+            .filter(|h| citriage_suspects::paths::is_product(&h.path))
+            .collect();
+        let files: BTreeSet<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+        if (1..=2).contains(&files.len()) {
+            return Ok(hits.into_iter().next());
+        }
+        if files.len() > 2 {
+            break;
+        }
+    }
+    Ok(None)
+}
+
+/// A test name without its bracketed tags (`[sig-node]`, `[Serial]`).
+fn untagged(test: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0u32;
+    for c in test.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The commits scored against the failure and ranked in tie groups.

@@ -53,6 +53,7 @@ fn commit(root: &Path, files: &[(&str, &str)], subject: &str, n: u32) -> String 
 
 const RECONCILE_V1: &str =
     "package quota\n\nfunc reconcile(t string) error {\n\tif stalled(t) {\n\t\treturn retry(t)\n\t}\n\treturn nil\n}\n";
+const BIND_SPEC: &str = "package sched\n\nvar _ = Describe(\"bindings\", func() {\n\tIt(\"bindings should not be dropped\", func() {})\n})\n";
 const SCHED_V1: &str = "package sched\n\nfunc bind(p string) error {\n\treturn nil\n}\n";
 
 /// The history: c0 the base, c1 OWNERS, c2 a vendored copy of the message, c3 the
@@ -65,7 +66,16 @@ fn history(root: &Path) -> Vec<String> {
     let vendored = format!("package x\n\nvar msg = \"{MESSAGE}\"\n");
     let docs = format!("# Tenants\n\nWhen the log says `{MESSAGE}`, look at the tenant.\n");
     vec![
-        commit(root, &[("pkg/quota/reconcile.go", RECONCILE_V1), ("pkg/sched/bind.go", SCHED_V1)], "Initial import", 1),
+        commit(
+            root,
+            &[
+                ("pkg/quota/reconcile.go", RECONCILE_V1),
+                ("pkg/sched/bind.go", SCHED_V1),
+                ("test/e2e/sched/bind.go", BIND_SPEC),
+            ],
+            "Initial import",
+            1,
+        ),
         commit(root, &[("OWNERS", "approvers:\n- alice\n")], "Update OWNERS (#4240)", 2),
         commit(root, &[("vendor/example.com/x/reconcile.go", &vendored)], "Bump vendored libraries (#4241)", 3),
         commit(root, &[("pkg/quota/reconcile.go", &culprit)], "Stop retrying stalled tenants (#4242)", 4),
@@ -287,6 +297,10 @@ fn a_flaky_pattern_gets_no_introducing_change() {
     assert_eq!(top["sha"], w.shas[5].as_str());
     assert!(!top["links"].as_array().unwrap().is_empty(), "{top:#}");
     assert!(commits.iter().all(|c| c["band"] != "LikelyIntroducing"), "{commits:#?}");
+    // The failing test's own source, found by its name at the failing commit.
+    let sources = &window(&v, "example/widgets")["test_sources"];
+    assert_eq!(sources[0]["at"]["file"], "test/e2e/sched/bind.go", "{sources:#}");
+    assert_eq!(sources[0]["at"]["line"], 4);
 }
 
 #[test]

@@ -138,6 +138,9 @@ fn print_window(w: &WindowSuspects, top: usize) {
     for (n, h) in &win.pulls {
         outln!("  the failing end tested PR #{n} at {} on top of the base", short(h));
     }
+    for t in &w.test_sources {
+        outln!("  failing test defined at {}", one_line(&t.at.cite()));
+    }
     for n in win.notes.iter().chain(&w.notes) {
         outln!("  note: {}", one_line(n));
     }
