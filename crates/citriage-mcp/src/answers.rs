@@ -4,8 +4,9 @@
 //! and adds the evidence items the answer rests on.
 
 use crate::args::{
-    ActionArg, AnalyzePayload, DatasetArg, DraftAction, ExtractFailure, GetPattern, JobHistory, ListFailingJobs,
-    ListPatterns, LookupEvidence, PrStateArgs, SearchFailures, SortArg, TestHistory, VerifyReport, WithinArg,
+    ActionArg, AnalyzePayload, DatasetArg, DraftAction, ExtractFailure, FindSuspects, GetPattern, JobHistory,
+    ListFailingJobs, ListPatterns, LookupEvidence, PrStateArgs, SearchFailures, SortArg, TestHistory, VerifyReport,
+    WithinArg,
 };
 use crate::state::{Inner, ToolError};
 use citriage_actions::pattern::{failure_evidence, BugRouting, PatternFacts, SampleFailure};
@@ -627,6 +628,40 @@ pub(crate) fn verify_report(inner: &Inner, a: &VerifyReport) -> Result<Answer, T
     let checked = citriage_app::verify::check_text(store, &a.text, &name, &inner.opts.api, inner.opts.github_online)?;
     let v: Value = serde_json::from_str(&checked.json).map_err(|e| ToolError::other(e.to_string()))?;
     Ok(Answer::new(v, checked.evidence()))
+}
+
+/// `find_suspects`: the regression windows of a pattern or a job (no checkout is read);
+/// each job's end builds are cited.
+pub(crate) fn find_suspects(inner: &Inner, a: &FindSuspects) -> Result<Answer, ToolError> {
+    let opts = citriage_app::suspects::SuspectsOptions {
+        target: a.target.trim().to_string(),
+        profile: citriage_app::cluster::parse_profile(a.profile.as_deref().unwrap_or("default"))?,
+        checkouts: Vec::new(),
+    };
+    let (found, ev) = inner.with_store(|s| {
+        let found = citriage_app::suspects::suspects(s, &opts, &citriage_app::Silent)?;
+        let mut ev: BTreeMap<(String, String), Evidence> = BTreeMap::new();
+        for j in &found.jobs {
+            let ids: BTreeSet<&str> = j.last_pass.iter().chain([&j.first_fail]).map(|e| e.build_id.as_str()).collect();
+            for (id, e) in builds_evidence(s, &j.job, &ids)? {
+                ev.insert((j.job.clone(), id), e);
+            }
+        }
+        Ok((found, ev))
+    })?;
+    let mut v = serde_json::to_value(&found).map_err(|e| ToolError::other(e.to_string()))?;
+    if let Some(jobs) = v["jobs"].as_array_mut() {
+        for j in jobs {
+            let job = j["job"].as_str().unwrap_or_default().to_string();
+            for end in ["last_pass", "first_fail"] {
+                let id = j[end]["build_id"].as_str().map(str::to_string);
+                if let Some(e) = id.and_then(|id| ev.get(&(job.clone(), id))) {
+                    j[end]["evidence"] = json!([e.id.clone()]);
+                }
+            }
+        }
+    }
+    Ok(Answer::new(v, ev.into_values().collect()))
 }
 
 /// `lookup_evidence`: the ledger's entries.
