@@ -73,12 +73,40 @@ pub fn tested_commits(repos_json: Option<&str>, repo_commit: Option<&str>) -> Te
             out.repos.insert(repo.trim_start_matches("github.com/").to_string(), parse_refs(refs));
         }
     }
-    if out.repos.is_empty() {
-        if let Some(sha) = repo_commit.map(str::trim).filter(|s| is_sha(s)) {
+    let Some(sha) = repo_commit.map(str::trim).filter(|s| is_sha(s)) else { return out };
+    // Periodics often name the branch only (`{"org/repo": "master"}`) and the commit
+    // in `repo-commit`: it is the commit of the one repository without one.
+    let bare: Vec<&String> = out.repos.iter().filter(|(_, r)| r.base.is_none()).map(|(k, _)| k).collect();
+    match bare.as_slice() {
+        [one] => {
+            let one = (*one).clone();
+            if let Some(r) = out.repos.get_mut(&one) {
+                r.base = Some(sha.to_string());
+            }
+        }
+        _ if out.repos.is_empty() => {
             out.repos.insert(String::new(), RepoRefs { branch: None, base: Some(sha.to_string()), pulls: Vec::new() });
+        }
+        // Several repositories without a commit: `repo-commit` is one of theirs (the
+        // job's main repository, which the text does not say).
+        names => {
+            let key = format!("{ONE_OF}{}", names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", "));
+            out.repos.insert(key, RepoRefs { branch: None, base: Some(sha.to_string()), pulls: Vec::new() });
         }
     }
     out
+}
+
+/// How a repository key starts when `repo-commit` is of one of several repositories.
+pub const ONE_OF: &str = "one of ";
+
+/// The repositories a key may name: itself, or each of a [`ONE_OF`] key's.
+pub fn candidates(repo: &str) -> Vec<&str> {
+    match repo.strip_prefix(ONE_OF) {
+        Some(list) => list.split(", ").collect(),
+        None if repo.is_empty() => Vec::new(),
+        None => vec![repo],
+    }
 }
 
 /// `branch:sha,123:head,456:head2` (Prow's refs spelling).
@@ -320,7 +348,7 @@ fn repo_window(repo: String, branch: Option<String>, ws: &[&JobWindow]) -> RepoW
         ));
     }
     let compare_url = match (&good, &bad.sha) {
-        (Some(Bound { sha: Some(a), .. }), Some(b)) if !repo.is_empty() && !empty => {
+        (Some(Bound { sha: Some(a), .. }), Some(b)) if candidates(&repo) == [repo.as_str()] && !empty => {
             Some(format!("https://github.com/{repo}/compare/{a}...{b}"))
         }
         _ => None,
@@ -392,6 +420,14 @@ mod tests {
         // Only repo-commit: an unnamed repository.
         let t = tested_commits(None, Some(C));
         assert_eq!(t.repos[""].base.as_deref(), Some(C));
+        // A branch without its commit takes repo-commit's.
+        let t = tested_commits(Some(r#"{"kubernetes/kubernetes": "master"}"#), Some(C));
+        let r = &t.repos["kubernetes/kubernetes"];
+        assert_eq!((r.branch.as_deref(), r.base.as_deref()), (Some("master"), Some(C)));
+        // Several: one of them, not said which.
+        let t = tested_commits(Some(r#"{"o/a": "main", "o/b": "main"}"#), Some(C));
+        assert_eq!(t.repos["one of o/a, o/b"].base.as_deref(), Some(C));
+        assert_eq!(candidates("one of o/a, o/b"), vec!["o/a", "o/b"]);
         // Refs that are not commit ids are no commits; garbage is nothing.
         assert!(tested_commits(Some(r#"{"o/r": "main"}"#), None).repos["o/r"].base.is_none());
         assert!(tested_commits(Some("not json"), Some("HEAD")).repos.is_empty());

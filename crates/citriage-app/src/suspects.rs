@@ -291,10 +291,17 @@ fn open_checkouts(specs: &[crate::checkouts::CheckoutSpec], problems: &mut Vec<S
 /// The window's checkout: the one named for its repository; for a repository the
 /// builds do not name, the only checkout given.
 fn checkout_for<'a>(repo: &str, gits: &'a BTreeMap<String, Git>) -> Option<(&'a String, &'a Git)> {
-    match gits.get_key_value(repo) {
-        Some(g) => Some(g),
-        None if repo.is_empty() && gits.len() == 1 => gits.iter().next(),
-        None => None,
+    if let Some(g) = gits.get_key_value(repo) {
+        return Some(g);
+    }
+    if repo.is_empty() && gits.len() == 1 {
+        return gits.iter().next();
+    }
+    // `repo-commit` of one of several repositories: the one of them with a checkout.
+    let named: Vec<_> = windows::candidates(repo).into_iter().filter_map(|r| gits.get_key_value(r)).collect();
+    match named.as_slice() {
+        [one] => Some(*one),
+        _ => None,
     }
 }
 
@@ -310,7 +317,7 @@ fn window_suspects(
         notes.push(format!(
             "no checkout of {}: give --checkout {}=PATH to list and rank its commits",
             windows::repo_name(&window.repo),
-            if window.repo.is_empty() { "ORG/REPO" } else { &window.repo }
+            if window.repo.is_empty() || window.repo.starts_with(windows::ONE_OF) { "ORG/REPO" } else { &window.repo }
         ));
         return WindowSuspects { window, checkout: None, test_sources: Vec::new(), commits: None, notes };
     };
