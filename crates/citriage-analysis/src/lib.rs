@@ -18,6 +18,7 @@ pub mod rules;
 pub mod select;
 pub mod severity;
 pub mod triage;
+pub mod windows;
 
 /// Pattern drift between two dates (from the patterns crate).
 pub use citriage_patterns::drift as pattern_drift;

@@ -60,8 +60,8 @@ impl CodeAnswer {
 
 /// `code`: the answer of the checkout `name=path` (`--checkout`) to `query`.
 pub fn ask(checkout: &str, query: &CodeQuery) -> Result<CodeAnswer> {
-    let (name, path) =
-        checkout.split_once('=').ok_or_else(|| Error::input(format!("--checkout {checkout:?}: expected name=path")))?;
+    let spec = crate::checkouts::parse_checkout(checkout)?;
+    let (name, path) = (spec.name.as_str(), spec.path.as_str());
     let co = Checkout::open(name, path, GitProgram::locate().ok())
         .map_err(|e| Error::input(format!("--checkout {checkout}: {e}")))?;
     let bad = |e: citriage_verify::CodeError| Error::input(e.to_string());

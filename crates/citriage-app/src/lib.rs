@@ -11,12 +11,12 @@
 //!   backoff, re-clustering) and the commands' use cases: [`import`], [`triage`],
 //!   [`drift`], [`categorize`], [`fetch`], [`metrics`], [`cluster`], [`extract`],
 //!   [`signatures`], [`payload`], [`verify`], [`brief`], [`evidence`], [`code`],
-//!   [`gh`], [`act`], [`reports`], [`store_admin`], [`alerts`], [`testgrid`];
+//!   [`gh`], [`act`], [`reports`], [`store_admin`], [`alerts`], [`testgrid`], [`suspects`];
 //! - what several of them share: [`snapshots`] (read, store, load with history),
 //!   [`builds`] (stored builds, `--as-of`), [`documents`] (what is recorded for the
 //!   dashboard), [`github`] (the client over the store's cache), [`links`] (the fix-PR
 //!   links file), [`gcs_evidence`] (payload jobs' evidence from GCS over HTTP),
-//!   [`config`] (the team configuration file), [`example_data`] (the bundled
+//!   [`config`] (the team configuration file), [`checkouts`] (the `--checkout` spelling), [`example_data`] (the bundled
 //!   dashboards and their generator), [`files`] (writing output files whole);
 //! - at the bottom: [`error`], [`progress`], [`clock`] (the one place the use cases
 //!   read the wall clock).
@@ -26,6 +26,7 @@ pub mod alerts;
 pub mod brief;
 pub mod builds;
 pub mod categorize;
+pub mod checkouts;
 pub mod clock;
 pub mod cluster;
 pub mod code;
@@ -52,6 +53,7 @@ pub mod reports;
 pub mod signatures;
 pub mod snapshots;
 pub mod store_admin;
+pub mod suspects;
 pub mod testgrid;
 pub mod triage;
 pub mod verify;

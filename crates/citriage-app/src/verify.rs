@@ -280,14 +280,10 @@ fn setup(req: &VerifyRequest) -> Result<VerifySetup> {
     let git = GitProgram::locate().ok();
     let mut checkouts = Checkouts::new();
     for spec in &req.checkouts {
-        let mut parts = spec.splitn(3, '=');
-        let (Some(co_name), Some(path)) = (parts.next(), parts.next()) else {
-            return Err(Error::input(format!("--checkout {spec:?}: expected name=path[=owner/repo]")));
-        };
-        let repo = parts.next().unwrap_or(co_name);
-        let co =
-            Checkout::open(co_name, path, git.clone()).map_err(|e| Error::input(format!("--checkout {spec}: {e}")))?;
-        checkouts.add(co, repo, &[]);
+        let s = crate::checkouts::parse_checkout(spec)?;
+        let co = Checkout::open(&s.name, &s.path, git.clone())
+            .map_err(|e| Error::input(format!("--checkout {spec}: {e}")))?;
+        checkouts.add(co, &s.repo, &[]);
     }
     let as_of = match &req.as_of {
         Some(d) => Some(

@@ -4,9 +4,9 @@
 //! and adds the evidence items the answer rests on.
 
 use crate::args::{
-    ActionArg, AnalyzePayload, DatasetArg, DraftAction, ExtractFailure, GetPattern, JobHistory, ListFailingJobs,
-    ListPatterns, ListRecords, LookupEvidence, PrStateArgs, SearchFailures, SortArg, TestHistory, VerifyReport,
-    WithinArg,
+    ActionArg, AnalyzePayload, DatasetArg, DraftAction, ExtractFailure, FindSuspects, GetPattern, JobHistory,
+    ListFailingJobs, ListPatterns, ListRecords, LookupEvidence, PrStateArgs, SearchFailures, SortArg, TestHistory,
+    VerifyReport, WithinArg,
 };
 use crate::state::{Inner, ToolError};
 use citriage_actions::pattern::{failure_evidence, BugRouting, PatternFacts, SampleFailure};
@@ -635,6 +635,40 @@ pub(crate) fn list_records(inner: &Inner, a: &ListRecords) -> Result<Answer, Too
     let opts = citriage_app::records::ListOptions { state: a.state.clone(), open_only: a.open, ..Default::default() };
     let records = inner.with_store(|s| Ok(citriage_app::records::list(s, &opts)?))?;
     Ok(Answer::new(json!({ "records": records }), Vec::new()))
+}
+
+/// `find_suspects`: the regression windows of a pattern or a job (no checkout is read);
+/// each job's end builds are cited.
+pub(crate) fn find_suspects(inner: &Inner, a: &FindSuspects) -> Result<Answer, ToolError> {
+    let opts = citriage_app::suspects::SuspectsOptions {
+        target: a.target.trim().to_string(),
+        profile: citriage_app::cluster::parse_profile(a.profile.as_deref().unwrap_or("default"))?,
+        checkouts: Vec::new(),
+    };
+    let (found, ev) = inner.with_store(|s| {
+        let found = citriage_app::suspects::suspects(s, &opts, &citriage_app::Silent)?;
+        let mut ev: BTreeMap<(String, String), Evidence> = BTreeMap::new();
+        for j in &found.jobs {
+            let ids: BTreeSet<&str> = j.last_pass.iter().chain([&j.first_fail]).map(|e| e.build_id.as_str()).collect();
+            for (id, e) in builds_evidence(s, &j.job, &ids)? {
+                ev.insert((j.job.clone(), id), e);
+            }
+        }
+        Ok((found, ev))
+    })?;
+    let mut v = serde_json::to_value(&found).map_err(|e| ToolError::other(e.to_string()))?;
+    if let Some(jobs) = v["jobs"].as_array_mut() {
+        for j in jobs {
+            let job = j["job"].as_str().unwrap_or_default().to_string();
+            for end in ["last_pass", "first_fail"] {
+                let id = j[end]["build_id"].as_str().map(str::to_string);
+                if let Some(e) = id.and_then(|id| ev.get(&(job.clone(), id))) {
+                    j[end]["evidence"] = json!([e.id.clone()]);
+                }
+            }
+        }
+    }
+    Ok(Answer::new(v, ev.into_values().collect()))
 }
 
 /// `lookup_evidence`: the ledger's entries.

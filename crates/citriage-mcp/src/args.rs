@@ -210,3 +210,13 @@ pub struct DraftAction {
     /// The repository to file a bug in, overriding the routing (`owner/name`).
     pub repo: Option<String>,
 }
+
+/// Arguments of `find_suspects`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindSuspects {
+    /// A failure pattern's stable id, or a job name.
+    pub target: String,
+    /// The clustering profile of the pattern id (default: `default`).
+    pub profile: Option<String>,
+}

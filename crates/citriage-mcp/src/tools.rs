@@ -118,6 +118,16 @@ pub fn catalogue(writes: bool) -> Vec<Tool> {
              not be checked. Nothing is recorded.",
             true,
         ),
+        tool::<FindSuspects>(
+            "find_suspects",
+            "Find the regression window",
+            "For a failure pattern (or a job): each job's last passing build before the onset and first failing \
+             build with the commits each tested, the windows intersected per repository and branch (the job that \
+             bounded each end), the builds and time between, the GitHub compare URL, and whether the failure came \
+             and went before its onset (then no single introducing change). Commits are ranked by `citriage \
+             suspects --checkout` on a machine with the checkout; this tool reads no checkout. Each end build is cited.",
+            true,
+        ),
         tool::<LookupEvidence>(
             "lookup_evidence",
             "Look up evidence",
@@ -174,6 +184,7 @@ pub(crate) fn call(inner: &Inner, name: &str, a: JsonObject, parts: Option<&http
         "analyze_payload" => args(a).and_then(|x| answers::analyze_payload(inner, &x)),
         "pr_state" => args(a).and_then(|x| answers::pr_state(inner, &x)),
         "verify_report" => args(a).and_then(|x| answers::verify_report(inner, &x)),
+        "find_suspects" => args(a).and_then(|x| answers::find_suspects(inner, &x)),
         "lookup_evidence" => args(a).and_then(|x| answers::lookup_evidence(inner, &x)),
         "list_records" => args(a).and_then(|x| answers::list_records(inner, &x)),
         "draft_action" => args(a).and_then(|x| answers::draft_action(inner, &x)),

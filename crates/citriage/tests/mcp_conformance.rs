@@ -28,6 +28,7 @@ const TOOLS: &[&str] = &[
     "analyze_payload",
     "draft_action",
     "extract_failure",
+    "find_suspects",
     "get_pattern",
     "job_history",
     "list_failing_jobs",
@@ -327,6 +328,17 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
         assert!(newest.contains(l["build_id"].as_str().expect("id")), "{l}");
     }
     let (err, _) = c.call("get_pattern", json!({"id": "no-such-pattern"}));
+    assert!(err);
+    // find_suspects: the pattern's jobs, each with its failing end cited.
+    let v = c.answer("find_suspects", json!({"target": id}));
+    keep("find_suspects", &v);
+    assert_eq!(v["result"]["kind"], "pattern");
+    let windows = v["result"]["jobs"].as_array().expect("jobs");
+    assert!(!windows.is_empty(), "{v}");
+    for w in windows {
+        assert_eq!(w["first_fail"]["evidence"].as_array().map(Vec::len), Some(1), "{w}");
+    }
+    let (err, _) = c.call("find_suspects", json!({"target": "no-such-pattern-or-job"}));
     assert!(err);
     // Owner filters take the SIG as the store names it (`apps`) or as `sig-apps`.
     let owner = top["owner"].as_str().expect("owner").to_string();

@@ -28,6 +28,7 @@ pub mod serve;
 pub mod signatures;
 pub mod snapshots;
 pub mod store;
+pub mod suspects;
 pub mod synth;
 pub mod triage;
 pub mod verify;
