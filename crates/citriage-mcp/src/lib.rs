@@ -40,6 +40,7 @@ use std::sync::{Arc, Mutex};
 
 pub mod answers;
 pub mod args;
+pub mod page;
 pub mod resources;
 pub mod state;
 pub mod tools;
@@ -143,7 +144,7 @@ impl ServerHandler for McpServer {
                 return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None));
             }
             tools::Outcome::Answer(v) => {
-                let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+                let text = serde_json::to_string(&v).unwrap_or_default();
                 let mut r = m::CallToolResult::success(vec![m::ContentBlock::text(text)]);
                 r.structured_content = Some(v);
                 r.into()
