@@ -8,6 +8,7 @@ use crate::args::{
     ListFailingJobs, ListPatterns, ListRecords, LookupEvidence, PrStateArgs, SearchFailures, SortArg, TestHistory,
     VerifyReport, WithinArg,
 };
+use crate::page;
 use crate::state::{Inner, ToolError};
 use citriage_actions::pattern::{failure_evidence, BugRouting, PatternFacts, SampleFailure};
 use citriage_actions::payload::{payload_evidence, PayloadOptions};
@@ -91,97 +92,260 @@ fn owners_by_job(view: &WebIndex) -> BTreeMap<&str, BTreeSet<&str>> {
     out
 }
 
+/// The filters of `list_failing_jobs` that do not depend on the answer's source.
+struct JobFilter<'a> {
+    owners: BTreeMap<&'a str, BTreeSet<&'a str>>,
+    owner: Option<&'a str>,
+    since: Option<i64>,
+}
+
+impl<'a> JobFilter<'a> {
+    fn new(view: &'a WebIndex, a: &'a ListFailingJobs) -> Result<JobFilter<'a>, ToolError> {
+        if let Some(w) = a.window_days {
+            if !(1..=365).contains(&w) {
+                return Err(ToolError::input(format!("window_days must be 1 to 365, not {w}")));
+            }
+        }
+        let since = match (a.window_days, view.as_of) {
+            (Some(w), Some(end)) => Some(end - i64::from(w) * citriage_model::time::DAY),
+            (Some(_), None) => Some(i64::MAX),
+            _ => None,
+        };
+        Ok(JobFilter { owners: owners_by_job(view), owner: a.owner.as_deref().map(sig_name), since })
+    }
+
+    /// Whether a job (dashboard name) passes the owner and window filters.
+    fn keeps(&self, view: &WebIndex, name: &str) -> bool {
+        if let Some(o) = self.owner {
+            let own = self.owners.get(name);
+            if !own.is_some_and(|s| s.iter().any(|x| sig_name(x).eq_ignore_ascii_case(o))) {
+                return false;
+            }
+        }
+        let Some(since) = self.since else { return true };
+        view.job(raw_job(name)).is_some_and(|ji| {
+            view.builds[ji.builds.clone()].iter().any(|b| {
+                matches!(b.result.as_deref(), Some("FAILURE") | Some("ERROR")) && b.started.is_some_and(|s| s > since)
+            })
+        })
+    }
+
+    fn owners_of(&self, name: &str) -> Vec<&'a str> {
+        self.owners.get(name).map(|s| s.iter().copied().collect()).unwrap_or_default()
+    }
+}
+
+/// A snapshot entry's figures as a compact answer gives them (a flakes entry's
+/// per-test counts as their number).
+fn compact_stats(stats: &citriage_model::snapshot::JobStats) -> Value {
+    match stats {
+        citriage_model::snapshot::JobStats::Flakes(f) => json!({
+            "consistency": f.consistency, "flakes": f.flakes,
+            "test_flakes": f.test_flakes.as_ref().map(|t| t.len()),
+        }),
+        other => json!(other),
+    }
+}
+
 /// `list_failing_jobs`: the newest snapshot, categorized with the built-in rules as
-/// the dashboard's overview does, with each job's build figures from the view.
+/// the dashboard's overview does, with each job's build figures from the view; on a
+/// store without a snapshot of the dataset, the jobs the stored builds show failing
+/// (or flaky), as the dashboard's job list does. `source` says which.
 pub(crate) fn list_failing_jobs(inner: &Inner, a: &ListFailingJobs) -> Result<Answer, ToolError> {
     let dataset = ds(a.dataset);
-    let limit = bounded(a.limit, 100, 1000, "limit")?;
-    if let Some(w) = a.window_days {
-        if !(1..=365).contains(&w) {
-            return Err(ToolError::input(format!("window_days must be 1 to 365, not {w}")));
-        }
-    }
+    let p = page::page(a.cursor.as_deref(), a.limit, 25, 1000)?;
     let view = inner.view();
-    let snap = inner.with_store(|s| {
-        let latest = s.latest(dataset)?.ok_or_else(|| {
-            ToolError::input(format!("no {dataset} snapshot is stored (import one with `citriage import`)"))
-        })?;
-        Ok(s.load_snapshot(latest.id)?)
+    let filter = JobFilter::new(&view, a)?;
+    let snap = inner.with_store(|s| match s.latest(dataset)? {
+        Some(latest) => Ok(Some(s.load_snapshot(latest.id)?)),
+        None => Ok(None),
     })?;
-    let cats = categorize_snapshot(&snap, &RuleSet::builtin());
-    let owners = owners_by_job(&view);
-    let since = match (a.window_days, view.as_of) {
-        (Some(w), Some(end)) => Some(end - i64::from(w) * citriage_model::time::DAY),
-        (Some(_), None) => Some(i64::MAX),
-        _ => None,
-    };
+    match snap {
+        Some(snap) => failing_from_snapshot(&view, a, p, &filter, &snap),
+        None => failing_from_builds(inner, &view, a, p, &filter),
+    }
+}
+
+fn failing_from_snapshot(
+    view: &WebIndex,
+    a: &ListFailingJobs,
+    p: page::Page,
+    filter: &JobFilter,
+    snap: &citriage_model::Snapshot,
+) -> Result<Answer, ToolError> {
+    let dataset = snap.meta.dataset;
+    let cats = categorize_snapshot(snap, &RuleSet::builtin());
     let field = match dataset {
         Dataset::Failures => "failing_days",
         Dataset::Flakes => "consistency",
     };
-    let mut rows = Vec::new();
-    let mut evidence = Vec::new();
-    let mut matching = 0usize;
+    let mut picked = Vec::new();
     for c in &cats.categories {
         if a.category.as_deref().is_some_and(|want| !want.eq_ignore_ascii_case(&c.name)) {
             continue;
         }
         for j in &c.jobs {
-            let name = j.entry.job.as_str();
-            let own = owners.get(name);
-            if let Some(o) = &a.owner {
-                let o = sig_name(o);
-                if !own.is_some_and(|s| s.iter().any(|x| sig_name(x).eq_ignore_ascii_case(o))) {
-                    continue;
-                }
+            if filter.keeps(view, &j.entry.job) {
+                picked.push((c, j));
             }
-            let ji = view.job(raw_job(name));
-            if let Some(since) = since {
-                let recent = ji.is_some_and(|ji| {
-                    view.builds[ji.builds.clone()].iter().any(|b| {
-                        matches!(b.result.as_deref(), Some("FAILURE") | Some("ERROR"))
-                            && b.started.is_some_and(|s| s > since)
-                    })
-                });
-                if !recent {
-                    continue;
-                }
-            }
-            matching += 1;
-            if rows.len() >= limit {
-                continue;
-            }
-            let ev = entry_evidence(&snap, name, &[field], entry_excerpt(&j.entry.stats));
-            rows.push(json!({
-                "job": name,
-                "category": c.name,
-                "severity": j.severity.as_str(),
-                "stats": j.entry.stats,
-                "owners": own.map(|s| s.iter().copied().collect::<Vec<_>>()).unwrap_or_default(),
-                "builds": ji.map(|ji| &ji.summary),
-                "evidence": [ev.id.clone()],
-            }));
-            evidence.push(ev);
         }
+    }
+    let keys: Vec<String> = picked.iter().map(|(c, j)| format!("{}\t{}", c.name, j.entry.job)).collect();
+    let (range, info) = page::finish("list_failing_jobs", a.cursor.as_deref(), p, &keys)?;
+    let mut rows = Vec::new();
+    let mut evidence = Vec::new();
+    for (c, j) in &picked[range] {
+        let name = j.entry.job.as_str();
+        let ji = view.job(raw_job(name));
+        let ev = entry_evidence(snap, name, &[field], entry_excerpt(&j.entry.stats));
+        let mut row = json!({
+            "job": name,
+            "category": c.name,
+            "severity": j.severity.as_str(),
+            "stats": if a.detail { json!(j.entry.stats) } else { compact_stats(&j.entry.stats) },
+            "owners": filter.owners_of(name),
+            "pass_rate": ji.and_then(|ji| ji.summary.pass_rate),
+            "evidence": [ev.id.clone()],
+        });
+        if a.detail {
+            row["builds"] = json!(ji.map(|ji| &ji.summary));
+        }
+        rows.push(row);
+        evidence.push(ev);
     }
     let by_category: Vec<Value> = cats.categories.iter().map(|c| json!({"name": c.name, "count": c.count()})).collect();
     let mut by_severity: BTreeMap<&str, usize> = BTreeMap::new();
     for e in &snap.jobs {
         *by_severity.entry(severity::of(&e.stats).as_str()).or_insert(0) += 1;
     }
-    Ok(Answer::new(
-        json!({
-            "dataset": dataset,
-            "date": snap.meta.date,
-            "source": snap.meta.source,
-            "jobs_in_snapshot": snap.jobs.len(),
-            "by_category": by_category,
-            "by_severity": by_severity,
-            "matching": matching,
-            "jobs": rows,
-        }),
-        evidence,
-    ))
+    let mut v = json!({
+        "dataset": dataset,
+        "source": format!("{dataset} snapshot of {}", snap.meta.date),
+        "source_kind": "snapshot",
+        "date": snap.meta.date,
+        "snapshot_source": snap.meta.source,
+        "jobs_in_snapshot": snap.jobs.len(),
+        "by_category": by_category,
+        "by_severity": by_severity,
+        "matching": picked.len(),
+        "jobs": rows,
+    });
+    page::put(&mut v, info);
+    Ok(Answer::new(v, evidence))
+}
+
+/// The jobs whose tests fired a flake signal in the view's window, with how many tests did.
+fn flaky_jobs(view: &WebIndex) -> BTreeMap<&str, usize> {
+    let mut out: BTreeMap<&str, usize> = BTreeMap::new();
+    for runs in view.tests.values() {
+        for t in runs.iter().filter(|t| !t.signals.is_empty()) {
+            if let Some(j) = view.jobs.get(t.job as usize) {
+                *out.entry(j.name.as_str()).or_default() += 1;
+            }
+        }
+    }
+    out
+}
+
+fn failing_from_builds(
+    inner: &Inner,
+    view: &WebIndex,
+    a: &ListFailingJobs,
+    p: page::Page,
+    filter: &JobFilter,
+) -> Result<Answer, ToolError> {
+    let dataset = ds(a.dataset);
+    let mut q = BTreeMap::new();
+    q.insert("sort".to_string(), "failing".to_string());
+    q.insert("group".to_string(), "category".to_string());
+    let list = citriage_web::data::jobs_list(view, &q)?;
+    let flaky = flaky_jobs(view);
+    let mut by_category = Vec::new();
+    let mut picked = Vec::new();
+    for g in &list.groups {
+        let mut count = 0;
+        for j in &g.jobs {
+            let hit = match dataset {
+                Dataset::Failures => citriage_web::data::failing_now_in(view, &j.job),
+                Dataset::Flakes => flaky.contains_key(j.job.as_str()),
+            };
+            if !hit {
+                continue;
+            }
+            count += 1;
+            let wanted = a.category.as_deref().is_none_or(|want| want.eq_ignore_ascii_case(&g.name));
+            if wanted && filter.keeps(view, &j.job) {
+                picked.push((g.name.as_str(), j));
+            }
+        }
+        if count > 0 {
+            by_category.push(json!({"name": g.name, "count": count}));
+        }
+    }
+    let keys: Vec<String> = picked.iter().map(|(c, j)| format!("{c}\t{}", j.job)).collect();
+    let (range, info) = page::finish("list_failing_jobs", a.cursor.as_deref(), p, &keys)?;
+    let page_jobs = &picked[range];
+    // Each job cites its newest failed (or errored) build.
+    let newest_failed: Vec<Option<String>> = page_jobs
+        .iter()
+        .map(|(_, j)| {
+            view.job(&j.job).and_then(|ji| {
+                view.builds[ji.builds.clone()]
+                    .iter()
+                    .rev()
+                    .find(|b| matches!(b.result.as_deref(), Some("FAILURE") | Some("ERROR")))
+                    .map(|b| b.build_id.clone())
+            })
+        })
+        .collect();
+    let cited = inner.with_store(|s| {
+        let mut out = Vec::new();
+        for ((_, j), id) in page_jobs.iter().zip(&newest_failed) {
+            let ids: BTreeSet<&str> = id.iter().map(String::as_str).collect();
+            out.push(builds_evidence(s, &j.job, &ids)?.into_values().next());
+        }
+        Ok(out)
+    })?;
+    let mut rows = Vec::new();
+    let mut evidence = Vec::new();
+    for ((cat, j), ev) in page_jobs.iter().zip(cited) {
+        let mut row = json!({
+            "job": j.job,
+            "category": cat,
+            "severity": Value::Null,
+            "stats": {"builds": j.builds, "failed": j.failed, "errored": j.errored, "last_outcome": j.last_outcome,
+                      "flaky_tests": flaky.get(j.job.as_str())},
+            "owners": filter.owners_of(&j.job),
+            "pass_rate": j.pass_rate,
+            "evidence": ev.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+        });
+        if a.detail {
+            row["builds"] = json!(j);
+        }
+        rows.push(row);
+        evidence.extend(ev);
+    }
+    let day = |t: Option<i64>| t.map(|s| Day::from_unix_seconds(s).to_string()).unwrap_or_else(|| "?".into());
+    let first = view.builds.iter().filter_map(|b| b.started).min();
+    let window = format!("{} to {}", day(first), day(view.as_of));
+    let what = match dataset {
+        Dataset::Failures => "newest finished build failed or errored",
+        Dataset::Flakes => "a test fired a flake signal",
+    };
+    let mut v = json!({
+        "dataset": dataset,
+        "source": format!("builds from {window} (no {dataset} snapshot is stored: jobs whose {what})"),
+        "source_kind": "builds",
+        "date": Value::Null,
+        "builds_window": window,
+        "jobs_with_builds": view.jobs.len(),
+        "by_category": by_category,
+        "by_severity": Value::Null,
+        "matching": picked.len(),
+        "jobs": rows,
+    });
+    page::put(&mut v, info);
+    Ok(Answer::new(v, evidence))
 }
 
 /// Build-result evidence for builds of a job, by build id.
@@ -198,13 +362,17 @@ fn builds_evidence(store: &Store, job: &str, ids: &BTreeSet<&str>) -> Result<BTr
     Ok(out)
 }
 
-/// `job_history`: the dashboard's job page data.
+/// `job_history`: the dashboard's job page data. Compact by default (the summary,
+/// corrected figures, a page of builds, the top failing and flaky tests); `detail`
+/// adds the daily pass rates, every listed test and the build links.
 pub(crate) fn job_history(inner: &Inner, a: &JobHistory) -> Result<Answer, ToolError> {
-    let n = bounded(a.builds, 20, 200, "builds")?;
+    let pg = page::page(a.cursor.as_deref(), a.builds, 20, 200)?;
     let view = inner.view();
     let job = raw_job(a.job.trim());
     let mut d = citriage_web::data::job(&view, job)?;
-    d.builds.truncate(n);
+    let keys: Vec<String> = d.builds.iter().map(|b| b.build_id.clone()).collect();
+    let (range, info) = page::finish("job_history", a.cursor.as_deref(), pg, &keys)?;
+    d.builds = d.builds.drain(range).collect();
     let ids: BTreeSet<&str> = d.builds.iter().map(|b| b.build_id.as_str()).collect();
     let ev = inner.with_store(|s| builds_evidence(s, job, &ids))?;
     let mut v = serde_json::to_value(&d).map_err(|e| ToolError::other(e.to_string()))?;
@@ -212,18 +380,57 @@ pub(crate) fn job_history(inner: &Inner, a: &JobHistory) -> Result<Answer, ToolE
         for b in builds {
             let id = b["build_id"].as_str().and_then(|i| ev.get(i)).map(|e| e.id.clone());
             b["evidence"] = json!(id.into_iter().collect::<Vec<_>>());
+            if !a.detail {
+                if let Some(o) = b.as_object_mut() {
+                    for k in ["url", "cell", "outcome"] {
+                        o.remove(k);
+                    }
+                }
+            }
         }
     }
+    if !a.detail {
+        const TOP: usize = 10;
+        let n_daily = d.daily.len();
+        v["daily"] = json!(d.daily.iter().skip(n_daily.saturating_sub(7)).collect::<Vec<_>>());
+        v["failing_tests"] = json!(d.failing_tests.iter().take(TOP).collect::<Vec<_>>());
+        v["flaky_tests"] = json!(d
+            .flaky_tests
+            .iter()
+            .take(TOP)
+            .map(|t| json!({"name": t.name, "runs": t.runs, "failed_runs": t.failed_runs, "flip_rate": t.flip_rate,
+                            "signals": t.signals}))
+            .collect::<Vec<_>>());
+        v["left_out"] = json!({
+            "daily": n_daily.saturating_sub(7),
+            "failing_tests": d.failing_tests.len().saturating_sub(TOP),
+            "flaky_tests": d.flaky_tests.len().saturating_sub(TOP),
+            "hint": "detail: true gives every day and test",
+        });
+    }
+    page::put(&mut v, info);
     Ok(Answer::new(v, ev.into_values().collect()))
 }
 
 /// `test_history`: the dashboard's test page data; failed runs cite their builds.
+/// Compact by default (each job's figures and its newest failed runs); `detail` adds
+/// every listed run.
 pub(crate) fn test_history(inner: &Inner, a: &TestHistory) -> Result<Answer, ToolError> {
     let n = bounded(a.runs, 20, 200, "runs")?;
+    let pg = page::page(a.cursor.as_deref(), a.jobs, 20, 200)?;
     let view = inner.view();
     let mut h = citriage_web::data::test_history(&view, a.name.trim())?;
+    let keys: Vec<String> = h.jobs.iter().map(|j| j.job.clone()).collect();
+    let (range, info) = page::finish("test_history", a.cursor.as_deref(), pg, &keys)?;
+    h.jobs = h.jobs.drain(range).collect();
     for j in &mut h.jobs {
-        j.history.truncate(n);
+        if a.detail {
+            j.history.truncate(n);
+        } else {
+            // The newest failed runs only: what an agent looks at next.
+            j.history.retain(|r| r.status != "passed");
+            j.history.truncate(3);
+        }
     }
     let mut evidence = Vec::new();
     let mut per_job: BTreeMap<String, BTreeMap<String, Evidence>> = BTreeMap::new();
@@ -250,6 +457,7 @@ pub(crate) fn test_history(inner: &Inner, a: &TestHistory) -> Result<Answer, Too
     for m in per_job.into_values() {
         evidence.extend(m.into_values());
     }
+    page::put(&mut v, info);
     Ok(Answer::new(v, evidence))
 }
 
@@ -268,13 +476,23 @@ fn line_at(text: &str, at: usize) -> &str {
 }
 
 /// `search_failures`: the dashboard's search; each match cites its matched line.
+/// Compact by default (where, and the matched line); `detail` adds the excerpts with
+/// their context.
 pub(crate) fn search_failures(inner: &Inner, a: &SearchFailures) -> Result<Answer, ToolError> {
+    let pg = page::page(a.cursor.as_deref(), a.max, 15, 1000)?;
+    let reach = pg.offset.saturating_add(pg.size);
+    if reach > citriage_web::search::MAX_MATCHES {
+        return Err(ToolError::input(format!(
+            "cursor: at most {} matches are listed; narrow the search (job, max_age_days, within)",
+            citriage_web::search::MAX_MATCHES
+        )));
+    }
     let mut p = BTreeMap::new();
     p.insert("q".to_string(), a.q.clone());
     put(&mut p, "job", a.job.clone());
     put(&mut p, "exclude_job", a.exclude_job.clone());
     put(&mut p, "max_age_days", a.max_age_days.map(|d| d.to_string()));
-    p.insert("max".to_string(), bounded(a.max, 50, 1000, "max")?.to_string());
+    p.insert("max".to_string(), reach.to_string());
     put(&mut p, "context", a.context.map(|c| c.to_string()));
     put(
         &mut p,
@@ -292,7 +510,15 @@ pub(crate) fn search_failures(inner: &Inner, a: &SearchFailures) -> Result<Answe
     let q = citriage_web::search::SearchQuery::parse(&p)?
         .ok_or_else(|| ToolError::input("q (a regular expression) is required"))?;
     let view = inner.view();
-    let r = citriage_web::data::search(&view, &q);
+    let mut r = citriage_web::data::search(&view, &q);
+    let keys: Vec<String> = r
+        .matches
+        .iter()
+        .map(|m| format!("{}\t{}\t{}\t{}\t{:?}\t{}", m.job, m.build_id, m.kind, m.name, m.line, m.match_start))
+        .collect();
+    let total = r.found.max(keys.len()).min(citriage_web::search::MAX_MATCHES);
+    let (range, info) = page::finish_of("search_failures", a.cursor.as_deref(), pg, &keys, total)?;
+    r.matches = r.matches.drain(range).collect();
     let mut evidence = Vec::new();
     let mut v = serde_json::to_value(&r).map_err(|e| ToolError::other(e.to_string()))?;
     if let Some(ms) = v["matches"].as_array_mut() {
@@ -310,10 +536,27 @@ pub(crate) fn search_failures(inner: &Inner, a: &SearchFailures) -> Result<Answe
             } else {
                 Evidence::new(EvidenceKind::JunitCase, format!("{} :: {}", sm.url, sm.name), line, String::new(), day)
             };
+            if !a.detail {
+                *m = json!({
+                    "job": sm.job, "build_id": sm.build_id, "started": sm.started, "kind": sm.kind,
+                    "name": page::one_line(&sm.name, 160), "line": sm.line,
+                    "matched_line": page::one_line(line_at(&sm.excerpt, sm.match_start), 160),
+                });
+            }
             m["evidence"] = json!([e.id.clone()]);
             evidence.push(e);
         }
     }
+    if !a.detail {
+        if let Some(gs) = v["groups"].as_array_mut() {
+            let n = gs.len();
+            gs.truncate(20);
+            if n > 20 {
+                v["groups_left_out"] = json!(n - 20);
+            }
+        }
+    }
+    page::put(&mut v, info);
     Ok(Answer::new(v, evidence))
 }
 
@@ -343,10 +586,27 @@ fn profile_of(view: &WebIndex, wanted: Option<&str>) -> Result<String, ToolError
 }
 
 /// `list_patterns`: the dashboard's cluster list with each pattern's drift and
-/// sub-patterns; each pattern cites its newest failure.
+/// sub-patterns; each pattern cites its newest failure. Compact by default (figures,
+/// ids, the text's first line); `detail` adds the per-day counts, top jobs and tests
+/// and the sub-patterns.
 pub(crate) fn list_patterns(inner: &Inner, a: &ListPatterns) -> Result<Answer, ToolError> {
     let view = inner.view();
+    let pg = page::page(a.cursor.as_deref(), a.limit, 12, 100)?;
+    if view.profiles.is_empty() {
+        return Ok(Answer::new(
+            json!({"profile": null, "clusters": [], "matching": 0, "next_cursor": null, "remaining": 0, "more": null,
+                   "source": "no clustering run is stored: run `citriage cluster` over the stored builds"}),
+            Vec::new(),
+        ));
+    }
     let profile = profile_of(&view, a.profile.as_deref())?;
+    let end = pg.offset.saturating_add(pg.size);
+    if pg.offset >= citriage_web::data::MAX_CLUSTERS {
+        return Err(ToolError::input(format!(
+            "cursor: at most {} patterns are listed; narrow the filters",
+            citriage_web::data::MAX_CLUSTERS
+        )));
+    }
     let mut p = BTreeMap::new();
     p.insert("profile".to_string(), profile.clone());
     put(&mut p, "include", a.include.clone());
@@ -369,9 +629,13 @@ pub(crate) fn list_patterns(inner: &Inner, a: &ListPatterns) -> Result<Answer, T
             .to_string()
         }),
     );
-    p.insert("limit".to_string(), bounded(a.limit, 20, 100, "limit")?.to_string());
+    p.insert("limit".to_string(), end.min(citriage_web::data::MAX_CLUSTERS).to_string());
     let q = citriage_web::data::ClusterQuery::parse(&p)?;
-    let list = citriage_web::data::clusters(&view, &q)?;
+    let mut list = citriage_web::data::clusters(&view, &q)?;
+    let keys: Vec<String> = list.clusters.iter().map(|c| c.stable_id.clone()).collect();
+    let total = list.matching.min(citriage_web::data::MAX_CLUSTERS);
+    let (range, info) = page::finish_of("list_patterns", a.cursor.as_deref(), pg, &keys, total)?;
+    list.clusters = list.clusters.drain(range.clone()).collect();
     let mut dq = BTreeMap::new();
     dq.insert("profile".to_string(), profile.clone());
     dq.insert("all".to_string(), "1".to_string());
@@ -398,13 +662,32 @@ pub(crate) fn list_patterns(inner: &Inner, a: &ListPatterns) -> Result<Answer, T
     })?;
     let mut v = serde_json::to_value(&list).map_err(|e| ToolError::other(e.to_string()))?;
     if let Some(cs) = v["clusters"].as_array_mut() {
-        for (c, (sub, d, ev)) in cs.iter_mut().zip(extra) {
-            c["sub_patterns"] = sub;
+        for ((c, row), (sub, d, ev)) in cs.iter_mut().zip(&list.clusters).zip(extra) {
+            if a.detail {
+                c["sub_patterns"] = sub;
+            } else {
+                *c = json!({
+                    "stable_id": row.stable_id, "text": page::one_line(&row.text, 160), "owner": row.owner,
+                    "signatures": row.signatures, "total": row.total, "today": row.today, "growth": row.growth,
+                    "first_seen": row.first_seen, "last_seen": row.last_seen, "jobs": row.jobs, "tests": row.tests,
+                    "sub_patterns": sub.as_array().map_or(0, Vec::len),
+                });
+            }
             c["drift"] = d;
             c["evidence"] = json!(ev.into_iter().collect::<Vec<_>>());
         }
     }
+    if !a.detail {
+        // The filter choices are the dashboard's; an agent names them itself.
+        if let Some(o) = v.as_object_mut() {
+            o.remove("owners");
+            o.remove("signatures");
+        }
+    }
+    v["offset"] = json!(range.start);
     v["drift_window"] = json!({"from": drift.from, "to": drift.to, "span_days": drift.span_days});
+    v["source"] = json!(format!("clustering run of profile {profile}"));
+    page::put(&mut v, info);
     Ok(Answer::new(v, evidence))
 }
 
@@ -424,15 +707,43 @@ fn pattern_detail(
     Ok((d, latest))
 }
 
-/// `get_pattern`: one pattern as the dashboard's page shows it.
+/// `get_pattern`: one pattern as the dashboard's page shows it. Compact by default
+/// (the figures, the top jobs and tests, the newest failures' first lines); `detail`
+/// gives the whole page with the failures' texts.
 pub(crate) fn get_pattern(inner: &Inner, a: &GetPattern) -> Result<Answer, ToolError> {
+    const TOP: usize = 10;
+    const LATEST: usize = 5;
     let view = inner.view();
     let profile = profile_of(&view, a.profile.as_deref())?;
-    let (d, latest) = pattern_detail(inner, &view, &profile, a.id.trim())?;
+    let (mut d, mut latest) = pattern_detail(inner, &view, &profile, a.id.trim())?;
+    let counts = json!({"jobs": d.jobs.len(), "tests": d.tests.len(), "latest": d.latest.len()});
+    if !a.detail {
+        d.jobs.truncate(TOP);
+        d.tests.truncate(TOP);
+        d.latest.truncate(LATEST);
+        latest.truncate(LATEST);
+    }
     let ev: Vec<Evidence> = latest.iter().map(|f| failure_of(f).evidence()).collect();
     let mut v = serde_json::to_value(&d).map_err(|e| ToolError::other(e.to_string()))?;
+    if !a.detail {
+        let c = &d.cluster;
+        v["cluster"] = json!({
+            "stable_id": c.stable_id, "text": page::one_line(&c.text, 300), "owner": c.owner,
+            "signatures": c.signatures, "total": c.total, "today": c.today, "growth": c.growth,
+            "first_seen": c.first_seen, "last_seen": c.last_seen, "jobs": c.jobs, "tests": c.tests,
+            "per_day": c.per_day,
+        });
+        v["listed_of"] = counts;
+        v["more"] = json!(
+            "detail: true gives the pattern's full text, up to 100 jobs and tests and 20 failures with their texts"
+        );
+    }
     if let Some(ls) = v["latest"].as_array_mut() {
         for (l, e) in ls.iter_mut().zip(&ev) {
+            if !a.detail {
+                let t = l["text"].as_str().map(|t| page::one_line(t, 200));
+                l["text"] = json!(t);
+            }
             l["evidence"] = json!([e.id.clone()]);
         }
     }
@@ -465,7 +776,38 @@ pub fn pattern_facts(view: &WebIndex, store: &mut Store, profile: &str, id: &str
     })
 }
 
-/// `extract_failure`: a stored build's log excerpts and its failed tests' failure lines.
+/// Lines of an excerpt a compact answer gives.
+const EXCERPT_LINES: usize = 30;
+const EXCERPT_BYTES: usize = 2000;
+
+/// The first `lines` lines of a text, at most `bytes` bytes (cut at a line's end, or
+/// within the first line at a character's).
+fn head_lines(text: &str, lines: usize, bytes: usize) -> String {
+    let mut out = String::new();
+    for l in text.lines().take(lines) {
+        if out.len() + l.len() + 1 > bytes {
+            if out.is_empty() {
+                out = l
+                    .chars()
+                    .scan(0, |n, c| {
+                        *n += c.len_utf8();
+                        (*n <= bytes).then_some(c)
+                    })
+                    .collect();
+            }
+            break;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(l);
+    }
+    out
+}
+
+/// `extract_failure`: a stored build's log excerpts and its failed tests' failure
+/// lines. Compact by default: each excerpt's first lines and each test's first five
+/// failure lines (`cut` says where more is stored); `detail` gives them whole.
 pub(crate) fn extract_failure(inner: &Inner, a: &ExtractFailure) -> Result<Answer, ToolError> {
     let job = raw_job(a.job.trim()).to_string();
     let id = a.build_id.trim().to_string();
@@ -497,9 +839,10 @@ pub(crate) fn extract_failure(inner: &Inner, a: &ExtractFailure) -> Result<Answe
             sha256_hex(e.text.as_bytes()),
             day.clone(),
         );
+        let text = if a.detail { e.text.clone() } else { head_lines(&e.text, EXCERPT_LINES, EXCERPT_BYTES) };
         logs.push(json!({
-            "source": e.source, "line_start": e.line_start, "line_end": e.line_end, "text": e.text,
-            "evidence": [ev.id.clone()],
+            "source": e.source, "line_start": e.line_start, "line_end": e.line_end, "text": text,
+            "cut": text.len() < e.text.len(), "evidence": [ev.id.clone()],
         }));
         evidence.push(ev);
     }
@@ -511,7 +854,10 @@ pub(crate) fn extract_failure(inner: &Inner, a: &ExtractFailure) -> Result<Answe
         let ev = (!text.trim().is_empty()).then(|| failure_evidence(&url, &t.name, &text, b.started));
         tests.push(json!({
             "test": t.name, "file": t.file, "status": t.status,
-            "failure_lines": lines.iter().map(|x| json!({"line_start": x.line_start, "line_end": x.line_end, "text": x.text})).collect::<Vec<_>>(),
+            "failure_lines": lines.iter().take(if a.detail { usize::MAX } else { 5 }).map(|x| json!({
+                "line_start": x.line_start, "line_end": x.line_end,
+                "text": if a.detail { x.text.clone() } else { head_lines(&x.text, 5, 600) },
+            })).collect::<Vec<_>>(),
             "evidence": ev.as_ref().map(|e| vec![e.id.clone()]).unwrap_or_default(),
         }));
         evidence.extend(ev);
@@ -573,7 +919,7 @@ pub(crate) fn analyze_payload(inner: &Inner, a: &AnalyzePayload) -> Result<Answe
                 "candidate": name, "title": c.map(|c| c.title.clone()), "url": c.and_then(|c| c.url.clone()),
                 "root_cause": s.root_cause, "rank": s.rank, "score": s.score.total, "band": s.band.as_str(),
                 "action": s.action.as_str(), "reason": s.action_reason, "cap": s.score.cap, "jobs": s.jobs,
-                "items": s.score.items.iter().map(|i| json!({"signal": i.signal.name(), "points": i.points, "evidence": i.evidence})).collect::<Vec<_>>(),
+                "items": if a.detail { json!(s.score.items.iter().map(|i| json!({"signal": i.signal.name(), "points": i.points, "evidence": i.evidence})).collect::<Vec<_>>()) } else { json!(s.score.items.iter().map(|i| format!("{} {:+}", i.signal.name(), i.points)).collect::<Vec<_>>()) },
                 "draft": row.and_then(|r| r.draft), "refused": row.and_then(|r| r.refused.clone()),
                 "evidence": cl.into_iter().collect::<Vec<_>>(),
             })
@@ -593,17 +939,91 @@ pub(crate) fn analyze_payload(inner: &Inner, a: &AnalyzePayload) -> Result<Answe
             })
         })
         .collect();
-    Ok(Answer::new(
-        json!({
-            "tag": an.payload.tag, "phase": an.payload.phase.as_str(), "release_url": an.payload.release_url,
-            "verdict": an.decision.verdict.as_str(), "summary": an.decision.summary,
-            "force_accept": an.decision.force_accept, "blocking": an.blocking, "baseline": an.baseline,
-            "failed_jobs": failed, "root_causes": root_causes, "suspects": suspects,
-            "rows": rows, "data_gaps": an.data_gaps,
-            "stored_as": format!("payload/{}", an.payload.tag),
-        }),
-        evidence,
-    ))
+    let mut v = json!({
+        "tag": an.payload.tag, "phase": an.payload.phase.as_str(), "release_url": an.payload.release_url,
+        "verdict": an.decision.verdict.as_str(), "summary": an.decision.summary,
+        "force_accept": an.decision.force_accept, "blocking": an.blocking, "baseline": an.baseline,
+        "failed_jobs": failed, "root_causes": root_causes, "suspects": suspects,
+        "rows": rows, "data_gaps": an.data_gaps,
+        "stored_as": format!("payload/{}", an.payload.tag),
+    });
+    if a.detail {
+        return Ok(Answer::new(v, evidence));
+    }
+    compact_payload(&mut v);
+    // Only the evidence the compact answer cites.
+    let mut cited = BTreeSet::new();
+    evidence_ids(&v, &mut cited);
+    let evidence = evidence.into_iter().filter(|e| cited.contains(e.id.as_str())).collect();
+    Ok(Answer::new(v, evidence))
+}
+
+/// Suspects a compact payload answer lists (the ranked first).
+const PAYLOAD_SUSPECTS: usize = 5;
+/// Failed jobs a compact payload answer lists.
+const PAYLOAD_JOBS: usize = 10;
+
+/// A payload answer's compact form: one-line texts, the top suspects, no rows (each
+/// suspect already says which draft it supports), the data gaps counted.
+fn compact_payload(v: &mut Value) {
+    let short = |x: &mut Value, max: usize| {
+        if let Some(t) = x.as_str() {
+            *x = json!(page::one_line(t, max));
+        }
+    };
+    let n_jobs = v["failed_jobs"].as_array().map_or(0, Vec::len);
+    if let Some(js) = v["failed_jobs"].as_array_mut() {
+        js.truncate(PAYLOAD_JOBS);
+        for j in js {
+            if let Some(o) = j.as_object_mut() {
+                o.remove("url");
+            }
+            for m in j["modes"].as_array_mut().into_iter().flatten() {
+                short(&mut m["summary"], 160);
+            }
+        }
+    }
+    for rc in v["root_causes"].as_array_mut().into_iter().flatten() {
+        short(&mut rc["title"], 160);
+        short(&mut rc["reason"], 160);
+    }
+    let n = v["suspects"].as_array().map_or(0, Vec::len);
+    if let Some(ss) = v["suspects"].as_array_mut() {
+        ss.truncate(PAYLOAD_SUSPECTS);
+        for s in ss {
+            if let Some(o) = s.as_object_mut() {
+                for k in ["url", "items", "jobs"] {
+                    o.remove(k);
+                }
+            }
+            short(&mut s["title"], 120);
+            short(&mut s["reason"], 160);
+            short(&mut s["refused"], 160);
+        }
+    }
+    let gaps = v["data_gaps"].as_array().map_or(0, Vec::len);
+    let rows = v["rows"].as_array().map_or(0, Vec::len);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("rows");
+        o.remove("data_gaps");
+    }
+    v["left_out"] = json!({
+        "suspects": n.saturating_sub(PAYLOAD_SUSPECTS), "failed_jobs": n_jobs.saturating_sub(PAYLOAD_JOBS),
+        "rows": rows, "data_gaps": gaps,
+        "hint": "detail: true gives every failed job and suspect with its scored items, the draft rows and the data gaps",
+    });
+}
+
+/// Every evidence id (`ev-` and 12 hex digits) in a value's strings.
+fn evidence_ids<'a>(v: &'a Value, out: &mut BTreeSet<&'a str>) {
+    match v {
+        Value::String(s) if s.len() == 15 && s.starts_with("ev-") => {
+            out.insert(s.as_str());
+        }
+        Value::Array(a) => a.iter().for_each(|x| evidence_ids(x, out)),
+        Value::Object(o) => o.values().for_each(|x| evidence_ids(x, out)),
+        _ => {}
+    }
 }
 
 /// `pr_state`: the GitHub client over the store's cache, as `gh sweep --offline` reads.

@@ -26,8 +26,13 @@ pub struct ListFailingJobs {
     /// Only jobs with a failed or errored build started within the last N days of the
     /// stored builds (1-365; jobs without stored builds are then left out).
     pub window_days: Option<u32>,
-    /// Most jobs returned (1-1000, default 100).
+    /// Jobs per answer (1-1000, default 25).
     pub limit: Option<usize>,
+    /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
+    pub cursor: Option<String>,
+    /// Give each item in full instead of the compact default (figures, ids, one-line texts).
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Arguments of `job_history`.
@@ -36,8 +41,13 @@ pub struct ListFailingJobs {
 pub struct JobHistory {
     /// The job name (a dashboard's `pr:` prefix is accepted).
     pub job: String,
-    /// Builds listed, newest first (1-200, default 20).
+    /// Builds per answer, newest first (1-200, default 20).
     pub builds: Option<usize>,
+    /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
+    pub cursor: Option<String>,
+    /// Give each item in full instead of the compact default (figures, ids, one-line texts).
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Arguments of `test_history`.
@@ -46,8 +56,15 @@ pub struct JobHistory {
 pub struct TestHistory {
     /// The test's name, as stored or as kettle names it.
     pub name: String,
-    /// Runs listed per job, newest first (1-200, default 20).
+    /// Runs listed per job with `detail`, newest first (1-200, default 20).
     pub runs: Option<usize>,
+    /// Jobs per answer, most failed runs first (1-200, default 20).
+    pub jobs: Option<usize>,
+    /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
+    pub cursor: Option<String>,
+    /// Give each item in full instead of the compact default (figures, ids, one-line texts).
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Where a search looks.
@@ -71,12 +88,17 @@ pub struct SearchFailures {
     pub exclude_job: Option<String>,
     /// Only builds started within this many days of the newest build.
     pub max_age_days: Option<u32>,
-    /// Most matches returned (1-1000, default 50).
+    /// Matches per answer (1-1000, default 15).
     pub max: Option<usize>,
     /// Context lines either side of a match (0-20, default 2).
     pub context: Option<usize>,
     /// Search failed tests' texts, build-log excerpts, or both (default).
     pub within: Option<WithinArg>,
+    /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
+    pub cursor: Option<String>,
+    /// Give each item in full instead of the compact default (figures, ids, one-line texts).
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// How patterns are ordered.
@@ -110,8 +132,13 @@ pub struct ListPatterns {
     pub signature: Option<String>,
     /// Order (default `total`).
     pub sort: Option<SortArg>,
-    /// Most patterns returned (1-100, default 20).
+    /// Patterns per answer (1-100, default 12).
     pub limit: Option<usize>,
+    /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
+    pub cursor: Option<String>,
+    /// Give each item in full instead of the compact default (figures, ids, one-line texts).
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Arguments of `get_pattern`.
@@ -122,6 +149,9 @@ pub struct GetPattern {
     pub id: String,
     /// The clustering profile (default: `default` when stored).
     pub profile: Option<String>,
+    /// Give everything instead of the compact default (figures, ids, one-line texts).
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Arguments of `extract_failure`.
@@ -132,6 +162,9 @@ pub struct ExtractFailure {
     pub job: String,
     /// The build id.
     pub build_id: String,
+    /// Give everything instead of the compact default (figures, ids, one-line texts).
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Arguments of `analyze_payload`.
@@ -140,6 +173,9 @@ pub struct ExtractFailure {
 pub struct AnalyzePayload {
     /// The payload tag; without it, the stored payloads are listed.
     pub tag: Option<String>,
+    /// Give everything instead of the compact default (figures, ids, one-line texts).
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Arguments of `pr_state`.

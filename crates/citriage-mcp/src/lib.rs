@@ -20,6 +20,11 @@
 //! an agent, the dashboard and the command line answer the same question with the
 //! same number.
 //!
+//! Answers are compact by default (the figures, ids and one-line texts an agent needs to
+//! choose its next call) and lists come a page at a time with a deterministic cursor
+//! ([`page`]); `detail` gives the long form. Where the store holds no dashboard
+//! snapshot, `list_failing_jobs` answers from the stored builds and says so.
+//!
 //! Evidence: the items an answer cites are appended to the store's ledger before the
 //! answer is sent (content-addressed; an item already there keeps its first reading),
 //! so every id resolves with `citriage evidence ID` or `lookup_evidence`. That append
@@ -40,6 +45,7 @@ use std::sync::{Arc, Mutex};
 
 pub mod answers;
 pub mod args;
+pub mod page;
 pub mod resources;
 pub mod state;
 pub mod tools;
@@ -143,7 +149,7 @@ impl ServerHandler for McpServer {
                 return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None));
             }
             tools::Outcome::Answer(v) => {
-                let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+                let text = serde_json::to_string(&v).unwrap_or_default();
                 let mut r = m::CallToolResult::success(vec![m::ContentBlock::text(text)]);
                 r.structured_content = Some(v);
                 r.into()

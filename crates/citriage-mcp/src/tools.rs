@@ -47,52 +47,60 @@ pub fn catalogue(writes: bool) -> Vec<Tool> {
         tool::<ListFailingJobs>(
             "list_failing_jobs",
             "List failing jobs",
-            "The jobs of the newest failures (or flakes) dashboard snapshot with their category, severity and \
-             figure, the owners of their failure patterns and their stored builds' pass rate; filters by category, \
-             owner and a window of recent failed builds. Each job cites its snapshot entry.",
+            "The failing (or flaky) jobs with their category, severity and figure, the owners of their failure \
+             patterns and their stored builds' pass rate; filters by category, owner and a window of recent failed \
+             builds. `source` says what the answer rests on: the newest dashboard snapshot, or, without one, the \
+             stored builds. Compact pages: `next_cursor`/`remaining`/`more` say how to get the rest; `detail` for \
+             every figure. Each job cites its snapshot entry or newest failed build.",
             true,
         ),
         tool::<JobHistory>(
             "job_history",
             "Job history",
-            "One job's stored builds (newest first), daily pass rate, corrected figures and the tests whose flake \
-             signals fired, as the dashboard's job page shows them. Each listed build cites its result.",
+            "One job's stored builds (newest first, a page at a time with `cursor`), corrected figures, the last \
+             week's pass rates and the top failing and flaky tests, as the dashboard's job page shows them; `detail` \
+             for every day and test. Each listed build cites its result.",
             true,
         ),
         tool::<TestHistory>(
             "test_history",
             "Test history",
-            "One test across every job within the window: runs, pass and flip rates, flake signals, its recent runs \
-             and the failure patterns holding its failures. Failed runs cite their builds.",
+            "One test across every job within the window (a page of jobs at a time with `cursor`): runs, pass and \
+             flip rates, flake signals, each job's newest failed runs (`detail`: its recent runs) and the failure \
+             patterns holding its failures. Failed runs cite their builds.",
             true,
         ),
         tool::<SearchFailures>(
             "search_failures",
             "Search failures",
             "Regex search over stored failure texts and build-log excerpts (the dashboard's bounded search: linear-time \
-             regex, size and time budgets). Each match cites the line it matched.",
+             regex, size and time budgets): where each match is and its matched line, a page at a time with \
+             `cursor`; `detail` adds the excerpts with context. Each match cites the line it matched.",
             true,
         ),
         tool::<ListPatterns>(
             "list_patterns",
             "List failure patterns",
-            "The failure patterns (clusters) of the latest clustering run with failures per day, owners, known \
-             signatures, their sub-patterns and their drift (the last 7 days against the 7 before). Each pattern \
-             cites its newest failure.",
+            "The failure patterns (clusters) of the latest clustering run: id, first line of text, owner, known \
+             signatures, totals, jobs and tests counted, drift (the last 7 days against the 7 before); a page at a \
+             time with `cursor`; `detail` (or get_pattern) for failures per day and sub-patterns. Each pattern cites \
+             its newest failure.",
             true,
         ),
         tool::<GetPattern>(
             "get_pattern",
             "Get a failure pattern",
-            "One failure pattern in full: failures per day, every job and test, sub-patterns, drift and the latest \
-             failures. Each latest failure is cited.",
+            "One failure pattern: failures per day, its top jobs and tests, sub-patterns, drift and the newest \
+             failures' first lines; `detail` for up to 100 jobs and tests and the failures' texts. Each latest \
+             failure is cited.",
             true,
         ),
         tool::<ExtractFailure>(
             "extract_failure",
             "Extract a build's failure lines",
             "The lines that explain one stored build's failure: its build-log excerpts (with their line numbers in the \
-             log) and its failed tests' failure lines (line numbers within the failure text). Each is cited.",
+             log; the first lines of each unless `detail`) and its failed tests' failure lines (line numbers within \
+             the failure text). Each is cited.",
             true,
         ),
         tool::<AnalyzePayload>(
@@ -100,7 +108,8 @@ pub fn catalogue(writes: bool) -> Vec<Tool> {
             "Analyze a payload",
             "An OpenShift release payload's stored analysis (as `citriage payload` recorded it): verdict, failed \
              blocking jobs, root causes, scored suspects with their bands and actions, and the draft each suspect \
-             supports. Cites the failing lines, onsets, matched diff lines and changelog entries.",
+             supports (compact: the top suspects; `detail` for every one with its scored items and the draft rows). \
+             Cites the failing lines, onsets, matched diff lines and changelog entries.",
             true,
         ),
         tool::<PrStateArgs>(

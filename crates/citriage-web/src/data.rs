@@ -1117,7 +1117,7 @@ fn job_kind(name: &str) -> &'static str {
 
 /// Whether a job's newest finished build (a running or aborted one does not count)
 /// failed or errored.
-fn failing_now_in(ix: &WebIndex, job: &str) -> bool {
+pub fn failing_now_in(ix: &WebIndex, job: &str) -> bool {
     ix.job(job)
         .and_then(|j| {
             ix.builds[j.builds.clone()]

@@ -140,7 +140,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     // list_failing_jobs: the newest failures snapshot, entry for entry
     let latest = st.latest(citriage_model::Dataset::Failures).expect("read").expect("a failures snapshot");
     let snap = st.load_snapshot(latest.id).expect("snapshot");
-    let v = c.answer("list_failing_jobs", json!({"limit": 1000}));
+    let v = c.answer("list_failing_jobs", json!({"limit": 1000, "detail": true}));
     keep("list_failing_jobs", &v);
     let r = &v["result"];
     assert_eq!(r["date"], json!(snap.meta.date.to_string()), "{r}");
@@ -193,7 +193,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
         .filter(|b| b.result.as_deref() == Some("FAILURE"))
         .max_by_key(|b| (b.started, b.build_id.clone()))
         .expect("a failed build");
-    let v = c.answer("extract_failure", json!({"job": job, "build_id": b.build_id}));
+    let v = c.answer("extract_failure", json!({"job": job, "build_id": b.build_id, "detail": true}));
     keep("extract_failure", &v);
     let logs = v["result"]["log_excerpts"].as_array().expect("logs");
     assert_eq!(logs.len(), b.excerpts.len(), "every stored excerpt");
@@ -250,7 +250,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
         .max_by_key(|w| (w.len(), w.to_string()))
         .unwrap_or_else(|| panic!("a word in {text:?}"))
         .to_string();
-    let v = c.answer("search_failures", json!({"q": regex::escape(&word), "max": 1000}));
+    let v = c.answer("search_failures", json!({"q": regex::escape(&word), "max": 1000, "detail": true}));
     keep("search_failures", &v);
     let ms = v["result"]["matches"].as_array().expect("matches");
     assert!(
@@ -281,7 +281,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
         .max_by_key(|w| (w.len(), w.to_string()))
         .expect("a word in the excerpt")
         .to_string();
-    let v = c.answer("search_failures", json!({"q": regex::escape(&log_word), "within": "logs", "max": 1000, "job": format!("^{}$", regex::escape(job))}));
+    let v = c.answer("search_failures", json!({"q": regex::escape(&log_word), "within": "logs", "max": 1000, "detail": true, "job": format!("^{}$", regex::escape(job))}));
     keep("search_failures", &v);
     let ms = v["result"]["matches"].as_array().expect("matches");
     let mine: Vec<&Value> = ms.iter().filter(|m| m["build_id"] == json!(logged.build_id)).collect();
@@ -302,7 +302,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     // list_patterns / get_pattern: the stored clusters of the default profile
     let clusters: BTreeMap<String, citriage_store::StoredCluster> =
         st.clusters("default").expect("clusters").into_iter().map(|c| (c.stable_id.clone(), c)).collect();
-    let v = c.answer("list_patterns", json!({"limit": 100}));
+    let v = c.answer("list_patterns", json!({"limit": 100, "detail": true}));
     keep("list_patterns", &v);
     let pats = v["result"]["clusters"].as_array().expect("clusters");
     assert!(!pats.is_empty());
@@ -379,7 +379,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     for tag in &w.tags {
         let doc = st.document("payload", tag, "application/json").expect("read").expect("stored");
         let stored: Value = serde_json::from_str(&doc.body).expect("json");
-        let v = c.answer("analyze_payload", json!({"tag": tag}));
+        let v = c.answer("analyze_payload", json!({"tag": tag, "detail": true}));
         keep("analyze_payload", &v);
         let r = &v["result"];
         // The tool spells the verdict as the reports do (`REPORT ONLY`), the JSON as its variant (`ReportOnly`).
@@ -406,7 +406,7 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     assert!(!culprits.is_empty(), "the world plants a culprit");
     let mut drafted = 0;
     for (tag, who, _) in &culprits {
-        let a = c.answer("analyze_payload", json!({"tag": tag}));
+        let a = c.answer("analyze_payload", json!({"tag": tag, "detail": true}));
         for row in a["result"]["rows"].as_array().expect("rows") {
             let (Some(kind), Some(id)) = (row["draft"].as_str(), row["id"].as_str()) else { continue };
             if row["row"] != "suspect" {
