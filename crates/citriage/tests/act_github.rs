@@ -355,6 +355,10 @@ fn bisect_band_analysis(w: &world::World, dir: &Path) -> (String, String, PathBu
             s["action"] = json!("Bisect");
             s["action_reason"] = json!("score 70 in 60-84");
             moved += 1;
+        } else if s["candidate"] == json!(id) && s["score"]["total"].as_u64().is_some_and(|t| t >= 70) {
+            // The culprit's rows for other root causes stay below the moved row, so the
+            // moved row is its best.
+            s["score"]["total"] = json!(65);
         }
     }
     assert!(moved > 0, "the culprit is at the revert band in {tag}");
