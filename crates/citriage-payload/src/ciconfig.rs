@@ -144,32 +144,30 @@ fn squash_pr_number(title: &str) -> Option<u64> {
     t[open + 2..].trim_end_matches(')').parse().ok()
 }
 
-/// Parses the output of `git log --format=%x00commit %H%n%cI%n%s -p` into changes;
-/// `repo` names the repository in URLs (`openshift/release`).
-pub fn parse_git_log(text: &str, repo: &str) -> Vec<CiConfigChange> {
-    let mut changes = Vec::new();
-    for chunk in text.split('\0').filter(|c| c.starts_with("commit ")) {
-        let mut lines = chunk.splitn(4, '\n');
-        let sha = lines.next().unwrap_or("").trim_start_matches("commit ").trim().to_string();
-        let date = lines.next().unwrap_or("").trim().to_string();
-        let title = lines.next().unwrap_or("").trim().to_string();
-        let body = lines.next().unwrap_or("");
-        let pr_number = title.rfind("(#").and_then(|i| title[i + 2..].trim_end_matches(')').parse().ok());
-        changes.push(CiConfigChange {
-            url: Some(match pr_number {
-                Some(n) => format!("https://github.com/{repo}/pull/{n}"),
-                None => format!("https://github.com/{repo}/commit/{sha}"),
-            }),
-            id: sha,
-            title,
-            date,
-            pr_number,
-            repo: repo.to_string(),
-            diff: diff::parse_unified(body),
-        });
-    }
+/// The changes of commits read from a checkout (`git log -p`, through `citriage-git`),
+/// oldest first; `repo` names the repository in URLs (`openshift/release`).
+pub fn from_commits(commits: &[citriage_git::Commit], repo: &str) -> Vec<CiConfigChange> {
+    let mut changes: Vec<CiConfigChange> =
+        commits.iter().map(|c| change(&c.sha, time::rfc3339(c.commit_time), &c.subject, &c.patch, repo)).collect();
     changes.sort_by(|a, b| (a.epoch(), &a.id).cmp(&(b.epoch(), &b.id)));
     changes
+}
+
+/// One change: its PR number read from a squash subject's `(#N)`.
+fn change(sha: &str, date: String, title: &str, patch: &str, repo: &str) -> CiConfigChange {
+    let pr_number = squash_pr_number(title);
+    CiConfigChange {
+        url: Some(match pr_number {
+            Some(n) => format!("https://github.com/{repo}/pull/{n}"),
+            None => format!("https://github.com/{repo}/commit/{sha}"),
+        }),
+        id: sha.to_string(),
+        title: title.to_string(),
+        date,
+        pr_number,
+        repo: repo.to_string(),
+        diff: diff::parse_unified(patch),
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 //! caller named and everything else from the source it wraps.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use citriage_model::time::{self, Epoch};
 
@@ -147,8 +146,9 @@ pub fn read_recorded_in(roots: &[PathBuf]) -> Result<CiConfigAnswer, PayloadErro
     Ok(CiConfigAnswer::Unknown)
 }
 
-/// Reads the changes of a local checkout under `paths` between two times with
-/// `git log -p`. `repo` names the repository in URLs (`openshift/release`).
+/// Reads the changes of a local checkout under `paths` between two times: one
+/// `git log -p` through `citriage-git` (first parents, no merges). `repo` names the
+/// repository in URLs (`openshift/release`).
 pub fn from_checkout(
     checkout: &Path,
     paths: &[String],
@@ -157,28 +157,60 @@ pub fn from_checkout(
     repo: &str,
 ) -> Result<Vec<CiConfigChange>, PayloadError> {
     let origin = checkout.display().to_string();
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(checkout)
-        .args([
-            "log",
-            "--no-color",
-            "--no-merges",
-            "--first-parent",
-            &format!("--since={}", time::rfc3339(since)),
-            &format!("--until={}", time::rfc3339(until)),
-            "--format=%x00commit %H%n%cI%n%s",
-            "-p",
-            "--",
-        ])
-        .args(paths)
-        .output()
-        .map_err(|e| PayloadError::invalid(&origin, format!("cannot run git: {e}")))?;
-    if !out.status.success() {
-        return Err(PayloadError::invalid(
-            &origin,
-            format!("git log failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
-        ));
+    let git = citriage_git::Git::open(checkout).map_err(|e| PayloadError::invalid(&origin, e.to_string()))?;
+    let mut q = citriage_git::LogQuery::of("HEAD").with_patches().paths(paths);
+    q.first_parent = true;
+    q.no_merges = true;
+    q.since = Some(since);
+    q.until = Some(until);
+    let commits = git.log(&q).map_err(|e| PayloadError::invalid(&origin, e.to_string()))?;
+    Ok(ciconfig::from_commits(&commits, repo))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str], when: &str) {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("GIT_AUTHOR_DATE", when)
+            .env("GIT_COMMITTER_DATE", when)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
-    Ok(ciconfig::parse_git_log(&String::from_utf8_lossy(&out.stdout), repo))
+
+    #[test]
+    fn a_checkout_s_changes_under_the_paths_in_the_window() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        git(dir, &["init", "-q", "-b", "main"], "2026-03-01T00:00:00Z");
+        let cfg = dir.join("ci-operator/step-registry/ipi");
+        std::fs::create_dir_all(&cfg).unwrap();
+        std::fs::write(cfg.join("install.sh"), "openshift-install --old\n").unwrap();
+        git(dir, &["add", "."], "2026-03-01T00:00:00Z");
+        git(dir, &["commit", "-q", "-m", "Add the install step (#700)"], "2026-03-01T00:00:00Z");
+        std::fs::write(cfg.join("install.sh"), "openshift-install --log-level-v2=debug\n").unwrap();
+        std::fs::write(dir.join("README.md"), "outside the paths\n").unwrap();
+        git(dir, &["add", "."], "2026-03-03T10:00:00Z");
+        git(dir, &["commit", "-q", "-m", "Switch installer flag (#777)"], "2026-03-03T10:00:00Z");
+        let since = time::parse_rfc3339("2026-03-02T00:00:00Z").unwrap();
+        let until = time::parse_rfc3339("2026-03-04T00:00:00Z").unwrap();
+        let paths = vec!["ci-operator".to_string()];
+        let got = from_checkout(dir, &paths, since, until, "openshift/release").unwrap();
+        assert_eq!(got.len(), 1, "only the change inside the window: {got:?}");
+        let c = &got[0];
+        assert_eq!((c.pr_number, c.title.as_str()), (Some(777), "Switch installer flag (#777)"));
+        assert_eq!(c.url.as_deref(), Some("https://github.com/openshift/release/pull/777"));
+        assert_eq!(c.date, "2026-03-03T10:00:00Z");
+        assert_eq!(c.diff.files.len(), 1, "README.md is outside the paths");
+        assert_eq!(c.diff.files[0].added[0].1, "openshift-install --log-level-v2=debug");
+        let not_a_repo = tempfile::tempdir().unwrap();
+        let err = from_checkout(not_a_repo.path(), &paths, since, until, "o/r").unwrap_err().to_string();
+        assert!(err.contains(&not_a_repo.path().display().to_string()), "{err}");
+    }
 }
