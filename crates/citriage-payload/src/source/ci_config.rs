@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use citriage_model::time::{self, Epoch};
+use citriage_model::time::Epoch;
 
 use super::api::{Changelog, CiConfigAnswer, CiWindow, PayloadSource};
 use crate::ciconfig::{self, CiConfigChange};
@@ -198,8 +198,8 @@ mod tests {
         std::fs::write(dir.join("README.md"), "outside the paths\n").unwrap();
         git(dir, &["add", "."], "2026-03-03T10:00:00Z");
         git(dir, &["commit", "-q", "-m", "Switch installer flag (#777)"], "2026-03-03T10:00:00Z");
-        let since = time::parse_rfc3339("2026-03-02T00:00:00Z").unwrap();
-        let until = time::parse_rfc3339("2026-03-04T00:00:00Z").unwrap();
+        let since = citriage_model::time::parse_rfc3339("2026-03-02T00:00:00Z").unwrap();
+        let until = citriage_model::time::parse_rfc3339("2026-03-04T00:00:00Z").unwrap();
         let paths = vec!["ci-operator".to_string()];
         let got = from_checkout(dir, &paths, since, until, "openshift/release").unwrap();
         assert_eq!(got.len(), 1, "only the change inside the window: {got:?}");
