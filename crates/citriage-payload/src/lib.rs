@@ -43,6 +43,8 @@ pub mod scoring;
 pub mod signature;
 pub mod snapshot;
 pub mod source;
+#[cfg(test)]
+mod test_support;
 
 pub use analyze::{analyze, analyze_with, AnalyzeOptions};
 pub use error::PayloadError;

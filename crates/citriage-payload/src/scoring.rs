@@ -392,42 +392,8 @@ pub fn presubmit_gap(failing_job: &str, presubmits: &[String]) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::{Location, LogLine};
-    use crate::links::{correlate, ModeEvidence};
-    use citriage_suspects::diff::parse_unified;
-    use citriage_suspects::window::{CandidateIndex, WindowIndex};
-
-    fn ll(t: &str, line: u32) -> LogLine {
-        LogLine { text: t.into(), at: Location { file: "build-log.txt".into(), url: None, line: Some(line) } }
-    }
-
-    fn cand(id: &str, repo: &str, title: &str, diff: &str) -> Candidate {
-        Candidate {
-            id: id.into(),
-            kind: CandidateKind::Pr,
-            title: title.into(),
-            url: None,
-            component: repo.rsplit('/').next().unwrap().into(),
-            repo: Some(repo.into()),
-            number: Some(1),
-            images: vec![repo.rsplit('/').next().unwrap().into()],
-            payload: Some("p".into()),
-            date: None,
-            rpm: None,
-            diff_available: true,
-            diff: Some(parse_unified(diff)),
-            presubmits: None,
-            is_rebase: false,
-        }
-    }
-
-    fn window(cs: &[&Candidate]) -> WindowIndex {
-        WindowIndex::new(cs.iter().map(|c| (c.id.clone(), CandidateIndex::new(c.diff.as_ref(), &c.title))).collect())
-    }
-
-    fn evidence(lines: Vec<LogLine>, tests: Vec<String>) -> ModeEvidence {
-        ModeEvidence::new(lines, tests, vec![], false)
-    }
+    use crate::links::correlate;
+    use crate::test_support::{cand, evidence, ll, window};
 
     #[test]
     fn one_token_is_not_a_revert() {
