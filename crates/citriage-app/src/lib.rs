@@ -45,6 +45,7 @@ pub mod gh;
 pub mod github;
 pub mod import;
 pub mod links;
+pub mod mentions;
 pub mod metrics;
 pub mod payload;
 pub mod progress;

@@ -6,9 +6,12 @@
 //! keeps them with conditional writes, so two writers at once lose nothing: the one
 //! that lost re-reads and decides again.
 //!
-//! Sources of links: by hand ([`link`]), the `--links` file of `triage`
-//! ([`link_from_file`]: each entry's regex over the latest clustering run's pattern
-//! texts), and whatever else calls [`link`] with its own [`LinkSource`].
+//! Sources of links: by hand ([`link`]), the `--links` file of `triage` (each entry's
+//! regex over the latest clustering run's pattern texts), GitHub cross-references
+//! ([`MentionOptions`]: issues and pull requests that name a pattern, found by
+//! [`refresh`] through the GitHub client, so offline from the cache), filed `act bug`
+//! drafts ([`link_filed_bug`]), and whatever else calls [`link`] with its own
+//! [`LinkSource`].
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -28,6 +31,8 @@ use citriage_store::{
 };
 use serde::Serialize;
 use std::rc::Rc;
+
+pub use crate::mentions::{MentionOptions, MentionsRead};
 
 /// How GitHub is read: the API base, and whether to answer from the store's cache only.
 #[derive(Debug, Clone)]
@@ -203,7 +208,7 @@ fn parse_reference(r: &str) -> Result<IssueRef> {
 }
 
 /// A GitHub client whose cache is a second connection to the same store.
-fn github(store: &Store, access: &GithubAccess) -> Result<citriage_github::GithubClient> {
+pub(crate) fn github(store: &Store, access: &GithubAccess) -> Result<citriage_github::GithubClient> {
     let cache = Rc::new(store.location().open()?);
     Ok(crate::github::client(cache, &access.api, access.offline))
 }
@@ -221,6 +226,18 @@ pub fn link(store: &mut Store, opts: &LinkOptions, progress: &dyn Progress) -> R
     let gh = github(store, &opts.github)?;
     let summary = summarize(&gh, &r);
     drop(gh);
+    link_known(store, opts, (subject, title, first_seen), summary, progress)
+}
+
+/// [`link`] with what GitHub said about the reference already known.
+fn link_known(
+    store: &mut Store,
+    opts: &LinkOptions,
+    (subject, title, first_seen): (Subject, String, Option<i64>),
+    summary: RefSummary,
+    progress: &dyn Progress,
+) -> Result<Linked> {
+    let r = &summary.reference;
     let at = opts.at.unwrap_or_else(crate::clock::now);
     let key = subject.key();
     store.ensure_record(&subject, &title, first_seen.unwrap_or(at).min(at))?;
@@ -260,6 +277,71 @@ pub fn link(store: &mut Store, opts: &LinkOptions, progress: &dyn Progress) -> R
         record: view(store, &key, at)?,
         problem,
     })
+}
+
+/// A bug draft of `act bug` that was filed: what it was about and what GitHub answered.
+#[derive(Debug, Clone, Default)]
+pub struct FiledBug {
+    /// The record's subject: `pattern:PROFILE/ID` (or a stable id), `payload:TAG/RC`.
+    pub subject: String,
+    /// The draft's name (kept in the link's note).
+    pub draft: String,
+    /// The requests sent and GitHub's answers (`citriage_actions::apply`).
+    pub sent: Vec<citriage_actions::Sent>,
+    /// When (Unix seconds; default: now).
+    pub at: Option<i64>,
+}
+
+/// The issue a filed bug opened (`POST /repos/{o}/{r}/issues` answered with its number).
+fn filed_issue(sent: &[citriage_actions::Sent]) -> Option<(IssueRef, &citriage_actions::Sent)> {
+    sent.iter().find_map(|s| {
+        let parts: Vec<&str> = s.path.trim_start_matches('/').split('/').collect();
+        match (s.method.as_str(), parts.as_slice()) {
+            ("POST", ["repos", o, r, "issues"]) => {
+                let n = s.answer.get("number")?.as_u64()?;
+                Some((IssueRef::parse(&format!("{o}/{r}#{n}"))?, s))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// Links the issue a filed `act bug` draft opened to the record of what the bug is
+/// about (source `bug-draft`, by `act bug`): an open issue, as GitHub's answer to the
+/// filing says, so nothing more is asked. `None` when no issue was opened.
+pub fn link_filed_bug(store: &mut Store, bug: &FiledBug) -> Result<Option<Linked>> {
+    let Some((r, sent)) = filed_issue(&bug.sent) else { return Ok(None) };
+    let resolved = resolve_subject(store, &bug.subject)?;
+    let at = bug.at.unwrap_or_else(crate::clock::now);
+    let url = sent.answer.get("html_url").and_then(|u| u.as_str()).unwrap_or("").to_string();
+    let summary = RefSummary {
+        reference: r.clone(),
+        kind: "issue",
+        state: "open",
+        title: sent.body.as_ref().and_then(|b| b.get("title")).and_then(|t| t.as_str()).unwrap_or("").to_string(),
+        merged_at: None,
+        merge_commit: None,
+        base: None,
+        read_at: Some(at),
+        why: None,
+        evidence: Some(Evidence::new(
+            EvidenceKind::IssueState,
+            if url.is_empty() { format!("POST {}", sent.path) } else { url },
+            format!("issue {r} opened by filing {}", bug.draft),
+            "",
+            utc(at).to_string(),
+        )),
+    };
+    let opts = LinkOptions {
+        subject: bug.subject.clone(),
+        reference: r.to_string(),
+        by: "act bug".into(),
+        note: format!("filed from the bug draft {}", bug.draft),
+        source: LinkSource::BugDraft,
+        at: Some(at),
+        ..LinkOptions::default()
+    };
+    link_known(store, &opts, resolved, summary, &crate::progress::Silent).map(Some)
 }
 
 /// What [`unlink`] is asked.
@@ -311,6 +393,9 @@ pub struct RefreshOptions {
     /// A links file (`triage --links`): each entry is linked to the patterns of the
     /// latest clustering runs whose failure text its regex matches.
     pub links: Option<std::path::PathBuf>,
+    /// Search GitHub for issues and pull requests that name the patterns, and link
+    /// them (`None`: no search).
+    pub mentions: Option<MentionOptions>,
 }
 
 /// What [`refresh`] did.
@@ -323,9 +408,12 @@ pub struct Refreshed {
     pub transitions: Vec<String>,
     /// References whose state could not be read (offline and not cached, an error).
     pub unread: Vec<String>,
-    /// Links made from the links file (`subject ← reference`), and their problems.
+    /// Links made from the links file and from GitHub cross-references (`subject ←
+    /// reference`), and their problems.
     pub linked: Vec<String>,
     pub problems: Vec<String>,
+    /// The search for GitHub cross-references (when asked).
+    pub mentions: Option<MentionsRead>,
 }
 
 /// Links each entry of a links file to the patterns of the latest clustering runs whose
@@ -374,6 +462,53 @@ fn link_file(
     Ok(())
 }
 
+/// Links the issues and pull requests that name the patterns (source `github`, by
+/// `github mention`, the query and when its answer was read in the note); a mention
+/// someone unlinked is not linked again.
+fn link_mentions(
+    store: &mut Store,
+    m: &MentionOptions,
+    access: &GithubAccess,
+    now: i64,
+    out: &mut Refreshed,
+) -> Result<()> {
+    let gh = github(store, access)?;
+    let (found, mut read) = crate::mentions::search(store, m, &gh)?;
+    drop(gh);
+    read.offline = access.offline;
+    for f in found {
+        let previous = store.record_links(&f.subject)?;
+        if let Some(p) = previous.iter().rev().find(|l| l.reference == f.reference) {
+            if !p.active() {
+                read.kept_unlinked.push(format!(
+                    "{} ← {}: unlinked by {} {}",
+                    f.subject,
+                    f.reference,
+                    p.unlinked_by.as_deref().unwrap_or("someone"),
+                    p.unlinked_at.map(|t| utc(t).to_string()).unwrap_or_default()
+                ));
+            }
+            continue;
+        }
+        let opts = LinkOptions {
+            subject: f.subject.clone(),
+            reference: f.reference.clone(),
+            by: "github mention".into(),
+            note: f.note,
+            source: LinkSource::Github,
+            github: access.clone(),
+            at: Some(now),
+        };
+        let l = link(store, &opts, &crate::progress::Silent)?;
+        if l.action == "linked" {
+            out.linked.push(format!("{} ← {} (github mention)", f.subject, f.reference));
+        }
+        out.problems.extend(l.problem);
+    }
+    out.mentions = Some(read);
+    Ok(())
+}
+
 /// Refreshes every record: the linked references' states from GitHub (when asked),
 /// then the transitions the evidence calls for, written conditionally.
 pub fn refresh(store: &mut Store, opts: &RefreshOptions, progress: &dyn Progress) -> Result<Refreshed> {
@@ -383,6 +518,11 @@ pub fn refresh(store: &mut Store, opts: &RefreshOptions, progress: &dyn Progress
         progress.doing("linking from the links file");
         let access = opts.github.clone().unwrap_or(GithubAccess { offline: true, ..GithubAccess::default() });
         link_file(store, path, &access, now, &mut out)?;
+    }
+    if let Some(m) = &opts.mentions {
+        progress.doing("searching GitHub for issues and pull requests that name the patterns");
+        let access = opts.github.clone().unwrap_or(GithubAccess { offline: true, ..GithubAccess::default() });
+        link_mentions(store, m, &access, now, &mut out)?;
     }
     let records = store.records(None)?;
     out.records = records.len();

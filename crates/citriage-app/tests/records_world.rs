@@ -192,7 +192,7 @@ fn records_of_a_grown_world_follow_its_truth_and_the_daily_report_agrees_with_th
         }
         let r = records::refresh(
             &mut store,
-            &RefreshOptions { github: Some(access.clone()), as_of: Some(evening), links: None },
+            &RefreshOptions { github: Some(access.clone()), as_of: Some(evening), ..Default::default() },
             &Silent,
         )
         .unwrap();

@@ -14,7 +14,9 @@ pub use client::{
     next_link, percent_encode, CachedResponse, ClientConfig, ClientStats, CommitQuery, Fetched, GithubClient,
     GithubError, HttpCache, MemoryCache, NoCache, Shape, Token, DEFAULT_API_BASE,
 };
-pub use mentions::{search_mentions, summarize, Mention, Mentions, RefSummary, TermKind, Terms};
+pub use mentions::{
+    search_many, search_mentions, summarize, AnsweredQuery, Mention, Mentions, RefSummary, TermKind, Terms,
+};
 pub use refs::{extract_refs, fenced_lines, unique_refs, FoundRef, RefContext, RefTarget, Resolution};
 pub use state::{
     replay_timeline, Answered, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState,

@@ -7,7 +7,7 @@
 //! could not read.
 
 use crate::client::{GithubClient, GithubError};
-use crate::state::{IssueRef, IssueStatus, PrStatus, RefState, RepoRef};
+use crate::state::{Answered, IssueRef, IssueStatus, PrStatus, RefState, RepoRef};
 use citriage_model::time::parse_rfc3339;
 use citriage_model::Evidence;
 use serde::Serialize;
@@ -105,6 +105,10 @@ pub struct Mention {
     pub url: String,
     /// The terms that found it, in [`Terms::phrases`] order.
     pub matched: Vec<(TermKind, String)>,
+    /// The first query that found it through a term that links (else the first that
+    /// found it), and when its answer was read (Unix seconds).
+    pub query: String,
+    pub read_at: Option<i64>,
 }
 
 impl Mention {
@@ -122,40 +126,85 @@ pub struct Mentions {
     /// The queries that could not be answered (offline and not cached, an error), with
     /// why: what was not looked at.
     pub unanswered: Vec<(String, String)>,
+    /// The queries answered, with when and how (downloaded, revalidated, from the cache).
+    pub answered: Vec<AnsweredQuery>,
+}
+
+/// A search query that was answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AnsweredQuery {
+    pub query: String,
+    /// When the answer was read (Unix seconds).
+    pub read_at: Option<i64>,
+    pub answered: Answered,
 }
 
 /// Searches the repositories for issues and pull requests that name the pattern: one
 /// query per phrase (`"<phrase>" repo:o/r …`), at most `max` hits each.
 pub fn search_mentions(client: &GithubClient, repos: &[RepoRef], terms: &Terms, max: usize) -> Mentions {
+    search_many(client, repos, std::slice::from_ref(terms), max).pop().unwrap_or_default()
+}
+
+/// The query of a phrase over the repositories: `"<phrase>" repo:o/r …`.
+fn query_of(phrase: &str, repos: &[RepoRef]) -> String {
     let scope: Vec<String> = repos.iter().map(|r| format!("repo:{r}")).collect();
-    let mut found: BTreeMap<IssueRef, Mention> = BTreeMap::new();
-    let mut unanswered = Vec::new();
-    for (kind, p) in terms.phrases() {
-        let query = format!("\"{p}\" {}", scope.join(" ")).trim().to_string();
-        match client.search_issues(&query, max) {
-            Ok(res) => {
-                for it in res.items {
-                    if !repos.is_empty() && !repos.contains(&it.reference.repo) {
-                        continue;
-                    }
-                    let m = found.entry(it.reference.clone()).or_insert_with(|| Mention {
-                        reference: it.reference.clone(),
-                        is_pr: it.is_pr,
-                        state: it.state.clone(),
-                        title: it.title.clone(),
-                        url: it.url.clone(),
-                        matched: Vec::new(),
-                    });
-                    if !m.matched.iter().any(|(_, q)| *q == p) {
-                        m.matched.push((kind, p.clone()));
-                    }
+    format!("\"{phrase}\" {}", scope.join(" ")).trim().to_string()
+}
+
+/// [`search_mentions`] for several patterns at once: a phrase several of them share (a
+/// job they all break) is asked once. One answer per `terms`, in order.
+pub fn search_many(client: &GithubClient, repos: &[RepoRef], terms: &[Terms], max: usize) -> Vec<Mentions> {
+    let mut answers: BTreeMap<String, Result<crate::state::SearchResult, String>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(terms.len());
+    for t in terms {
+        let mut found: BTreeMap<IssueRef, Mention> = BTreeMap::new();
+        let mut m = Mentions::default();
+        for (kind, p) in t.phrases() {
+            let query = query_of(&p, repos);
+            let answer = answers.entry(query.clone()).or_insert_with(|| match client.search_issues(&query, max) {
+                Ok(r) => Ok(r),
+                Err(GithubError::NotCached { .. }) => Err("offline: no cached answer".into()),
+                Err(e) => Err(e.to_string()),
+            });
+            let res = match answer {
+                Ok(r) => r,
+                Err(why) => {
+                    m.unanswered.push((query, why.clone()));
+                    continue;
+                }
+            };
+            m.answered.push(AnsweredQuery {
+                query: query.clone(),
+                read_at: res.read.read_at,
+                answered: res.read.answered,
+            });
+            for it in &res.items {
+                if !repos.is_empty() && !repos.contains(&it.reference.repo) {
+                    continue;
+                }
+                let e = found.entry(it.reference.clone()).or_insert_with(|| Mention {
+                    reference: it.reference.clone(),
+                    is_pr: it.is_pr,
+                    state: it.state.clone(),
+                    title: it.title.clone(),
+                    url: it.url.clone(),
+                    matched: Vec::new(),
+                    query: query.clone(),
+                    read_at: res.read.read_at,
+                });
+                if kind.links() && !e.links() {
+                    e.query = query.clone();
+                    e.read_at = res.read.read_at;
+                }
+                if !e.matched.iter().any(|(_, q)| *q == p) {
+                    e.matched.push((kind, p.clone()));
                 }
             }
-            Err(GithubError::NotCached { .. }) => unanswered.push((query, "offline: no cached answer".into())),
-            Err(e) => unanswered.push((query, e.to_string())),
         }
+        m.found = found.into_values().collect();
+        out.push(m);
     }
-    Mentions { found: found.into_values().collect(), unanswered }
+    out
 }
 
 /// What a linked reference is, as a triage record keeps it.

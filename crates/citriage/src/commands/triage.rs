@@ -7,7 +7,9 @@
 
 use crate::context::{print_json, Context, Failure, SnapshotSourceArgs};
 use crate::{outln, render};
-use citriage_app::records::{self, GithubAccess, LinkOptions, ListOptions, RecordView, RefreshOptions, UnlinkOptions};
+use citriage_app::records::{
+    self, GithubAccess, LinkOptions, ListOptions, MentionOptions, RecordView, RefreshOptions, UnlinkOptions,
+};
 use citriage_app::triage::{Settings, TriageRequest};
 use citriage_model::time::{age, utc};
 use clap::{Args, Subcommand};
@@ -174,6 +176,18 @@ pub struct RefreshArgs {
     /// Default: no links file.
     #[arg(long, value_name = "FILE")]
     pub links: Option<PathBuf>,
+    /// Search this repository (owner/repo; repeat for several) for issues and pull
+    /// requests that name a pattern (its stable id, a test it fails, its failure text,
+    /// a job it breaks) and link them (by `github mention`; a mention through a job name
+    /// alone is listed, not linked; one someone unlinked is not linked again). With
+    /// --offline, from the store's cache only, saying which queries it could not answer.
+    /// Default: no search.
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub mentions_in: Vec<String>,
+    /// With --mentions-in: besides the patterns that have a record, how many of the
+    /// largest patterns of each profile's latest clustering run are looked for.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub mentions_top: usize,
     #[command(flatten)]
     pub github: GithubArgs,
 }
@@ -216,7 +230,13 @@ fn records_exec(ctx: &Context, c: &RecordsCommand) -> Result<(), Failure> {
         RecordsCommand::Records(a) => list(ctx, a),
         RecordsCommand::Refresh(a) => {
             let mut store = ctx.open_existing_store()?;
-            let opts = RefreshOptions { github: Some(a.github.access()), as_of: None, links: a.links.clone() };
+            let mentions = (!a.mentions_in.is_empty()).then(|| MentionOptions {
+                repos: a.mentions_in.clone(),
+                top: a.mentions_top,
+                ..MentionOptions::default()
+            });
+            let opts =
+                RefreshOptions { github: Some(a.github.access()), as_of: None, links: a.links.clone(), mentions };
             let pb = ctx.spinner("refreshing records");
             let r = records::refresh(&mut store, &opts, &pb)?;
             pb.clear();
@@ -241,9 +261,32 @@ fn records_exec(ctx: &Context, c: &RecordsCommand) -> Result<(), Failure> {
                 for u in &r.unread {
                     outln!("  not read: {u}");
                 }
+                if let Some(m) = &r.mentions {
+                    show_mentions(m);
+                }
             }
             Ok(())
         }
+    }
+}
+
+fn show_mentions(m: &records::MentionsRead) {
+    let how = if m.offline { "offline, from the store's cache" } else { "from GitHub (through the store's cache)" };
+    outln!(
+        "GitHub cross-references, {how}: {} pattern(s) looked for, {} quer(ies) answered ({} from the cache), {} not answered",
+        m.patterns,
+        m.queries,
+        m.from_cache,
+        m.unanswered.len()
+    );
+    for c in &m.candidates {
+        outln!("  candidate (not linked): {c}");
+    }
+    for k in &m.kept_unlinked {
+        outln!("  not linked again: {k}");
+    }
+    for u in &m.unanswered {
+        outln!("  not looked at: {u}");
     }
 }
 
