@@ -19,7 +19,7 @@ mod mcp;
 #[path = "common/world.rs"]
 mod world;
 
-use github::{expected, FakeGithub, NODE_ID, REVERT_NUMBER};
+use github::{expected, FakeGithub, ISSUE_NUMBER, NODE_ID, REVERT_NUMBER};
 use mcp::Client;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -481,7 +481,9 @@ fn mcp_apply_action_sends_the_drafted_requests_behind_the_write_gate() {
 }
 
 /// A failure pattern's bug, filed through the GitHub-shaped server: one POST of the
-/// drafted issue, routed by the pattern's owner (or `--repo`).
+/// drafted issue, routed by the pattern's owner (or `--repo`); the issue it opened is
+/// linked to the pattern's triage record (source `bug-draft`, by `act bug`), which is
+/// triaged by it.
 #[test]
 fn a_pattern_bug_is_filed_exactly_as_drafted() {
     let w = world::world();
@@ -533,4 +535,17 @@ fn a_pattern_bug_is_filed_exactly_as_drafted() {
     let newest = st.cluster_failures("default", &top.stable_id, 1).expect("failures");
     let first = newest[0].failure_text.as_deref().and_then(|t| t.lines().next()).expect("a failure line");
     assert!(text.contains(first), "the newest failure's line is quoted: {first:?} in {text}");
+    let issue = format!("example/tracker#{ISSUE_NUMBER}");
+    let subject = format!("pattern:default/{}", top.stable_id);
+    assert!(out(&o).contains(&format!("linked {issue} to {subject} (act bug)")), "{}", out(&o));
+    let r = world::ok(&w.db, &["--format", "json", "triage", "records", &subject]);
+    let r = world::json(&r);
+    let link = r["links"].as_array().expect("links").iter().find(|l| l["reference"] == issue.as_str()).cloned();
+    let link = link.unwrap_or_else(|| panic!("{issue} is linked: {r}"));
+    assert_eq!((&link["source"], &link["linked_by"]), (&json!("bug-draft"), &json!("act bug")), "{link}");
+    assert_eq!((&link["ref_kind"], &link["ref_state"]), (&json!("issue"), &json!("open")), "{link}");
+    assert!(link["note"].as_str().unwrap_or("").starts_with("filed from the bug draft bug-"), "{link}");
+    assert_ne!(r["state"], "new", "{r}");
+    let got = gh.got();
+    assert_eq!(got.len(), 1, "the filing's answer says what the issue is; nothing more is asked: {got:?}");
 }

@@ -8,6 +8,7 @@ use crate::outln;
 use citriage_actions::payload::PayloadOptions;
 use citriage_actions::{Draft, Refusal, Sent};
 use citriage_app::act::{self, PrFacts};
+use citriage_app::records;
 use citriage_payload::PayloadAnalysis;
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -275,12 +276,13 @@ pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
                 act::check_repo(r, "--repo")?;
             }
             act::check_repo(&g.issue_repo, "--issue-repo")?;
-            let d = match (&g.pattern, &g.tag, &g.root_cause) {
+            let (d, subject) = match (&g.pattern, &g.tag, &g.root_cause) {
                 (Some(p), None, None) => pattern_bug(ctx, p, g)?,
                 (None, Some(tag), Some(rc)) => {
                     let an = analysis(ctx, tag, &g.source)?;
                     let opts = PayloadOptions { repo: g.repo.clone(), ..PayloadOptions::default() };
-                    citriage_actions::payload::root_cause_bug(&an, rc, &opts).map_err(|e| refused(ctx, &e))?
+                    let d = citriage_actions::payload::root_cause_bug(&an, rc, &opts).map_err(|e| refused(ctx, &e))?;
+                    (d, format!("payload:{tag}/{rc}"))
                 }
                 _ => {
                     return Err(Failure::input(
@@ -291,11 +293,30 @@ pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
             let drafts = vec![d];
             finish(ctx, &drafts, &g.output, Vec::new())?;
             if g.output.apply {
-                apply_all(ctx, &drafts, &g.output)?;
+                let done = apply_all(ctx, &drafts, &g.output)?;
+                link_filed(ctx, subject, done)?;
             }
             Ok(())
         }
     }
+}
+
+/// The issue a filed bug opened, linked to the record of what it is about (by `act
+/// bug`); said on stderr with JSON results.
+fn link_filed(ctx: &Context, subject: String, done: Vec<(String, Vec<Sent>)>) -> Result<(), Failure> {
+    let mut store = ctx.open_store()?;
+    for (draft, sent) in done {
+        let bug = records::FiledBug { subject: subject.clone(), draft, sent, at: None };
+        if let Some(l) = records::link_filed_bug(&mut store, &bug)? {
+            let line = format!("linked {} to {} (act bug); state: {}", l.reference, l.subject, l.record.record.state);
+            if ctx.json() {
+                eprintln!("{line}");
+            } else {
+                outln!("{line}");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `act list`: every row of a payload's report with the draft it supports, or why none.
@@ -318,7 +339,8 @@ fn list(ctx: &Context, l: &ListArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
+/// A pattern's bug draft, and the subject of its triage record.
+fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<(Draft, String), Failure> {
     let db: &Path = &ctx.db_path();
     if !db.is_file() {
         return Err(Failure::input(format!("store {} does not exist", db.display())));
@@ -335,5 +357,6 @@ fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<Draft, Failure> {
     let facts = citriage_mcp::answers::pattern_facts(&view, &mut store, &profile, id.trim())
         .map_err(|e| Failure { bad_input: e.bad_input, message: e.message })?;
     let routing = citriage_actions::pattern::BugRouting { repo: g.repo.clone(), default_repo: g.issue_repo.clone() };
-    citriage_actions::pattern::bug(&facts, &routing).map_err(|e| refused(ctx, &e))
+    let d = citriage_actions::pattern::bug(&facts, &routing).map_err(|e| refused(ctx, &e))?;
+    Ok((d, format!("pattern:{profile}/{}", id.trim())))
 }
