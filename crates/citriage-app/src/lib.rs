@@ -31,6 +31,7 @@ pub mod clock;
 pub mod cluster;
 pub mod code;
 pub mod config;
+pub mod containment;
 pub mod demo;
 pub mod documents;
 pub mod drift;

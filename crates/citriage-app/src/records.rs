@@ -32,6 +32,7 @@ use citriage_store::{
 use serde::Serialize;
 use std::rc::Rc;
 
+use crate::containment::{Checkouts, FixCommit};
 pub use crate::mentions::{MentionOptions, MentionsRead};
 
 /// How GitHub is read: the API base, and whether to answer from the store's cache only.
@@ -396,6 +397,10 @@ pub struct RefreshOptions {
     /// Search GitHub for issues and pull requests that name the patterns, and link
     /// them (`None`: no search).
     pub mentions: Option<MentionOptions>,
+    /// Local checkouts (`OWNER/REPO=PATH`, as `--checkout` spells them): a fix's
+    /// containment in a build is read from git ancestry of the build's tested commit
+    /// where the fix's repository has one, else from time.
+    pub checkouts: Vec<String>,
 }
 
 /// What [`refresh`] did.
@@ -554,22 +559,29 @@ pub fn refresh(store: &mut Store, opts: &RefreshOptions, progress: &dyn Progress
         }
     }
     progress.doing("deciding the records' states");
+    let checkouts = Checkouts::open(&opts.checkouts)?;
     for r in &records {
-        for t in refresh_one(store, &r.subject, now)? {
+        for t in refresh_with(store, &r.subject, now, &checkouts)? {
             out.transitions.push(format!("{}: {t}", r.subject));
         }
     }
+    out.problems.extend(checkouts.unanswered());
     Ok(out)
 }
 
 /// Decides one record's transitions as of `now` and writes them if nobody changed the
 /// record meanwhile (else reads it again and decides again).
 fn refresh_one(store: &mut Store, subject: &str, now: i64) -> Result<Vec<String>> {
+    refresh_with(store, subject, now, &Checkouts::default())
+}
+
+/// [`refresh_one`] with checkouts to read the builds' containment of a fix from.
+fn refresh_with(store: &mut Store, subject: &str, now: i64, checkouts: &Checkouts) -> Result<Vec<String>> {
     for _ in 0..RETRIES {
         let Some(rec) = store.record(subject)? else {
             return Err(Error::input(format!("{subject} has no triage record")));
         };
-        let e = evaluation(store, &rec, now)?;
+        let e = evaluation(store, &rec, now, checkouts)?;
         if e.steps.is_empty() {
             return Ok(Vec::new());
         }
@@ -657,7 +669,7 @@ fn branch_of(repos: Option<&str>) -> Option<String> {
 }
 
 /// A build of an affected job as the resolution sees it.
-fn run_of(r: &PatternRun) -> Run {
+pub fn run_of(r: &PatternRun) -> Run {
     let outcome = match (r.hit, r.result.as_deref()) {
         (true, _) => Outcome::Pattern,
         (false, Some("SUCCESS")) => Outcome::Clean,
@@ -665,7 +677,7 @@ fn run_of(r: &PatternRun) -> Run {
         (false, Some("FAILURE")) if r.failed_tests > 0 => Outcome::Clean,
         _ => Outcome::Other,
     };
-    let build = format!("{}/{}", r.job, r.build_id);
+    let build = crate::containment::build_of(r);
     Run {
         job: r.job.clone(),
         build: build.clone(),
@@ -683,24 +695,39 @@ fn run_of(r: &PatternRun) -> Run {
     }
 }
 
-/// Evaluates a record as of `now` from the store (runs started and links made by then).
-fn evaluation(store: &Store, rec: &StoredRecord, now: i64) -> Result<Evaluation> {
+/// Evaluates a record as of `now` from the store (runs started and links made by then),
+/// the builds' containment of a fix from the checkouts where they can tell.
+fn evaluation(store: &Store, rec: &StoredRecord, now: i64, checkouts: &Checkouts) -> Result<Evaluation> {
     let history: Vec<(State, State, i64)> = store
         .record_transitions(&rec.subject)?
         .iter()
         .map(|t| Ok((state_of(&t.from)?, state_of(&t.to)?, t.at)))
         .collect::<Result<_>>()?;
-    let links: Vec<LinkFact> =
-        store.record_links(&rec.subject)?.iter().filter(|l| l.linked_at <= now).map(link_fact).collect();
-    let runs: Vec<Run> = if rec.kind == "pattern" {
-        store.pattern_runs(&rec.profile, &rec.key, 0)?.iter().filter(|r| r.started <= now).map(run_of).collect()
+    let stored: Vec<StoredLink> =
+        store.record_links(&rec.subject)?.into_iter().filter(|l| l.linked_at <= now).collect();
+    let links: Vec<LinkFact> = stored.iter().map(link_fact).collect();
+    let pattern_runs: Vec<PatternRun> = if rec.kind == "pattern" {
+        store.pattern_runs(&rec.profile, &rec.key, 0)?.into_iter().filter(|r| r.started <= now).collect()
     } else {
         Vec::new()
     };
-    Ok(evaluate(
-        &Facts { state: state_of(&rec.state)?, since: rec.since, history: &history, links: &links, runs: &runs, now },
-        &ByTime,
-    ))
+    let runs: Vec<Run> = pattern_runs.iter().map(run_of).collect();
+    let facts =
+        Facts { state: state_of(&rec.state)?, since: rec.since, history: &history, links: &links, runs: &runs, now };
+    if checkouts.is_empty() || runs.is_empty() {
+        return Ok(evaluate(&facts, &ByTime));
+    }
+    let mut fixes: Vec<FixCommit> = stored
+        .iter()
+        .filter(|l| l.facts.ref_state == "merged")
+        .filter_map(|l| {
+            let r = IssueRef::parse(&l.reference)?;
+            Some(FixCommit { repo: r.repo.to_string(), commit: l.facts.merge_commit.clone()? })
+        })
+        .collect();
+    fixes.sort();
+    fixes.dedup();
+    Ok(evaluate(&facts, &checkouts.answers(&fixes, &pattern_runs)))
 }
 
 /// A record as reports and pages show it, evaluated as of `now` (its fix and
@@ -710,7 +737,7 @@ fn summary(
     rec: &StoredRecord,
     now: i64,
 ) -> Result<(RecordSummary, Vec<StoredLink>, Vec<StoredTransition>)> {
-    let e = evaluation(store, rec, now)?;
+    let e = evaluation(store, rec, now, &Checkouts::default())?;
     let links = store.record_links(&rec.subject)?;
     let transitions = store.record_transitions(&rec.subject)?;
     let last = transitions.last();

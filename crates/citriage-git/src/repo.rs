@@ -362,6 +362,77 @@ impl Git {
         }
     }
 
+    /// Which of `tips` contain `commit` in their history (are it or descend from it):
+    /// `Some(true)` or `Some(false)` for each tip the checkout has, `None` for a tip it
+    /// does not have (and, in a shallow clone, for a tip it cannot tell). Two git
+    /// processes however many tips: one `cat-file --batch-check` says which tips exist,
+    /// one `rev-list --ancestry-path` lists the descendants of `commit` among their
+    /// history. A `commit` the checkout lacks is an error ([`GitError::UnknownRevision`]).
+    pub fn contained_in(&self, commit: &str, tips: &[&str]) -> Result<Vec<Option<bool>>, GitError> {
+        let base = self.rev_parse(commit)?;
+        let mut input = Vec::new();
+        for t in tips {
+            input.extend_from_slice(format!("{}^{{commit}}\n", check_rev(&self.name, t)?).as_bytes());
+        }
+        let check = ["cat-file", "--batch-check"];
+        let r = self.program.run(&Run {
+            dir: &self.dir,
+            checkout: &self.name,
+            args: &check,
+            stdin: Some(&input),
+            limit: self.limit,
+        })?;
+        if !r.ok() {
+            return Err(self.failed(&check, &r));
+        }
+        let text = String::from_utf8_lossy(&r.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.len() != tips.len() {
+            return Err(self.unexpected("cat-file", format!("{} answers for {} tips", lines.len(), tips.len())));
+        }
+        let full: Vec<Option<String>> = lines
+            .iter()
+            .map(|l| {
+                let mut f = l.split(' ');
+                match (f.next(), f.next()) {
+                    (Some(sha), Some("commit")) if sha.bytes().all(|b| b.is_ascii_hexdigit()) => Some(sha.to_string()),
+                    _ => None,
+                }
+            })
+            .collect();
+        let present: Vec<&str> = full.iter().flatten().map(String::as_str).collect();
+        if present.is_empty() {
+            return Ok(vec![None; tips.len()]);
+        }
+        let mut stdin = format!("^{base}\n");
+        for sha in &present {
+            stdin.push_str(sha);
+            stdin.push('\n');
+        }
+        let args = ["rev-list", "--ancestry-path", "--stdin"];
+        let r = self.program.run(&Run {
+            dir: &self.dir,
+            checkout: &self.name,
+            args: &args,
+            stdin: Some(stdin.as_bytes()),
+            limit: self.limit,
+        })?;
+        if !r.ok() {
+            return Err(self.failed(&args, &r));
+        }
+        let out = String::from_utf8_lossy(&r.stdout);
+        let descendants: std::collections::BTreeSet<&str> = out.lines().map(str::trim).collect();
+        let shallow = self.is_shallow()?;
+        Ok(full
+            .iter()
+            .map(|sha| {
+                let sha = sha.as_deref()?;
+                let contains = sha == base || descendants.contains(sha);
+                (contains || !shallow).then_some(contains)
+            })
+            .collect())
+    }
+
     /// The best common ancestor of two revisions; `None` when they share no history.
     pub fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, GitError> {
         let (a, b) = (self.rev_parse(a)?, self.rev_parse(b)?);

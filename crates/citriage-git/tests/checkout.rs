@@ -331,6 +331,25 @@ fn ancestry_and_pull_request_commits() {
 }
 
 #[test]
+fn which_tips_contain_a_commit_in_one_batch() {
+    if !have_git("which_tips_contain_a_commit_in_one_batch") {
+        return;
+    }
+    let w = world();
+    let git = Git::open(&w.root).unwrap();
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let tips = [w.c1.as_str(), w.c2.as_str(), w.f1.as_str(), w.merge.as_str(), w.c3.as_str(), missing, "main"];
+    let got = git.contained_in(&w.merge, &tips).unwrap();
+    assert_eq!(got, [Some(false), Some(false), Some(false), Some(true), Some(true), None, Some(true)]);
+    // The feature branch's own commit is in the merge's history, and so in every later tip.
+    assert_eq!(git.contained_in(&w.f1, &tips).unwrap()[2..5], [Some(true), Some(true), Some(true)]);
+    assert_eq!(git.contained_in(&w.merge, &[missing]).unwrap(), [None]);
+    assert!(git.contained_in(&w.merge, &[]).unwrap().is_empty());
+    assert!(matches!(git.contained_in(missing, &tips), Err(GitError::UnknownRevision { .. })));
+    assert!(matches!(git.contained_in(&w.merge, &["--all"]), Err(GitError::BadArgument { .. })));
+}
+
+#[test]
 fn the_revert_pre_check_leaves_the_checkout_as_it_was() {
     if !have_git("the_revert_pre_check_leaves_the_checkout_as_it_was") {
         return;

@@ -208,6 +208,16 @@ pub enum Containment {
     Time,
 }
 
+impl Containment {
+    /// How the builds containing the fix were told apart, in words.
+    pub fn told(self) -> &'static str {
+        match self {
+            Containment::Ancestry => "builds containing the fix told by git ancestry of their tested commits",
+            Containment::Time => "builds containing the fix told by time (no checkout: started after the merge)",
+        }
+    }
+}
+
 /// What a record knows and how it stands.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts<'a> {
@@ -553,11 +563,12 @@ impl Machine<'_> {
                             r.started.max(from.unwrap_or(i64::MIN)),
                             cited.clone(),
                             format!(
-                                "{clean} clean runs after {} across {} job(s); at the failure rates before the fix ({}) that many clean runs by chance: {:.2}% < 5%",
+                                "{clean} clean runs after {} across {} job(s); at the failure rates before the fix ({}) that many clean runs by chance: {:.2}% < 5%; {}",
                                 fix.reference,
                                 vals.len(),
                                 rates.join(", "),
-                                c * 100.0
+                                c * 100.0,
+                                fix.containment.told()
                             ),
                         );
                         break;

@@ -188,6 +188,14 @@ pub struct RefreshArgs {
     /// largest patterns of each profile's latest clustering run are looked for.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub mentions_top: usize,
+    /// A local checkout of a fix's repository, OWNER/REPO=PATH (repeat for several):
+    /// whether a build contains a merged fix is then read from git ancestry of the
+    /// build's tested commit (its started.json repos, else repo-commit), one git batch
+    /// per fix; without one, or for a commit the checkout lacks, from time (a build
+    /// started after the merge). The records' reasons say which was used.
+    /// Default: no checkout (time).
+    #[arg(long, value_name = "OWNER/REPO=PATH")]
+    pub checkout: Vec<String>,
     #[command(flatten)]
     pub github: GithubArgs,
 }
@@ -235,8 +243,13 @@ fn records_exec(ctx: &Context, c: &RecordsCommand) -> Result<(), Failure> {
                 top: a.mentions_top,
                 ..MentionOptions::default()
             });
-            let opts =
-                RefreshOptions { github: Some(a.github.access()), as_of: None, links: a.links.clone(), mentions };
+            let opts = RefreshOptions {
+                github: Some(a.github.access()),
+                as_of: None,
+                links: a.links.clone(),
+                mentions,
+                checkouts: a.checkout.clone(),
+            };
             let pb = ctx.spinner("refreshing records");
             let r = records::refresh(&mut store, &opts, &pb)?;
             pb.clear();
