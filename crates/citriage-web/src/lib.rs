@@ -1185,10 +1185,25 @@ async fn api_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> R
     json_answer(data::job(&st.view(), &job))
 }
 
+/// The job page, with the job's triage record when it has one (and the link form
+/// behind the write gate).
 async fn page_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> Response {
     let view = st.view();
     match data::job(&view, &job) {
-        Ok(j) => html_answer(Ok(pages::job(&j))),
+        Ok(j) => {
+            let subject = format!("job:{job}");
+            let key = subject.clone();
+            let rec = with_store(&st, move |s| citriage_app::records::record(s, &key).map_err(app_error)).await;
+            let page = pages::job(&j);
+            match rec {
+                Ok(rec) if rec.is_some() || st.0.opts.writes.open() => {
+                    let section = records::section(&subject, rec.as_ref(), st.0.opts.writes.open());
+                    html_answer(Ok(records::splice(page, &section)))
+                }
+                Ok(_) => html_answer(Ok(page)),
+                Err(e) => html_answer(Err(e)),
+            }
+        }
         Err(e) => {
             // An unknown job: the jobs whose names contain it, under the message.
             let mut q = BTreeMap::new();
@@ -1519,10 +1534,25 @@ async fn api_payload(State(st): State<AppState>, UrlPath(tag): UrlPath<String>) 
 
 /// The stored HTML report of a payload, as `citriage payload` wrote it, with the
 /// dashboard's navigation above it.
+/// A stored payload report, with the triage records of its root causes
+/// (`payload:TAG/RC`) and their timelines.
 async fn page_payload(State(st): State<AppState>, UrlPath(tag): UrlPath<String>) -> Response {
+    let prefix = format!("payload:{tag}/");
+    let recs = with_store(&st, move |s| {
+        let all = citriage_app::records::list(s, &Default::default()).map_err(app_error)?;
+        Ok(all.into_iter().filter(|v| v.record.subject.starts_with(&prefix)).collect::<Vec<_>>())
+    })
+    .await;
+    let recs = match recs {
+        Ok(r) => r,
+        Err(e) => return html_answer(Err(e)),
+    };
     match stored(&st, "payload", &tag, "text/html").await {
         Ok(d) => {
-            let body = pages::payload_report(&d.body, &tag);
+            let mut body = pages::payload_report(&d.body, &tag);
+            for v in &recs {
+                body = records::splice(body, &records::section(&v.record.subject, Some(v), false));
+            }
             ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CONTENT_SECURITY_POLICY, CSP_REPORT)], body)
                 .into_response()
         }

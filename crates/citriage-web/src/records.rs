@@ -99,8 +99,18 @@ pub fn list_page(views: &[RecordView]) -> String {
 /// link form when writes are open.
 pub fn section(subject: &str, view: Option<&RecordView>, writes_open: bool) -> String {
     let mut b = String::from("<section class=\"record\" id=\"record\"><h2>Triage record</h2>");
+    if !subject.starts_with("pattern:") {
+        let _ = write!(b, "<p class=\"record-subject\"><code>{}</code></p>", esc(subject));
+    }
     match view {
-        None => b.push_str("<p>No issue or pull request is linked to this pattern yet.</p>"),
+        None => {
+            let what = match subject.split(':').next() {
+                Some("job") => "job",
+                Some("payload") => "root cause",
+                _ => "pattern",
+            };
+            let _ = write!(b, "<p>No issue or pull request is linked to this {what} yet.</p>");
+        }
         Some(v) => {
             let _ = write!(
                 b,
@@ -162,9 +172,10 @@ pub fn section(subject: &str, view: Option<&RecordView>, writes_open: bool) -> S
     b
 }
 
-/// Puts a section into a rendered page, before the end of its main part.
+/// Puts a section into a rendered page, before the end of its main part (else of its
+/// body, else at its end).
 pub fn splice(page: String, section: &str) -> String {
-    match page.rfind("</main>") {
+    match page.rfind("</main>").or_else(|| page.rfind("</body>")) {
         Some(i) => format!("{}{section}\n{}", &page[..i], &page[i..]),
         None => page + section,
     }

@@ -2,7 +2,9 @@
 //! records by state and age (failed after fix first), the pattern page shows its
 //! record's links and timeline and, behind the write gate, the link form, whose POST
 //! links by hand through the use case (refused without the token); `/api/v1/records`
-//! answers the same as JSON; hostile CI text stays text. Then the same pages in
+//! answers the same as JSON; hostile CI text stays text. The job page shows a job's
+//! record and the payload page its root causes' records, with their timelines. Then
+//! the same pages in
 //! headless Chromium (skipped, with the reason printed, when it is not installed),
 //! screenshots kept in `CITRIAGE_WEB_SCREENSHOTS` when set.
 
@@ -11,7 +13,7 @@ mod webdriver;
 
 use citriage_model::{Evidence, EvidenceKind};
 use citriage_store::{LinkSource, NewLink, NewTransition, RefFacts, Store, Subject};
-use common::{fixture_store, get, get_json, serve_store, Running, HOSTILE_TEXT, T0};
+use common::{fixture_store, get, get_json, serve_store, Running, GOOD_JOB, HOSTILE_TEXT, PAYLOAD_TAG, T0};
 use std::time::Duration;
 
 const TOKEN: &str = "s3cret-token";
@@ -150,6 +152,55 @@ fn records_pages_list_show_and_link_behind_the_write_gate() {
     assert!(page.contains("pattern c-nope is not stored"), "{page}");
 }
 
+/// The fixture store with a record of a job and one of a payload root cause; writes
+/// closed.
+fn job_and_payload_server() -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fixture_store(dir.path());
+    let mut s = Store::open(&db).unwrap();
+    let job = Subject::Job { job: GOOD_JOB.into() };
+    let cause = Subject::Payload { cause: format!("{PAYLOAD_TAG}/RC1") };
+    s.ensure_record(&job, GOOD_JOB, T0).unwrap();
+    s.ensure_record(&cause, "kube-apiserver crashloops", T0).unwrap();
+    let (j, c) = (job.key(), cause.key());
+    link(&mut s, &j, "kubernetes/kubernetes#6001", "issue", "open", None, T0 + 600);
+    step(&mut s, &j, "new", "triaged", T0 + 600, "issue kubernetes/kubernetes#6001 linked");
+    link(&mut s, &c, "openshift/origin#7001", "pr", "merged", Some(T0 + 9_000), T0 + 900);
+    step(&mut s, &c, "new", "triaged", T0 + 900, HOSTILE_TEXT);
+    step(&mut s, &c, "triaged", "fix-merged", T0 + 9_000, "pull request openshift/origin#7001 merged");
+    drop(s);
+    serve_store(db, dir, citriage_web::ServeOptions { github_api: "http://127.0.0.1:9".into(), ..Default::default() })
+}
+
+#[test]
+fn job_and_payload_pages_show_their_records_and_timelines() {
+    let srv = job_and_payload_server();
+    let (status, _, page) = get(&format!("{}/jobs/{GOOD_JOB}", srv.base));
+    assert_eq!(status, 200);
+    let at = page.find("<section class=\"record\" id=\"record\">").expect("the job's record");
+    assert!(page[at..].contains(&format!("<code>job:{GOOD_JOB}</code>")), "{page}");
+    assert!(page[at..].contains("kubernetes/kubernetes#6001") && page[at..].contains("triaged"), "{page}");
+    assert_eq!(page[at..].matches("<li><b>").count(), 1, "one transition in the timeline");
+    assert!(!page.contains("action=\"/records/link\""), "writes are closed: no form");
+    // A job without a record: no section when writes are closed.
+    let (status, _, page) = get(&format!("{}/jobs/%3Cscript%3Ealert(1)%3C%2Fscript%3E", srv.base));
+    assert_eq!(status, 200);
+    assert!(!page.contains("<section class=\"record\""), "{page}");
+    // The payload page: its root cause's record, the reasons escaped.
+    let (status, _, page) = get(&format!("{}/payloads/{PAYLOAD_TAG}", srv.base));
+    assert_eq!(status, 200);
+    let at = page.find("<section class=\"record\" id=\"record\">").expect("the root cause's record");
+    let section = &page[at..];
+    assert!(section.contains(&format!("<code>payload:{PAYLOAD_TAG}/RC1</code>")), "{section}");
+    assert!(section.contains("openshift/origin#7001") && section.contains("fix merged"), "{section}");
+    assert_eq!(section.matches("<li><b>").count(), 2, "two transitions");
+    assert!(!section.contains("<script>alert(\"xss\")"), "CI text is escaped: {section}");
+    assert!(page.find("</body>").is_none_or(|end| end > at), "inside the body");
+    // The pattern pages keep theirs (no record here: the message, no form).
+    let (_, v) = get_json(&format!("{}/api/v1/records", srv.base));
+    assert_eq!(v.as_array().unwrap().len(), 2);
+}
+
 #[test]
 fn records_pages_render_in_a_browser() {
     if let Some(why) = webdriver::unavailable() {
@@ -158,11 +209,16 @@ fn records_pages_render_in_a_browser() {
     }
     let s = webdriver::Session::start().unwrap_or_else(|e| panic!("browser session: {e}"));
     let srv = server();
-    for (path, name, css) in [
-        ("/records", "records", "table.records tr.state-failed"),
-        ("/clusters/default/c-dns#record", "record", "ol.timeline li"),
+    let other = job_and_payload_server();
+    let job = format!("/jobs/{GOOD_JOB}#record");
+    let payload = format!("/payloads/{PAYLOAD_TAG}");
+    for (base, path, name, css) in [
+        (&srv.base, "/records", "records", "table.records tr.state-failed"),
+        (&srv.base, "/clusters/default/c-dns#record", "record", "ol.timeline li"),
+        (&other.base, job.as_str(), "job-record", "section.record ol.timeline li"),
+        (&other.base, payload.as_str(), "payload-record", "section.record ol.timeline li"),
     ] {
-        s.goto(&format!("{}{path}", srv.base)).unwrap();
+        s.goto(&format!("{base}{path}")).unwrap();
         s.wait_for(css, Duration::from_secs(15)).unwrap_or_else(|e| panic!("{path}: {e}"));
         let problems: Vec<_> =
             s.browser_log().unwrap().into_iter().filter(|e| e.level == "SEVERE" || e.level == "WARNING").collect();
