@@ -47,11 +47,16 @@ pub struct ServerConfig {
     /// Days of test-level history the dashboard shows.
     #[serde(default = "default_window")]
     pub window_days: i64,
+    /// The GitHub API base the dashboard reads references from (the link form's
+    /// lookups, the MCP tools): GitHub Enterprise's `https://HOST/api/v3`. Default:
+    /// `https://api.github.com`. The token comes from the environment only.
+    #[serde(default)]
+    pub github_api: Option<String>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { listen: default_listen(), public_name: None, window_days: default_window() }
+        ServerConfig { listen: default_listen(), public_name: None, window_days: default_window(), github_api: None }
     }
 }
 
@@ -393,6 +398,11 @@ impl Config {
         if let Some(n) = &self.server.public_name {
             if n.is_empty() || n.contains(['/', ':', ' ']) {
                 return Err(format!("server.public_name: {n:?} is not a host name"));
+            }
+        }
+        if let Some(g) = &self.server.github_api {
+            if !(g.starts_with("https://") || g.starts_with("http://")) || g.contains(char::is_whitespace) {
+                return Err(format!("server.github_api: {g:?} is not an http(s) URL"));
             }
         }
         if self.server.window_days < 1 {

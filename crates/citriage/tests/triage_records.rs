@@ -125,3 +125,80 @@ fn a_linked_fix_is_recorded_listed_and_reported_and_bad_links_exit_2() {
     let row = md.lines().find(|l| l.starts_with("| 0.1 | ")).unwrap_or_default();
     assert!(row.contains(&format!("pattern:default/{id}")) && row.contains("⏳ MERGED"), "{row}");
 }
+
+/// `serve --api URL`: the dashboard's link form reads the reference from that GitHub
+/// API (here a GitHub-shaped server on 127.0.0.1; GitHub Enterprise in a team), with
+/// the token from the environment only; a configuration's `server.github_api` that is
+/// not a URL is refused naming the key.
+#[test]
+fn the_dashboards_link_form_reads_references_from_the_api_serve_is_given() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("world");
+    let mut p = citriage_synth::SynthParams::preset("tiny").unwrap();
+    p.jobs = 3;
+    p.payloads = 0;
+    p.fix_stories = true;
+    citriage_synth::generate(&p, &root, &mut |_| {}).unwrap();
+    let truth = json(&root.join("truth.json"));
+    let story = truth["fixes"].as_array().unwrap().iter().find(|s| s["story"] == "works").unwrap().clone();
+    let db = dir.path().join("s.db");
+    let mirror = root.join("gcs/kubernetes-ci-logs");
+    let mut fetch = vec!["fetch", "--mirror", mirror.to_str().unwrap()];
+    let jobs: Vec<String> =
+        story["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap().into()).collect();
+    for j in &jobs {
+        fetch.extend(["--job", j.as_str()]);
+    }
+    ok(&db, &fetch);
+    let out = dir.path().join("clusters");
+    ok(&db, &["cluster", "--window", "40", "--out", out.to_str().unwrap()]);
+    let signature = story["signature"].as_str().unwrap();
+    let clusters = json(&out.join("clusters.json"));
+    let c = clusters["clusters"].as_array().unwrap().iter().find(|c| c.to_string().contains(signature)).unwrap();
+    let id = c["stable_id"].as_str().or(c["id"].as_str()).unwrap().to_string();
+    let (server, api, thread) = serve(&root);
+    let mut child = common::bin()
+        .args(["--db", db.to_str().unwrap(), "serve", "--addr", "127.0.0.1:0", "--no-mcp", "--api", &api])
+        .env("CITRIAGE_WRITE_TOKEN", "form-token")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().strip_prefix("serving on http://").and_then(|r| r.split_whitespace().next()).unwrap();
+    let base = format!("http://{addr}");
+    let pr = story["pull_request"]["reference"].as_str().unwrap();
+    let body = format!("subject={id}&reference={}&by=alice", pr.replace('/', "%2F").replace('#', "%23"));
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut res = agent
+        .post(format!("{base}/records/link"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("origin", &base)
+        .header("authorization", "Bearer form-token")
+        .send(&body)
+        .unwrap();
+    let status = res.status().as_u16();
+    let page = res.body_mut().read_to_string().unwrap_or_default();
+    let _ = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let _ = child.wait();
+    server.unblock();
+    thread.join().unwrap();
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&format!("linked {pr}")), "{page}");
+    let v: Value = serde_json::from_str(&ok(&db, &["--format", "json", "triage", "records", &id])).unwrap();
+    let link = v["links"].as_array().unwrap().iter().find(|l| l["reference"] == pr).cloned().unwrap();
+    assert_eq!((&link["ref_kind"], &link["ref_state"]), (&Value::from("pr"), &Value::from("merged")), "{link}");
+    assert_eq!(link["merge_commit"], story["merge_commit"], "read from the API serve was given: {link}");
+    assert_eq!(link["linked_by"], "alice");
+    // A configuration whose server.github_api is not a URL: exit 2 naming the key.
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "[server]\ngithub_api = \"github.example.org\"\n").unwrap();
+    let o = run(&db, &["config", "check", cfg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("server.github_api"), "{}", stderr(&o));
+}

@@ -51,10 +51,12 @@ pub struct ServeArgs {
     /// Default: none.
     #[arg(long, value_name = "NAME")]
     pub trusted_user_header: Option<String>,
-    /// GitHub API base for the MCP tools' pull-request states and applied actions
-    /// (states come from the store's cache).
-    #[arg(long, default_value = citriage_github::DEFAULT_API_BASE, value_name = "URL")]
-    pub api: String,
+    /// GitHub API base (GitHub Enterprise: https://HOST/api/v3; a local server in
+    /// tests) for the record link form's lookups, the MCP tools' pull-request states
+    /// and applied actions. The token comes from GITHUB_TOKEN or GH_TOKEN only.
+    /// Default: the configuration's server.github_api, else https://api.github.com.
+    #[arg(long, value_name = "URL")]
+    pub api: Option<String>,
 }
 
 /// The MCP write policy `serve` was asked for.
@@ -116,6 +118,14 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
     if a.issue_repo.split('/').filter(|p| !p.is_empty()).count() != 2 {
         return Err(Failure::input(format!("--issue-repo {:?}: expected OWNER/NAME", a.issue_repo)));
     }
+    let api = a
+        .api
+        .clone()
+        .or_else(|| config.as_ref().and_then(|c| c.server.github_api.clone()))
+        .unwrap_or_else(|| citriage_github::DEFAULT_API_BASE.to_string());
+    if !(api.starts_with("https://") || api.starts_with("http://")) {
+        return Err(Failure::input(format!("--api {api:?}: expected an http(s) URL")));
+    }
     let writes = write_policy(a)?;
     let gate = citriage_web::ops::WriteGate {
         token: std::env::var("CITRIAGE_WRITE_TOKEN").ok().filter(|t| !t.trim().is_empty()),
@@ -132,6 +142,7 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
         allow_hosts: a.allow_hosts.clone(),
         public_name: config.as_ref().and_then(|c| c.server.public_name.clone()),
         writes: gate,
+        github_api: api.trim_end_matches('/').to_string(),
         now: Some(citriage_sources::http::unix_now),
         ..Default::default()
     };
@@ -155,7 +166,7 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
             citriage_mcp::McpOptions {
                 writes: writes.clone(),
                 issue_repo: Some(a.issue_repo.clone()),
-                api: a.api.clone(),
+                api: api.clone(),
                 github_online: false,
             },
         );
