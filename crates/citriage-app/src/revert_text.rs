@@ -142,8 +142,10 @@ fn blank(line: &str, reverted_title: Option<&str>) -> String {
 
 /// Go test names (`TestX`, `TestX/sub`) and e2e test names (`[sig-x] …` to the line's end).
 fn test_names(text: &str) -> Vec<String> {
-    let mut out: Vec<String> =
-        re(&RE_GO_TEST, r"\bTest[A-Z0-9_][A-Za-z0-9_]*(?:/[A-Za-z0-9_-]+)*").find_iter(text).map(|m| m.as_str().to_string()).collect();
+    let mut out: Vec<String> = re(&RE_GO_TEST, r"\bTest[A-Z0-9_][A-Za-z0-9_]*(?:/[A-Za-z0-9_-]+)*")
+        .find_iter(text)
+        .map(|m| m.as_str().to_string())
+        .collect();
     if let Some(m) = re(&RE_E2E, r"\[sig-[a-z0-9-]+\].*").find(text) {
         out.push(m.as_str().trim().to_string());
     }

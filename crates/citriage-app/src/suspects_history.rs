@@ -255,11 +255,7 @@ fn evaluate(
         }
         let targets: Vec<Option<usize>> = ids.iter().map(|id| h.find(id)).collect();
         let (Some(r), [Some(x)]) = (h.intro[i], targets.as_slice()) else {
-            skip(if ids.len() > 1 {
-                "reverts several commits"
-            } else {
-                "reverted commit not in the history"
-            });
+            skip(if ids.len() > 1 { "reverts several commits" } else { "reverted commit not in the history" });
             continue;
         };
         let Some(culprit) = h.intro[*x] else {
