@@ -11,12 +11,14 @@
 //!   backoff, re-clustering) and the commands' use cases: [`import`], [`triage`],
 //!   [`drift`], [`categorize`], [`fetch`], [`metrics`], [`cluster`], [`extract`],
 //!   [`signatures`], [`payload`], [`verify`], [`brief`], [`evidence`], [`code`],
-//!   [`gh`], [`act`], [`reports`], [`store_admin`], [`alerts`], [`testgrid`], [`suspects`];
+//!   [`gh`], [`act`], [`reports`], [`store_admin`], [`alerts`], [`testgrid`], [`suspects`],
+//!   [`suspects_history`] (the engine measured on real reverts; `bench suspects-history`);
 //! - what several of them share: [`snapshots`] (read, store, load with history),
 //!   [`builds`] (stored builds, `--as-of`), [`documents`] (what is recorded for the
 //!   dashboard), [`github`] (the client over the store's cache), [`links`] (the fix-PR
 //!   links file), [`gcs_evidence`] (payload jobs' evidence from GCS over HTTP),
-//!   [`config`] (the team configuration file), [`checkouts`] (the `--checkout` spelling), [`example_data`] (the bundled
+//!   [`config`] (the team configuration file), [`checkouts`] (the `--checkout` spelling),
+//!   [`revert_text`] (the failure a revert's message quotes), [`example_data`] (the bundled
 //!   dashboards and their generator), [`files`] (writing output files whole);
 //! - at the bottom: [`error`], [`progress`], [`clock`] (the one place the use cases
 //!   read the wall clock).
@@ -52,10 +54,12 @@ pub mod payload;
 pub mod progress;
 pub mod records;
 pub mod reports;
+pub mod revert_text;
 pub mod signatures;
 pub mod snapshots;
 pub mod store_admin;
 pub mod suspects;
+pub mod suspects_history;
 pub mod testgrid;
 pub mod triage;
 pub mod verify;

@@ -357,7 +357,12 @@ fn window_suspects(
 /// stack names. A Go test is found by its function (`func TestX(`); a spec by the
 /// longest tail of its name (three words and 15 characters at least, tags left out)
 /// that one or two product files hold. Tests not found are no evidence.
-fn with_test_sources(failure: &Failure, git: &Git, rev: &str, notes: &mut Vec<String>) -> (Failure, Vec<LogLine>) {
+pub(crate) fn with_test_sources(
+    failure: &Failure,
+    git: &Git,
+    rev: &str,
+    notes: &mut Vec<String>,
+) -> (Failure, Vec<LogLine>) {
     let mut lines = failure.lines.clone();
     let mut found = Vec::new();
     for test in failure.tests.iter().take(MAX_TESTS) {
@@ -422,7 +427,7 @@ fn untagged(test: &str) -> String {
 }
 
 /// The commits scored against the failure and ranked in tie groups.
-fn rank(commits: &[Commit], repo: &str, failure: &Failure, cap: bool) -> Vec<SuspectCommit> {
+pub(crate) fn rank(commits: &[Commit], repo: &str, failure: &Failure, cap: bool) -> Vec<SuspectCommit> {
     let diffs: Vec<_> = commits.iter().map(|c| parse_unified(&c.patch)).collect();
     let docs: BTreeMap<String, CandidateIndex> = commits
         .iter()

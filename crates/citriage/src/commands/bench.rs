@@ -180,6 +180,28 @@ pub enum BenchWhat {
         #[arg(long)]
         no_prewarm: bool,
     },
+    /// The suspect engine on real history: in each repository, every revert whose
+    /// message quotes the failure it fixes (a test name, a job, an error line, a quoted
+    /// string) is a case; the engine gets only that text and the repository and ranks
+    /// the --window first-parent commits before the revert; prints per repository the
+    /// reverts, the cases, culprit@1, top-3 and the median place, held-in and held-out
+    /// repositories apart, beside what chance would score.
+    SuspectsHistory {
+        /// A repository (a clone, bare or not) as PATH or NAME=PATH (the name defaults
+        /// to the folder's name without `.git`). Repeatable.
+        #[arg(long = "repo", value_name = "[NAME=]PATH", required = true)]
+        repos: Vec<String>,
+        /// First-parent commits before each revert that are ranked.
+        #[arg(long, default_value_t = citriage_app::suspects_history::DEFAULT_WINDOW)]
+        window: usize,
+        /// Names of the repositories the settings were chosen on; the others are
+        /// reported apart as held out. Repeatable.
+        #[arg(long = "held-in", value_name = "NAME", default_values_t = citriage_app::suspects_history::DEFAULT_HELD_IN.iter().map(|s| s.to_string()))]
+        held_in: Vec<String>,
+        /// Also list every case: the revert, the culprit, its rank and links.
+        #[arg(long)]
+        cases: bool,
+    },
 }
 
 fn print(lines: Lines) {
@@ -276,6 +298,17 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
             let served = citriage_bench::serve::serve(&ctx.db_path(), &spec, json)?;
             print(served.lines.clone());
             served.outcome()?;
+        }
+        BenchWhat::SuspectsHistory { repos, window, held_in, cases } => {
+            let o = citriage_app::suspects_history::HistoryOptions {
+                repos: repos.clone(),
+                window: *window,
+                held_in: held_in.clone(),
+            };
+            let pb = ctx.bar("{bar:30} {pos}/{len} cases {msg}", "{pos}/{len} cases {msg}");
+            let lines = citriage_bench::history::run(&o, *cases, json, &pb)?;
+            pb.clear();
+            print(lines);
         }
     }
     Ok(())
