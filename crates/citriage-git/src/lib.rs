@@ -12,6 +12,9 @@
 //!   [`GitError::UnknownRevision`] (or [`GitError::ShallowClone`] when the clone's
 //!   history is cut off and cannot tell), an ambiguous short id is
 //!   [`GitError::AmbiguousRevision`]; errors name the checkout and the revision.
+//! - Histories are written too: a bare repository from one `git fast-import`
+//!   stream ([`ImportStream`], [`Git::init_bare`], [`Git::fast_import`]), with the
+//!   authors and dates given, so the same stream gives the same commit ids.
 //! - Hostile text stays data: revisions are checked (no option, no range, no space)
 //!   and paths come after `--`; commit messages and paths are read with NUL
 //!   separators, which no message or path can hold.
@@ -21,9 +24,11 @@ mod log;
 mod program;
 mod repo;
 mod revert;
+mod write;
 
 pub use error::GitError;
 pub use log::{pr_of_subject, Commit, Detail, LogQuery, PrMerge, PrRef};
 pub use program::GitProgram;
 pub use repo::{split_lines, Git, GrepHit, PickaxeCommit, PrCommit, DEFAULT_OUTPUT_LIMIT};
 pub use revert::RevertCheck;
+pub use write::{ImportStream, NewCommit, Signature};

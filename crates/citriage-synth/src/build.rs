@@ -236,6 +236,12 @@ struct BuildTruth<'a> {
     causes: Vec<CauseTruth<'a>>,
 }
 
+/// The head of a written history at `t`: its newest commit made at or before `t`.
+fn written_head(history: &[(i64, String)], t: i64) -> String {
+    let i = history.partition_point(|(at, _)| *at <= t);
+    history[..i].last().or(history.first()).map(|(_, s)| s.clone()).unwrap_or_default()
+}
+
 fn image_for(job: &JobSpec) -> String {
     match job.suite {
         SuiteKind::ImageBuild => "gcr.io/k8s-staging-test-infra/gcb-docker-gcloud:v20261105-4bd8f2a1c8".into(),
@@ -532,7 +538,10 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         // References of this build.
         let (refs, extra_refs, repo_commit, kettle_commit, pr_number, single_pull) = match &slot.trig {
             Trig::Periodic => {
-                let (sha, _) = main_cur.head_at(slot.start);
+                let sha = match &job.history {
+                    Some(h) => written_head(h, slot.start),
+                    None => main_cur.head_at(slot.start).0,
+                };
                 let mut extra = vec![Refs::new(&job.repo, &job.branch, &sha)];
                 for (i, c) in extra_curs.iter_mut().enumerate() {
                     let (s2, _) = c.head_at(slot.start);

@@ -275,6 +275,7 @@ fn job(j: &PlantedJob, name: String, p: &'static Pattern, start: i64, end: i64, 
             j.rate,
             if j.fixed { ", until the fix merged" } else { ", whatever the fix" }
         ),
+        history: None,
         name,
     }
 }

@@ -70,6 +70,9 @@ pub enum Scenario {
     /// A job of a planted fix story (`fixes.rs`): a pattern at a steady rate until a
     /// fix merges (or whatever the fix).
     PlantedFix,
+    /// A job of a planted regression story (`culprits.rs`): a pattern from an onset a
+    /// commit of a written history introduced or exposed (or none did).
+    PlantedRegression,
 }
 
 /// A time window in which builds fail with `pattern` at `rate`.
@@ -125,6 +128,9 @@ pub struct JobSpec {
     /// Pinned image tag (image-pin pattern).
     pub pin: String,
     pub description: String,
+    /// The tested branch's history when it is a written repository (`culprits`):
+    /// (commit time, commit id), oldest first; periodic builds test its head.
+    pub history: Option<std::sync::Arc<Vec<(i64, String)>>>,
 }
 
 impl JobSpec {
@@ -686,7 +692,7 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
     let max_back = (hist_days - 3).max(32);
     let mut interval_mult = 1.0;
     match scenario {
-        Scenario::Healthy | Scenario::SinglePr | Scenario::PlantedFix => {}
+        Scenario::Healthy | Scenario::SinglePr | Scenario::PlantedFix | Scenario::PlantedRegression => {}
         Scenario::Flaky => {
             flaky_n = r.range(1, 3) as usize;
             flaky_scale = 6.0;
@@ -857,6 +863,7 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
         single_pr,
         pin,
         description,
+        history: None,
         name,
     }
 }
@@ -885,6 +892,7 @@ fn describe(s: Scenario, p: &Pattern, broken: &[Broken]) -> String {
         Scenario::Crossing => format!("failing with {pat} for about 30 days: crosses the dashboard threshold"),
         Scenario::RareBroken => format!("rarely runs; failing with {pat} for long: failing_days overstates it"),
         Scenario::PlantedFix => format!("planted fix story: {pat}"),
+        Scenario::PlantedRegression => format!("planted regression story: {pat}"),
     }
 }
 

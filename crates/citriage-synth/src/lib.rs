@@ -8,6 +8,7 @@
 
 mod build;
 mod catalog;
+mod culprits;
 mod fixes;
 mod jobs;
 mod junit;
@@ -114,6 +115,12 @@ pub fn generate(
     });
     let stories = if params.fix_stories { fixes::plan(params.seed, start_day, end_day, &plan) } else { Vec::new() };
     plan.extend(stories.iter().flat_map(|s| s.jobs.iter().cloned()));
+    let planted = if params.suspect_stories {
+        Some(culprits::plant(params.seed, start_day, end_day, &plan, out_dir)?)
+    } else {
+        None
+    };
+    plan.extend(planted.iter().flat_map(|p| p.stories.iter().flat_map(|s| s.jobs.iter().cloned())));
     let mut story_runs = fixes::Runs::default();
 
     let mut pool_builder = rayon::ThreadPoolBuilder::new();
@@ -234,6 +241,9 @@ pub fn generate(
     // Dashboards.
     let mut sink = out::Sink::new(out_dir);
     let fix_truth = if stories.is_empty() { None } else { Some(fixes::finish(&stories, &story_runs, &mut sink)?) };
+    if let Some(p) = &planted {
+        p.write_truth(&mut sink)?;
+    }
     let mut dashboard_files = Vec::new();
     for (i, s) in snapshots.iter().enumerate() {
         let date = Day(s.day).to_string();

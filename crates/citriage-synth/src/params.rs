@@ -37,6 +37,11 @@ pub struct SynthParams {
     /// fix pull request each; one fix works, one does not, one fixes only master.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fix_stories: bool,
+    /// Plant the suspect stories (`truth/suspects.json`): git histories of a tested
+    /// repository and of a job-configuration repository under `git/`, and jobs whose
+    /// failures a commit of them introduced or exposed (or none did).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suspect_stories: bool,
 }
 
 impl Default for SynthParams {
@@ -55,6 +60,7 @@ impl Default for SynthParams {
             payloads: 0,
             threads: 0,
             fix_stories: false,
+            suspect_stories: false,
         })
     }
 }
@@ -84,6 +90,7 @@ impl SynthParams {
             payloads: 0,
             threads: 0,
             fix_stories: false,
+            suspect_stories: false,
         };
         match name {
             "tiny" => Some(SynthParams {

@@ -46,6 +46,12 @@ pub struct SynthArgs {
     /// Worker threads (0 = all cores); does not change the output.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Also plant the suspect stories: git histories of a tested repository and of a
+    /// job-configuration repository under `git/` (bare repositories to give `suspects
+    /// --checkout`), jobs failing from onsets some of their commits introduced or
+    /// exposed, and `truth/suspects.json`. Needs git.
+    #[arg(long)]
+    pub suspect_stories: bool,
 }
 
 /// Runs `citriage synth`.
@@ -78,6 +84,7 @@ pub fn exec(ctx: &Context, a: &SynthArgs) -> Result<(), Failure> {
         p.payloads = v;
     }
     p.threads = a.threads;
+    p.suspect_stories = a.suspect_stories;
     let template = "{msg} [{bar:30}] {pos}/{len} [{elapsed}]";
     let bar = ctx.bar(template, template);
     let t = Instant::now();
