@@ -47,6 +47,7 @@ pub mod import;
 pub mod links;
 pub mod metrics;
 pub mod payload;
+pub mod pr;
 pub mod progress;
 pub mod records;
 pub mod reports;

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod mentions;
+pub mod pulls;
 pub mod refs;
 pub mod state;
 pub mod sweep;
@@ -14,6 +15,7 @@ pub use client::{
     next_link, percent_encode, CachedResponse, ClientConfig, ClientStats, CommitQuery, Fetched, GithubClient,
     GithubError, HttpCache, MemoryCache, NoCache, Shape, Token, DEFAULT_API_BASE,
 };
+pub use pulls::{IssueComment, PullFiles, RepoFacts};
 pub use mentions::{search_mentions, summarize, Mention, Mentions, RefSummary, TermKind, Terms};
 pub use refs::{extract_refs, fenced_lines, unique_refs, FoundRef, RefContext, RefTarget, Resolution};
 pub use state::{
