@@ -37,6 +37,11 @@ pub struct SynthParams {
     /// fix pull request each; one fix works, one does not, one fixes only master.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fix_stories: bool,
+    /// Plant the pull-request stories (`truth/prs.json`): PRs that break a test, PRs hit
+    /// only by flaky tests, by an ongoing base-branch pattern or by an infrastructure
+    /// event, among background PRs of three presubmit jobs of their own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pr_stories: bool,
 }
 
 impl Default for SynthParams {
@@ -55,6 +60,7 @@ impl Default for SynthParams {
             payloads: 0,
             threads: 0,
             fix_stories: false,
+            pr_stories: false,
         })
     }
 }
@@ -84,6 +90,7 @@ impl SynthParams {
             payloads: 0,
             threads: 0,
             fix_stories: false,
+            pr_stories: false,
         };
         match name {
             "tiny" => Some(SynthParams {
@@ -154,6 +161,9 @@ impl SynthParams {
         }
         if self.payloads > 10_000 {
             return bad("payloads is limited to 10,000");
+        }
+        if self.pr_stories && self.days < 15 {
+            return bad("the pull-request stories need at least 15 days of history");
         }
         if self.fix_stories && self.days < crate::fixes::MIN_DAYS {
             return bad("the fix stories need at least 30 days of history");

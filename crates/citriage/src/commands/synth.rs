@@ -46,6 +46,11 @@ pub struct SynthArgs {
     /// Worker threads (0 = all cores); does not change the output.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Also plant the pull-request stories (`truth/prs.json`, for `citriage pr` and
+    /// `bench pr`): PRs that break a test, PRs hit only by flaky tests, by an ongoing
+    /// base-branch pattern or by an infrastructure event.
+    #[arg(long)]
+    pub pr_stories: bool,
 }
 
 /// Runs `citriage synth`.
@@ -78,6 +83,7 @@ pub fn exec(ctx: &Context, a: &SynthArgs) -> Result<(), Failure> {
         p.payloads = v;
     }
     p.threads = a.threads;
+    p.pr_stories = a.pr_stories;
     let template = "{msg} [{bar:30}] {pos}/{len} [{elapsed}]";
     let bar = ctx.bar(template, template);
     let t = Instant::now();
