@@ -7,6 +7,7 @@
 //! - [`triage`]: importing and triaging a generated snapshot of N jobs;
 //! - [`ingest`]: a synthetic world ingested from its mirror, then its metrics;
 //! - [`flakes`]: the flaky tests `metrics` flags, against a world's truth;
+//! - [`pr`]: "did my PR break this?" against a synthetic world's planted pull requests;
 //! - [`patterns`]: template mining and failure-line extraction on labelled data;
 //! - [`serve`]: the dashboard under concurrent clients on loopback;
 //! - [`store`]: SQLite and PostgreSQL side by side (ingest, clustering, dashboard);
@@ -16,6 +17,7 @@ pub mod alerts;
 pub mod flakes;
 pub mod ingest;
 pub mod patterns;
+pub mod pr;
 pub mod rss;
 pub mod serve;
 pub mod store;
