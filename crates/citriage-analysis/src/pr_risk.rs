@@ -188,11 +188,9 @@ pub fn classify(f: &Facts, rules: &Rules) -> Classified {
         }
     }
     let seen = match &f.elsewhere {
-        Some(e) if !e.other_prs.is_empty() => format!(
-            " (its pattern is on {} other PR(s) only, fewer than {})",
-            e.other_prs.len(),
-            rules.min_other_prs
-        ),
+        Some(e) if !e.other_prs.is_empty() => {
+            format!(" (its pattern is on {} other PR(s) only, fewer than {})", e.other_prs.len(), rules.min_other_prs)
+        }
         _ => String::new(),
     };
     Classified { class: Class::NewWithPr, strong: false, reason: format!("seen nowhere else in the window{seen}") }
@@ -230,9 +228,7 @@ pub fn verdict(classes: &[Class], pending: usize) -> Verdict {
     Verdict {
         safe_to_retest: true,
         new_failures: 0,
-        line: format!(
-            "safe to /retest: every failure is a known flake, failing elsewhere or the environment's{wait}"
-        ),
+        line: format!("safe to /retest: every failure is a known flake, failing elsewhere or the environment's{wait}"),
     }
 }
 
@@ -248,12 +244,8 @@ pub use crate::metrics::corrected::is_setup_step;
 /// passed on retry left out), and the build itself when it failed without a failed
 /// test (its text from the log's failure lines).
 pub fn failed_items(b: &BuildRecord, harness: &BTreeSet<&str>) -> Vec<FailedItem> {
-    let passed: BTreeSet<(&str, &str)> = b
-        .tests
-        .iter()
-        .filter(|t| t.status == "passed")
-        .map(|t| (t.classname.as_str(), t.name.as_str()))
-        .collect();
+    let passed: BTreeSet<(&str, &str)> =
+        b.tests.iter().filter(|t| t.status == "passed").map(|t| (t.classname.as_str(), t.name.as_str())).collect();
     let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut out = Vec::new();
     for t in &b.tests {

@@ -48,6 +48,7 @@ pub mod links;
 pub mod metrics;
 pub mod payload;
 pub mod pr;
+pub mod pr_comment;
 pub mod progress;
 pub mod records;
 pub mod reports;

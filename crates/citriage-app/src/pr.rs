@@ -13,7 +13,7 @@ use crate::records::GithubAccess;
 use citriage_analysis::build_findings::build_evidence;
 use citriage_analysis::metrics::corrected::{job_figures, Settings};
 use citriage_analysis::pr_risk::{
-    self, classify, failed_items, files_named, infra_reasons, pulls_of, Class, Elsewhere, FailedItem, Facts, FlakeFact,
+    self, classify, failed_items, files_named, infra_reasons, pulls_of, Class, Elsewhere, Facts, FailedItem, FlakeFact,
     Rules, Verdict,
 };
 use citriage_analysis::AnalysisConfig;

@@ -41,7 +41,13 @@ pub struct PrBenchOptions {
 
 impl Default for PrBenchOptions {
     fn default() -> Self {
-        PrBenchOptions { preset: "tiny".into(), held_in: HELD_IN.to_vec(), held_out: HELD_OUT.to_vec(), jobs: None, keep: None }
+        PrBenchOptions {
+            preset: "tiny".into(),
+            held_in: HELD_IN.to_vec(),
+            held_out: HELD_OUT.to_vec(),
+            jobs: None,
+            keep: None,
+        }
     }
 }
 
@@ -121,9 +127,16 @@ fn figures(o: &PrBenchOptions, seeds: &[u64], dir: &Path, progress: &dyn Progres
 }
 
 /// One world generated, stored, clustered and every planted PR scored into `f`.
-pub fn score_world(o: &PrBenchOptions, seed: u64, world: &Path, f: &mut Figures, progress: &dyn Progress) -> Result<()> {
-    let mut p = citriage_synth::SynthParams::preset(&o.preset)
-        .ok_or_else(|| Error::input(format!("--preset {:?}: expected one of {:?}", o.preset, citriage_synth::PRESETS)))?;
+pub fn score_world(
+    o: &PrBenchOptions,
+    seed: u64,
+    world: &Path,
+    f: &mut Figures,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let mut p = citriage_synth::SynthParams::preset(&o.preset).ok_or_else(|| {
+        Error::input(format!("--preset {:?}: expected one of {:?}", o.preset, citriage_synth::PRESETS))
+    })?;
     p.seed = seed;
     p.payloads = 0;
     if let Some(j) = o.jobs {
@@ -147,10 +160,8 @@ pub fn score_world(o: &PrBenchOptions, seed: u64, world: &Path, f: &mut Figures,
         &std::fs::read(root.join("truth/prs.json")).map_err(|e| Error::failed(format!("truth/prs.json: {e}")))?,
     )
     .map_err(|e| Error::failed(format!("truth/prs.json: {e}")))?;
-    let opts = PrOptions {
-        github: Some(GithubAccess { api: gh.base.clone(), offline: false }),
-        ..PrOptions::default()
-    };
+    let opts =
+        PrOptions { github: Some(GithubAccess { api: gh.base.clone(), offline: false }), ..PrOptions::default() };
     for pr in truth["prs"].as_array().into_iter().flatten() {
         let name = pr["pr"].as_str().unwrap_or_default();
         progress.doing(&format!("seed {seed}: {name}"));
@@ -226,7 +237,16 @@ pub fn lines(r: &PrBench, json: bool) -> Lines {
         put!(out, "  failures missing from the analysis: {}; listed but not planted: {}", f.missing, f.unexpected);
         let new = f.classes.get(Class::NewWithPr.as_str()).map_or(0, |c| c.tp);
         put!(out, "  new with this PR on a changed file the failure names: {} of {}", f.new_strong, new);
-        put!(out, "  {:<20} {:>9} {:>9} {:>6} {:>9} {:>6}", "class", "precision", "recall", "tp", "predicted", "actual");
+        put!(
+            out,
+            "  {:<20} {:>9} {:>9} {:>6} {:>9} {:>6}",
+            "class",
+            "precision",
+            "recall",
+            "tp",
+            "predicted",
+            "actual"
+        );
         for (c, n) in &f.classes {
             put!(
                 out,

@@ -15,8 +15,8 @@ pub use client::{
     next_link, percent_encode, CachedResponse, ClientConfig, ClientStats, CommitQuery, Fetched, GithubClient,
     GithubError, HttpCache, MemoryCache, NoCache, Shape, Token, DEFAULT_API_BASE,
 };
-pub use pulls::{IssueComment, PullFiles, RepoFacts};
 pub use mentions::{search_mentions, summarize, Mention, Mentions, RefSummary, TermKind, Terms};
+pub use pulls::{IssueComment, PullFiles, RepoFacts};
 pub use refs::{extract_refs, fenced_lines, unique_refs, FoundRef, RefContext, RefTarget, Resolution};
 pub use state::{
     replay_timeline, Answered, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState,

@@ -771,7 +771,9 @@ fn store_listed(
                         summary.builds_with_problems += 1;
                     }
                 }
-                Err(e) => summary.failures.push(FetchFailure { job: job.clone(), path: p.clone(), reason: e.to_string() }),
+                Err(e) => {
+                    summary.failures.push(FetchFailure { job: job.clone(), path: p.clone(), reason: e.to_string() })
+                }
             }
             progress(Progress::Build { job: job.clone(), path: p });
         }
@@ -782,7 +784,10 @@ fn store_listed(
 /// One pull request's build folders: each job folder under `prefix`
 /// (`pr-logs/pull/[SEGMENT/]N/`) and its build ids, oldest first, by job; names the
 /// listing refused are returned apart.
-pub fn pr_build_list(src: &dyn ArtifactSource, prefix: &str) -> Result<(Vec<(String, Vec<String>)>, Vec<String>), SourceError> {
+pub fn pr_build_list(
+    src: &dyn ArtifactSource,
+    prefix: &str,
+) -> Result<(Vec<(String, Vec<String>)>, Vec<String>), SourceError> {
     let l = src.list(prefix)?;
     let mut refused = l.refused;
     let mut out = Vec::new();

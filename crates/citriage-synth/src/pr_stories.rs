@@ -62,7 +62,10 @@ const UNIT_TESTS: &[TestDef] = &[
     TestDef { classname: "k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources", name: "TestFitScore" },
     TestDef { classname: "k8s.io/kubernetes/pkg/apis/core/validation", name: "TestValidatePodSpecVolumes" },
     TestDef { classname: "k8s.io/kubernetes/pkg/proxy/iptables", name: "TestProxierSyncRules" },
-    TestDef { classname: "k8s.io/kubernetes/pkg/registry/core/service/ipallocator", name: "TestAllocateReleasesOnError" },
+    TestDef {
+        classname: "k8s.io/kubernetes/pkg/registry/core/service/ipallocator",
+        name: "TestAllocateReleasesOnError",
+    },
 ];
 
 /// The planted flaky tests.
@@ -70,12 +73,16 @@ const FLAKY_E2E: TestDef = TestDef {
     classname: "Kubernetes e2e suite",
     name: "[sig-network] Services should be able to switch session affinity for service with type clusterIP",
 };
-const FLAKY_UNIT: TestDef =
-    TestDef { classname: "k8s.io/kubernetes/staging/src/k8s.io/client-go/tools/watch", name: "TestRetryWatcherToFinishWithUnreadEvents" };
+const FLAKY_UNIT: TestDef = TestDef {
+    classname: "k8s.io/kubernetes/staging/src/k8s.io/client-go/tools/watch",
+    name: "TestRetryWatcherToFinishWithUnreadEvents",
+};
 const FLAKE_PROB: f64 = 0.2;
 /// The base-branch pattern's test.
-const BASE_TEST: TestDef =
-    TestDef { classname: "Kubernetes e2e suite", name: "[sig-apps] StatefulSet Basic StatefulSet functionality should perform rolling updates" };
+const BASE_TEST: TestDef = TestDef {
+    classname: "Kubernetes e2e suite",
+    name: "[sig-apps] StatefulSet Basic StatefulSet functionality should perform rolling updates",
+};
 
 /// How a planted PR breaks a test.
 #[derive(Clone, Copy)]
@@ -336,7 +343,9 @@ pub fn generate(seed: u64, world_end: i64, sink: &mut Sink) -> Result<Vec<PrTrut
             truths.push(truth);
         }
     }
-    runs.sort_by(|a, b| (a.start, a.job, a.pr.as_ref().map(|p| p.0)).cmp(&(b.start, b.job, b.pr.as_ref().map(|p| p.0))));
+    runs.sort_by(|a, b| {
+        (a.start, a.job, a.pr.as_ref().map(|p| p.0)).cmp(&(b.start, b.job, b.pr.as_ref().map(|p| p.0)))
+    });
     for run in &runs {
         write_run(&mut w, run, sink)?;
     }
@@ -394,7 +403,8 @@ fn plant(w: &World, story: Story, k: usize, n: u64, r: &mut Rng) -> (Vec<RunSpec
             }
             // Half of them are also hit by a planted flake in the other job.
             if k % 2 == 0 {
-                let (o, job, t) = if b.job == UNIT { (&mut e2e, E2E, &FLAKY_E2E) } else { (&mut unit, UNIT, &FLAKY_UNIT) };
+                let (o, job, t) =
+                    if b.job == UNIT { (&mut e2e, E2E, &FLAKY_E2E) } else { (&mut unit, UNIT, &FLAKY_UNIT) };
                 o.failed.push((t.classname.into(), t.name.into(), flake_text(job, r)));
                 failures.push(FailureTruth { job: job.into(), test: t.name.into(), class: "known-flake" });
             }
@@ -419,7 +429,10 @@ fn plant(w: &World, story: Story, k: usize, n: u64, r: &mut Rng) -> (Vec<RunSpec
     runs.push(RunSpec { job: UNIT, pr: Some((n, head("1"))), start: latest + 90, outcome: unit });
     if story == Story::BasePattern {
         // The alpha lane ran on this push: the base-branch pattern fails it.
-        let o = Outcome { failed: vec![(BASE_TEST.classname.into(), BASE_TEST.name.into(), base_text(r))], ..Outcome::default() };
+        let o = Outcome {
+            failed: vec![(BASE_TEST.classname.into(), BASE_TEST.name.into(), base_text(r))],
+            ..Outcome::default()
+        };
         runs.push(RunSpec { job: ALPHA, pr: Some((n, head("1"))), start: latest + 180, outcome: o });
         failures.push(FailureTruth { job: ALPHA.into(), test: BASE_TEST.name.into(), class: "failing-elsewhere" });
     }
@@ -569,6 +582,9 @@ fn write_github(sink: &mut Sink, t: &PrTruth, world_end: i64) -> Result<(), Synt
         .iter()
         .map(|f| serde_json::json!({"filename": f, "status": "modified", "additions": 3, "deletions": 1}))
         .collect();
-    sink.write(&format!("github/api/repos/{REPO}/pulls-files/{}", t.number), &pretty(&serde_json::Value::Array(files)))?;
+    sink.write(
+        &format!("github/api/repos/{REPO}/pulls-files/{}", t.number),
+        &pretty(&serde_json::Value::Array(files)),
+    )?;
     Ok(())
 }

@@ -235,11 +235,8 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
             print(citriage_bench::alerts::lines(&r, json));
         }
         BenchWhat::Pr { preset, keep } => {
-            let o = citriage_bench::pr::PrBenchOptions {
-                preset: preset.clone(),
-                keep: keep.clone(),
-                ..Default::default()
-            };
+            let o =
+                citriage_bench::pr::PrBenchOptions { preset: preset.clone(), keep: keep.clone(), ..Default::default() };
             let pb = ctx.spinner("generating");
             let r = citriage_bench::pr::run(&o, &pb)?;
             pb.clear();

@@ -61,7 +61,8 @@ pub fn exec(ctx: &Context, a: &PrArgs) -> Result<(), Failure> {
 }
 
 fn print_text(r: &PrRisk) {
-    let title = r.github.title.as_deref().map(|t| format!(" {}", citriage_model::escape::terminal(t))).unwrap_or_default();
+    let title =
+        r.github.title.as_deref().map(|t| format!(" {}", citriage_model::escape::terminal(t))).unwrap_or_default();
     outln!("{}{} ({})", r.pr, title, r.github.state.as_deref().unwrap_or("state not read"));
     outln!("window: {} days to {}", r.window_days, r.as_of);
     match &r.github.changed_files {
