@@ -727,19 +727,19 @@ struct Run<'a> {
 fn store_listed(
     run: &Run<'_>,
     store: &mut Store,
-    job: &String,
+    job: &str,
     paths: Vec<String>,
     summary: &mut IngestSummary,
 ) -> Result<bool, IngestError> {
     let (src, opts, pool, progress) = (run.src, run.opts, run.pool, run.progress);
     let stopped = || opts.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst));
     summary.builds_found += paths.len();
-    progress(Progress::Discovered { job: job.clone(), builds: paths.len() });
+    progress(Progress::Discovered { job: job.to_string(), builds: paths.len() });
     let mut todo = Vec::new();
     for p in paths {
         if store.has_complete_build(src.bucket(), &p)? {
             summary.builds_skipped += 1;
-            progress(Progress::Build { job: job.clone(), path: p });
+            progress(Progress::Build { job: job.to_string(), path: p });
         } else {
             todo.push(p);
         }
@@ -772,22 +772,28 @@ fn store_listed(
                     }
                 }
                 Err(e) => {
-                    summary.failures.push(FetchFailure { job: job.clone(), path: p.clone(), reason: e.to_string() })
+                    summary.failures.push(FetchFailure { job: job.to_string(), path: p.clone(), reason: e.to_string() })
                 }
             }
-            progress(Progress::Build { job: job.clone(), path: p });
+            progress(Progress::Build { job: job.to_string(), path: p });
         }
     }
     Ok(false)
 }
 
+/// One pull request's build folders, by job.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrBuildList {
+    /// Each job folder's name and its build folders (paths from the bucket root), oldest first.
+    pub jobs: Vec<(String, Vec<String>)>,
+    /// Names the listing refused, each naming the name and why.
+    pub refused: Vec<String>,
+}
+
 /// One pull request's build folders: each job folder under `prefix`
 /// (`pr-logs/pull/[SEGMENT/]N/`) and its build ids, oldest first, by job; names the
 /// listing refused are returned apart.
-pub fn pr_build_list(
-    src: &dyn ArtifactSource,
-    prefix: &str,
-) -> Result<(Vec<(String, Vec<String>)>, Vec<String>), SourceError> {
+pub fn pr_build_list(src: &dyn ArtifactSource, prefix: &str) -> Result<PrBuildList, SourceError> {
     let l = src.list(prefix)?;
     let mut refused = l.refused;
     let mut out = Vec::new();
@@ -812,7 +818,7 @@ pub fn pr_build_list(
         }
     }
     out.sort();
-    Ok((out, refused))
+    Ok(PrBuildList { jobs: out, refused })
 }
 
 /// Ingests only one pull request's job folders (see [`pr_build_list`]).
@@ -823,7 +829,7 @@ pub fn ingest_pr(
     opts: &IngestOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<IngestSummary, IngestError> {
-    let (jobs, refused) = pr_build_list(src, prefix)?;
+    let PrBuildList { jobs, refused } = pr_build_list(src, prefix)?;
     let mut summary = IngestSummary { jobs: jobs.len(), ..IngestSummary::default() };
     for r in refused {
         summary.failures.push(FetchFailure { job: String::new(), path: String::new(), reason: r });

@@ -402,7 +402,7 @@ fn plant(w: &World, story: Story, k: usize, n: u64, r: &mut Rng) -> (Vec<RunSpec
                 }
             }
             // Half of them are also hit by a planted flake in the other job.
-            if k % 2 == 0 {
+            if k.is_multiple_of(2) {
                 let (o, job, t) =
                     if b.job == UNIT { (&mut e2e, E2E, &FLAKY_E2E) } else { (&mut unit, UNIT, &FLAKY_UNIT) };
                 o.failed.push((t.classname.into(), t.name.into(), flake_text(job, r)));
