@@ -166,7 +166,9 @@ mod tests {
         assert!(b.starts_with("<!-- citriage:pr-risk kubernetes/kubernetes#5 -->\n"));
         let row = b.lines().find(|l| l.starts_with("| **new with this PR**")).unwrap();
         // Five columns: the injected pipe and line break stay inside their cells.
-        assert_eq!(row.matches(" | ").count() - row.matches("\\|").count(), 4, "{row}");
+        let bytes = row.as_bytes();
+        let bare = (0..bytes.len()).filter(|&i| bytes[i] == b'|' && (i == 0 || bytes[i - 1] != b'\\')).count();
+        assert_eq!(bare, 6, "{row}");
         assert!(row.contains("``Test\\|Pipe `tick` <b>``"), "{row}");
         assert!(!b.contains("\n| injected"));
         assert!(b.contains("Still running: `pull-x`."));

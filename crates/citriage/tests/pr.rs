@@ -14,6 +14,8 @@
 //!   passes `verify`.
 
 mod common;
+#[path = "common/mcp.rs"]
+mod mcp;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -184,6 +186,22 @@ fn pr_classifies_fetches_comments_and_refuses_bad_input() {
     // Text: the verdict is the last line.
     let text = String::from_utf8_lossy(&ok(&w.db, &["pr", &name, "--api", &gh.base], None).stdout).into_owned();
     assert!(text.trim_end().ends_with("new with this PR"), "{text}");
+
+    // The MCP tool answers the same, compact, every cited id among its evidence.
+    let mut c = mcp::Client::stdio(&w.db, &[], &[]);
+    c.initialize();
+    let v = c.answer("pr_risk", json!({"pr": name}));
+    assert!(v.to_string().len() <= 16 * 1024, "{} bytes", v.to_string().len());
+    assert_eq!(v["result"]["verdict"], r["verdict"]);
+    assert_eq!(v["result"]["failures"].as_array().map(Vec::len), r["failures"].as_array().map(Vec::len));
+    let listed: Vec<&str> =
+        v["evidence"].as_array().expect("evidence").iter().filter_map(|e| e["id"].as_str()).collect();
+    for f in v["result"]["failures"].as_array().expect("failures") {
+        for id in f["evidence"].as_array().expect("ids") {
+            assert!(listed.contains(&id.as_str().expect("id")), "{id} cited but not in the answer's evidence");
+        }
+    }
+    drop(c);
 
     // A PR hit only by flakes is safe to retest.
     let flaky = planted(&w, "flaky-only").into_iter().next().expect("flaky PR");
