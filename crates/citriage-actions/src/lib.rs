@@ -10,7 +10,9 @@
 //!   attributed to the suspect (`/payload-job <job>`, `/payload-aggregate <job>
 //!   <count>`), and the tracking file in the payload agent's documented shape;
 //! - *bug* ([`payload::root_cause_bug`], [`pattern::bug`]): a bug text for a payload
-//!   root cause or a failure pattern, routed by its owner.
+//!   root cause or a failure pattern, routed by its owner;
+//! - *comment* ([`pr_comment::draft`]): the comment on a pull request saying whether
+//!   its red presubmits are its own doing, each failure with its class and evidence.
 //!
 //! Gates: a draft is made only when the evidence meets the action's band; otherwise
 //! the answer is a [`Refusal`] saying why. A draft never rests on missing evidence:
@@ -26,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod pattern;
 pub mod payload;
+pub mod pr_comment;
 mod render;
 pub mod request;
 mod tracking;
@@ -42,6 +45,8 @@ pub enum ActionKind {
     Revert,
     Bisect,
     Bug,
+    /// A comment on a pull request (`pr_comment`).
+    Comment,
 }
 
 impl ActionKind {
@@ -50,6 +55,7 @@ impl ActionKind {
             ActionKind::Revert => "revert",
             ActionKind::Bisect => "bisect",
             ActionKind::Bug => "bug",
+            ActionKind::Comment => "comment",
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod links;
 pub mod metrics;
 pub mod misclass;
 pub mod patterns;
+pub mod pr_risk;
 pub mod resolution;
 pub mod rules;
 pub mod select;

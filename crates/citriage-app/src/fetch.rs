@@ -45,6 +45,8 @@ pub struct FetchRequest {
     pub log_excerpts: bool,
     /// Each request's timeout (also the longest single wait a server may ask for).
     pub timeout: Duration,
+    /// Only this pull request's job folders (`pr-logs/pull/[SEGMENT/]N/`), instead of jobs.
+    pub pr: Option<crate::pr::PrTarget>,
 }
 
 impl Default for FetchRequest {
@@ -65,6 +67,7 @@ impl Default for FetchRequest {
             incremental: false,
             log_excerpts: true,
             timeout: Duration::from_secs(30),
+            pr: None,
         }
     }
 }
@@ -159,6 +162,9 @@ pub fn fetch(
     progress: &dyn Progress,
 ) -> Result<Fetched> {
     let http = http(req);
+    if let Some(pr) = &req.pr {
+        return fetch_pr(store, src, req, pr, progress);
+    }
     let mut jobs = req.jobs.clone();
     if let Some(ds) = req.from_snapshot {
         let s = crate::snapshots::latest(store, ds, " to take jobs from")?;
@@ -188,22 +194,7 @@ pub fn fetch(
     }
     let started = std::time::Instant::now();
     progress.doing(&format!("fetching {} job(s) from {}", jobs.len(), src.describe()));
-    let deck = req.deck.as_ref().map(|d| {
-        std::sync::Arc::new(if citriage_sources::is_url(d) {
-            citriage_sources::deck::DeckPages::http(d, http.clone())
-        } else {
-            citriage_sources::deck::DeckPages::local(d)
-        })
-    });
-    let opts = IngestOptions {
-        concurrency: req.concurrency.max(1),
-        max_builds_per_job: req.max_builds,
-        incremental: req.incremental,
-        deck,
-        deck_pages: req.deck_pages,
-        log_excerpts: req.log_excerpts.then(ExcerptLimits::default),
-        stop: None,
-    };
+    let opts = ingest_options(req, &http);
     let on_progress = |p: citriage_ingest::Progress| match p {
         citriage_ingest::Progress::Discovered { builds, .. } => progress.found(builds as u64),
         citriage_ingest::Progress::Build { .. } => progress.advance(1),
@@ -215,4 +206,49 @@ pub fn fetch(
         reason,
     }));
     Ok(Fetched { source: src.describe(), summary, prowjob_errors, seconds: started.elapsed().as_secs_f64() })
+}
+
+/// `fetch --pr`: only the pull request's job folders; none found is bad input.
+fn fetch_pr(
+    store: &mut Store,
+    src: &dyn ArtifactSource,
+    req: &FetchRequest,
+    pr: &crate::pr::PrTarget,
+    progress: &dyn Progress,
+) -> Result<Fetched> {
+    let started = std::time::Instant::now();
+    let prefix = pr.pr_logs_prefix();
+    progress.doing(&format!("fetching the runs of {pr} from {}", src.describe()));
+    let opts = ingest_options(req, &http(req));
+    let on_progress = |p: citriage_ingest::Progress| match p {
+        citriage_ingest::Progress::Discovered { builds, .. } => progress.found(builds as u64),
+        citriage_ingest::Progress::Build { .. } => progress.advance(1),
+    };
+    let summary = citriage_ingest::ingest_pr(src, store, &prefix, &opts, &on_progress)?;
+    if summary.jobs == 0 && summary.failures.is_empty() {
+        return Err(Error::input(format!(
+            "{pr}: no job folder under {} (is the bucket right, and has Prow run on the PR?)",
+            src.locator(&prefix)
+        )));
+    }
+    Ok(Fetched { source: src.describe(), summary, prowjob_errors: 0, seconds: started.elapsed().as_secs_f64() })
+}
+
+fn ingest_options(req: &FetchRequest, http: &HttpOptions) -> IngestOptions {
+    let deck = req.deck.as_ref().map(|d| {
+        std::sync::Arc::new(if citriage_sources::is_url(d) {
+            citriage_sources::deck::DeckPages::http(d, http.clone())
+        } else {
+            citriage_sources::deck::DeckPages::local(d)
+        })
+    });
+    IngestOptions {
+        concurrency: req.concurrency.max(1),
+        max_builds_per_job: req.max_builds,
+        incremental: req.incremental,
+        deck,
+        deck_pages: req.deck_pages,
+        log_excerpts: req.log_excerpts.then(ExcerptLimits::default),
+        stop: None,
+    }
 }

@@ -51,6 +51,8 @@ pub mod links;
 pub mod mentions;
 pub mod metrics;
 pub mod payload;
+pub mod pr;
+pub mod pr_comment;
 pub mod progress;
 pub mod records;
 pub mod reports;

@@ -8,6 +8,7 @@
 //! - [`ingest`]: a synthetic world ingested from its mirror, then its metrics;
 //! - [`flakes`]: the flaky tests `metrics` flags, against a world's truth;
 //! - [`history`]: the suspect engine on real reverts that quote the failure they fix;
+//! - [`pr`]: "did my PR break this?" against a synthetic world's planted pull requests;
 //! - [`patterns`]: template mining and failure-line extraction on labelled data;
 //! - [`serve`]: the dashboard under concurrent clients on loopback;
 //! - [`store`]: SQLite and PostgreSQL side by side (ingest, clustering, dashboard);
@@ -18,6 +19,7 @@ pub mod flakes;
 pub mod history;
 pub mod ingest;
 pub mod patterns;
+pub mod pr;
 pub mod rss;
 pub mod serve;
 pub mod store;

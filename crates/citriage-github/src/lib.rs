@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod mentions;
+pub mod pulls;
 pub mod refs;
 pub mod state;
 pub mod sweep;
@@ -17,6 +18,7 @@ pub use client::{
 pub use mentions::{
     search_many, search_mentions, summarize, AnsweredQuery, Mention, Mentions, RefSummary, TermKind, Terms,
 };
+pub use pulls::{IssueComment, PullFiles, RepoFacts};
 pub use refs::{extract_refs, fenced_lines, unique_refs, FoundRef, RefContext, RefTarget, Resolution};
 pub use state::{
     replay_timeline, Answered, BlockingPolicy, CommitInfo, CrossRef, IssueRef, IssueState, IssueStatus, PrState,

@@ -706,53 +706,145 @@ pub fn ingest_jobs(
             let skip = paths.len().saturating_sub(n);
             paths.drain(..skip);
         }
-        summary.builds_found += paths.len();
-        progress(Progress::Discovered { job: job.clone(), builds: paths.len() });
-        let mut todo = Vec::new();
-        for p in paths {
-            if store.has_complete_build(src.bucket(), &p)? {
-                summary.builds_skipped += 1;
-                progress(Progress::Build { job: job.clone(), path: p });
-            } else {
-                todo.push(p);
-            }
+        let run = Run { src, opts, pool: &pool, progress };
+        if store_listed(&run, store, job, paths, &mut summary)? {
+            break;
         }
-        // Fetch in parallel in chunks; store sequentially in build order so the store
-        // always holds whole builds.
-        for chunk in todo.chunks(opts.concurrency.max(1) * 4) {
+    }
+    Ok(summary)
+}
+
+/// What one ingest run shares between its jobs.
+struct Run<'a> {
+    src: &'a dyn ArtifactSource,
+    opts: &'a IngestOptions,
+    pool: &'a rayon::ThreadPool,
+    progress: &'a (dyn Fn(Progress) + Sync),
+}
+
+/// Fetches and stores one job's listed build folders (those stored complete are
+/// skipped); true when a shutdown was asked for.
+fn store_listed(
+    run: &Run<'_>,
+    store: &mut Store,
+    job: &str,
+    paths: Vec<String>,
+    summary: &mut IngestSummary,
+) -> Result<bool, IngestError> {
+    let (src, opts, pool, progress) = (run.src, run.opts, run.pool, run.progress);
+    let stopped = || opts.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst));
+    summary.builds_found += paths.len();
+    progress(Progress::Discovered { job: job.to_string(), builds: paths.len() });
+    let mut todo = Vec::new();
+    for p in paths {
+        if store.has_complete_build(src.bucket(), &p)? {
+            summary.builds_skipped += 1;
+            progress(Progress::Build { job: job.to_string(), path: p });
+        } else {
+            todo.push(p);
+        }
+    }
+    // Fetch in parallel in chunks; store sequentially in build order so the store
+    // always holds whole builds.
+    for chunk in todo.chunks(opts.concurrency.max(1) * 4) {
+        if stopped() {
+            summary.stopped = true;
+            return Ok(true);
+        }
+        let fetched: Vec<(String, Result<BuildRecord, SourceError>)> = pool.install(|| {
+            chunk.par_iter().map(|p| (p.clone(), fetch_build_with(src, job, p, opts.log_excerpts.as_ref()))).collect()
+        });
+        for (p, r) in fetched {
             if stopped() {
                 summary.stopped = true;
-                break;
+                return Ok(true);
             }
-            let fetched: Vec<(String, Result<BuildRecord, SourceError>)> = pool.install(|| {
-                chunk
-                    .par_iter()
-                    .map(|p| (p.clone(), fetch_build_with(src, job, p, opts.log_excerpts.as_ref())))
-                    .collect()
-            });
-            for (p, r) in fetched {
-                if stopped() {
-                    summary.stopped = true;
-                    break;
-                }
-                match r {
-                    Ok(b) => {
-                        // One row per build: TestGrid's earlier reading of it is kept and compared.
-                        store.put_build_merging(&b, &mut |b, stored| testgrid::merge_gcs(b, stored))?;
-                        summary.builds_stored += 1;
-                        summary.complete_stored += usize::from(b.complete);
-                        summary.tests_stored += b.tests.len();
-                        summary.excerpts_stored += b.excerpts.len();
-                        if !b.problems.is_empty() {
-                            summary.builds_with_problems += 1;
-                        }
-                    }
-                    Err(e) => {
-                        summary.failures.push(FetchFailure { job: job.clone(), path: p.clone(), reason: e.to_string() })
+            match r {
+                Ok(b) => {
+                    // One row per build: TestGrid's earlier reading of it is kept and compared.
+                    store.put_build_merging(&b, &mut |b, stored| testgrid::merge_gcs(b, stored))?;
+                    summary.builds_stored += 1;
+                    summary.complete_stored += usize::from(b.complete);
+                    summary.tests_stored += b.tests.len();
+                    summary.excerpts_stored += b.excerpts.len();
+                    if !b.problems.is_empty() {
+                        summary.builds_with_problems += 1;
                     }
                 }
-                progress(Progress::Build { job: job.clone(), path: p });
+                Err(e) => {
+                    summary.failures.push(FetchFailure { job: job.to_string(), path: p.clone(), reason: e.to_string() })
+                }
             }
+            progress(Progress::Build { job: job.to_string(), path: p });
+        }
+    }
+    Ok(false)
+}
+
+/// One pull request's build folders, by job.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrBuildList {
+    /// Each job folder's name and its build folders (paths from the bucket root), oldest first.
+    pub jobs: Vec<(String, Vec<String>)>,
+    /// Names the listing refused, each naming the name and why.
+    pub refused: Vec<String>,
+}
+
+/// One pull request's build folders: each job folder under `prefix`
+/// (`pr-logs/pull/[SEGMENT/]N/`) and its build ids, oldest first, by job; names the
+/// listing refused are returned apart.
+pub fn pr_build_list(src: &dyn ArtifactSource, prefix: &str) -> Result<PrBuildList, SourceError> {
+    let l = src.list(prefix)?;
+    let mut refused = l.refused;
+    let mut out = Vec::new();
+    for jp in l.prefixes {
+        let job = jp.trim_end_matches('/').rsplit('/').next().unwrap_or("").to_string();
+        if job.is_empty() {
+            continue;
+        }
+        let b = src.list(&jp)?;
+        refused.extend(b.refused);
+        let mut builds: Vec<(u128, String)> = b
+            .prefixes
+            .iter()
+            .filter_map(|p| {
+                let id = p.trim_end_matches('/').rsplit('/').next()?;
+                is_build_id(id).then(|| (id.parse().unwrap_or(0), p.trim_end_matches('/').to_string()))
+            })
+            .collect();
+        builds.sort();
+        if !builds.is_empty() {
+            out.push((job, builds.into_iter().map(|(_, p)| p).collect()));
+        }
+    }
+    out.sort();
+    Ok(PrBuildList { jobs: out, refused })
+}
+
+/// Ingests only one pull request's job folders (see [`pr_build_list`]).
+pub fn ingest_pr(
+    src: &dyn ArtifactSource,
+    store: &mut Store,
+    prefix: &str,
+    opts: &IngestOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<IngestSummary, IngestError> {
+    let PrBuildList { jobs, refused } = pr_build_list(src, prefix)?;
+    let mut summary = IngestSummary { jobs: jobs.len(), ..IngestSummary::default() };
+    for r in refused {
+        summary.failures.push(FetchFailure { job: String::new(), path: String::new(), reason: r });
+    }
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.concurrency.max(1)).build().map_err(|e| {
+        IngestError::Source(SourceError::Transport { location: "thread pool".into(), detail: e.to_string() })
+    })?;
+    for (job, mut paths) in jobs {
+        if let Some(n) = opts.max_builds_per_job {
+            let skip = paths.len().saturating_sub(n);
+            paths.drain(..skip);
+        }
+        let run = Run { src, opts, pool: &pool, progress };
+        if store_listed(&run, store, &job, paths, &mut summary)? {
+            break;
         }
     }
     Ok(summary)

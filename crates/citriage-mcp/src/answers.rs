@@ -32,7 +32,7 @@ pub struct Answer {
 }
 
 impl Answer {
-    fn new(result: Value, mut evidence: Vec<Evidence>) -> Answer {
+    pub(crate) fn new(result: Value, mut evidence: Vec<Evidence>) -> Answer {
         evidence.sort_by(|a, b| a.id.cmp(&b.id));
         evidence.dedup_by(|a, b| a.id == b.id);
         Answer { result, evidence }

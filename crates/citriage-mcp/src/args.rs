@@ -256,3 +256,17 @@ pub struct FindSuspects {
     /// The clustering profile of the pattern id (default: `default`).
     pub profile: Option<String>,
 }
+
+/// Arguments of `pr_risk`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrRiskArgs {
+    /// The pull request: `org/repo#N` or its GitHub URL.
+    pub pr: String,
+    /// Days searched for the same failures and flake signals (default 14, at most 90).
+    pub window_days: Option<i64>,
+    /// The window's end: a date or Unix seconds (default: the newest stored build's day).
+    pub as_of: Option<String>,
+    /// Each failure's facts (flake signals, matches elsewhere, infra reasons, changed files named).
+    pub detail: Option<bool>,
+}

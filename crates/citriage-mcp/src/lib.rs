@@ -46,6 +46,7 @@ use std::sync::{Arc, Mutex};
 pub mod answers;
 pub mod args;
 pub mod page;
+pub mod pr_risk;
 pub mod resources;
 pub mod state;
 pub mod tools;

@@ -137,6 +137,16 @@ pub fn catalogue(writes: bool) -> Vec<Tool> {
              suspects --checkout` on a machine with the checkout; this tool reads no checkout. Each end build is cited.",
             true,
         ),
+        tool::<PrRiskArgs>(
+            "pr_risk",
+            "Did my PR break this?",
+            "A pull request's latest presubmit runs and each failed test or build step classified: known flake (its \
+             flake signals fired without this PR), failing elsewhere (the same pattern on the base branch or other \
+             PRs), infrastructure (a setup step, an infra signature) or new with this PR (seen nowhere else; strong \
+             when the failure names a file the PR changes). The verdict says `safe to /retest` only when nothing is \
+             new. Needs the PR's runs in the store (`citriage fetch --pr`). Each failure cites its evidence.",
+            true,
+        ),
         tool::<LookupEvidence>(
             "lookup_evidence",
             "Look up evidence",
@@ -195,6 +205,7 @@ pub(crate) fn call(inner: &Inner, name: &str, a: JsonObject, parts: Option<&http
         "verify_report" => args(a).and_then(|x| answers::verify_report(inner, &x)),
         "find_suspects" => args(a).and_then(|x| answers::find_suspects(inner, &x)),
         "lookup_evidence" => args(a).and_then(|x| answers::lookup_evidence(inner, &x)),
+        "pr_risk" => args(a).and_then(|x| crate::pr_risk::pr_risk(inner, &x)),
         "list_records" => args(a).and_then(|x| answers::list_records(inner, &x)),
         "draft_action" => args(a).and_then(|x| answers::draft_action(inner, &x)),
         "apply_action" if writes => args(a).and_then(|x| answers::apply_action(inner, &x, parts)),

@@ -17,6 +17,7 @@ mod logs;
 mod out;
 mod params;
 mod payload;
+mod pr_stories;
 mod prow;
 mod repos;
 mod rng;
@@ -230,6 +231,12 @@ pub fn generate(
     } else {
         None
     };
+
+    if params.pr_stories {
+        let mut sink = out::Sink::new(out_dir);
+        pr_stories::generate(params.seed, world_end, &mut sink)?;
+        counter.add(sink.count);
+    }
 
     progress(Progress {
         phase: Phase::Aggregates,

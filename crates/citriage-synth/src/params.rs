@@ -42,6 +42,11 @@ pub struct SynthParams {
     /// failures a commit of them introduced or exposed (or none did).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub suspect_stories: bool,
+    /// Plant the pull-request stories (`truth/prs.json`): PRs that break a test, PRs hit
+    /// only by flaky tests, by an ongoing base-branch pattern or by an infrastructure
+    /// event, among background PRs of three presubmit jobs of their own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pr_stories: bool,
 }
 
 impl Default for SynthParams {
@@ -61,6 +66,7 @@ impl Default for SynthParams {
             threads: 0,
             fix_stories: false,
             suspect_stories: false,
+            pr_stories: false,
         })
     }
 }
@@ -91,6 +97,7 @@ impl SynthParams {
             threads: 0,
             fix_stories: false,
             suspect_stories: false,
+            pr_stories: false,
         };
         match name {
             "tiny" => Some(SynthParams {
@@ -161,6 +168,9 @@ impl SynthParams {
         }
         if self.payloads > 10_000 {
             return bad("payloads is limited to 10,000");
+        }
+        if self.pr_stories && self.days < 15 {
+            return bad("the pull-request stories need at least 15 days of history");
         }
         if self.fix_stories && self.days < crate::fixes::MIN_DAYS {
             return bad("the fix stories need at least 30 days of history");

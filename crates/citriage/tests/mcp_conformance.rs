@@ -35,6 +35,7 @@ const TOOLS: &[&str] = &[
     "list_patterns",
     "list_records",
     "lookup_evidence",
+    "pr_risk",
     "pr_state",
     "search_failures",
     "test_history",

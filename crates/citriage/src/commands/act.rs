@@ -41,6 +41,29 @@ pub enum Action {
     Bisect(BisectArgs),
     /// A bug for a payload root cause (TAG --root-cause RC1) or a failure pattern (--pattern ID).
     Bug(BugArgs),
+    /// The comment on a pull request saying whether its red presubmits are its own
+    /// doing (`citriage pr`'s verdict and each failure's class with its evidence);
+    /// `--apply` posts it, or updates citriage's earlier comment on the PR (found by
+    /// its hidden marker) instead of adding another.
+    Comment(CommentArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CommentArgs {
+    /// The pull request: ORG/REPO#N or its GitHub URL.
+    #[arg(value_name = "ORG/REPO#N")]
+    pub pr: String,
+    /// Days before the window's end searched for the same failures and flake signals.
+    #[arg(long, default_value_t = 14)]
+    pub window: i64,
+    /// The window's end: a date or Unix seconds. Default: the newest stored build's day.
+    #[arg(long, value_name = "DATE")]
+    pub as_of: Option<String>,
+    /// Read the PR's state and diff only from the store's cache.
+    #[arg(long)]
+    pub offline: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 // Where the analysis comes from. (A plain comment: a doc comment on a flattened
@@ -244,6 +267,7 @@ fn apply_all(ctx: &Context, drafts: &[Draft], out: &Output) -> Result<Vec<(Strin
 pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
     match &a.action {
         Action::List(l) => list(ctx, l),
+        Action::Comment(c) => comment(ctx, c),
         Action::Revert(r) => {
             let an = analysis(ctx, &r.tag, &r.source)?;
             let d = act::revert(&an, &r.suspect, &pr_facts(&r.pr))?.map_err(|e| refused(ctx, &e))?;
@@ -359,4 +383,63 @@ fn pattern_bug(ctx: &Context, id: &str, g: &BugArgs) -> Result<(Draft, String), 
     let routing = citriage_actions::pattern::BugRouting { repo: g.repo.clone(), default_repo: g.issue_repo.clone() };
     let d = citriage_actions::pattern::bug(&facts, &routing).map_err(|e| refused(ctx, &e))?;
     Ok((d, format!("pattern:{profile}/{}", id.trim())))
+}
+
+/// `act comment`: the PR analysed, its comment drafted, checked and written (and with
+/// `--apply`, posted or the earlier one updated).
+fn comment(ctx: &Context, c: &CommentArgs) -> Result<(), Failure> {
+    let target = citriage_app::pr::PrTarget::parse(&c.pr)?;
+    let mut store = ctx.open_existing_store()?;
+    let opts = citriage_app::pr::PrOptions {
+        as_of: c.as_of.clone(),
+        window_days: c.window,
+        github: Some(citriage_app::records::GithubAccess { api: c.output.api.clone(), offline: c.offline }),
+        ..Default::default()
+    };
+    let pb = ctx.spinner("analysing the pull request");
+    let risk = citriage_app::pr::analyse(&mut store, &target, &opts, &pb)?;
+    pb.clear();
+    let drafts = vec![citriage_app::pr_comment::draft(&risk)];
+    let checks = citriage_app::pr_comment::check(&store, &drafts[0])?;
+    let files = act::record_and_write(&mut store, &drafts, &c.output.out, Vec::new())?;
+    drop(store);
+    if !ctx.json() {
+        print_draft(&drafts[0]);
+        if checks.findings.is_empty() {
+            outln!(
+                "  report checks: passed ({} claim(s) verified, {} not checkable here)",
+                checks.verified,
+                checks.unchecked
+            );
+        }
+        for f in &checks.findings {
+            outln!("  report checks: {f}");
+        }
+        for f in &files {
+            outln!("wrote {}", f.display());
+        }
+    }
+    let applied = if c.output.apply {
+        if !checks.findings.is_empty() {
+            return Err(Failure::other(format!(
+                "the comment fails the report checks ({}); nothing was sent",
+                checks.findings.join("; ")
+            )));
+        }
+        let posted = if ctx.json() {
+            citriage_app::pr_comment::apply(&drafts[0], &c.output.api, &mut std::io::stderr())?
+        } else {
+            citriage_app::pr_comment::apply(&drafts[0], &c.output.api, &mut std::io::stdout().lock())?
+        };
+        if let (false, Some(u)) = (ctx.json(), &posted.url) {
+            outln!("comment {}: {u}", posted.action);
+        }
+        Some(posted)
+    } else {
+        None
+    };
+    if ctx.json() {
+        print_json(&json!({"drafts": drafts, "files": files, "checks": checks, "applied": applied}));
+    }
+    Ok(())
 }

@@ -159,6 +159,18 @@ pub enum BenchWhat {
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
     },
+    /// "Did my PR break this?" against the planted pull requests of synthetic worlds:
+    /// per class precision and recall of `citriage pr` over their failures, held-in and
+    /// held-out seeds apart, and the PRs called safe to /retest that broke a test
+    /// (must be 0).
+    Pr {
+        /// Synthetic world preset (tiny, demo, k8s).
+        #[arg(long, default_value = "tiny")]
+        preset: String,
+        /// Keep the worlds and their stores here. Default: a temporary folder.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+    },
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
     /// latency percentiles, errors and throughput.
@@ -243,6 +255,14 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
             let r = citriage_bench::alerts::noise(&o, &pb)?;
             pb.clear();
             print(citriage_bench::alerts::lines(&r, json));
+        }
+        BenchWhat::Pr { preset, keep } => {
+            let o =
+                citriage_bench::pr::PrBenchOptions { preset: preset.clone(), keep: keep.clone(), ..Default::default() };
+            let pb = ctx.spinner("generating");
+            let r = citriage_bench::pr::run(&o, &pb)?;
+            pb.clear();
+            print(citriage_bench::pr::lines(&r, json));
         }
         BenchWhat::Ingest { preset, concurrency, world } => {
             print(citriage_bench::ingest::ingest(preset, *concurrency, world.as_deref(), json)?)

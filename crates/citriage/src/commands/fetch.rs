@@ -73,6 +73,11 @@ pub struct FetchArgs {
     /// may ask for (`Retry-After`). All waits share a 300 s retry budget.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    /// Fetch only one pull request's runs (ORG/REPO#N): its job folders under
+    /// `pr-logs/pull/[SEGMENT/]N/`, every build of each, for `citriage pr`.
+    /// Default: none.
+    #[arg(long, value_name = "ORG/REPO#N", conflicts_with_all = ["jobs", "all", "from_snapshot", "deck"])]
+    pub pr: Option<String>,
     #[command(flatten)]
     pub testgrid: TestgridArgs,
 }
@@ -98,6 +103,7 @@ pub fn exec(ctx: &Context, a: &FetchArgs) -> Result<(), Failure> {
         incremental: a.incremental,
         log_excerpts: !a.no_log_excerpts,
         timeout: Duration::from_secs(a.timeout),
+        pr: a.pr.as_deref().map(citriage_app::pr::PrTarget::parse).transpose()?,
     };
     let src = citriage_app::fetch::source(&req)?;
     let mut store = ctx.open_store()?;

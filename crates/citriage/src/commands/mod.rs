@@ -23,6 +23,7 @@ pub mod import;
 pub mod mcp;
 pub mod metrics;
 pub mod payload;
+pub mod pr;
 pub mod reports;
 pub mod serve;
 pub mod signatures;

@@ -52,6 +52,11 @@ pub struct SynthArgs {
     /// exposed, and `truth/suspects.json`. Needs git.
     #[arg(long)]
     pub suspect_stories: bool,
+    /// Also plant the pull-request stories (`truth/prs.json`, for `citriage pr` and
+    /// `bench pr`): PRs that break a test, PRs hit only by flaky tests, by an ongoing
+    /// base-branch pattern or by an infrastructure event.
+    #[arg(long)]
+    pub pr_stories: bool,
 }
 
 /// Runs `citriage synth`.
@@ -85,6 +90,7 @@ pub fn exec(ctx: &Context, a: &SynthArgs) -> Result<(), Failure> {
     }
     p.threads = a.threads;
     p.suspect_stories = a.suspect_stories;
+    p.pr_stories = a.pr_stories;
     let template = "{msg} [{bar:30}] {pos}/{len} [{elapsed}]";
     let bar = ctx.bar(template, template);
     let t = Instant::now();
