@@ -114,6 +114,14 @@ fn a_linked_fix_is_recorded_listed_and_reported_and_bad_links_exit_2() {
     let r: Value = serde_json::from_str(&ok(&db, &["--format", "json", "triage", "refresh", "--offline"])).unwrap();
     assert_eq!(r["records"], 1);
     assert!(r["unread"].as_array().unwrap().is_empty(), "{r}");
+    // Offline, the search for mentions answers from the cache and says what it could not.
+    let t =
+        ok(&db, &["triage", "refresh", "--offline", "--mentions-in", "kubernetes/kubernetes", "--mentions-top", "2"]);
+    assert!(t.contains("GitHub cross-references, offline, from the store's cache: "), "{t}");
+    assert!(t.contains("  not looked at: \"") && t.contains("offline: no cached answer"), "{t}");
+    let o = run(&db, &["triage", "refresh", "--offline", "--mentions-in", "not a repo"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("\"not a repo\" is not a GitHub repository"), "{}", stderr(&o));
     // Unlink, then the old invocation of `triage` still works and reports the records.
     let out = ok(&db, &["triage", "unlink", &id, "kubernetes/kubernetes#999999", "--by", "lead"]);
     assert!(out.starts_with("unlinked kubernetes/kubernetes#999999 from"), "{out}");
