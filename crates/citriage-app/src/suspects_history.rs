@@ -74,6 +74,9 @@ pub struct RepoEval {
     pub first_parent_commits: usize,
     /// Commits whose message names a reverted commit (`This reverts commit X`).
     pub reverts: usize,
+    /// Reverts whose message quotes a failure (by `revert_text`'s rule), of those with
+    /// an earlier culprit: the cases, and those whose window could not be read.
+    pub quotable: usize,
     /// Reverts not evaluated, by reason.
     pub skipped: BTreeMap<String, usize>,
     /// The evaluated cases (a quotable failure text and an earlier culprit).
@@ -273,7 +276,8 @@ fn evaluate(
         }
         todo.push((i, *x, r, culprit, text));
     }
-    progress.total(todo.len() as u64);
+    progress.found(todo.len() as u64);
+    let quotable = todo.len();
     let mut cases = Vec::new();
     for (i, x, r, culprit, text) in todo {
         progress.doing(&format!("{name}: revert {}", short(&h.commits[i].sha)));
@@ -293,6 +297,7 @@ fn evaluate(
         held_in,
         first_parent_commits: h.line.len(),
         reverts,
+        quotable,
         skipped,
         cases,
         figures,
