@@ -199,8 +199,10 @@ struct History {
 }
 
 impl History {
-    fn read(git: &Git) -> Result<History> {
-        let commits = git.log(&LogQuery::of("HEAD")).map_err(|e| Error::failed(e.to_string()))?;
+    fn read(name: &str, git: &Git) -> Result<History> {
+        let commits = git
+            .log(&LogQuery::of("HEAD"))
+            .map_err(|e| Error::input(format!("--repo {name}: its history cannot be read: {e}")))?;
         let by_sha: HashMap<String, usize> = commits.iter().enumerate().map(|(i, c)| (c.sha.clone(), i)).collect();
         let mut line = Vec::new();
         let mut at = commits.first().map(|c| c.sha.as_str());
@@ -241,7 +243,7 @@ fn evaluate(
     held_in: bool,
     progress: &dyn Progress,
 ) -> Result<RepoEval> {
-    let h = History::read(git)?;
+    let h = History::read(name, git)?;
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     let mut skip = |why: &str| *skipped.entry(why.to_string()).or_default() += 1;
     let mut todo = Vec::new();
