@@ -74,6 +74,9 @@ pub struct RepoEval {
     pub first_parent_commits: usize,
     /// Commits whose message names a reverted commit (`This reverts commit X`).
     pub reverts: usize,
+    /// Reverts whose message quotes a failure (by `revert_text`'s rule), of those with
+    /// an earlier culprit: the cases, and those whose window could not be read.
+    pub quotable: usize,
     /// Reverts not evaluated, by reason.
     pub skipped: BTreeMap<String, usize>,
     /// The evaluated cases (a quotable failure text and an earlier culprit).
@@ -196,8 +199,10 @@ struct History {
 }
 
 impl History {
-    fn read(git: &Git) -> Result<History> {
-        let commits = git.log(&LogQuery::of("HEAD")).map_err(|e| Error::failed(e.to_string()))?;
+    fn read(name: &str, git: &Git) -> Result<History> {
+        let commits = git
+            .log(&LogQuery::of("HEAD"))
+            .map_err(|e| Error::input(format!("--repo {name}: its history cannot be read: {e}")))?;
         let by_sha: HashMap<String, usize> = commits.iter().enumerate().map(|(i, c)| (c.sha.clone(), i)).collect();
         let mut line = Vec::new();
         let mut at = commits.first().map(|c| c.sha.as_str());
@@ -238,7 +243,7 @@ fn evaluate(
     held_in: bool,
     progress: &dyn Progress,
 ) -> Result<RepoEval> {
-    let h = History::read(git)?;
+    let h = History::read(name, git)?;
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     let mut skip = |why: &str| *skipped.entry(why.to_string()).or_default() += 1;
     let mut todo = Vec::new();
@@ -273,7 +278,8 @@ fn evaluate(
         }
         todo.push((i, *x, r, culprit, text));
     }
-    progress.total(todo.len() as u64);
+    progress.found(todo.len() as u64);
+    let quotable = todo.len();
     let mut cases = Vec::new();
     for (i, x, r, culprit, text) in todo {
         progress.doing(&format!("{name}: revert {}", short(&h.commits[i].sha)));
@@ -293,6 +299,7 @@ fn evaluate(
         held_in,
         first_parent_commits: h.line.len(),
         reverts,
+        quotable,
         skipped,
         cases,
         figures,

@@ -84,10 +84,12 @@ fn text_lines(eval: &HistoryEval, cases: bool) -> Lines {
             continue;
         }
         for r in &repos {
-            let quotable = r.figures.cases + r.skipped.get("window could not be read").copied().unwrap_or(0);
-            out.push(row(&r.name, set, Some(r.reverts), Some(quotable), &r.figures));
+            out.push(row(&r.name, set, r.reverts, r.quotable, &r.figures));
         }
-        out.push(row(if set { "(all held-in)" } else { "(all held-out)" }, set, None, None, &total(repos.into_iter())));
+        let reverts = repos.iter().map(|r| r.reverts).sum();
+        let quotable = repos.iter().map(|r| r.quotable).sum();
+        let name = if set { "(all held-in)" } else { "(all held-out)" };
+        out.push(row(name, set, reverts, quotable, &total(repos.into_iter())));
     }
     put!(out);
     for r in &eval.repos {
@@ -112,14 +114,13 @@ fn text_lines(eval: &HistoryEval, cases: bool) -> Lines {
     out
 }
 
-fn row(name: &str, held_in: bool, reverts: Option<usize>, quotable: Option<usize>, f: &Figures) -> String {
-    let opt = |v: Option<usize>| v.map(|n| n.to_string()).unwrap_or_else(|| "-".into());
+fn row(name: &str, held_in: bool, reverts: usize, quotable: usize, f: &Figures) -> String {
     format!(
         "{:<22} {:<8} {:>7} {:>8} {:>5} {:>7} {:>5} {:>7} {:>5} {:>6}  {:>8.2} {:>8.2}",
         name,
         if held_in { "held-in" } else { "held-out" },
-        opt(reverts),
-        opt(quotable),
+        reverts,
+        quotable,
         f.cases,
         f.outside_window,
         f.at1,

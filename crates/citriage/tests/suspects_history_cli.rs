@@ -123,6 +123,7 @@ fn the_reverted_culprit_ranks_first_and_a_bare_revert_is_counted() {
     assert_eq!(r["held_in"], true);
     assert_eq!(r["reverts"], 2);
     assert_eq!(r["skipped"]["no quotable failure text"], 1, "{r}");
+    assert_eq!(r["quotable"], 1, "{r}");
     let cases = r["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 1);
     let c = &cases[0];
