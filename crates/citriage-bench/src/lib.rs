@@ -10,6 +10,7 @@
 //! - [`patterns`]: template mining and failure-line extraction on labelled data;
 //! - [`serve`]: the dashboard under concurrent clients on loopback;
 //! - [`store`]: SQLite and PostgreSQL side by side (ingest, clustering, dashboard);
+//! - [`suspects`]: culprits ranked against the planted regressions of synthetic worlds;
 //! - [`rss`]: the process's memory, as the OS tells it.
 
 pub mod alerts;
@@ -19,6 +20,7 @@ pub mod patterns;
 pub mod rss;
 pub mod serve;
 pub mod store;
+pub mod suspects;
 pub mod triage;
 
 pub use citriage_app::{Error, Progress, Result};
