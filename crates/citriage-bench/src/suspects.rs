@@ -48,6 +48,8 @@ pub struct StoryScore {
     pub exposing_found: Option<bool>,
     /// `act revert-commit` on the best-ranked commit: drafted, or the refusal's reason.
     pub revert: Option<Result<String, String>>,
+    /// What the triage report says started it: `introduced`, `exposed` or `unknown`.
+    pub blame: String,
     pub verdict: String,
 }
 
@@ -188,6 +190,7 @@ pub fn score_world(store: &mut Store, world: &Path) -> Result<Vec<StoryScore>> {
             false_likely: false,
             exposing_found: None,
             revert: None,
+            blame: String::new(),
             verdict: String::new(),
         };
         if let Some(id) = &s.pattern {
@@ -203,6 +206,7 @@ pub fn score_world(store: &mut Store, world: &Path) -> Result<Vec<StoryScore>> {
 /// Compares an answer with the story's truth.
 fn judge(s: &mut StoryScore, story: &serde_json::Value, answer: &Suspects) {
     s.verdict = answer.verdict.clone();
+    s.blame = answer.blame().kind;
     let commits: Vec<_> = answer.windows.iter().filter_map(|w| w.commits.as_ref()).flatten().collect();
     if let Some(culprit) = story["culprit"].as_str() {
         let c = commits.iter().find(|c| c.sha == culprit);

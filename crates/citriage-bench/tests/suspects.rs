@@ -31,6 +31,14 @@ fn the_held_in_world_ranks_each_culprit_first_and_no_false_likely() {
         // `act` drafts a revert only for a likely introducing change, never elsewhere.
         let likely = s.verdict.contains("likely introducing change:");
         assert_eq!(matches!(s.revert, Some(Ok(_))), likely && s.kind == "culprit", "{}: {:?}", s.story, s.revert);
+        // The triage report's line: introduced by the likely change, exposed by the
+        // job configuration, unknown otherwise.
+        let expected = match s.kind.as_str() {
+            "culprit" if likely => "introduced",
+            "exposing" => "exposed",
+            _ => "unknown",
+        };
+        assert_eq!(s.blame, expected, "{}: {}", s.story, s.verdict);
         if s.kind == "culprit" {
             assert_eq!(s.culprit_in_window, Some(true), "{}: {}", s.story, s.verdict);
             assert_eq!(s.culprit_rank, Some((1, false)), "{}: {}", s.story, s.verdict);
