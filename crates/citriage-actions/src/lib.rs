@@ -9,6 +9,9 @@
 //!   PR's text plus the payload test commands of every failing blocking job
 //!   attributed to the suspect (`/payload-job <job>`, `/payload-aggregate <job>
 //!   <count>`), and the tracking file in the payload agent's documented shape;
+//! - *revert* of a commit ([`commit::revert_commit`]): for a failure pattern's likely
+//!   introducing change (never below that band, never on a flaky or infrastructure
+//!   pattern), the revert's title, body with the links quoted, and `git revert`;
 //! - *bug* ([`payload::root_cause_bug`], [`pattern::bug`]): a bug text for a payload
 //!   root cause or a failure pattern, routed by its owner;
 //! - *comment* ([`pr_comment::draft`]): the comment on a pull request saying whether
@@ -26,6 +29,7 @@
 use citriage_model::Evidence;
 use serde::{Deserialize, Serialize};
 
+pub mod commit;
 pub mod pattern;
 pub mod payload;
 pub mod pr_comment;

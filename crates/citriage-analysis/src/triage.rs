@@ -62,6 +62,23 @@ pub struct Triage {
     /// and Tier 0's first rows); None when the store keeps no record.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub records: Option<crate::resolution::digest::Digest>,
+    /// Which change started each drifting pattern, when the triage read checkouts
+    /// (`triage --checkout`): empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blame: Vec<PatternBlame>,
+}
+
+/// What started a failure pattern, from its regression windows and ranked commits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PatternBlame {
+    pub stable_id: String,
+    /// `introduced` (a likely introducing change), `exposed` (a job-configuration
+    /// change), or `unknown`.
+    pub kind: String,
+    /// One sentence: the change, or why none.
+    pub verdict: String,
+    /// Each line of evidence: a window's ends, a link quoted with its `file:line`.
+    pub evidence: Vec<String>,
 }
 
 pub use citriage_patterns::drift::DriftKind;
@@ -194,5 +211,6 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
         config: input.config.clone(),
         pattern_drift: None,
         records: None,
+        blame: Vec::new(),
     }
 }

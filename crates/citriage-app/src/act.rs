@@ -114,6 +114,50 @@ pub fn suspect_options(a: &PayloadAnalysis, who: &str, pr: &PrFacts) -> Result<P
     Ok(o)
 }
 
+/// The revert of a commit a failure pattern's suspects rank (`act revert-commit`),
+/// found by its id or a prefix of it: drafted only for a *likely introducing change*
+/// alone at its rank, on a pattern neither flaky before its onset nor infrastructure.
+pub fn revert_commit(s: &crate::suspects::Suspects, sha: &str) -> Result<std::result::Result<Draft, Refusal>> {
+    use citriage_actions::commit::{revert_commit, CommitFacts};
+    let found = s.windows.iter().find_map(|w| {
+        let c = w.commits.as_ref()?.iter().find(|c| !sha.is_empty() && c.sha.starts_with(sha))?;
+        Some((w, c))
+    });
+    let Some((w, c)) = found else {
+        return Ok(Err(Refusal::Unknown {
+            what: format!("commit {sha} in the windows of {}", s.target),
+            known: s.top().iter().take(10).map(|c| c.sha[..c.sha.len().min(12)].to_string()).collect(),
+        }));
+    };
+    let facts = CommitFacts {
+        target: s.target.clone(),
+        repo: w.window.repo.clone(),
+        sha: c.sha.clone(),
+        subject: c.subject.clone(),
+        pr: c.pr,
+        band: c.band.as_str().to_string(),
+        score: c.score,
+        rank: c.rank,
+        tied: c.tied,
+        flaky_before: s.flaky_before,
+        signatures: s.signatures.clone(),
+        links: c.links.iter().filter(|l| l.specific).map(|l| l.evidence.clone()).collect(),
+        windows: s
+            .jobs
+            .iter()
+            .map(|j| {
+                format!(
+                    "{}: last pass {}, first failure {}",
+                    j.job,
+                    j.last_pass.as_ref().map_or("none stored", |p| p.build_id.as_str()),
+                    j.first_fail.build_id
+                )
+            })
+            .collect(),
+    };
+    Ok(revert_commit(&facts))
+}
+
 /// Tries a draft's revert in the checkout, when there is one and a merge commit.
 fn with_precheck(mut d: Draft, pr: &PrFacts) -> Draft {
     if let (Some(dir), Some(sha)) = (&pr.checkout, d.merge_sha.clone()) {

@@ -35,6 +35,7 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
     let snap = citriage_model::Snapshot { meta: t.snapshot.clone(), jobs: Vec::new() };
     let mut ledger = Vec::new();
     let mut briefs = Vec::new();
+    let index = store.build_index()?;
     let mut claims = Vec::new();
     for (i, p) in t.selection.picks.iter().enumerate() {
         let Some(c) = t.categorized.get(&p.category) else { continue };
@@ -117,6 +118,8 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
                 }
             }
         }
+        let top: Vec<&str> = c.jobs.iter().take(WINDOWED_JOBS).map(|j| j.entry.job.as_str()).collect();
+        let windows = job_windows(store, &index, &top)?;
         briefs.push((
             format!("brief-{letter}-{}.md", p.category.replace('/', "-")),
             investigation_brief(&ClusterBrief {
@@ -131,6 +134,7 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
                 checkouts: Vec::new(),
                 prior_report: None,
                 why_selected: p.reasons.join("; "),
+                windows,
             }),
         ));
     }
@@ -158,6 +162,41 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
     let mut files = briefs;
     files.push(("crosscheck.md".to_string(), cross));
     Ok(Written { date: t.snapshot.date, files, ledger })
+}
+
+/// The jobs of a brief whose regression windows are given (most severe first).
+const WINDOWED_JOBS: usize = 3;
+
+/// Each job's window and its best commits, one line each (`suspects` on the job; its
+/// dashboard name without the `pr:` prefix). A job without a window says nothing.
+fn job_windows(store: &mut Store, index: &[citriage_store::IndexedBuild], jobs: &[&str]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for job in jobs {
+        let name = job.strip_prefix("pr:").unwrap_or(job);
+        if !index.iter().any(|b| b.record.job == name) {
+            continue;
+        }
+        let opts = crate::suspects::SuspectsOptions { target: name.to_string(), ..Default::default() };
+        let s = crate::suspects::suspects_in(store, index, &opts, &crate::progress::Silent)?;
+        if s.jobs.is_empty() {
+            continue;
+        }
+        out.push(format!("{name}: {}", s.verdict));
+        for w in &s.windows {
+            out.push(format!("{name}: {}", crate::suspects::window_line(w)));
+        }
+        for c in s.top().into_iter().take(3) {
+            out.push(format!(
+                "{name}: rank {}{} {} {} ({})",
+                c.rank,
+                if c.tied { "=" } else { "" },
+                citriage_analysis::windows::short(&c.sha),
+                c.subject,
+                c.band.as_str()
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// `brief`: the briefs of the latest triage of `ds` written to `out` (their evidence

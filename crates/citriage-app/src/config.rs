@@ -32,6 +32,11 @@ pub struct Config {
     /// Alerts: rules, routes by owner, destinations, the SMTP relay (docs/alerts.md).
     #[serde(default)]
     pub alerts: citriage_delivery::AlertsConfig,
+    /// Local checkouts of tested repositories and of the job configuration
+    /// (`ORG/REPO=PATH`, as `suspects --checkout` takes them): the dashboard's pattern
+    /// and job pages rank the commits of their regression windows there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkouts: Vec<String>,
 }
 
 /// The dashboard's address and name.
@@ -391,6 +396,9 @@ impl Config {
 
     /// The checks types alone cannot make.
     fn validate(&self) -> Result<(), String> {
+        for c in &self.checkouts {
+            crate::checkouts::parse_checkout(c).map_err(|e| format!("checkouts: {e}"))?;
+        }
         let addr: Result<std::net::SocketAddr, _> = self.server.listen.parse();
         if addr.is_err() {
             return Err(format!("server.listen: {:?} is not an address such as 127.0.0.1:8080", self.server.listen));

@@ -40,6 +40,7 @@ pub mod drift;
 pub mod error;
 pub mod evidence;
 pub mod example_data;
+pub mod exposing;
 pub mod extract;
 pub mod fetch;
 pub mod files;

@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use crate::checkouts::parse_checkout;
 use crate::error::{Error, Result};
+use crate::exposing::{exposing_changes, ExposingChange};
 use crate::progress::Progress;
 
 /// At most this many lines of one failure text explain it.
@@ -66,6 +67,9 @@ pub struct Suspects {
     pub jobs: Vec<JobWindow>,
     /// The windows intersected per repository and branch, with their commits.
     pub windows: Vec<WindowSuspects>,
+    /// Changes of the jobs' own configuration between their last pass and first
+    /// failure (job-configuration checkouts: those no window reads).
+    pub exposing: Vec<ExposingChange>,
     /// The failure came and went before its onset in some job.
     pub flaky_before: bool,
     /// One sentence: the likely introducing change, the suspects, or why there is none.
@@ -130,6 +134,47 @@ impl Suspects {
     }
 }
 
+impl Suspects {
+    /// What started the pattern, for reports and briefs: the likely introducing change
+    /// (alone at rank 1, with its links quoted), else the exposing change, else unknown
+    /// with the verdict's reason; the windows' ends as evidence in every case.
+    pub fn blame(&self) -> citriage_analysis::triage::PatternBlame {
+        let mut evidence: Vec<String> = self.windows.iter().map(window_line).collect();
+        let likely: Vec<&SuspectCommit> =
+            self.top().into_iter().filter(|c| c.band == JobBand::LikelyIntroducing && c.rank == 1).collect();
+        let kind = if let [one] = likely.as_slice() {
+            evidence.extend(one.links.iter().filter(|l| l.specific).map(|l| l.evidence.clone()));
+            "introduced"
+        } else if let (Some(e), None) =
+            (self.exposing.first(), self.top().into_iter().find(|c| c.band >= JobBand::Suspect))
+        {
+            evidence.extend(e.lines.iter().map(|l| format!("{}@{}: {l}", e.repo, windows::short(&e.sha))));
+            "exposed"
+        } else {
+            "unknown"
+        };
+        citriage_analysis::triage::PatternBlame {
+            stable_id: self.target.clone(),
+            kind: kind.to_string(),
+            verdict: self.verdict.clone(),
+            evidence,
+        }
+    }
+}
+
+/// A window in one line: repository, ends, the jobs that bounded them.
+pub fn window_line(w: &WindowSuspects) -> String {
+    let r = &w.window;
+    let good = r
+        .good
+        .as_ref()
+        .and_then(|g| g.sha.as_deref())
+        .map_or("(no pass stored)".to_string(), |s| windows::short(s).to_string());
+    let bad = r.bad.sha.as_deref().map_or("(no commit)".to_string(), |s| windows::short(s).to_string());
+    let n = w.commits.as_ref().map(|c| format!(", {} commit(s)", c.len())).unwrap_or_default();
+    format!("window of {}: {good}..{bad}{n}", windows::repo_name(&r.repo))
+}
+
 /// What the windows are computed for.
 struct Target {
     kind: &'static str,
@@ -143,11 +188,23 @@ struct Target {
 pub fn suspects(store: &mut Store, opts: &SuspectsOptions, progress: &dyn Progress) -> Result<Suspects> {
     // Checkout specs are parsed before anything is read: a malformed one is the
     // argument's fault and nothing would be analysed with it.
-    let specs = opts.checkouts.iter().map(|s| parse_checkout(s)).collect::<Result<Vec<_>>>()?;
+    opts.checkouts.iter().try_for_each(|s| parse_checkout(s).map(|_| ()))?;
     progress.doing("reading builds");
     let index = store.build_index()?;
-    let target = resolve(store, opts, &index)?;
-    let jobs = job_windows(&index, &target);
+    suspects_in(store, &index, opts, progress)
+}
+
+/// [`suspects`] over a build index already read (`Store::build_index`), for a caller
+/// that answers many targets from one state of the store (the dashboard's pages).
+pub fn suspects_in(
+    store: &mut Store,
+    index: &[IndexedBuild],
+    opts: &SuspectsOptions,
+    progress: &dyn Progress,
+) -> Result<Suspects> {
+    let specs = opts.checkouts.iter().map(|s| parse_checkout(s)).collect::<Result<Vec<_>>>()?;
+    let target = resolve(store, opts, index)?;
+    let jobs = job_windows(index, &target);
     let (failure_lines, tests) = failure_text(store, opts, &target, &jobs)?;
     let failure = Failure::new(failure_lines.clone(), tests.clone(), Vec::new());
     let flaky_before = jobs.iter().any(JobWindow::flaky_before);
@@ -159,6 +216,16 @@ pub fn suspects(store: &mut Store, opts: &SuspectsOptions, progress: &dyn Progre
         progress.doing(&format!("reading the window of {}", windows::repo_name(&w.repo)));
         out.push(window_suspects(w, &gits, &failure, cap, &mut problems));
     }
+    let mut exposing = Vec::new();
+    let mut config_notes = Vec::new();
+    let read: BTreeSet<&str> = out.iter().filter_map(|w| w.checkout.as_deref()).collect();
+    for (repo, git) in gits.iter().filter(|(r, g)| !read.contains(checkout_name(r, g).as_str())) {
+        progress.doing(&format!("reading the job configuration of {repo}"));
+        for w in &jobs {
+            exposing.extend(exposing_changes(repo, git, w, &mut config_notes));
+        }
+    }
+    problems.extend(config_notes);
     let mut answer = Suspects {
         target: opts.target.clone(),
         kind: target.kind,
@@ -167,6 +234,7 @@ pub fn suspects(store: &mut Store, opts: &SuspectsOptions, progress: &dyn Progre
         signatures: target.signatures,
         jobs,
         windows: out,
+        exposing,
         flaky_before,
         verdict: String::new(),
         problems,
@@ -179,8 +247,21 @@ pub fn suspects(store: &mut Store, opts: &SuspectsOptions, progress: &dyn Progre
 fn resolve(store: &Store, opts: &SuspectsOptions, index: &[IndexedBuild]) -> Result<Target> {
     let profile = opts.profile.name();
     if let Some(c) = store.cluster(profile, &opts.target)? {
+        // Members of the latest run, and failures earlier runs first gave this id (a
+        // failure older than the latest run's window still counts, so the onset and
+        // "flaky before the onset" are not cut at that window's start).
         let rows = store.cluster_member_rows(profile, &c.stable_id)?;
-        let hits: BTreeSet<i64> = rows.iter().map(|r| r.0).collect();
+        let mut hits: BTreeSet<i64> = rows.iter().map(|r| r.0).collect();
+        let earlier: BTreeSet<(String, String)> = store
+            .pattern_runs(profile, &c.stable_id, i64::MIN)?
+            .into_iter()
+            .filter(|r| r.hit)
+            .map(|r| (r.bucket, r.path))
+            .collect();
+        let keys: BTreeSet<(&str, &str)> = earlier.iter().map(|(b, p)| (b.as_str(), p.as_str())).collect();
+        hits.extend(
+            index.iter().filter(|b| keys.contains(&(b.record.bucket.as_str(), b.record.path.as_str()))).map(|b| b.id),
+        );
         let jobs = index.iter().filter(|b| hits.contains(&b.id)).map(|b| b.record.job.clone()).collect();
         return Ok(Target { kind: "pattern", hits: Some(hits), jobs, signatures: c.signatures });
     }
@@ -305,6 +386,11 @@ fn checkout_for<'a>(repo: &str, gits: &'a BTreeMap<String, Git>) -> Option<(&'a 
     }
 }
 
+/// How a window names the checkout it read.
+fn checkout_name(repo: &str, git: &Git) -> String {
+    format!("{repo}={}", git.dir().display())
+}
+
 fn window_suspects(
     window: RepoWindow,
     gits: &BTreeMap<String, Git>,
@@ -321,7 +407,7 @@ fn window_suspects(
         ));
         return WindowSuspects { window, checkout: None, test_sources: Vec::new(), commits: None, notes };
     };
-    let checkout = Some(format!("{name}={}", git.dir().display()));
+    let checkout = Some(checkout_name(name, git));
     let (Some(good), Some(bad)) = (window.good.as_ref().and_then(|g| g.sha.clone()), window.bad.sha.clone()) else {
         notes.push("the window has no single commit at each end: its commits are not listed".into());
         return WindowSuspects { window, checkout, test_sources: Vec::new(), commits: None, notes };
@@ -519,6 +605,16 @@ fn verdict(s: &Suspects) -> String {
         String::new()
     };
     let best = s.top().into_iter().find(|c| c.band >= JobBand::Suspect);
+    if let (None, Some(e)) = (best, s.exposing.first()) {
+        return format!(
+            "{prefix}exposed by {}@{} {} ({}: {}); introducing change unknown",
+            e.repo,
+            windows::short(&e.sha),
+            e.subject,
+            e.job,
+            e.lines.first().map(String::as_str).unwrap_or("")
+        );
+    }
     match (likely.as_slice(), best) {
         ([one], _) => format!("{prefix}likely introducing change: {} {}", windows::short(&one.sha), one.subject),
         ([_, _, ..], _) => format!("{prefix}{} commits tie as the likely introducing change", likely.len()),

@@ -135,6 +135,38 @@ fn record_report_evidence(store: &mut Store, t: &Triage) -> Result<usize> {
     Ok(store.record_evidence(&evidence, &crate::clock::now_rfc3339())?)
 }
 
+/// At most this many drifting patterns are blamed in a report.
+const BLAMED_PATTERNS: usize = 10;
+
+/// Which change started each new or growing pattern of the latest clustering run
+/// (`suspects` with the checkouts); a pattern whose input had problems says them as
+/// warnings and is still reported.
+pub fn blame_patterns(
+    store: &mut Store,
+    checkouts: &[String],
+    date: citriage_model::Day,
+    progress: &dyn Progress,
+) -> Result<Vec<citriage_analysis::triage::PatternBlame>> {
+    use citriage_analysis::triage::DriftKind;
+    let Some(drift) = cluster::drift_report(store, date)? else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for p in
+        drift.patterns.iter().filter(|p| matches!(p.kind, DriftKind::New | DriftKind::Growing)).take(BLAMED_PATTERNS)
+    {
+        let opts = crate::suspects::SuspectsOptions {
+            target: p.stable_id.clone(),
+            profile: cluster::parse_profile(&drift.profile)?,
+            checkouts: checkouts.to_vec(),
+        };
+        let s = crate::suspects::suspects(store, &opts, &crate::progress::Silent)?;
+        for problem in &s.problems {
+            progress.warning(&format!("pattern {}: {problem}", p.stable_id));
+        }
+        out.push(s.blame());
+    }
+    Ok(out)
+}
+
 /// What `triage` is asked: which snapshot, against what, with which fix PRs, and where
 /// the report goes.
 #[derive(Debug, Clone)]
@@ -157,6 +189,9 @@ pub struct TriageRequest {
     pub offline: bool,
     /// The report's folder.
     pub out: PathBuf,
+    /// Checkouts of tested repositories (`ORG/REPO=PATH`): the drifting patterns' windows
+    /// are read there and the report says which change started each.
+    pub checkouts: Vec<String>,
 }
 
 impl Default for TriageRequest {
@@ -171,6 +206,7 @@ impl Default for TriageRequest {
             api: citriage_github::DEFAULT_API_BASE.to_string(),
             offline: false,
             out: PathBuf::from("triage-report"),
+            checkouts: Vec::new(),
         }
     }
 }
@@ -238,6 +274,10 @@ pub fn triage_snapshot(
     // The records' news since the report of the prior snapshot.
     let prior_day = loaded.prior.as_ref().map(|p| p.meta.date);
     t.records = crate::records::report_digest(&store, prior_day, loaded.snapshot.meta.date)?;
+    if !req.checkouts.is_empty() {
+        progress.doing("reading the patterns' windows");
+        t.blame = blame_patterns(&mut store, &req.checkouts, loaded.snapshot.meta.date, progress)?;
+    }
     progress.doing("writing report");
     let files = publish(&mut store, &t, &req.out)?;
     Ok(Triaged { triage: t, files })

@@ -12,6 +12,7 @@
 //! - [`patterns`]: template mining and failure-line extraction on labelled data;
 //! - [`serve`]: the dashboard under concurrent clients on loopback;
 //! - [`store`]: SQLite and PostgreSQL side by side (ingest, clustering, dashboard);
+//! - [`suspects`]: culprits ranked against the planted regressions of synthetic worlds;
 //! - [`rss`]: the process's memory, as the OS tells it.
 
 pub mod alerts;
@@ -23,6 +24,7 @@ pub mod pr;
 pub mod rss;
 pub mod serve;
 pub mod store;
+pub mod suspects;
 pub mod triage;
 
 pub use citriage_app::{Error, Progress, Result};

@@ -840,6 +840,21 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
             s.push('\n');
         }
     }
+    if !t.blame.is_empty() {
+        s.push_str("### Which change started each pattern\n\n");
+        for b in &t.blame {
+            let head = match b.kind.as_str() {
+                "introduced" => "Introduced by",
+                "exposed" => "Exposed by",
+                _ => "Introducing change unknown",
+            };
+            let _ = writeln!(s, "- `{}` — **{head}**: {}", b.stable_id, cell(&b.verdict));
+            for e in &b.evidence {
+                let _ = writeln!(s, "  - {}", cell(e));
+            }
+        }
+        s.push('\n');
+    }
     s.push_str("---\n\n");
 
     // ---- Verifications ----------------------------------------------------------------------
@@ -856,7 +871,13 @@ pub fn render_markdown(t: &Triage) -> (String, Vec<Evidence>) {
         let _ = writeln!(s, "- {} ({})", n.question, n.how_to_answer);
     }
     s.push_str("- Root causes and sub-patterns of every selected pattern: need sampled build logs and JUnit.\n");
-    s.push_str("- Introducing and exposing changes: need PR/commit history (GitHub state, `git log -S`).\n\n");
+    if t.blame.is_empty() {
+        s.push_str("- Introducing and exposing changes: need PR/commit history (GitHub state, `git log -S`).\n\n");
+    } else {
+        s.push_str(
+            "- Introducing and exposing changes: see *Which change started each pattern* (the checkouts read).\n\n",
+        );
+    }
     s.push_str("---\n\n");
 
     // ---- Appendix -------------------------------------------------------------------------------

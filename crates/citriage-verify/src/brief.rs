@@ -76,6 +76,9 @@ pub struct ClusterBrief {
     pub prior_report: Option<String>,
     /// Why the cluster was selected (score, always-include rule).
     pub why_selected: String,
+    /// Where the failures started: each job's regression window and, when checkouts
+    /// were read, its ranked commits (one line each, from `suspects`).
+    pub windows: Vec<String>,
 }
 
 const GROUND_RULES: &[&str] = &[
@@ -158,6 +161,12 @@ pub fn investigation_brief(c: &ClusterBrief) -> String {
                 "\nFewer than two sampled builds for: {}. Sample more before generalising.",
                 thin.iter().map(|j| md_code(j)).collect::<Vec<_>>().join(", ")
             );
+        }
+    }
+    if !c.windows.is_empty() {
+        s.push_str("\n### Regression windows and suspect commits\n\nFrom the stored builds (`citriage suspects JOB`): start the bisection here instead of searching history.\n\n");
+        for w in &c.windows {
+            let _ = writeln!(s, "- {}", cell(w));
         }
     }
     s.push_str("\n### Excerpts\n\n");
@@ -440,6 +449,7 @@ mod tests {
     #[test]
     fn investigation_brief_is_filled() {
         let b = ClusterBrief {
+            windows: Vec::new(),
             id: "A".into(),
             name: "capdo".into(),
             dataset: "failures".into(),
@@ -483,6 +493,7 @@ mod tests {
     fn hostile_ci_text_is_escaped_in_briefs() {
         let evil = "ci-evil\n# Heading | x\u{0}y\u{1b}[31mred";
         let b = ClusterBrief {
+            windows: Vec::new(),
             id: "A".into(),
             name: format!("cluster of {evil}"),
             dataset: "failures".into(),

@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+mod blame;
 pub mod data;
 mod error;
 mod feed;
@@ -118,6 +119,9 @@ pub struct ServeOptions {
     /// The GitHub API base the link form reads references from (through the store's
     /// cache).
     pub github_api: String,
+    /// Checkouts of tested repositories (`ORG/REPO=PATH`) the pattern and job pages
+    /// read to rank the commits of their regression windows; none: windows only.
+    pub checkouts: Vec<String>,
 }
 
 /// The default [`ServeOptions::header_timeout`].
@@ -143,6 +147,7 @@ impl Default for ServeOptions {
             body_timeout: BODY_TIMEOUT,
             body_limit: BODY_LIMIT,
             github_api: citriage_github::DEFAULT_API_BASE.to_string(),
+            checkouts: Vec::new(),
         }
     }
 }
@@ -202,6 +207,8 @@ struct Shared {
     reads: tokio::sync::Semaphore,
     hosts: Vec<String>,
     latency: ops::Latency,
+    /// The store's build index as of a view generation, for the pages' windows.
+    build_index: Mutex<Option<(u64, Arc<Vec<citriage_store::IndexedBuild>>)>>,
 }
 
 /// Shared state of the server's handlers.
@@ -250,6 +257,7 @@ impl AppState {
             reads: tokio::sync::Semaphore::new(MAX_CONCURRENT_READS),
             hosts,
             latency: ops::Latency::default(),
+            build_index: Mutex::new(None),
         })))
     }
 
@@ -1194,7 +1202,8 @@ async fn page_job(State(st): State<AppState>, UrlPath(job): UrlPath<String>) -> 
             let subject = format!("job:{job}");
             let key = subject.clone();
             let rec = with_store(&st, move |s| citriage_app::records::record(s, &key).map_err(app_error)).await;
-            let page = pages::job(&j);
+            let blamed = suspects_section(&st, "default", &job).await;
+            let page = records::splice(pages::job(&j), &blamed);
             match rec {
                 Ok(rec) if rec.is_some() || st.0.opts.writes.open() => {
                     let section = records::section(&subject, rec.as_ref(), st.0.opts.writes.open());
@@ -1332,13 +1341,45 @@ async fn page_cluster(State(st): State<AppState>, UrlPath((profile, id)): UrlPat
     let subject = format!("pattern:{profile}/{id}");
     let key = subject.clone();
     let rec = with_store(&st, move |s| citriage_app::records::record(s, &key).map_err(app_error)).await;
+    let blamed = suspects_section(&st, &profile, &id).await;
     let page = page_cluster_body(st.clone(), profile, id).await;
     match (page, rec) {
         (Ok(body), Ok(rec)) => {
             let section = records::section(&subject, rec.as_ref(), st.0.opts.writes.open());
-            Html(records::splice(body, &section)).into_response()
+            Html(records::splice(records::splice(body, &blamed), &section)).into_response()
         }
         (Err(e), _) | (_, Err(e)) => html_answer(Err(e)),
+    }
+}
+
+/// The "Which change started it" section of a pattern or job page: its windows, and
+/// with the dashboard's checkouts its ranked commits; empty when there is nothing to
+/// say (no window) or the store cannot answer.
+async fn suspects_section(st: &AppState, profile: &str, target: &str) -> String {
+    let Some(profile) = citriage_patterns::normalize::Profile::parse(profile) else { return String::new() };
+    let opts = citriage_app::suspects::SuspectsOptions {
+        target: target.to_string(),
+        profile,
+        checkouts: st.0.opts.checkouts.clone(),
+    };
+    let generation = st.generation();
+    let me = st.clone();
+    let answer = with_store(st, move |s| {
+        let cached = lock(&me.0.build_index).clone().filter(|(g, _)| *g == generation).map(|(_, i)| i);
+        let index = match cached {
+            Some(i) => i,
+            None => {
+                let i = Arc::new(s.build_index()?);
+                *lock(&me.0.build_index) = Some((generation, i.clone()));
+                i
+            }
+        };
+        citriage_app::suspects::suspects_in(s, &index, &opts, &citriage_app::Silent).map_err(app_error)
+    })
+    .await;
+    match answer {
+        Ok(s) if !s.jobs.is_empty() => blame::section(&s),
+        _ => String::new(),
     }
 }
 

@@ -355,6 +355,9 @@ fn pages_render_and_escape_hostile_text() {
         (&format!("/jobs/{GOOD_JOB}") as &str, "class=\"strip\""),
         // the job's pass rate says which builds it covers
         (&format!("/jobs/{GOOD_JOB}") as &str, "over every stored build, 20"),
+        // the job's regression window, windows only (the server reads no checkout)
+        (&format!("/jobs/{GOOD_JOB}") as &str, "Which change started it"),
+        (&format!("/jobs/{GOOD_JOB}") as &str, "window only: no checkout read"),
         ("/jobs", "pass rate (all stored)"),
         ("/jobs/%3Cscript%3Ealert(1)%3C%2Fscript%3E", "History"),
         ("/clusters?include=&sort=total", "Patterns"),

@@ -46,6 +46,10 @@ pub enum Action {
     /// `--apply` posts it, or updates citriage's earlier comment on the PR (found by
     /// its hidden marker) instead of adding another.
     Comment(CommentArgs),
+    /// The revert of a commit a failure pattern's regression window ranks (`suspects`):
+    /// drafted only for a "likely introducing change" alone at its rank, on a pattern
+    /// neither flaky before its onset nor infrastructure; otherwise why not (exit 1).
+    RevertCommit(RevertCommitArgs),
 }
 
 #[derive(Args, Debug)]
@@ -62,6 +66,23 @@ pub struct CommentArgs {
     /// Read the PR's state and diff only from the store's cache.
     #[arg(long)]
     pub offline: bool,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Args, Debug)]
+pub struct RevertCommitArgs {
+    /// The pattern's stable id (latest clustering run) or a job name, as `suspects` takes it.
+    pub target: String,
+    /// The commit (its id or a prefix of it) among the window's commits.
+    #[arg(long, value_name = "SHA")]
+    pub commit: String,
+    /// A local checkout of a tested repository, ORG/REPO=PATH (repeatable), as `suspects` takes it.
+    #[arg(long, value_name = "ORG/REPO=PATH", required = true)]
+    pub checkout: Vec<String>,
+    /// The clustering profile whose latest run names the pattern.
+    #[arg(long, default_value = "default")]
+    pub profile: String,
     #[command(flatten)]
     pub output: Output,
 }
@@ -292,6 +313,24 @@ pub fn exec(ctx: &Context, a: &ActArgs) -> Result<(), Failure> {
                 if !ctx.json() {
                     outln!("updated {} ({} experiment(s) pending)", p.display(), open.len());
                 }
+            }
+            Ok(())
+        }
+        Action::RevertCommit(r) => {
+            let opts = citriage_app::suspects::SuspectsOptions {
+                target: r.target.clone(),
+                profile: citriage_app::cluster::parse_profile(&r.profile)?,
+                checkouts: r.checkout.clone(),
+            };
+            let mut store = ctx.open_existing_store()?;
+            let s = citriage_app::suspects::suspects(&mut store, &opts, &citriage_app::Silent)?;
+            drop(store);
+            s.outcome()?;
+            let d = act::revert_commit(&s, &r.commit)?.map_err(|e| refused(ctx, &e))?;
+            let drafts = vec![d];
+            finish(ctx, &drafts, &r.output, Vec::new())?;
+            if r.output.apply {
+                apply_all(ctx, &drafts, &r.output)?;
             }
             Ok(())
         }

@@ -59,6 +59,24 @@ pub enum BenchWhat {
         #[arg(long)]
         verbose: bool,
     },
+    /// Suspects against the planted regressions of synthetic worlds (`synth
+    /// --suspect-stories`): for each seed and each of the demo and k8s presets' shapes
+    /// (at a small size), generate a world with its git histories, ingest and cluster it,
+    /// run `suspects` on every story's pattern with checkouts of both histories, and
+    /// print culprit inside the window, culprit@1, culprit in the top 3, false "likely
+    /// introducing change" on flaky, infrastructure and no-culprit patterns, and exposing
+    /// changes found, held-in and held-out seeds apart. Needs git.
+    Suspects {
+        /// Held-in seeds (looked at while the engine was built). Repeatable.
+        #[arg(long = "held-in", default_values_t = citriage_bench::suspects::HELD_IN.to_vec())]
+        held_in: Vec<u64>,
+        /// Held-out seeds (never looked at before a reported run). Repeatable.
+        #[arg(long = "held-out", default_values_t = citriage_bench::suspects::HELD_OUT.to_vec())]
+        held_out: Vec<u64>,
+        /// Generated jobs of each world besides the planted ones.
+        #[arg(long, default_value_t = 12)]
+        jobs: usize,
+    },
     /// Template mining on labelled logs (Loghub-2k layout: DIR/<S>/<S>_2k.log_structured.csv):
     /// leave-one-system-out grouping accuracy per system (each setting chosen on the other
     /// systems) and single-threaded lines per second of the default configuration.
@@ -237,6 +255,9 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
             let lines = citriage_bench::patterns::extract(cases, out.as_deref(), *folds, json, &pb)?;
             pb.clear();
             print(lines);
+        }
+        BenchWhat::Suspects { held_in, held_out, jobs } => {
+            print(citriage_bench::suspects::run(held_in, held_out, *jobs, json, &mut print)?)
         }
         BenchWhat::Triage { jobs, repeat } => print(citriage_bench::triage::triage(*jobs, *repeat, json)?),
         BenchWhat::Flakes { presets, seeds, jobs, verbose } => {

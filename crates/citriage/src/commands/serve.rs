@@ -57,6 +57,21 @@ pub struct ServeArgs {
     /// Default: the configuration's server.github_api, else https://api.github.com.
     #[arg(long, value_name = "URL")]
     pub api: Option<String>,
+    /// A local checkout of a tested repository or of the job configuration,
+    /// ORG/REPO=PATH (repeatable; added to the configuration file's `checkouts`): the
+    /// pattern and job pages rank their windows' commits there. Default: windows only.
+    #[arg(long, value_name = "ORG/REPO=PATH")]
+    pub checkout: Vec<String>,
+}
+
+/// The configuration file's checkouts and those of the command line, each checked.
+fn checkouts(config: Option<&citriage_app::config::Config>, given: &[String]) -> Result<Vec<String>, Failure> {
+    let mut all: Vec<String> = config.map(|c| c.checkouts.clone()).unwrap_or_default();
+    for c in given {
+        citriage_app::checkouts::parse_checkout(c)?;
+        all.push(c.clone());
+    }
+    Ok(all)
 }
 
 /// The MCP write policy `serve` was asked for.
@@ -144,6 +159,7 @@ pub fn exec(ctx: &Context, a: &ServeArgs) -> Result<(), Failure> {
         writes: gate,
         github_api: api.trim_end_matches('/').to_string(),
         now: Some(citriage_sources::http::unix_now),
+        checkouts: checkouts(config.as_ref(), &a.checkout)?,
         ..Default::default()
     };
     let pb = ctx.spinner(&format!("reading {}", ctx.db_location()));

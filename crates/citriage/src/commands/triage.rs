@@ -57,6 +57,12 @@ pub struct TriageArgs {
     /// GitHub API base URL.
     #[arg(long, default_value = "https://api.github.com")]
     pub api: String,
+    /// A local checkout of a tested repository, ORG/REPO=PATH (repeatable; a
+    /// job-configuration checkout such as kubernetes/test-infra too): the report says
+    /// which change introduced or exposed each new or growing pattern, with its evidence.
+    /// Default: none (the report leaves those changes open).
+    #[arg(long, value_name = "ORG/REPO=PATH")]
+    pub checkout: Vec<String>,
     #[command(flatten)]
     pub source: SnapshotSourceArgs,
 }
@@ -78,6 +84,7 @@ pub fn exec(ctx: &Context, a: &TriageArgs) -> Result<(), Failure> {
         api: a.api.clone(),
         offline: a.offline,
         out: a.out.clone(),
+        checkouts: a.checkout.clone(),
     };
     let pb = ctx.spinner("reading");
     let t = citriage_app::triage::triage_snapshot(store, &req, &settings, &pb)?;
