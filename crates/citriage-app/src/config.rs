@@ -32,6 +32,10 @@ pub struct Config {
     /// Alerts: rules, routes by owner, destinations, the SMTP relay (docs/alerts.md).
     #[serde(default)]
     pub alerts: citriage_delivery::AlertsConfig,
+    /// Pull requests (`ORG/REPO#N`) `watch` analyses each turn (docs/pr.md); their
+    /// comments are posted only with `watch --apply` and a GitHub token.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prs: Vec<String>,
 }
 
 /// The dashboard's address and name.
@@ -397,6 +401,9 @@ impl Config {
         }
         if self.server.window_days < 1 {
             return Err("server.window_days: must be at least 1".into());
+        }
+        for p in &self.prs {
+            crate::pr::PrTarget::parse(p).map_err(|e| format!("prs: {e}"))?;
         }
         if let Some(db) = &self.store {
             if db.trim().is_empty() {
