@@ -37,6 +37,10 @@ pub struct Config {
     /// and job pages rank the commits of their regression windows there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checkouts: Vec<String>,
+    /// Pull requests (`ORG/REPO#N`) `watch` analyses each turn (docs/pr.md); their
+    /// comments are posted only with `watch --apply` and a GitHub token.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prs: Vec<String>,
 }
 
 /// The dashboard's address and name.
@@ -415,6 +419,9 @@ impl Config {
         }
         if self.server.window_days < 1 {
             return Err("server.window_days: must be at least 1".into());
+        }
+        for p in &self.prs {
+            crate::pr::PrTarget::parse(p).map_err(|e| format!("prs: {e}"))?;
         }
         if let Some(db) = &self.store {
             if db.trim().is_empty() {

@@ -88,6 +88,9 @@ pub struct PrOptions {
     /// How `fetch --pr` is spelled in the remedy when the PR has no stored runs (its
     /// source options), e.g. `--gcs https://storage.googleapis.com`.
     pub fetch_source: String,
+    /// Record the evidence in the store's ledger (the dashboard, which writes nothing,
+    /// does not: its page cites ids that `pr` and `pr_risk` record).
+    pub record: bool,
 }
 
 impl Default for PrOptions {
@@ -98,6 +101,7 @@ impl Default for PrOptions {
             github: Some(GithubAccess::default()),
             rules: Rules::default(),
             fetch_source: "--gcs https://storage.googleapis.com".into(),
+            record: true,
         }
     }
 }
@@ -205,6 +209,26 @@ fn carries_pr(b: &BuildRecord, t: &PrTarget) -> bool {
     is_pr_run(b, t) || (b.kind == "batch" && pulls_of(b.repos.as_deref(), &t.repo).contains(&t.number))
 }
 
+/// The repositories whose pull request `number` has stored presubmit runs, sorted
+/// (the dashboard's `/prs/N` when a build names only the number).
+pub fn repos_of(store: &Store, number: u64) -> Result<Vec<String>> {
+    let mut out = BTreeSet::new();
+    for b in store.build_index()? {
+        let r = &b.record;
+        if r.kind != "presubmit" || r.pr != Some(number) {
+            continue;
+        }
+        if let Some(Ok(serde_json::Value::Object(m))) = r.repos.as_deref().map(serde_json::from_str) {
+            for k in m.keys() {
+                if pulls_of(r.repos.as_deref(), k).contains(&number) {
+                    out.insert(k.clone());
+                }
+            }
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
 /// `pr`: the PR's latest runs and each failure's class (see the module's documentation).
 pub fn analyse(store: &mut Store, target: &PrTarget, opts: &PrOptions, progress: &dyn Progress) -> Result<PrRisk> {
     progress.doing(&format!("reading the stored runs of {target}"));
@@ -270,7 +294,9 @@ pub fn analyse(store: &mut Store, target: &PrTarget, opts: &PrOptions, progress:
         *counts.entry(*c).or_insert(0) += 1;
     }
     let evidence: Vec<Evidence> = ctx.evidence.into_values().collect();
-    store.record_evidence(&evidence, &crate::clock::now_rfc3339())?;
+    if opts.record {
+        store.record_evidence(&evidence, &crate::clock::now_rfc3339())?;
+    }
     Ok(PrRisk {
         pr: target.to_string(),
         url: target.issue_ref().html_url(),

@@ -129,3 +129,66 @@ pub fn apply(d: &Draft, api: &str, log: &mut dyn Write) -> Result<Posted> {
         url: answer["html_url"].as_str().map(str::to_string),
     })
 }
+
+/// What `watch` did with one of its configured pull requests in a turn.
+#[derive(Debug, Clone, Serialize)]
+pub struct PrTick {
+    pub pr: String,
+    /// The verdict line, or why there is none.
+    pub verdict: String,
+    pub safe_to_retest: bool,
+    pub new_failures: usize,
+    /// `posted` or `updated` with `--apply`; why not when it was asked and failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// `watch`'s turn over its configured pull requests: each analysed from the store
+/// (GitHub from the store's cache, which the GitHub sources keep fresh) and logged;
+/// with `apply`, its comment posted or updated when it passes the report checks and a
+/// token is set. A PR that cannot be analysed (no stored run yet) is said, never the
+/// turn's failure.
+pub fn watch_turn(store: &mut citriage_store::Store, prs: &[String], api: &str, apply: bool) -> Vec<PrTick> {
+    let mut out = Vec::new();
+    for p in prs {
+        let analysed = crate::pr::PrTarget::parse(p).and_then(|t| {
+            let opts = crate::pr::PrOptions {
+                github: Some(crate::records::GithubAccess { api: api.to_string(), offline: true }),
+                ..Default::default()
+            };
+            crate::pr::analyse(store, &t, &opts, &crate::progress::Silent)
+        });
+        let tick = match analysed {
+            Ok(r) => {
+                let comment = apply.then(|| {
+                    let d = draft(&r);
+                    match check(store, &d) {
+                        Ok(c) if c.findings.is_empty() => match self::apply(&d, api, &mut std::io::sink()) {
+                            Ok(posted) => posted.action.to_string(),
+                            Err(e) => format!("not sent: {e}"),
+                        },
+                        Ok(c) => format!("not sent: the report checks found {}", c.findings.join("; ")),
+                        Err(e) => format!("not sent: {e}"),
+                    }
+                });
+                PrTick {
+                    pr: r.pr.clone(),
+                    verdict: r.verdict.line.clone(),
+                    safe_to_retest: r.verdict.safe_to_retest,
+                    new_failures: r.verdict.new_failures,
+                    comment,
+                }
+            }
+            Err(e) => PrTick {
+                pr: p.clone(),
+                verdict: format!("not analysed: {e}"),
+                safe_to_retest: false,
+                new_failures: 0,
+                comment: None,
+            },
+        };
+        tracing::info!(pr = tick.pr.as_str(), verdict = tick.verdict.as_str(), comment = ?tick.comment, "pull request");
+        out.push(tick);
+    }
+    out
+}

@@ -32,6 +32,9 @@ pub struct Worker {
     /// Set when a shutdown was asked for.
     pub stop: Arc<AtomicBool>,
     pub http: HttpOptions,
+    /// Post the comments of the configuration's pull requests (`watch --apply`; a
+    /// GitHub token is needed too). Off: they are analysed and logged only.
+    pub apply_pr_comments: bool,
 }
 
 /// What one source's turn in a tick did.
@@ -105,6 +108,9 @@ pub struct TickReport {
     /// The alert turn after the tick and the outbox sent (`schedule.alerts`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alerts: Option<AlertsTick>,
+    /// The configuration's pull requests analysed after the tick (`prs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prs: Vec<crate::pr_comment::PrTick>,
 }
 
 /// What the alerts did after a tick.
@@ -154,7 +160,7 @@ impl Worker {
         http: HttpOptions,
     ) -> Result<Worker> {
         let timing = config.timing().map_err(Error::input)?;
-        Ok(Worker { config, timing, name, location, stop, http })
+        Ok(Worker { config, timing, name, location, stop, http, apply_pr_comments: false })
     }
 
     fn stopped(&self) -> bool {
@@ -226,6 +232,10 @@ impl Worker {
         }
         if self.config.watch_alerts() && !self.stopped() {
             report.alerts = Some(self.alerts(store, new_data(&report)));
+        }
+        if !self.config.prs.is_empty() && !self.stopped() {
+            let api = self.config.sources.github.first().map_or(citriage_github::DEFAULT_API_BASE, |g| g.api());
+            report.prs = crate::pr_comment::watch_turn(store, &self.config.prs, api, self.apply_pr_comments);
         }
         Ok(report)
     }

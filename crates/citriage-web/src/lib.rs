@@ -41,6 +41,7 @@ pub mod html;
 pub mod index;
 pub mod ops;
 mod pages;
+mod pr;
 mod records;
 pub mod search;
 mod style;
@@ -400,6 +401,9 @@ pub fn router_with(state: AppState, mounted: Vec<(String, Router)>) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/admin/refresh", post(admin_refresh))
+        .route("/prs/{n}", get(page_pr_number))
+        .route("/prs/{org}/{repo}/{n}", get(page_pr))
+        .route("/api/v1/prs/{org}/{repo}/{n}", get(api_pr))
         .route("/records", get(page_records))
         .route("/records/link", post(post_record_link))
         .route("/api/v1/records", get(api_records))
@@ -1419,6 +1423,47 @@ async fn api_records(State(st): State<AppState>, Query(p): Params) -> Response {
 }
 
 /// `/records`: the open records by state and age.
+/// A PR's analysis from the store (GitHub from the store's cache only; nothing recorded).
+async fn pr_risk(st: &AppState, org: String, repo: String, n: String) -> Result<citriage_app::pr::PrRisk, WebError> {
+    let target = citriage_app::pr::PrTarget::parse(&format!("{org}/{repo}#{n}")).map_err(app_error)?;
+    with_store(st, move |s| {
+        let opts = citriage_app::pr::PrOptions {
+            github: Some(citriage_app::records::GithubAccess { offline: true, ..Default::default() }),
+            record: false,
+            ..Default::default()
+        };
+        citriage_app::pr::analyse(s, &target, &opts, &citriage_app::Silent).map_err(app_error)
+    })
+    .await
+}
+
+async fn page_pr(State(st): State<AppState>, UrlPath((org, repo, n)): UrlPath<(String, String, String)>) -> Response {
+    html_answer(pr_risk(&st, org, repo, n).await.map(|r| pr::page(&r)))
+}
+
+async fn api_pr(State(st): State<AppState>, UrlPath((org, repo, n)): UrlPath<(String, String, String)>) -> Response {
+    json_answer(pr_risk(&st, org, repo, n).await)
+}
+
+/// `/prs/N` (what a build page links to): the PR of the one repository with runs of it.
+async fn page_pr_number(State(st): State<AppState>, UrlPath(n): UrlPath<String>) -> Response {
+    let Ok(number) = n.parse::<u64>() else {
+        return html_answer(Err(WebError::BadRequest(format!("{n:?} is not a pull request number"))));
+    };
+    let repos = with_store(&st, move |s| citriage_app::pr::repos_of(s, number).map_err(app_error)).await;
+    match repos {
+        Ok(r) if r.len() == 1 => {
+            let (org, repo) = r[0].split_once('/').map(|(a, b)| (a.to_string(), b.to_string())).unwrap_or_default();
+            html_answer(pr_risk(&st, org, repo, n).await.map(|r| pr::page(&r)))
+        }
+        Ok(r) if r.is_empty() => {
+            html_answer(Err(WebError::NotFound(format!("no stored run of pull request #{number}"))))
+        }
+        Ok(r) => html_answer(Ok(pr::choose(number, &r))),
+        Err(e) => html_answer(Err(e)),
+    }
+}
+
 async fn page_records(State(st): State<AppState>) -> Response {
     html_answer(list_records(&st, Default::default()).await.map(|v| records::list_page(&v)))
 }

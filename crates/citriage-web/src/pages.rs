@@ -572,7 +572,7 @@ pub fn job(j: &JobDetail) -> String {
             esc(r.result.as_deref().unwrap_or("-")),
             esc(&opt_time(r.started)),
             r.duration.map(|d| format!("{}m", d / 60)).unwrap_or_else(|| "-".into()),
-            r.pr.map(|p| format!("#{p}")).unwrap_or_default(),
+            r.pr.map(|p| format!("<a href=\"/prs/{p}\">#{p}</a>")).unwrap_or_default(),
             r.failed_tests
         );
     }
@@ -1407,7 +1407,7 @@ pub fn build(p: &crate::data::BuildPage) -> String {
         esc(&opt_time(r.started)),
         r.duration.map(|d| format!("{}m {}s", d / 60, d % 60)).unwrap_or_else(|| "-".into()),
         esc(&p.kind),
-        r.pr.map(|n| format!(" · PR #{n}")).unwrap_or_default(),
+        r.pr.map(|n| format!(" · <a href=\"/prs/{n}\">PR #{n}: did it break this?</a>")).unwrap_or_default(),
     );
     let _ = writeln!(
         b,

@@ -283,3 +283,45 @@ fn fetch_pr_stores_only_that_pr_and_a_run_without_finished_json_is_pending() {
     let o = run(&db, &["fetch", "--pr", "kubernetes/kubernetes#7", "--mirror", mirror.to_str().expect("m")], None);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
 }
+
+#[test]
+fn watch_analyses_the_configured_prs_each_turn_and_posts_nothing_without_apply() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("w");
+    let mut p = citriage_synth::SynthParams::preset("tiny").expect("preset");
+    p.seed = 8;
+    p.jobs = 2;
+    p.payloads = 0;
+    p.pr_stories = true;
+    citriage_synth::generate(&p, &root, &mut |_| {}).expect("world");
+    let truth: Value = serde_json::from_slice(&std::fs::read(root.join("truth/prs.json")).expect("t")).expect("j");
+    let broke = truth["prs"].as_array().expect("prs").iter().find(|p| p["broke_test"] == true).expect("one").clone();
+    let name = broke["pr"].as_str().expect("pr");
+    let gh = serve(&root);
+    let cfg = dir.path().join("citriage.toml");
+    let text = format!(
+        "prs = [{name:?}, \"kubernetes/kubernetes#1\"]\n\n[schedule]\ninterval = \"1h\"\n\n[retention]\nwindow_days = 3650\nlog_days = 3650\n\n[[sources.buckets]]\nname = \"k8s\"\nbucket = \"kubernetes-ci-logs\"\nmirror = {:?}\njob_regex = \"canary\"\n\n[sources]\ngithub = [{{ repo = \"kubernetes/kubernetes\", api = {:?} }}]\n",
+        root.join("gcs/kubernetes-ci-logs").display().to_string(),
+        gh.base
+    );
+    std::fs::write(&cfg, text).expect("config");
+    let db = dir.path().join("s.db");
+    let c = cfg.to_str().expect("cfg");
+    let tick =
+        json_of(&ok(&db, &["--format", "json", "watch", "--once", "--worker", "w1", "--config", c], Some("tok")));
+    let prs = tick["prs"].as_array().unwrap_or_else(|| panic!("{tick}"));
+    assert_eq!(prs.len(), 2, "{tick}");
+    assert_eq!(prs[0]["pr"], json!(name));
+    assert!(prs[0]["verdict"].as_str().expect("v").starts_with("look at your change"), "{tick}");
+    assert!(prs[0].get("comment").is_none(), "nothing posted without --apply: {tick}");
+    assert!(prs[1]["verdict"].as_str().expect("v").starts_with("not analysed: no stored runs"), "{tick}");
+    assert!(gh.state.lock().expect("state").sent.is_empty());
+    // With --apply (and the token): posted.
+    let tick = json_of(&ok(
+        &db,
+        &["--format", "json", "watch", "--once", "--worker", "w1", "--config", c, "--apply"],
+        Some("tok"),
+    ));
+    assert_eq!(tick["prs"][0]["comment"], json!("posted"), "{tick}");
+    assert_eq!(gh.state.lock().expect("state").comments.len(), 1);
+}

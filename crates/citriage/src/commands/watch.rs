@@ -33,6 +33,11 @@ pub struct WatchArgs {
     /// HTTP timeout in seconds.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    /// Post the comment of each pull request the configuration lists (`prs`), or update
+    /// the earlier one, each turn (token from GITHUB_TOKEN or GH_TOKEN). Default: the
+    /// pull requests are analysed and logged only.
+    #[arg(long)]
+    pub apply: bool,
 }
 
 /// Runs `citriage watch`.
@@ -48,7 +53,8 @@ pub fn exec(ctx: &Context, a: &WatchArgs) -> Result<(), Failure> {
     stop_on_signals(stop.clone());
     let http = HttpOptions { timeout: Duration::from_secs(a.timeout.max(1)), ..HttpOptions::default() };
     let name = a.worker.clone().unwrap_or_else(default_worker_name);
-    let worker = Worker::new(config, name, location, stop.clone(), http)?;
+    let mut worker = Worker::new(config, name, location, stop.clone(), http)?;
+    worker.apply_pr_comments = a.apply;
     tracing::info!(
         sources = worker.config.source_count(),
         store = %store.path(),
