@@ -77,7 +77,7 @@ pub fn store_as_of(store: &Store, given: Option<&str>) -> Result<i64> {
     match given {
         Some(s) => parse_as_of(s),
         None => {
-            let newest = citriage_model::time::robust_newest(starts.into_iter()).unwrap_or(0);
+            let newest = citriage_model::time::robust_newest(starts).unwrap_or(0);
             Ok(Day::from_unix_seconds(newest).end_seconds())
         }
     }

@@ -217,7 +217,7 @@ fn cluster_rows(
     stable: &[StableAssignment],
     w: &Window,
     as_of: i64,
-) -> (Vec<StoredCluster>, Vec<(usize, i64, u32)>, Vec<ClusterDay>) {
+) -> (Vec<StoredCluster>, Vec<Membership>, Vec<ClusterDay>) {
     let mut clusters = Vec::with_capacity(clustering.clusters.len());
     let mut members = Vec::with_capacity(w.rows.len());
     let mut daily = Vec::new();
@@ -259,6 +259,9 @@ fn cluster_rows(
     }
     (clusters, members, daily)
 }
+
+/// A failure's membership: (cluster index, build row id, position).
+type Membership = (usize, i64, u32);
 
 /// Pattern drift of a run's clusters from its daily rows.
 pub fn cluster_drift(daily: &[ClusterDay], from_day: i64, to_day: i64, cfg: &DriftConfig) -> Vec<PatternDrift> {
