@@ -174,6 +174,10 @@ pub enum BenchWhat {
         /// Default: a temporary folder, removed after.
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// The citriage program measured (e.g. an earlier build, to compare).
+        /// Default: this one.
+        #[arg(long, value_name = "BIN")]
+        program: Option<PathBuf>,
     },
     /// `citriage cluster` end to end (store read, clustering, store write, exports) as a
     /// child process, on the clustering benchmark's generated failures written into a
@@ -200,6 +204,10 @@ pub enum BenchWhat {
         /// Keep the input, store and outputs here. Default: a temporary folder.
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// The citriage program measured (e.g. an earlier build, to compare).
+        /// Default: this one.
+        #[arg(long, value_name = "BIN")]
+        program: Option<PathBuf>,
     },
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
@@ -222,6 +230,14 @@ pub enum BenchWhat {
         #[arg(long)]
         no_prewarm: bool,
     },
+}
+
+/// The program given, else this one.
+fn this_or(program: &Option<PathBuf>) -> Result<PathBuf, Failure> {
+    match program {
+        Some(p) => Ok(p.clone()),
+        None => std::env::current_exe().map_err(|e| Failure::other(e.to_string())),
+    }
 }
 
 fn print(lines: Lines) {
@@ -307,19 +323,19 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
                 }
             }
         }
-        BenchWhat::Scale { preset, sizes, dir } => {
+        BenchWhat::Scale { preset, sizes, dir, program } => {
             let b = citriage_bench::scale::ScaleBench {
                 preset: preset.clone(),
                 sizes: sizes.clone(),
                 dir: dir.clone(),
-                program: std::env::current_exe().map_err(|e| Failure::other(e.to_string()))?,
+                program: this_or(program)?,
             };
             let pb = ctx.spinner("measuring");
             let lines = citriage_bench::scale::run(&b, json, &pb)?;
             pb.clear();
             print(lines);
         }
-        BenchWhat::Cluster { failures, seed, profiles, reference, store, dir } => {
+        BenchWhat::Cluster { failures, seed, profiles, reference, store, dir, program } => {
             let b = citriage_bench::cluster::ClusterBench {
                 failures: (*failures).max(1),
                 seed: *seed,
@@ -327,7 +343,7 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
                 reference: reference.clone(),
                 store: store.clone(),
                 dir: dir.clone(),
-                program: std::env::current_exe().map_err(|e| Failure::other(e.to_string()))?,
+                program: this_or(program)?,
             };
             let pb = ctx.spinner("measuring");
             let lines = citriage_bench::cluster::run(&b, json, &pb)?;
