@@ -15,6 +15,7 @@ use crate::scale::{measure, Cost};
 use crate::{json_line, put, Lines};
 use citriage_app::{Error, Progress, Result};
 use citriage_model::build::{BuildRecord, StoredTest};
+use citriage_model::time::HOUR;
 use citriage_patterns::benchgen::generate_each;
 use serde_json::json;
 use std::io::{BufWriter, Write};
@@ -83,7 +84,7 @@ fn write_input(b: &ClusterBench, store: &str, dir: &Path) -> Result<usize> {
         .iter()
         .map(|g| {
             json!({"path": g.path, "job": g.job, "number": g.number, "started": g.started,
-                "tests_failed": g.tests_failed, "tests_run": 200, "elapsed": 3600, "result": "FAILURE", "executor": "bench"})
+                "tests_failed": g.tests_failed, "tests_run": 200, "elapsed": HOUR, "result": "FAILURE", "executor": "bench"})
         })
         .collect();
     std::fs::write(&builds_path, serde_json::to_vec(&list).unwrap_or_default()).map_err(io(&builds_path))?;
@@ -105,8 +106,8 @@ fn write_input(b: &ClusterBench, store: &str, dir: &Path) -> Result<usize> {
             repo_version: None,
             repos: None,
             started: Some(g.started),
-            finished: Some(g.started + 3600),
-            duration: Some(3600),
+            finished: Some(g.started + HOUR),
+            duration: Some(HOUR),
             result: Some("FAILURE".into()),
             state: None,
             executor: Some("bench".into()),

@@ -190,8 +190,8 @@ pub enum BenchWhat {
         /// Generator seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Profiles run (default, k8s-triage). Repeatable.
-        #[arg(long = "profile", default_values_t = ["default".to_string(), "k8s-triage".to_string()])]
+        /// Profiles run (default, k8s-triage). Repeatable. Default: both.
+        #[arg(long = "profile")]
         profiles: Vec<String>,
         /// A kubernetes/test-infra checkout holding 8bd0b7a55c^'s triage/summarize.py and
         /// triage/berghelroach.py. Default: citriage alone.
@@ -339,7 +339,11 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
             let b = citriage_bench::cluster::ClusterBench {
                 failures: (*failures).max(1),
                 seed: *seed,
-                profiles: profiles.clone(),
+                profiles: if profiles.is_empty() {
+                    citriage_patterns::normalize::Profile::ALL.iter().map(|p| p.name().to_string()).collect()
+                } else {
+                    profiles.clone()
+                },
                 reference: reference.clone(),
                 store: store.clone(),
                 dir: dir.clone(),
