@@ -67,6 +67,22 @@ pub fn default_as_of(builds: &[BuildRecord]) -> i64 {
     Day::from_unix_seconds(newest).end_seconds()
 }
 
+/// `--as-of` when given, else [`default_as_of`] of the stored builds, read as their
+/// start times alone; none stored is bad input that `fetch` remedies.
+pub fn store_as_of(store: &Store, given: Option<&str>) -> Result<i64> {
+    let (starts, n) = store.build_starts()?;
+    if n == 0 {
+        return Err(Error::remedy(format!("the store {} has no builds: run ", store.path()), "fetch", " first"));
+    }
+    match given {
+        Some(s) => parse_as_of(s),
+        None => {
+            let newest = citriage_model::time::robust_newest(starts).unwrap_or(0);
+            Ok(Day::from_unix_seconds(newest).end_seconds())
+        }
+    }
+}
+
 /// `--as-of` when given, else [`default_as_of`] of the builds.
 pub fn as_of(given: Option<&str>, builds: &[BuildRecord]) -> Result<i64> {
     match given {

@@ -9,7 +9,6 @@ use crate::builds;
 use crate::error::{Error, Result};
 use crate::files;
 use crate::progress::Progress;
-use citriage_model::build::StoredTest;
 use citriage_model::time::DAY;
 use citriage_model::Day;
 use citriage_patterns::cluster::{cluster, ClusterConfig, Clustering, FailureRef};
@@ -20,10 +19,11 @@ use citriage_patterns::export::{
 use citriage_patterns::normalize::Profile;
 use citriage_patterns::signatures::Catalogue;
 use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableAssignment, StableIdAssigner};
-use citriage_store::{ClusterDay, ClusterMember, ClusterRun, Store, StoredCluster, StoredSubPattern};
+use citriage_store::{ClusterDay, ClusterRun, MemberAt, Store, StoredCluster, StoredSubPattern};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What is clustered, and how.
 #[derive(Debug, Clone)]
@@ -53,8 +53,9 @@ impl Default for ClusterOptions {
     }
 }
 
-/// A failure as clustered: (test, failure text, job, build path).
-pub type FailureRow = (String, String, String, String);
+/// A failure as clustered: (test, failure text, job, build path), each text held once
+/// however many failures share it.
+pub type FailureRow = (Arc<str>, Arc<str>, Arc<str>, Arc<str>);
 
 /// What a clustering run computed (and recorded in the store).
 pub struct ClusterOutcome {
@@ -75,17 +76,15 @@ struct Window {
     /// Per failure: (index into `builds`, the test's position in its build).
     places: Vec<(usize, u32)>,
     builds: Vec<ExportBuild>,
-    /// (bucket, path) per entry of `builds`.
-    stored_at: Vec<(String, String)>,
+    /// The store's row id of each entry of `builds`.
+    build_ids: Vec<i64>,
 }
 
 /// Clusters the stored failures of builds started in the window ending at the as-of
 /// (default: the newest build's day), carries stable ids through the store and
 /// records the run (clusters, membership, daily counts, sub-patterns).
 pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Progress) -> Result<ClusterOutcome> {
-    let all = builds::require_builds(store)?;
-    let as_of = builds::as_of(opts.as_of.as_deref(), &all)?;
-    drop(all);
+    let as_of = builds::store_as_of(store, opts.as_of.as_deref())?;
     let since = as_of - opts.window_days.max(1) * DAY;
     let w = read_window(store, opts, since, as_of)?;
     progress.doing(&format!("clustering {} failures", w.rows.len()));
@@ -108,55 +107,56 @@ pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Pr
         failures: w.rows.len() as u64,
         clusters: stored.len() as u64,
     };
-    let missing = store.record_cluster_run(&run, &stored, &members, &daily)?;
-    if missing > 0 {
-        return Err(Error::failed(format!("{missing} clustered failures have no stored build")));
-    }
+    let members: Vec<MemberAt<'_>> =
+        members.iter().map(|&(ci, build, seq)| MemberAt { stable_id: &stable[ci].stable_id, build, seq }).collect();
+    store.record_cluster_run_at(&run, &stored, &members, &daily)?;
+    drop(members);
     store.record_cluster_subpatterns(prof, &sub_pattern_rows(&rich, &stable))?;
     Ok(ClusterOutcome { as_of, rows: w.rows, builds: w.builds, clustering, rich, daily })
 }
 
-/// The failures of the builds started in `(since, as_of]`, job by job.
+/// The failures of the builds started in `(since, as_of]`, in the order of every build
+/// listing (job, start, build id, path): only the failed results with a text are read.
 fn read_window(store: &mut Store, opts: &ClusterOptions, since: i64, as_of: i64) -> Result<Window> {
     let mut w = Window::default();
-    for job_name in store.build_jobs()? {
-        for b in store.job_builds_with_tests(&job_name, Some(since))? {
-            let Some(started) = b.started.filter(|s| *s > since && *s <= as_of) else { continue };
-            if !opts.jobs.is_empty() && !opts.jobs.contains(&b.dashboard_job()) {
-                continue;
-            }
-            // Stored tests are in position order, so a test's index is its position.
-            let failed: Vec<(u32, &StoredTest)> = b
-                .tests
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| (t.status == "failed" || t.status == "error") && t.failure_text.is_some())
-                .map(|(i, t)| (i as u32, t))
-                .collect();
-            let path = format!("gs://{}/{}", b.bucket, b.path);
-            for (seq, t) in &failed {
-                let test = match opts.profile {
-                    Profile::K8sTriage => t.kettle_name.clone().unwrap_or_else(|| t.name.clone()),
-                    Profile::Default => t.name.clone(),
-                };
-                w.rows.push((test, t.failure_text.clone().unwrap_or_default(), b.dashboard_job(), path.clone()));
-                w.places.push((w.builds.len(), *seq));
-            }
-            w.builds.push(ExportBuild {
-                path,
-                job: b.dashboard_job(),
-                number: b.build_id.parse().unwrap_or(0),
-                started,
-                elapsed: b.duration.unwrap_or(0),
-                tests_run: b.tests.len() as i64,
-                tests_failed: failed.len() as i64,
-                result: b.result.clone().unwrap_or_default(),
-                executor: b.executor.clone().unwrap_or_default(),
-                pr: b.pr.map(|p| p.to_string()).unwrap_or_default(),
-            });
-            w.stored_at.push((b.bucket.clone(), b.path.clone()));
+    // Failure texts held once each (many failures repeat one text).
+    let mut texts: HashSet<Arc<str>> = HashSet::new();
+    let keep = |b: &citriage_model::build::BuildRecord| opts.jobs.is_empty() || opts.jobs.contains(&b.dashboard_job());
+    store.for_each_window_build(since, as_of, &keep, &mut |wb, failures| {
+        let b = wb.record;
+        let path: Arc<str> = Arc::from(format!("gs://{}/{}", b.bucket, b.path));
+        let job: Arc<str> = Arc::from(b.dashboard_job());
+        let tests_failed = failures.len() as i64;
+        for f in failures {
+            let test = match (opts.profile, f.kettle_name) {
+                (Profile::K8sTriage, Some(k)) => k,
+                _ => f.name,
+            };
+            let text = match texts.get(f.text.as_str()) {
+                Some(t) => t.clone(),
+                None => {
+                    let t: Arc<str> = Arc::from(f.text);
+                    texts.insert(t.clone());
+                    t
+                }
+            };
+            w.rows.push((test, text, job.clone(), path.clone()));
+            w.places.push((w.builds.len(), f.seq));
         }
-    }
+        w.builds.push(ExportBuild {
+            path: path.to_string(),
+            job: job.to_string(),
+            number: b.build_id.parse().unwrap_or(0),
+            started: b.started.unwrap_or(0),
+            elapsed: b.duration.unwrap_or(0),
+            tests_run: i64::from(wb.stored_tests),
+            tests_failed,
+            result: b.result.unwrap_or_default(),
+            executor: b.executor.unwrap_or_default(),
+            pr: b.pr.map(|p| p.to_string()).unwrap_or_default(),
+        });
+        w.build_ids.push(wb.id);
+    })?;
     Ok(w)
 }
 
@@ -165,8 +165,8 @@ fn read_window(store: &mut Store, opts: &ClusterOptions, since: i64, as_of: i64)
 fn stable_ids(store: &Store, prof: &str, clustering: &Clustering, w: &Window) -> Result<Vec<StableAssignment>> {
     let previous: Vec<PreviousCluster> =
         store.clusters(prof)?.into_iter().map(|c| PreviousCluster { stable_id: c.stable_id, key: c.key }).collect();
-    let first: HashMap<(String, String, u32), String> =
-        store.cluster_first_ids(prof)?.into_iter().map(|f| ((f.bucket, f.path, f.seq), f.stable_id)).collect();
+    let first: HashMap<(i64, u32), String> =
+        store.cluster_first_ids_at(prof)?.into_iter().map(|(b, seq, id)| ((b, seq), id)).collect();
     let votes: Vec<Vec<(String, u64)>> = clustering
         .clusters
         .iter()
@@ -174,8 +174,7 @@ fn stable_ids(store: &Store, prof: &str, clustering: &Clustering, w: &Window) ->
             let mut v: BTreeMap<&str, u64> = BTreeMap::new();
             for &m in &c.members {
                 let (bi, seq) = w.places[m as usize];
-                let (bucket, path) = &w.stored_at[bi];
-                if let Some(id) = first.get(&(bucket.clone(), path.clone(), seq)) {
+                if let Some(id) = first.get(&(w.build_ids[bi], seq)) {
                     *v.entry(id.as_str()).or_insert(0) += 1;
                 }
             }
@@ -210,19 +209,19 @@ fn sub_pattern_rows(rich: &RichExport, stable: &[StableAssignment]) -> Vec<Store
 }
 
 /// What the store keeps of a clustering run: each cluster with its representative
-/// text, spans, owner and signatures; each failure's membership; and failures per
-/// cluster, day, job and test.
+/// text, spans, owner and signatures; each failure's membership (cluster index, build
+/// row id, position); and failures per cluster, day, job and test.
 fn cluster_rows(
     clustering: &Clustering,
     rich: &RichExport,
     stable: &[StableAssignment],
     w: &Window,
     as_of: i64,
-) -> (Vec<StoredCluster>, Vec<ClusterMember>, Vec<ClusterDay>) {
+) -> (Vec<StoredCluster>, Vec<Membership>, Vec<ClusterDay>) {
     let mut clusters = Vec::with_capacity(clustering.clusters.len());
     let mut members = Vec::with_capacity(w.rows.len());
     let mut daily = Vec::new();
-    for ((c, rc), s) in clustering.clusters.iter().zip(&rich.clusters).zip(stable) {
+    for (ci, ((c, rc), s)) in clustering.clusters.iter().zip(&rich.clusters).zip(stable).enumerate() {
         let mut times = Vec::with_capacity(c.members.len());
         let mut jobs = BTreeSet::new();
         let mut per_day: BTreeMap<(i64, &str, &str), u64> = BTreeMap::new();
@@ -231,15 +230,9 @@ fn cluster_rows(
             let (bi, seq) = w.places[m as usize];
             let started = w.builds[bi].started;
             times.push(started);
-            jobs.insert(job.as_str());
-            *per_day.entry((Day::from_unix_seconds(started).0, job.as_str(), test.as_str())).or_insert(0) += 1;
-            let (bucket, path) = &w.stored_at[bi];
-            members.push(ClusterMember {
-                stable_id: s.stable_id.clone(),
-                bucket: bucket.clone(),
-                path: path.clone(),
-                seq,
-            });
+            jobs.insert(&**job);
+            *per_day.entry((Day::from_unix_seconds(started).0, &**job, &**test)).or_insert(0) += 1;
+            members.push((ci, w.build_ids[bi], seq));
         }
         daily.extend(per_day.into_iter().map(|((day, job, test), failures)| ClusterDay {
             stable_id: s.stable_id.clone(),
@@ -266,6 +259,9 @@ fn cluster_rows(
     }
     (clusters, members, daily)
 }
+
+/// A failure's membership: (cluster index, build row id, position).
+type Membership = (usize, i64, u32);
 
 /// Pattern drift of a run's clusters from its daily rows.
 pub fn cluster_drift(daily: &[ClusterDay], from_day: i64, to_day: i64, cfg: &DriftConfig) -> Vec<PatternDrift> {
@@ -423,13 +419,16 @@ pub fn cluster_to_files(
     let drift_config = DriftConfig { span: out.drift_span, ..DriftConfig::default() };
     let drift = cluster_drift(&outcome.daily, from_day, to_day, &drift_config);
     files::create_dir(&out.out)?;
+    let f1 = out.out.join("failure_data.json");
+    files::write_json(&f1, &fd, false)?;
+    drop(fd);
+    let f2 = out.out.join("clusters.json");
+    files::write_json(&f2, &outcome.rich, true)?;
     let write = |name: &str, v: String| -> Result<PathBuf> {
         let p = out.out.join(name);
         files::write_plain(&p, v)?;
         Ok(p)
     };
-    let f1 = write("failure_data.json", serde_json::to_string(&fd).unwrap_or_default())?;
-    let f2 = write("clusters.json", serde_json::to_string_pretty(&outcome.rich).unwrap_or_default() + "\n")?;
     let drift_json = json!({
         "from": Day(from_day).to_string(), "to": Day(to_day).to_string(), "span_days": drift_config.span,
         "min_change": drift_config.min_change, "patterns": drift,

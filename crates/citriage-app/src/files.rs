@@ -25,6 +25,23 @@ pub fn write_plain(path: &Path, body: impl AsRef<[u8]>) -> Result<()> {
     std::fs::write(path, body).map_err(|e| Error::failed(format!("{}: {e}", path.display())))
 }
 
+/// Writes `value` as JSON to `path`, streamed (never held whole as text): compact, or
+/// pretty with a final newline; the same bytes as `serde_json::to_string` (or
+/// `to_string_pretty` and a newline).
+pub fn write_json(path: &Path, value: &impl serde::Serialize, pretty: bool) -> Result<()> {
+    use std::io::Write;
+    let fail = |e: &dyn std::fmt::Display| Error::failed(format!("{}: {e}", path.display()));
+    let file = std::fs::File::create(path).map_err(|e| fail(&e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    if pretty {
+        serde_json::to_writer_pretty(&mut w, value).map_err(|e| fail(&e))?;
+        w.write_all(b"\n").map_err(|e| fail(&e))?;
+    } else {
+        serde_json::to_writer(&mut w, value).map_err(|e| fail(&e))?;
+    }
+    w.flush().map_err(|e| fail(&e))
+}
+
 /// Creates `dir` (and its parents); the error names it (`DIR: why`).
 pub fn create_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::failed(format!("{}: {e}", dir.display())))

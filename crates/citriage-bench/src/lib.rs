@@ -12,16 +12,20 @@
 //! - [`patterns`]: template mining and failure-line extraction on labelled data;
 //! - [`serve`]: the dashboard under concurrent clients on loopback;
 //! - [`store`]: SQLite and PostgreSQL side by side (ingest, clustering, dashboard);
+//! - [`cluster`]: `citriage cluster` end to end beside go.k8s.io/triage's Python reference;
+//! - [`scale`]: each command's wall time, CPU time and peak RSS as the window grows;
 //! - [`suspects`]: culprits ranked against the planted regressions of synthetic worlds;
 //! - [`rss`]: the process's memory, as the OS tells it.
 
 pub mod alerts;
+pub mod cluster;
 pub mod flakes;
 pub mod history;
 pub mod ingest;
 pub mod patterns;
 pub mod pr;
 pub mod rss;
+pub mod scale;
 pub mod serve;
 pub mod store;
 pub mod suspects;

@@ -18,13 +18,13 @@ use std::sync::Arc;
 
 pub use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest, TestgridFacts};
 
-const BUILD_COLUMNS: &str =
+pub(crate) const BUILD_COLUMNS: &str =
     "id, bucket, path, job, build_id, kind, pr, commit_sha, repo_commit, repo_version, repos, started,
     finished, duration, result, state, executor, origin, problems, complete, skipped_tests, kettle, testgrid, sources";
 
 /// Builds in the order every listing uses (a build without a start time first, as
 /// SQLite sorts NULL; PostgreSQL is told so).
-const BUILD_ORDER: &str = "job, started NULLS FIRST, build_id, path";
+pub(crate) const BUILD_ORDER: &str = "job, started NULLS FIRST, build_id, path";
 
 fn status_code(s: &str) -> i64 {
     match s {
@@ -44,7 +44,7 @@ fn status_text(c: i64) -> &'static str {
     }
 }
 
-fn build_from_row(r: &Row<'_>) -> Result<(i64, BuildRecord, i64), DbError> {
+pub(crate) fn build_from_row(r: &Row<'_>) -> Result<(i64, BuildRecord, i64), DbError> {
     let problems = r.str(18)?;
     Ok((
         r.i64(0)?,
@@ -459,7 +459,7 @@ impl Store {
 
     /// Brings the id → text map up to date: loads it on first use, then only the
     /// strings with ids above the highest one known (strings are never deleted).
-    fn ensure_string_texts(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn ensure_string_texts(&mut self) -> Result<(), StoreError> {
         let max = self.conn.reader().int("SELECT COALESCE(max(id), 0) FROM strings", &[]).map_err(|e| self.err(e))?;
         let mut texts = self.string_texts.take().unwrap_or_default();
         let known = texts.keys().copied().max().unwrap_or(0);
@@ -477,7 +477,7 @@ impl Store {
 
     /// Adds the texts of `ids` missing from the id → text map: strings another writer
     /// committed after strings with higher ids (PostgreSQL hands out ids before commit).
-    fn fill_string_texts(&mut self, ids: impl IntoIterator<Item = i64>) -> Result<(), StoreError> {
+    pub(crate) fn fill_string_texts(&mut self, ids: impl IntoIterator<Item = i64>) -> Result<(), StoreError> {
         let mut texts = self.string_texts.take().unwrap_or_default();
         let missing: BTreeSet<i64> = ids.into_iter().filter(|i| !texts.contains_key(i)).collect();
         let mut r = Ok(0);

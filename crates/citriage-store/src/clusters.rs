@@ -5,7 +5,7 @@
 
 use crate::db::{vals, Backend, DbError, Exec, Row, Tx, Val};
 use crate::{Store, StoreError};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// A stored failure cluster: its stable id, its latest key and what the latest run
 /// that saw it found.
@@ -102,6 +102,14 @@ pub struct StoredSubPattern {
     pub excerpt: String,
 }
 
+/// A clustered failure named by its build's row id and position, with its cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemberAt<'a> {
+    pub stable_id: &'a str,
+    pub build: i64,
+    pub seq: u32,
+}
+
 /// The stable id a clustered failure was first given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FirstId {
@@ -176,52 +184,55 @@ impl Store {
         members: &[ClusterMember],
         daily: &[ClusterDay],
     ) -> Result<u64, StoreError> {
+        let ids: HashMap<(String, String), i64> = self
+            .conn
+            .reader()
+            .rows("SELECT bucket, path, id FROM builds", &[], |r| Ok(((r.string(0)?, r.string(1)?), r.i64(2)?)))
+            .map_err(|e| self.err(e))?
+            .into_iter()
+            .collect();
+        let mut missing = 0u64;
+        let mut at = Vec::with_capacity(members.len());
+        for m in members {
+            match ids.get(&(m.bucket.clone(), m.path.clone())) {
+                Some(id) => at.push(MemberAt { stable_id: &m.stable_id, build: *id, seq: m.seq }),
+                None => missing += 1,
+            }
+        }
+        self.record_cluster_run_at(run, clusters, &at, daily)?;
+        Ok(missing)
+    }
+
+    /// [`Store::record_cluster_run`] with each member named by its build's row id (as
+    /// [`Store::for_each_window_build`] reads them), the form clustering writes: the
+    /// membership is written as the difference from the previous run's (rows gone
+    /// deleted, rows new inserted), and only failures without a first stable id get
+    /// one, so a run over a window that moved by a day writes about a day of rows.
+    pub fn record_cluster_run_at(
+        &mut self,
+        run: &ClusterRun,
+        clusters: &[StoredCluster],
+        members: &[MemberAt<'_>],
+        daily: &[ClusterDay],
+    ) -> Result<(), StoreError> {
         let mut counts: BTreeMap<(&str, i64, &str, &str), u64> = BTreeMap::new();
         for d in daily {
             *counts.entry((d.stable_id.as_str(), d.day, d.job.as_str(), d.test.as_str())).or_default() += d.failures;
         }
+        let rows: BTreeSet<(&str, i64, u32)> = members.iter().map(|m| (m.stable_id, m.build, m.seq)).collect();
+        // The first stable id each failure is given stays (a failure in two
+        // clusters of one run keeps the first listed).
+        let mut seen: HashSet<(i64, u32)> = HashSet::with_capacity(members.len());
+        let first: Vec<(i64, u32, &str)> =
+            members.iter().filter(|m| seen.insert((m.build, m.seq))).map(|m| (m.build, m.seq, m.stable_id)).collect();
+        drop(seen);
         self.conn
             .write(&mut |tx| {
-                tx.take_turns(&format!("cluster run
-{}", run.profile))?;
+                tx.take_turns(&format!("cluster run\n{}", run.profile))?;
                 upsert(tx, &run.profile, clusters)?;
-                let mut ids: HashMap<(String, String), i64> = HashMap::new();
-                tx.each("SELECT bucket, path, id FROM builds", &[], &mut |r| {
-                    ids.insert((r.string(0)?, r.string(1)?), r.i64(2)?);
-                    Ok(())
-                })?;
-                tx.exec("DELETE FROM cluster_members WHERE profile = ?1", vals![&run.profile])?;
-                tx.exec("DELETE FROM cluster_daily WHERE profile = ?1", vals![&run.profile])?;
-                let mut missing = 0u64;
-                let mut rows: BTreeSet<(&str, i64, u32)> = BTreeSet::new();
-                for m in members {
-                    match ids.get(&(m.bucket.clone(), m.path.clone())) {
-                        Some(id) => {
-                            rows.insert((m.stable_id.as_str(), *id, m.seq));
-                        }
-                        None => missing += 1,
-                    }
-                }
-                // The first stable id each failure is given stays (a failure in two
-                // clusters of one run keeps the first listed).
-                let mut seen: BTreeSet<(i64, u32)> = BTreeSet::new();
-                let mut first: Vec<(i64, u32, &str)> = Vec::new();
-                for m in members {
-                    if let Some(id) = ids.get(&(m.bucket.clone(), m.path.clone())) {
-                        if seen.insert((*id, m.seq)) {
-                            first.push((*id, m.seq, m.stable_id.as_str()));
-                        }
-                    }
-                }
+                write_members(tx, &run.profile, &rows)?;
                 keep_first_ids(tx, &run.profile, &first)?;
-                if !rows.is_empty() {
-                    tx.bulk("cluster_members", &["profile", "stable_id", "build", "seq"], &mut |b| {
-                        for (sid, build, seq) in &rows {
-                            b.row(vals![&run.profile, *sid, *build, *seq])?;
-                        }
-                        Ok(())
-                    })?;
-                }
+                tx.exec("DELETE FROM cluster_daily WHERE profile = ?1", vals![&run.profile])?;
                 if !counts.is_empty() {
                     tx.bulk("cluster_daily", &["profile", "stable_id", "day", "job", "test", "failures"], &mut |b| {
                         for ((sid, day, job, test), n) in &counts {
@@ -236,7 +247,7 @@ impl Store {
                         failures = excluded.failures, clusters = excluded.clusters",
                     vals![&run.profile, run.as_of, run.window_days, run.failures as i64, run.clusters as i64],
                 )?;
-                Ok(missing)
+                Ok(())
             })
             .map_err(|e| self.err(e))
     }
@@ -337,6 +348,19 @@ impl Store {
                         stable_id: r.string(3)?,
                     })
                 },
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// The stable id every failure clustered under `profile` was first given, by the
+    /// failure's build row id and position: (build, position, stable id), in that order.
+    pub fn cluster_first_ids_at(&self, profile: &str) -> Result<Vec<(i64, u32, String)>, StoreError> {
+        self.conn
+            .reader()
+            .rows(
+                "SELECT build, seq, stable_id FROM cluster_failure_ids WHERE profile = ?1 ORDER BY build, seq",
+                vals![profile],
+                |r| Ok((r.i64(0)?, r.i64(1)? as u32, r.string(2)?)),
             )
             .map_err(|e| self.err(e))
     }
@@ -503,9 +527,17 @@ fn upsert(tx: &mut Tx<'_>, profile: &str, rows: &[StoredCluster]) -> Result<(), 
 }
 
 /// Records the first stable id of failures that have none yet; those that have one
-/// keep it. SQLite: one prepared insert per failure; PostgreSQL: arrays of 10,000
-/// failures per statement.
+/// keep it (only the failures without one are written). SQLite: one prepared insert per
+/// failure; PostgreSQL: arrays of 10,000 failures per statement.
 fn keep_first_ids(tx: &mut Tx<'_>, profile: &str, first: &[(i64, u32, &str)]) -> Result<(), DbError> {
+    let mut known: HashSet<(i64, u32)> = HashSet::new();
+    tx.each("SELECT build, seq FROM cluster_failure_ids WHERE profile = ?1", vals![profile], &mut |r| {
+        known.insert((r.i64(0)?, r.i64(1)? as u32));
+        Ok(())
+    })?;
+    let fresh: Vec<(i64, u32, &str)> = first.iter().filter(|f| !known.contains(&(f.0, f.1))).copied().collect();
+    drop(known);
+    let first = &fresh;
     match tx.backend() {
         Backend::Sqlite => {
             for (build, seq, sid) in first {
@@ -526,6 +558,83 @@ fn keep_first_ids(tx: &mut Tx<'_>, profile: &str, first: &[(i64, u32, &str)]) ->
                      SELECT ?1, b, s, i FROM unnest(?2::bigint[], ?3::bigint[], ?4::text[]) AS u (b, s, i)
                      ON CONFLICT DO NOTHING",
                     &[Val::Text(profile), Val::Ints(&builds), Val::Ints(&seqs), Val::Texts(&sids)],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Replaces a profile's membership rows with `rows`, writing only the difference: the
+/// previous rows not in `rows` deleted, the rows not there before inserted (when most
+/// rows go, all are deleted and `rows` inserted).
+fn write_members(tx: &mut Tx<'_>, profile: &str, rows: &BTreeSet<(&str, i64, u32)>) -> Result<(), DbError> {
+    // Stable ids interned to small numbers, so the previous rows are compact.
+    let mut sids: HashMap<String, u32> = HashMap::new();
+    let mut old: HashSet<(u32, i64, u32)> = HashSet::new();
+    tx.each("SELECT stable_id, build, seq FROM cluster_members WHERE profile = ?1", vals![profile], &mut |r| {
+        let sid = r.str(0)?;
+        let n = sids.len() as u32;
+        let k = match sids.get(sid) {
+            Some(k) => *k,
+            None => *sids.entry(sid.to_string()).or_insert(n),
+        };
+        old.insert((k, r.i64(1)?, r.i64(2)? as u32));
+        Ok(())
+    })?;
+    let key = |(sid, b, s): &(&str, i64, u32)| sids.get(*sid).map(|k| (*k, *b, *s));
+    let kept = rows.iter().filter(|r| key(r).is_some_and(|k| old.contains(&k))).count();
+    let gone = old.len() - kept;
+    let insert: Vec<&(&str, i64, u32)> = if gone * 2 > old.len() {
+        tx.exec("DELETE FROM cluster_members WHERE profile = ?1", vals![profile])?;
+        rows.iter().collect()
+    } else {
+        let new: HashSet<(u32, i64, u32)> = rows.iter().filter_map(key).collect();
+        let names: Vec<&str> = {
+            let mut v = vec![""; sids.len()];
+            for (s, k) in &sids {
+                v[*k as usize] = s.as_str();
+            }
+            v
+        };
+        let mut delete: Vec<(&str, i64, u32)> =
+            old.iter().filter(|k| !new.contains(k)).map(|(k, b, s)| (names[*k as usize], *b, *s)).collect();
+        delete.sort_unstable();
+        delete_members(tx, profile, &delete)?;
+        rows.iter().filter(|r| !key(r).is_some_and(|k| old.contains(&k))).collect()
+    };
+    if !insert.is_empty() {
+        tx.bulk("cluster_members", &["profile", "stable_id", "build", "seq"], &mut |b| {
+            for (sid, build, seq) in &insert {
+                b.row(vals![profile, *sid, *build, *seq])?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// Deletes these membership rows of a profile. SQLite: one prepared delete per row;
+/// PostgreSQL: arrays of 10,000 rows per statement.
+fn delete_members(tx: &mut Tx<'_>, profile: &str, rows: &[(&str, i64, u32)]) -> Result<(), DbError> {
+    match tx.backend() {
+        Backend::Sqlite => {
+            for (sid, build, seq) in rows {
+                tx.exec(
+                    "DELETE FROM cluster_members WHERE profile = ?1 AND stable_id = ?2 AND build = ?3 AND seq = ?4",
+                    vals![profile, *sid, *build, *seq],
+                )?;
+            }
+        }
+        Backend::Postgres => {
+            for chunk in rows.chunks(10_000) {
+                let sids: Vec<&str> = chunk.iter().map(|c| c.0).collect();
+                let builds: Vec<i64> = chunk.iter().map(|c| c.1).collect();
+                let seqs: Vec<i64> = chunk.iter().map(|c| i64::from(c.2)).collect();
+                tx.exec(
+                    "DELETE FROM cluster_members m USING unnest(?2::text[], ?3::bigint[], ?4::bigint[]) AS u (i, b, s)
+                     WHERE m.profile = ?1 AND m.stable_id = u.i AND m.build = u.b AND m.seq = u.s",
+                    &[Val::Text(profile), Val::Texts(&sids), Val::Ints(&builds), Val::Ints(&seqs)],
                 )?;
             }
         }

@@ -30,6 +30,7 @@ mod records;
 mod schema;
 mod testgrid;
 mod value;
+mod window;
 pub use admin::{canonical_tables, CopyReport, StoreInfo, TableCount};
 pub use alerts::{
     AlertStates, AlertTurn, ClaimedMessage, FailedAttempt, NewAlert, NewDelivery, OutboxRow, OutboxState, StoredAlert,
@@ -37,7 +38,8 @@ pub use alerts::{
 };
 pub use builds::{BuildRecord, BuildWrite, IndexedBuild, LogExcerpt, StoredBuildHead, StoredTest, TestgridFacts};
 pub use clusters::{
-    ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, NamedFailure, StoredCluster, StoredSubPattern,
+    ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, MemberAt, NamedFailure, StoredCluster,
+    StoredSubPattern,
 };
 pub use db::Backend;
 pub use documents::{Document, DocumentHeader};
@@ -50,6 +52,7 @@ pub use records::{
 };
 pub use schema::SCHEMA_VERSION;
 pub use testgrid::{TabWritten, TestgridTab};
+pub use window::{WindowBuild, WindowFailure};
 
 /// Store errors; the message names the store (a PostgreSQL URL without its password).
 #[derive(Debug, thiserror::Error)]

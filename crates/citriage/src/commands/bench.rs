@@ -189,6 +189,56 @@ pub enum BenchWhat {
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
     },
+    /// How each command's cost grows with the window: the preset's world generated at
+    /// each size (its jobs times the factor), then `fetch`, `import`, `metrics`,
+    /// `cluster` and `triage` run as child processes on a fresh store; prints each one's
+    /// wall time, CPU time and peak RSS side by side, with the growth between sizes.
+    Scale {
+        /// Synthetic world preset (tiny, demo, k8s).
+        #[arg(long, default_value = "k8s")]
+        preset: String,
+        /// Size factors (the preset's jobs times each), comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [1.0, 2.0, 4.0])]
+        sizes: Vec<f64>,
+        /// Keep the stores and outputs here (the worlds are removed once measured).
+        /// Default: a temporary folder, removed after.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The citriage program measured (e.g. an earlier build, to compare).
+        /// Default: this one.
+        #[arg(long, value_name = "BIN")]
+        program: Option<PathBuf>,
+    },
+    /// `citriage cluster` end to end (store read, clustering, store write, exports) as a
+    /// child process, on the clustering benchmark's generated failures written into a
+    /// fresh store, once per profile and once more on the same store; with
+    /// --reference, go.k8s.io/triage's Python `summarize.py` on the same failures beside.
+    Cluster {
+        /// Failures generated.
+        #[arg(long, default_value_t = 200_000)]
+        failures: usize,
+        /// Generator seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Profiles run (default, k8s-triage). Repeatable. Default: both.
+        #[arg(long = "profile")]
+        profiles: Vec<String>,
+        /// A kubernetes/test-infra checkout holding 8bd0b7a55c^'s triage/summarize.py and
+        /// triage/berghelroach.py. Default: citriage alone.
+        #[arg(long, value_name = "CHECKOUT")]
+        reference: Option<PathBuf>,
+        /// An empty store to write the failures into (a PostgreSQL URL for that engine).
+        /// Default: a SQLite file in the benchmark's folder.
+        #[arg(long, value_name = "FILE|URL")]
+        store: Option<String>,
+        /// Keep the input, store and outputs here. Default: a temporary folder.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The citriage program measured (e.g. an earlier build, to compare).
+        /// Default: this one.
+        #[arg(long, value_name = "BIN")]
+        program: Option<PathBuf>,
+    },
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
     /// latency percentiles, errors and throughput.
@@ -232,6 +282,14 @@ pub enum BenchWhat {
         #[arg(long)]
         cases: bool,
     },
+}
+
+/// The program given, else this one.
+fn this_or(program: &Option<PathBuf>) -> Result<PathBuf, Failure> {
+    match program {
+        Some(p) => Ok(p.clone()),
+        None => std::env::current_exe().map_err(|e| Failure::other(e.to_string())),
+    }
 }
 
 fn print(lines: Lines) {
@@ -327,6 +385,37 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
                     print(lines);
                 }
             }
+        }
+        BenchWhat::Scale { preset, sizes, dir, program } => {
+            let b = citriage_bench::scale::ScaleBench {
+                preset: preset.clone(),
+                sizes: sizes.clone(),
+                dir: dir.clone(),
+                program: this_or(program)?,
+            };
+            let pb = ctx.spinner("measuring");
+            let lines = citriage_bench::scale::run(&b, json, &pb)?;
+            pb.clear();
+            print(lines);
+        }
+        BenchWhat::Cluster { failures, seed, profiles, reference, store, dir, program } => {
+            let b = citriage_bench::cluster::ClusterBench {
+                failures: (*failures).max(1),
+                seed: *seed,
+                profiles: if profiles.is_empty() {
+                    citriage_patterns::normalize::Profile::ALL.iter().map(|p| p.name().to_string()).collect()
+                } else {
+                    profiles.clone()
+                },
+                reference: reference.clone(),
+                store: store.clone(),
+                dir: dir.clone(),
+                program: this_or(program)?,
+            };
+            let pb = ctx.spinner("measuring");
+            let lines = citriage_bench::cluster::run(&b, json, &pb)?;
+            pb.clear();
+            print(lines);
         }
         BenchWhat::Serve { clients, requests, seconds, pages, no_prewarm } => {
             let spec = LoadSpec {

@@ -101,7 +101,7 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
     );
     outln!("{:<14} {:<21} {:>7} {:>5} {:>5}  signature / text", "stable id", "k8s id", "fails", "jobs", "tests");
     for (rc, c) in rich.clusters.iter().zip(&clustering.clusters).take(a.top) {
-        let jobs: std::collections::BTreeSet<&str> = c.members.iter().map(|&m| rows[m as usize].2.as_str()).collect();
+        let jobs: std::collections::BTreeSet<&str> = c.members.iter().map(|&m| &*rows[m as usize].2).collect();
         let sig = catalogue.match_text(&c.text).into_iter().next().map(|m| format!("[{}] ", m.id)).unwrap_or_default();
         let first: String = c.text.lines().next().unwrap_or("").chars().take(80).collect();
         outln!(

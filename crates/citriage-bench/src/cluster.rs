@@ -1,0 +1,225 @@
+//! `bench cluster`: `citriage cluster` end to end (the store read, the clustering, the
+//! store write and the exports), as users run it, beside go.k8s.io/triage's Python
+//! reference on the same failures. The failures are the clustering benchmark's
+//! generated input (`citriage_patterns::benchgen`: planted patterns, near-duplicates,
+//! UUIDs, timestamps), written both into a fresh store (one build per generated build,
+//! its failed tests with their texts) and as the reference reads them (`builds.json`, a
+//! JSON list, and `tests.json`, one failed test per line). Each run is a child process
+//! measured by the kernel's accounting (wall, CPU, peak RSS): `cluster` once per
+//! profile on a fresh store and once more on the same store (stable ids carried, the
+//! membership written as a difference), and, with `--reference`, `python3
+//! CHECKOUT/triage/summarize.py builds.json tests.json` (kubernetes/test-infra at the
+//! parent of commit 8bd0b7a55c, its last Python version).
+
+use crate::scale::{measure, Cost};
+use crate::{json_line, put, Lines};
+use citriage_app::{Error, Progress, Result};
+use citriage_model::build::{BuildRecord, StoredTest};
+use citriage_model::time::HOUR;
+use citriage_patterns::benchgen::generate_each;
+use serde_json::json;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// What `bench cluster` is asked to do.
+#[derive(Debug, Clone)]
+pub struct ClusterBench {
+    pub failures: usize,
+    pub seed: u64,
+    /// Profiles run (`default`, `k8s-triage`).
+    pub profiles: Vec<String>,
+    /// A kubernetes/test-infra checkout with `triage/summarize.py` and
+    /// `triage/berghelroach.py` (its Python reference); none: citriage alone.
+    pub reference: Option<PathBuf>,
+    /// The store `cluster` reads (a SQLite file is made in `dir` by default; a
+    /// PostgreSQL URL names an empty database).
+    pub store: Option<String>,
+    /// Where the input, stores and outputs go (kept); else a temporary folder.
+    pub dir: Option<PathBuf>,
+    /// The program run (`citriage`).
+    pub program: PathBuf,
+}
+
+fn io(p: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::failed(format!("{}: {e}", p.display()))
+}
+
+/// Writes the generated failures into `store` and as the reference's input files in
+/// `dir`; returns the number of builds.
+fn write_input(b: &ClusterBench, store: &str, dir: &Path) -> Result<usize> {
+    let tests_path = dir.join("tests.json");
+    let mut tests = BufWriter::new(std::fs::File::create(&tests_path).map_err(io(&tests_path))?);
+    let mut per_build: Vec<Vec<StoredTest>> = Vec::new();
+    let mut err = None;
+    let builds = generate_each(b.failures, b.seed, |gb, f| {
+        let row = json!({"name": f.test, "build": gb.path, "started": gb.started, "failure_text": f.text});
+        if let Err(e) =
+            serde_json::to_writer(&mut tests, &row).map_err(std::io::Error::other).and_then(|_| tests.write_all(b"\n"))
+        {
+            err.get_or_insert(e);
+        }
+        let i = f.build as usize;
+        if per_build.len() <= i {
+            per_build.resize_with(i + 1, Vec::new);
+        }
+        per_build[i].push(StoredTest {
+            file: String::new(),
+            suite: String::new(),
+            classname: "e2e".into(),
+            name: f.test,
+            status: "failed".into(),
+            duration: Some(1.0),
+            failure_text: Some(f.text),
+            attempt: 1,
+            informing: false,
+            kettle_name: None,
+        });
+    });
+    if let Some(e) = err {
+        return Err(io(&tests_path)(e));
+    }
+    tests.flush().map_err(io(&tests_path))?;
+    let builds_path = dir.join("builds.json");
+    let list: Vec<serde_json::Value> = builds
+        .iter()
+        .map(|g| {
+            json!({"path": g.path, "job": g.job, "number": g.number, "started": g.started,
+                "tests_failed": g.tests_failed, "tests_run": 200, "elapsed": HOUR, "result": "FAILURE", "executor": "bench"})
+        })
+        .collect();
+    std::fs::write(&builds_path, serde_json::to_vec(&list).unwrap_or_default()).map_err(io(&builds_path))?;
+    let mut st = citriage_store::Location::parse(store).open()?;
+    if st.build_counts()?.0 > 0 {
+        return Err(Error::input(format!("{store}: not empty; the benchmark needs an empty store")));
+    }
+    for (g, tests) in builds.iter().zip(per_build.into_iter().chain(std::iter::repeat_with(Vec::new))) {
+        let (bucket, path) = g.path.trim_start_matches("gs://").split_once('/').unwrap_or(("kubernetes-jenkins", ""));
+        st.put_build(&BuildRecord {
+            bucket: bucket.to_string(),
+            path: path.to_string(),
+            job: g.job.clone(),
+            build_id: g.number.to_string(),
+            kind: "periodic".into(),
+            pr: None,
+            commit_sha: None,
+            repo_commit: None,
+            repo_version: None,
+            repos: None,
+            started: Some(g.started),
+            finished: Some(g.started + HOUR),
+            duration: Some(HOUR),
+            result: Some("FAILURE".into()),
+            state: None,
+            executor: Some("bench".into()),
+            origin: "bench".into(),
+            problems: Vec::new(),
+            complete: true,
+            tests,
+            artifacts: Vec::new(),
+            excerpts: Vec::new(),
+            kettle: None,
+            testgrid: None,
+        })?;
+    }
+    Ok(builds.len())
+}
+
+/// Runs the benchmark; returns the lines to print (the JSON document when `json_out`).
+pub fn run(b: &ClusterBench, json_out: bool, progress: &dyn Progress) -> Result<Lines> {
+    let tmp = std::env::temp_dir().join(format!("citriage-bench-cluster-{}", std::process::id()));
+    let dir = b.dir.clone().unwrap_or_else(|| tmp.clone());
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let store = match &b.store {
+        Some(s) => s.clone(),
+        None => {
+            let db = dir.join("store.db");
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+            }
+            db.display().to_string()
+        }
+    };
+    progress.doing(&format!("writing {} failures into {} and the reference's input", b.failures, store));
+    let builds = write_input(b, &store, &dir)?;
+    let mut runs: Vec<(String, Cost)> = Vec::new();
+    for profile in &b.profiles {
+        for pass in ["first", "again"] {
+            progress.doing(&format!("cluster --profile {profile} ({pass})"));
+            let out = dir.join(format!("out-{profile}-{pass}"));
+            let args: Vec<String> = vec![
+                "--db".into(),
+                store.clone(),
+                "--quiet".into(),
+                "cluster".into(),
+                "--profile".into(),
+                profile.clone(),
+                "--out".into(),
+                out.display().to_string(),
+            ];
+            let cost = measure(&b.program, &args, &dir.join(format!("cluster-{profile}-{pass}.out")))?;
+            runs.push((format!("citriage cluster --profile {profile} ({pass} run)"), cost));
+        }
+    }
+    let reference = match &b.reference {
+        Some(checkout) => {
+            progress.doing("the Python reference (summarize.py)");
+            let script = checkout.join("triage/summarize.py");
+            if !script.exists() {
+                return Err(Error::input(format!("{}: missing (check out 8bd0b7a55c^'s triage/)", script.display())));
+            }
+            let args = vec![
+                script.display().to_string(),
+                dir.join("builds.json").display().to_string(),
+                dir.join("tests.json").display().to_string(),
+                "--output".into(),
+                dir.join("reference_failure_data.json").display().to_string(),
+            ];
+            Some(measure(Path::new("python3"), &args, &dir.join("reference.out"))?)
+        }
+        None => None,
+    };
+    if b.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    Ok(lines(b, builds, &runs, reference, json_out))
+}
+
+fn lines(b: &ClusterBench, builds: usize, runs: &[(String, Cost)], reference: Option<Cost>, json_out: bool) -> Lines {
+    let speedup = |c: &Cost| reference.map(|r| r.wall_seconds / c.wall_seconds.max(1e-9));
+    if json_out {
+        let rows: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|(name, c)| json!({"run": name, "cost": c, "speedup_over_reference": speedup(c)}))
+            .collect();
+        return vec![json_line(&json!({
+            "failures": b.failures, "builds": builds, "seed": b.seed, "runs": rows, "reference": reference,
+        }))];
+    }
+    let mut out = Lines::new();
+    put!(
+        out,
+        "bench cluster: {} failures in {builds} builds (seed {}), end to end through the CLI",
+        b.failures,
+        b.seed
+    );
+    put!(out, "{:<52} {:>9} {:>9} {:>10} {:>9}", "run", "wall s", "CPU s", "peak MiB", "speedup");
+    let row = |name: &str, c: &Cost, s: Option<f64>| {
+        format!(
+            "{name:<52} {:>9.2} {:>9.2} {:>10.0} {:>9}",
+            c.wall_seconds,
+            c.cpu_seconds,
+            c.peak_rss_mib,
+            s.map(|x| format!("{x:.1}×")).unwrap_or_else(|| "-".into())
+        )
+    };
+    if let Some(r) = &reference {
+        put!(out, "{}", row("reference summarize.py (8bd0b7a55c^)", r, Some(1.0)));
+    }
+    for (name, c) in runs {
+        put!(out, "{}", row(name, c, speedup(c)));
+    }
+    if reference.is_none() {
+        put!(out, "(no --reference: give a kubernetes/test-infra checkout at 8bd0b7a55c^ to run summarize.py beside)");
+    }
+    out
+}

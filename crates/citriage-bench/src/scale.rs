@@ -1,0 +1,287 @@
+//! `bench scale`: how the cost of each command grows with the window. The preset's
+//! world is generated at several sizes (its number of jobs times each factor), then
+//! each command runs as users run it, as a child process of this one, on a fresh
+//! store: `fetch` from the world's mirror, `import` of its latest dashboards,
+//! `metrics`, `cluster` and `triage`. Each child's wall time, CPU time (user +
+//! system) and peak resident memory (the kernel's accounting of that child, as
+//! `wait4` returns it) are printed side by side per size, with the growth factor
+//! from one size to the next.
+
+use crate::{json_line, put, Lines};
+use citriage_app::{Error, Progress, Result};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// What `bench scale` is asked to do.
+#[derive(Debug, Clone)]
+pub struct ScaleBench {
+    /// Synthetic world preset (tiny, demo, k8s).
+    pub preset: String,
+    /// Size factors: the preset's number of jobs times each.
+    pub sizes: Vec<f64>,
+    /// Where the worlds, stores and outputs go (kept); else a temporary folder,
+    /// removed after.
+    pub dir: Option<PathBuf>,
+    /// The program each step runs (`citriage`).
+    pub program: PathBuf,
+}
+
+/// One child process's cost.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Cost {
+    pub wall_seconds: f64,
+    pub cpu_seconds: f64,
+    pub peak_rss_mib: f64,
+}
+
+/// The commands measured at each size, in order: (name, arguments after `--db STORE`).
+fn steps(world: &Path, out: &Path) -> Vec<(&'static str, Vec<String>)> {
+    let s = |p: PathBuf| p.display().to_string();
+    let metrics = world.join("k8s-metrics");
+    vec![
+        ("fetch", vec!["fetch".into(), "--mirror".into(), s(world.join("gcs/kubernetes-ci-logs")), "--all".into()]),
+        (
+            "import",
+            vec!["import".into(), s(metrics.join("failures-latest.json")), s(metrics.join("flakes-latest.json"))],
+        ),
+        ("metrics", vec!["metrics".into(), "--format".into(), "json".into()]),
+        ("cluster", vec!["cluster".into(), "--out".into(), s(out.join("clusters"))]),
+        ("triage", vec!["triage".into(), "--offline".into(), "--out".into(), s(out.join("triage"))]),
+    ]
+}
+
+/// Runs `program args`, its stdout to `stdout_to` and its stderr kept for an error;
+/// returns its wall time, CPU time and peak RSS as the kernel accounted them.
+pub fn measure(program: &Path, args: &[String], stdout_to: &Path) -> Result<Cost> {
+    let file = |p: &Path| std::fs::File::create(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
+    let err_path = stdout_to.with_extension("stderr");
+    let t = Instant::now();
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(file(stdout_to)?)
+        .stderr(file(&err_path)?)
+        .spawn()
+        .map_err(|e| Error::failed(format!("{}: cannot run: {e}", program.display())))?;
+    let (ok, usage) = wait_with_usage(child.id())?;
+    let wall = t.elapsed().as_secs_f64();
+    if !ok {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let tail: Vec<&str> = err.lines().rev().take(5).collect();
+        return Err(Error::failed(format!(
+            "{} {} failed: {}",
+            program.display(),
+            args.join(" "),
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        )));
+    }
+    Ok(Cost { wall_seconds: wall, cpu_seconds: usage.0, peak_rss_mib: usage.1 })
+}
+
+/// Waits for the child `pid`; returns whether it exited with 0, and its CPU seconds
+/// (user + system) and peak RSS in MiB.
+fn wait_with_usage(pid: u32) -> Result<(bool, (f64, f64))> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain data the kernel fills; an all-zero value is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child with valid pointers to `status` and `ru`; the
+    // `Child` handle is not waited on afterwards (dropping it neither waits nor kills).
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut ru) };
+    if r < 0 {
+        return Err(Error::failed(format!("waiting for process {pid}: {}", std::io::Error::last_os_error())));
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    // ru_maxrss is in KiB on Linux.
+    Ok((ok, (secs(ru.ru_utime) + secs(ru.ru_stime), ru.ru_maxrss as f64 / 1024.0)))
+}
+
+/// One size's world and its commands' costs.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SizeRun {
+    pub size: f64,
+    pub jobs: usize,
+    pub builds: u64,
+    pub test_results: u64,
+    pub store_bytes: u64,
+    /// Generating the world (`synth`), not a triage command.
+    pub generate: Cost,
+    /// (command, cost), in [`steps`] order.
+    pub commands: Vec<(String, Cost)>,
+}
+
+/// Runs the benchmark; returns the lines to print (the JSON document when `json_out`).
+pub fn run(b: &ScaleBench, json_out: bool, progress: &dyn Progress) -> Result<Lines> {
+    let Some(params) = citriage_synth::SynthParams::preset(&b.preset) else {
+        return Err(Error::input(format!("unknown preset {:?} (tiny, demo, k8s)", b.preset)));
+    };
+    if b.sizes.is_empty() || b.sizes.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(Error::input("--sizes: expected positive factors, e.g. 1,2,4"));
+    }
+    let tmp = std::env::temp_dir().join(format!("citriage-bench-scale-{}", std::process::id()));
+    let root = b.dir.clone().unwrap_or_else(|| tmp.clone());
+    let mut runs = Vec::new();
+    for &size in &b.sizes {
+        let jobs = ((params.jobs as f64 * size).round() as usize).max(1);
+        progress.note(&format!("size {size}×: {jobs} jobs"));
+        let r = one_size(b, &root.join(format!("size-{size}")), size, jobs, progress);
+        runs.push(r?);
+    }
+    if b.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    Ok(if json_out { vec![json_line(&to_json(b, &runs))] } else { table(b, &runs) })
+}
+
+fn one_size(b: &ScaleBench, dir: &Path, size: f64, jobs: usize, progress: &dyn Progress) -> Result<SizeRun> {
+    let _ = std::fs::remove_dir_all(dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).map_err(|e| Error::failed(format!("{}: {e}", out.display())))?;
+    let world = dir.join("world");
+    let db = dir.join("store.db");
+    let db_args = |rest: Vec<String>| {
+        let mut a = vec!["--db".to_string(), db.display().to_string(), "--quiet".to_string()];
+        a.extend(rest);
+        a
+    };
+    progress.doing(&format!("{size}×: generating the {} world ({jobs} jobs)", b.preset));
+    let gen_args = db_args(vec![
+        "synth".into(),
+        "--preset".into(),
+        b.preset.clone(),
+        "--jobs".into(),
+        jobs.to_string(),
+        "--out".into(),
+        world.display().to_string(),
+    ]);
+    let generate = measure(&b.program, &gen_args, &out.join("synth.out"))?;
+    let mut commands = Vec::new();
+    for (name, args) in steps(&world, &out) {
+        progress.doing(&format!("{size}×: {name}"));
+        let cost = measure(&b.program, &db_args(args), &out.join(format!("{name}.out")))?;
+        commands.push((name.to_string(), cost));
+    }
+    let store = citriage_store::Store::open(&db)?;
+    let (builds, test_results, _) = store.build_counts()?;
+    drop(store);
+    let size_of = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let store_bytes = size_of(db.clone()) + size_of(PathBuf::from(format!("{}-wal", db.display())));
+    // The world's mirror is the largest part: only the figures are kept.
+    let _ = std::fs::remove_dir_all(&world);
+    Ok(SizeRun { size, jobs, builds, test_results, store_bytes, generate, commands })
+}
+
+/// The ratio of one figure between consecutive sizes, against the ratio of sizes
+/// (1.0 = grows exactly linearly).
+fn growth(prev: f64, cur: f64) -> f64 {
+    if prev > 0.0 {
+        cur / prev
+    } else {
+        0.0
+    }
+}
+
+fn to_json(b: &ScaleBench, runs: &[SizeRun]) -> Value {
+    let growths: Vec<Value> = runs
+        .windows(2)
+        .map(|w| {
+            let per: Vec<Value> = w[1]
+                .commands
+                .iter()
+                .zip(&w[0].commands)
+                .map(|((name, c), (_, p))| {
+                    json!({"command": name, "wall": growth(p.wall_seconds, c.wall_seconds),
+                        "cpu": growth(p.cpu_seconds, c.cpu_seconds), "peak_rss": growth(p.peak_rss_mib, c.peak_rss_mib)})
+                })
+                .collect();
+            json!({"from": w[0].size, "to": w[1].size, "size_ratio": w[1].size / w[0].size, "commands": per})
+        })
+        .collect();
+    json!({"preset": b.preset, "sizes": runs, "growth": growths})
+}
+
+fn table(b: &ScaleBench, runs: &[SizeRun]) -> Lines {
+    let mut out = Lines::new();
+    put!(out, "bench scale: preset {}, sizes {}", b.preset, sizes_label(runs));
+    put!(out, "(each command a child process on the size's store; wall s / CPU s / peak RSS MiB)");
+    put!(out);
+    let mut head = format!("{:<10}", "");
+    for r in runs {
+        head.push_str(&format!(" | {:>26}", format!("{}× ({} jobs)", r.size, r.jobs)));
+    }
+    for w in runs.windows(2) {
+        head.push_str(&format!(" | {:>17}", format!("growth {}→{}", w[0].size, w[1].size)));
+    }
+    put!(out, "{head}");
+    let rows = |name: &str, costs: Vec<Cost>| {
+        let mut l = format!("{name:<10}");
+        for c in &costs {
+            l.push_str(&format!(" | {:>8.1} {:>8.1} {:>8.0}", c.wall_seconds, c.cpu_seconds, c.peak_rss_mib));
+        }
+        for w in costs.windows(2) {
+            l.push_str(&format!(
+                " | {:>5.2} {:>5.2} {:>5.2}",
+                growth(w[0].wall_seconds, w[1].wall_seconds),
+                growth(w[0].cpu_seconds, w[1].cpu_seconds),
+                growth(w[0].peak_rss_mib, w[1].peak_rss_mib)
+            ));
+        }
+        l
+    };
+    put!(out, "{}", rows("(generate)", runs.iter().map(|r| r.generate).collect()));
+    if let Some(first) = runs.first() {
+        for (i, (name, _)) in first.commands.iter().enumerate() {
+            put!(out, "{}", rows(name, runs.iter().map(|r| r.commands[i].1).collect()));
+        }
+    }
+    put!(out);
+    for r in runs {
+        put!(
+            out,
+            "{}×: {} builds, {} test results, store {:.0} MiB",
+            r.size,
+            r.builds,
+            r.test_results,
+            r.store_bytes as f64 / (1 << 20) as f64
+        );
+    }
+    put!(out, "growth: each figure at a size over the same figure at the size before (the sizes' ratio is linear)");
+    out
+}
+
+fn sizes_label(runs: &[SizeRun]) -> String {
+    runs.iter().map(|r| format!("{}×", r.size)).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_is_measured_and_a_failure_named() {
+        let dir = std::env::temp_dir().join(format!("citriage-scale-measure-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sh = PathBuf::from("/bin/sh");
+        if !sh.exists() {
+            eprintln!("skipped: no /bin/sh");
+            return;
+        }
+        // A child that holds ~64 MiB resident: its peak is its own, not this process's.
+        let args = vec!["-c".to_string(), "head -c 67108864 /dev/zero | tail -c 1 > /dev/null; echo done".to_string()];
+        let c = measure(&sh, &args, &dir.join("ok.out")).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("ok.out")).unwrap(), "done\n");
+        assert!(c.wall_seconds >= 0.0 && c.cpu_seconds >= 0.0 && c.peak_rss_mib > 0.0, "{c:?}");
+        let bad = vec!["-c".to_string(), "echo broken >&2; exit 3".to_string()];
+        let e = measure(&sh, &bad, &dir.join("bad.out")).unwrap_err().to_string();
+        assert!(e.contains("broken"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn growth_is_the_ratio_to_the_size_before() {
+        assert_eq!(growth(2.0, 4.0), 2.0);
+        assert_eq!(growth(0.0, 4.0), 0.0);
+    }
+}
