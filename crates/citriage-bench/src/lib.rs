@@ -8,6 +8,7 @@
 //! - [`ingest`]: a synthetic world ingested from its mirror, then its metrics;
 //! - [`flakes`]: the flaky tests `metrics` flags, against a world's truth;
 //! - [`patterns`]: template mining and failure-line extraction on labelled data;
+//! - [`mcp`]: every MCP tool's default answer size on a store (what a call costs an agent);
 //! - [`serve`]: the dashboard under concurrent clients on loopback;
 //! - [`store`]: SQLite and PostgreSQL side by side (ingest, clustering, dashboard);
 //! - [`rss`]: the process's memory, as the OS tells it.
@@ -15,6 +16,7 @@
 pub mod alerts;
 pub mod flakes;
 pub mod ingest;
+pub mod mcp;
 pub mod patterns;
 pub mod rss;
 pub mod serve;
