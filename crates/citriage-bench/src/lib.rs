@@ -10,6 +10,7 @@
 //! - [`history`]: the suspect engine on real reverts that quote the failure they fix;
 //! - [`pr`]: "did my PR break this?" against a synthetic world's planted pull requests;
 //! - [`patterns`]: template mining and failure-line extraction on labelled data;
+//! - [`mcp`]: every MCP tool's default answer size on a store (what a call costs an agent);
 //! - [`serve`]: the dashboard under concurrent clients on loopback;
 //! - [`store`]: SQLite and PostgreSQL side by side (ingest, clustering, dashboard);
 //! - [`cluster`]: `citriage cluster` end to end beside go.k8s.io/triage's Python reference;
@@ -22,6 +23,7 @@ pub mod cluster;
 pub mod flakes;
 pub mod history;
 pub mod ingest;
+pub mod mcp;
 pub mod patterns;
 pub mod pr;
 pub mod rss;

@@ -235,3 +235,29 @@ fn default_answers_fit_an_agent_and_cursors_walk_every_list() {
     assert!(short["result"]["clusters"][0].get("per_day").is_none());
     assert_eq!(d["result"]["clusters"][0]["total"], short["result"]["clusters"][0]["total"], "one figure, one truth");
 }
+
+#[test]
+fn bench_mcp_measures_every_tool_an_agent_calls_first() {
+    let w = world::world();
+    let v = world::json(&ok(&w.db, &["bench", "mcp", "--format", "json"]));
+    let rows = v["answers"].as_array().expect("answers");
+    let calls: Vec<&str> = rows.iter().filter_map(|r| r["call"].as_str()).collect();
+    for tool in ["list_failing_jobs", "job_history", "list_patterns", "get_pattern", "find_suspects", "analyze_payload"]
+    {
+        assert!(calls.iter().any(|c| c.starts_with(tool)), "{tool} measured: {calls:?}");
+    }
+    let largest = calls.iter().find(|c| c.starts_with("analyze_payload {tag}")).expect("the payloads measured");
+    assert!(largest.contains(&format!("largest of {}", w.tags.len())), "{largest}");
+    for r in rows {
+        let n = r["bytes"].as_u64().expect("bytes") as usize;
+        assert!(n > 0 && n <= BUDGET, "{r}");
+        assert_eq!(r["over_budget"], false, "{r}");
+        assert_eq!(r["error"], false, "every call answers: {r}");
+    }
+    // The figures are the answers' sizes: the same store gives the same table.
+    let again = world::json(&ok(&w.db, &["bench", "mcp", "--format", "json"]));
+    assert_eq!(v, again);
+    let missing = w.root.join("no-such.db");
+    let o = common::run(&missing, &["bench", "mcp"]);
+    assert_eq!(o.status.code(), Some(2), "a store that does not exist is the input's fault");
+}

@@ -239,6 +239,11 @@ pub enum BenchWhat {
         #[arg(long, value_name = "BIN")]
         program: Option<PathBuf>,
     },
+    /// Every MCP tool's default answer size on the store (--db), served by this
+    /// program's `mcp` on stdio: what one call costs an agent's context (budget 16 KiB).
+    /// The calls follow an agent's first steps; for payloads the largest answer over
+    /// every analysed payload is shown.
+    Mcp,
     /// Load-test the dashboard on loopback: serve the store (--db) in-process and let
     /// concurrent clients request cluster lists, cluster pages and job pages; prints
     /// latency percentiles, errors and throughput.
@@ -416,6 +421,14 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
             let lines = citriage_bench::cluster::run(&b, json, &pb)?;
             pb.clear();
             print(lines);
+        }
+        BenchWhat::Mcp => {
+            let program = std::env::current_exe().map_err(|e| Failure::other(e.to_string()))?;
+            let db = ctx.db_path();
+            let pb = ctx.spinner("calling every MCP tool");
+            let sizes = citriage_bench::mcp::sizes(&program, &db)?;
+            pb.clear();
+            print(citriage_bench::mcp::lines(&db, &sizes, json));
         }
         BenchWhat::Serve { clients, requests, seconds, pages, no_prewarm } => {
             let spec = LoadSpec {
