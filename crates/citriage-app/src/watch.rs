@@ -250,6 +250,8 @@ impl Worker {
         let api = self.config.sources.github.first().map_or(citriage_github::DEFAULT_API_BASE, |g| g.api());
         let opts = crate::records::RefreshOptions {
             github: Some(crate::records::GithubAccess { api: api.to_string(), offline: true }),
+            // The configuration's checkouts tell a fix's containment by git ancestry.
+            checkouts: self.config.checkouts.clone(),
             ..Default::default()
         };
         let r = crate::records::refresh(store, &opts, &crate::progress::Silent)?;
