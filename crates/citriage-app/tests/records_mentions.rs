@@ -11,7 +11,7 @@
 
 use citriage_app::records::{self, GithubAccess, MentionOptions, RefreshOptions, UnlinkOptions};
 use citriage_app::Silent;
-use citriage_model::time::{parse_rfc3339, utc, DAY};
+use citriage_model::time::{utc, DAY};
 use citriage_model::Day;
 use citriage_store::{LinkSource, Store};
 use serde_json::Value;
@@ -19,34 +19,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-fn json(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
-}
+mod common;
 
-fn time(v: &Value) -> Option<i64> {
-    v.as_str().and_then(parse_rfc3339)
-}
-
-/// An issue or pull request object as it was at `now`; `None` before it was opened.
-fn as_of(mut v: Value, now: i64) -> Option<Value> {
-    if time(&v["created_at"])? > now {
-        return None;
-    }
-    if time(&v["merged_at"]).is_some_and(|t| t > now) {
-        v["merged"] = Value::Bool(false);
-        v["merged_at"] = Value::Null;
-        v["merge_commit_sha"] = Value::Null;
-    }
-    if time(&v["pull_request"]["merged_at"]).is_some_and(|t| t > now) {
-        v["pull_request"]["merged_at"] = Value::Null;
-    }
-    if time(&v["closed_at"]).is_some_and(|t| t > now) {
-        v["state"] = "open".into();
-        v["state_reason"] = Value::Null;
-        v["closed_at"] = Value::Null;
-    }
-    Some(v)
-}
+use common::{as_of, json, time};
 
 fn decode(s: &str) -> String {
     let b = s.as_bytes();
