@@ -14,7 +14,6 @@ use citriage_app::Silent;
 use citriage_model::time::{utc, DAY};
 use citriage_model::Day;
 use citriage_store::{LinkSource, Store};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
