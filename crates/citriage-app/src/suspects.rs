@@ -243,6 +243,35 @@ pub fn suspects_in(
     Ok(answer)
 }
 
+/// Every pattern of the profile's latest clustering run, the largest first (ties by
+/// stable id), each answered as [`suspects`] answers it, from one read of the build
+/// index and one opening of each checkout's repository per pattern's window.
+pub fn suspects_all(store: &mut Store, opts: &SuspectsOptions, progress: &dyn Progress) -> Result<Vec<Suspects>> {
+    opts.checkouts.iter().try_for_each(|s| parse_checkout(s).map(|_| ()))?;
+    let profile = opts.profile.name();
+    let Some(run) = store.cluster_run(profile)? else {
+        return Err(Error::input(format!(
+            "no clustering run of profile {profile} is stored: run `citriage cluster --profile {profile}` first"
+        )));
+    };
+    let mut patterns: Vec<(u64, String)> = store
+        .clusters(profile)?
+        .into_iter()
+        .filter(|c| c.run_as_of == run.as_of)
+        .map(|c| (c.size, c.stable_id))
+        .collect();
+    patterns.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    progress.doing("reading builds");
+    let index = store.build_index()?;
+    let mut out = Vec::with_capacity(patterns.len());
+    for (i, (_, id)) in patterns.iter().enumerate() {
+        progress.doing(&format!("pattern {} of {}: {id}", i + 1, patterns.len()));
+        let one = SuspectsOptions { target: id.clone(), ..opts.clone() };
+        out.push(suspects_in(store, &index, &one, &crate::progress::Silent)?);
+    }
+    Ok(out)
+}
+
 /// A pattern of the profile's latest run, else a job of the store.
 fn resolve(store: &Store, opts: &SuspectsOptions, index: &[IndexedBuild]) -> Result<Target> {
     let profile = opts.profile.name();

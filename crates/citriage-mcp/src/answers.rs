@@ -1050,33 +1050,61 @@ pub(crate) fn verify_report(inner: &Inner, a: &VerifyReport) -> Result<Answer, T
     Ok(Answer::new(v, checked.evidence()))
 }
 
-/// `list_records`: the triage records (`citriage triage records`).
+/// `list_records`: the triage records (`citriage triage records`), a page at a time;
+/// compact by default (state, since, the reason's first line, counts), `detail` gives
+/// each record whole (links, timeline, fix).
 pub(crate) fn list_records(inner: &Inner, a: &ListRecords) -> Result<Answer, ToolError> {
+    let pg = page::page(a.cursor.as_deref(), a.limit, 25, 200)?;
     let opts = citriage_app::records::ListOptions { state: a.state.clone(), open_only: a.open, ..Default::default() };
     let records = inner.with_store(|s| Ok(citriage_app::records::list(s, &opts)?))?;
-    Ok(Answer::new(json!({ "records": records }), Vec::new()))
+    let keys: Vec<String> = records.iter().map(|r| r.record.subject.clone()).collect();
+    let (range, info) = page::finish("list_records", a.cursor.as_deref(), pg, &keys)?;
+    let page: Vec<Value> =
+        records[range.clone()].iter().map(|r| if a.detail { json!(r) } else { compact_record(r) }).collect();
+    let mut v = json!({ "records": page, "matching": records.len(), "offset": range.start });
+    if !a.detail {
+        v["hint"] = json!("detail: true gives each record's links, timeline and fix");
+    }
+    page::put(&mut v, info);
+    Ok(Answer::new(v, Vec::new()))
 }
 
-/// `find_suspects`: the regression windows of a pattern or a job (no checkout is read);
-/// each job's end builds are cited.
+fn compact_record(r: &citriage_app::records::RecordView) -> Value {
+    let s = &r.summary;
+    json!({
+        "subject": r.record.subject, "title": page::one_line(&r.record.title, 160), "state": r.record.state,
+        "since": r.record.since, "age": r.age, "reason": page::one_line(&s.reason, 200), "evidence": s.evidence,
+        "links": r.links.len(), "transitions": r.transitions.len(),
+    })
+}
+
+/// `find_suspects`: the regression windows of a pattern or a job (no checkout is read),
+/// the jobs' windows a page at a time; each job's end builds are cited. Compact by
+/// default (the failure's first cited lines, the first tests and jobs, counts of the
+/// rest); `detail` gives them all.
 pub(crate) fn find_suspects(inner: &Inner, a: &FindSuspects) -> Result<Answer, ToolError> {
+    let pg = page::page(a.cursor.as_deref(), a.limit, 10, 200)?;
     let opts = citriage_app::suspects::SuspectsOptions {
         target: a.target.trim().to_string(),
         profile: citriage_app::cluster::parse_profile(a.profile.as_deref().unwrap_or("default"))?,
         checkouts: Vec::new(),
     };
-    let (found, ev) = inner.with_store(|s| {
-        let found = citriage_app::suspects::suspects(s, &opts, &citriage_app::Silent)?;
+    let found = inner.with_store(|s| Ok(citriage_app::suspects::suspects(s, &opts, &citriage_app::Silent)?))?;
+    let keys: Vec<String> = found.jobs.iter().map(|j| j.job.clone()).collect();
+    let (range, info) = page::finish("find_suspects", a.cursor.as_deref(), pg, &keys)?;
+    let ev = inner.with_store(|s| {
         let mut ev: BTreeMap<(String, String), Evidence> = BTreeMap::new();
-        for j in &found.jobs {
+        for j in &found.jobs[range.clone()] {
             let ids: BTreeSet<&str> = j.last_pass.iter().chain([&j.first_fail]).map(|e| e.build_id.as_str()).collect();
             for (id, e) in builds_evidence(s, &j.job, &ids)? {
                 ev.insert((j.job.clone(), id), e);
             }
         }
-        Ok((found, ev))
+        Ok(ev)
     })?;
     let mut v = serde_json::to_value(&found).map_err(|e| ToolError::other(e.to_string()))?;
+    let jobs: Vec<Value> = v["jobs"].as_array().map(|js| js[range.clone()].to_vec()).unwrap_or_default();
+    v["jobs"] = json!(jobs);
     if let Some(jobs) = v["jobs"].as_array_mut() {
         for j in jobs {
             let job = j["job"].as_str().unwrap_or_default().to_string();
@@ -1088,7 +1116,50 @@ pub(crate) fn find_suspects(inner: &Inner, a: &FindSuspects) -> Result<Answer, T
             }
         }
     }
+    if !a.detail {
+        compact_suspects(&mut v);
+    }
+    v["jobs_total"] = json!(found.jobs.len());
+    v["offset"] = json!(range.start);
+    page::put(&mut v, info);
     Ok(Answer::new(v, ev.into_values().collect()))
+}
+
+/// Keeps the first few of each long list of a suspects answer and counts the rest.
+fn compact_suspects(v: &mut Value) {
+    fn first(v: &mut Value, key: &str, n: usize) {
+        if let Some(list) = v[key].as_array_mut() {
+            if list.len() > n {
+                let total = list.len();
+                list.truncate(n);
+                v[format!("{key}_total")] = json!(total);
+            }
+        }
+    }
+    first(v, "failure", 3);
+    if let Some(lines) = v["failure"].as_array_mut() {
+        for l in lines {
+            if let Some(t) = l["text"].as_str() {
+                l["text"] = json!(page::one_line(t, 240));
+            }
+        }
+    }
+    first(v, "tests", 10);
+    for list in ["windows", "exposing"] {
+        if let Some(ws) = v[list].as_array_mut() {
+            for w in ws {
+                first(&mut w["window"], "jobs", 10);
+                first(w, "jobs", 10);
+                first(w, "notes", 3);
+            }
+        }
+    }
+    if let Some(jobs) = v["jobs"].as_array_mut() {
+        for j in jobs {
+            first(j, "notes", 2);
+        }
+    }
+    v["hint"] = json!("detail: true gives every cited failure line, test, job of a window and note");
 }
 
 /// `lookup_evidence`: the ledger's entries.

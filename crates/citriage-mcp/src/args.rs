@@ -207,6 +207,13 @@ pub struct ListRecords {
     /// Only open records (leave out confirmed fixes).
     #[serde(default)]
     pub open: bool,
+    /// Records per answer (1-200, default 25).
+    pub limit: Option<usize>,
+    /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
+    pub cursor: Option<String>,
+    /// Give each record in full (links, timeline, fix) instead of the compact default.
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Arguments of `lookup_evidence`.
@@ -255,6 +262,13 @@ pub struct FindSuspects {
     pub target: String,
     /// The clustering profile of the pattern id (default: `default`).
     pub profile: Option<String>,
+    /// Job windows per answer (1-200, default 10); the intersected windows come whole.
+    pub limit: Option<usize>,
+    /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
+    pub cursor: Option<String>,
+    /// Give each job window with its notes and the failure's cited lines in full.
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// Arguments of `pr_risk`.

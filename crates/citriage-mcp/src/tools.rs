@@ -41,7 +41,8 @@ pub fn catalogue(writes: bool) -> Vec<Tool> {
             "The triage records (a pattern, job or payload root cause with the issues and pull requests linked to \
              it), loudest state first (failed after fix, fix merged, new, triaged, fix confirmed), each with its \
              links, its timeline (every transition's time, reason and evidence ids), its fix and how many more \
-             clean runs would confirm it.",
+             clean runs would confirm it. Compact by default (state, since, the reason's first line, counts), a \
+             page at a time with a cursor; `detail` gives the links, timeline and fix.",
             true,
         ),
         tool::<ListFailingJobs>(
@@ -134,7 +135,8 @@ pub fn catalogue(writes: bool) -> Vec<Tool> {
              build with the commits each tested, the windows intersected per repository and branch (the job that \
              bounded each end), the builds and time between, the GitHub compare URL, and whether the failure came \
              and went before its onset (then no single introducing change). Commits are ranked by `citriage \
-             suspects --checkout` on a machine with the checkout; this tool reads no checkout. Each end build is cited.",
+             suspects --checkout` on a machine with the checkout; this tool reads no checkout. Each end build is cited. The jobs' windows come a page at a time with a \
+             cursor; long lists are cut to their first items with the total given (`detail` gives them all).",
             true,
         ),
         tool::<PrRiskArgs>(

@@ -339,6 +339,21 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     for w in windows {
         assert_eq!(w["first_fail"]["evidence"].as_array().map(Vec::len), Some(1), "{w}");
     }
+    // Its jobs' windows, a page at a time: every job once, in the detailed answer's order.
+    let full = c.answer("find_suspects", json!({"target": id, "detail": true, "limit": 200}));
+    let want: Vec<Value> = full["result"]["jobs"].as_array().expect("jobs").iter().map(|j| j["job"].clone()).collect();
+    assert_eq!(full["result"]["jobs_total"], json!(want.len()));
+    let mut got: Vec<Value> = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let v = c.answer("find_suspects", json!({"target": id, "limit": 1, "cursor": cursor}));
+        got.extend(v["result"]["jobs"].as_array().expect("jobs").iter().map(|j| j["job"].clone()));
+        cursor = v["result"]["next_cursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(got, want, "find_suspects' pages hold every job once, in order");
     let (err, _) = c.call("find_suspects", json!({"target": "no-such-pattern-or-job"}));
     assert!(err);
     // Owner filters take the SIG as the store names it (`apps`) or as `sig-apps`.
@@ -447,10 +462,26 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
     assert!(err);
 
     // list_records: the same records as `citriage triage records --format json`
-    let v = c.answer("list_records", json!({}));
+    let v = c.answer("list_records", json!({"detail": true, "limit": 200}));
     let cli = common::run(&w.db, &["--format", "json", "triage", "records"]);
     let cli: Value = serde_json::from_slice(&cli.stdout).expect("triage records prints JSON");
     assert_eq!(v["result"]["records"], cli["records"], "{transport}: list_records");
+    // Compact by default: the same records in the same order, one page at a time.
+    let all = cli["records"].as_array().expect("records");
+    let v = c.answer("list_records", json!({"limit": 1}));
+    assert_eq!(v["result"]["matching"], json!(all.len()), "{transport}: list_records counts every record");
+    let mut subjects: Vec<Value> = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let v = c.answer("list_records", json!({"limit": 1, "cursor": cursor}));
+        subjects.extend(v["result"]["records"].as_array().expect("records").iter().map(|r| r["subject"].clone()));
+        cursor = v["result"]["next_cursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    let want: Vec<Value> = all.iter().map(|r| r["subject"].clone()).collect();
+    assert_eq!(subjects, want, "{transport}: list_records' pages hold every record once, in order");
     let (err, _) = c.call("list_records", json!({"state": "fixed"}));
     assert!(err, "an unknown state is refused");
 

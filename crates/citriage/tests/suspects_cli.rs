@@ -304,6 +304,40 @@ fn a_flaky_pattern_gets_no_introducing_change() {
 }
 
 #[test]
+fn every_pattern_at_once_answers_as_each_alone() {
+    let w = world();
+    let checkout = format!("example/widgets={}", w.repo.display());
+    let (code, v, err) = json(&w.db, &["--all", "--checkout", &checkout]);
+    assert_eq!(code, Some(0), "{err}");
+    let all = v["patterns"].as_array().unwrap();
+    let store = Store::open(&w.db).unwrap();
+    let mut ids: Vec<(u64, String)> =
+        store.clusters("default").unwrap().into_iter().map(|c| (c.size, c.stable_id)).collect();
+    ids.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let listed: Vec<&str> = all.iter().map(|p| p["target"].as_str().unwrap()).collect();
+    assert_eq!(listed, ids.iter().map(|(_, id)| id.as_str()).collect::<Vec<_>>(), "the largest first");
+    // Each pattern's answer is the one the single command gives.
+    for id in [pattern(&w.db, MESSAGE), pattern(&w.db, FLAKY)] {
+        let (_, alone, _) = json(&w.db, &[&id, "--checkout", &checkout]);
+        let within = all.iter().find(|p| p["target"] == id.as_str()).unwrap();
+        assert_eq!(within, &alone, "{id}");
+    }
+    // The text: one line per pattern with its verdict, and its windows under it.
+    let o = run(&w.db, &["suspects", "--all", "--checkout", &checkout]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let quota = pattern(&w.db, MESSAGE);
+    let line = text.lines().find(|l| l.starts_with(&quota)).unwrap();
+    assert!(line.contains("likely introducing change"), "{text}");
+    assert!(text.contains("  window of example/widgets"), "{text}");
+    // A target and --all together, or neither, are refused.
+    let o = run(&w.db, &["suspects", "--all", &quota]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = run(&w.db, &["suspects"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
 fn a_job_gets_its_own_window() {
     let w = world();
     let checkout = format!("example/widgets={}", w.repo.display());

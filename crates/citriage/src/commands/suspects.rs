@@ -27,8 +27,12 @@ use clap::Args;
 #[derive(Args, Debug)]
 pub struct SuspectsArgs {
     /// A failure pattern's stable id (see `citriage cluster`) or a job name.
-    #[arg(value_name = "PATTERN-OR-JOB")]
-    pub target: String,
+    #[arg(value_name = "PATTERN-OR-JOB", required_unless_present = "all", conflicts_with = "all")]
+    pub target: Option<String>,
+    /// Every pattern of the profile's latest clustering run, the largest first: one
+    /// line each in text (its verdict and windows), every answer in JSON.
+    #[arg(long)]
+    pub all: bool,
     /// A local checkout of a tested repository: ORG/REPO=PATH (the spelling of
     /// `verify` and `code`: NAME=PATH[=ORG/REPO]). Repeatable.
     #[arg(long = "checkout", value_name = "ORG/REPO=PATH")]
@@ -44,11 +48,14 @@ pub struct SuspectsArgs {
 /// Runs `citriage suspects`.
 pub fn exec(ctx: &Context, a: &SuspectsArgs) -> Result<(), Failure> {
     let opts = SuspectsOptions {
-        target: a.target.clone(),
+        target: a.target.clone().unwrap_or_default(),
         profile: cluster::parse_profile(&a.profile)?,
         checkouts: a.checkouts.clone(),
     };
     let mut store = ctx.open_existing_store()?;
+    if a.all {
+        return exec_all(ctx, &mut store, &opts);
+    }
     let pb = ctx.spinner("reading builds");
     let answer = suspects::suspects(&mut store, &opts, &pb)?;
     pb.clear();
@@ -58,6 +65,34 @@ pub fn exec(ctx: &Context, a: &SuspectsArgs) -> Result<(), Failure> {
         print_text(&answer, a.top);
     }
     Ok(answer.outcome()?)
+}
+
+/// `suspects --all`: every pattern's answer.
+fn exec_all(ctx: &Context, store: &mut citriage_store::Store, opts: &SuspectsOptions) -> Result<(), Failure> {
+    let pb = ctx.spinner("reading builds");
+    let all = suspects::suspects_all(store, opts, &pb)?;
+    pb.clear();
+    if ctx.json() {
+        print_json(&serde_json::json!({ "profile": opts.profile.name(), "patterns": all }));
+    } else {
+        outln!("{} patterns of profile {}, the largest first", all.len(), opts.profile.name());
+        for s in &all {
+            outln!();
+            outln!("{} ({} jobs): {}", one_line(&s.target), s.jobs.len(), one_line(&s.verdict));
+            for w in &s.windows {
+                outln!("  {}", one_line(&suspects::window_line(w)));
+            }
+        }
+    }
+    // Problems of the input are the same for every pattern (the checkouts): said once.
+    let problems: std::collections::BTreeSet<&String> = all.iter().flat_map(|s| &s.problems).collect();
+    for p in &problems {
+        outln!("problem: {}", one_line(p));
+    }
+    match problems.len() {
+        0 => Ok(()),
+        n => Err(citriage_app::Error::input(format!("{n} problem(s) with the input")).into()),
+    }
 }
 
 fn print_text(s: &Suspects, top: usize) {
