@@ -401,11 +401,17 @@ pub(crate) fn job_history(inner: &Inner, a: &JobHistory) -> Result<Answer, ToolE
             .map(|t| json!({"name": t.name, "runs": t.runs, "failed_runs": t.failed_runs, "flip_rate": t.flip_rate,
                             "signals": t.signals}))
             .collect::<Vec<_>>());
+        // The mass failures behind the corrected figures: counted here, listed with detail.
+        for list in ["mass_failures", "mass_failure_builds"] {
+            if let Some(n) = v["figures"][list].as_array().map(Vec::len) {
+                v["figures"][list] = json!(n);
+            }
+        }
         v["left_out"] = json!({
             "daily": n_daily.saturating_sub(7),
             "failing_tests": d.failing_tests.len().saturating_sub(TOP),
             "flaky_tests": d.flaky_tests.len().saturating_sub(TOP),
-            "hint": "detail: true gives every day and test",
+            "hint": "detail: true gives every day and test, and the mass failures behind the figures",
         });
     }
     page::put(&mut v, info);
@@ -716,12 +722,15 @@ pub(crate) fn get_pattern(inner: &Inner, a: &GetPattern) -> Result<Answer, ToolE
     let view = inner.view();
     let profile = profile_of(&view, a.profile.as_deref())?;
     let (mut d, mut latest) = pattern_detail(inner, &view, &profile, a.id.trim())?;
-    let counts = json!({"jobs": d.jobs.len(), "tests": d.tests.len(), "latest": d.latest.len()});
+    const SUBS: usize = 5;
+    let counts = json!({"jobs": d.jobs.len(), "tests": d.tests.len(), "latest": d.latest.len(),
+                        "sub_patterns": d.sub_patterns.len()});
     if !a.detail {
         d.jobs.truncate(TOP);
         d.tests.truncate(TOP);
         d.latest.truncate(LATEST);
         latest.truncate(LATEST);
+        d.sub_patterns.truncate(SUBS);
     }
     let ev: Vec<Evidence> = latest.iter().map(|f| failure_of(f).evidence()).collect();
     let mut v = serde_json::to_value(&d).map_err(|e| ToolError::other(e.to_string()))?;
@@ -733,9 +742,18 @@ pub(crate) fn get_pattern(inner: &Inner, a: &GetPattern) -> Result<Answer, ToolE
             "first_seen": c.first_seen, "last_seen": c.last_seen, "jobs": c.jobs, "tests": c.tests,
             "per_day": c.per_day,
         });
+        if let Some(subs) = v["sub_patterns"].as_array_mut() {
+            for x in subs {
+                *x = json!({
+                    "kind": x["kind"], "label": x["label"].as_str().map(|l| page::one_line(l, 160)),
+                    "failures": x["failures"], "first_seen": x["first_seen"], "last_seen": x["last_seen"],
+                });
+            }
+        }
         v["listed_of"] = counts;
         v["more"] = json!(
-            "detail: true gives the pattern's full text, up to 100 jobs and tests and 20 failures with their texts"
+            "detail: true gives the pattern's full text, up to 100 jobs and tests, 20 failures with their texts \
+             and every sub-pattern with an example"
         );
     }
     if let Some(ls) = v["latest"].as_array_mut() {
@@ -778,7 +796,9 @@ pub fn pattern_facts(view: &WebIndex, store: &mut Store, profile: &str, id: &str
 
 /// Lines of an excerpt a compact answer gives.
 const EXCERPT_LINES: usize = 30;
-const EXCERPT_BYTES: usize = 2000;
+const EXCERPT_BYTES: usize = 1200;
+/// Log excerpts a compact `extract_failure` gives (the first page only).
+const EXCERPTS: usize = 4;
 
 /// The first `lines` lines of a text, at most `bytes` bytes (cut at a line's end, or
 /// within the first line at a character's).
@@ -829,9 +849,22 @@ pub(crate) fn extract_failure(inner: &Inner, a: &ExtractFailure) -> Result<Answe
     let url = build_url(&b);
     let cfg = citriage_patterns::extract::ExtractConfig::default();
     let day = b.started.map(|s| Day::from_unix_seconds(s).to_string()).unwrap_or_default();
+    let pg = page::page(a.cursor.as_deref(), a.limit, 6, 500)?;
+    let failed: Vec<&citriage_store::StoredTest> =
+        b.tests.iter().filter(|t| t.status == "failed" || t.status == "error").collect();
+    let keys: Vec<String> = failed.iter().map(|t| format!("{}\n{}", t.file, t.name)).collect();
+    let (range, info) = page::finish("extract_failure", a.cursor.as_deref(), pg, &keys)?;
+    let first_page = range.start == 0;
+    let excerpts = if !first_page {
+        &b.excerpts[..0]
+    } else if a.detail {
+        &b.excerpts[..]
+    } else {
+        &b.excerpts[..b.excerpts.len().min(EXCERPTS)]
+    };
     let mut evidence = vec![build_evidence(&b)];
     let mut logs = Vec::new();
-    for e in &b.excerpts {
+    for e in excerpts {
         let ev = Evidence::new(
             EvidenceKind::BuildLogExcerpt,
             format!("{url}/{}:{}-{}", e.source, e.line_start, e.line_end),
@@ -847,29 +880,37 @@ pub(crate) fn extract_failure(inner: &Inner, a: &ExtractFailure) -> Result<Answe
         evidence.push(ev);
     }
     let mut tests = Vec::new();
-    for t in b.tests.iter().filter(|t| t.status == "failed" || t.status == "error") {
+    for t in &failed[range.clone()] {
         let text = t.failure_text.clone().unwrap_or_default();
         let lines =
             citriage_patterns::extract::extract_junit(&text, "", &format!("{url}/{} :: {}", t.file, t.name), &cfg);
         let ev = (!text.trim().is_empty()).then(|| failure_evidence(&url, &t.name, &text, b.started));
         tests.push(json!({
             "test": t.name, "file": t.file, "status": t.status,
-            "failure_lines": lines.iter().take(if a.detail { usize::MAX } else { 5 }).map(|x| json!({
+            "failure_lines": lines.iter().take(if a.detail { usize::MAX } else { 3 }).map(|x| json!({
                 "line_start": x.line_start, "line_end": x.line_end,
-                "text": if a.detail { x.text.clone() } else { head_lines(&x.text, 5, 600) },
+                "text": if a.detail { x.text.clone() } else { head_lines(&x.text, 3, 300) },
             })).collect::<Vec<_>>(),
+            "failure_lines_total": lines.len(),
             "evidence": ev.as_ref().map(|e| vec![e.id.clone()]).unwrap_or_default(),
         }));
         evidence.extend(ev);
     }
-    Ok(Answer::new(
-        json!({
-            "job": b.dashboard_job(), "build_id": b.build_id, "url": url, "result": b.result, "started": b.started,
-            "log_excerpts": logs, "failed_tests": tests,
-            "note": if logs.is_empty() && tests.is_empty() { Some("nothing stored explains this build: no log excerpts and no failed test with a text") } else { None },
-        }),
-        evidence,
-    ))
+    let note = (b.excerpts.is_empty() && failed.is_empty())
+        .then_some("nothing stored explains this build: no log excerpts and no failed test with a text");
+    let mut v = json!({
+        "job": b.dashboard_job(), "build_id": b.build_id, "url": url, "result": b.result, "started": b.started,
+        "log_excerpts": logs, "log_excerpts_total": b.excerpts.len(), "failed_tests": tests,
+        "failed_tests_total": failed.len(), "offset": range.start, "note": note,
+    });
+    if !a.detail {
+        v["hint"] = json!(format!(
+            "detail: true gives every log excerpt whole (the first {EXCERPTS} come cut to {EXCERPT_LINES} lines) \
+             and every failure line of each test"
+        ));
+    }
+    page::put(&mut v, info);
+    Ok(Answer::new(v, evidence))
 }
 
 /// A stored payload analysis (kind `payload`, the JSON `citriage payload` recorded).
@@ -1083,7 +1124,7 @@ fn compact_record(r: &citriage_app::records::RecordView) -> Value {
 /// default (the failure's first cited lines, the first tests and jobs, counts of the
 /// rest); `detail` gives them all.
 pub(crate) fn find_suspects(inner: &Inner, a: &FindSuspects) -> Result<Answer, ToolError> {
-    let pg = page::page(a.cursor.as_deref(), a.limit, 10, 200)?;
+    let pg = page::page(a.cursor.as_deref(), a.limit, 6, 200)?;
     let opts = citriage_app::suspects::SuspectsOptions {
         target: a.target.trim().to_string(),
         profile: citriage_app::cluster::parse_profile(a.profile.as_deref().unwrap_or("default"))?,
@@ -1125,7 +1166,12 @@ pub(crate) fn find_suspects(inner: &Inner, a: &FindSuspects) -> Result<Answer, T
     Ok(Answer::new(v, ev.into_values().collect()))
 }
 
-/// Keeps the first few of each long list of a suspects answer and counts the rest.
+/// Windows a compact `find_suspects` gives (the rest are counted).
+const SUSPECT_WINDOWS: usize = 5;
+
+/// Keeps the first few of each long list of a suspects answer and counts the rest;
+/// each job's ends keep their build, start and evidence (the commits they tested are
+/// in the windows), each window its ends, jobs and compare URL.
 fn compact_suspects(v: &mut Value) {
     fn first(v: &mut Value, key: &str, n: usize) {
         if let Some(list) = v[key].as_array_mut() {
@@ -1145,21 +1191,39 @@ fn compact_suspects(v: &mut Value) {
         }
     }
     first(v, "tests", 10);
-    for list in ["windows", "exposing"] {
-        if let Some(ws) = v[list].as_array_mut() {
-            for w in ws {
-                first(&mut w["window"], "jobs", 10);
-                first(w, "jobs", 10);
-                first(w, "notes", 3);
+    first(v, "windows", SUSPECT_WINDOWS);
+    if let Some(ws) = v["windows"].as_array_mut() {
+        for w in ws {
+            first(&mut w["window"], "jobs", 5);
+            first(&mut w["window"], "pulls", 5);
+            // Each end's bounding jobs by name (their builds and commits are in `jobs`).
+            for end in ["good", "bad"] {
+                if let Some(by) = w["window"][end]["by"].as_array_mut() {
+                    *by = by.iter().take(3).map(|b| b[0].clone()).collect();
+                }
+            }
+            if let Some(o) = w.as_object_mut() {
+                // No checkout is read here: these are always empty, and the note says so once below.
+                for k in ["checkout", "commits", "test_sources", "notes"] {
+                    o.remove(k);
+                }
             }
         }
     }
     if let Some(jobs) = v["jobs"].as_array_mut() {
         for j in jobs {
             first(j, "notes", 2);
+            for end in ["last_pass", "first_fail"] {
+                if let Some(o) = j[end].as_object_mut() {
+                    o.remove("tested");
+                }
+            }
         }
     }
-    v["hint"] = json!("detail: true gives every cited failure line, test, job of a window and note");
+    v["hint"] = json!(
+        "no checkout is read here (`citriage suspects --checkout ORG/REPO=PATH` ranks a window's commits); \
+         detail: true gives every cited failure line, test, window with its notes, and the commits each end tested"
+    );
 }
 
 /// `lookup_evidence`: the ledger's entries.

@@ -162,6 +162,10 @@ pub struct ExtractFailure {
     pub job: String,
     /// The build id.
     pub build_id: String,
+    /// Failed tests per answer (1-500, default 6); the log excerpts come with the first page.
+    pub limit: Option<usize>,
+    /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
+    pub cursor: Option<String>,
     /// Give everything instead of the compact default (figures, ids, one-line texts).
     #[serde(default)]
     pub detail: bool,
@@ -262,7 +266,7 @@ pub struct FindSuspects {
     pub target: String,
     /// The clustering profile of the pattern id (default: `default`).
     pub profile: Option<String>,
-    /// Job windows per answer (1-200, default 10); the intersected windows come whole.
+    /// Job windows per answer (1-200, default 6).
     pub limit: Option<usize>,
     /// Go on from a previous answer's `next_cursor` (same arguments otherwise).
     pub cursor: Option<String>,

@@ -225,6 +225,21 @@ fn conformance(c: &mut Client, w: &World, transport: &str) {
         }
     }
     assert!(lines_checked > 0, "some failure line is checked");
+    // A page at a time: every failed test once, in order; the excerpts with the first page only.
+    let mut names: Vec<Value> = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let v = c.answer("extract_failure", json!({"job": job, "build_id": b.build_id, "limit": 1, "cursor": cursor}));
+        assert_eq!(v["result"]["failed_tests_total"], json!(failed.len()));
+        let excerpts = v["result"]["log_excerpts"].as_array().expect("logs").len();
+        assert_eq!(excerpts, if names.is_empty() { b.excerpts.len().min(4) } else { 0 }, "{v}");
+        names.extend(v["result"]["failed_tests"].as_array().expect("failed tests").iter().map(|t| t["test"].clone()));
+        cursor = v["result"]["next_cursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(names, failed.iter().map(|t| json!(t.name)).collect::<Vec<_>>());
     let (err, msg) = c.call("extract_failure", json!({"job": job, "build_id": "0"}));
     assert!(err && msg.as_str().is_some_and(|m| m.contains("\"0\"")), "{msg}");
 
