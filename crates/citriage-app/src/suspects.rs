@@ -18,10 +18,11 @@ use citriage_model::build::prow_url;
 use citriage_patterns::normalize::Profile;
 use citriage_store::{IndexedBuild, Store};
 use citriage_suspects::band::JobBand;
-use citriage_suspects::diff::parse_unified;
+use citriage_suspects::diff::{parse_unified, ParsedDiff};
 use citriage_suspects::failure::Failure;
 use citriage_suspects::lines::{Location, LogLine};
 use citriage_suspects::links::{link, Change, LinkKind, Links, Weights};
+use citriage_suspects::owners;
 use citriage_suspects::rank::{tie_groups, Standing};
 use citriage_suspects::window::{CandidateIndex, WindowIndex};
 use serde::Serialize;
@@ -457,7 +458,8 @@ fn window_suspects(
     let (failure, test_sources) = with_test_sources(failure, git, &bad, &mut notes);
     match git.log(&LogQuery::range(&good, &bad).with_patches()) {
         Ok(commits) => {
-            let ranked = rank(&commits, &window.repo, &failure, cap);
+            let owners = OwnersAt { git, rev: &bad, tests: &test_sources };
+            let ranked = rank(&commits, &window.repo, &failure, cap, Some(owners), &mut notes);
             WindowSuspects { window, checkout, test_sources, commits: Some(ranked), notes }
         }
         Err(e) => {
@@ -541,13 +543,91 @@ fn untagged(test: &str) -> String {
     out
 }
 
-/// The commits scored against the failure and ranked in tie groups.
-pub(crate) fn rank(commits: &[Commit], repo: &str, failure: &Failure, cap: bool) -> Vec<SuspectCommit> {
+/// Where a window's `OWNERS` files are read: the checkout at the window's failing
+/// commit, and the failing tests' source files found there.
+pub(crate) struct OwnersAt<'a> {
+    pub git: &'a Git,
+    pub rev: &'a str,
+    pub tests: &'a [LogLine],
+}
+
+/// At most this many `OWNERS` paths are looked up for one window.
+const MAX_OWNERS_FILES: usize = 20_000;
+
+/// The failure with the SIGs of its tests' files, and the SIGs owning the product
+/// paths each diff touches: the nearest `OWNERS` file with SIG labels up the tree
+/// of each path, all read in one git process at the failing commit. A read that
+/// fails is said in the notes; the window is still ranked, without owners.
+fn owners_of_window(
+    at: &OwnersAt,
+    diffs: &[ParsedDiff],
+    failure: &Failure,
+    notes: &mut Vec<String>,
+) -> (Failure, Vec<BTreeMap<String, String>>) {
+    let touched: Vec<Vec<&str>> =
+        diffs.iter().map(|d| d.paths().filter(|p| citriage_suspects::paths::is_product(p)).collect()).collect();
+    let tests: Vec<&str> = at.tests.iter().map(|t| t.at.file.as_str()).collect();
+    let mut wanted = BTreeSet::new();
+    for p in touched.iter().flatten().chain(&tests) {
+        if wanted.len() >= MAX_OWNERS_FILES {
+            notes.push(format!(
+                "more than {MAX_OWNERS_FILES} OWNERS files to read: the rest of the paths have no owners"
+            ));
+            break;
+        }
+        wanted.extend(owners::owners_files_above(p));
+    }
+    let list: Vec<&str> = wanted.iter().map(String::as_str).collect();
+    let texts: BTreeMap<String, String> = match at.git.read_files(at.rev, &list) {
+        Ok(found) => list
+            .iter()
+            .zip(found)
+            .filter_map(|(p, b)| Some((p.to_string(), String::from_utf8_lossy(&b?).into_owned())))
+            .collect(),
+        Err(e) => {
+            notes.push(format!("the OWNERS files could not be read at {}: {e}", windows::short(at.rev)));
+            return (failure.clone(), vec![BTreeMap::new(); diffs.len()]);
+        }
+    };
+    let mut sigs = BTreeMap::new();
+    for t in at.tests {
+        let file = t.at.file.as_str();
+        for sig in owners::sigs_of_path(file) {
+            sigs.entry(sig).or_insert_with(|| t.text.clone());
+        }
+        for (sig, how) in owners::sigs_of(file, &texts) {
+            sigs.entry(sig).or_insert_with(|| format!("{}: {how}", t.text));
+        }
+    }
+    let per_diff = touched.iter().map(|ps| owners::sigs_of_paths(ps.iter().copied(), &texts)).collect();
+    (failure.clone().with_sigs(sigs), per_diff)
+}
+
+/// The commits scored against the failure and ranked in tie groups; with `owners`,
+/// the SIGs of the paths each touches (and of the failing tests' files) are read
+/// from the checkout's `OWNERS` files.
+pub(crate) fn rank(
+    commits: &[Commit],
+    repo: &str,
+    failure: &Failure,
+    cap: bool,
+    owners: Option<OwnersAt>,
+    notes: &mut Vec<String>,
+) -> Vec<SuspectCommit> {
     let diffs: Vec<_> = commits.iter().map(|c| parse_unified(&c.patch)).collect();
+    let (owned, sigs) = match &owners {
+        Some(at) => owners_of_window(at, &diffs, failure, notes),
+        None => (failure.clone(), vec![BTreeMap::new(); diffs.len()]),
+    };
+    let failure = &owned;
     let docs: BTreeMap<String, CandidateIndex> = commits
         .iter()
         .zip(&diffs)
-        .map(|(c, d)| (c.sha.clone(), CandidateIndex::new(Some(d).filter(|d| !d.files.is_empty()), &c.subject)))
+        .zip(sigs)
+        .map(|((c, d), sigs)| {
+            let ix = CandidateIndex::new(Some(d).filter(|d| !d.files.is_empty()), &c.subject).with_owners(sigs);
+            (c.sha.clone(), ix)
+        })
         .collect();
     let texts: Vec<String> = failure.lines.iter().map(|l| l.text.clone()).collect();
     let window = WindowIndex::new(docs).with_failures(&[texts.join("\n")]);

@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::progress::Progress;
 use crate::revert_text::{quoted_failure, reapplies, reverted_ids, Quoted};
-use crate::suspects::{rank, with_test_sources, SuspectCommit};
+use crate::suspects::{rank, with_test_sources, OwnersAt, SuspectCommit};
 
 /// The default number of first-parent commits before a revert that are ranked.
 pub const DEFAULT_WINDOW: usize = 50;
@@ -340,8 +340,9 @@ fn case(
     let lines = out.text.lines.iter().map(|t| LogLine { text: t.clone(), at: at.clone() }).collect();
     let failure = Failure::new(lines, out.text.tests.clone(), Vec::new());
     let mut notes = Vec::new();
-    let (failure, _) = with_test_sources(&failure, git, top, &mut notes);
-    let ranked = rank(&commits, name, &failure, false);
+    let (failure, tests) = with_test_sources(&failure, git, top, &mut notes);
+    let owners = OwnersAt { git, rev: top, tests: &tests };
+    let ranked = rank(&commits, name, &failure, false, Some(owners), &mut notes);
     out.window = commits.len();
     if let Some(b) = ranked.iter().filter(|s| s.rank == 1).min_by(|a, b| a.sha.cmp(&b.sha)) {
         out.best = Some(b.sha.clone());

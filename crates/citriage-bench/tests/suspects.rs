@@ -1,7 +1,8 @@
 //! `bench suspects` at a small size: one held-in world of the demo shape, generated
 //! with its git histories, ingested, clustered and scored. Every planted pattern is
 //! found; no flaky, infrastructure, no-culprit or exposing pattern gets a "likely
-//! introducing change"; every culprit is in its window and ranked first alone; the
+//! introducing change"; every culprit is in its window and ranked first alone (the
+//! owners story's by its owners link alone, a suspect, no more); the
 //! exposing change of the job configuration is named; `act` drafts the revert of the
 //! best commit only where it is the likely introducing change (refused below that band
 //! and on the flaky and infrastructure patterns).
@@ -18,7 +19,7 @@ fn the_held_in_world_ranks_each_culprit_first_and_no_false_likely() {
     }
     let seed = citriage_bench::suspects::HELD_IN[0];
     let w = citriage_bench::suspects::world("demo", seed, 4, false).unwrap();
-    assert_eq!(w.stories.len(), 7);
+    assert_eq!(w.stories.len(), 8);
     for s in &w.stories {
         eprintln!(
             "{} ({}): rank {:?}, exposing {:?}: {}",
@@ -46,6 +47,10 @@ fn the_held_in_world_ranks_each_culprit_first_and_no_false_likely() {
         if s.kind == "exposing" {
             assert_eq!(s.exposing_found, Some(true), "{}: {}", s.story, s.verdict);
             assert!(s.verdict.contains("exposed by kubernetes/test-infra@"), "{}", s.verdict);
+        }
+        if s.story == "culprit-owned-by-sig" {
+            // First alone by its owners link only: a suspect, never the likely change.
+            assert!(s.verdict.contains("top suspect:") && s.verdict.contains("(suspect)"), "{}", s.verdict);
         }
         if s.kind == "flaky" {
             assert!(s.verdict.contains("flaky before the onset"), "{}", s.verdict);

@@ -98,7 +98,7 @@ fn signal_of(kind: LinkKind) -> (Signal, Correlation) {
         LinkKind::StackFile | LinkKind::Command | LinkKind::Removed => (Signal::CodePath, Correlation::CodePath),
         LinkKind::Subject => (Signal::TestSubject, Correlation::CodePath),
         LinkKind::Title => (Signal::TitleMatch, Correlation::Subsystem),
-        LinkKind::Component => (Signal::Component, Correlation::Subsystem),
+        LinkKind::Component | LinkKind::Owners => (Signal::Component, Correlation::Subsystem),
     }
 }
 

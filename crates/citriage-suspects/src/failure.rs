@@ -44,6 +44,12 @@ pub struct Failure {
     pub words: BTreeMap<String, (String, bool)>,
     /// Components the failure is about or names.
     pub components: Vec<ComponentRef>,
+    /// The explaining lines as a program printed them (log prefixes and the
+    /// tests' names left out), one per line: what a format string renders.
+    pub rendered: Vec<String>,
+    /// The failing tests' SIGs (`node`) → how the failure says so (a test's
+    /// `[sig-node]` tag, its file's folder or `OWNERS`).
+    pub sigs: BTreeMap<String, String>,
 }
 
 impl Failure {
@@ -54,7 +60,15 @@ impl Failure {
     pub fn new(lines: Vec<LogLine>, tests: Vec<String>, components: Vec<ComponentRef>) -> Failure {
         let m = Matcher;
         let explaining = without_tests(&lines, &tests);
+        let mut sigs = BTreeMap::new();
+        for t in &tests {
+            for sig in crate::owners::sigs_of_test(t) {
+                sigs.entry(sig).or_insert_with(|| format!("test {t}"));
+            }
+        }
         Failure {
+            rendered: explaining.iter().map(|l| crate::tokens::printed(&l.text)).collect(),
+            sigs,
             tokens: m.tokens(&explaining),
             files: m.evidence_files(&explaining),
             commands: m.commands(&explaining),
@@ -63,6 +77,17 @@ impl Failure {
             lines,
             tests,
         }
+    }
+}
+
+impl Failure {
+    /// The failure with more SIGs of its failing tests (`node` → how it is
+    /// known: the test's file and its `OWNERS`); those it knows stay as they are.
+    pub fn with_sigs(mut self, sigs: BTreeMap<String, String>) -> Failure {
+        for (sig, how) in sigs {
+            self.sigs.entry(sig).or_insert(how);
+        }
+        self
     }
 }
 

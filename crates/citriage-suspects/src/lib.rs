@@ -25,8 +25,10 @@
 pub mod band;
 pub mod diff;
 pub mod failure;
+pub mod formats;
 pub mod lines;
 pub mod links;
+pub mod owners;
 pub mod paths;
 pub mod rank;
 pub mod tokens;

@@ -3,13 +3,14 @@
 //!
 //! | kind | points | fires when |
 //! |---|---|---|
-//! | `Verbatim` | +40 / +20 | a token of the failure's explaining lines (string, symbol, resource or file name, flag) is in an **added** product line of the diff; +40 when the token is in exactly one change of the window, +20 in 2-3; 4+ earn nothing |
+//! | `Verbatim` | +40 / +20 | a token of the failure's explaining lines (string, symbol, resource or file name, flag) is in an **added** product line of the diff, or a format string the diff adds renders a failure line by its literal pieces ([`crate::formats`]); +40 when exactly one change of the window does, +20 in 2-3; 4+ earn nothing |
 //! | `StackFile` | +20 / +10 | the diff modifies a file the failure's stack or log prefixes name (`file.go:NNN`); +20 when no other change of the window modifies a file of that name |
 //! | `Command` | +20 / +10 | the diff modifies the source of the failing command (`oc adm release extract` → `…/release/extract.go`) |
 //! | `Removed` | +20 | the diff removes a product line carrying a failure token no other change carries |
 //! | `Subject` | +20 | the diff touches a word of the failure's subject (the failing test's name, the strings its error lines quote) in a product path or in the code of a product line (comments and prose strings aside), and no other change of the window does — the change touches what the failing test exercises |
 //! | `Title` | +15 / +10 | a word of the failure's subject is in the change's title and in no other title of the window, is no generic English or CI word, no word of the component the failure names (the component link says that), and few diffs of the window carry it: +15 when an error line names it, +10 when only a test name does |
 //! | `Component` | +20 / +10 | the change's repository or images own a component the failure is about (+20) or names (+10) |
+//! | `Owners` | +10 / +5 | the diff touches a path whose nearest `OWNERS` labels the failing test's SIG ([`crate::owners`]); +10 (specific) when no other change of the window touches a path of that SIG, +5 in 2-3; 4+ earn nothing |
 //!
 //! A user adds its own kinds of links beside these (the payload analysis: test
 //! binaries, CI steps, RPM changelogs, the onset) and maps the whole to its
@@ -33,6 +34,7 @@ pub enum LinkKind {
     Subject,
     Title,
     Component,
+    Owners,
 }
 
 /// Independent families of evidence: two links of one family say the same thing twice.
@@ -57,7 +59,7 @@ impl LinkKind {
             LinkKind::Verbatim | LinkKind::Removed => Family::DiffContent,
             LinkKind::StackFile | LinkKind::Command | LinkKind::Subject => Family::CodeLocation,
             LinkKind::Title => Family::Description,
-            LinkKind::Component => Family::Ownership,
+            LinkKind::Component | LinkKind::Owners => Family::Ownership,
         }
     }
 }
@@ -165,6 +167,7 @@ pub fn link(
     out.links.extend(subject_link(failure, index, window, weights, &said));
     out.links.extend(title_link(failure, change, index, window, weights));
     out.links.extend(component_link(failure, change));
+    out.links.extend(owners_link(failure, index, window));
     out
 }
 
@@ -248,16 +251,55 @@ fn verbatim_link(failure: &Failure, ix: &CandidateIndex, w: &WindowIndex) -> Opt
         };
         best = Some((key, m));
     }
+    for (i, line) in failure.rendered.iter().enumerate() {
+        let Some((hit, f)) = ix.format_rendering(line) else { continue };
+        let df = w.format_df(line).max(1);
+        if df > 3 {
+            continue;
+        }
+        let key = (df == 1, 4, f.covered(), usize::MAX - i);
+        if best.as_ref().is_some_and(|(k, _)| *k >= key) {
+            continue;
+        }
+        let pieces: Vec<String> = f.pieces.iter().map(|p| format!("`{p}`")).collect();
+        let why = format!(
+            "its literal pieces {} are in the failure line in order; {}",
+            pieces.join(", "),
+            others(df, "no other candidate of the window adds a format that renders it", "add one that renders it")
+        );
+        let m = VerbatimMatch {
+            token: f.text.clone(),
+            token_kind: "format".to_string(),
+            log: failure.lines[i].clone(),
+            diff_file: hit.file,
+            diff_line: hit.line,
+            diff_text: hit.text,
+            df,
+            why_specific: why,
+        };
+        best = Some((key, m));
+    }
     let ((specific, ..), m) = best?;
-    let evidence = format!(
-        "{} `{}` from {} appears in the added line {}:{}; {}",
-        m.token_kind,
-        m.token,
-        m.log.at.cite(),
-        m.diff_file,
-        m.diff_line,
-        m.why_specific
-    );
+    let evidence = if m.token_kind == "format" {
+        format!(
+            "the format string `{}` added at {}:{} renders the failure line {}; {}",
+            m.token,
+            m.diff_file,
+            m.diff_line,
+            m.log.at.cite(),
+            m.why_specific
+        )
+    } else {
+        format!(
+            "{} `{}` from {} appears in the added line {}:{}; {}",
+            m.token_kind,
+            m.token,
+            m.log.at.cite(),
+            m.diff_file,
+            m.diff_line,
+            m.why_specific
+        )
+    };
     let link = Link { kind: LinkKind::Verbatim, points: if specific { 40 } else { 20 }, specific, evidence };
     Some((link, m))
 }
@@ -379,6 +421,33 @@ fn title_link(
             change.title,
             if *strong { "error" } else { "test name" },
             from.chars().take(200).collect::<String>()
+        ),
+    })
+}
+
+/// The diff touches a path owned by the failing test's SIG: +10 and specific when
+/// no other change of the window touches a path of that SIG, +5 when 2-3 do. Weak
+/// on its own (one family, like a component): it never makes the likely
+/// introducing change without a link of another family.
+fn owners_link(failure: &Failure, ix: &CandidateIndex, w: &WindowIndex) -> Option<Link> {
+    let n = w.len().max(1);
+    let (df, sig, how, touched) = failure
+        .sigs
+        .iter()
+        .filter_map(|(sig, how)| Some((w.owners_df(sig).max(1), sig, how, ix.owners.get(sig)?)))
+        .filter(|(df, ..)| *df <= 3)
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))?;
+    Some(Link {
+        kind: LinkKind::Owners,
+        points: if df == 1 { 10 } else { 5 },
+        specific: df == 1,
+        evidence: format!(
+            "the failing test is sig-{sig}'s ({how}); the diff touches {touched}; {}",
+            others(
+                df,
+                &format!("no other of the window's {n} candidates touches a path sig-{sig} owns"),
+                &format!("of the window's {n} touch a path sig-{sig} owns")
+            )
         ),
     })
 }

@@ -10,7 +10,8 @@ use regex::Regex;
 
 use crate::lines::LogLine;
 use crate::words::{
-    distinctive_file, distinctive_name, distinctive_symbol, generic_file, generic_phrase, generic_word, random_piece,
+    distinctive_file, distinctive_name, distinctive_symbol, generic_file, generic_phrase, generic_word, quoted_name,
+    random_piece,
 };
 
 /// Kinds of evidence tokens.
@@ -68,13 +69,10 @@ impl Matcher {
     /// file basenames, and flags (only from lines complaining about a flag).
     /// Each distinct text once, of the first kind and line that found it.
     pub fn tokens(&self, lines: &[LogLine]) -> Vec<Token> {
-        static KLOG: OnceLock<Regex> = OnceLock::new();
-        let klog = re(&KLOG, r"^[IWEF]\d{4} \d\d:\d\d:\d\d(\.\d+)?\s+\d+\s+");
         let mut out: Vec<Token> = Vec::new();
         let mut seen = BTreeSet::new();
         for (i, l) in lines.iter().enumerate() {
-            let text = klog.replace(&l.text, "");
-            let text = crate::lines::strip_source_prefix(&text).to_string();
+            let text = printed(&l.text);
             let found =
                 [quoted_tokens(&text), phrase_tokens(&text), flag_tokens(&text), name_file_symbol_tokens(&text)];
             for (t, kind) in found.into_iter().flatten() {
@@ -185,6 +183,15 @@ impl Matcher {
     }
 }
 
+/// A log line as the program printed its message: without the klog header
+/// (`E0510 12:00:00.000000 1 `) and the source prefix (`reconcile.go:214] `).
+pub fn printed(line: &str) -> String {
+    static KLOG: OnceLock<Regex> = OnceLock::new();
+    let klog = re(&KLOG, r"^[IWEF]\d{4} \d\d:\d\d:\d\d(\.\d+)?\s+\d+\s+");
+    let text = klog.replace(line, "");
+    crate::lines::strip_source_prefix(&text).to_string()
+}
+
 /// Quoted strings worth matching, and the basenames of quoted paths.
 fn quoted_tokens(text: &str) -> Vec<(String, TokenKind)> {
     static QUOTED: OnceLock<Regex> = OnceLock::new();
@@ -201,6 +208,9 @@ fn quoted_tokens(text: &str) -> Vec<(String, TokenKind)> {
             }
             continue;
         }
+        if c.get(3).is_none() || quoted_phrase(text, c.get(0).map(|m| (m.start(), m.end())).unwrap_or_default()) {
+            out.extend(quoted_names(q));
+        }
         if q.len() >= 6
             && letters >= 4
             && !generic_phrase(q)
@@ -208,6 +218,42 @@ fn quoted_tokens(text: &str) -> Vec<(String, TokenKind)> {
             && (q.contains(' ') || distinctive_symbol(q) || distinctive_name(q) || q.len() >= 12)
         {
             out.push((q.to_string(), TokenKind::Quoted));
+        }
+    }
+    out
+}
+
+/// True when single quotes at these bounds quote a phrase (`'secret "x" not
+/// found'`), not apostrophes (`it's … don't`): no letter or digit touches them outside.
+fn quoted_phrase(text: &str, (start, end): (usize, usize)) -> bool {
+    let before = text[..start].chars().next_back();
+    let after = text[end..].chars().next();
+    !before.is_some_and(|c| c.is_ascii_alphanumeric()) && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+}
+
+/// Names with a hyphen inside a quoted string or backticks (`nfd-creds`): someone
+/// quoted them, so one hyphen is enough (outside quotes a name needs two). Not
+/// a flag (`--dry-run`), not a piece of a path, URL or longer name.
+fn quoted_names(q: &str) -> Vec<(String, TokenKind)> {
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    let name = re(&NAME, r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+");
+    let mut out = Vec::new();
+    for m in name.find_iter(q) {
+        let before = q[..m.start()].chars().next_back();
+        let mut after = q[m.end()..].chars();
+        let (next, then) = (after.next(), after.next());
+        let joined = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '/' | '_'));
+        // A dot joins only when a name goes on after it (`nfd-creds.yaml`, not a full stop).
+        let dotted =
+            |c: Option<char>, then: Option<char>| c == Some('.') && then.is_some_and(|t| t.is_ascii_alphanumeric());
+        if !joined(before)
+            && before != Some('.')
+            && !joined(next)
+            && !dotted(next, then)
+            && m.as_str().matches('-').count() == 1
+            && quoted_name(m.as_str())
+        {
+            out.push((m.as_str().to_string(), TokenKind::Name));
         }
     }
     out

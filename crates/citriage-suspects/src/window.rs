@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::diff::ParsedDiff;
+use crate::formats::{format_strings, FormatString, MAX_PER_CHANGE};
 use crate::paths::{path_kind, PathKind};
 
 /// Where a token was found in an added line.
@@ -46,6 +47,11 @@ pub struct CandidateIndex {
     /// Lower-case words of the product paths and lines the diff touches (camel
     /// case split, 4+ letters) → where first seen.
     code_words: HashMap<String, WordHit>,
+    /// Format strings of added product lines: (added line index, format).
+    formats: Vec<(usize, FormatString)>,
+    /// SIGs owning the product paths it touches (`node` → the path and the
+    /// OWNERS file that say so), when the caller read them ([`CandidateIndex::with_owners`]).
+    pub owners: BTreeMap<String, String>,
 }
 
 /// Where a diff touches a word: a product file's path, or one of its added or removed lines.
@@ -179,6 +185,9 @@ impl CandidateIndex {
                     }
                 }
                 ix.touch_words(&f.path, Some(*n), text, true);
+                if ix.formats.len() < MAX_PER_CHANGE && text.contains(['%', '{', '$']) {
+                    ix.formats.extend(format_strings(&f.path, text).into_iter().map(|fs| (li, fs)));
+                }
                 ix.added.push((fi, *n, text.clone()));
             }
             for (n, text) in &f.removed {
@@ -193,6 +202,24 @@ impl CandidateIndex {
             }
         }
         ix
+    }
+
+    /// The index with the SIGs owning the paths it touches (`node` → where that is said).
+    pub fn with_owners(mut self, owners: BTreeMap<String, String>) -> CandidateIndex {
+        self.owners = owners;
+        self
+    }
+
+    /// The added format string that renders this line best (the most literal
+    /// text), with where it was added.
+    pub fn format_rendering(&self, line: &str) -> Option<(AddedHit, &FormatString)> {
+        let (li, f) = self
+            .formats
+            .iter()
+            .filter(|(_, f)| f.renders(line))
+            .max_by_key(|(li, f)| (f.covered(), std::cmp::Reverse(*li)))?;
+        let (fi, n, text) = &self.added[*li];
+        Some((AddedHit { file: self.files[*fi].clone(), line: *n, text: text.clone() }, f))
     }
 
     /// Records the words of a path or a line's code (its comments and prose
@@ -316,6 +343,24 @@ impl WindowIndex {
             c.insert(token.to_string(), n);
         }
         n
+    }
+
+    /// How many candidates add a format string that renders this line.
+    pub fn format_df(&self, line: &str) -> u32 {
+        let key = format!("\u{0}format\u{0}{line}");
+        if let Some(n) = self.df_cache.lock().ok().and_then(|c| c.get(&key).copied()) {
+            return n;
+        }
+        let n = self.docs.values().filter(|d| d.formats.iter().any(|(_, f)| f.renders(line))).count() as u32;
+        if let Ok(mut c) = self.df_cache.lock() {
+            c.insert(key, n);
+        }
+        n
+    }
+
+    /// How many candidates touch a path the SIG owns.
+    pub fn owners_df(&self, sig: &str) -> u32 {
+        self.docs.values().filter(|d| d.owners.contains_key(sig)).count() as u32
     }
 
     /// How many candidates modify a product file with this basename.

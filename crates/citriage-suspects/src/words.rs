@@ -962,8 +962,115 @@ pub fn distinctive_symbol(s: &str) -> bool {
         let code_like = parts.iter().any(|p| p.chars().skip(1).any(|c| c.is_ascii_uppercase())) || core.contains("(*");
         return code_like && parts.iter().all(|p| !p.is_empty());
     }
-    (inner_upper || has_us) && !core.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+    if core.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) {
+        return constant_symbol(core);
+    }
+    inner_upper || has_us
 }
+
+/// An all-capital identifier with underscores (`KUBE_TIMEOUT`,
+/// `KOPS_PUBLISH_GREEN_PATH`: an environment variable or a constant): two pieces
+/// at least, each a letter run of two or more, none run-specific, and not every
+/// piece a status or CI word (`TEST_FAILED`, `NOT_FOUND`, `DEADLINE_EXCEEDED` say
+/// nothing). A plain capital word (`ERROR`, `FAIL`, `TODO`) is never one.
+pub fn constant_symbol(s: &str) -> bool {
+    let pieces: Vec<&str> = s.split('_').collect();
+    s.len() >= 6
+        && pieces.len() >= 2
+        && pieces.iter().all(|p| p.len() >= 2 && p.starts_with(|c: char| c.is_ascii_uppercase()) && !random_piece(p))
+        && !pieces.iter().all(|p| GENERIC_CONSTANT_PIECES.contains(p))
+}
+
+/// Pieces of status codes, log levels and CI words written in capitals.
+const GENERIC_CONSTANT_PIECES: &[&str] = &[
+    "ABORTED",
+    "ALREADY",
+    "API",
+    "ARGUMENT",
+    "CANCELED",
+    "CANCELLED",
+    "CODE",
+    "DATA",
+    "DEADLINE",
+    "DEBUG",
+    "DENIED",
+    "DONE",
+    "EOF",
+    "ERR",
+    "ERROR",
+    "EXCEEDED",
+    "EXHAUSTED",
+    "EXISTS",
+    "EXIT",
+    "FAIL",
+    "FAILED",
+    "FAILURE",
+    "FALSE",
+    "FATAL",
+    "FIXME",
+    "FOUND",
+    "HTTP",
+    "ID",
+    "INFO",
+    "INTERNAL",
+    "INVALID",
+    "JSON",
+    "LOSS",
+    "NO",
+    "NONE",
+    "NOT",
+    "NULL",
+    "OF",
+    "OK",
+    "OUT",
+    "PANIC",
+    "PASS",
+    "PASSED",
+    "PERMISSION",
+    "PRECONDITION",
+    "RANGE",
+    "RESOURCE",
+    "SKIP",
+    "SKIPPED",
+    "STATUS",
+    "SUCCESS",
+    "TEST",
+    "TESTS",
+    "TIMED",
+    "TIMEOUT",
+    "TODO",
+    "TRUE",
+    "UNAVAILABLE",
+    "UNIMPLEMENTED",
+    "UNKNOWN",
+    "URL",
+    "WARN",
+    "WARNING",
+    "YAML",
+    "YES",
+];
+
+/// A short name with one hyphen or more (`nfd-creds`, `kind-control-plane`),
+/// taken only where someone quoted it (inside quotes or backticks): lower case,
+/// 6+ characters, each piece two characters or more and none run-specific, and
+/// not every piece an everyday word (`read-only`, `built-in`, `up-to-date`).
+pub fn quoted_name(s: &str) -> bool {
+    let pieces: Vec<&str> = s.split('-').collect();
+    s.len() >= 6
+        && pieces.len() >= 2
+        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && s.starts_with(|c: char| c.is_ascii_lowercase())
+        && pieces.iter().all(|p| p.len() >= 2 && !random_piece(p) && !p.chars().all(|c| c.is_ascii_digit()))
+        && !pieces.iter().all(|p| generic_word(p) || ENGLISH_PIECES.contains(p))
+}
+
+/// Pieces of everyday hyphenated English and CI words the word lists do not hold.
+const ENGLISH_PIECES: &[&str] = &[
+    "read", "only", "write", "built", "in", "up", "to", "date", "opt", "out", "re", "run", "pre", "post", "non",
+    "zero", "well", "known", "follow", "sign", "off", "self", "cross", "multi", "single", "end", "e2e", "per", "co",
+    "sub", "de", "un", "on", "by", "as", "at", "of", "no", "op", "long", "short", "term", "time", "side", "hand",
+    "way",
+];
 
 /// A run-specific piece: random suffixes (`wc4jk`, `7f9c2`), numbers, hashes.
 pub fn random_piece(p: &str) -> bool {

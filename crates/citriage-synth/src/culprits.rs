@@ -11,6 +11,9 @@
 //!   documentation files, a near miss touches the stack's file without the text, and
 //!   bystanders change unrelated files. One story fails in two jobs whose windows
 //!   narrow each other.
+//!   Another's culprit and a decoy add the same identifier, and only the culprit
+//!   touches a path the failing test's SIG owns (`OWNERS` files label the
+//!   product folders with their SIG; the decoy's folder is another SIG's).
 //! - `flaky` (the pattern failed now and then before its onset), `infrastructure` (a
 //!   known signature of an environment cause) and `no-culprit` stories: no commit is
 //!   their introducing change, though the flaky and infrastructure windows hold a
@@ -152,6 +155,15 @@ story_pattern!(
     "kubelet_stub.go:63] kwok controller rejected --node-lease-duration-seconds=5: must be at least 10"
 );
 
+story_pattern!(
+    DETACH,
+    "suspect-story/volume-detach",
+    Class::Product,
+    "did not finish within detachGracePeriod",
+    "[sig-storage] kwok detaches the volumes of deleted pods",
+    "volume detach of {ns}/{pod} did not finish within detachGracePeriod"
+);
+
 const SPECS: &[Spec] = &[
     Spec {
         id: "culprit-adds-message",
@@ -235,6 +247,27 @@ const SPECS: &[Spec] = &[
         }],
     },
     Spec {
+        id: "culprit-owned-by-sig",
+        kind: Kind::Culprit,
+        pattern: &DETACH,
+        jobs: &[("ci-kwok-e2e-volume-detach", 2 * HOUR)],
+        onset_days: 10,
+        planted: &[
+            Planted {
+                role: "decoy-other-sig",
+                subject: "Export the volume detach grace period as a metric",
+                path: "pkg/metrics/metrics.go",
+                lines: &["\tdetachGrace.Set(volume.detachGracePeriod.Seconds())"],
+            },
+            Planted {
+                role: "culprit",
+                subject: "Wait for volume detach with a grace period",
+                path: "pkg/volume/detach.go",
+                lines: &["const detachGracePeriod = 2 * time.Second"],
+            },
+        ],
+    },
+    Spec {
         id: "flaky-before-onset",
         kind: Kind::Flaky,
         pattern: &WATCH,
@@ -288,11 +321,28 @@ const BASE_FILES: &[(&str, &str)] = &[
     ("pkg/registry/registry_mirror.go", "package registry\n\nfunc pull(ref string) error {\n\treturn nil\n}\n"),
     ("pkg/scheduler/scheduler_cache.go", "package scheduler\n\nfunc assume(pod string) error {\n\treturn nil\n}\n"),
     ("pkg/kubelet/kubelet_stub.go", "package kubelet\n\nfunc validate(seconds int) error {\n\treturn nil\n}\n"),
+    ("pkg/volume/detach.go", "package volume\n\nimport \"time\"\n\nconst attachGracePeriod = 30 * time.Second\n"),
     ("pkg/util/retry.go", "package util\n"),
     ("pkg/metrics/metrics.go", "package metrics\n"),
     ("pkg/config/defaults.go", "package config\n"),
     ("cmd/kwok/main.go", "package main\n\nfunc main() {}\n"),
     ("pkg/apis/v1alpha1/types.go", "package v1alpha1\n"),
+];
+
+/// OWNERS files of the tested repository: the root names approvers only, the
+/// product folders label their SIG (owners links: the failing test's SIG against
+/// the SIGs of the touched paths; `pkg/metrics` is another SIG's, for the decoy).
+const OWNERS_FILES: &[(&str, &str)] = &[
+    ("OWNERS", "approvers:\n- wzshiming\n"),
+    ("pkg/quota/OWNERS", "approvers:\n- hsato\nlabels:\n- sig/scheduling\n"),
+    ("pkg/scheduler/OWNERS", "approvers:\n- hsato\nlabels:\n- sig/scheduling\n"),
+    ("pkg/node/OWNERS", "approvers:\n- nsingh\nlabels:\n- sig/node\n"),
+    ("pkg/kubelet/OWNERS", "approvers:\n- nsingh\nlabels:\n- sig/node\n"),
+    ("pkg/registry/OWNERS", "approvers:\n- nsingh\nlabels:\n- sig/node\n"),
+    ("pkg/dns/OWNERS", "approvers:\n- lrossi\nlabels:\n- sig/network\n"),
+    ("pkg/cache/OWNERS", "approvers:\n- qliu\nlabels:\n- sig/api-machinery\n"),
+    ("pkg/volume/OWNERS", "approvers:\n- ovargas\nlabels:\n- sig/storage\n"),
+    ("pkg/metrics/OWNERS", "approvers:\n- carmen-dev\nlabels:\n- sig/instrumentation\n"),
 ];
 
 /// Files bystanders change, and what they say.
@@ -645,7 +695,7 @@ fn write_tested(
             });
         }
     }
-    let base: Vec<(&str, String)> = BASE_FILES.iter().map(|(p, c)| (*p, c.to_string())).collect();
+    let base: Vec<(&str, String)> = BASE_FILES.iter().chain(OWNERS_FILES).map(|(p, c)| (*p, c.to_string())).collect();
     let rel = format!("git/{REPO}");
     write_history(program, out, &rel, BRANCH, &base, (start_day - 30) * DAY, commits)
 }

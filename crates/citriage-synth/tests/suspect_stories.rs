@@ -67,7 +67,7 @@ fn the_written_history_is_what_the_builds_tested() {
         tested.log(&LogQuery::of("main")).unwrap().into_iter().map(|c| c.sha).collect();
     assert_eq!(known.len() as u64, repos[0]["commits"].as_u64().unwrap());
     let stories = truth["stories"].as_array().unwrap();
-    assert_eq!(stories.len(), 7);
+    assert_eq!(stories.len(), 8);
     let mut culprits = 0;
     for s in stories {
         let kind = s["kind"].as_str().unwrap();
@@ -103,7 +103,20 @@ fn the_written_history_is_what_the_builds_tested() {
             assert!(s["exposing"].is_null());
         }
     }
-    assert_eq!(culprits, 4, "three culprit stories, one of them in two jobs");
+    assert_eq!(culprits, 5, "four culprit stories, one of them in two jobs");
+    // The failing test's SIG owns the culprit's folder; the decoy's folder is another SIG's.
+    let owned = stories.iter().find(|s| s["id"] == "culprit-owned-by-sig").unwrap();
+    assert!(owned["test"].as_str().unwrap().starts_with("[sig-storage] "));
+    let head = repos[0]["head"].as_str().unwrap();
+    let labels =
+        |dir: &str| String::from_utf8(tested.read_file(head, &format!("{dir}/OWNERS")).unwrap().unwrap()).unwrap();
+    assert!(labels("pkg/volume").contains("labels:\n- sig/storage\n"), "{}", labels("pkg/volume"));
+    assert!(labels("pkg/metrics").contains("- sig/instrumentation\n"));
+    let roles: Vec<&str> = owned["planted"].as_array().unwrap().iter().map(|p| p[0].as_str().unwrap()).collect();
+    assert_eq!(roles, ["decoy-other-sig"]);
+    let decoy = owned["planted"][0][1].as_str().unwrap();
+    let c = tested.log(&LogQuery::range(&format!("{decoy}~1"), decoy).with_files()).unwrap();
+    assert_eq!(c[0].files, ["pkg/metrics/metrics.go"]);
     // Decoys sit in vendored, generated and documentation files.
     let roles: Vec<&str> = stories[0]["planted"].as_array().unwrap().iter().map(|p| p[0].as_str().unwrap()).collect();
     assert_eq!(roles, ["near-miss", "decoy-vendored", "decoy-generated", "decoy-docs"]);

@@ -56,7 +56,7 @@ const RECONCILE_V1: &str =
 const BIND_SPEC: &str = "package sched\n\nvar _ = Describe(\"bindings\", func() {\n\tIt(\"bindings should not be dropped\", func() {})\n})\n";
 const SCHED_V1: &str = "package sched\n\nfunc bind(p string) error {\n\treturn nil\n}\n";
 
-/// The history: c0 the base, c1 OWNERS, c2 a vendored copy of the message, c3 the
+/// The history: c0 the base, c1 OWNERS (`pkg/quota` labelled sig/quota), c2 a vendored copy of the message, c3 the
 /// culprit, c4 the message in documentation, c5 the message of the flaky job.
 fn history(root: &Path) -> Vec<String> {
     std::fs::create_dir_all(root).unwrap();
@@ -76,7 +76,12 @@ fn history(root: &Path) -> Vec<String> {
             "Initial import",
             1,
         ),
-        commit(root, &[("OWNERS", "approvers:\n- alice\n")], "Update OWNERS (#4240)", 2),
+        commit(
+            root,
+            &[("OWNERS", "approvers:\n- alice\n"), ("pkg/quota/OWNERS", "approvers:\n- alice\nlabels:\n- sig/quota\n")],
+            "Update OWNERS (#4240)",
+            2,
+        ),
         commit(root, &[("vendor/example.com/x/reconcile.go", &vendored)], "Bump vendored libraries (#4241)", 3),
         commit(root, &[("pkg/quota/reconcile.go", &culprit)], "Stop retrying stalled tenants (#4242)", 4),
         commit(root, &[("docs/tenants.md", &docs)], "Document tenants (#4243)", 5),
@@ -254,6 +259,10 @@ fn two_jobs_narrow_the_window_and_the_culprit_ranks_first() {
     let evidence: Vec<&str> =
         top["links"].as_array().unwrap().iter().map(|l| l["evidence"].as_str().unwrap()).collect();
     assert!(evidence.iter().any(|e| e.contains("pkg/quota/reconcile.go:5") && e.contains(MESSAGE)), "{evidence:#?}");
+    // The failing `[sig-quota]` test's SIG owns the folder the culprit touches.
+    let owners = top["links"].as_array().unwrap().iter().find(|l| l["kind"] == "Owners").expect("an owners link");
+    assert_eq!((owners["points"].as_u64(), owners["specific"].as_bool()), (Some(10), Some(true)), "{owners:#}");
+    assert!(owners["evidence"].as_str().unwrap().contains("pkg/quota/OWNERS:4 labels sig/quota"), "{owners:#}");
     // The vendored and documentation copies are never the likely introducing change.
     for c in &commits[1..] {
         assert_ne!(c["band"], "LikelyIntroducing", "{c:#}");
