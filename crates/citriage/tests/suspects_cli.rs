@@ -134,6 +134,7 @@ fn build(
         tests,
         artifacts: Vec::new(),
         excerpts: Vec::new(),
+        versions: Vec::new(),
     }
 }
 
