@@ -593,8 +593,11 @@ pub fn fetch_build_with(
     })
 }
 
+/// A document's name and its version entries (`None` when it was not read).
+type DocVersions<'a> = (&'a str, Option<Vec<(String, String)>>);
+
 /// What the build ran with, from each document's version entries, sorted by file and key.
-fn build_versions(docs: [(&str, Option<Vec<(String, String)>>); 3]) -> Vec<citriage_model::build::BuildVersion> {
+fn build_versions(docs: [DocVersions<'_>; 3]) -> Vec<citriage_model::build::BuildVersion> {
     let mut out: Vec<_> = docs
         .into_iter()
         .flat_map(|(file, v)| {
