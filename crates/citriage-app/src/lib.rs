@@ -66,6 +66,7 @@ pub mod suspects_history;
 pub mod testgrid;
 pub mod triage;
 pub mod verify;
+pub mod version_moves;
 pub mod watch;
 
 pub use error::{Error, Result};

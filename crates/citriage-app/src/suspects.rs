@@ -31,6 +31,7 @@ use crate::checkouts::parse_checkout;
 use crate::error::{Error, Result};
 use crate::exposing::{exposing_changes, ExposingChange};
 use crate::progress::Progress;
+use crate::version_moves::{version_moves, VersionMove};
 
 /// At most this many lines of one failure text explain it.
 const LINES_PER_TEXT: usize = 80;
@@ -71,6 +72,9 @@ pub struct Suspects {
     /// Changes of the jobs' own configuration between their last pass and first
     /// failure (job-configuration checkouts: those no window reads).
     pub exposing: Vec<ExposingChange>,
+    /// Images and versions the jobs ran with that moved between their windows' ends
+    /// (the builds' stored versions), best first.
+    pub versions_moved: Vec<VersionMove>,
     /// The failure came and went before its onset in some job.
     pub flaky_before: bool,
     /// One sentence: the likely introducing change, the suspects, or why there is none.
@@ -151,6 +155,11 @@ impl Suspects {
         {
             evidence.extend(e.lines.iter().map(|l| format!("{}@{}: {l}", e.repo, windows::short(&e.sha))));
             "exposed"
+        } else if let (Some(m), None) =
+            (self.versions_moved.first(), self.top().into_iter().find(|c| c.band >= JobBand::Suspect))
+        {
+            evidence.extend(m.evidence());
+            "exposed"
         } else {
             "unknown"
         };
@@ -227,6 +236,8 @@ pub fn suspects_in(
         }
     }
     problems.extend(config_notes);
+    progress.doing("comparing what the jobs ran with");
+    let versions_moved = version_moves(store, index, &jobs)?;
     let mut answer = Suspects {
         target: opts.target.clone(),
         kind: target.kind,
@@ -236,6 +247,7 @@ pub fn suspects_in(
         jobs,
         windows: out,
         exposing,
+        versions_moved,
         flaky_before,
         verdict: String::new(),
         problems,
@@ -722,6 +734,18 @@ fn verdict(s: &Suspects) -> String {
             e.subject,
             e.job,
             e.lines.first().map(String::as_str).unwrap_or("")
+        );
+    }
+    if let (None, Some(m)) = (best, s.versions_moved.first()) {
+        let ends: Vec<String> =
+            m.windows.iter().map(|w| format!("{} #{} → #{}", w.job, w.good_build, w.bad_build)).collect();
+        return format!(
+            "{prefix}exposed by {} ({} {}; {}{}); introducing change unknown",
+            m.describe(),
+            m.file,
+            m.key,
+            ends.join(", "),
+            if m.every_job && m.windows.len() > 1 { "; in every job's window" } else { "" }
         );
     }
     match (likely.as_slice(), best) {

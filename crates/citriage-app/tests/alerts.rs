@@ -38,6 +38,7 @@ fn build(job: &str, n: i64, result: &str) -> BuildRecord {
         excerpts: vec![],
         kettle: None,
         testgrid: None,
+        versions: Vec::new(),
     }
 }
 

@@ -119,6 +119,7 @@ fn write_input(b: &ClusterBench, store: &str, dir: &Path) -> Result<usize> {
             excerpts: Vec::new(),
             kettle: None,
             testgrid: None,
+            versions: Vec::new(),
         })?;
     }
     Ok(builds.len())

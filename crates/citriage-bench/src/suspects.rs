@@ -10,7 +10,9 @@
 //!   the top 3;
 //! - flaky, infrastructure, no-culprit and exposing stories: a *likely introducing
 //!   change* named there is false (must be 0);
-//! - the exposing story: the job-configuration commit named as the exposing change.
+//! - the exposing stories: the job-configuration commit named as the exposing change;
+//!   the image the jobs moved to between their windows' ends (their builds' stored
+//!   versions) named as what exposed it, the configuration unchanged.
 //!
 //! Held-in seeds (those looked at while the engine was built) and held-out seeds are
 //! summed apart.
@@ -217,6 +219,13 @@ fn judge(s: &mut StoryScore, story: &serde_json::Value, answer: &Suspects) {
     }
     if let Some(exposing) = story["exposing"].as_str() {
         s.exposing_found = Some(answer.exposing.iter().any(|e| e.sha == exposing));
+    }
+    let image = &story["exposing_image"];
+    if let (Some(from), Some(to)) = (image["from"].as_str(), image["to"].as_str()) {
+        // Named as what exposed it: the first move, and the blame says so.
+        let first = answer.versions_moved.first();
+        s.exposing_found =
+            Some(s.blame == "exposed" && first.is_some_and(|m| m.kind == "image" && m.from == from && m.to == to));
     }
     if let Some(best) = answer.top().first() {
         s.revert = citriage_app::act::revert_commit(answer, &best.sha)

@@ -3,7 +3,8 @@
 //! found; no flaky, infrastructure, no-culprit or exposing pattern gets a "likely
 //! introducing change"; every culprit is in its window and ranked first alone (the
 //! owners story's by its owners link alone, a suspect, no more); the
-//! exposing change of the job configuration is named; `act` drafts the revert of the
+//! exposing change of the job configuration is named, and so is the image two jobs
+//! moved to when the configuration did not change; `act` drafts the revert of the
 //! best commit only where it is the likely introducing change (refused below that band
 //! and on the flaky and infrastructure patterns).
 
@@ -46,7 +47,13 @@ fn the_held_in_world_ranks_each_culprit_first_and_no_false_likely() {
         }
         if s.kind == "exposing" {
             assert_eq!(s.exposing_found, Some(true), "{}: {}", s.story, s.verdict);
-            assert!(s.verdict.contains("exposed by kubernetes/test-infra@"), "{}", s.verdict);
+            if s.story == "exposed-by-image-bump" {
+                // The configuration did not change: the image the two jobs ran with did.
+                assert!(s.verdict.contains("exposed by image gcr.io/"), "{}", s.verdict);
+                assert!(s.verdict.contains("in every job's window"), "{}", s.verdict);
+            } else {
+                assert!(s.verdict.contains("exposed by kubernetes/test-infra@"), "{}", s.verdict);
+            }
         }
         if s.story == "culprit-owned-by-sig" {
             // First alone by its owners link only: a suspect, never the likely change.

@@ -2,6 +2,7 @@
 //! (from a file, a URL, a store) and hand them in; errors name the document and the
 //! exact job and field that were wrong.
 
+pub mod build_versions;
 pub mod junit;
 pub mod prow;
 pub mod snapshot;

@@ -26,6 +26,10 @@ pub struct Started {
     pub kettle_repos: Option<String>,
     /// `metadata.repos` as kettle stores it, when it is not a string.
     pub metadata_repos: Option<String>,
+    /// What the build ran with: version-like entries (`job-version`, `metadata.KEY`, the
+    /// pod spec's images), see [`crate::build_versions`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<(String, String)>,
     /// Fields dropped because their number cannot be held as written, each naming the
     /// file, the field and the number.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -51,6 +55,10 @@ pub struct Finished {
     pub has_metadata: bool,
     /// `metadata.repos` as kettle stores it, when it is not a string.
     pub metadata_repos: Option<String>,
+    /// What the build ran with: version-like entries (`job-version`, `metadata.KEY`, the
+    /// pod spec's images), see [`crate::build_versions`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<(String, String)>,
     /// Fields dropped because their number cannot be held as written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
@@ -84,6 +92,10 @@ pub struct ProwJob {
     pub testgrid_dashboards: Option<String>,
     /// The `testgrid-tab-name` annotation: the job's tab on those dashboards.
     pub testgrid_tab: Option<String>,
+    /// What the build ran with: version-like entries (the pod spec's images and version
+    /// flags; read from `prowjob.json` only), see [`crate::build_versions`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<(String, String)>,
 }
 
 fn json(bytes: &[u8], what: &str) -> Result<Value, String> {
@@ -191,6 +203,8 @@ fn string(v: Option<&Value>) -> Option<String> {
 pub fn parse_started(bytes: &[u8], what: &str) -> Result<Started, String> {
     let (v, mut problems) = json_dropping_inexact(bytes, what)?;
     let o = obj(&v, what)?;
+    let versions = crate::build_versions::of_started_or_finished(o, what);
+    problems.extend(versions.problems);
     let meta = o.get("metadata").and_then(Value::as_object);
     let mut repos = BTreeMap::new();
     let repos_v = o.get("repos").or_else(|| meta.and_then(|m| m.get("repos")));
@@ -224,6 +238,7 @@ pub fn parse_started(bytes: &[u8], what: &str) -> Result<Started, String> {
         kettle_repo_commit: string(o.get("repo-commit")).or_else(|| string(o.get("repo-version"))),
         kettle_repos: o.get("repos").filter(|v| python_truthy(v)).map(python_json),
         metadata_repos: meta.and_then(|m| m.get("repos")).filter(|v| !v.is_string()).map(python_json),
+        versions: versions.facts,
         problems,
     })
 }
@@ -301,6 +316,8 @@ pub fn python_json(v: &Value) -> String {
 pub fn parse_finished(bytes: &[u8], what: &str) -> Result<Finished, String> {
     let (v, mut problems) = json_dropping_inexact(bytes, what)?;
     let o = obj(&v, what)?;
+    let versions = crate::build_versions::of_started_or_finished(o, what);
+    problems.extend(versions.problems);
     let passed = match o.get("passed") {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
@@ -325,6 +342,7 @@ pub fn parse_finished(bytes: &[u8], what: &str) -> Result<Finished, String> {
         version: string(o.get("version")),
         has_metadata: o.contains_key("metadata"),
         metadata_repos: meta.and_then(|m| m.get("repos")).filter(|v| !v.is_string()).map(python_json),
+        versions: versions.facts,
         problems,
     })
 }
@@ -365,6 +383,7 @@ pub fn prowjob_from_value(v: &Value, what: &str) -> Result<ProwJob, String> {
         problems: Vec::new(),
         testgrid_dashboards: g(annotations, "testgrid-dashboards").filter(|d| !d.trim().is_empty()),
         testgrid_tab: g(annotations, "testgrid-tab-name").filter(|t| !t.trim().is_empty()),
+        versions: Vec::new(),
     })
 }
 
@@ -372,7 +391,10 @@ pub fn prowjob_from_value(v: &Value, what: &str) -> Result<ProwJob, String> {
 pub fn parse_prowjob(bytes: &[u8], what: &str) -> Result<ProwJob, String> {
     let (v, problems) = json_dropping_inexact(bytes, what)?;
     let mut p = prowjob_from_value(&v, what)?;
+    let versions = v.as_object().map(|o| crate::build_versions::of_prowjob(o, what)).unwrap_or_default();
+    p.versions = versions.facts;
     p.problems = problems;
+    p.problems.extend(versions.problems);
     Ok(p)
 }
 

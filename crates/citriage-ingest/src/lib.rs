@@ -585,7 +585,32 @@ pub fn fetch_build_with(
                 p.testgrid_tab.as_deref(),
             )
         }),
+        versions: build_versions([
+            ("started.json", started.map(|s| s.versions)),
+            ("finished.json", finished.map(|f| f.versions)),
+            ("prowjob.json", prowjob.map(|p| p.versions)),
+        ]),
     })
+}
+
+/// A document's name and its version entries (`None` when it was not read).
+type DocVersions<'a> = (&'a str, Option<Vec<(String, String)>>);
+
+/// What the build ran with, from each document's version entries, sorted by file and key.
+fn build_versions(docs: [DocVersions<'_>; 3]) -> Vec<citriage_model::build::BuildVersion> {
+    let mut out: Vec<_> = docs
+        .into_iter()
+        .flat_map(|(file, v)| {
+            v.unwrap_or_default().into_iter().map(move |(key, value)| citriage_model::build::BuildVersion {
+                file: file.to_string(),
+                key,
+                value,
+            })
+        })
+        .collect();
+    out.sort();
+    out.dedup_by(|a, b| a.file == b.file && a.key == b.key);
+    out
 }
 
 /// A stream that remembers the first [`SourceError`] it passed on (the source could not
@@ -893,6 +918,7 @@ pub fn ingest_prowjobs(store: &mut Store, bucket: &str, items: &[ProwJob]) -> Re
             tests: Vec::new(),
             artifacts: Vec::new(),
             excerpts: Vec::new(),
+            versions: Vec::new(),
         })?;
         n += 1;
     }

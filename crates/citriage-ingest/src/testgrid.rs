@@ -277,6 +277,7 @@ impl<'t> TabView<'t> {
             excerpts: Vec::new(),
             kettle: None,
             testgrid: Some(TestgridPlace { dashboards: vec![place.dashboard.clone()], tab: Some(place.tab.clone()) }),
+            versions: Vec::new(),
         };
         (build, facts)
     }
@@ -682,6 +683,7 @@ mod tests {
             excerpts: Vec::new(),
             kettle: None,
             testgrid: None,
+            versions: Vec::new(),
         }
     }
 

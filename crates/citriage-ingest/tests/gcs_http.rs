@@ -100,6 +100,14 @@ fn dump(store: &mut Store) -> Vec<String> {
             v.extend(b.excerpts.iter().map(|e| format!("{} {}", b.path, serde_json::to_string(e).unwrap())));
         }
     }
+    // What each build ran with (its images and version entries), by build path.
+    let index = store.build_index().unwrap();
+    let versions = store.build_versions(&index.iter().map(|b| b.id).collect::<Vec<_>>()).unwrap();
+    for b in &index {
+        for x in versions.get(&b.id).into_iter().flatten() {
+            v.push(format!("{} {} {} {}", b.record.path, x.file, x.key, x.value));
+        }
+    }
     v
 }
 
@@ -145,6 +153,10 @@ fn http_ingest_equals_local_ingest_despite_faults() {
     assert!(faults.lock().unwrap().values().all(|(_, left)| *left == 0), "every fault was hit");
     let (da, db) = (dump(&mut a), dump(&mut b));
     assert_eq!(da.len(), db.len());
+    assert!(
+        da.iter().any(|l| l.contains(" prowjob.json spec.pod_spec.containers[0].image gcr.io/")),
+        "the builds' images are kept"
+    );
     // Locators differ (path vs URL) only in problems text; compare everything else.
     let strip = |v: Vec<String>| -> Vec<String> {
         v.into_iter()

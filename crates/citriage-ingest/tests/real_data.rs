@@ -152,6 +152,12 @@ fn the_real_2016_build_is_flagged_as_a_success_with_failed_tests() {
     assert_eq!((s.builds_stored, s.failures.len()), (1, 0), "{:?}", s.failures);
     let b = &builds(&mut st)[0];
     assert_eq!(b.result.as_deref(), Some("SUCCESS"));
+    // What it ran with: the version its started.json names (bootstrap wrote no metadata).
+    let ids: Vec<i64> = st.build_index().unwrap().iter().map(|b| b.id).collect();
+    let versions = st.build_versions(&ids).unwrap();
+    let kept: Vec<(&str, &str, &str)> =
+        versions.values().flatten().map(|v| (v.file.as_str(), v.key.as_str(), v.value.as_str())).collect();
+    assert_eq!(kept, [("started.json", "version", "v1.3.0-alpha.2.12+31de62216dea22")]);
     let failed: Vec<&str> = b.tests.iter().filter(|t| t.status == "failed").map(|t| t.name.as_str()).collect();
     assert_eq!(failed.len(), 7, "{failed:?}");
     assert_eq!(b.tests.len() + b.tests.iter().filter(|t| t.status == "skipped").count(), b.tests.len());

@@ -74,6 +74,21 @@ pub struct BuildRecord {
     /// the build's `prowjob.json`; `None` when the build names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub testgrid: Option<TestgridPlace>,
+    /// What the build ran with, as its Prow documents say: the pod spec's images and
+    /// version flags (`prowjob.json`), the version-like entries of `started.json` and
+    /// `finished.json` (`job-version`, `metadata.KEY`); sorted by file and key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<BuildVersion>,
+}
+
+/// One entry of what a build ran with: the document it is read from (`prowjob.json`,
+/// `started.json`, `finished.json`), its key there (`spec.pod_spec.containers[test].image`,
+/// `metadata.job-version`) and its value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BuildVersion {
+    pub file: String,
+    pub key: String,
+    pub value: String,
 }
 
 /// The TestGrid dashboards and tab of a job (`testgrid-dashboards`,

@@ -86,6 +86,11 @@ const CANONICAL: &[(&str, &str)] = &[
         "SELECT b.bucket, b.path, e.seq, e.source, e.line_start, e.line_end, e.text
          FROM build_excerpts e JOIN builds b ON b.id = e.build ORDER BY b.bucket, b.path, e.seq",
     ),
+    (
+        "build_versions",
+        "SELECT b.bucket, b.path, v.file, v.key, v.value FROM build_versions v JOIN builds b ON b.id = v.build
+         ORDER BY b.bucket, b.path, v.file, v.key",
+    ),
     ("http_cache", "SELECT url, status, etag, body, next, fetched_at FROM http_cache ORDER BY url"),
     (
         "clusters",

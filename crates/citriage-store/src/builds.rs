@@ -73,6 +73,7 @@ pub(crate) fn build_from_row(r: &Row<'_>) -> Result<(i64, BuildRecord, i64), DbE
             excerpts: Vec::new(),
             kettle: r.opt_string(21)?.and_then(|k| serde_json::from_str(&k).ok()),
             testgrid: r.opt_string(22)?.and_then(|t| serde_json::from_str(&t).ok()),
+            versions: Vec::new(),
         },
         r.i64(20)?,
     ))
@@ -324,6 +325,7 @@ fn put_build_tx(
             Ok(())
         })?;
     }
+    crate::build_versions::write(tx, id, &b.versions)?;
     Ok(id)
 }
 
@@ -374,6 +376,11 @@ fn put_build_head_tx(
             &sources
         ],
     )?;
+    // A head read back from the store carries no versions: the stored ones stay.
+    if !b.versions.is_empty() {
+        tx.exec("DELETE FROM build_versions WHERE build = ?1", vals![id])?;
+        crate::build_versions::write(tx, id, &b.versions)?;
+    }
     Ok(())
 }
 

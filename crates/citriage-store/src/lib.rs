@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 mod admin;
 mod alerts;
+mod build_versions;
 mod builds;
 mod clusters;
 mod db;
@@ -36,6 +37,7 @@ pub use alerts::{
     AlertStates, AlertTurn, ClaimedMessage, FailedAttempt, NewAlert, NewDelivery, OutboxRow, OutboxState, StoredAlert,
     TurnWritten,
 };
+pub use build_versions::BuildVersion;
 pub use builds::{BuildRecord, BuildWrite, IndexedBuild, LogExcerpt, StoredBuildHead, StoredTest, TestgridFacts};
 pub use clusters::{
     ClusterDay, ClusterFailure, ClusterMember, ClusterRun, FirstId, MemberAt, NamedFailure, StoredCluster,

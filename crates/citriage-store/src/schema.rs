@@ -354,6 +354,17 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         read_at INTEGER NOT NULL,
         PRIMARY KEY (dashboard, tab)
     ) WITHOUT ROWID;",
+    // 15: what each build ran with (`BuildVersion`): the document an entry is read from
+    // (`prowjob.json`, `started.json`, `finished.json`), its key there (the pod spec's
+    // `spec.pod_spec.containers[NAME].image`, `metadata.job-version`) and its value, so
+    // the two ends of a regression window can be compared. Builds stored before have none.
+    "CREATE TABLE build_versions (
+        build INTEGER NOT NULL REFERENCES builds (id) ON DELETE CASCADE,
+        file TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (build, file, key)
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

@@ -7,7 +7,7 @@
 
 mod common;
 
-use citriage_model::build::{BuildRecord, LogExcerpt, StoredTest};
+use citriage_model::build::{BuildRecord, BuildVersion, LogExcerpt, StoredTest};
 use citriage_model::{Dataset, Day, Evidence, EvidenceKind, FlakeStats, JobEntry, JobStats, Snapshot, SnapshotMeta};
 use citriage_store::{
     CachedHttp, ClusterDay, ClusterMember, ClusterRun, Document, Location, Store, StoredCluster, SCHEMA_VERSION,
@@ -91,7 +91,24 @@ fn build(job: &str, n: u32) -> BuildRecord {
         } else {
             Vec::new()
         },
+        // Even builds say what they ran with; the image moves at build 4.
+        versions: if failed { versions(if n < 4 { "v20261101" } else { "v20261115" }) } else { Vec::new() },
     }
+}
+
+fn versions(tag: &str) -> Vec<BuildVersion> {
+    vec![
+        BuildVersion {
+            file: "finished.json".into(),
+            key: "metadata.job-version".into(),
+            value: "v1.35.0-alpha.1 é".into(),
+        },
+        BuildVersion {
+            file: "prowjob.json".into(),
+            key: "spec.pod_spec.containers[test].image".into(),
+            value: format!("gcr.io/k8s-staging-test-infra/kubekins-e2e:{tag}-master"),
+        },
+    ]
 }
 
 fn snapshot(date: &str, jobs: &[&str]) -> Snapshot {
@@ -246,6 +263,14 @@ fn reads(st: &mut Store) -> Vec<String> {
     out.push(format!("{:?}", st.http_cache_get("https://api.github.com/repos/kubernetes/kubernetes/pulls/1").unwrap()));
     out.push(format!("{:?}", st.build_known(JOBS[0], "1001").unwrap()));
     out.push(format!("{:?}", st.build_counts().unwrap()));
+    let ids: Vec<i64> = st.build_index().unwrap().iter().map(|b| b.id).collect();
+    let by_path: Vec<(String, Vec<BuildVersion>)> = st
+        .build_versions(&ids)
+        .unwrap()
+        .into_iter()
+        .map(|(id, v)| (st.build_index().unwrap().into_iter().find(|b| b.id == id).unwrap().record.path, v))
+        .collect();
+    out.push(format!("{by_path:?}"));
     out
 }
 
@@ -273,6 +298,12 @@ fn the_same_writes_read_back_the_same_on_both_engines() {
         assert!(st.http_cache_get_by_suffix("pulls/1").unwrap().is_none(), "a suffix starts with /");
         // Artifacts listed twice keep their last size; duplicate cluster members are stored once.
         assert_eq!(st.build_counts().unwrap(), (18, 54, 36), "{}", f.name);
+        // What each build ran with reads back by build, sorted by file and key.
+        let ids: Vec<i64> = st.build_index().unwrap().iter().map(|b| b.id).collect();
+        let versions = st.build_versions(&ids).unwrap();
+        assert_eq!(versions.len(), 9, "{}: the failed builds carry versions", f.name);
+        assert!(versions.values().all(|v| v.len() == 2 && v[0].file == "finished.json"), "{}", f.name);
+        assert!(r.last().unwrap().contains("kubekins-e2e:v20261115-master"), "{}", f.name);
         assert_eq!(st.cluster_failures("default", "c1", 10).unwrap().len(), 2, "{}", f.name);
         assert_eq!(st.cluster_daily("default").unwrap()[0].failures, 3, "{}", f.name);
         assert_eq!(st.cluster_first_ids("default").unwrap().len(), 2, "{}", f.name);
@@ -566,9 +597,38 @@ fn retention_removes_old_builds_with_their_rows_and_old_excerpts() {
             f.name
         );
         assert!(rows(&st, "build_excerpts") < excerpts0 - excerpts, "{}: builds 2 and 4 took theirs", f.name);
+        // Builds 2 and 4 took their versions with them (6, 8, 10 and 12 keep theirs: two each).
+        assert_eq!(rows(&st, "build_versions"), 8, "{}: versions go with their builds", f.name);
         let left = st.builds(None).unwrap();
         assert!(left.iter().all(|b| b.started.is_none_or(|t| t >= newest - 5 * 3600)), "{}", f.name);
         // Pruning again removes nothing.
         assert_eq!(st.prune(newest - 5 * 3600, newest - 2 * 3600).unwrap(), (0, 0), "{}", f.name);
+    }
+}
+
+#[test]
+fn a_build_written_again_replaces_its_versions() {
+    for f in common::backends("a_build_written_again_replaces_its_versions") {
+        let mut st = f.open();
+        let mut b = build("ci-a", 2);
+        st.put_build(&b).unwrap();
+        let id = st.build_index().unwrap()[0].id;
+        let tag = |st: &Store| {
+            st.build_versions(&[id]).unwrap().get(&id).map(|v| v.iter().map(|x| x.value.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(tag(&st).unwrap()[1], "gcr.io/k8s-staging-test-infra/kubekins-e2e:v20261101-master", "{}", f.name);
+        b.versions = versions("v20261115");
+        // A repeated key keeps its first value rather than failing the write.
+        b.versions.push(BuildVersion { value: "other".into(), ..b.versions[1].clone() });
+        st.put_build(&b).unwrap();
+        let id = st.build_index().unwrap()[0].id;
+        let tag = |st: &Store| {
+            st.build_versions(&[id]).unwrap().get(&id).map(|v| v.iter().map(|x| x.value.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(tag(&st).unwrap()[1], "gcr.io/k8s-staging-test-infra/kubekins-e2e:v20261115-master", "{}", f.name);
+        b.versions.clear();
+        st.put_build(&b).unwrap();
+        let id = st.build_index().unwrap()[0].id;
+        assert!(st.build_versions(&[id]).unwrap().is_empty(), "{}: a build read without versions keeps none", f.name);
     }
 }

@@ -49,6 +49,7 @@ fn build(job: &str, id: &str, started: i64, tests: Vec<StoredTest>, excerpts: Ve
         tests,
         artifacts: Vec::new(),
         excerpts,
+        versions: Vec::new(),
     }
 }
 

@@ -305,6 +305,7 @@ fn a_build(job: &str, n: u32, failed: bool) -> citriage_model::build::BuildRecor
         excerpts: Vec::new(),
         kettle: None,
         testgrid: None,
+        versions: Vec::new(),
     }
 }
 

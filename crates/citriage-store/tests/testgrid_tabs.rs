@@ -49,6 +49,7 @@ fn build(id: u32, origin: &str, tests: Vec<StoredTest>) -> BuildRecord {
         excerpts: Vec::new(),
         kettle: None,
         testgrid: None,
+        versions: Vec::new(),
     }
 }
 

@@ -61,6 +61,7 @@ fn build(job: &str, n: u32) -> BuildRecord {
         excerpts: Vec::new(),
         kettle: None,
         testgrid: None,
+        versions: Vec::new(),
     }
 }
 

@@ -242,7 +242,11 @@ fn written_head(history: &[(i64, String)], t: i64) -> String {
     history[..i].last().or(history.first()).map(|(_, s)| s.clone()).unwrap_or_default()
 }
 
-fn image_for(job: &JobSpec) -> String {
+/// The image a job's build started at `start` runs with.
+pub(crate) fn image_for(job: &JobSpec, start: i64) -> String {
+    if let Some((_, image)) = job.image_bump.as_ref().filter(|(at, _)| start >= *at) {
+        return image.clone();
+    }
     match job.suite {
         SuiteKind::ImageBuild => "gcr.io/k8s-staging-test-infra/gcb-docker-gcloud:v20261105-4bd8f2a1c8".into(),
         SuiteKind::Kops => "gcr.io/k8s-staging-test-infra/kubekins-e2e:v20261118-7fa3c1d2e4-master".into(),
@@ -630,7 +634,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                         url: url.clone(),
                         refs: refs.clone(),
                         extra_refs: extra_refs.clone(),
-                        image: image_for(job),
+                        image: image_for(job, slot.start),
                         args: vec![],
                     },
                     false,
@@ -936,7 +940,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
             url: url.clone(),
             refs: refs.clone(),
             extra_refs: extra_refs.clone(),
-            image: image_for(job),
+            image: image_for(job, slot.start),
             args: vec![format!("--job={}", job.name)],
         };
         sink.write(&format!("{gcs_prefix}/prowjob.json"), &prow::prowjob_json(&doc, true))?;

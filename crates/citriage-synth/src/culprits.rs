@@ -21,9 +21,13 @@
 //! - an `exposing` story: the tested repository's window holds bystanders only, and
 //!   the job-configuration repository changes the job's image and flags
 //!   (`config/jobs/**`) between its last pass and its first failure.
+//! - an image-bump story (`exposing` too): the tested repository's window holds
+//!   bystanders only and the job configuration does not change, but the image the two
+//!   jobs run with (their `prowjob.json`) moves between their last pass and their first
+//!   failure.
 //!
 //! The truth (`truth/suspects.json`) names each story's pattern, jobs, onset, culprit
-//! and exposing commit; nothing of the analysis reads it.
+//! and exposing commit (or the image move); nothing of the analysis reads it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -48,6 +52,8 @@ const CONFIG_BRANCH: &str = "master";
 const JOBS_FILE: &str = "config/jobs/kubernetes-sigs/kwok/kwok-periodics.yaml";
 const IMAGE: &str = "gcr.io/k8s-staging-test-infra/kubekins-e2e:v20261101-5c1e2d3f4a-master";
 const NEW_IMAGE: &str = "gcr.io/k8s-staging-test-infra/kubekins-e2e:v20261115-9ab8c7d6e5-master";
+/// The image the image-bump story's jobs move to.
+const BUMPED_IMAGE: &str = "gcr.io/k8s-staging-test-infra/kubekins-e2e:v20261127-0d9e8f7a6b-master";
 
 /// What a story plants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -78,6 +84,9 @@ struct Spec {
     onset_days: i64,
     /// Commits in the window, in order; the one whose role is `culprit` is the answer.
     planted: &'static [Planted],
+    /// The image the jobs move to just before the onset (an exposing story whose job
+    /// configuration does not change).
+    bump: Option<&'static str>,
 }
 
 macro_rules! story_pattern {
@@ -164,6 +173,15 @@ story_pattern!(
     "volume detach of {ns}/{pod} did not finish within detachGracePeriod"
 );
 
+story_pattern!(
+    SHIM,
+    "suspect-story/runc-shim-v1",
+    Class::CiConfig,
+    "unknown runtime io.containerd.runc.v1",
+    "[sig-node] kwok cluster starts inside the job's container",
+    "runtime_probe.go:77] kwok cluster for {ns}: the job's containerd rejects the shim: unknown runtime io.containerd.runc.v1"
+);
+
 const SPECS: &[Spec] = &[
     Spec {
         id: "culprit-adds-message",
@@ -207,6 +225,7 @@ const SPECS: &[Spec] = &[
                 lines: &["A workload admitted past its ClusterQueue fails with `cohort borrowing limit exceeded`."],
             },
         ],
+        bump: None,
     },
     Spec {
         id: "culprit-touches-test",
@@ -228,6 +247,7 @@ const SPECS: &[Spec] = &[
                 lines: &["`leaseRenewSkew` delays each renewal; it must stay below the renew deadline."],
             },
         ],
+        bump: None,
     },
     Spec {
         id: "culprit-two-jobs",
@@ -245,6 +265,7 @@ const SPECS: &[Spec] = &[
                 "\t}",
             ],
         }],
+        bump: None,
     },
     Spec {
         id: "culprit-owned-by-sig",
@@ -279,6 +300,7 @@ const SPECS: &[Spec] = &[
             path: "pkg/cache/watch_cache.go",
             lines: &["\treturn fmt.Errorf(\"kwok watch cache resync: required revision has been compacted\")"],
         }],
+        bump: None,
     },
     Spec {
         id: "infrastructure",
@@ -292,6 +314,7 @@ const SPECS: &[Spec] = &[
             path: "pkg/registry/registry_mirror.go",
             lines: &["\treturn fmt.Errorf(\"kwok-registry-mirror returned %d for %s\", resp.StatusCode, ref)"],
         }],
+        bump: None,
     },
     Spec {
         id: "no-culprit",
@@ -300,6 +323,7 @@ const SPECS: &[Spec] = &[
         jobs: &[("ci-kwok-e2e-scheduler", 2 * HOUR)],
         onset_days: 8,
         planted: &[],
+        bump: None,
     },
     Spec {
         id: "exposed-by-job-config",
@@ -308,6 +332,16 @@ const SPECS: &[Spec] = &[
         jobs: &[("ci-kwok-e2e-node-lease-flags", 2 * HOUR)],
         onset_days: 3,
         planted: &[],
+        bump: None,
+    },
+    Spec {
+        id: "exposed-by-image-bump",
+        kind: Kind::Exposing,
+        pattern: &SHIM,
+        jobs: &[("ci-kwok-e2e-runtime", 2 * HOUR), ("ci-kwok-e2e-runtime-cgroupv2", 3 * HOUR)],
+        onset_days: 2,
+        planted: &[],
+        bump: Some(BUMPED_IMAGE),
     },
 ];
 
@@ -411,8 +445,18 @@ struct StoryTruth {
     culprit: Option<String>,
     /// The job-configuration commit that exposed the failure (exposing story only).
     exposing: Option<String>,
+    /// The image move that exposed the failure (image-bump story only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exposing_image: Option<ImageMove>,
     /// Other planted commits of the window: (role, commit).
     planted: Vec<(String, String)>,
+}
+
+/// An image the story's jobs moved from and to.
+#[derive(Serialize)]
+struct ImageMove {
+    from: String,
+    to: String,
 }
 
 fn sig(name: &str, t: i64) -> Signature {
@@ -491,6 +535,10 @@ pub fn plant(seed: u64, start_day: i64, end_day: i64, taken: &[JobSpec], out: &P
                     onset: time::rfc3339(s.onset),
                     culprit: planted.iter().find(|(r, _)| r == "culprit").map(|(_, c)| c.clone()),
                     exposing: config.planted.get(s.spec.id).and_then(|p| p.first()).map(|(_, c)| c.clone()),
+                    exposing_image: s.spec.bump.and_then(|to| {
+                        let j = s.jobs.first()?;
+                        Some(ImageMove { from: crate::build::image_for(j, s.onset - DAY), to: to.to_string() })
+                    }),
                     planted: planted.into_iter().filter(|(r, _)| r != "culprit").collect(),
                 }
             })
@@ -540,6 +588,9 @@ fn job(spec: &Spec, name: String, every: i64, first: i64, end: i64, onset: i64) 
         pin: String::new(),
         description: format!("planted regression story {}: {}", spec.id, spec.pattern.id),
         history: None,
+        // Just before the onset, after the last pass started (the onset falls well
+        // between two builds of every job).
+        image_bump: spec.bump.map(|image| (onset - 5 * MINUTE, image.to_string())),
         name,
     }
 }
@@ -728,7 +779,7 @@ fn write_config(
     let mut commits = bystanders(seed, CONFIG_REPO, start_day, end_day, 3, CONFIG_FILES);
     let base_text = jobs_file(stories);
     let mut text = base_text.clone();
-    for s in stories.iter().filter(|s| s.spec.kind == Kind::Exposing) {
+    for s in stories.iter().filter(|s| s.spec.kind == Kind::Exposing && s.spec.bump.is_none()) {
         // The job's next build runs with the new image and flag.
         for j in &s.jobs {
             let block = job_block(&j.name, j.interval);

@@ -276,6 +276,7 @@ fn job(j: &PlantedJob, name: String, p: &'static Pattern, start: i64, end: i64, 
             if j.fixed { ", until the fix merged" } else { ", whatever the fix" }
         ),
         history: None,
+        image_bump: None,
         name,
     }
 }

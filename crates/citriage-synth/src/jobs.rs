@@ -131,6 +131,9 @@ pub struct JobSpec {
     /// The tested branch's history when it is a written repository (`culprits`):
     /// (commit time, commit id), oldest first; periodic builds test its head.
     pub history: Option<std::sync::Arc<Vec<(i64, String)>>>,
+    /// From this start time on the job runs this image instead of its usual one (the
+    /// image-bump story of `culprits`).
+    pub image_bump: Option<(i64, String)>,
 }
 
 impl JobSpec {
@@ -864,6 +867,7 @@ fn make_job(p: &PlanParams, name: String, anchor: Option<(Scenario, &'static str
         pin,
         description,
         history: None,
+        image_bump: None,
         name,
     }
 }

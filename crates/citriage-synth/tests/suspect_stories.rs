@@ -3,7 +3,7 @@
 //! builds say they tested; each culprit lies between its job's last pass and first
 //! failure (an ancestor of the first failing build's commit, not of the last passing
 //! one's); the exposing commit changes the job's block of the job configuration; the
-//! same seed writes the same commit ids; and without the option nothing is written.
+//! image-bump story's jobs run the new image from just before their onset; the same seed writes the same commit ids; and without the option nothing is written.
 
 use citriage_git::{Git, LogQuery};
 use citriage_synth::{generate, SynthParams};
@@ -55,6 +55,23 @@ fn builds(root: &Path, job: &str) -> Vec<(i64, String, String)> {
     out
 }
 
+/// (start, image) of a job's builds, from their `prowjob.json`.
+fn images(root: &Path, job: &str) -> Vec<(i64, String)> {
+    let dir = root.join("gcs/kubernetes-ci-logs/logs").join(job);
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let b = e.unwrap().path();
+        if !b.join("prowjob.json").is_file() {
+            continue;
+        }
+        let started = json(&b.join("started.json"))["timestamp"].as_i64().unwrap();
+        let pj = json(&b.join("prowjob.json"));
+        out.push((started, pj["spec"]["pod_spec"]["containers"][0]["image"].as_str().unwrap().to_string()));
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn the_written_history_is_what_the_builds_tested() {
     let Some((_dir, root)) = world(true) else { return };
@@ -92,7 +109,19 @@ fn the_written_history_is_what_the_builds_tested() {
                 assert!(bs.iter().any(|b| b.0 < onset && b.2 == "FAILURE"), "{job}: never failed before its onset");
             }
         }
-        if kind == "exposing" {
+        if let Some(image) = s.get("exposing_image") {
+            // The image moves between every job's last pass and first failure, and no
+            // job-configuration commit is planted for it.
+            assert!(s["exposing"].is_null());
+            let (from, to) = (image["from"].as_str().unwrap(), image["to"].as_str().unwrap());
+            assert_ne!(from, to);
+            let onset = citriage_model::time::parse_rfc3339(s["onset"].as_str().unwrap()).unwrap();
+            for job in s["jobs"].as_array().unwrap() {
+                for (start, img) in images(&root, job.as_str().unwrap()) {
+                    assert_eq!(img, if start < onset - 300 { from } else { to }, "{job} at {start}");
+                }
+            }
+        } else if kind == "exposing" {
             let sha = s["exposing"].as_str().unwrap();
             let c = config.log(&LogQuery::range(&format!("{sha}~1"), sha).with_patches()).unwrap();
             let job = s["jobs"][0].as_str().unwrap();

@@ -69,6 +69,28 @@ pub fn section(s: &Suspects) -> String {
             esc(&e.lines.join("; "))
         );
     }
+    for m in &s.versions_moved {
+        let _ = write!(
+            b,
+            "<p>What the jobs ran with moved in the window{}: <code>{}</code> ({} <code>{}</code>) — {}</p>",
+            if m.every_job { " of every job" } else { "" },
+            esc(&m.describe()),
+            esc(&m.file),
+            esc(&m.key),
+            m.windows
+                .iter()
+                .map(|w| format!(
+                    "{} <a href=\"{}\">#{}</a> → <a href=\"{}\">#{}</a>",
+                    esc(&w.job),
+                    esc(&w.good_url),
+                    esc(&w.good_build),
+                    esc(&w.bad_url),
+                    esc(&w.bad_build)
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
     b.push_str("</section>");
     b
 }

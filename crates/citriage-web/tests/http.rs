@@ -1010,6 +1010,7 @@ fn a_build_only_testgrid_showed_says_what_testgrid_does_not_carry() {
             dashboards: vec!["dash".into()],
             tab: Some("tab-a".into()),
         }),
+        versions: Vec::new(),
     })
     .unwrap();
     drop(st);

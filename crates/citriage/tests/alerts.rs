@@ -205,6 +205,7 @@ fn build(n: i64, result: &str) -> citriage_model::build::BuildRecord {
         excerpts: vec![],
         kettle: None,
         testgrid: None,
+        versions: Vec::new(),
     }
 }
 

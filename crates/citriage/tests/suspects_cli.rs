@@ -139,6 +139,7 @@ fn build(
         tests,
         artifacts: Vec::new(),
         excerpts: Vec::new(),
+        versions: Vec::new(),
     }
 }
 

@@ -38,6 +38,7 @@ fn build(job: &str, id: &str, result: &str) -> BuildRecord {
         tests: Vec::new(),
         artifacts: Vec::new(),
         excerpts: Vec::new(),
+        versions: Vec::new(),
     }
 }
 

@@ -894,6 +894,7 @@ mod tests {
             excerpts: Vec::new(),
             kettle: None,
             testgrid: None,
+            versions: Vec::new(),
         }
     }
 

@@ -62,6 +62,7 @@ fn build(job: &str, id: u32, started: i64, result: &str, tests: Vec<StoredTest>)
         tests,
         artifacts: Vec::new(),
         excerpts: Vec::new(),
+        versions: Vec::new(),
     }
 }
 

@@ -109,6 +109,22 @@ fn print_text(s: &Suspects, top: usize) {
         outln!();
         print_window(w, top);
     }
+    if !s.versions_moved.is_empty() {
+        outln!();
+        outln!("what the jobs ran with moved between their windows' ends:");
+        for m in &s.versions_moved {
+            outln!(
+                "  {} ({} {}){}",
+                one_line(&m.describe()),
+                one_line(&m.file),
+                one_line(&m.key),
+                if m.every_job { ", in every job's window" } else { "" }
+            );
+            for l in m.evidence() {
+                outln!("    {}", one_line(&l));
+            }
+        }
+    }
     for p in &s.problems {
         outln!("problem: {}", one_line(p));
     }
