@@ -20,7 +20,7 @@ fn the_held_in_world_ranks_each_culprit_first_and_no_false_likely() {
     }
     let seed = citriage_bench::suspects::HELD_IN[0];
     let w = citriage_bench::suspects::world("demo", seed, 4, false).unwrap();
-    assert_eq!(w.stories.len(), 8);
+    assert_eq!(w.stories.len(), 9);
     for s in &w.stories {
         eprintln!(
             "{} ({}): rank {:?}, exposing {:?}: {}",

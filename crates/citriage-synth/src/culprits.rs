@@ -287,6 +287,7 @@ const SPECS: &[Spec] = &[
                 lines: &["const detachGracePeriod = 2 * time.Second"],
             },
         ],
+        bump: None,
     },
     Spec {
         id: "flaky-before-onset",

@@ -84,7 +84,7 @@ fn the_written_history_is_what_the_builds_tested() {
         tested.log(&LogQuery::of("main")).unwrap().into_iter().map(|c| c.sha).collect();
     assert_eq!(known.len() as u64, repos[0]["commits"].as_u64().unwrap());
     let stories = truth["stories"].as_array().unwrap();
-    assert_eq!(stories.len(), 8);
+    assert_eq!(stories.len(), 9);
     let mut culprits = 0;
     for s in stories {
         let kind = s["kind"].as_str().unwrap();
