@@ -50,12 +50,27 @@ pub struct BuildFindings {
 
 /// Runs the build-backed checks for the jobs of a snapshot, as of the snapshot's day.
 pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> BuildFindings {
-    let as_of = snap.meta.date.end_seconds();
     let listed: BTreeSet<&str> = snap.jobs.iter().map(|j| j.job.as_str()).collect();
     let mine: Vec<BuildRecord> =
         builds.iter().filter(|b| listed.contains(b.dashboard_job().as_str())).cloned().collect();
+    let figures = job_figures(&mine, &Settings::new(snap.meta.date.end_seconds(), harness.clone()));
+    find_with_figures(snap, builds, figures, harness)
+}
+
+/// [`find`] with the corrected figures of the snapshot's jobs already computed
+/// (`figures`, by job name): `builds` then need only carry their failed test results
+/// and the other attempts of those tests ([`crate::triage_builds::TriageBuilds`]).
+pub fn find_with_figures(
+    snap: &Snapshot,
+    builds: &[BuildRecord],
+    figures: Vec<JobFigures>,
+    harness: Vec<String>,
+) -> BuildFindings {
+    let as_of = snap.meta.date.end_seconds();
+    let listed: BTreeSet<&str> = snap.jobs.iter().map(|j| j.job.as_str()).collect();
+    let mine = builds.iter().filter(|b| listed.contains(b.dashboard_job().as_str()));
     let mut by_job: BTreeMap<String, Vec<&BuildRecord>> = BTreeMap::new();
-    for b in &mine {
+    for b in mine {
         if crate::metrics::visible_at(b, as_of) {
             by_job.entry(b.dashboard_job()).or_default().push(b);
         }
@@ -64,7 +79,6 @@ pub fn find(snap: &Snapshot, builds: &[BuildRecord], harness: Vec<String>) -> Bu
         v.sort_by(|a, b| a.started.cmp(&b.started).then_with(|| a.build_id.cmp(&b.build_id)));
     }
     let harness_set: BTreeSet<&str> = harness.iter().map(String::as_str).collect();
-    let figures = job_figures(&mine, &Settings::new(as_of, harness.clone()));
     // kind → (job, detail, evidence)
     let mut per_kind: BTreeMap<FindingKind, Vec<(String, String, Vec<Evidence>)>> = BTreeMap::new();
     let newest = |job: &str, pred: &dyn Fn(&BuildRecord) -> bool, n: usize| -> Vec<Evidence> {

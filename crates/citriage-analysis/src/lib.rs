@@ -19,6 +19,7 @@ pub mod rules;
 pub mod select;
 pub mod severity;
 pub mod triage;
+pub mod triage_builds;
 pub mod windows;
 
 /// Pattern drift between two dates (from the patterns crate).
@@ -28,3 +29,4 @@ pub use categorize::{categorize_snapshot, Categorized, CategorizedJob, Category}
 pub use config::AnalysisConfig;
 pub use rules::{RuleSet, RulesError};
 pub use triage::{triage, Triage, TriageInput};
+pub use triage_builds::TriageBuilds;

@@ -24,7 +24,7 @@ pub struct TriageInput<'a> {
     pub rules: &'a RuleSet,
     pub config: &'a AnalysisConfig,
     /// Ingested builds, when there are any: they answer the checks a snapshot cannot.
-    pub builds: Option<&'a [citriage_model::build::BuildRecord]>,
+    pub builds: Option<&'a crate::triage_builds::TriageBuilds>,
     /// Fix PRs the user linked to failures, with their states as read.
     pub links: &'a [crate::links::PrLink],
 }
@@ -121,8 +121,14 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
     let (mut misclassifications, mut needs_build_data) = misclass::find(snap, &categorized, input.config);
     let mut jobs_with_builds = 0;
     let mut job_figures = Vec::new();
-    if let Some(builds) = input.builds.filter(|b| !b.is_empty()) {
-        let bf = crate::build_findings::find(snap, builds, input.config.harness_test_names.clone());
+    if let Some(tb) = input.builds.filter(|b| !b.is_empty()) {
+        let builds = tb.builds();
+        let bf = crate::build_findings::find_with_figures(
+            snap,
+            builds,
+            tb.figures().to_vec(),
+            input.config.harness_test_names.clone(),
+        );
         jobs_with_builds = bf.jobs_with_builds;
         if jobs_with_builds > 0 {
             misclassifications.extend(bf.findings);
@@ -136,7 +142,7 @@ pub fn triage(input: &TriageInput<'_>) -> Triage {
         }
     }
     let mut patterns = Vec::new();
-    if let Some(builds) = input.builds.filter(|_| jobs_with_builds > 0) {
+    if let Some(builds) = input.builds.filter(|_| jobs_with_builds > 0).map(|tb| tb.builds()) {
         let end = snap.meta.date.end_seconds();
         let from = end - 7 * citriage_model::time::DAY;
         let catalogue = citriage_patterns::signatures::Catalogue::builtin();

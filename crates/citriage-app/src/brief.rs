@@ -30,8 +30,9 @@ pub struct Written {
 pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
     let latest = snapshots::latest(store, ds, "")?;
     let loaded = snapshots::load_with_history(store, latest.id)?;
-    let builds = builds::for_snapshot(store, &loaded.snapshot)?;
-    let t = triage::run_triage(&loaded, &triage::Settings::default(), builds.as_deref(), &[]);
+    let settings = triage::Settings::default();
+    let builds = builds::for_snapshot(store, &loaded.snapshot, &settings.rules, &settings.config)?;
+    let t = triage::run_triage(&loaded, &settings, builds.as_ref(), &[]);
     let snap = citriage_model::Snapshot { meta: t.snapshot.clone(), jobs: Vec::new() };
     let mut ledger = Vec::new();
     let mut briefs = Vec::new();
@@ -66,7 +67,7 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
         let names: std::collections::BTreeSet<&str> = c.jobs.iter().map(|j| j.entry.job.as_str()).collect();
         let mut sampled: Vec<&citriage_model::build::BuildRecord> = builds
             .iter()
-            .flatten()
+            .flat_map(|tb| tb.builds())
             .filter(|b| names.contains(b.dashboard_job().as_str()) && b.result.as_deref() != Some("SUCCESS"))
             .collect();
         sampled.sort_by(|x, y| y.started.cmp(&x.started).then_with(|| x.path.cmp(&y.path)));

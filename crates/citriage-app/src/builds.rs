@@ -2,6 +2,7 @@
 //! only) and the `--as-of` window end their metrics and clusters are computed at.
 
 use crate::error::{Error, Result};
+use citriage_analysis::{AnalysisConfig, RuleSet, TriageBuilds};
 use citriage_model::build::BuildRecord;
 use citriage_model::Day;
 use citriage_store::Store;
@@ -32,14 +33,28 @@ pub fn load_builds(store: &mut Store) -> Result<Vec<BuildRecord>> {
 }
 
 /// The stored builds of the jobs a snapshot lists, with the tests of the 8 days before
-/// its date: what a triage and its briefs read. `None` when the store has no build.
-pub fn for_snapshot(store: &mut Store, snapshot: &citriage_model::Snapshot) -> Result<Option<Vec<BuildRecord>>> {
+/// its date: what a triage and its briefs read, gathered job by job and kept compactly
+/// ([`TriageBuilds`]: each job's figures computed as it is read, then only its failed
+/// results kept). `None` when the store has no build.
+pub fn for_snapshot(
+    store: &mut Store,
+    snapshot: &citriage_model::Snapshot,
+    rules: &RuleSet,
+    config: &AnalysisConfig,
+) -> Result<Option<TriageBuilds>> {
     if store.build_counts()?.0 == 0 {
         return Ok(None);
     }
-    let listed: BTreeSet<String> = snapshot.jobs.iter().map(|j| j.job.clone()).collect();
+    let listed: BTreeSet<&str> = snapshot.jobs.iter().map(|j| j.job.as_str()).collect();
     let since = snapshot.meta.date.start_seconds() - 8 * citriage_model::time::DAY;
-    Ok(Some(load_builds_filtered(store, Some(since), Some(&listed))?))
+    let mut out = TriageBuilds::new(snapshot, rules, config);
+    for job in store.build_jobs()? {
+        if !listed.contains(job.as_str()) && !listed.contains(format!("pr:{job}").as_str()) {
+            continue;
+        }
+        out.add_job(store.job_builds_with_tests(&job, Some(since))?);
+    }
+    Ok(Some(out))
 }
 
 /// Every stored build (without tests); none is bad input that `fetch` remedies.

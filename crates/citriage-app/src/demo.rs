@@ -175,7 +175,9 @@ fn triage_world(
     for (ds, id) in wlatest {
         progress.doing(&format!("triaging the world's {ds}"));
         let loaded = snapshots::load_with_history(wstore, id)?;
-        let t = triage::run_triage(&loaded, settings, Some(&builds), &[]);
+        let tb =
+            citriage_analysis::TriageBuilds::from_builds(&loaded.snapshot, &settings.rules, &settings.config, &builds);
+        let t = triage::run_triage(&loaded, settings, Some(&tb), &[]);
         let files = triage::publish(wstore, &t, &out.join(format!("world-{ds}")))?;
         triages.push((t, files));
     }

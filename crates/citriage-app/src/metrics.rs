@@ -1,7 +1,8 @@
 //! Job and test metrics from the stored builds (`metrics`): kettle's dashboards
 //! reproduced as files, or corrected figures with flake signals and bias flags. Builds
 //! are read job by job, with tests only inside the longest window needed, so memory
-//! stays bounded by one job's recent history.
+//! stays bounded by one job's recent history (plus the figures or dashboard rows, one
+//! per job); the window's end is computed from the builds' start times alone.
 
 use crate::builds;
 use crate::error::Result;
@@ -44,28 +45,30 @@ pub enum Metrics {
 
 /// `metrics`: the corrected figures of the window's jobs, or kettle's dashboards.
 pub fn metrics(store: &mut Store, req: &MetricsRequest, progress: &dyn Progress) -> Result<Metrics> {
-    let all = builds::require_builds(store)?;
-    let as_of = builds::as_of(req.as_of.as_deref(), &all)?;
+    let as_of = builds::store_as_of(store, req.as_of.as_deref())?;
     let window = req.window.max(1);
     let mut settings = Settings::new(as_of, AnalysisConfig::default().harness_test_names);
     settings.window_days = window;
     let tests_since = as_of - window.max(7) * DAY - DAY;
-    let failures_rows = kettle::failures_rows(&all, as_of);
-    drop(all);
+    let mut failures_rows = Vec::new();
     let mut flakes_rows = Vec::new();
     let mut figs = Vec::new();
     let jobs = store.build_jobs()?;
     progress.doing(&format!("computing metrics for {} jobs", jobs.len()));
     let kettle_mode = req.kettle_to.is_some();
+    // One job at a time: its builds, with tests only inside the window; every figure
+    // and dashboard row is a job's own, so nothing of a job is kept past its turn.
     for job in &jobs {
         let builds = store.job_builds_with_tests_opts(job, Some(tests_since), !kettle_mode)?;
         if kettle_mode {
+            failures_rows.extend(kettle::failures_rows(&builds, as_of));
             flakes_rows.extend(kettle::flakes_rows(&builds, as_of));
         } else {
             figs.extend(job_figures(&builds, &settings));
         }
     }
     if let Some(out) = &req.kettle_to {
+        failures_rows.sort_by(|x, y| x.job.cmp(&y.job));
         flakes_rows.sort_by(|x, y| x.job.cmp(&y.job));
         files::create_dir(out)?;
         let fp = out.join("failures-latest.json");

@@ -8,8 +8,7 @@ use crate::progress::Progress;
 use crate::snapshots::{self, Loaded};
 use crate::{builds, cluster, documents, files, links};
 use citriage_analysis::links::PrLink;
-use citriage_analysis::{triage, AnalysisConfig, RuleSet, Triage, TriageInput};
-use citriage_model::build::BuildRecord;
+use citriage_analysis::{triage, AnalysisConfig, RuleSet, Triage, TriageBuilds, TriageInput};
 use citriage_model::{Dataset, Day};
 use citriage_report::{render_all, Artifact};
 use citriage_sources::HttpOptions;
@@ -63,7 +62,7 @@ pub fn load_config(path: Option<&Path>) -> Result<AnalysisConfig> {
 }
 
 /// Runs the triage on loaded snapshots.
-pub fn run_triage(loaded: &Loaded, settings: &Settings, builds: Option<&[BuildRecord]>, links: &[PrLink]) -> Triage {
+pub fn run_triage(loaded: &Loaded, settings: &Settings, builds: Option<&TriageBuilds>, links: &[PrLink]) -> Triage {
     triage(&TriageInput {
         snapshot: &loaded.snapshot,
         prior: loaded.prior.as_ref(),
@@ -258,7 +257,7 @@ pub fn triage_snapshot(
     }
     progress.doing("loading builds");
     // The listed jobs' builds, with tests of the last 8 days before the snapshot date.
-    let builds = builds::for_snapshot(&mut store, &loaded.snapshot)?;
+    let builds = builds::for_snapshot(&mut store, &loaded.snapshot, &settings.rules, &settings.config)?;
     let links = match &req.links {
         Some(p) => {
             progress.doing("reading linked PRs");
@@ -270,7 +269,7 @@ pub fn triage_snapshot(
         None => Vec::new(),
     };
     progress.doing("triaging");
-    let mut t = run_triage(&loaded, settings, builds.as_deref(), &links);
+    let mut t = run_triage(&loaded, settings, builds.as_ref(), &links);
     // The records' news since the report of the prior snapshot.
     let prior_day = loaded.prior.as_ref().map(|p| p.meta.date);
     t.records = crate::records::report_digest(&store, prior_day, loaded.snapshot.meta.date)?;

@@ -259,6 +259,12 @@ pub fn default_path() -> PathBuf {
 /// How long a SQLite writer waits for another writer's transaction before failing.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// SQLite's page cache per connection, in KiB.
+const SQLITE_CACHE_KIB: u64 = 128 * 1024;
+
+/// How much of the file SQLite maps into the process (`mmap_size`).
+const SQLITE_MMAP_BYTES: u64 = 0;
+
 /// Puts a SQLite file in WAL mode. The mode is a property of the file, so once one
 /// connection converted it there is nothing to do (and no lock taken). The conversion
 /// needs the file to itself and SQLite does not call the busy handler for it, so
@@ -346,10 +352,10 @@ impl Store {
         let sql = |source| StoreError::Sqlite { path: path.clone(), source };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         use_wal(&conn, BUSY_TIMEOUT).map_err(sql)?;
-        conn.execute_batch(
+        conn.execute_batch(&format!(
             "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;
-             PRAGMA cache_size = -131072; PRAGMA mmap_size = 1073741824; PRAGMA temp_store = MEMORY;",
-        )
+             PRAGMA cache_size = -{SQLITE_CACHE_KIB}; PRAGMA mmap_size = {SQLITE_MMAP_BYTES}; PRAGMA temp_store = MEMORY;"
+        ))
         .map_err(sql)?;
         let conn = Conn::Sqlite(conn);
         if let Err(found) = schema::migrate_sqlite(&conn).map_err(|e| StoreError::from_db(&path, e))? {
