@@ -74,14 +74,19 @@ impl VersionMove {
 /// The moves of the windows' ends, best first: seen in every job's window, in more
 /// windows, images before other entries, then by file, key and values.
 pub fn version_moves(store: &Store, index: &[IndexedBuild], jobs: &[JobWindow]) -> Result<Vec<VersionMove>> {
+    // The windows' jobs' builds, read in one pass over the index.
+    let wanted: BTreeSet<&str> = jobs.iter().filter(|w| w.last_pass.is_some()).map(|w| w.job.as_str()).collect();
+    let mut by_job: BTreeMap<&str, Vec<&IndexedBuild>> = BTreeMap::new();
+    for b in index.iter().filter(|b| wanted.contains(b.record.job.as_str())) {
+        by_job.entry(b.record.job.as_str()).or_default().push(b);
+    }
     let mut ends: Vec<(&JobWindow, &IndexedBuild, &IndexedBuild, Vec<&IndexedBuild>)> = Vec::new();
     for w in jobs {
         let Some(pass) = &w.last_pass else { continue };
-        let (Some(good), Some(bad)) = (find(index, pass), find(index, &w.first_fail)) else { continue };
-        let mut before: Vec<&IndexedBuild> = index
-            .iter()
-            .filter(|b| b.record.job == w.job && b.record.started.is_some_and(|t| t < pass.started))
-            .collect();
+        let builds = by_job.get(w.job.as_str()).map_or(&[][..], Vec::as_slice);
+        let (Some(good), Some(bad)) = (find(builds, pass), find(builds, &w.first_fail)) else { continue };
+        let mut before: Vec<&IndexedBuild> =
+            builds.iter().copied().filter(|b| b.record.started.is_some_and(|t| t < pass.started)).collect();
         before.sort_by_key(|b| std::cmp::Reverse((b.record.started, b.id)));
         before.truncate(BEFORE);
         ends.push((w, good, bad, before));
@@ -147,11 +152,9 @@ pub fn version_moves(store: &Store, index: &[IndexedBuild], jobs: &[JobWindow]) 
     Ok(out)
 }
 
-/// The stored build of a window's end.
-fn find<'a>(index: &'a [IndexedBuild], end: &End) -> Option<&'a IndexedBuild> {
-    index
-        .iter()
-        .find(|b| b.record.job == end.job && b.record.build_id == end.build_id && b.record.started == Some(end.started))
+/// The stored build of a window's end among its job's builds.
+fn find<'a>(builds: &[&'a IndexedBuild], end: &End) -> Option<&'a IndexedBuild> {
+    builds.iter().copied().find(|b| b.record.build_id == end.build_id && b.record.started == Some(end.started))
 }
 
 fn value_of<'a>(versions: &'a [BuildVersion], like: &BuildVersion) -> Option<&'a str> {
