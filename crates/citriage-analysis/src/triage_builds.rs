@@ -199,6 +199,7 @@ mod tests {
             excerpts: vec![LogExcerpt { source: "build-log.txt".into(), line_start: 1, line_end: 1, text: "E".into() }],
             kettle: None,
             testgrid: None,
+            versions: Vec::new(),
         }
     }
 
