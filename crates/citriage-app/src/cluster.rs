@@ -21,7 +21,7 @@ use citriage_patterns::signatures::Catalogue;
 use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableAssignment, StableIdAssigner};
 use citriage_store::{ClusterDay, ClusterRun, MemberAt, Store, StoredCluster, StoredSubPattern};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -119,8 +119,6 @@ pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Pr
 /// listing (job, start, build id, path): only the failed results with a text are read.
 fn read_window(store: &mut Store, opts: &ClusterOptions, since: i64, as_of: i64) -> Result<Window> {
     let mut w = Window::default();
-    // Failure texts held once each (many failures repeat one text).
-    let mut texts: HashSet<Arc<str>> = HashSet::new();
     let keep = |b: &citriage_model::build::BuildRecord| opts.jobs.is_empty() || opts.jobs.contains(&b.dashboard_job());
     store.for_each_window_build(since, as_of, &keep, &mut |wb, failures| {
         let b = wb.record;
@@ -132,14 +130,7 @@ fn read_window(store: &mut Store, opts: &ClusterOptions, since: i64, as_of: i64)
                 (Profile::K8sTriage, Some(k)) => k,
                 _ => f.name,
             };
-            let text = match texts.get(f.text.as_str()) {
-                Some(t) => t.clone(),
-                None => {
-                    let t: Arc<str> = Arc::from(f.text);
-                    texts.insert(t.clone());
-                    t
-                }
-            };
+            let text = f.text;
             w.rows.push((test, text, job.clone(), path.clone()));
             w.places.push((w.builds.len(), f.seq));
         }

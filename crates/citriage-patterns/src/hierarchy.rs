@@ -173,9 +173,14 @@ pub fn sub_patterns(
     }
     group(SubKind::Template, groups, failures, started, &mut out);
     // by job family
-    let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    // Each job's family computed once (many failures share a job).
+    let mut by_job: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     for &m in &cluster.members {
-        groups.entry(job_family(failures[m as usize].job)).or_default().push(m);
+        by_job.entry(failures[m as usize].job).or_default().push(m);
+    }
+    let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for (job, ms) in by_job {
+        groups.entry(job_family(job)).or_default().extend(ms);
     }
     group(SubKind::JobFamily, groups, failures, started, &mut out);
     // by signature

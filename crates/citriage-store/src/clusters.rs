@@ -535,8 +535,10 @@ fn keep_first_ids(tx: &mut Tx<'_>, profile: &str, first: &[(i64, u32, &str)]) ->
         known.insert((r.i64(0)?, r.i64(1)? as u32));
         Ok(())
     })?;
-    let fresh: Vec<(i64, u32, &str)> = first.iter().filter(|f| !known.contains(&(f.0, f.1))).copied().collect();
+    let mut fresh: Vec<(i64, u32, &str)> = first.iter().filter(|f| !known.contains(&(f.0, f.1))).copied().collect();
     drop(known);
+    // In key order: each insert lands after the previous one (each key is listed once).
+    fresh.sort_unstable();
     let first = &fresh;
     match tx.backend() {
         Backend::Sqlite => {

@@ -1,13 +1,15 @@
 //! A window's failures as clustering reads them: the builds started in the window,
 //! each with only its failed results that carry a failure text (position, name,
 //! kettle name, text) and its count of stored results; never the passing results, the
-//! artifacts or the log excerpts. One read transaction, one prepared statement per
-//! query shape: on SQLite one lookup per build through the failed-results index; on
-//! PostgreSQL the builds in batches (one round trip per batch, not per build).
+//! artifacts or the log excerpts. One read transaction and two queries whatever the
+//! window's size, on SQLite and PostgreSQL alike: the window's builds with their
+//! count of stored results (the highest position, found through the results' key),
+//! then every failed result of those builds with a text, through the failed-results
+//! index. Each distinct failure text is held once, shared by the failures repeating it.
 
-use crate::db::{vals, Backend, DbError, Exec, Row, Tx, Val};
+use crate::db::{vals, Exec, Row, Tx};
 use crate::{Store, StoreError};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 pub use citriage_model::build::BuildRecord;
@@ -28,30 +30,13 @@ pub struct WindowFailure {
     pub seq: u32,
     pub name: Arc<str>,
     pub kettle_name: Option<Arc<str>>,
-    pub text: String,
+    /// The failure text, shared by every failure of the window with the same text.
+    pub text: Arc<str>,
 }
 
-/// Builds handed to PostgreSQL per query.
-const PG_BATCH: usize = 500;
-
-/// A failed result as read, before its names are looked up.
-struct RawFailure {
-    build: i64,
-    seq: u32,
-    name: i64,
-    kettle_name: Option<i64>,
-    text: String,
-}
-
-fn raw_failure(r: &Row<'_>) -> Result<RawFailure, DbError> {
-    Ok(RawFailure {
-        build: r.i64(0)?,
-        seq: r.i64(1)? as u32,
-        name: r.i64(2)?,
-        kettle_name: r.opt_i64(3)?,
-        text: r.string(4)?,
-    })
-}
+/// A failed result as read, before its names are looked up: (index of its build in
+/// the window's order, position, name id, kettle name id, text).
+type RawFailure = (u32, u32, i64, Option<i64>, Arc<str>);
 
 impl Store {
     /// Calls `f` with each build started in `(since, until]` that `keep` accepts, in
@@ -64,46 +49,19 @@ impl Store {
         keep: &dyn Fn(&BuildRecord) -> bool,
         f: &mut dyn FnMut(WindowBuild, Vec<WindowFailure>),
     ) -> Result<(), StoreError> {
-        let builds: Vec<(i64, BuildRecord)> = self
-            .conn
-            .reader()
-            .rows(
-                &format!(
-                    "SELECT {} FROM builds WHERE started > ?1 AND started <= ?2 ORDER BY {}",
-                    crate::builds::BUILD_COLUMNS,
-                    crate::builds::BUILD_ORDER
-                ),
-                vals![since, until],
-                |r| crate::builds::build_from_row(r).map(|(id, b, _)| (id, b)),
-            )
-            .map_err(|e| self.err(e))?
-            .into_iter()
-            .filter(|(_, b)| keep(b))
-            .collect();
-        // Builds per read transaction, and per query.
-        let (part_size, chunk) = match self.backend() {
-            Backend::Sqlite => (256, 1),
-            Backend::Postgres => (4 * PG_BATCH, PG_BATCH),
-        };
-        for part in builds.chunks(part_size) {
-            let ids: Vec<i64> = part.iter().map(|(id, _)| *id).collect();
-            let (raw, counts) = self.conn.read(&mut |tx| read_failures(tx, &ids, chunk)).map_err(|e| self.err(e))?;
-            let names = self.names_of(raw.iter().flat_map(|r| std::iter::once(r.name).chain(r.kettle_name)))?;
-            let name = |i: i64| names.get(&i).cloned().unwrap_or_else(|| Arc::from(""));
-            let mut by_build: HashMap<i64, Vec<WindowFailure>> = HashMap::new();
-            for r in raw {
-                by_build.entry(r.build).or_default().push(WindowFailure {
-                    seq: r.seq,
-                    name: name(r.name),
-                    kettle_name: r.kettle_name.map(name),
-                    text: r.text,
-                });
+        let (builds, mut raw) =
+            self.conn.read(&mut |tx| read_window(tx, since, until, keep)).map_err(|e| self.err(e))?;
+        // By build (in the window's order), then position: each key once.
+        raw.sort_unstable_by_key(|r| (r.0, r.1));
+        let names = self.names_of(raw.iter().flat_map(|r| std::iter::once(r.2).chain(r.3)))?;
+        let name = |i: i64| names.get(&i).cloned().unwrap_or_else(|| Arc::from(""));
+        let mut raw = raw.into_iter().peekable();
+        for (i, wb) in builds.into_iter().enumerate() {
+            let mut failures = Vec::new();
+            while let Some((_, seq, n, k, text)) = raw.next_if(|r| r.0 as usize == i) {
+                failures.push(WindowFailure { seq, name: name(n), kettle_name: k.map(name), text });
             }
-            for (id, record) in part {
-                let failures = by_build.remove(id).unwrap_or_default();
-                let stored_tests = counts.get(id).copied().unwrap_or(0);
-                f(WindowBuild { id: *id, record: record.clone(), stored_tests }, failures);
-            }
+            f(wb, failures);
         }
         Ok(())
     }
@@ -130,7 +88,7 @@ impl Store {
     /// The texts of interned strings, from the id → text map (brought up to date).
     fn names_of(&mut self, ids: impl Iterator<Item = i64>) -> Result<HashMap<i64, Arc<str>>, StoreError> {
         self.ensure_string_texts()?;
-        let ids: Vec<i64> = ids.collect();
+        let ids: HashSet<i64> = ids.collect();
         let unknown: Vec<i64> =
             ids.iter().copied().filter(|i| !self.string_texts.as_ref().is_some_and(|m| m.contains_key(i))).collect();
         if !unknown.is_empty() {
@@ -141,51 +99,54 @@ impl Store {
     }
 }
 
-/// The failed results with a text of these builds (by build, then position) and each
-/// build's count of stored results (positions run from 0 without gaps, so the count
-/// is the highest position plus one).
-#[allow(clippy::type_complexity)]
-fn read_failures(tx: &mut Tx<'_>, ids: &[i64], chunk: usize) -> Result<(Vec<RawFailure>, HashMap<i64, u32>), DbError> {
+/// The window's builds that `keep` accepts (in the order of every listing, with their
+/// count of stored results: positions run from 0 without gaps, so the count is the
+/// highest position plus one) and their failed results with a text, in no order.
+fn read_window(
+    tx: &mut Tx<'_>,
+    since: i64,
+    until: i64,
+    keep: &dyn Fn(&BuildRecord) -> bool,
+) -> Result<(Vec<WindowBuild>, Vec<RawFailure>), crate::db::DbError> {
+    let mut builds = Vec::new();
+    tx.each(
+        &format!(
+            "SELECT {}, (SELECT COALESCE(max(t.seq) + 1, 0) FROM test_results t WHERE t.build = builds.id)
+             FROM builds WHERE started > ?1 AND started <= ?2 ORDER BY {}",
+            crate::builds::BUILD_COLUMNS,
+            crate::builds::BUILD_ORDER
+        ),
+        vals![since, until],
+        &mut |r| {
+            let (id, record, _) = crate::builds::build_from_row(r)?;
+            if keep(&record) {
+                builds.push(WindowBuild { id, record, stored_tests: r.i64(24)?.max(0) as u32 });
+            }
+            Ok(())
+        },
+    )?;
+    let at: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
+    let mut texts: HashSet<Arc<str>> = HashSet::new();
     let mut raw = Vec::new();
-    let mut counts = HashMap::with_capacity(ids.len());
-    match tx.backend() {
-        Backend::Sqlite => {
-            for &id in ids {
-                tx.each(
-                    "SELECT build, seq, name, kettle_name, failure_text FROM test_results
-                     WHERE build = ?1 AND status IN (1, 2) AND failure_text IS NOT NULL ORDER BY seq",
-                    vals![id],
-                    &mut |r| {
-                        raw.push(raw_failure(r)?);
-                        Ok(())
-                    },
-                )?;
-                let n = tx.int("SELECT COALESCE(max(seq) + 1, 0) FROM test_results WHERE build = ?1", vals![id])?;
-                counts.insert(id, n.max(0) as u32);
-            }
-        }
-        Backend::Postgres => {
-            for part in ids.chunks(chunk.max(1)) {
-                tx.each(
-                    "SELECT build, seq, name, kettle_name, failure_text FROM test_results
-                     WHERE build = ANY(?1::bigint[]) AND status IN (1, 2) AND failure_text IS NOT NULL
-                     ORDER BY build, seq",
-                    &[Val::Ints(part)],
-                    &mut |r| {
-                        raw.push(raw_failure(r)?);
-                        Ok(())
-                    },
-                )?;
-                tx.each(
-                    "SELECT build, max(seq) + 1 FROM test_results WHERE build = ANY(?1::bigint[]) GROUP BY build",
-                    &[Val::Ints(part)],
-                    &mut |r| {
-                        counts.insert(r.i64(0)?, r.i64(1)?.max(0) as u32);
-                        Ok(())
-                    },
-                )?;
-            }
-        }
-    }
-    Ok((raw, counts))
+    tx.each(
+        "SELECT t.build, t.seq, t.name, t.kettle_name, t.failure_text FROM builds b
+         JOIN test_results t ON t.build = b.id
+         WHERE b.started > ?1 AND b.started <= ?2 AND t.status IN (1, 2) AND t.failure_text IS NOT NULL",
+        vals![since, until],
+        &mut |r: &Row<'_>| {
+            let Some(&i) = at.get(&r.i64(0)?) else { return Ok(()) };
+            let s = r.str(4)?;
+            let text = match texts.get(s) {
+                Some(t) => t.clone(),
+                None => {
+                    let t: Arc<str> = Arc::from(s);
+                    texts.insert(t.clone());
+                    t
+                }
+            };
+            raw.push((i, r.i64(1)? as u32, r.i64(2)?, r.opt_i64(3)?, text));
+            Ok(())
+        },
+    )?;
+    Ok((builds, raw))
 }

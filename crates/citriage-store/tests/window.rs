@@ -102,7 +102,9 @@ fn old_read(st: &mut Store, since: i64, until: i64) -> Seen {
 fn new_read(st: &mut Store, since: i64, until: i64) -> Seen {
     let mut out = Seen::new();
     st.for_each_window_build(since, until, &|_| true, &mut |wb, failures| {
-        let f = failures.into_iter().map(|f| (f.seq, f.name.to_string(), f.kettle_name.map(|k| k.to_string()), f.text));
+        let f = failures
+            .into_iter()
+            .map(|f| (f.seq, f.name.to_string(), f.kettle_name.map(|k| k.to_string()), f.text.to_string()));
         out.push((format!("{}/{}", wb.record.bucket, wb.record.path), wb.record.started, wb.stored_tests, f.collect()));
     })
     .unwrap();
