@@ -231,6 +231,7 @@ fn migrating_a_version_5_store_backfills_failed_counts() {
              DROP TABLE record_transitions; DROP TABLE record_links; DROP TABLE records;
              ALTER TABLE builds DROP COLUMN failed_tests; ALTER TABLE builds DROP COLUMN kettle;
              ALTER TABLE builds DROP COLUMN testgrid; ALTER TABLE builds DROP COLUMN sources; DROP TABLE testgrid_tabs;
+             DROP TABLE build_versions;
              DROP TABLE alert_outbox_items; DROP TABLE alert_outbox; DROP TABLE alerts; DROP TABLE alert_states;
              ALTER TABLE clusters DROP COLUMN text; ALTER TABLE clusters DROP COLUMN spans;
              ALTER TABLE clusters DROP COLUMN owner; ALTER TABLE clusters DROP COLUMN signatures;
