@@ -157,7 +157,9 @@ fn snapshot_directory_with_missing_files() {
     assert_eq!(s.action, CandidateAction::StageRevert);
     let em = s.score.error_match.as_ref().unwrap();
     assert_eq!(em.diff_file, "pkg/network/mtu.go");
-    assert_eq!(em.diff_line, 71);
+    // The format string that renders the failure's message (`MTU %d exceeds the
+    // underlay`, line 72) is the error match, ahead of the function's name (line 71).
+    assert_eq!(em.diff_line, 72);
     // The console PR has a diff too but nothing in common.
     assert!(a.suspects.iter().all(|s| s.candidate != "pr:openshift/console#900"));
     // The job without JUnit is unknown, not green.
