@@ -91,17 +91,18 @@ pub fn catalogue(writes: bool) -> Vec<Tool> {
         tool::<GetPattern>(
             "get_pattern",
             "Get a failure pattern",
-            "One failure pattern: failures per day, its top jobs and tests, sub-patterns, drift and the newest \
-             failures' first lines; `detail` for up to 100 jobs and tests and the failures' texts. Each latest \
-             failure is cited.",
+            "One failure pattern: failures per day, its top jobs and tests, its largest sub-patterns (all of them \
+             counted), drift and the newest failures' first lines; `detail` for up to 100 jobs and tests, every \
+             sub-pattern and the failures' texts. Each latest failure is cited.",
             true,
         ),
         tool::<ExtractFailure>(
             "extract_failure",
             "Extract a build's failure lines",
             "The lines that explain one stored build's failure: its build-log excerpts (with their line numbers in the \
-             log; the first lines of each unless `detail`) and its failed tests' failure lines (line numbers within \
-             the failure text). Each is cited.",
+             log; the first excerpts and the first lines of each unless `detail`, given with the first page) and its \
+             failed tests' failure lines (line numbers within the failure text), the failed tests a page at a time \
+             with `cursor`. Each is cited.",
             true,
         ),
         tool::<AnalyzePayload>(
