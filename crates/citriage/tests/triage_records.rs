@@ -41,8 +41,9 @@ fn ok(db: &Path, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-#[test]
-fn a_linked_fix_is_recorded_listed_and_reported_and_bad_links_exit_2() {
+/// A tiny world with fix stories, and a store holding the builds of the "works"
+/// story's jobs: (its folder, the world's root, the story's truth, the store).
+fn works_world() -> (tempfile::TempDir, std::path::PathBuf, Value, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("world");
     let mut p = citriage_synth::SynthParams::preset("tiny").unwrap();
@@ -61,6 +62,12 @@ fn a_linked_fix_is_recorded_listed_and_reported_and_bad_links_exit_2() {
         fetch.extend(["--job", j.as_str()]);
     }
     ok(&db, &fetch);
+    (dir, root, story, db)
+}
+
+#[test]
+fn a_linked_fix_is_recorded_listed_and_reported_and_bad_links_exit_2() {
+    let (dir, root, story, db) = works_world();
     // Before clustering, no pattern id is known.
     let o = run(&db, &["triage", "link", "0123456789abc", "kubernetes/kubernetes#1", "--by", "lead"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -141,24 +148,7 @@ fn a_linked_fix_is_recorded_listed_and_reported_and_bad_links_exit_2() {
 #[test]
 fn the_dashboards_link_form_reads_references_from_the_api_serve_is_given() {
     use std::io::BufRead;
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("world");
-    let mut p = citriage_synth::SynthParams::preset("tiny").unwrap();
-    p.jobs = 3;
-    p.payloads = 0;
-    p.fix_stories = true;
-    citriage_synth::generate(&p, &root, &mut |_| {}).unwrap();
-    let truth = json(&root.join("truth.json"));
-    let story = truth["fixes"].as_array().unwrap().iter().find(|s| s["story"] == "works").unwrap().clone();
-    let db = dir.path().join("s.db");
-    let mirror = root.join("gcs/kubernetes-ci-logs");
-    let mut fetch = vec!["fetch", "--mirror", mirror.to_str().unwrap()];
-    let jobs: Vec<String> =
-        story["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap().into()).collect();
-    for j in &jobs {
-        fetch.extend(["--job", j.as_str()]);
-    }
-    ok(&db, &fetch);
+    let (dir, root, story, db) = works_world();
     let out = dir.path().join("clusters");
     ok(&db, &["cluster", "--window", "40", "--out", out.to_str().unwrap()]);
     let signature = story["signature"].as_str().unwrap();
