@@ -36,7 +36,6 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
     let snap = citriage_model::Snapshot { meta: t.snapshot.clone(), jobs: Vec::new() };
     let mut ledger = Vec::new();
     let mut briefs = Vec::new();
-    let index = store.build_index()?;
     let mut claims = Vec::new();
     for (i, p) in t.selection.picks.iter().enumerate() {
         let Some(c) = t.categorized.get(&p.category) else { continue };
@@ -120,7 +119,7 @@ pub fn briefs(store: &mut Store, ds: Dataset) -> Result<Written> {
             }
         }
         let top: Vec<&str> = c.jobs.iter().take(WINDOWED_JOBS).map(|j| j.entry.job.as_str()).collect();
-        let windows = job_windows(store, &index, &top)?;
+        let windows = job_windows(store, &top)?;
         briefs.push((
             format!("brief-{letter}-{}.md", p.category.replace('/', "-")),
             investigation_brief(&ClusterBrief {
@@ -170,15 +169,17 @@ const WINDOWED_JOBS: usize = 3;
 
 /// Each job's window and its best commits, one line each (`suspects` on the job; its
 /// dashboard name without the `pr:` prefix). A job without a window says nothing.
-fn job_windows(store: &mut Store, index: &[citriage_store::IndexedBuild], jobs: &[&str]) -> Result<Vec<String>> {
+/// Each job's builds are read alone: a job target's answer needs no other job's.
+fn job_windows(store: &mut Store, jobs: &[&str]) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for job in jobs {
         let name = job.strip_prefix("pr:").unwrap_or(job);
-        if !index.iter().any(|b| b.record.job == name) {
+        let index = store.job_build_index(name)?;
+        if index.is_empty() {
             continue;
         }
         let opts = crate::suspects::SuspectsOptions { target: name.to_string(), ..Default::default() };
-        let s = crate::suspects::suspects_in(store, index, &opts, &crate::progress::Silent)?;
+        let s = crate::suspects::suspects_in(store, &index, &opts, &crate::progress::Silent)?;
         if s.jobs.is_empty() {
             continue;
         }

@@ -738,6 +738,22 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// [`Store::build_index`]'s rows of one job (by its stored name), in the same order:
+    /// for a caller that answers one job at a time and need not hold every build.
+    pub fn job_build_index(&self, job: &str) -> Result<Vec<IndexedBuild>, StoreError> {
+        self.conn
+            .reader()
+            .rows(
+                &format!("SELECT {BUILD_COLUMNS}, failed_tests FROM builds WHERE job = ?1 ORDER BY {BUILD_ORDER}"),
+                vals![job],
+                |r| {
+                    let (id, record, _) = build_from_row(r)?;
+                    Ok(IndexedBuild { id, record, failed_tests: r.i64(24)?.max(0) as u32 })
+                },
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Calls `f` with every failed test result that has a failure text, of builds
     /// started after `since` (all builds when `None`): the build's row id, the result's
     /// position, the test name and the text; by build, then position.

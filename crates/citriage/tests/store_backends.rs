@@ -234,3 +234,69 @@ fn serve_answers_from_a_postgres_store() {
     let body = res.expect("the jobs API answers").into_body().read_to_string().unwrap();
     assert!(body.contains(&job), "{job} not in {body}");
 }
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_analyses_write_the_same_bytes_on_both_engines() {
+    let w = world();
+    let stores = Stores::new("the_analyses_write_the_same_bytes_on_both_engines");
+    let out = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for (engine, db) in stores.fresh("analyses") {
+        ok(&mut fetch(&db, &w, &[]));
+        ok(&mut import(&db, &w.snapshots));
+        let dir = out.path().join(engine);
+        let d = |name: &str| dir.join(name).display().to_string();
+        let mut stdout = Vec::new();
+        // What a morning runs, each command's files and printed answer kept.
+        let runs: Vec<Vec<String>> = vec![
+            vec!["--format".into(), "json".into(), "metrics".into()],
+            vec!["metrics".into(), "--emit".into(), "kettle".into(), "--out".into(), d("kettle")],
+            vec!["cluster".into(), "--out".into(), d("clusters")],
+            vec!["cluster".into(), "--profile".into(), "k8s-triage".into(), "--out".into(), d("clusters-k8s")],
+            vec!["triage".into(), "--offline".into(), "--out".into(), d("triage")],
+            vec!["brief".into(), "--out".into(), d("briefs")],
+            vec!["--format".into(), "json".into(), "suspects".into(), "--all".into()],
+        ];
+        for args in runs {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = cmd(&db, &args).output().unwrap();
+            assert!(o.status.success(), "{engine} {args:?}: {}", stderr(&o));
+            // Paths printed name this engine's folder.
+            let text = String::from_utf8_lossy(&o.stdout).replace(&dir.display().to_string(), "OUT");
+            stdout.push((args.join(" ").replace(&dir.display().to_string(), "OUT"), text));
+        }
+        let files = files_under(&dir);
+        assert!(files.keys().any(|k| k.starts_with("clusters")), "{engine}: {:?}", files.keys());
+        assert!(files.keys().any(|k| k.starts_with("triage")), "{engine}: {:?}", files.keys());
+        assert!(files.keys().any(|k| k.starts_with("briefs")), "{engine}: {:?}", files.keys());
+        outputs.push((engine, stdout, files));
+    }
+    for pair in outputs.windows(2) {
+        let ((a, a_out, a_files), (b, b_out, b_files)) = (&pair[0], &pair[1]);
+        for ((cmd_a, x), (_, y)) in a_out.iter().zip(b_out) {
+            assert_eq!(x, y, "`{cmd_a}` prints differently on {a} and {b}");
+        }
+        assert_eq!(a_files.keys().collect::<Vec<_>>(), b_files.keys().collect::<Vec<_>>(), "{a} vs {b}");
+        for (name, bytes) in a_files {
+            assert!(&b_files[name] == bytes, "{name} differs between {a} and {b}");
+        }
+    }
+}
