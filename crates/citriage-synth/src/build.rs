@@ -35,6 +35,19 @@ pub struct Ctx {
     pub flakes_from: i64,
     /// Prefix of build folders inside the output (`gcs/<bucket>`).
     pub gcs_root: &'static str,
+    /// The start times `[from, to)` of the builds whose folders are written (a day
+    /// slice; every build for the whole world).
+    pub write_starts: (i64, i64),
+    /// Whether the world's aggregate files are written (and so every build rendered
+    /// for them): false only for a day slice without the world's last day.
+    pub aggregates: bool,
+}
+
+impl Ctx {
+    /// Whether the folder of a build started at `start` is written.
+    fn writes(&self, start: i64) -> bool {
+        start >= self.write_starts.0 && start < self.write_starts.1
+    }
 }
 
 /// Counts per job.
@@ -142,6 +155,10 @@ pub struct JobOutput {
     pub runs: Vec<(i64, State)>,
     /// The job's tabs on TestGrid (dashboard, tab) with each tab's summary entry.
     pub testgrid: Vec<(String, String, serde_json::Value)>,
+    /// Builds whose folder was written (those of the day slice), and the files and
+    /// bytes written.
+    pub written_builds: u64,
+    pub written: Counter,
 }
 
 enum Trig {
@@ -494,6 +511,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
     let mut truth_lines = Vec::new();
     let mut prowjobs = Vec::new();
     let mut stats = JobStats::default();
+    let mut written_builds = 0u64;
     let mut flaky_truth: Vec<FlakyTruth> = job
         .flaky
         .iter()
@@ -608,6 +626,11 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         let gcs_rel = prow::build_dir(prow_type, &job.name, id, &job.repo, pr_number);
         let url = format!("https://prow.k8s.io/view/gs/{}/{}", job.bucket, gcs_rel);
         stats.builds += 1;
+        // Outside a day slice the build's files are not written, and not even rendered
+        // unless the aggregate files need them; its random draws are made all the same.
+        let write = ctx.writes(slot.start);
+        let render = write || ctx.aggregates;
+        sink.skip = !write;
 
         // state=error: no pod, no GCS folder.
         let in_error_window = job.error_window.is_some_and(|(a, b)| slot.start >= a && slot.start < b);
@@ -980,7 +1003,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                     state == State::Success,
                 ));
             }
-            for f in files {
+            for f in files.into_iter().filter(|_| render) {
                 let (bytes, mut fl, kt) = junit::render(&f);
                 if !junit::kettle_reads(&f.rel) {
                     for l in &mut fl {
@@ -1022,9 +1045,11 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 failures: &failures_log,
             };
             let mut lr = br.fork("log");
-            let (text, ev) = logs::render(&spec, &mut lr, &mut vars);
-            log_ev = ev;
-            sink.write(&format!("{gcs_prefix}/build-log.txt"), &text.buf)?;
+            if render {
+                let (text, ev) = logs::render(&spec, &mut lr, &mut vars);
+                log_ev = ev;
+                sink.write(&format!("{gcs_prefix}/build-log.txt"), &text.buf)?;
+            }
             // finished.json
             let mut metadata = BTreeMap::new();
             if matches!(job.suite, SuiteKind::Ginkgo | SuiteKind::Kubetest | SuiteKind::Kops) {
@@ -1061,6 +1086,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
             State::Error => stats.error += 1,
         }
         stats.gcs_builds += 1;
+        written_builds += u64::from(write);
         stats.failed_tests += failed_tests;
 
         // Flaky truth: kettle names.
@@ -1151,7 +1177,8 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         }
     }
 
-    // Job history pages and latest-build.txt.
+    // Job history pages and latest-build.txt: world files, not a day slice's.
+    sink.skip = !ctx.aggregates;
     let history_prefix = match job.kind {
         JobKind::Presubmit => format!("pr-logs/directory/{}", job.name),
         _ => format!("logs/{}", job.name),
@@ -1233,6 +1260,8 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         stats,
         runs,
         testgrid: tabs,
+        written_builds,
+        written: sink.written,
     })
 }
 
