@@ -36,6 +36,9 @@ pub struct ScaleBench {
     /// slice of its own); 0: the whole world at once (a program without
     /// `synth --day-slice`), no day-by-day figure.
     pub slice_days: u32,
+    /// Keep every size's store; else only the last size's (each other one removed once
+    /// measured: a 4× k8s store takes about 7 GB).
+    pub keep_stores: bool,
 }
 
 /// The day-by-day figure's target: one new day fetched, measured, clustered and
@@ -193,11 +196,17 @@ pub fn run(b: &ScaleBench, json_out: bool, progress: &dyn Progress) -> Result<Li
     let tmp = std::env::temp_dir().join(format!("citriage-bench-scale-{}", std::process::id()));
     let root = b.dir.clone().unwrap_or_else(|| tmp.clone());
     let mut runs = Vec::new();
-    for &size in &b.sizes {
+    for (i, &size) in b.sizes.iter().enumerate() {
         let jobs = ((params.jobs as f64 * size).round() as usize).max(1);
         progress.note(&format!("size {size}×: {jobs} jobs"));
-        let r = one_size(b, &root.join(format!("size-{size}")), size, jobs, params.days, progress);
+        let dir = root.join(format!("size-{size}"));
+        let r = one_size(b, &dir, size, jobs, params.days, progress);
         runs.push(r?);
+        if !b.keep_stores && i + 1 < b.sizes.len() {
+            for end in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(dir.join(format!("store.db{end}")));
+            }
+        }
     }
     if b.dir.is_none() {
         let _ = std::fs::remove_dir_all(&tmp);

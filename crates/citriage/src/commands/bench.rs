@@ -217,6 +217,10 @@ pub enum BenchWhat {
         /// at once, no day-by-day figure (for a program without `synth --day-slice`).
         #[arg(long, value_name = "DAYS", default_value_t = 10)]
         slice_days: u32,
+        /// Keep every size's store in --dir; else only the last size's (the others
+        /// removed once measured: the k8s preset's store is about 1.8 GB at 1×).
+        #[arg(long)]
+        keep_stores: bool,
     },
     /// `citriage cluster` end to end (store read, clustering, store write, exports) as a
     /// child process, on the clustering benchmark's generated failures written into a
@@ -400,13 +404,14 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
                 }
             }
         }
-        BenchWhat::Scale { preset, sizes, dir, program, slice_days } => {
+        BenchWhat::Scale { preset, sizes, dir, program, slice_days, keep_stores } => {
             let b = citriage_bench::scale::ScaleBench {
                 preset: preset.clone(),
                 sizes: sizes.clone(),
                 dir: dir.clone(),
                 program: this_or(program)?,
                 slice_days: *slice_days,
+                keep_stores: *keep_stores,
             };
             let pb = ctx.spinner("measuring");
             let lines = citriage_bench::scale::run(&b, json, &pb)?;
