@@ -922,161 +922,193 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         let mut failed_tests = 0u64;
         let mut log_ev: Vec<logs::LogEvidence> = Vec::new();
         let gcs_prefix = format!("{}/{}", ctx.gcs_root, gcs_rel);
-        let started = prow::Started {
-            timestamp: slot.start,
-            pull: pr_number.map(|n| n.to_string()),
-            repos: {
-                let mut m = BTreeMap::new();
-                match &refs {
-                    Some(r) => {
-                        m.insert(r.full(), r.started_value());
-                    }
-                    None => {
-                        if let Some(r) = extra_refs.first() {
-                            m.insert(r.full(), r.base_ref.clone());
+        'files: {
+            if !render {
+                // Outside the slice and without the world files: nothing is rendered. Only a
+                // failed presubmit that may be retested draws again after its files (the
+                // retest's chance), so only then are the files' draws made, in their order.
+                let retested = matches!(slot.trig, Trig::Pre { retest, .. } if retest < 3);
+                if retested && state == State::Failure {
+                    let _ = br.uuid();
+                    let _ = compose_junit(
+                        job,
+                        &tests,
+                        &causes,
+                        &fails,
+                        harness_fail.as_ref(),
+                        timeout_error,
+                        setup_cause,
+                        aborted,
+                        slot.start,
+                        end,
+                        &mut br,
+                    );
+                    let _ = log_factor(&mut br);
+                    let _ = br.fork("log");
+                }
+                break 'files;
+            }
+            let started = prow::Started {
+                timestamp: slot.start,
+                pull: pr_number.map(|n| n.to_string()),
+                repos: {
+                    let mut m = BTreeMap::new();
+                    match &refs {
+                        Some(r) => {
+                            m.insert(r.full(), r.started_value());
+                        }
+                        None => {
+                            if let Some(r) = extra_refs.first() {
+                                m.insert(r.full(), r.base_ref.clone());
+                            }
                         }
                     }
-                }
-                for r in extra_refs.iter().skip(if refs.is_some() { 0 } else { 1 }) {
-                    m.entry(r.full()).or_insert_with(|| r.base_ref.clone());
-                }
-                m
-            },
-            repo_version: repo_commit.clone(),
-            repo_commit: repo_commit.clone(),
-        };
-        let started_bytes = pretty(&started);
-        sink.write(&format!("{gcs_prefix}/started.json"), &started_bytes)?;
-        let uid = br.uuid();
-        let description = state.description().to_string();
-        let doc = JobDoc {
-            uid,
-            job: &job.name,
-            prow_type,
-            cluster: "k8s-infra-prow-build",
-            bucket: job.bucket,
-            build_id: id,
-            start: slot.start,
-            end: if state == State::Pending { None } else { Some(end) },
-            state,
-            description,
-            url: url.clone(),
-            refs: refs.clone(),
-            extra_refs: extra_refs.clone(),
-            image: image_for(job, slot.start),
-            args: vec![format!("--job={}", job.name)],
-        };
-        sink.write(&format!("{gcs_prefix}/prowjob.json"), &prow::prowjob_json(&doc, true))?;
-        if slot.start >= ctx.prowjobs_from {
-            prowjobs.push(prow::prowjob_json(&doc, false));
-        }
-        if job.kind == JobKind::Presubmit {
-            sink.write(
-                &format!("{}/pr-logs/directory/{}/{}.txt", ctx.gcs_root, job.name, id),
-                format!("gs://{}/{}", job.bucket, gcs_rel).as_bytes(),
-            )?;
-        }
-        if state == State::Pending {
-            tg_columns.push(testgrid::running_column(&idstr, slot.start, &repo_commit));
-        }
-        if state != State::Pending {
-            // JUnit.
-            let files = compose_junit(
-                job,
-                &tests,
-                &causes,
-                &fails,
-                harness_fail.as_ref(),
-                timeout_error,
-                setup_cause,
-                aborted,
-                slot.start,
-                end,
-                &mut br,
-            );
-            if state != State::Pending {
-                tg_columns.push(testgrid::finished_column(
-                    &idstr,
-                    slot.start,
-                    &repo_commit,
-                    &files,
-                    state == State::Success,
-                ));
-            }
-            for f in files.into_iter().filter(|_| render) {
-                let (bytes, mut fl, kt) = junit::render(&f);
-                if !junit::kettle_reads(&f.rel) {
-                    for l in &mut fl {
-                        l.kettle_name = None;
+                    for r in extra_refs.iter().skip(if refs.is_some() { 0 } else { 1 }) {
+                        m.entry(r.full()).or_insert_with(|| r.base_ref.clone());
                     }
-                }
-                let path = format!("{gcs_prefix}/{}", f.rel);
-                if f.truncate_permille.is_some() {
-                    truncated_files.push(path.clone());
-                }
-                failed_tests += count_failures(&f.root);
-                for k in kt.into_iter().filter(|_| junit::kettle_reads(&f.rel)) {
-                    let n = interner.get(&k.name);
-                    kettle_tests.push((n, k.failed));
-                }
-                sink.write(&path, &bytes)?;
-                written_junit.push((path, fl));
-            }
-            // Build log.
-            let passing: Vec<&str> = tests.iter().filter(|t| !t.skipped).take(60).map(|t| t.name.as_str()).collect();
-            let lines = (ctx.log_lines as f64 * log_factor(&mut br)).round().max(20.0) as usize;
-            let lcauses: Vec<LogCause> = causes
-                .iter()
-                .map(|c| LogCause { errors: c.log.errors.clone(), context: c.log.context.clone(), setup: c.log.setup })
-                .collect();
-            let spec = LogSpec {
-                suite: job.suite,
-                job: &job.name,
-                build_id: &idstr,
-                start: slot.start,
-                end,
-                target_lines: lines,
-                passed: state == State::Success,
-                aborted,
-                tests_run: tests.iter().filter(|t| !t.skipped).count(),
-                tests_skipped: tests.iter().filter(|t| t.skipped).count(),
-                passing,
-                causes: &lcauses,
-                failures: &failures_log,
-            };
-            let mut lr = br.fork("log");
-            if render {
-                let (text, ev) = logs::render(&spec, &mut lr, &mut vars);
-                log_ev = ev;
-                sink.write(&format!("{gcs_prefix}/build-log.txt"), &text.buf)?;
-            }
-            // finished.json
-            let mut metadata = BTreeMap::new();
-            if matches!(job.suite, SuiteKind::Ginkgo | SuiteKind::Kubetest | SuiteKind::Kops) {
-                metadata.insert(
-                    "job-version".to_string(),
-                    format!("v1.36.0-alpha.0.{}+{}", id % 997, &repo_commit[..14.min(repo_commit.len())]),
-                );
-            }
-            let fin = prow::Finished {
-                timestamp: end,
-                passed: state == State::Success,
-                result: state.result().unwrap_or("FAILURE"),
-                revision: match &refs {
-                    Some(r) if !r.pulls.is_empty() => r.pulls[0].sha.clone(),
-                    _ => repo_commit.clone(),
+                    m
                 },
-                metadata,
+                repo_version: repo_commit.clone(),
+                repo_commit: repo_commit.clone(),
             };
-            sink.write(&format!("{gcs_prefix}/finished.json"), &pretty(&fin))?;
-            rows.push(Row {
-                started: slot.start,
-                finished: end,
-                success: state == State::Success,
-                commit: kettle_commit.clone(),
-                single_pull,
-                tests: if slot.start > ctx.flakes_from { kettle_tests } else { Vec::new() },
-            });
+            let started_bytes = pretty(&started);
+            sink.write(&format!("{gcs_prefix}/started.json"), &started_bytes)?;
+            let uid = br.uuid();
+            let description = state.description().to_string();
+            let doc = JobDoc {
+                uid,
+                job: &job.name,
+                prow_type,
+                cluster: "k8s-infra-prow-build",
+                bucket: job.bucket,
+                build_id: id,
+                start: slot.start,
+                end: if state == State::Pending { None } else { Some(end) },
+                state,
+                description,
+                url: url.clone(),
+                refs: refs.clone(),
+                extra_refs: extra_refs.clone(),
+                image: image_for(job, slot.start),
+                args: vec![format!("--job={}", job.name)],
+            };
+            sink.write(&format!("{gcs_prefix}/prowjob.json"), &prow::prowjob_json(&doc, true))?;
+            if slot.start >= ctx.prowjobs_from {
+                prowjobs.push(prow::prowjob_json(&doc, false));
+            }
+            if job.kind == JobKind::Presubmit {
+                sink.write(
+                    &format!("{}/pr-logs/directory/{}/{}.txt", ctx.gcs_root, job.name, id),
+                    format!("gs://{}/{}", job.bucket, gcs_rel).as_bytes(),
+                )?;
+            }
+            if state == State::Pending {
+                tg_columns.push(testgrid::running_column(&idstr, slot.start, &repo_commit));
+            }
+            if state != State::Pending {
+                // JUnit.
+                let files = compose_junit(
+                    job,
+                    &tests,
+                    &causes,
+                    &fails,
+                    harness_fail.as_ref(),
+                    timeout_error,
+                    setup_cause,
+                    aborted,
+                    slot.start,
+                    end,
+                    &mut br,
+                );
+                if state != State::Pending {
+                    tg_columns.push(testgrid::finished_column(
+                        &idstr,
+                        slot.start,
+                        &repo_commit,
+                        &files,
+                        state == State::Success,
+                    ));
+                }
+                for f in files.into_iter().filter(|_| render) {
+                    let (bytes, mut fl, kt) = junit::render(&f);
+                    if !junit::kettle_reads(&f.rel) {
+                        for l in &mut fl {
+                            l.kettle_name = None;
+                        }
+                    }
+                    let path = format!("{gcs_prefix}/{}", f.rel);
+                    if f.truncate_permille.is_some() {
+                        truncated_files.push(path.clone());
+                    }
+                    failed_tests += count_failures(&f.root);
+                    for k in kt.into_iter().filter(|_| junit::kettle_reads(&f.rel)) {
+                        let n = interner.get(&k.name);
+                        kettle_tests.push((n, k.failed));
+                    }
+                    sink.write(&path, &bytes)?;
+                    written_junit.push((path, fl));
+                }
+                // Build log.
+                let passing: Vec<&str> =
+                    tests.iter().filter(|t| !t.skipped).take(60).map(|t| t.name.as_str()).collect();
+                let lines = (ctx.log_lines as f64 * log_factor(&mut br)).round().max(20.0) as usize;
+                let lcauses: Vec<LogCause> = causes
+                    .iter()
+                    .map(|c| LogCause {
+                        errors: c.log.errors.clone(),
+                        context: c.log.context.clone(),
+                        setup: c.log.setup,
+                    })
+                    .collect();
+                let spec = LogSpec {
+                    suite: job.suite,
+                    job: &job.name,
+                    build_id: &idstr,
+                    start: slot.start,
+                    end,
+                    target_lines: lines,
+                    passed: state == State::Success,
+                    aborted,
+                    tests_run: tests.iter().filter(|t| !t.skipped).count(),
+                    tests_skipped: tests.iter().filter(|t| t.skipped).count(),
+                    passing,
+                    causes: &lcauses,
+                    failures: &failures_log,
+                };
+                let mut lr = br.fork("log");
+                if render {
+                    let (text, ev) = logs::render(&spec, &mut lr, &mut vars);
+                    log_ev = ev;
+                    sink.write(&format!("{gcs_prefix}/build-log.txt"), &text.buf)?;
+                }
+                // finished.json
+                let mut metadata = BTreeMap::new();
+                if matches!(job.suite, SuiteKind::Ginkgo | SuiteKind::Kubetest | SuiteKind::Kops) {
+                    metadata.insert(
+                        "job-version".to_string(),
+                        format!("v1.36.0-alpha.0.{}+{}", id % 997, &repo_commit[..14.min(repo_commit.len())]),
+                    );
+                }
+                let fin = prow::Finished {
+                    timestamp: end,
+                    passed: state == State::Success,
+                    result: state.result().unwrap_or("FAILURE"),
+                    revision: match &refs {
+                        Some(r) if !r.pulls.is_empty() => r.pulls[0].sha.clone(),
+                        _ => repo_commit.clone(),
+                    },
+                    metadata,
+                };
+                sink.write(&format!("{gcs_prefix}/finished.json"), &pretty(&fin))?;
+                rows.push(Row {
+                    started: slot.start,
+                    finished: end,
+                    success: state == State::Success,
+                    commit: kettle_commit.clone(),
+                    single_pull,
+                    tests: if slot.start > ctx.flakes_from { kettle_tests } else { Vec::new() },
+                });
+            }
         }
         match state {
             State::Success => stats.success += 1,
