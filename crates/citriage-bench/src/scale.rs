@@ -200,8 +200,12 @@ pub fn run(b: &ScaleBench, json_out: bool, progress: &dyn Progress) -> Result<Li
         let jobs = ((params.jobs as f64 * size).round() as usize).max(1);
         progress.note(&format!("size {size}×: {jobs} jobs"));
         let dir = root.join(format!("size-{size}"));
-        let r = one_size(b, &dir, size, jobs, params.days, progress);
-        runs.push(r?);
+        let r = one_size(b, &dir, size, jobs, params.days, progress)?;
+        // Each size's figures as soon as they are measured (a long run cut short keeps them).
+        let path = dir.join("costs.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&r).unwrap_or_default())
+            .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+        runs.push(r);
         if !b.keep_stores && i + 1 < b.sizes.len() {
             for end in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(dir.join(format!("store.db{end}")));
