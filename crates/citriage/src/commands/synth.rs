@@ -66,7 +66,7 @@ pub struct SynthArgs {
     /// written only by the slice holding the last day, which renders every build to
     /// compute them. Slices covering every day once, in separate folders, make up the
     /// whole world; fetching them one after the other gives the store fetching the
-    /// whole world gives. Not with --suspect-stories.
+    /// whole world gives. Not with --suspect-stories. Default: the whole world.
     #[arg(long, value_name = "N|A..B", value_parser = DaySlice::parse)]
     pub day_slice: Option<DaySlice>,
 }
