@@ -6,6 +6,12 @@
 //! system) and peak resident memory (the kernel's accounting of that child, as
 //! `wait4` returns it) are printed side by side per size, with the growth factor
 //! from one size to the next.
+//!
+//! The world is generated and fetched a day slice at a time (`synth --day-slice`, the
+//! slice fetched into the store, its folder removed), so the disk holds the store and
+//! one slice, never the whole mirror; the last slice is the world's last day alone,
+//! and the day-by-day figure is what a user pays each morning: that day's `fetch`,
+//! then `metrics`, `cluster` and `triage` over the store holding every day.
 
 use crate::{json_line, put, Lines};
 use citriage_app::{Error, Progress, Result};
@@ -26,7 +32,18 @@ pub struct ScaleBench {
     pub dir: Option<PathBuf>,
     /// The program each step runs (`citriage`).
     pub program: PathBuf,
+    /// Days per slice the world is generated and fetched in (the last day always a
+    /// slice of its own); 0: the whole world at once (a program without
+    /// `synth --day-slice`), no day-by-day figure.
+    pub slice_days: u32,
+    /// Keep every size's store; else only the last size's (each other one removed once
+    /// measured: a 4× k8s store takes about 7 GB).
+    pub keep_stores: bool,
 }
+
+/// The day-by-day figure's target: one new day fetched, measured, clustered and
+/// triaged in under this many seconds.
+pub const DAY_TARGET_SECONDS: f64 = 60.0;
 
 /// One child process's cost.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -36,12 +53,17 @@ pub struct Cost {
     pub peak_rss_mib: f64,
 }
 
-/// The commands measured at each size, in order: (name, arguments after `--db STORE`).
+/// `fetch` of a world's (or slice's) mirror, after `--db STORE`.
+fn fetch_args(world: &Path) -> Vec<String> {
+    vec!["fetch".into(), "--mirror".into(), world.join("gcs/kubernetes-ci-logs").display().to_string(), "--all".into()]
+}
+
+/// The commands measured at each size once every build is fetched, in order: (name,
+/// arguments after `--db STORE`).
 fn steps(world: &Path, out: &Path) -> Vec<(&'static str, Vec<String>)> {
     let s = |p: PathBuf| p.display().to_string();
     let metrics = world.join("k8s-metrics");
     vec![
-        ("fetch", vec!["fetch".into(), "--mirror".into(), s(world.join("gcs/kubernetes-ci-logs")), "--all".into()]),
         (
             "import",
             vec!["import".into(), s(metrics.join("failures-latest.json")), s(metrics.join("flakes-latest.json"))],
@@ -106,10 +128,61 @@ pub struct SizeRun {
     pub builds: u64,
     pub test_results: u64,
     pub store_bytes: u64,
-    /// Generating the world (`synth`), not a triage command.
+    /// Generating the world (`synth`, every slice: wall and CPU summed, the largest
+    /// peak), not a triage command.
     pub generate: Cost,
-    /// (command, cost), in [`steps`] order.
+    /// Day slices the world was generated and fetched in (1: the whole world at once).
+    pub slices: usize,
+    /// The largest slice's bytes on disk (the whole mirror when not sliced).
+    pub largest_slice_bytes: u64,
+    /// (command, cost), in order: `fetch` (every slice summed), `fetch, last day` when
+    /// sliced, then [`steps`].
     pub commands: Vec<(String, Cost)>,
+    /// The day-by-day figure, when sliced.
+    pub day: Option<DayRun>,
+}
+
+/// One new day: its `fetch`, then `metrics`, `cluster` and `triage` over the store
+/// holding every day.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DayRun {
+    /// The day (the world's last), counted from 1.
+    pub day: u32,
+    /// Build folders of that day.
+    pub builds: u64,
+    /// The four commands: wall and CPU summed, the largest peak.
+    pub cost: Cost,
+    pub target_seconds: f64,
+}
+
+impl Cost {
+    /// Two commands one after the other: times summed, the larger peak.
+    fn then(self, o: Cost) -> Cost {
+        Cost {
+            wall_seconds: self.wall_seconds + o.wall_seconds,
+            cpu_seconds: self.cpu_seconds + o.cpu_seconds,
+            peak_rss_mib: self.peak_rss_mib.max(o.peak_rss_mib),
+        }
+    }
+
+    const ZERO: Cost = Cost { wall_seconds: 0.0, cpu_seconds: 0.0, peak_rss_mib: 0.0 };
+}
+
+/// The day slices of a world of `days` days, `per` days each, the last day alone
+/// (`None`: the whole world at once).
+fn day_slices(days: u32, per: u32) -> Vec<Option<String>> {
+    if per == 0 || days < 2 {
+        return vec![None];
+    }
+    let mut out = Vec::new();
+    let mut first = 1;
+    while first < days {
+        let last = (first + per - 1).min(days - 1);
+        out.push(Some(if first == last { first.to_string() } else { format!("{first}..{last}") }));
+        first = last + 1;
+    }
+    out.push(Some(days.to_string()));
+    out
 }
 
 /// Runs the benchmark; returns the lines to print (the JSON document when `json_out`).
@@ -123,11 +196,21 @@ pub fn run(b: &ScaleBench, json_out: bool, progress: &dyn Progress) -> Result<Li
     let tmp = std::env::temp_dir().join(format!("citriage-bench-scale-{}", std::process::id()));
     let root = b.dir.clone().unwrap_or_else(|| tmp.clone());
     let mut runs = Vec::new();
-    for &size in &b.sizes {
+    for (i, &size) in b.sizes.iter().enumerate() {
         let jobs = ((params.jobs as f64 * size).round() as usize).max(1);
         progress.note(&format!("size {size}×: {jobs} jobs"));
-        let r = one_size(b, &root.join(format!("size-{size}")), size, jobs, progress);
-        runs.push(r?);
+        let dir = root.join(format!("size-{size}"));
+        let r = one_size(b, &dir, size, jobs, params.days, progress)?;
+        // Each size's figures as soon as they are measured (a long run cut short keeps them).
+        let path = dir.join("costs.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&r).unwrap_or_default())
+            .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+        runs.push(r);
+        if !b.keep_stores && i + 1 < b.sizes.len() {
+            for end in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(dir.join(format!("store.db{end}")));
+            }
+        }
     }
     if b.dir.is_none() {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -135,7 +218,15 @@ pub fn run(b: &ScaleBench, json_out: bool, progress: &dyn Progress) -> Result<Li
     Ok(if json_out { vec![json_line(&to_json(b, &runs))] } else { table(b, &runs) })
 }
 
-fn one_size(b: &ScaleBench, dir: &Path, size: f64, jobs: usize, progress: &dyn Progress) -> Result<SizeRun> {
+/// What one `synth` run wrote: (build folders of the slice, bytes), from its JSON.
+fn synth_written(stdout: &Path) -> (u64, u64) {
+    let v: Value = std::fs::read(stdout).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(Value::Null);
+    let s = &v["summary"];
+    let builds = s["slice_builds"].as_u64().or_else(|| s["gcs_builds"].as_u64()).unwrap_or(0);
+    (builds, s["bytes"].as_u64().unwrap_or(0))
+}
+
+fn one_size(b: &ScaleBench, dir: &Path, size: f64, jobs: usize, days: u32, progress: &dyn Progress) -> Result<SizeRun> {
     let _ = std::fs::remove_dir_all(dir);
     let out = dir.join("out");
     std::fs::create_dir_all(&out).map_err(|e| Error::failed(format!("{}: {e}", out.display())))?;
@@ -146,31 +237,76 @@ fn one_size(b: &ScaleBench, dir: &Path, size: f64, jobs: usize, progress: &dyn P
         a.extend(rest);
         a
     };
-    progress.doing(&format!("{size}×: generating the {} world ({jobs} jobs)", b.preset));
-    let gen_args = db_args(vec![
-        "synth".into(),
-        "--preset".into(),
-        b.preset.clone(),
-        "--jobs".into(),
-        jobs.to_string(),
-        "--out".into(),
-        world.display().to_string(),
-    ]);
-    let generate = measure(&b.program, &gen_args, &out.join("synth.out"))?;
-    let mut commands = Vec::new();
+    let slices = day_slices(days, b.slice_days);
+    let (mut generate, mut fetch, mut last_fetch) = (Cost::ZERO, Cost::ZERO, Cost::ZERO);
+    let (mut largest, mut last_builds) = (0u64, 0u64);
+    for (i, slice) in slices.iter().enumerate() {
+        let label = slice.as_deref().map_or(String::new(), |s| format!(" days {s} of {days}"));
+        progress.doing(&format!("{size}×: generating the {} world{label} ({jobs} jobs)", b.preset));
+        let _ = std::fs::remove_dir_all(&world);
+        let mut gen_args = db_args(vec![
+            "synth".into(),
+            "--preset".into(),
+            b.preset.clone(),
+            "--jobs".into(),
+            jobs.to_string(),
+            "--out".into(),
+            world.display().to_string(),
+            "--format".into(),
+            "json".into(),
+        ]);
+        if let Some(s) = slice {
+            gen_args.extend(["--day-slice".to_string(), s.clone()]);
+        }
+        generate = generate.then(measure(&b.program, &gen_args, &out.join(format!("synth-{i}.out")))?);
+        let (builds, bytes) = synth_written(&out.join(format!("synth-{i}.out")));
+        largest = largest.max(bytes);
+        progress.doing(&format!("{size}×: fetch{label}"));
+        let cost = measure(&b.program, &db_args(fetch_args(&world)), &out.join(format!("fetch-{i}.out")))?;
+        fetch = fetch.then(cost);
+        if i + 1 == slices.len() {
+            // The last slice holds the world's dashboards, imported below.
+            (last_fetch, last_builds) = (cost, builds);
+        } else {
+            let _ = std::fs::remove_dir_all(&world);
+        }
+    }
+    let sliced = slices.len() > 1;
+    let mut commands = vec![("fetch".to_string(), fetch)];
+    if sliced {
+        commands.push(("fetch, last day".to_string(), last_fetch));
+    }
+    let mut day_cost = last_fetch;
     for (name, args) in steps(&world, &out) {
         progress.doing(&format!("{size}×: {name}"));
         let cost = measure(&b.program, &db_args(args), &out.join(format!("{name}.out")))?;
+        if name != "import" {
+            day_cost = day_cost.then(cost);
+        }
         commands.push((name.to_string(), cost));
     }
+    // The world's last slice (or whole mirror) is the largest part on disk: only the
+    // figures are kept.
+    let _ = std::fs::remove_dir_all(&world);
     let store = citriage_store::Store::open(&db)?;
     let (builds, test_results, _) = store.build_counts()?;
     drop(store);
     let size_of = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     let store_bytes = size_of(db.clone()) + size_of(PathBuf::from(format!("{}-wal", db.display())));
-    // The world's mirror is the largest part: only the figures are kept.
-    let _ = std::fs::remove_dir_all(&world);
-    Ok(SizeRun { size, jobs, builds, test_results, store_bytes, generate, commands })
+    let day =
+        sliced.then_some(DayRun { day: days, builds: last_builds, cost: day_cost, target_seconds: DAY_TARGET_SECONDS });
+    Ok(SizeRun {
+        size,
+        jobs,
+        builds,
+        test_results,
+        store_bytes,
+        generate,
+        slices: slices.len(),
+        largest_slice_bytes: largest,
+        commands,
+        day,
+    })
 }
 
 /// The ratio of one figure between consecutive sizes, against the ratio of sizes
@@ -199,15 +335,19 @@ fn to_json(b: &ScaleBench, runs: &[SizeRun]) -> Value {
             json!({"from": w[0].size, "to": w[1].size, "size_ratio": w[1].size / w[0].size, "commands": per})
         })
         .collect();
-    json!({"preset": b.preset, "sizes": runs, "growth": growths})
+    json!({"preset": b.preset, "slice_days": b.slice_days, "sizes": runs, "growth": growths})
 }
 
 fn table(b: &ScaleBench, runs: &[SizeRun]) -> Lines {
     let mut out = Lines::new();
     put!(out, "bench scale: preset {}, sizes {}", b.preset, sizes_label(runs));
     put!(out, "(each command a child process on the size's store; wall s / CPU s / peak RSS MiB)");
+    put!(
+        out,
+        "(fetch: every day slice summed, the largest peak; new day: the last day's fetch, metrics, cluster and triage)"
+    );
     put!(out);
-    let mut head = format!("{:<10}", "");
+    let mut head = format!("{:<16}", "");
     for r in runs {
         head.push_str(&format!(" | {:>26}", format!("{}× ({} jobs)", r.size, r.jobs)));
     }
@@ -216,7 +356,7 @@ fn table(b: &ScaleBench, runs: &[SizeRun]) -> Lines {
     }
     put!(out, "{head}");
     let rows = |name: &str, costs: Vec<Cost>| {
-        let mut l = format!("{name:<10}");
+        let mut l = format!("{name:<16}");
         for c in &costs {
             l.push_str(&format!(" | {:>8.1} {:>8.1} {:>8.0}", c.wall_seconds, c.cpu_seconds, c.peak_rss_mib));
         }
@@ -236,16 +376,37 @@ fn table(b: &ScaleBench, runs: &[SizeRun]) -> Lines {
             put!(out, "{}", rows(name, runs.iter().map(|r| r.commands[i].1).collect()));
         }
     }
+    let days: Vec<Cost> = runs.iter().filter_map(|r| r.day.as_ref().map(|d| d.cost)).collect();
+    if days.len() == runs.len() && !days.is_empty() {
+        put!(out, "{}", rows("new day", days));
+    }
     put!(out);
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
     for r in runs {
         put!(
             out,
-            "{}×: {} builds, {} test results, store {:.0} MiB",
+            "{}×: {} builds, {} test results, store {:.0} MiB; generated in {} slice(s), the largest {:.0} MiB on disk",
             r.size,
             r.builds,
             r.test_results,
-            r.store_bytes as f64 / (1 << 20) as f64
+            mib(r.store_bytes),
+            r.slices,
+            mib(r.largest_slice_bytes)
         );
+        if let Some(d) = &r.day {
+            put!(
+                out,
+                "{}×: new day (day {}, {} builds): fetch + metrics + cluster + triage {:.1} s wall, {:.1} CPU s, peak {:.0} MiB (target < {:.0} s: {})",
+                r.size,
+                d.day,
+                d.builds,
+                d.cost.wall_seconds,
+                d.cost.cpu_seconds,
+                d.cost.peak_rss_mib,
+                d.target_seconds,
+                if d.cost.wall_seconds < d.target_seconds { "met" } else { "not met" }
+            );
+        }
     }
     put!(out, "growth: each figure at a size over the same figure at the size before (the sizes' ratio is linear)");
     out
@@ -277,6 +438,18 @@ mod tests {
         let e = measure(&sh, &bad, &dir.join("bad.out")).unwrap_err().to_string();
         assert!(e.contains("broken"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn slices_cover_every_day_once_the_last_alone() {
+        let s = |v: Vec<Option<String>>| v.into_iter().map(|x| x.unwrap_or_default()).collect::<Vec<_>>();
+        assert_eq!(s(day_slices(90, 10)).len(), 10);
+        assert_eq!(s(day_slices(90, 10))[0], "1..10");
+        assert_eq!(s(day_slices(90, 10))[8], "81..89");
+        assert_eq!(s(day_slices(90, 10))[9], "90");
+        assert_eq!(s(day_slices(5, 3)), vec!["1..3", "4", "5"]);
+        assert_eq!(s(day_slices(2, 1)), vec!["1", "2"]);
+        assert_eq!(day_slices(90, 0), vec![None]);
     }
 
     #[test]

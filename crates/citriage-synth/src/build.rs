@@ -35,6 +35,19 @@ pub struct Ctx {
     pub flakes_from: i64,
     /// Prefix of build folders inside the output (`gcs/<bucket>`).
     pub gcs_root: &'static str,
+    /// The start times `[from, to)` of the builds whose folders are written (a day
+    /// slice; every build for the whole world).
+    pub write_starts: (i64, i64),
+    /// Whether the world's aggregate files are written (and so every build rendered
+    /// for them): false only for a day slice without the world's last day.
+    pub aggregates: bool,
+}
+
+impl Ctx {
+    /// Whether the folder of a build started at `start` is written.
+    fn writes(&self, start: i64) -> bool {
+        start >= self.write_starts.0 && start < self.write_starts.1
+    }
 }
 
 /// Counts per job.
@@ -142,6 +155,10 @@ pub struct JobOutput {
     pub runs: Vec<(i64, State)>,
     /// The job's tabs on TestGrid (dashboard, tab) with each tab's summary entry.
     pub testgrid: Vec<(String, String, serde_json::Value)>,
+    /// Builds whose folder was written (those of the day slice), and the files and
+    /// bytes written.
+    pub written_builds: u64,
+    pub written: Counter,
 }
 
 enum Trig {
@@ -494,6 +511,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
     let mut truth_lines = Vec::new();
     let mut prowjobs = Vec::new();
     let mut stats = JobStats::default();
+    let mut written_builds = 0u64;
     let mut flaky_truth: Vec<FlakyTruth> = job
         .flaky
         .iter()
@@ -608,6 +626,11 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         let gcs_rel = prow::build_dir(prow_type, &job.name, id, &job.repo, pr_number);
         let url = format!("https://prow.k8s.io/view/gs/{}/{}", job.bucket, gcs_rel);
         stats.builds += 1;
+        // Outside a day slice the build's files are not written, and not even rendered
+        // unless the aggregate files need them; its random draws are made all the same.
+        let write = ctx.writes(slot.start);
+        let render = write || ctx.aggregates;
+        sink.skip = !write;
 
         // state=error: no pod, no GCS folder.
         let in_error_window = job.error_window.is_some_and(|(a, b)| slot.start >= a && slot.start < b);
@@ -899,159 +922,193 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         let mut failed_tests = 0u64;
         let mut log_ev: Vec<logs::LogEvidence> = Vec::new();
         let gcs_prefix = format!("{}/{}", ctx.gcs_root, gcs_rel);
-        let started = prow::Started {
-            timestamp: slot.start,
-            pull: pr_number.map(|n| n.to_string()),
-            repos: {
-                let mut m = BTreeMap::new();
-                match &refs {
-                    Some(r) => {
-                        m.insert(r.full(), r.started_value());
-                    }
-                    None => {
-                        if let Some(r) = extra_refs.first() {
-                            m.insert(r.full(), r.base_ref.clone());
+        'files: {
+            if !render {
+                // Outside the slice and without the world files: nothing is rendered. Only a
+                // failed presubmit that may be retested draws again after its files (the
+                // retest's chance), so only then are the files' draws made, in their order.
+                let retested = matches!(slot.trig, Trig::Pre { retest, .. } if retest < 3);
+                if retested && state == State::Failure {
+                    let _ = br.uuid();
+                    let _ = compose_junit(
+                        job,
+                        &tests,
+                        &causes,
+                        &fails,
+                        harness_fail.as_ref(),
+                        timeout_error,
+                        setup_cause,
+                        aborted,
+                        slot.start,
+                        end,
+                        &mut br,
+                    );
+                    let _ = log_factor(&mut br);
+                    let _ = br.fork("log");
+                }
+                break 'files;
+            }
+            let started = prow::Started {
+                timestamp: slot.start,
+                pull: pr_number.map(|n| n.to_string()),
+                repos: {
+                    let mut m = BTreeMap::new();
+                    match &refs {
+                        Some(r) => {
+                            m.insert(r.full(), r.started_value());
+                        }
+                        None => {
+                            if let Some(r) = extra_refs.first() {
+                                m.insert(r.full(), r.base_ref.clone());
+                            }
                         }
                     }
-                }
-                for r in extra_refs.iter().skip(if refs.is_some() { 0 } else { 1 }) {
-                    m.entry(r.full()).or_insert_with(|| r.base_ref.clone());
-                }
-                m
-            },
-            repo_version: repo_commit.clone(),
-            repo_commit: repo_commit.clone(),
-        };
-        let started_bytes = pretty(&started);
-        sink.write(&format!("{gcs_prefix}/started.json"), &started_bytes)?;
-        let uid = br.uuid();
-        let description = state.description().to_string();
-        let doc = JobDoc {
-            uid,
-            job: &job.name,
-            prow_type,
-            cluster: "k8s-infra-prow-build",
-            bucket: job.bucket,
-            build_id: id,
-            start: slot.start,
-            end: if state == State::Pending { None } else { Some(end) },
-            state,
-            description,
-            url: url.clone(),
-            refs: refs.clone(),
-            extra_refs: extra_refs.clone(),
-            image: image_for(job, slot.start),
-            args: vec![format!("--job={}", job.name)],
-        };
-        sink.write(&format!("{gcs_prefix}/prowjob.json"), &prow::prowjob_json(&doc, true))?;
-        if slot.start >= ctx.prowjobs_from {
-            prowjobs.push(prow::prowjob_json(&doc, false));
-        }
-        if job.kind == JobKind::Presubmit {
-            sink.write(
-                &format!("{}/pr-logs/directory/{}/{}.txt", ctx.gcs_root, job.name, id),
-                format!("gs://{}/{}", job.bucket, gcs_rel).as_bytes(),
-            )?;
-        }
-        if state == State::Pending {
-            tg_columns.push(testgrid::running_column(&idstr, slot.start, &repo_commit));
-        }
-        if state != State::Pending {
-            // JUnit.
-            let files = compose_junit(
-                job,
-                &tests,
-                &causes,
-                &fails,
-                harness_fail.as_ref(),
-                timeout_error,
-                setup_cause,
-                aborted,
-                slot.start,
-                end,
-                &mut br,
-            );
-            if state != State::Pending {
-                tg_columns.push(testgrid::finished_column(
-                    &idstr,
-                    slot.start,
-                    &repo_commit,
-                    &files,
-                    state == State::Success,
-                ));
-            }
-            for f in files {
-                let (bytes, mut fl, kt) = junit::render(&f);
-                if !junit::kettle_reads(&f.rel) {
-                    for l in &mut fl {
-                        l.kettle_name = None;
+                    for r in extra_refs.iter().skip(if refs.is_some() { 0 } else { 1 }) {
+                        m.entry(r.full()).or_insert_with(|| r.base_ref.clone());
                     }
-                }
-                let path = format!("{gcs_prefix}/{}", f.rel);
-                if f.truncate_permille.is_some() {
-                    truncated_files.push(path.clone());
-                }
-                failed_tests += count_failures(&f.root);
-                for k in kt.into_iter().filter(|_| junit::kettle_reads(&f.rel)) {
-                    let n = interner.get(&k.name);
-                    kettle_tests.push((n, k.failed));
-                }
-                sink.write(&path, &bytes)?;
-                written_junit.push((path, fl));
-            }
-            // Build log.
-            let passing: Vec<&str> = tests.iter().filter(|t| !t.skipped).take(60).map(|t| t.name.as_str()).collect();
-            let lines = (ctx.log_lines as f64 * log_factor(&mut br)).round().max(20.0) as usize;
-            let lcauses: Vec<LogCause> = causes
-                .iter()
-                .map(|c| LogCause { errors: c.log.errors.clone(), context: c.log.context.clone(), setup: c.log.setup })
-                .collect();
-            let spec = LogSpec {
-                suite: job.suite,
-                job: &job.name,
-                build_id: &idstr,
-                start: slot.start,
-                end,
-                target_lines: lines,
-                passed: state == State::Success,
-                aborted,
-                tests_run: tests.iter().filter(|t| !t.skipped).count(),
-                tests_skipped: tests.iter().filter(|t| t.skipped).count(),
-                passing,
-                causes: &lcauses,
-                failures: &failures_log,
-            };
-            let mut lr = br.fork("log");
-            let (text, ev) = logs::render(&spec, &mut lr, &mut vars);
-            log_ev = ev;
-            sink.write(&format!("{gcs_prefix}/build-log.txt"), &text.buf)?;
-            // finished.json
-            let mut metadata = BTreeMap::new();
-            if matches!(job.suite, SuiteKind::Ginkgo | SuiteKind::Kubetest | SuiteKind::Kops) {
-                metadata.insert(
-                    "job-version".to_string(),
-                    format!("v1.36.0-alpha.0.{}+{}", id % 997, &repo_commit[..14.min(repo_commit.len())]),
-                );
-            }
-            let fin = prow::Finished {
-                timestamp: end,
-                passed: state == State::Success,
-                result: state.result().unwrap_or("FAILURE"),
-                revision: match &refs {
-                    Some(r) if !r.pulls.is_empty() => r.pulls[0].sha.clone(),
-                    _ => repo_commit.clone(),
+                    m
                 },
-                metadata,
+                repo_version: repo_commit.clone(),
+                repo_commit: repo_commit.clone(),
             };
-            sink.write(&format!("{gcs_prefix}/finished.json"), &pretty(&fin))?;
-            rows.push(Row {
-                started: slot.start,
-                finished: end,
-                success: state == State::Success,
-                commit: kettle_commit.clone(),
-                single_pull,
-                tests: if slot.start > ctx.flakes_from { kettle_tests } else { Vec::new() },
-            });
+            let started_bytes = pretty(&started);
+            sink.write(&format!("{gcs_prefix}/started.json"), &started_bytes)?;
+            let uid = br.uuid();
+            let description = state.description().to_string();
+            let doc = JobDoc {
+                uid,
+                job: &job.name,
+                prow_type,
+                cluster: "k8s-infra-prow-build",
+                bucket: job.bucket,
+                build_id: id,
+                start: slot.start,
+                end: if state == State::Pending { None } else { Some(end) },
+                state,
+                description,
+                url: url.clone(),
+                refs: refs.clone(),
+                extra_refs: extra_refs.clone(),
+                image: image_for(job, slot.start),
+                args: vec![format!("--job={}", job.name)],
+            };
+            sink.write(&format!("{gcs_prefix}/prowjob.json"), &prow::prowjob_json(&doc, true))?;
+            if slot.start >= ctx.prowjobs_from {
+                prowjobs.push(prow::prowjob_json(&doc, false));
+            }
+            if job.kind == JobKind::Presubmit {
+                sink.write(
+                    &format!("{}/pr-logs/directory/{}/{}.txt", ctx.gcs_root, job.name, id),
+                    format!("gs://{}/{}", job.bucket, gcs_rel).as_bytes(),
+                )?;
+            }
+            if state == State::Pending {
+                tg_columns.push(testgrid::running_column(&idstr, slot.start, &repo_commit));
+            }
+            if state != State::Pending {
+                // JUnit.
+                let files = compose_junit(
+                    job,
+                    &tests,
+                    &causes,
+                    &fails,
+                    harness_fail.as_ref(),
+                    timeout_error,
+                    setup_cause,
+                    aborted,
+                    slot.start,
+                    end,
+                    &mut br,
+                );
+                if state != State::Pending {
+                    tg_columns.push(testgrid::finished_column(
+                        &idstr,
+                        slot.start,
+                        &repo_commit,
+                        &files,
+                        state == State::Success,
+                    ));
+                }
+                for f in files.into_iter().filter(|_| render) {
+                    let (bytes, mut fl, kt) = junit::render(&f);
+                    if !junit::kettle_reads(&f.rel) {
+                        for l in &mut fl {
+                            l.kettle_name = None;
+                        }
+                    }
+                    let path = format!("{gcs_prefix}/{}", f.rel);
+                    if f.truncate_permille.is_some() {
+                        truncated_files.push(path.clone());
+                    }
+                    failed_tests += count_failures(&f.root);
+                    for k in kt.into_iter().filter(|_| junit::kettle_reads(&f.rel)) {
+                        let n = interner.get(&k.name);
+                        kettle_tests.push((n, k.failed));
+                    }
+                    sink.write(&path, &bytes)?;
+                    written_junit.push((path, fl));
+                }
+                // Build log.
+                let passing: Vec<&str> =
+                    tests.iter().filter(|t| !t.skipped).take(60).map(|t| t.name.as_str()).collect();
+                let lines = (ctx.log_lines as f64 * log_factor(&mut br)).round().max(20.0) as usize;
+                let lcauses: Vec<LogCause> = causes
+                    .iter()
+                    .map(|c| LogCause {
+                        errors: c.log.errors.clone(),
+                        context: c.log.context.clone(),
+                        setup: c.log.setup,
+                    })
+                    .collect();
+                let spec = LogSpec {
+                    suite: job.suite,
+                    job: &job.name,
+                    build_id: &idstr,
+                    start: slot.start,
+                    end,
+                    target_lines: lines,
+                    passed: state == State::Success,
+                    aborted,
+                    tests_run: tests.iter().filter(|t| !t.skipped).count(),
+                    tests_skipped: tests.iter().filter(|t| t.skipped).count(),
+                    passing,
+                    causes: &lcauses,
+                    failures: &failures_log,
+                };
+                let mut lr = br.fork("log");
+                if render {
+                    let (text, ev) = logs::render(&spec, &mut lr, &mut vars);
+                    log_ev = ev;
+                    sink.write(&format!("{gcs_prefix}/build-log.txt"), &text.buf)?;
+                }
+                // finished.json
+                let mut metadata = BTreeMap::new();
+                if matches!(job.suite, SuiteKind::Ginkgo | SuiteKind::Kubetest | SuiteKind::Kops) {
+                    metadata.insert(
+                        "job-version".to_string(),
+                        format!("v1.36.0-alpha.0.{}+{}", id % 997, &repo_commit[..14.min(repo_commit.len())]),
+                    );
+                }
+                let fin = prow::Finished {
+                    timestamp: end,
+                    passed: state == State::Success,
+                    result: state.result().unwrap_or("FAILURE"),
+                    revision: match &refs {
+                        Some(r) if !r.pulls.is_empty() => r.pulls[0].sha.clone(),
+                        _ => repo_commit.clone(),
+                    },
+                    metadata,
+                };
+                sink.write(&format!("{gcs_prefix}/finished.json"), &pretty(&fin))?;
+                rows.push(Row {
+                    started: slot.start,
+                    finished: end,
+                    success: state == State::Success,
+                    commit: kettle_commit.clone(),
+                    single_pull,
+                    tests: if slot.start > ctx.flakes_from { kettle_tests } else { Vec::new() },
+                });
+            }
         }
         match state {
             State::Success => stats.success += 1,
@@ -1061,6 +1118,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
             State::Error => stats.error += 1,
         }
         stats.gcs_builds += 1;
+        written_builds += u64::from(write);
         stats.failed_tests += failed_tests;
 
         // Flaky truth: kettle names.
@@ -1151,7 +1209,8 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         }
     }
 
-    // Job history pages and latest-build.txt.
+    // Job history pages and latest-build.txt: world files, not a day slice's.
+    sink.skip = !ctx.aggregates;
     let history_prefix = match job.kind {
         JobKind::Presubmit => format!("pr-logs/directory/{}", job.name),
         _ => format!("logs/{}", job.name),
@@ -1233,6 +1292,8 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         stats,
         runs,
         testgrid: tabs,
+        written_builds,
+        written: sink.written,
     })
 }
 

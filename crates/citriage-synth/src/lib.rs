@@ -21,6 +21,7 @@ mod pr_stories;
 mod prow;
 mod repos;
 mod rng;
+mod slice;
 mod suites;
 mod testgrid;
 mod text;
@@ -37,6 +38,7 @@ use serde::Serialize;
 
 pub use out::SynthError;
 pub use params::{Summary, SynthParams, DEFAULT_END_DATE, PRESETS};
+pub use slice::DaySlice;
 
 /// Which stage a progress report is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -83,10 +85,43 @@ pub fn generate(
     out_dir: &Path,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary, SynthError> {
+    generate_world(params, None, out_dir, progress)
+}
+
+/// Generates one day slice of the world into `out_dir` (which must be missing or
+/// empty): the folders of the builds started on the slice's days, byte-identical to
+/// the whole world's, and, when the slice holds the world's last day, every other file
+/// of the world too (job histories, `prowjobs.js`, dashboards, TestGrid, the payload
+/// stream, truth), so that slices covering every day once make up the whole world.
+/// The suspect stories (git histories) are a whole world's only.
+pub fn generate_days(
+    params: &SynthParams,
+    slice: DaySlice,
+    out_dir: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary, SynthError> {
+    generate_world(params, Some(slice), out_dir, progress)
+}
+
+fn generate_world(
+    params: &SynthParams,
+    slice: Option<DaySlice>,
+    out_dir: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary, SynthError> {
     params.validate()?;
+    if let Some(s) = slice {
+        s.validate(params.days)?;
+        if params.suspect_stories {
+            return Err(SynthError::Params(format!(
+                "day slice {s}: the suspect stories' git histories are a whole world's (generate it whole)"
+            )));
+        }
+    }
     ensure_empty(out_dir)?;
     let end_day = Day::parse(&params.end_date).map(|d| d.0).ok_or_else(|| SynthError::Params("end_date".into()))?;
     let start_day = end_day - i64::from(params.days) + 1;
+    let aggregates = slice.is_none_or(|s| s.has_last_day(params.days));
     let world_end = (end_day + 1) * time::DAY - 1;
     let snapshots: Vec<kettle::Snapshot> = (0..i64::from(params.dashboard_days))
         .rev()
@@ -103,6 +138,8 @@ pub fn generate(
         snapshots: snapshots.clone(),
         flakes_from,
         gcs_root: "gcs/kubernetes-ci-logs",
+        write_starts: slice.map_or((i64::MIN, i64::MAX), |s| s.starts(start_day, params.days)),
+        aggregates,
     };
     let mut plan = jobs::plan(&jobs::PlanParams {
         seed: params.seed,
@@ -133,8 +170,12 @@ pub fn generate(
 
     let mut counter = out::Counter::default();
     let mut summary = Summary { jobs: plan.len() as u64, ..Summary::default() };
-    let mut builds_jsonl = out::Stream::create(out_dir, "truth/builds.jsonl")?;
-    let mut prowjobs = out::Stream::create(out_dir, "prow/prowjobs.js")?;
+    let stream = |rel: &str| if aggregates { out::Stream::create(out_dir, rel) } else { Ok(out::Stream::discard()) };
+    let mut builds_jsonl = stream("truth/builds.jsonl")?;
+    let mut prowjobs = stream("prow/prowjobs.js")?;
+    let mut written_builds = 0u64;
+    // The job files a day slice counted (as the whole world's) but did not write.
+    let mut unwritten = out::Counter::default();
     prowjobs.put(b"var allBuilds = {\"items\":[")?;
     let mut first_item = true;
     let mut job_truths: Vec<build::JobTruth> = Vec::with_capacity(plan.len());
@@ -183,6 +224,10 @@ pub fn generate(
                 testgrid_tabs.entry(dashboard).or_default().insert(tab, entry);
             }
             counter.add(o.count);
+            written_builds += o.written_builds;
+            unwritten.add(o.count);
+            unwritten.files -= o.written.files;
+            unwritten.bytes -= o.written.bytes;
             stats.add(&o.stats);
             job_truths.push(o.truth);
             flaky_truths.extend(o.flaky);
@@ -198,6 +243,15 @@ pub fn generate(
     }
     prowjobs.put(b"]};")?;
     counter.add(prowjobs.finish()?);
+    if !aggregates {
+        // A day slice before the last day: its build folders are all it writes.
+        summary.builds = stats.builds;
+        summary.slice_builds = Some(written_builds);
+        summary.files = counter.files - unwritten.files;
+        summary.bytes = counter.bytes - unwritten.bytes;
+        progress(Progress { phase: Phase::Done, done: 1, total: 1, builds: stats.builds, bytes: summary.bytes });
+        return Ok(summary);
+    }
 
     // OpenShift payload stream.
     let mut payload_builds = 0u64;
@@ -318,5 +372,10 @@ pub fn generate(
     });
     summary.files += 1;
     summary.bytes += bytes.len() as u64;
+    if slice.is_some() {
+        summary.slice_builds = Some(written_builds);
+        summary.files -= unwritten.files;
+        summary.bytes -= unwritten.bytes;
+    }
     Ok(summary)
 }

@@ -61,16 +61,33 @@ impl Counter {
 pub struct Sink {
     root: PathBuf,
     last_dir: PathBuf,
+    /// Files and bytes of the whole world (those skipped included).
     pub count: Counter,
+    /// Files and bytes written (those skipped left out).
+    pub written: Counter,
+    /// Files are counted but not written (a build outside the day slice asked for).
+    pub skip: bool,
 }
 
 impl Sink {
     pub fn new(root: &Path) -> Sink {
-        Sink { root: root.to_path_buf(), last_dir: PathBuf::new(), count: Counter::default() }
+        Sink {
+            root: root.to_path_buf(),
+            last_dir: PathBuf::new(),
+            count: Counter::default(),
+            written: Counter::default(),
+            skip: false,
+        }
     }
 
-    /// Writes `data` to `rel` (a `/`-separated path under the root).
+    /// Writes `data` to `rel` (a `/`-separated path under the root); while `skip` is
+    /// set, only counts it.
     pub fn write(&mut self, rel: &str, data: &[u8]) -> Result<(), SynthError> {
+        let n = Counter { files: 1, bytes: data.len() as u64 };
+        if self.skip {
+            self.count.add(n);
+            return Ok(());
+        }
         let path = self.root.join(rel);
         if let Some(parent) = path.parent() {
             if parent != self.last_dir {
@@ -79,16 +96,16 @@ impl Sink {
             }
         }
         fs::write(&path, data).map_err(|e| io_err(&path, e))?;
-        self.count.files += 1;
-        self.count.bytes += data.len() as u64;
+        self.count.add(n);
+        self.written.add(n);
         Ok(())
     }
 }
 
-/// A buffered file written piece by piece.
+/// A buffered file written piece by piece (or, made by [`Stream::discard`], nowhere).
 pub struct Stream {
     path: PathBuf,
-    w: BufWriter<File>,
+    w: Option<BufWriter<File>>,
     pub bytes: u64,
 }
 
@@ -99,16 +116,31 @@ impl Stream {
             fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
         }
         let f = File::create(&path).map_err(|e| io_err(&path, e))?;
-        Ok(Stream { path, w: BufWriter::with_capacity(1 << 20, f), bytes: 0 })
+        Ok(Stream { path, w: Some(BufWriter::with_capacity(1 << 20, f)), bytes: 0 })
+    }
+
+    /// A stream whose pieces go nowhere (a world file a day slice does not write).
+    pub fn discard() -> Stream {
+        Stream { path: PathBuf::new(), w: None, bytes: 0 }
     }
 
     pub fn put(&mut self, data: &[u8]) -> Result<(), SynthError> {
-        self.bytes += data.len() as u64;
-        self.w.write_all(data).map_err(|e| io_err(&self.path, e))
+        match &mut self.w {
+            Some(w) => {
+                self.bytes += data.len() as u64;
+                w.write_all(data).map_err(|e| io_err(&self.path, e))
+            }
+            None => Ok(()),
+        }
     }
 
-    pub fn finish(mut self) -> Result<Counter, SynthError> {
-        self.w.flush().map_err(|e| io_err(&self.path, e))?;
-        Ok(Counter { files: 1, bytes: self.bytes })
+    pub fn finish(self) -> Result<Counter, SynthError> {
+        match self.w {
+            Some(mut w) => {
+                w.flush().map_err(|e| io_err(&self.path, e))?;
+                Ok(Counter { files: 1, bytes: self.bytes })
+            }
+            None => Ok(Counter::default()),
+        }
     }
 }

@@ -197,4 +197,7 @@ pub struct Summary {
     pub pull_request_diffs: u64,
     pub files: u64,
     pub bytes: u64,
+    /// A day slice's builds whose folders were written (absent for a whole world).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_builds: Option<u64>,
 }

@@ -190,9 +190,11 @@ pub enum BenchWhat {
         keep: Option<PathBuf>,
     },
     /// How each command's cost grows with the window: the preset's world generated at
-    /// each size (its jobs times the factor), then `fetch`, `import`, `metrics`,
-    /// `cluster` and `triage` run as child processes on a fresh store; prints each one's
-    /// wall time, CPU time and peak RSS side by side, with the growth between sizes.
+    /// each size (its jobs times the factor) a day slice at a time, each slice fetched
+    /// into a fresh store and removed, then `import`, `metrics`, `cluster` and `triage`
+    /// run as child processes; prints each one's wall time, CPU time and peak RSS side
+    /// by side, with the growth between sizes, and the new day's figure (its fetch,
+    /// `metrics`, `cluster` and `triage`).
     Scale {
         /// Synthetic world preset (tiny, demo, k8s).
         #[arg(long, default_value = "k8s")]
@@ -208,6 +210,17 @@ pub enum BenchWhat {
         /// Default: this one.
         #[arg(long, value_name = "BIN")]
         program: Option<PathBuf>,
+        /// Days per slice: the world is generated (`synth --day-slice`), fetched and
+        /// removed a slice at a time, so the disk holds the store and one slice; the
+        /// last day is a slice of its own, and the day-by-day figure is its fetch plus
+        /// `metrics`, `cluster` and `triage` (target: under 60 s). 0: the whole world
+        /// at once, no day-by-day figure (for a program without `synth --day-slice`).
+        #[arg(long, value_name = "DAYS", default_value_t = 10)]
+        slice_days: u32,
+        /// Keep every size's store in --dir; else only the last size's (the others
+        /// removed once measured: the k8s preset's store is about 1.8 GB at 1×).
+        #[arg(long)]
+        keep_stores: bool,
     },
     /// `citriage cluster` end to end (store read, clustering, store write, exports) as a
     /// child process, on the clustering benchmark's generated failures written into a
@@ -391,12 +404,14 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
                 }
             }
         }
-        BenchWhat::Scale { preset, sizes, dir, program } => {
+        BenchWhat::Scale { preset, sizes, dir, program, slice_days, keep_stores } => {
             let b = citriage_bench::scale::ScaleBench {
                 preset: preset.clone(),
                 sizes: sizes.clone(),
                 dir: dir.clone(),
                 program: this_or(program)?,
+                slice_days: *slice_days,
+                keep_stores: *keep_stores,
             };
             let pb = ctx.spinner("measuring");
             let lines = citriage_bench::scale::run(&b, json, &pb)?;

@@ -3,7 +3,7 @@
 use crate::context::{print_json, Context, Failure};
 use crate::outln;
 use citriage_app::Progress;
-use citriage_synth::{generate, Phase, SynthParams, PRESETS};
+use citriage_synth::{generate, generate_days, DaySlice, Phase, SynthParams, PRESETS};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -57,6 +57,18 @@ pub struct SynthArgs {
     /// base-branch pattern or by an infrastructure event.
     #[arg(long)]
     pub pr_stories: bool,
+    /// Only a slice of the world's days: `N` or `A..B` (both included), day 1 being
+    /// the first of the window (--end-date minus --days plus one). Writes the build
+    /// folders of the builds started on those days, byte-identical to the whole
+    /// world's (every build is still planned, so the same seed gives the same builds);
+    /// the world's other files (job histories and latest-build.txt, prowjobs.js,
+    /// k8s-metrics dashboards, TestGrid, the OpenShift payload stream, truth) are
+    /// written only by the slice holding the last day, which renders every build to
+    /// compute them. Slices covering every day once, in separate folders, make up the
+    /// whole world; fetching them one after the other gives the store fetching the
+    /// whole world gives. Not with --suspect-stories. Default: the whole world.
+    #[arg(long, value_name = "N|A..B", value_parser = DaySlice::parse)]
+    pub day_slice: Option<DaySlice>,
 }
 
 /// Runs `citriage synth`.
@@ -94,36 +106,59 @@ pub fn exec(ctx: &Context, a: &SynthArgs) -> Result<(), Failure> {
     let template = "{msg} [{bar:30}] {pos}/{len} [{elapsed}]";
     let bar = ctx.bar(template, template);
     let t = Instant::now();
-    let res = generate(&p, &a.out, &mut |pr| {
-        bar.total(pr.total);
-        bar.position(pr.done);
-        bar.doing(&match pr.phase {
-            Phase::Jobs => format!("jobs ({} builds, {} MiB)", pr.builds, pr.bytes >> 20),
-            Phase::Payloads => "payloads".to_string(),
-            Phase::Aggregates => "dashboards and truth".to_string(),
-            Phase::Done => "done".to_string(),
-        });
-    });
+    let res = match a.day_slice {
+        Some(s) => generate_days(&p, s, &a.out, &mut |pr| draw(&bar, pr)),
+        None => generate(&p, &a.out, &mut |pr| draw(&bar, pr)),
+    };
     bar.clear();
     let summary = res.map_err(|e| Failure::input(e.to_string()))?;
     let secs = t.elapsed().as_secs_f64();
     if ctx.json() {
-        print_json(&json!({"out": a.out.display().to_string(), "params": p, "summary": summary, "seconds": secs}));
-    } else {
+        let mut doc = json!({"out": a.out.display().to_string(), "params": p, "summary": summary, "seconds": secs});
+        if let Some(s) = a.day_slice {
+            doc["day_slice"] = json!(s.to_string());
+        }
+        print_json(&doc);
+    } else if let (Some(s), Some(n)) = (a.day_slice, summary.slice_builds) {
         outln!(
-            "{}: {} jobs, {} builds ({} failed, {} errored), {} failed tests, {} payloads, {} files, {:.1} MiB in {:.1}s ({:.0} builds/s)",
+            "{}: days {s} of {}: {n} build folders, {} files, {:.1} MiB in {:.1}s{}",
             a.out.display(),
-            summary.jobs,
-            summary.builds,
-            summary.failed_builds,
-            summary.error_builds,
-            summary.failed_tests,
-            summary.payloads,
+            p.days,
             summary.files,
             summary.bytes as f64 / 1048576.0,
             secs,
-            summary.builds as f64 / secs.max(1e-9)
+            if s.has_last_day(p.days) { " (with the world's dashboards, histories and truth)" } else { "" }
         );
+    } else {
+        print_summary(a, &summary, secs);
     }
     Ok(())
+}
+
+fn draw(bar: &crate::context::Bar, pr: citriage_synth::Progress) {
+    bar.total(pr.total);
+    bar.position(pr.done);
+    bar.doing(&match pr.phase {
+        Phase::Jobs => format!("jobs ({} builds, {} MiB)", pr.builds, pr.bytes >> 20),
+        Phase::Payloads => "payloads".to_string(),
+        Phase::Aggregates => "dashboards and truth".to_string(),
+        Phase::Done => "done".to_string(),
+    });
+}
+
+fn print_summary(a: &SynthArgs, summary: &citriage_synth::Summary, secs: f64) {
+    outln!(
+        "{}: {} jobs, {} builds ({} failed, {} errored), {} failed tests, {} payloads, {} files, {:.1} MiB in {:.1}s ({:.0} builds/s)",
+        a.out.display(),
+        summary.jobs,
+        summary.builds,
+        summary.failed_builds,
+        summary.error_builds,
+        summary.failed_tests,
+        summary.payloads,
+        summary.files,
+        summary.bytes as f64 / 1048576.0,
+        secs,
+        summary.builds as f64 / secs.max(1e-9)
+    );
 }
