@@ -11,7 +11,7 @@ use crate::files;
 use crate::progress::Progress;
 use citriage_model::time::DAY;
 use citriage_model::Day;
-use citriage_patterns::cluster::{cluster, ClusterConfig, Clustering, FailureRef};
+use citriage_patterns::cluster::{cluster_with_texts, ClusterConfig, Clustering, FailureRef};
 use citriage_patterns::drift::{pattern_drift, DriftConfig, DriftKind, PatternDrift};
 use citriage_patterns::export::{
     attach_sub_patterns, failure_data, rich_export, BuildRecord as ExportBuild, ExportOptions, RichExport,
@@ -90,14 +90,17 @@ pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Pr
     progress.doing(&format!("clustering {} failures", w.rows.len()));
     let refs: Vec<FailureRef<'_>> =
         w.rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
-    let clustering = cluster(&refs, &ClusterConfig::new(opts.profile));
+    let (clustering, normalized) = cluster_with_texts(&refs, &ClusterConfig::new(opts.profile));
+    // The sub-patterns' templates are mined from default-profile texts: only that
+    // profile's normalized texts are kept for them.
+    let normalized = Some(normalized).filter(|n| n.profile == Profile::Default);
     let prof = opts.profile.name();
     let stable = stable_ids(store, prof, &clustering, &w)?;
     let mut rich = rich_export(&clustering, &refs, Some(&stable), Some(&opts.catalogue), &opts.owners);
     progress.doing("sub-patterns");
     let started: Vec<i64> = w.places.iter().map(|&(bi, _)| w.builds[bi].started).collect();
-    attach_sub_patterns(&mut rich, &clustering, &refs, &started, Some(&opts.catalogue));
-    drop(refs);
+    attach_sub_patterns(&mut rich, &clustering, &refs, &started, Some(&opts.catalogue), normalized.as_ref());
+    drop((refs, normalized));
     progress.doing("recording clusters");
     let (stored, members, daily) = cluster_rows(&clustering, &rich, &stable, &w, as_of);
     let run = ClusterRun {

@@ -927,8 +927,33 @@ impl<T: PartialEq> Interner<T> {
     }
 }
 
+/// The normalized texts a clustering computed: each distinct one once, and each input
+/// failure's (so what comes after the clustering, such as the sub-patterns, need not
+/// normalize the same texts again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NormalizedTexts {
+    /// The profile they were normalized under.
+    pub profile: Profile,
+    /// The distinct normalized texts, in text order.
+    pub texts: Vec<Box<str>>,
+    /// For each input failure, the index of its normalized text in `texts`.
+    pub of_failure: Vec<u32>,
+}
+
+impl NormalizedTexts {
+    /// The normalized text of input failure `m`.
+    pub fn of(&self, m: u32) -> &str {
+        &self.texts[self.of_failure[m as usize] as usize]
+    }
+}
+
 /// Cluster `failures` under `cfg` (see the module docs).
 pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
+    cluster_with_texts(failures, cfg).0
+}
+
+/// [`cluster`], also returning the normalized texts it computed.
+pub fn cluster_with_texts(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> (Clustering, NormalizedTexts) {
     let n = failures.len();
 
     // 1. Distinct raw texts, normalized once each.
@@ -958,13 +983,13 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     let strings = interned.items;
 
     // 2. Distinct normalized texts in canonical (sorted) order.
-    let mut order: Vec<u32> = (0..strings.len() as u32).collect();
-    order.par_sort_unstable_by(|&a, &b| strings[a as usize].cmp(&strings[b as usize]));
+    let mut text_order: Vec<u32> = (0..strings.len() as u32).collect();
+    text_order.par_sort_unstable_by(|&a, &b| strings[a as usize].cmp(&strings[b as usize]));
     let mut canon = vec![0u32; strings.len()];
-    for (new, &old) in order.iter().enumerate() {
+    for (new, &old) in text_order.iter().enumerate() {
         canon[old as usize] = new as u32;
     }
-    let uniq: Vec<&str> = order.iter().map(|&o| &*strings[o as usize]).collect();
+    let uniq: Vec<&str> = text_order.iter().map(|&o| &*strings[o as usize]).collect();
     let distinct_normalized = uniq.len();
     let raw_norm: Vec<u32> = raw_tmp.iter().map(|&t| canon[t as usize]).collect();
     drop(raw_tmp);
@@ -1113,7 +1138,12 @@ pub fn cluster(failures: &[FailureRef<'_>], cfg: &ClusterConfig) -> Clustering {
     }
     acc.missing = seen.iter().filter(|s| !**s).count();
 
-    Clustering { profile, clusters, assignment, accounting: acc }
+    // The distinct normalized texts moved (not copied) into their canonical order.
+    drop((uniq, table, raw));
+    let mut slots: Vec<Option<Box<str>>> = strings.into_iter().map(Some).collect();
+    let texts = text_order.iter().map(|&o| slots[o as usize].take().unwrap_or_default()).collect();
+    let normalized = NormalizedTexts { profile, texts, of_failure: fail_norm };
+    (Clustering { profile, clusters, assignment, accounting: acc }, normalized)
 }
 
 /// Seed keys (go.k8s.io/triage's `--previous`) as text ids, appended to `texts` when new;

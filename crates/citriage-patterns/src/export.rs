@@ -21,7 +21,7 @@ use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{Accounting, Clustering, FailureRef};
+use crate::cluster::{Accounting, Clustering, FailureRef, NormalizedTexts};
 use crate::normalize::Profile;
 use crate::signatures::{Catalogue, SignatureMatch};
 use crate::stable::StableAssignment;
@@ -545,19 +545,20 @@ pub fn rich_export(
 }
 
 /// Fill every cluster's sub-patterns (by template, job family and signature; see
-/// [`crate::hierarchy`]). `started` is each failure's time, indexed like `failures`.
+/// [`crate::hierarchy`]). `started` is each failure's time, indexed like `failures`;
+/// `normalized`, the clustering's normalized texts (see [`crate::hierarchy::sub_patterns`]).
 pub fn attach_sub_patterns(
     rich: &mut RichExport,
     clustering: &Clustering,
     failures: &[FailureRef<'_>],
     started: &[i64],
     catalogue: Option<&Catalogue>,
+    normalized: Option<&NormalizedTexts>,
 ) {
-    use rayon::prelude::*;
     let subs: Vec<Vec<crate::hierarchy::SubPattern>> = clustering
         .clusters
         .par_iter()
-        .map(|c| crate::hierarchy::sub_patterns(c, failures, started, catalogue))
+        .map(|c| crate::hierarchy::sub_patterns(c, failures, started, catalogue, normalized))
         .collect();
     for (rc, s) in rich.clusters.iter_mut().zip(subs) {
         rc.sub_patterns = s;

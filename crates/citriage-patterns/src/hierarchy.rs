@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{Cluster, FailureRef};
+use rayon::prelude::*;
+
+use crate::cluster::{Cluster, FailureRef, NormalizedTexts};
 use crate::drain::{Drain, DrainConfig};
 use crate::normalize::{normalize, Profile};
 use crate::signatures::Catalogue;
@@ -137,14 +139,35 @@ fn group(
     out.extend(subs);
 }
 
+/// The line a failure text gives the template miner: its normalized text (default
+/// profile; `normalized` when the caller has it) cut to [`TEMPLATE_TEXT_LEN`] bytes, lines
+/// joined.
+fn template_line(text: &str, normalized: Option<&str>) -> String {
+    let owned;
+    let n = match normalized {
+        Some(n) => n,
+        None => {
+            owned = normalize(text, Profile::Default);
+            &owned
+        }
+    };
+    let mut cut = n.len().min(TEMPLATE_TEXT_LEN);
+    while !n.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    n[..cut].replace('\n', " ")
+}
+
 /// The sub-patterns of `cluster` (see the module docs). `started` gives each failure's time
 /// (indexed like `failures`; missing entries count as 0); `catalogue` enables the signature
-/// split.
+/// split; `normalized`, the clustering's normalized texts, saves normalizing the texts again
+/// when they were normalized under the default profile (the one templates are mined from).
 pub fn sub_patterns(
     cluster: &Cluster,
     failures: &[FailureRef<'_>],
     started: &[i64],
     catalogue: Option<&Catalogue>,
+    normalized: Option<&NormalizedTexts>,
 ) -> Vec<SubPattern> {
     let mut out = Vec::new();
     // Distinct raw texts once each (members in ascending order, so the first index is stable).
@@ -152,20 +175,23 @@ pub fn sub_patterns(
     for &m in &cluster.members {
         by_text.entry(failures[m as usize].text).or_default().push(m);
     }
+    // Each distinct text's template line and first known signature, in parallel (the
+    // texts are independent); the miner then takes the lines in text order.
+    let normalized = normalized.filter(|n| n.profile == Profile::Default);
+    let texts: Vec<(&str, u32)> = by_text.iter().map(|(t, ms)| (*t, ms[0])).collect();
+    let facts: Vec<(String, Option<String>)> = texts
+        .par_iter()
+        .with_min_len(32)
+        .map(|&(text, m)| {
+            let line = template_line(text, normalized.map(|n| n.of(m)));
+            let signature = catalogue.map(|cat| cat.match_text(text).into_iter().next().map(|s| s.id));
+            (line, signature.flatten())
+        })
+        .collect();
+    drop(texts);
     // by template
     let mut drain = Drain::new(DrainConfig::default());
-    let mut tmpl_of_text: Vec<u32> = Vec::with_capacity(by_text.len());
-    for text in by_text.keys() {
-        let mut n = normalize(text, Profile::Default);
-        if n.len() > TEMPLATE_TEXT_LEN {
-            let mut cut = TEMPLATE_TEXT_LEN;
-            while !n.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            n.truncate(cut);
-        }
-        tmpl_of_text.push(drain.add(&n.replace('\n', " ")));
-    }
+    let tmpl_of_text: Vec<u32> = facts.iter().map(|(line, _)| drain.add(line)).collect();
     let templates = drain.finish();
     let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for (ms, t) in by_text.values().zip(&tmpl_of_text) {
@@ -184,11 +210,10 @@ pub fn sub_patterns(
     }
     group(SubKind::JobFamily, groups, failures, started, &mut out);
     // by signature
-    if let Some(cat) = catalogue {
+    if catalogue.is_some() {
         let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-        for (text, ms) in &by_text {
-            let id = cat.match_text(text).into_iter().next().map(|m| m.id).unwrap_or_else(|| "(none)".to_string());
-            groups.entry(id).or_default().extend(ms);
+        for (ms, (_, id)) in by_text.values().zip(facts) {
+            groups.entry(id.unwrap_or_else(|| "(none)".to_string())).or_default().extend(ms);
         }
         group(SubKind::Signature, groups, failures, started, &mut out);
     }
@@ -199,6 +224,35 @@ pub fn sub_patterns(
 mod tests {
     use super::*;
     use crate::cluster::{cluster, ClusterConfig};
+
+    #[test]
+    fn the_clusterings_normalized_texts_give_the_same_sub_patterns() {
+        let texts = [
+            "Timed out after 300s: pod dns-1234/web-7d9f8c6b5-x2x4z never became Ready\nnode n1 is NotReady",
+            "Timed out after 60s: pod dns-4321/web-5c4b3a2d1-q8w9z never became Ready\nnode n2 is NotReady",
+            "error creating disk pvc-000bd8e5-85b4-441c-37e4-57c907c1e8e0 in zone us-central1-b",
+            "error creating disk pvc-0be9a60f-ce74-487a-7f3a-9553ff4d6983 in zone us-central1-f",
+        ];
+        let fs: Vec<FailureRef> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| FailureRef { test: "t", text: t, job: ["ci-a-1-33", "ci-b"][i % 2], build: "1" })
+            .collect();
+        let cat = Catalogue::builtin();
+        for profile in Profile::ALL {
+            let (c, normalized) = crate::cluster::cluster_with_texts(&fs, &ClusterConfig::new(profile));
+            assert_eq!(normalized.of_failure.len(), fs.len());
+            for (m, f) in fs.iter().enumerate() {
+                assert_eq!(normalized.of(m as u32), normalize(f.text, profile), "{profile:?}");
+            }
+            for cl in &c.clusters {
+                let fresh = sub_patterns(cl, &fs, &[1, 2, 3, 4], Some(&cat), None);
+                let reused = sub_patterns(cl, &fs, &[1, 2, 3, 4], Some(&cat), Some(&normalized));
+                assert!(!fresh.is_empty());
+                assert_eq!(fresh, reused, "{profile:?}");
+            }
+        }
+    }
 
     #[test]
     fn families() {
@@ -224,7 +278,7 @@ mod tests {
             .collect();
         let c = cluster(&fs, &ClusterConfig::new(Profile::Default));
         assert_eq!(c.clusters.len(), 1);
-        let subs = sub_patterns(&c.clusters[0], &fs, &[10, 20, 30], Some(&Catalogue::builtin()));
+        let subs = sub_patterns(&c.clusters[0], &fs, &[10, 20, 30], Some(&Catalogue::builtin()), None);
         let fam: Vec<(&str, usize)> =
             subs.iter().filter(|s| s.kind == SubKind::JobFamily).map(|s| (s.label.as_str(), s.members.len())).collect();
         assert_eq!(fam, vec![("ci-e2e-gce", 2), ("ci-e2e-kind", 1)]);

@@ -4,8 +4,10 @@
 //! artifacts or the log excerpts. One read transaction and two queries whatever the
 //! window's size, on SQLite and PostgreSQL alike: the window's builds with their
 //! count of stored results (the highest position, found through the results' key),
-//! then every failed result of those builds with a text, through the failed-results
-//! index. Each distinct failure text is held once, shared by the failures repeating it.
+//! then every failed result of those builds with a text. Both walk the builds in row
+//! id order (the results' key order), so the results are read front to back instead of
+//! jumping about by start time; the builds are put in the listing order in memory.
+//! Each distinct failure text is held once, shared by the failures repeating it.
 
 use crate::db::{vals, Exec, Row, Tx};
 use crate::{Store, StoreError};
@@ -99,6 +101,9 @@ impl Store {
     }
 }
 
+/// The row ids of the builds started in `(?1, ?2]`: as a list the engines walk in id order.
+const WINDOW_IDS: &str = "SELECT id FROM builds WHERE started > ?1 AND started <= ?2";
+
 /// The window's builds that `keep` accepts (in the order of every listing, with their
 /// count of stored results: positions run from 0 without gaps, so the count is the
 /// highest position plus one) and their failed results with a text, in no order.
@@ -112,9 +117,8 @@ fn read_window(
     tx.each(
         &format!(
             "SELECT {}, (SELECT COALESCE(max(t.seq) + 1, 0) FROM test_results t WHERE t.build = builds.id)
-             FROM builds WHERE started > ?1 AND started <= ?2 ORDER BY {}",
+             FROM builds WHERE id IN ({WINDOW_IDS}) ORDER BY id",
             crate::builds::BUILD_COLUMNS,
-            crate::builds::BUILD_ORDER
         ),
         vals![since, until],
         &mut |r| {
@@ -125,13 +129,20 @@ fn read_window(
             Ok(())
         },
     )?;
+    // The listing order (`BUILD_ORDER`: job, start with none first, build id, path), the
+    // same comparison of bytes the engines make; ties keep the row id order.
+    builds.sort_by(|a, b| {
+        let (a, b) = (&a.record, &b.record);
+        (&a.job, a.started, &a.build_id, &a.path).cmp(&(&b.job, b.started, &b.build_id, &b.path))
+    });
     let at: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
     let mut texts: HashSet<Arc<str>> = HashSet::new();
     let mut raw = Vec::new();
     tx.each(
-        "SELECT t.build, t.seq, t.name, t.kettle_name, t.failure_text FROM builds b
-         JOIN test_results t ON t.build = b.id
-         WHERE b.started > ?1 AND b.started <= ?2 AND t.status IN (1, 2) AND t.failure_text IS NOT NULL",
+        &format!(
+            "SELECT t.build, t.seq, t.name, t.kettle_name, t.failure_text FROM test_results t
+             WHERE t.build IN ({WINDOW_IDS}) AND t.status IN (1, 2) AND t.failure_text IS NOT NULL"
+        ),
         vals![since, until],
         &mut |r: &Row<'_>| {
             let Some(&i) = at.get(&r.i64(0)?) else { return Ok(()) };
