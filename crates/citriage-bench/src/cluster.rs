@@ -11,7 +11,7 @@
 //! CHECKOUT/triage/summarize.py builds.json tests.json` (kubernetes/test-infra at the
 //! parent of commit 8bd0b7a55c, its last Python version).
 
-use crate::scale::{measure, Cost};
+use crate::scale::{measure, measure_with, Cost, RunLimits};
 use crate::{json_line, put, Lines};
 use citriage_app::{Error, Progress, Result};
 use citriage_model::build::{BuildRecord, StoredTest};
@@ -31,6 +31,9 @@ pub struct ClusterBench {
     /// A kubernetes/test-infra checkout with `triage/summarize.py` and
     /// `triage/berghelroach.py` (its Python reference); none: citriage alone.
     pub reference: Option<PathBuf>,
+    /// The reference is stopped after this long (its figures are then lower bounds
+    /// and the speedups "at least"); none: waited for to the end.
+    pub reference_limit: Option<std::time::Duration>,
     /// The store `cluster` reads (a SQLite file is made in `dir` by default; a
     /// PostgreSQL URL names an empty database).
     pub store: Option<String>,
@@ -175,7 +178,14 @@ pub fn run(b: &ClusterBench, json_out: bool, progress: &dyn Progress) -> Result<
                 "--output".into(),
                 dir.join("reference_failure_data.json").display().to_string(),
             ];
-            Some(measure(Path::new("python3"), &args, &dir.join("reference.out"))?)
+            // summarize.py memoizes its phases in `memo_*.json` of its working folder
+            // and loads them instead of working when they exist: it runs in the
+            // benchmark's folder, cleared of an earlier run's.
+            for memo in REFERENCE_MEMOS {
+                let _ = std::fs::remove_file(dir.join(memo));
+            }
+            let how = RunLimits { cwd: Some(&dir), limit: b.reference_limit };
+            Some(measure_with(Path::new("python3"), &args, &dir.join("reference.out"), &how)?)
         }
         None => None,
     };
@@ -185,7 +195,18 @@ pub fn run(b: &ClusterBench, json_out: bool, progress: &dyn Progress) -> Result<
     Ok(lines(b, builds, &runs, reference, json_out))
 }
 
-fn lines(b: &ClusterBench, builds: usize, runs: &[(String, Cost)], reference: Option<Cost>, json_out: bool) -> Lines {
+/// The files summarize.py memoizes its phases in (its working folder).
+const REFERENCE_MEMOS: [&str; 3] = ["memo_load_failures.json", "memo_cluster_local.json", "memo_cluster_global.json"];
+
+fn lines(
+    b: &ClusterBench,
+    builds: usize,
+    runs: &[(String, Cost)],
+    reference: Option<(Cost, bool)>,
+    json_out: bool,
+) -> Lines {
+    let stopped = reference.is_some_and(|(_, s)| s);
+    let reference = reference.map(|(c, _)| c);
     let speedup = |c: &Cost| reference.map(|r| r.wall_seconds / c.wall_seconds.max(1e-9));
     if json_out {
         let rows: Vec<serde_json::Value> = runs
@@ -194,6 +215,7 @@ fn lines(b: &ClusterBench, builds: usize, runs: &[(String, Cost)], reference: Op
             .collect();
         return vec![json_line(&json!({
             "failures": b.failures, "builds": builds, "seed": b.seed, "runs": rows, "reference": reference,
+            "reference_stopped": stopped,
         }))];
     }
     let mut out = Lines::new();
@@ -210,14 +232,22 @@ fn lines(b: &ClusterBench, builds: usize, runs: &[(String, Cost)], reference: Op
             c.wall_seconds,
             c.cpu_seconds,
             c.peak_rss_mib,
-            s.map(|x| format!("{x:.1}×")).unwrap_or_else(|| "-".into())
+            s.map(|x| format!("{}{x:.1}×", if stopped { "≥" } else { "" })).unwrap_or_else(|| "-".into())
         )
     };
     if let Some(r) = &reference {
-        put!(out, "{}", row("reference summarize.py (8bd0b7a55c^)", r, Some(1.0)));
+        let name =
+            if stopped { "reference summarize.py, stopped unfinished" } else { "reference summarize.py (8bd0b7a55c^)" };
+        put!(out, "{}", row(name, r, Some(1.0)));
     }
     for (name, c) in runs {
         put!(out, "{}", row(name, c, speedup(c)));
+    }
+    if stopped {
+        put!(
+            out,
+            "(the reference was stopped at --reference-limit before it finished: its figures and the speedups are lower bounds)"
+        );
     }
     if reference.is_none() {
         put!(out, "(no --reference: give a kubernetes/test-infra checkout at 8bd0b7a55c^ to run summarize.py beside)");

@@ -77,19 +77,34 @@ fn steps(world: &Path, out: &Path) -> Vec<(&'static str, Vec<String>)> {
 /// Runs `program args`, its stdout to `stdout_to` and its stderr kept for an error;
 /// returns its wall time, CPU time and peak RSS as the kernel accounted them.
 pub fn measure(program: &Path, args: &[String], stdout_to: &Path) -> Result<Cost> {
+    measure_with(program, args, stdout_to, &RunLimits::default()).map(|(cost, _)| cost)
+}
+
+/// Where a measured child runs and how long it may take.
+#[derive(Debug, Clone, Default)]
+pub struct RunLimits<'a> {
+    /// Its working folder; none: this process's.
+    pub cwd: Option<&'a Path>,
+    /// Stopped (SIGKILL) once it has run this long; none: waited for to the end.
+    pub limit: Option<std::time::Duration>,
+}
+
+/// [`measure`] in a working folder and with a time limit: returns the cost and
+/// whether the child was stopped at the limit (its figures then cover the time it
+/// ran; a stopped child is not a failure).
+pub fn measure_with(program: &Path, args: &[String], stdout_to: &Path, how: &RunLimits) -> Result<(Cost, bool)> {
     let file = |p: &Path| std::fs::File::create(p).map_err(|e| Error::failed(format!("{}: {e}", p.display())));
     let err_path = stdout_to.with_extension("stderr");
     let t = Instant::now();
-    let child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(file(stdout_to)?)
-        .stderr(file(&err_path)?)
-        .spawn()
-        .map_err(|e| Error::failed(format!("{}: cannot run: {e}", program.display())))?;
-    let (ok, usage) = wait_with_usage(child.id())?;
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdin(Stdio::null()).stdout(file(stdout_to)?).stderr(file(&err_path)?);
+    if let Some(dir) = how.cwd {
+        cmd.current_dir(dir);
+    }
+    let child = cmd.spawn().map_err(|e| Error::failed(format!("{}: cannot run: {e}", program.display())))?;
+    let (end, usage) = wait_with_usage(child.id(), how.limit)?;
     let wall = t.elapsed().as_secs_f64();
-    if !ok {
+    if end == End::Failed {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
         let tail: Vec<&str> = err.lines().rev().take(5).collect();
         return Err(Error::failed(format!(
@@ -99,25 +114,58 @@ pub fn measure(program: &Path, args: &[String], stdout_to: &Path) -> Result<Cost
             tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
         )));
     }
-    Ok(Cost { wall_seconds: wall, cpu_seconds: usage.0, peak_rss_mib: usage.1 })
+    Ok((Cost { wall_seconds: wall, cpu_seconds: usage.0, peak_rss_mib: usage.1 }, end == End::Stopped))
 }
 
-/// Waits for the child `pid`; returns whether it exited with 0, and its CPU seconds
-/// (user + system) and peak RSS in MiB.
-fn wait_with_usage(pid: u32) -> Result<(bool, (f64, f64))> {
+/// How a measured child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Succeeded,
+    Failed,
+    /// Killed by us at its time limit.
+    Stopped,
+}
+
+/// How often a child with a time limit is checked on.
+const POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Waits for the child `pid` (stopping it with SIGKILL once `limit` has passed);
+/// returns how it ended, and its CPU seconds (user + system) and peak RSS in MiB.
+fn wait_with_usage(pid: u32, limit: Option<std::time::Duration>) -> Result<(End, (f64, f64))> {
     let mut status: libc::c_int = 0;
     // SAFETY: `rusage` is plain data the kernel fills; an all-zero value is valid.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child with valid pointers to `status` and `ru`; the
-    // `Child` handle is not waited on afterwards (dropping it neither waits nor kills).
-    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut ru) };
-    if r < 0 {
-        return Err(Error::failed(format!("waiting for process {pid}: {}", std::io::Error::last_os_error())));
+    let started = Instant::now();
+    let mut stopped = false;
+    loop {
+        let flags = if limit.is_some() && !stopped { libc::WNOHANG } else { 0 };
+        // SAFETY: waits for our own child with valid pointers to `status` and `ru`; the
+        // `Child` handle is not waited on afterwards (dropping it neither waits nor kills).
+        let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, flags, &mut ru) };
+        if r < 0 {
+            return Err(Error::failed(format!("waiting for process {pid}: {}", std::io::Error::last_os_error())));
+        }
+        if r > 0 {
+            break;
+        }
+        if limit.is_some_and(|l| started.elapsed() >= l) {
+            // SAFETY: signals our own child, not yet reaped (wait4 returned 0 above).
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            stopped = true;
+        } else {
+            std::thread::sleep(POLL);
+        }
     }
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    let end = if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        End::Succeeded
+    } else if stopped {
+        End::Stopped
+    } else {
+        End::Failed
+    };
     // ru_maxrss is in KiB on Linux.
-    Ok((ok, (secs(ru.ru_utime) + secs(ru.ru_stime), ru.ru_maxrss as f64 / 1024.0)))
+    Ok((end, (secs(ru.ru_utime) + secs(ru.ru_stime), ru.ru_maxrss as f64 / 1024.0)))
 }
 
 /// One size's world and its commands' costs.
@@ -437,6 +485,33 @@ mod tests {
         let bad = vec!["-c".to_string(), "echo broken >&2; exit 3".to_string()];
         let e = measure(&sh, &bad, &dir.join("bad.out")).unwrap_err().to_string();
         assert!(e.contains("broken"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_child_runs_in_its_folder_and_is_stopped_at_its_limit() {
+        let dir = std::env::temp_dir().join(format!("citriage-scale-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sh = PathBuf::from("/bin/sh");
+        if !sh.exists() {
+            eprintln!("skipped: no /bin/sh");
+            return;
+        }
+        let pwd = vec!["-c".to_string(), "pwd -P".to_string()];
+        let how = RunLimits { cwd: Some(&dir), limit: None };
+        let (_, stopped) = measure_with(&sh, &pwd, &dir.join("pwd.out"), &how).unwrap();
+        let printed = std::fs::read_to_string(dir.join("pwd.out")).unwrap();
+        assert_eq!(printed.trim(), dir.canonicalize().unwrap().display().to_string());
+        assert!(!stopped);
+        // A child that would run for a minute is stopped at its limit, not waited for.
+        let long = vec!["-c".to_string(), "exec sleep 60".to_string()];
+        let how = RunLimits { cwd: None, limit: Some(std::time::Duration::from_millis(300)) };
+        let (c, stopped) = measure_with(&sh, &long, &dir.join("long.out"), &how).unwrap();
+        assert!(stopped && c.wall_seconds < 30.0, "{c:?}");
+        // One that ends within its limit is not called stopped.
+        let quick = vec!["-c".to_string(), "exit 0".to_string()];
+        let how = RunLimits { cwd: None, limit: Some(std::time::Duration::from_secs(30)) };
+        assert!(!measure_with(&sh, &quick, &dir.join("quick.out"), &how).unwrap().1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -240,6 +240,10 @@ pub enum BenchWhat {
         /// triage/berghelroach.py. Default: citriage alone.
         #[arg(long, value_name = "CHECKOUT")]
         reference: Option<PathBuf>,
+        /// Stop the reference after this many seconds if it has not finished (its
+        /// figures and the speedups are then printed as lower bounds). Default: wait.
+        #[arg(long, value_name = "SECONDS")]
+        reference_limit: Option<u64>,
         /// An empty store to write the failures into (a PostgreSQL URL for that engine).
         /// Default: a SQLite file in the benchmark's folder.
         #[arg(long, value_name = "FILE|URL")]
@@ -418,7 +422,7 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
             pb.clear();
             print(lines);
         }
-        BenchWhat::Cluster { failures, seed, profiles, reference, store, dir, program } => {
+        BenchWhat::Cluster { failures, seed, profiles, reference, reference_limit, store, dir, program } => {
             let b = citriage_bench::cluster::ClusterBench {
                 failures: (*failures).max(1),
                 seed: *seed,
@@ -428,6 +432,7 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
                     profiles.clone()
                 },
                 reference: reference.clone(),
+                reference_limit: reference_limit.map(std::time::Duration::from_secs),
                 store: store.clone(),
                 dir: dir.clone(),
                 program: this_or(program)?,
