@@ -208,8 +208,6 @@ struct Shared {
     reads: tokio::sync::Semaphore,
     hosts: Vec<String>,
     latency: ops::Latency,
-    /// The store's build index as of a view generation, for the pages' windows.
-    build_index: Mutex<Option<(u64, Arc<Vec<citriage_store::IndexedBuild>>)>>,
 }
 
 /// Shared state of the server's handlers.
@@ -258,7 +256,6 @@ impl AppState {
             reads: tokio::sync::Semaphore::new(MAX_CONCURRENT_READS),
             hosts,
             latency: ops::Latency::default(),
-            build_index: Mutex::new(None),
         })))
     }
 
@@ -1366,18 +1363,8 @@ async fn suspects_section(st: &AppState, profile: &str, target: &str) -> String 
         profile,
         checkouts: st.0.opts.checkouts.clone(),
     };
-    let generation = st.generation();
-    let me = st.clone();
+    let index = st.view().suspect_builds.clone();
     let answer = with_store(st, move |s| {
-        let cached = lock(&me.0.build_index).clone().filter(|(g, _)| *g == generation).map(|(_, i)| i);
-        let index = match cached {
-            Some(i) => i,
-            None => {
-                let i = Arc::new(s.build_index()?);
-                *lock(&me.0.build_index) = Some((generation, i.clone()));
-                i
-            }
-        };
         citriage_app::suspects::suspects_in(s, &index, &opts, &citriage_app::Silent).map_err(app_error)
     })
     .await;
