@@ -31,9 +31,11 @@ pub const CHART_DAYS: usize = 30;
 pub const RECENT_BUILDS: usize = 200;
 /// Runs kept per (job, test) history.
 pub const TEST_HISTORY: usize = 200;
-/// Page cache of each connection reading jobs for the view, in KiB: every page is
-/// read about once, so SQLite's default cache would only hold memory.
-const JOB_READ_PAGE_CACHE_KIB: u64 = 8 * 1024;
+/// SQLite page cache of each connection the dashboard reads through (building the
+/// view, its job readers, the requests' pool), in KiB: the view is built reading
+/// each page about once and requests read a few builds each, so SQLite's default
+/// 128 MiB per connection would mostly hold memory.
+pub const READ_PAGE_CACHE_KIB: u64 = 16 * 1024;
 
 /// What the view covers.
 #[derive(Debug, Clone)]
@@ -768,7 +770,7 @@ fn each_job_work(
             scope.spawn(move || {
                 let opened = location.open().map_err(WebError::from);
                 let mut s = match opened
-                    .and_then(|s| s.limit_page_cache(JOB_READ_PAGE_CACHE_KIB).map(|()| s).map_err(WebError::from))
+                    .and_then(|s| s.limit_page_cache(READ_PAGE_CACHE_KIB).map(|()| s).map_err(WebError::from))
                 {
                     Ok(s) => s,
                     Err(e) => {

@@ -226,6 +226,7 @@ pub fn build_index(
     settings: &IndexSettings,
 ) -> Result<WebIndex, WebError> {
     let mut store = Store::open(db)?;
+    store.limit_page_cache(index::READ_PAGE_CACHE_KIB)?;
     WebIndex::build(&mut store, stamp, settings)
 }
 
@@ -799,7 +800,9 @@ where
                 if !citriage_store::Location::from_path(&s.db).exists() {
                     return Err(WebError::Internal("the store file is gone".into()));
                 }
-                Store::open(&s.db)?
+                let store = Store::open(&s.db)?;
+                store.limit_page_cache(index::READ_PAGE_CACHE_KIB)?;
+                store
             }
         };
         let r = f(&mut store);
