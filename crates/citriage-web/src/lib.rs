@@ -760,6 +760,8 @@ async fn prewarm_loop(state: AppState, app: Router) {
             }
             done_for = gen;
             state.0.prewarmed.store(gen, Ordering::Release);
+            // The pages were rendered on the runtime's threads: what they freed goes back.
+            index::release_free_memory();
         }
         tokio::time::sleep(CHECK_EVERY).await;
     }
