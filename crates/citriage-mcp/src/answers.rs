@@ -237,8 +237,8 @@ fn failing_from_snapshot(
 /// The jobs whose tests fired a flake signal in the view's window, with how many tests did.
 fn flaky_jobs(view: &WebIndex) -> BTreeMap<&str, usize> {
     let mut out: BTreeMap<&str, usize> = BTreeMap::new();
-    for runs in view.tests.values() {
-        for t in runs.iter().filter(|t| !t.signals.is_empty()) {
+    for (_, runs) in view.tests.iter() {
+        for t in runs.iter().filter(|t| view.test_figures(t).is_some_and(|f| !f.signals.is_empty())) {
             if let Some(j) = view.jobs.get(t.job as usize) {
                 *out.entry(j.name.as_str()).or_default() += 1;
             }

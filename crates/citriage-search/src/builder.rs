@@ -73,12 +73,13 @@ impl IndexBuilder {
 
     /// Builds the index over the distinct texts (in parallel on rayon's pool).
     pub fn finish(self) -> TextIndex {
-        let IndexBuilder { mut text, mut ends, .. } = self;
+        let IndexBuilder { mut text, mut ends, by_hash, collisions, .. } = self;
+        drop((by_hash, collisions));
         text.shrink_to_fit();
         ends.shrink_to_fit();
         let chunks = chunk_ranges(&ends, rayon::current_num_threads());
         let built: Vec<Chunk> = chunks.par_iter().map(|&(lo, hi)| Chunk::build(&text, &ends, lo, hi)).collect();
-        let (keys, post_ends, counts, postings) = merge(&built);
+        let (keys, post_ends, counts, postings) = merge(built);
         TextIndex::from_parts(text, ends, keys, post_ends, counts, postings)
     }
 
@@ -270,14 +271,18 @@ impl Chunk {
 /// Merged posting lists: sorted keys, list ends in the buffer, counts, the buffer.
 type Merged = (Vec<u32>, Vec<usize>, Vec<u32>, Vec<u8>);
 
-/// Merges the chunks' lists key by key; key ranges are merged in parallel, then joined.
-fn merge(chunks: &[Chunk]) -> Merged {
+/// Merges the chunks' lists key by key; key ranges are merged in parallel, then joined
+/// (the chunks dropped before, each piece as it is appended, so no more than two
+/// copies of the lists are held at once).
+fn merge(chunks: Vec<Chunk>) -> Merged {
     let mut keys: Vec<u32> = chunks.iter().flat_map(|c| c.keys.iter().copied()).collect();
     keys.par_sort_unstable();
     keys.dedup();
     let parts = (rayon::current_num_threads() * 4).max(1);
     let per = keys.len().div_ceil(parts).max(1);
-    let pieces: Vec<(Vec<usize>, Vec<u32>, Vec<u8>)> = keys.par_chunks(per).map(|ks| merge_range(chunks, ks)).collect();
+    let pieces: Vec<(Vec<usize>, Vec<u32>, Vec<u8>)> =
+        keys.par_chunks(per).map(|ks| merge_range(&chunks, ks)).collect();
+    drop(chunks);
     let mut post_ends = Vec::with_capacity(keys.len());
     let mut counts = Vec::with_capacity(keys.len());
     let mut postings = Vec::with_capacity(pieces.iter().map(|p| p.2.len()).sum());

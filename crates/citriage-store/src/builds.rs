@@ -762,40 +762,31 @@ impl Store {
         since: Option<i64>,
         mut f: impl FnMut(i64, u32, &str, &str),
     ) -> Result<u64, StoreError> {
-        self.ensure_string_texts()?;
-        let texts = self.string_texts.take().unwrap_or_default();
-        // A name committed by another writer after the map was read is looked up on
-        // another connection (this one is busy streaming).
-        let mut late: HashMap<i64, Arc<str>> = HashMap::new();
-        let location = self.location.clone();
+        // Names joined in the query (a lookup by key per row) rather than through the
+        // id → text map of every interned string, which a caller streaming the
+        // window's texts need not hold.
         let sql = match self.backend() {
             // Builds first (CROSS JOIN keeps the order): a window reads only its builds' results.
             Backend::Sqlite => {
-                "SELECT t.build, t.seq, t.name, t.failure_text FROM builds b CROSS JOIN test_results t ON t.build = b.id
+                "SELECT t.build, t.seq, COALESCE(s.text, ''), t.failure_text
+                 FROM builds b CROSS JOIN test_results t ON t.build = b.id LEFT JOIN strings s ON s.id = t.name
                  WHERE (CAST(?1 AS BIGINT) IS NULL OR b.started > ?1) AND t.status IN (1, 2) AND t.failure_text IS NOT NULL
                  ORDER BY t.build, t.seq"
             }
             Backend::Postgres => {
-                "SELECT t.build, t.seq, t.name, t.failure_text FROM builds b JOIN test_results t ON t.build = b.id
+                "SELECT t.build, t.seq, COALESCE(s.text, ''), t.failure_text
+                 FROM builds b JOIN test_results t ON t.build = b.id LEFT JOIN strings s ON s.id = t.name
                  WHERE (CAST(?1 AS BIGINT) IS NULL OR b.started > ?1) AND t.status IN (1, 2) AND t.failure_text IS NOT NULL
                  ORDER BY t.build, t.seq"
             }
         };
-        let result = self.conn.reader().each(sql, vals![since], &mut |r| {
-            let name = r.i64(2)?;
-            let name = match texts.get(&name).or_else(|| late.get(&name)) {
-                Some(t) => t.clone(),
-                None => {
-                    let t = lookup_string(&location, name)?;
-                    late.insert(name, t.clone());
-                    t
-                }
-            };
-            f(r.i64(0)?, r.i64(1)? as u32, &name, r.opt_str(3)?.unwrap_or(""));
-            Ok(())
-        });
-        self.string_texts = Some(texts);
-        result.map_err(|e| self.err(e))
+        self.conn
+            .reader()
+            .each(sql, vals![since], &mut |r| {
+                f(r.i64(0)?, r.i64(1)? as u32, r.str(2)?, r.opt_str(3)?.unwrap_or(""));
+                Ok(())
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// Calls `f` with every stored log excerpt of builds started after `since` (all
@@ -854,14 +845,4 @@ fn excerpt_from(r: &Row<'_>, at: usize) -> Result<LogExcerpt, DbError> {
         line_end: r.i64(at + 2)? as u32,
         text: r.string(at + 3)?,
     })
-}
-
-/// One interned string, read on a connection of its own.
-fn lookup_string(location: &crate::Location, id: i64) -> Result<Arc<str>, DbError> {
-    if !location.exists() {
-        return Ok(Arc::from(""));
-    }
-    let st = location.open().map_err(|e| DbError::Msg(e.to_string()))?;
-    let t = st.conn.reader().opt("SELECT text FROM strings WHERE id = ?1", vals![id], |r| r.string(0))?;
-    Ok(Arc::from(t.unwrap_or_default().as_str()))
 }

@@ -374,6 +374,16 @@ impl Store {
         &self.location
     }
 
+    /// Caps this connection's SQLite page cache at `kib` KiB (the default is 128 MiB),
+    /// for a connection that reads each page about once (a pass job by job), so that
+    /// memory goes to what is built from the rows instead. Nothing on PostgreSQL.
+    pub fn limit_page_cache(&self, kib: u64) -> Result<(), StoreError> {
+        if self.backend() != Backend::Sqlite {
+            return Ok(());
+        }
+        self.conn.reader().batch(&format!("PRAGMA cache_size = -{kib}")).map_err(|e| self.err(e))
+    }
+
     /// The engine.
     pub fn backend(&self) -> Backend {
         self.conn.backend()

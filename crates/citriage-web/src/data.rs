@@ -181,15 +181,14 @@ pub struct TestHistory {
 /// a test no build in the window ran is a 404.
 pub fn test_history(ix: &WebIndex, name: &str) -> Result<TestHistory, WebError> {
     let mut names: BTreeSet<&str> = BTreeSet::new();
-    if ix.tests.contains_key(name) {
+    if ix.tests.contains(name) {
         names.insert(name);
     }
-    if let Some(a) = ix.test_aliases.get(name) {
-        names.extend(a.iter().map(String::as_str));
-    }
+    names.extend(ix.tests.aliases_of(name));
     let mut jobs = Vec::new();
     for n in &names {
-        for t in ix.tests.get(*n).into_iter().flatten() {
+        for t in ix.tests.get(n).into_iter().flatten() {
+            let figures = ix.test_figures(t);
             jobs.push(TestInJob {
                 job: ix.job_name(t.job).to_string(),
                 test: (*n).to_string(),
@@ -197,9 +196,9 @@ pub fn test_history(ix: &WebIndex, name: &str) -> Result<TestHistory, WebError> 
                 passed: t.passed,
                 failed: t.failed,
                 pass_rate: (t.runs > 0).then(|| round3(f64::from(t.passed) / f64::from(t.runs))),
-                flip_rate: t.flip_rate,
-                pfs: t.pfs,
-                signals: t.signals.clone(),
+                flip_rate: figures.map(|f| f.flip_rate),
+                pfs: figures.map(|f| f.pfs),
+                signals: figures.map(|f| f.signals.clone()).unwrap_or_default(),
                 history: t
                     .history
                     .iter()
@@ -1276,11 +1275,14 @@ pub fn test_list(ix: &WebIndex, p: &BTreeMap<String, String>, limit: usize) -> R
         .iter()
         .filter(|(n, _)| f.matches(n))
         .map(|(n, per_job)| TestRow {
-            name: n.clone(),
+            name: n.to_string(),
             jobs: per_job.len(),
             runs: per_job.iter().map(|t| t.runs).sum(),
             failed: per_job.iter().map(|t| t.failed).sum(),
-            flaky_in: per_job.iter().filter(|t| t.signals.iter().any(|s| s.fired)).count(),
+            flaky_in: per_job
+                .iter()
+                .filter(|t| ix.test_figures(t).is_some_and(|f| f.signals.iter().any(|s| s.fired)))
+                .count(),
         })
         .collect();
     match sort.as_str() {

@@ -14,7 +14,7 @@
 use crate::error::WebError;
 use crate::search::SearchIndex;
 use crate::summary::{self, ClusterBrief, Count, DayRate, JobSummary, NameCount, Overview, VerificationSummary};
-use citriage_analysis::metrics::corrected::{self, JobFigures, Signal, TestFigures};
+use citriage_analysis::metrics::corrected::{self, JobFigures, TestFigures};
 use citriage_analysis::AnalysisConfig;
 use citriage_model::time::DAY;
 use citriage_model::Day;
@@ -22,6 +22,8 @@ use citriage_patterns::normalize::Profile;
 use citriage_store::{ClusterRun, DocumentHeader, IndexedBuild, Store, StoredCluster};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Days of the chart of a job's daily pass rate.
 pub const CHART_DAYS: usize = 30;
@@ -29,6 +31,11 @@ pub const CHART_DAYS: usize = 30;
 pub const RECENT_BUILDS: usize = 200;
 /// Runs kept per (job, test) history.
 pub const TEST_HISTORY: usize = 200;
+/// SQLite page cache of each connection the dashboard reads through (building the
+/// view, its job readers, the requests' pool), in KiB: the view is built reading
+/// each page about once and requests read a few builds each, so SQLite's default
+/// 128 MiB per connection would mostly hold memory.
+pub const READ_PAGE_CACHE_KIB: u64 = 16 * 1024;
 
 /// What the view covers.
 #[derive(Debug, Clone)]
@@ -134,11 +141,129 @@ pub struct TestInJobIndex {
     pub failed: u32,
     /// Newest first, at most [`TEST_HISTORY`], only for tests that failed at least
     /// once: (index into [`WebIndex::builds`], status code 0 passed, 1 failed, 2 error).
-    pub history: Vec<(u32, u8)>,
-    /// The test's flake signals in the job, when it failed in the window.
-    pub signals: Vec<Signal>,
-    pub flip_rate: Option<f64>,
-    pub pfs: Option<f64>,
+    pub history: Box<[(u32, u8)]>,
+    /// The test's corrected figures in the job (flake signals, flip rate, PFS), when
+    /// it failed in the window: an index into the job's `figures.tests` (see
+    /// [`WebIndex::test_figures`]), so they are held once.
+    pub figures: Option<u32>,
+}
+
+/// Every test that ran in the window with its runs per job, and the kettle names
+/// that differ from stored names: each name held once, sorted, the runs in one
+/// vector.
+#[derive(Debug, Default)]
+pub struct TestTable {
+    names: Vec<Box<str>>,
+    /// The runs of test `i`, by job: `runs[starts[i]..starts[i + 1]]`.
+    starts: Vec<u32>,
+    runs: Vec<TestInJobIndex>,
+    /// (kettle name, index of a stored name it stands for), sorted, distinct.
+    aliases: Vec<(Box<str>, u32)>,
+}
+
+impl TestTable {
+    /// Distinct test names.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.position(name).is_some()
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        self.names.binary_search_by(|n| (**n).cmp(name)).ok()
+    }
+
+    fn runs_of(&self, i: usize) -> &[TestInJobIndex] {
+        &self.runs[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    /// A test's runs per job, by job.
+    pub fn get(&self, name: &str) -> Option<&[TestInJobIndex]> {
+        self.position(name).map(|i| self.runs_of(i))
+    }
+
+    /// Every test by name with its runs per job.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[TestInJobIndex])> + '_ {
+        self.names.iter().enumerate().map(|(i, n)| (&**n, self.runs_of(i)))
+    }
+
+    /// The stored names a kettle name stands for (when it differs from them), sorted.
+    pub fn aliases_of<'a>(&'a self, kettle: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let from = self.aliases.partition_point(|(k, _)| &**k < kettle);
+        self.aliases[from..].iter().take_while(move |(k, _)| &**k == kettle).map(|(_, n)| &*self.names[*n as usize])
+    }
+}
+
+/// Collects jobs' tests into a [`TestTable`], one job at a time.
+#[derive(Default)]
+struct TestTableBuilder {
+    ids: HashMap<Box<str>, u32>,
+    names: Vec<Box<str>>,
+    runs: Vec<(u32, TestInJobIndex)>,
+    aliases: Vec<(Box<str>, u32)>,
+}
+
+impl TestTableBuilder {
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.ids.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        let name: Box<str> = name.into();
+        self.names.push(name.clone());
+        self.ids.insert(name, i);
+        i
+    }
+
+    fn add(&mut self, tests: Vec<(String, TestInJobIndex)>, aliases: Vec<(String, String)>) {
+        for (name, t) in tests {
+            let i = self.id(&name);
+            self.runs.push((i, t));
+        }
+        for (kettle, name) in aliases {
+            let i = self.id(&name);
+            self.aliases.push((kettle.into_boxed_str(), i));
+        }
+    }
+
+    fn finish(self) -> TestTable {
+        let TestTableBuilder { ids, names, mut runs, mut aliases } = self;
+        drop(ids);
+        let mut order: Vec<u32> = (0..names.len() as u32).collect();
+        order.sort_by(|a, b| names[*a as usize].cmp(&names[*b as usize]));
+        let mut rank = vec![0u32; names.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let mut slots: Vec<Option<Box<str>>> = names.into_iter().map(Some).collect();
+        let names: Vec<Box<str>> = order.iter().map(|&i| slots[i as usize].take().unwrap_or_default()).collect();
+        drop(slots);
+        // A job lists each test once: (test, job) orders the runs completely.
+        runs.sort_unstable_by_key(|(i, t)| (rank[*i as usize], t.job));
+        let mut starts = Vec::with_capacity(names.len() + 1);
+        let mut at = 0usize;
+        for i in 0..names.len() as u32 {
+            starts.push(at as u32);
+            while at < runs.len() && rank[runs[at].0 as usize] == i {
+                at += 1;
+            }
+        }
+        starts.push(at as u32);
+        let runs: Vec<TestInJobIndex> = runs.into_iter().map(|(_, t)| t).collect();
+        for a in &mut aliases {
+            a.1 = rank[a.1 as usize];
+        }
+        aliases.sort_unstable();
+        aliases.dedup();
+        aliases.shrink_to_fit();
+        TestTable { names, starts, runs, aliases }
+    }
 }
 
 /// Failures of a cluster on one day in one job and test (indices into the profile's
@@ -245,10 +370,8 @@ pub struct WebIndex {
     pub jobs: Vec<JobIndex>,
     job_by_name: HashMap<String, u32>,
     build_by_id: HashMap<i64, u32>,
-    /// Test name → its runs per job (by job name).
-    pub tests: BTreeMap<String, Vec<TestInJobIndex>>,
-    /// Kettle names that differ from the stored name → the stored names.
-    pub test_aliases: BTreeMap<String, BTreeSet<String>>,
+    /// Each test's runs per job, and kettle names that differ from stored names.
+    pub tests: TestTable,
     /// By profile name.
     pub profiles: BTreeMap<String, ProfileIndex>,
     pub documents: Vec<DocumentHeader>,
@@ -259,6 +382,10 @@ pub struct WebIndex {
     pub verifications: BTreeMap<String, VerificationSummary>,
     /// Failure texts and log excerpts for the regex search.
     pub search: SearchIndex,
+    /// Every stored build with what *Which change started it* reads of it (row id,
+    /// bucket, path, job, build id, kind, PR, start, result, the repositories and
+    /// commit it tested), in the store's build-index order; other fields are left empty.
+    pub suspect_builds: Arc<Vec<IndexedBuild>>,
     /// Misclassifications the newest stored triage reports flag, by job.
     pub job_flags: BTreeMap<String, Vec<ReportFlag>>,
     /// How long each part of building the view took (milliseconds): for the status
@@ -301,6 +428,12 @@ impl WebIndex {
         &self.jobs[i as usize].name
     }
 
+    /// A test's corrected figures in its job (see [`TestInJobIndex::figures`]).
+    pub fn test_figures(&self, t: &TestInJobIndex) -> Option<&TestFigures> {
+        let f = self.jobs.get(t.job as usize)?.figures.as_ref()?;
+        f.tests.get(t.figures? as usize)
+    }
+
     /// The position of a build (by store row id) in [`WebIndex::builds`].
     pub fn build_position(&self, id: i64) -> Option<u32> {
         self.build_by_id.get(&id).copied()
@@ -310,28 +443,31 @@ impl WebIndex {
     pub fn build(store: &mut Store, stamp: Option<String>, settings: &IndexSettings) -> Result<WebIndex, WebError> {
         let mut timings = Timings::default();
         let indexed = store.build_index()?;
+        let suspect_builds = Arc::new(indexed.iter().map(for_suspects).collect());
         let (builds, mut jobs, job_by_name) = builds_and_jobs(indexed);
         let build_by_id: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
         let newest = citriage_model::time::robust_newest(builds.iter().filter_map(|b| b.started));
         let as_of = newest.map(|n| Day::from_unix_seconds(n).end_seconds());
         timings.lap("builds");
-        let mut tests: BTreeMap<String, Vec<TestInJobIndex>> = BTreeMap::new();
-        let mut test_aliases: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut tests = TestTable::default();
         if let Some(as_of) = as_of {
             let mut cfg = corrected::Settings::new(as_of, AnalysisConfig::default().harness_test_names);
             cfg.window_days = settings.window_days;
             let since = as_of - settings.window_days * DAY;
-            let work = all_job_work(store, &jobs, since, &cfg)?;
-            for (job, w) in jobs.iter_mut().zip(work) {
-                job.figures = w.figures;
-                job.failing_tests = w.failing_tests;
-                for (name, t) in w.tests {
-                    tests.entry(name).or_default().push(t);
-                }
-                for (k, name) in w.aliases {
-                    test_aliases.entry(k).or_default().insert(name);
-                }
+            let mut figures: Vec<Option<JobFigures>> = jobs.iter().map(|_| None).collect();
+            let mut failing: Vec<Vec<Count>> = jobs.iter().map(|_| Vec::new()).collect();
+            let mut table = TestTableBuilder::default();
+            each_job_work(store, &jobs, since, &cfg, |ji, w| {
+                figures[ji as usize] = w.figures;
+                failing[ji as usize] = w.failing_tests;
+                table.add(w.tests, w.aliases);
+            })?;
+            for ((job, f), t) in jobs.iter_mut().zip(figures).zip(failing) {
+                job.figures = f;
+                job.failing_tests = t;
             }
+            tests = table.finish();
+            release_free_memory();
         }
         timings.lap("job figures and test histories");
         let mut overview = summary::overview_from(store, builds.len() as u64, jobs.len())?;
@@ -360,6 +496,7 @@ impl WebIndex {
         let since = as_of.map(|a| a - settings.window_days * DAY);
         timings.lap("documents");
         let search = SearchIndex::build(store, &build_by_id, since)?;
+        release_free_memory();
         timings.lap("search index");
         Ok(WebIndex {
             timings: timings.laps,
@@ -372,12 +509,12 @@ impl WebIndex {
             job_by_name,
             build_by_id,
             tests,
-            test_aliases,
             profiles,
             documents,
             payloads,
             verifications,
             search,
+            suspect_builds,
             job_flags,
         })
     }
@@ -503,6 +640,15 @@ fn daily_rates(builds: &[BuildLite]) -> Vec<DayRate> {
     daily
 }
 
+/// A test's runs in a job as they are counted.
+struct Runs {
+    job: u32,
+    runs: u32,
+    passed: u32,
+    failed: u32,
+    history: Vec<(u32, u8)>,
+}
+
 /// What one job contributes to the view beyond its builds: corrected figures, most
 /// failing tests, its tests' runs, histories and signals, and kettle-name aliases.
 struct JobWork {
@@ -522,7 +668,7 @@ fn job_work(
     cfg: &corrected::Settings,
 ) -> JobWork {
     let figures = corrected::job_figures(loaded, cfg).into_iter().next();
-    let mut per_test: BTreeMap<&str, TestInJobIndex> = BTreeMap::new();
+    let mut per_test: BTreeMap<&str, Runs> = BTreeMap::new();
     let mut failing: BTreeMap<&str, usize> = BTreeMap::new();
     let mut aliases: BTreeSet<(&str, &str)> = BTreeSet::new();
     let recent_from = loaded.len().saturating_sub(RECENT_BUILDS);
@@ -535,15 +681,12 @@ fn job_work(
             if let Some(k) = t.kettle_name.as_deref().filter(|k| *k != t.name) {
                 aliases.insert((k, t.name.as_str()));
             }
-            let e = per_test.entry(t.name.as_str()).or_insert_with(|| TestInJobIndex {
+            let e = per_test.entry(t.name.as_str()).or_insert_with(|| Runs {
                 job: ji,
                 runs: 0,
                 passed: 0,
                 failed: 0,
                 history: Vec::new(),
-                signals: Vec::new(),
-                flip_rate: None,
-                pfs: None,
             });
             e.runs += 1;
             let code = match t.status.as_str() {
@@ -564,20 +707,21 @@ fn job_work(
             }
         }
     }
-    let by_name: HashMap<&str, &TestFigures> =
-        figures.iter().flat_map(|f| f.tests.iter()).map(|t| (t.name.as_str(), t)).collect();
+    // By name; of two figures with one name (two classnames), the later.
+    let by_name: HashMap<&str, u32> =
+        figures.iter().flat_map(|f| f.tests.iter().enumerate()).map(|(i, t)| (t.name.as_str(), i as u32)).collect();
     let tests = per_test
         .into_iter()
-        .map(|(name, mut t)| {
-            if t.failed == 0 {
+        .map(|(name, t)| {
+            let t = TestInJobIndex {
+                job: t.job,
+                runs: t.runs,
+                passed: t.passed,
+                failed: t.failed,
                 // Always passed: the counts say it all.
-                t.history = Vec::new();
-            }
-            if let Some(f) = by_name.get(name) {
-                t.signals = f.signals.clone();
-                t.flip_rate = Some(f.flip_rate);
-                t.pfs = Some(f.pfs);
-            }
+                history: if t.failed == 0 { Box::default() } else { t.history.into_boxed_slice() },
+                figures: by_name.get(name).copied(),
+            };
             (name.to_string(), t)
         })
         .collect();
@@ -593,15 +737,17 @@ fn job_work(
     }
 }
 
-/// Every job's [`JobWork`], in job order. Jobs are read and computed on all cores,
-/// each worker with a connection of its own (an in-memory store is read on one).
-fn all_job_work(
+/// Every job's [`JobWork`], each handed to `take` on this thread as soon as it is
+/// computed (in no set order), so only the jobs in flight are held. Jobs are read on
+/// as many workers as rayon has threads, each with one connection of its own and a
+/// small page cache (an in-memory store is read on this one).
+fn each_job_work(
     store: &mut Store,
     jobs: &[JobIndex],
     since: i64,
     cfg: &corrected::Settings,
-) -> Result<Vec<JobWork>, WebError> {
-    use rayon::prelude::*;
+    mut take: impl FnMut(u32, JobWork),
+) -> Result<(), WebError> {
     let one = |s: &mut Store, ji: usize| -> Result<JobWork, WebError> {
         let j = &jobs[ji];
         // With failure texts: the flake signals leave out failures whose text names an
@@ -612,18 +758,105 @@ fn all_job_work(
     };
     let location = store.location().clone();
     if !location.exists() {
-        return (0..jobs.len()).map(|ji| one(store, ji)).collect();
+        for ji in 0..jobs.len() {
+            take(ji as u32, one(store, ji)?);
+        }
+        return Ok(());
     }
-    (0..jobs.len())
-        .into_par_iter()
-        .map_init(
-            || location.open().map_err(WebError::from),
-            |s, ji| match s {
-                Ok(s) => one(s, ji),
-                Err(e) => Err(e.clone()),
-            },
-        )
-        .collect()
+    let next = AtomicUsize::new(0);
+    let workers = rayon::current_num_threads().clamp(1, jobs.len().max(1));
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(u32, JobWork), WebError>>(workers * 2);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (tx, next, one, location) = (tx.clone(), &next, &one, &location);
+            scope.spawn(move || {
+                let opened = location.open().map_err(WebError::from);
+                let mut s = match opened
+                    .and_then(|s| s.limit_page_cache(READ_PAGE_CACHE_KIB).map(|()| s).map_err(WebError::from))
+                {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                loop {
+                    let ji = next.fetch_add(1, Ordering::Relaxed);
+                    if ji >= jobs.len() {
+                        break;
+                    }
+                    let r = one(&mut s, ji).map(|w| (ji as u32, w));
+                    let failed = r.is_err();
+                    if tx.send(r).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut first_error = None;
+        for r in rx {
+            match r {
+                Ok((ji, w)) => take(ji, w),
+                Err(e) => {
+                    // Stop handing out jobs; the workers finish the ones they hold.
+                    next.store(jobs.len(), Ordering::Relaxed);
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    })
+}
+
+/// Hands the allocator's free pages back to the kernel. The view is built on several
+/// threads, and glibc keeps what a thread's arena freed until the arena's top is
+/// free: without this, each job's results read by the workers (or the search index's
+/// chunks) would stay resident beside what is built after them. Nothing to do with
+/// other allocators.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only returns free pages of the allocator's own arenas to
+    // the kernel; it touches no memory in use.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// What *Which change started it* reads of a build (see [`WebIndex::suspect_builds`]).
+fn for_suspects(b: &IndexedBuild) -> IndexedBuild {
+    let r = &b.record;
+    IndexedBuild {
+        id: b.id,
+        failed_tests: b.failed_tests,
+        record: citriage_model::build::BuildRecord {
+            bucket: r.bucket.clone(),
+            path: r.path.clone(),
+            job: r.job.clone(),
+            build_id: r.build_id.clone(),
+            kind: r.kind.clone(),
+            pr: r.pr,
+            commit_sha: None,
+            repo_commit: r.repo_commit.clone(),
+            repo_version: None,
+            repos: r.repos.clone(),
+            started: r.started,
+            finished: None,
+            duration: None,
+            result: r.result.clone(),
+            state: None,
+            executor: None,
+            origin: String::new(),
+            problems: Vec::new(),
+            complete: false,
+            tests: Vec::new(),
+            artifacts: Vec::new(),
+            excerpts: Vec::new(),
+            kettle: None,
+            testgrid: None,
+            versions: Vec::new(),
+        },
+    }
 }
 
 fn profile_index(store: &Store, profile: &str) -> Result<Option<ProfileIndex>, WebError> {

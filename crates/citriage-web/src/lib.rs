@@ -208,8 +208,6 @@ struct Shared {
     reads: tokio::sync::Semaphore,
     hosts: Vec<String>,
     latency: ops::Latency,
-    /// The store's build index as of a view generation, for the pages' windows.
-    build_index: Mutex<Option<(u64, Arc<Vec<citriage_store::IndexedBuild>>)>>,
 }
 
 /// Shared state of the server's handlers.
@@ -228,6 +226,7 @@ pub fn build_index(
     settings: &IndexSettings,
 ) -> Result<WebIndex, WebError> {
     let mut store = Store::open(db)?;
+    store.limit_page_cache(index::READ_PAGE_CACHE_KIB)?;
     WebIndex::build(&mut store, stamp, settings)
 }
 
@@ -258,7 +257,6 @@ impl AppState {
             reads: tokio::sync::Semaphore::new(MAX_CONCURRENT_READS),
             hosts,
             latency: ops::Latency::default(),
-            build_index: Mutex::new(None),
         })))
     }
 
@@ -762,6 +760,8 @@ async fn prewarm_loop(state: AppState, app: Router) {
             }
             done_for = gen;
             state.0.prewarmed.store(gen, Ordering::Release);
+            // The pages were rendered on the runtime's threads: what they freed goes back.
+            index::release_free_memory();
         }
         tokio::time::sleep(CHECK_EVERY).await;
     }
@@ -802,7 +802,9 @@ where
                 if !citriage_store::Location::from_path(&s.db).exists() {
                     return Err(WebError::Internal("the store file is gone".into()));
                 }
-                Store::open(&s.db)?
+                let store = Store::open(&s.db)?;
+                store.limit_page_cache(index::READ_PAGE_CACHE_KIB)?;
+                store
             }
         };
         let r = f(&mut store);
@@ -1366,18 +1368,8 @@ async fn suspects_section(st: &AppState, profile: &str, target: &str) -> String 
         profile,
         checkouts: st.0.opts.checkouts.clone(),
     };
-    let generation = st.generation();
-    let me = st.clone();
+    let index = st.view().suspect_builds.clone();
     let answer = with_store(st, move |s| {
-        let cached = lock(&me.0.build_index).clone().filter(|(g, _)| *g == generation).map(|(_, i)| i);
-        let index = match cached {
-            Some(i) => i,
-            None => {
-                let i = Arc::new(s.build_index()?);
-                *lock(&me.0.build_index) = Some((generation, i.clone()));
-                i
-            }
-        };
         citriage_app::suspects::suspects_in(s, &index, &opts, &citriage_app::Silent).map_err(app_error)
     })
     .await;
