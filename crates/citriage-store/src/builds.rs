@@ -400,8 +400,13 @@ fn stored_build_tx(tx: &mut Tx<'_>, b: &BuildRecord) -> Result<Option<(i64, Stor
     if let Some(found) = stored_head_tx(tx, &b.bucket, &b.path)? {
         return Ok(Some(found));
     }
+    // Found through the job's index (`builds_by_job`): `bucket || ''` keeps SQLite from
+    // taking the bucket's unique index instead, which visits every build of the bucket
+    // (each new build stored cost a scan of the store: 0.1 s at 100k builds).
     let mut same = tx.rows(
-        &format!("SELECT {BUILD_COLUMNS} FROM builds WHERE bucket = ?1 AND job = ?2 AND build_id = ?3 ORDER BY path"),
+        &format!(
+            "SELECT {BUILD_COLUMNS} FROM builds WHERE bucket || '' = ?1 AND job = ?2 AND build_id = ?3 ORDER BY path"
+        ),
         vals![&b.bucket, &b.job, &b.build_id],
         |r| {
             let (id, record, _) = build_from_row(r)?;
