@@ -226,22 +226,24 @@ fn lines(
         b.seed
     );
     put!(out, "{:<52} {:>9} {:>9} {:>10} {:>9}", "run", "wall s", "CPU s", "peak MiB", "speedup");
-    let row = |name: &str, c: &Cost, s: Option<f64>| {
+    // A speedup over a reference stopped unfinished is a lower bound.
+    let bound = if stopped { "≥" } else { "" };
+    let row = |name: &str, c: &Cost, s: Option<String>| {
         format!(
             "{name:<52} {:>9.2} {:>9.2} {:>10.0} {:>9}",
             c.wall_seconds,
             c.cpu_seconds,
             c.peak_rss_mib,
-            s.map(|x| format!("{}{x:.1}×", if stopped { "≥" } else { "" })).unwrap_or_else(|| "-".into())
+            s.unwrap_or_else(|| "-".into())
         )
     };
     if let Some(r) = &reference {
         let name =
             if stopped { "reference summarize.py, stopped unfinished" } else { "reference summarize.py (8bd0b7a55c^)" };
-        put!(out, "{}", row(name, r, Some(1.0)));
+        put!(out, "{}", row(name, r, Some("1.0×".into())));
     }
     for (name, c) in runs {
-        put!(out, "{}", row(name, c, speedup(c)));
+        put!(out, "{}", row(name, c, speedup(c).map(|x| format!("{bound}{x:.1}×"))));
     }
     if stopped {
         put!(
