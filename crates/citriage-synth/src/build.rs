@@ -922,6 +922,18 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
         let mut failed_tests = 0u64;
         let mut log_ev: Vec<logs::LogEvidence> = Vec::new();
         let gcs_prefix = format!("{}/{}", ctx.gcs_root, gcs_rel);
+        let junit_plan = JunitPlan {
+            job,
+            tests: &tests,
+            causes: &causes,
+            fails: &fails,
+            harness_fail: harness_fail.as_ref(),
+            timeout_error,
+            setup_cause,
+            aborted,
+            start: slot.start,
+            end,
+        };
         'files: {
             if !render {
                 // Outside the slice and without the world files: nothing is rendered. Only a
@@ -930,19 +942,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
                 let retested = matches!(slot.trig, Trig::Pre { retest, .. } if retest < 3);
                 if retested && state == State::Failure {
                     let _ = br.uuid();
-                    let _ = compose_junit(
-                        job,
-                        &tests,
-                        &causes,
-                        &fails,
-                        harness_fail.as_ref(),
-                        timeout_error,
-                        setup_cause,
-                        aborted,
-                        slot.start,
-                        end,
-                        &mut br,
-                    );
+                    let _ = compose_junit(&junit_plan, &mut br);
                     let _ = log_factor(&mut br);
                     let _ = br.fork("log");
                 }
@@ -1007,19 +1007,7 @@ pub fn run_job(job: &JobSpec, ctx: &Ctx, sink: &mut Sink) -> Result<JobOutput, S
             }
             if state != State::Pending {
                 // JUnit.
-                let files = compose_junit(
-                    job,
-                    &tests,
-                    &causes,
-                    &fails,
-                    harness_fail.as_ref(),
-                    timeout_error,
-                    setup_cause,
-                    aborted,
-                    slot.start,
-                    end,
-                    &mut br,
-                );
+                let files = compose_junit(&junit_plan, &mut br);
                 if state != State::Pending {
                     tg_columns.push(testgrid::finished_column(
                         &idstr,
@@ -1350,20 +1338,22 @@ fn case(classname: &str, name: &str, ms: u64, outcome: Outcome) -> Case {
     Case { classname: classname.to_string(), name: Some(name.to_string()), time_ms: ms, outcome, lifecycle: None }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn compose_junit(
-    job: &JobSpec,
-    tests: &[TestDef],
-    causes: &[Cause],
-    fails: &BTreeMap<usize, Vec<(usize, String, String)>>,
-    harness_fail: Option<&(String, usize, String)>,
+/// What a build's JUnit files are made from (its outcome decided before any file).
+struct JunitPlan<'a> {
+    job: &'a JobSpec,
+    tests: &'a [TestDef],
+    causes: &'a [Cause],
+    fails: &'a BTreeMap<usize, Vec<(usize, String, String)>>,
+    harness_fail: Option<&'a (String, usize, String)>,
     timeout_error: bool,
     setup_cause: Option<usize>,
     aborted: bool,
     start: i64,
     end: i64,
-    r: &mut Rng,
-) -> Vec<JunitFile> {
+}
+
+fn compose_junit(plan: &JunitPlan, r: &mut Rng) -> Vec<JunitFile> {
+    let JunitPlan { job, tests, causes, fails, harness_fail, timeout_error, setup_cause, aborted, start, end } = *plan;
     let mut files = Vec::new();
     if aborted || job.suite == SuiteKind::ImageBuild {
         return files;
