@@ -19,9 +19,9 @@ use citriage_patterns::export::{
 use citriage_patterns::normalize::Profile;
 use citriage_patterns::signatures::Catalogue;
 use citriage_patterns::stable::{CurrentCluster, PreviousCluster, StableAssignment, StableIdAssigner};
-use citriage_store::{ClusterDay, ClusterRun, MemberAt, Store, StoredCluster, StoredSubPattern};
+use citriage_store::{ClusterDay, ClusterRun, MemberAt, Store, StoredCluster, StoredSubPattern, WindowFailure};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -53,15 +53,14 @@ impl Default for ClusterOptions {
     }
 }
 
-/// A failure as clustered: (test, failure text, job, build path), each text held once
-/// however many failures share it.
-pub type FailureRow = (Arc<str>, Arc<str>, Arc<str>, Arc<str>);
-
 /// What a clustering run computed (and recorded in the store).
 pub struct ClusterOutcome {
     pub as_of: i64,
-    /// (test, failure text, job, build path) per failure, in input order.
-    pub rows: Vec<FailureRow>,
+    pub profile: Profile,
+    /// The window's failures, in input order (by build, then position), without their
+    /// texts (empty: let go once clustered; each cluster carries its text).
+    pub failures: Vec<WindowFailure>,
+    /// The window's builds, as `failures` index them.
     pub builds: Vec<ExportBuild>,
     pub clustering: Clustering,
     pub rich: RichExport,
@@ -69,15 +68,40 @@ pub struct ClusterOutcome {
     pub daily: Vec<ClusterDay>,
 }
 
+impl ClusterOutcome {
+    /// The failures as clustered (test by the profile, job, build path; the text empty).
+    pub fn refs(&self) -> Vec<FailureRef<'_>> {
+        failure_refs(&self.failures, &self.builds, self.profile)
+    }
+}
+
 /// The window's failures as read from the store.
-#[derive(Default)]
 struct Window {
-    rows: Vec<FailureRow>,
-    /// Per failure: (index into `builds`, the test's position in its build).
-    places: Vec<(usize, u32)>,
+    /// By build, then position.
+    failures: Vec<WindowFailure>,
     builds: Vec<ExportBuild>,
     /// The store's row id of each entry of `builds`.
     build_ids: Vec<i64>,
+}
+
+/// Each failure as the clustering takes it: the test under the profile's name, the text,
+/// and its build's job and path.
+fn failure_refs<'a>(failures: &'a [WindowFailure], builds: &'a [ExportBuild], profile: Profile) -> Vec<FailureRef<'a>> {
+    failures
+        .iter()
+        .map(|f| {
+            let b = &builds[f.build as usize];
+            FailureRef { test: test_of(f, profile), text: &f.text, job: &b.job, build: &b.path }
+        })
+        .collect()
+}
+
+/// A failure's test under the profile's name: kettle's for k8s-triage where known.
+fn test_of(f: &WindowFailure, profile: Profile) -> &str {
+    match (profile, &f.kettle_name) {
+        (Profile::K8sTriage, Some(k)) => k,
+        _ => &f.name,
+    }
 }
 
 /// Clusters the stored failures of builds started in the window ending at the as-of
@@ -87,9 +111,8 @@ pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Pr
     let as_of = builds::store_as_of(store, opts.as_of.as_deref())?;
     let since = as_of - opts.window_days.max(1) * DAY;
     let w = read_window(store, opts, since, as_of)?;
-    progress.doing(&format!("clustering {} failures", w.rows.len()));
-    let refs: Vec<FailureRef<'_>> =
-        w.rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
+    progress.doing(&format!("clustering {} failures", w.failures.len()));
+    let refs = failure_refs(&w.failures, &w.builds, opts.profile);
     let (clustering, normalized) = cluster_with_texts(&refs, &ClusterConfig::new(opts.profile));
     // The sub-patterns' templates are mined from default-profile texts: only that
     // profile's normalized texts are kept for them.
@@ -98,16 +121,24 @@ pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Pr
     let stable = stable_ids(store, prof, &clustering, &w)?;
     let mut rich = rich_export(&clustering, &refs, Some(&stable), Some(&opts.catalogue), &opts.owners);
     progress.doing("sub-patterns");
-    let started: Vec<i64> = w.places.iter().map(|&(bi, _)| w.builds[bi].started).collect();
+    let started: Vec<i64> = w.failures.iter().map(|f| w.builds[f.build as usize].started).collect();
     attach_sub_patterns(&mut rich, &clustering, &refs, &started, Some(&opts.catalogue), normalized.as_ref());
-    drop((refs, normalized));
+    drop((refs, normalized, started));
+    // The failures' texts are let go once clustered: the clusters carry their texts, and
+    // what follows (membership, daily counts, exports) reads each failure's build,
+    // position and test only. The texts are the largest part of the window held.
+    let mut w = w;
+    let none: Arc<str> = Arc::from("");
+    for f in &mut w.failures {
+        f.text = none.clone();
+    }
     progress.doing("recording clusters");
-    let (stored, members, daily) = cluster_rows(&clustering, &rich, &stable, &w, as_of);
+    let (stored, members, daily) = cluster_rows(&clustering, &rich, &stable, &w, opts.profile, as_of);
     let run = ClusterRun {
         profile: prof.to_string(),
         as_of,
         window_days: opts.window_days.max(1),
-        failures: w.rows.len() as u64,
+        failures: w.failures.len() as u64,
         clusters: stored.len() as u64,
     };
     let members: Vec<MemberAt<'_>> =
@@ -115,43 +146,37 @@ pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Pr
     store.record_cluster_run_at(&run, &stored, &members, &daily)?;
     drop(members);
     store.record_cluster_subpatterns(prof, &sub_pattern_rows(&rich, &stable))?;
-    Ok(ClusterOutcome { as_of, rows: w.rows, builds: w.builds, clustering, rich, daily })
+    let Window { failures, builds, .. } = w;
+    Ok(ClusterOutcome { as_of, profile: opts.profile, failures, builds, clustering, rich, daily })
 }
 
 /// The failures of the builds started in `(since, as_of]`, in the order of every build
 /// listing (job, start, build id, path): only the failed results with a text are read.
 fn read_window(store: &mut Store, opts: &ClusterOptions, since: i64, as_of: i64) -> Result<Window> {
-    let mut w = Window::default();
     let keep = |b: &citriage_model::build::BuildRecord| opts.jobs.is_empty() || opts.jobs.contains(&b.dashboard_job());
-    store.for_each_window_build(since, as_of, &keep, &mut |wb, failures| {
-        let b = wb.record;
-        let path: Arc<str> = Arc::from(format!("gs://{}/{}", b.bucket, b.path));
-        let job: Arc<str> = Arc::from(b.dashboard_job());
-        let tests_failed = failures.len() as i64;
-        for f in failures {
-            let test = match (opts.profile, f.kettle_name) {
-                (Profile::K8sTriage, Some(k)) => k,
-                _ => f.name,
-            };
-            let text = f.text;
-            w.rows.push((test, text, job.clone(), path.clone()));
-            w.places.push((w.builds.len(), f.seq));
-        }
-        w.builds.push(ExportBuild {
-            path: path.to_string(),
-            job: job.to_string(),
+    let read = store.window_failures(since, as_of, &keep)?;
+    let mut failed = vec![0i64; read.builds.len()];
+    for f in &read.failures {
+        failed[f.build as usize] += 1;
+    }
+    let mut build_ids = Vec::with_capacity(read.builds.len());
+    let mut builds = Vec::with_capacity(read.builds.len());
+    for (b, tests_failed) in read.builds.into_iter().zip(failed) {
+        build_ids.push(b.id);
+        builds.push(ExportBuild {
+            path: format!("gs://{}/{}", b.bucket, b.path),
+            job: b.dashboard_job(),
             number: b.build_id.parse().unwrap_or(0),
             started: b.started.unwrap_or(0),
             elapsed: b.duration.unwrap_or(0),
-            tests_run: i64::from(wb.stored_tests),
+            tests_run: i64::from(b.stored_tests),
             tests_failed,
-            result: b.result.unwrap_or_default(),
-            executor: b.executor.unwrap_or_default(),
+            result: b.result.as_deref().unwrap_or_default().to_string(),
+            executor: b.executor.as_deref().unwrap_or_default().to_string(),
             pr: b.pr.map(|p| p.to_string()).unwrap_or_default(),
         });
-        w.build_ids.push(wb.id);
-    })?;
-    Ok(w)
+    }
+    Ok(Window { failures: read.failures, builds, build_ids })
 }
 
 /// Stable ids carried through the store: a cluster takes the id most of its failures
@@ -159,17 +184,20 @@ fn read_window(store: &mut Store, opts: &ClusterOptions, since: i64, as_of: i64)
 fn stable_ids(store: &Store, prof: &str, clustering: &Clustering, w: &Window) -> Result<Vec<StableAssignment>> {
     let previous: Vec<PreviousCluster> =
         store.clusters(prof)?.into_iter().map(|c| PreviousCluster { stable_id: c.stable_id, key: c.key }).collect();
-    let first: HashMap<(i64, u32), String> =
-        store.cluster_first_ids_at(prof)?.into_iter().map(|(b, seq, id)| ((b, seq), id)).collect();
+    // By build row id and position: looked up by binary search.
+    let first = store.cluster_first_ids_at(prof)?;
+    let first_id = |build: i64, seq: u32| {
+        first.binary_search_by(|(b, s, _)| (*b, *s).cmp(&(build, seq))).ok().map(|i| &*first[i].2)
+    };
     let votes: Vec<Vec<(String, u64)>> = clustering
         .clusters
         .iter()
         .map(|c| {
             let mut v: BTreeMap<&str, u64> = BTreeMap::new();
             for &m in &c.members {
-                let (bi, seq) = w.places[m as usize];
-                if let Some(id) = first.get(&(w.build_ids[bi], seq)) {
-                    *v.entry(id.as_str()).or_insert(0) += 1;
+                let f = &w.failures[m as usize];
+                if let Some(id) = first_id(w.build_ids[f.build as usize], f.seq) {
+                    *v.entry(id).or_insert(0) += 1;
                 }
             }
             v.into_iter().map(|(k, n)| (k.to_string(), n)).collect()
@@ -210,23 +238,24 @@ fn cluster_rows(
     rich: &RichExport,
     stable: &[StableAssignment],
     w: &Window,
+    profile: Profile,
     as_of: i64,
 ) -> (Vec<StoredCluster>, Vec<Membership>, Vec<ClusterDay>) {
     let mut clusters = Vec::with_capacity(clustering.clusters.len());
-    let mut members = Vec::with_capacity(w.rows.len());
+    let mut members = Vec::with_capacity(w.failures.len());
     let mut daily = Vec::new();
     for (ci, ((c, rc), s)) in clustering.clusters.iter().zip(&rich.clusters).zip(stable).enumerate() {
         let mut times = Vec::with_capacity(c.members.len());
         let mut jobs = BTreeSet::new();
         let mut per_day: BTreeMap<(i64, &str, &str), u64> = BTreeMap::new();
         for &m in &c.members {
-            let (test, _, job, _) = &w.rows[m as usize];
-            let (bi, seq) = w.places[m as usize];
-            let started = w.builds[bi].started;
-            times.push(started);
-            jobs.insert(&**job);
-            *per_day.entry((Day::from_unix_seconds(started).0, &**job, &**test)).or_insert(0) += 1;
-            members.push((ci, w.build_ids[bi], seq));
+            let f = &w.failures[m as usize];
+            let b = &w.builds[f.build as usize];
+            times.push(b.started);
+            jobs.insert(b.job.as_str());
+            *per_day.entry((Day::from_unix_seconds(b.started).0, b.job.as_str(), test_of(f, profile))).or_insert(0) +=
+                1;
+            members.push((ci, w.build_ids[f.build as usize], f.seq));
         }
         daily.extend(per_day.into_iter().map(|((day, job, test), failures)| ClusterDay {
             stable_id: s.stable_id.clone(),
@@ -390,8 +419,7 @@ pub fn cluster_to_files(
     progress: &dyn Progress,
 ) -> Result<ClusterReport> {
     let outcome = cluster_store(store, opts, progress)?;
-    let refs: Vec<FailureRef<'_>> =
-        outcome.rows.iter().map(|(t, x, j, b)| FailureRef { test: t, text: x, job: j, build: b }).collect();
+    let refs = outcome.refs();
     // Every cluster is exported, so every failure is in exactly one `clustered[]` entry.
     let fd = failure_data(&outcome.clustering, &refs, &outcome.builds, &ExportOptions::complete(opts.owners.clone()));
     drop(refs);

@@ -224,8 +224,8 @@ impl Worker {
                 ..crate::cluster::ClusterOptions::default()
             };
             let out = crate::cluster::cluster_store(store, &opts, &crate::progress::Silent)?;
-            report.reclustered = Some(out.rows.len());
-            tracing::info!(failures = out.rows.len(), complete_builds = complete, "re-clustered the window");
+            report.reclustered = Some(out.failures.len());
+            tracing::info!(failures = out.failures.len(), complete_builds = complete, "re-clustered the window");
         }
         if !self.stopped() {
             report.records = self.refresh_records(store)?;

@@ -11,7 +11,10 @@
 //! slice fetched into the store, its folder removed), so the disk holds the store and
 //! one slice, never the whole mirror; the last slice is the world's last day alone,
 //! and the day-by-day figure is what a user pays each morning: that day's `fetch`,
-//! then `metrics`, `cluster` and `triage` over the store holding every day.
+//! then `metrics`, `cluster` and `triage` over the store holding every day. With
+//! `last_days`, only the world's last days are generated and fetched (the analyses'
+//! 14-day window and the days before it that are asked for), which is what makes the
+//! larger sizes affordable to measure: generating and fetching are most of the run.
 
 use crate::{json_line, put, Lines};
 use citriage_app::{Error, Progress, Result};
@@ -39,6 +42,11 @@ pub struct ScaleBench {
     /// Keep every size's store; else only the last size's (each other one removed once
     /// measured: a 4× k8s store takes about 7 GB).
     pub keep_stores: bool,
+    /// Only the world's last this many days generated and fetched (every build of the
+    /// world still planned, so those days are the whole world's); 0: every day. The
+    /// analyses read a 14-day window, so 15 days or more give them the same window
+    /// as the whole world at a fraction of the generating and fetching.
+    pub last_days: u32,
 }
 
 /// The day-by-day figure's target: one new day fetched, measured, clustered and
@@ -173,6 +181,9 @@ fn wait_with_usage(pid: u32, limit: Option<std::time::Duration>) -> Result<(End,
 pub struct SizeRun {
     pub size: f64,
     pub jobs: usize,
+    /// The first day generated and fetched (1: every day), of `days`.
+    pub first_day: u32,
+    pub days: u32,
     pub builds: u64,
     pub test_results: u64,
     pub store_bytes: u64,
@@ -216,14 +227,20 @@ impl Cost {
     const ZERO: Cost = Cost { wall_seconds: 0.0, cpu_seconds: 0.0, peak_rss_mib: 0.0 };
 }
 
-/// The day slices of a world of `days` days, `per` days each, the last day alone
-/// (`None`: the whole world at once).
-fn day_slices(days: u32, per: u32) -> Vec<Option<String>> {
+/// The first day generated and fetched of a world of `days` days when only its last
+/// `last` are (0: every day).
+fn first_day(days: u32, last: u32) -> u32 {
+    if last == 0 { 1 } else { days.saturating_sub(last) + 1 }.max(1)
+}
+
+/// The day slices of a world of `days` days from day `from`, `per` days each, the last
+/// day alone (`None`: the whole world at once).
+fn day_slices(days: u32, from: u32, per: u32) -> Vec<Option<String>> {
     if per == 0 || days < 2 {
         return vec![None];
     }
     let mut out = Vec::new();
-    let mut first = 1;
+    let mut first = from.max(1);
     while first < days {
         let last = (first + per - 1).min(days - 1);
         out.push(Some(if first == last { first.to_string() } else { format!("{first}..{last}") }));
@@ -243,6 +260,9 @@ pub fn run(b: &ScaleBench, json_out: bool, progress: &dyn Progress) -> Result<Li
     }
     let tmp = std::env::temp_dir().join(format!("citriage-bench-scale-{}", std::process::id()));
     let root = b.dir.clone().unwrap_or_else(|| tmp.clone());
+    if b.last_days > 0 && b.slice_days == 0 {
+        return Err(Error::input("--last-days needs day slices (--slice-days 1 or more)"));
+    }
     let mut runs = Vec::new();
     for (i, &size) in b.sizes.iter().enumerate() {
         let jobs = ((params.jobs as f64 * size).round() as usize).max(1);
@@ -285,7 +305,8 @@ fn one_size(b: &ScaleBench, dir: &Path, size: f64, jobs: usize, days: u32, progr
         a.extend(rest);
         a
     };
-    let slices = day_slices(days, b.slice_days);
+    let from = first_day(days, b.last_days);
+    let slices = day_slices(days, from, b.slice_days);
     let (mut generate, mut fetch, mut last_fetch) = (Cost::ZERO, Cost::ZERO, Cost::ZERO);
     let (mut largest, mut last_builds) = (0u64, 0u64);
     for (i, slice) in slices.iter().enumerate() {
@@ -346,6 +367,8 @@ fn one_size(b: &ScaleBench, dir: &Path, size: f64, jobs: usize, days: u32, progr
     Ok(SizeRun {
         size,
         jobs,
+        first_day: from,
+        days,
         builds,
         test_results,
         store_bytes,
@@ -383,7 +406,7 @@ fn to_json(b: &ScaleBench, runs: &[SizeRun]) -> Value {
             json!({"from": w[0].size, "to": w[1].size, "size_ratio": w[1].size / w[0].size, "commands": per})
         })
         .collect();
-    json!({"preset": b.preset, "slice_days": b.slice_days, "sizes": runs, "growth": growths})
+    json!({"preset": b.preset, "slice_days": b.slice_days, "last_days": b.last_days, "sizes": runs, "growth": growths})
 }
 
 fn table(b: &ScaleBench, runs: &[SizeRun]) -> Lines {
@@ -433,8 +456,11 @@ fn table(b: &ScaleBench, runs: &[SizeRun]) -> Lines {
     for r in runs {
         put!(
             out,
-            "{}×: {} builds, {} test results, store {:.0} MiB; generated in {} slice(s), the largest {:.0} MiB on disk",
+            "{}×: days {}..{} of {}: {} builds, {} test results, store {:.0} MiB; generated in {} slice(s), the largest {:.0} MiB on disk",
             r.size,
+            r.first_day,
+            r.days,
+            r.days,
             r.builds,
             r.test_results,
             mib(r.store_bytes),
@@ -518,13 +544,19 @@ mod tests {
     #[test]
     fn slices_cover_every_day_once_the_last_alone() {
         let s = |v: Vec<Option<String>>| v.into_iter().map(|x| x.unwrap_or_default()).collect::<Vec<_>>();
-        assert_eq!(s(day_slices(90, 10)).len(), 10);
-        assert_eq!(s(day_slices(90, 10))[0], "1..10");
-        assert_eq!(s(day_slices(90, 10))[8], "81..89");
-        assert_eq!(s(day_slices(90, 10))[9], "90");
-        assert_eq!(s(day_slices(5, 3)), vec!["1..3", "4", "5"]);
-        assert_eq!(s(day_slices(2, 1)), vec!["1", "2"]);
-        assert_eq!(day_slices(90, 0), vec![None]);
+        assert_eq!(s(day_slices(90, 1, 10)).len(), 10);
+        assert_eq!(s(day_slices(90, 1, 10))[0], "1..10");
+        assert_eq!(s(day_slices(90, 1, 10))[8], "81..89");
+        assert_eq!(s(day_slices(90, 1, 10))[9], "90");
+        assert_eq!(s(day_slices(5, 1, 3)), vec!["1..3", "4", "5"]);
+        assert_eq!(s(day_slices(2, 1, 1)), vec!["1", "2"]);
+        assert_eq!(day_slices(90, 1, 0), vec![None]);
+        // Only the last days: the window's 14 and one more.
+        assert_eq!(first_day(90, 15), 76);
+        assert_eq!(first_day(90, 0), 1);
+        assert_eq!(first_day(10, 15), 1);
+        assert_eq!(s(day_slices(90, first_day(90, 15), 20)), vec!["76..89", "90"]);
+        assert_eq!(s(day_slices(90, first_day(90, 1), 20)), vec!["90"]);
     }
 
     #[test]

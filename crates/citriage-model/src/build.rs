@@ -216,10 +216,16 @@ impl BuildRecord {
 
     /// The job name as the k8s-metrics dashboards write it (`pr:` for presubmits).
     pub fn dashboard_job(&self) -> String {
-        if self.kind == "presubmit" || self.kind == "batch" {
-            format!("pr:{}", self.job)
-        } else {
-            self.job.clone()
-        }
+        dashboard_job_name(&self.kind, &self.job)
+    }
+}
+
+/// A job of this kind as the k8s-metrics dashboards name it: `pr:` before presubmit and
+/// batch jobs, the job's name for the others.
+pub fn dashboard_job_name(kind: &str, job: &str) -> String {
+    if kind == "presubmit" || kind == "batch" {
+        format!("pr:{job}")
+    } else {
+        job.to_string()
     }
 }

@@ -4,8 +4,10 @@
 //! the previous run's membership in one transaction.
 
 use crate::db::{vals, Backend, DbError, Exec, Row, Tx, Val};
+use crate::window::Shared;
 use crate::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 /// A stored failure cluster: its stable id, its latest key and what the latest run
 /// that saw it found.
@@ -204,7 +206,7 @@ impl Store {
     }
 
     /// [`Store::record_cluster_run`] with each member named by its build's row id (as
-    /// [`Store::for_each_window_build`] reads them), the form clustering writes: the
+    /// [`Store::window_failures`] reads them), the form clustering writes: the
     /// membership is written as the difference from the previous run's (rows gone
     /// deleted, rows new inserted), and only failures without a first stable id get
     /// one, so a run over a window that moved by a day writes about a day of rows.
@@ -353,16 +355,23 @@ impl Store {
     }
 
     /// The stable id every failure clustered under `profile` was first given, by the
-    /// failure's build row id and position: (build, position, stable id), in that order.
-    pub fn cluster_first_ids_at(&self, profile: &str) -> Result<Vec<(i64, u32, String)>, StoreError> {
+    /// failure's build row id and position: (build, position, stable id), in that order;
+    /// each stable id held once, shared by its failures.
+    pub fn cluster_first_ids_at(&self, profile: &str) -> Result<Vec<(i64, u32, Arc<str>)>, StoreError> {
+        let mut ids = Shared::default();
+        let mut out = Vec::new();
         self.conn
             .reader()
-            .rows(
+            .each(
                 "SELECT build, seq, stable_id FROM cluster_failure_ids WHERE profile = ?1 ORDER BY build, seq",
                 vals![profile],
-                |r| Ok((r.i64(0)?, r.i64(1)? as u32, r.string(2)?)),
+                &mut |r| {
+                    out.push((r.i64(0)?, r.i64(1)? as u32, ids.get(r.str(2)?)));
+                    Ok(())
+                },
             )
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))?;
+        Ok(out)
     }
 
     /// Replaces the sub-patterns of a profile's latest run, in one transaction (of rows

@@ -54,7 +54,7 @@ pub use records::{
 };
 pub use schema::SCHEMA_VERSION;
 pub use testgrid::{TabWritten, TestgridTab};
-pub use window::{WindowBuild, WindowFailure};
+pub use window::{Window, WindowBuild, WindowFailure};
 
 /// Store errors; the message names the store (a PostgreSQL URL without its password).
 #[derive(Debug, thiserror::Error)]

@@ -1,13 +1,18 @@
 //! A window's failures as clustering reads them: the builds started in the window,
-//! each with only its failed results that carry a failure text (position, name,
-//! kettle name, text) and its count of stored results; never the passing results, the
-//! artifacts or the log excerpts. One read transaction and two queries whatever the
-//! window's size, on SQLite and PostgreSQL alike: the window's builds with their
-//! count of stored results (the highest position, found through the results' key),
-//! then every failed result of those builds with a text. Both walk the builds in row
-//! id order (the results' key order), so the results are read front to back instead of
-//! jumping about by start time; the builds are put in the listing order in memory.
-//! Each distinct failure text is held once, shared by the failures repeating it.
+//! each with only what clustering and its exports use (no tests, artifacts, excerpts or
+//! other sources' facts), and every failed result that carries a failure text (build,
+//! position, name, kettle name, text); never the passing results. One read transaction
+//! and two queries whatever the window's size, on SQLite and PostgreSQL alike: the
+//! window's builds with their count of stored results (the highest position, found
+//! through the results' key), then every failed result of those builds with a text.
+//! Both walk the builds in row id order (the results' key order), so the results are
+//! read front to back instead of jumping about by start time; the builds are put in
+//! the listing order in memory.
+//!
+//! What bounds the memory: each distinct failure text is held once, shared by the
+//! failures repeating it; a job, bucket, kind, result and executor once per distinct
+//! value; per failure a fixed 56 bytes besides its text, per build about 150 bytes
+//! besides its path.
 
 use crate::db::{vals, Exec, Row, Tx};
 use crate::{Store, StoreError};
@@ -16,18 +21,38 @@ use std::sync::Arc;
 
 pub use citriage_model::build::BuildRecord;
 
-/// A build of the window: its row id, the build (without tests, artifacts or
-/// excerpts) and how many test results are stored for it.
+/// A build of the window as clustering uses it: its row id, the fields every listing
+/// sorts by and the exports show, and how many test results are stored for it.
+/// Repeated values (job, bucket, kind, result, executor) are shared.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowBuild {
     pub id: i64,
-    pub record: BuildRecord,
+    pub bucket: Arc<str>,
+    pub path: Box<str>,
+    pub job: Arc<str>,
+    pub build_id: Box<str>,
+    /// `periodic`, `postsubmit`, `presubmit`, `batch`.
+    pub kind: Arc<str>,
+    pub pr: Option<u64>,
+    pub started: Option<i64>,
+    pub duration: Option<i64>,
+    pub result: Option<Arc<str>>,
+    pub executor: Option<Arc<str>>,
     pub stored_tests: u32,
+}
+
+impl WindowBuild {
+    /// The job as the dashboards name it (see [`BuildRecord::dashboard_job`]).
+    pub fn dashboard_job(&self) -> String {
+        citriage_model::build::dashboard_job_name(&self.kind, &self.job)
+    }
 }
 
 /// A failed test result with a failure text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowFailure {
+    /// Its build's index in [`Window::builds`].
+    pub build: u32,
     /// The result's position in its build (as stored).
     pub seq: u32,
     pub name: Arc<str>,
@@ -36,36 +61,42 @@ pub struct WindowFailure {
     pub text: Arc<str>,
 }
 
+/// The window's builds in the order of every listing (job, start time, build id,
+/// path) and their failures with a text, by build then position.
+#[derive(Debug, Default)]
+pub struct Window {
+    pub builds: Vec<WindowBuild>,
+    pub failures: Vec<WindowFailure>,
+}
+
 /// A failed result as read, before its names are looked up: (index of its build in
 /// the window's order, position, name id, kettle name id, text).
 type RawFailure = (u32, u32, i64, Option<i64>, Arc<str>);
 
 impl Store {
-    /// Calls `f` with each build started in `(since, until]` that `keep` accepts, in
-    /// the order of every listing (job, start time, build id, path), with its failed
-    /// results that have a failure text, by position.
-    pub fn for_each_window_build(
+    /// The builds started in `(since, until]` that `keep` accepts, in the order of every
+    /// listing, with their failed results that have a failure text, by position.
+    pub fn window_failures(
         &mut self,
         since: i64,
         until: i64,
         keep: &dyn Fn(&BuildRecord) -> bool,
-        f: &mut dyn FnMut(WindowBuild, Vec<WindowFailure>),
-    ) -> Result<(), StoreError> {
+    ) -> Result<Window, StoreError> {
         let (builds, mut raw) =
             self.conn.read(&mut |tx| read_window(tx, since, until, keep)).map_err(|e| self.err(e))?;
         // By build (in the window's order), then position: each key once.
         raw.sort_unstable_by_key(|r| (r.0, r.1));
         let names = self.names_of(raw.iter().flat_map(|r| std::iter::once(r.2).chain(r.3)))?;
         let name = |i: i64| names.get(&i).cloned().unwrap_or_else(|| Arc::from(""));
-        let mut raw = raw.into_iter().peekable();
-        for (i, wb) in builds.into_iter().enumerate() {
-            let mut failures = Vec::new();
-            while let Some((_, seq, n, k, text)) = raw.next_if(|r| r.0 as usize == i) {
-                failures.push(WindowFailure { seq, name: name(n), kettle_name: k.map(name), text });
-            }
-            f(wb, failures);
-        }
-        Ok(())
+        let mut failures = Vec::with_capacity(raw.len());
+        failures.extend(raw.drain(..).map(|(build, seq, n, k, text)| WindowFailure {
+            build,
+            seq,
+            name: name(n),
+            kettle_name: k.map(name),
+            text,
+        }));
+        Ok(Window { builds, failures })
     }
 
     /// The start times of the stored builds that have one, in the order of every build
@@ -114,6 +145,7 @@ fn read_window(
     keep: &dyn Fn(&BuildRecord) -> bool,
 ) -> Result<(Vec<WindowBuild>, Vec<RawFailure>), crate::db::DbError> {
     let mut builds = Vec::new();
+    let mut shared = Shared::default();
     tx.each(
         &format!(
             "SELECT {}, (SELECT COALESCE(max(t.seq) + 1, 0) FROM test_results t WHERE t.build = builds.id)
@@ -122,21 +154,33 @@ fn read_window(
         ),
         vals![since, until],
         &mut |r| {
-            let (id, record, _) = crate::builds::build_from_row(r)?;
-            if keep(&record) {
-                builds.push(WindowBuild { id, record, stored_tests: r.i64(24)?.max(0) as u32 });
+            let (id, b, _) = crate::builds::build_from_row(r)?;
+            if keep(&b) {
+                builds.push(WindowBuild {
+                    id,
+                    bucket: shared.get(&b.bucket),
+                    path: b.path.into_boxed_str(),
+                    job: shared.get(&b.job),
+                    build_id: b.build_id.into_boxed_str(),
+                    kind: shared.get(&b.kind),
+                    pr: b.pr,
+                    started: b.started,
+                    duration: b.duration,
+                    result: b.result.as_deref().map(|v| shared.get(v)),
+                    executor: b.executor.as_deref().map(|v| shared.get(v)),
+                    stored_tests: r.i64(24)?.max(0) as u32,
+                });
             }
             Ok(())
         },
     )?;
+    drop(shared);
+    builds.shrink_to_fit();
     // The listing order (`BUILD_ORDER`: job, start with none first, build id, path), the
     // same comparison of bytes the engines make; ties keep the row id order.
-    builds.sort_by(|a, b| {
-        let (a, b) = (&a.record, &b.record);
-        (&a.job, a.started, &a.build_id, &a.path).cmp(&(&b.job, b.started, &b.build_id, &b.path))
-    });
+    builds.sort_by(|a, b| (&a.job, a.started, &a.build_id, &a.path).cmp(&(&b.job, b.started, &b.build_id, &b.path)));
     let at: HashMap<i64, u32> = builds.iter().enumerate().map(|(i, b)| (b.id, i as u32)).collect();
-    let mut texts: HashSet<Arc<str>> = HashSet::new();
+    let mut texts = Shared::default();
     let mut raw = Vec::new();
     tx.each(
         &format!(
@@ -146,18 +190,26 @@ fn read_window(
         vals![since, until],
         &mut |r: &Row<'_>| {
             let Some(&i) = at.get(&r.i64(0)?) else { return Ok(()) };
-            let s = r.str(4)?;
-            let text = match texts.get(s) {
-                Some(t) => t.clone(),
-                None => {
-                    let t: Arc<str> = Arc::from(s);
-                    texts.insert(t.clone());
-                    t
-                }
-            };
+            let text = texts.get(r.str(4)?);
             raw.push((i, r.i64(1)? as u32, r.i64(2)?, r.opt_i64(3)?, text));
             Ok(())
         },
     )?;
     Ok((builds, raw))
+}
+
+/// Each distinct value once, shared by the rows repeating it.
+#[derive(Default)]
+pub(crate) struct Shared(HashSet<Arc<str>>);
+
+impl Shared {
+    /// The shared copy of `v`, made on first sight.
+    pub(crate) fn get(&mut self, v: &str) -> Arc<str> {
+        if let Some(a) = self.0.get(v) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(v);
+        self.0.insert(a.clone());
+        a
+    }
 }

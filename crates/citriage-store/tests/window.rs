@@ -1,5 +1,5 @@
 //! The clustering's read and write paths on both engines: a window's failures read
-//! through [`Store::for_each_window_build`] are exactly those the job-by-job read of
+//! through [`Store::window_failures`] are exactly those the job-by-job read of
 //! every build with every test gives; a run recorded by build row id
 //! ([`Store::record_cluster_run_at`], the membership written as a difference from the
 //! previous run's) leaves the same store as the same run recorded on a fresh store by
@@ -101,13 +101,16 @@ fn old_read(st: &mut Store, since: i64, until: i64) -> Seen {
 
 fn new_read(st: &mut Store, since: i64, until: i64) -> Seen {
     let mut out = Seen::new();
-    st.for_each_window_build(since, until, &|_| true, &mut |wb, failures| {
-        let f = failures
-            .into_iter()
-            .map(|f| (f.seq, f.name.to_string(), f.kettle_name.map(|k| k.to_string()), f.text.to_string()));
-        out.push((format!("{}/{}", wb.record.bucket, wb.record.path), wb.record.started, wb.stored_tests, f.collect()));
-    })
-    .unwrap();
+    let w = st.window_failures(since, until, &|_| true).unwrap();
+    for (i, wb) in w.builds.iter().enumerate() {
+        let f =
+            w.failures.iter().filter(|f| f.build as usize == i).map(|f| {
+                (f.seq, f.name.to_string(), f.kettle_name.as_ref().map(|k| k.to_string()), f.text.to_string())
+            });
+        out.push((format!("{}/{}", wb.bucket, wb.path), wb.started, wb.stored_tests, f.collect()));
+    }
+    // By build, then position.
+    assert!(w.failures.windows(2).all(|p| (p[0].build, p[0].seq) < (p[1].build, p[1].seq)));
     out
 }
 
@@ -125,9 +128,13 @@ fn a_window_read_for_clustering_matches_the_full_read() {
             }
         }
         // The builds `keep` refuses are left out, the others keep their order.
-        let mut kept = Vec::new();
-        st.for_each_window_build(0, i64::MAX, &|b| b.kind == "presubmit", &mut |wb, _| kept.push(wb.record.path))
-            .unwrap();
+        let kept: Vec<String> = st
+            .window_failures(0, i64::MAX, &|b| b.kind == "presubmit")
+            .unwrap()
+            .builds
+            .into_iter()
+            .map(|b| b.path.to_string())
+            .collect();
         let all: Vec<String> = new_read(&mut st, 0, i64::MAX).into_iter().map(|b| b.0).collect();
         assert!(!kept.is_empty() && kept.len() < all.len(), "{}", f.name);
         let presubmits: Vec<String> =

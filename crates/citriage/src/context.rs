@@ -268,6 +268,54 @@ pub fn print_json(v: &serde_json::Value) {
     crate::outln!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
 }
 
+/// Prints the object `head` with `items` as its field `key`, byte for byte as
+/// [`print_json`] prints it, the list written one item at a time: a large answer (every
+/// job's figures) is never held whole as one JSON value and one string.
+pub fn print_json_with_list<T: serde::Serialize>(
+    head: serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    items: &[T],
+) {
+    let _ = write_json_with_list(&mut std::io::stdout().lock(), head, key, items);
+}
+
+fn write_json_with_list<T: serde::Serialize>(
+    out: &mut dyn std::io::Write,
+    mut head: serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    items: &[T],
+) -> std::io::Result<()> {
+    use citriage_model::escape::terminal;
+    head.insert(key.to_string(), serde_json::Value::Array(Vec::new()));
+    let doc = serde_json::to_string_pretty(&serde_json::Value::Object(head)).unwrap_or_default();
+    // The empty list's place: a line break followed by structure can only be the
+    // document's own (a line break inside a string is written `\n`).
+    let mark = format!("\n  {}: []", serde_json::Value::String(key.to_string()));
+    let at = doc.find(&mark).filter(|_| !items.is_empty());
+    // Up to the list's `[` (the whole document when the list is empty).
+    let open = at.map_or(doc.len(), |at| at + mark.len() - 1);
+    out.write_all(terminal(&doc[..open]).as_bytes())?;
+    if at.is_some() {
+        for (i, item) in items.iter().enumerate() {
+            let text =
+                serde_json::to_string_pretty(&serde_json::to_value(item).unwrap_or_default()).unwrap_or_default();
+            let mut chunk = String::with_capacity(text.len() + text.len() / 4 + 8);
+            chunk.push_str(if i == 0 { "\n" } else { ",\n" });
+            for (j, line) in text.split('\n').enumerate() {
+                if j > 0 {
+                    chunk.push('\n');
+                }
+                chunk.push_str("    ");
+                chunk.push_str(line);
+            }
+            out.write_all(terminal(&chunk).as_bytes())?;
+        }
+        out.write_all(b"\n  ")?;
+        out.write_all(terminal(&doc[open..]).as_bytes())?;
+    }
+    out.write_all(b"\n")
+}
+
 /// Parses `--dataset`.
 pub fn parse_dataset(s: &str) -> Result<Dataset, String> {
     s.parse()
@@ -338,5 +386,32 @@ impl fmt::Display for Failure {
 impl From<citriage_app::Error> for Failure {
     fn from(e: citriage_app::Error) -> Self {
         Failure { bad_input: e.is_bad_input(), message: e.message_for(&invocation()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What `print_json` prints for the same object.
+    fn whole(v: &serde_json::Value) -> String {
+        citriage_model::escape::terminal(&serde_json::to_string_pretty(v).unwrap()) + "\n"
+    }
+
+    #[test]
+    fn a_list_written_item_by_item_is_the_whole_document() {
+        let items = [
+            json!({"job": "ci-a", "tests": [{"name": "x\ny", "fired": true}], "rate": 0.5}),
+            json!({"job": "pr:b\u{1b}[31m", "tests": [], "nested": {"z": 1, "a": [1, 2]}}),
+            json!({"job": "  \"jobs\": []", "empty": {}}),
+        ];
+        for n in [0, 1, 3] {
+            let head = serde_json::Map::from_iter([("as_of".to_string(), json!(7)), ("window_days".into(), json!(14))]);
+            let mut out = Vec::new();
+            write_json_with_list(&mut out, head, "jobs", &items[..n]).unwrap();
+            let expected = whole(&json!({"as_of": 7, "window_days": 14, "jobs": items[..n]}));
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "{n} item(s)");
+        }
     }
 }

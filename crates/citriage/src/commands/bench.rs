@@ -221,6 +221,12 @@ pub enum BenchWhat {
         /// removed once measured: the k8s preset's store is about 1.8 GB at 1×).
         #[arg(long)]
         keep_stores: bool,
+        /// Generate and fetch only the world's last DAYS days (the builds of those days
+        /// are the whole world's; every command reads the store as usual). The analyses
+        /// read a 14-day window: 15 or more measure them on the window they would read
+        /// in the whole world, at a fraction of the generating and fetching. 0: every day.
+        #[arg(long, value_name = "DAYS", default_value_t = 0)]
+        last_days: u32,
     },
     /// `citriage cluster` end to end (store read, clustering, store write, exports) as a
     /// child process, on the clustering benchmark's generated failures written into a
@@ -408,7 +414,7 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
                 }
             }
         }
-        BenchWhat::Scale { preset, sizes, dir, program, slice_days, keep_stores } => {
+        BenchWhat::Scale { preset, sizes, dir, program, slice_days, keep_stores, last_days } => {
             let b = citriage_bench::scale::ScaleBench {
                 preset: preset.clone(),
                 sizes: sizes.clone(),
@@ -416,6 +422,7 @@ pub fn exec(ctx: &Context, a: &BenchArgs) -> Result<(), Failure> {
                 program: this_or(program)?,
                 slice_days: *slice_days,
                 keep_stores: *keep_stores,
+                last_days: *last_days,
             };
             let pb = ctx.spinner("measuring");
             let lines = citriage_bench::scale::run(&b, json, &pb)?;

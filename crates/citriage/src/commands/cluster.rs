@@ -77,7 +77,7 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
     pb.clear();
     let ClusterReport { outcome, drift, drift_config: dcfg, from_day, to_day, drift_json, files: [f1, f2, f3] } =
         report;
-    let ClusterOutcome { as_of, rows, builds, clustering, rich, .. } = outcome;
+    let ClusterOutcome { as_of, failures, builds, clustering, rich, .. } = outcome;
     let prof = opts.profile.name();
     let catalogue = &opts.catalogue;
     let acc = &clustering.accounting;
@@ -101,7 +101,8 @@ pub fn exec(ctx: &Context, a: &ClusterArgs) -> Result<(), Failure> {
     );
     outln!("{:<14} {:<21} {:>7} {:>5} {:>5}  signature / text", "stable id", "k8s id", "fails", "jobs", "tests");
     for (rc, c) in rich.clusters.iter().zip(&clustering.clusters).take(a.top) {
-        let jobs: std::collections::BTreeSet<&str> = c.members.iter().map(|&m| &*rows[m as usize].2).collect();
+        let jobs: std::collections::BTreeSet<&str> =
+            c.members.iter().map(|&m| builds[failures[m as usize].build as usize].job.as_str()).collect();
         let sig = catalogue.match_text(&c.text).into_iter().next().map(|m| format!("[{}] ", m.id)).unwrap_or_default();
         let first: String = c.text.lines().next().unwrap_or("").chars().take(80).collect();
         outln!(

@@ -2,7 +2,7 @@
 //! dashboards reproduced (`--emit kettle`), or corrected figures with flake signals
 //! and bias flags.
 
-use crate::context::{print_json, Context, Failure};
+use crate::context::{print_json, print_json_with_list, Context, Failure};
 use crate::outln;
 use citriage_analysis::metrics::corrected::JobFigures;
 use citriage_app::metrics::{Metrics, MetricsRequest};
@@ -69,7 +69,11 @@ pub fn exec(ctx: &Context, a: &MetricsArgs) -> Result<(), Failure> {
         Metrics::Figures { as_of, window_days, jobs } => (as_of, window_days, jobs),
     };
     if ctx.json() {
-        print_json(&json!({"as_of": as_of, "window_days": window_days, "jobs": figs}));
+        let head = serde_json::Map::from_iter([
+            ("as_of".to_string(), json!(as_of)),
+            ("window_days".into(), json!(window_days)),
+        ]);
+        print_json_with_list(head, "jobs", &figs);
         return Ok(());
     }
     print_jobs(&figs, as_of, window_days);
