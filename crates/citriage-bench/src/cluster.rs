@@ -16,7 +16,7 @@ use crate::{json_line, put, Lines};
 use citriage_app::{Error, Progress, Result};
 use citriage_model::build::{BuildRecord, StoredTest};
 use citriage_model::time::HOUR;
-use citriage_patterns::benchgen::generate_each;
+use citriage_patterns::benchgen::{generate_each, GenBuild};
 use serde_json::json;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -48,24 +48,41 @@ fn io(p: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 }
 
 /// Writes the generated failures into `store` and as the reference's input files in
-/// `dir`; returns the number of builds.
+/// `dir`; returns the number of builds. Each build is stored as soon as its last failure
+/// is made and `builds.json` is written one build at a time: this process stays small,
+/// which the measured children's peaks depend on (a child starts as a copy of this
+/// process, and the kernel counts that copy in the child's peak).
 fn write_input(b: &ClusterBench, store: &str, dir: &Path) -> Result<usize> {
     let tests_path = dir.join("tests.json");
     let mut tests = BufWriter::new(std::fs::File::create(&tests_path).map_err(io(&tests_path))?);
-    let mut per_build: Vec<Vec<StoredTest>> = Vec::new();
-    let mut err = None;
+    let mut st = citriage_store::Location::parse(store).open()?;
+    if st.build_counts()?.0 > 0 {
+        return Err(Error::input(format!("{store}: not empty; the benchmark needs an empty store")));
+    }
+    // The build being filled: (its index, the build, its failed tests).
+    let mut open: Option<(u32, GenBuild, Vec<StoredTest>)> = None;
+    let mut err: Option<Error> = None;
     let builds = generate_each(b.failures, b.seed, |gb, f| {
+        if err.is_some() {
+            return;
+        }
         let row = json!({"name": f.test, "build": gb.path, "started": gb.started, "failure_text": f.text});
         if let Err(e) =
             serde_json::to_writer(&mut tests, &row).map_err(std::io::Error::other).and_then(|_| tests.write_all(b"\n"))
         {
-            err.get_or_insert(e);
+            err = Some(io(&tests_path)(e));
+            return;
         }
-        let i = f.build as usize;
-        if per_build.len() <= i {
-            per_build.resize_with(i + 1, Vec::new);
+        if open.as_ref().is_some_and(|(i, _, _)| *i != f.build) {
+            if let Some((_, g, t)) = open.take() {
+                if let Err(e) = st.put_build(&bench_build(&g, t)) {
+                    err = Some(e.into());
+                    return;
+                }
+            }
         }
-        per_build[i].push(StoredTest {
+        let (_, _, t) = open.get_or_insert_with(|| (f.build, gb.clone(), Vec::new()));
+        t.push(StoredTest {
             file: String::new(),
             suite: String::new(),
             classname: "e2e".into(),
@@ -79,53 +96,67 @@ fn write_input(b: &ClusterBench, store: &str, dir: &Path) -> Result<usize> {
         });
     });
     if let Some(e) = err {
-        return Err(io(&tests_path)(e));
+        return Err(e);
     }
     tests.flush().map_err(io(&tests_path))?;
+    drop(tests);
+    if let Some((_, g, t)) = open.take() {
+        st.put_build(&bench_build(&g, t))?;
+    }
+    // Every generated build has a failure, so each was stored above, in order.
+    let stored = st.build_counts()?.0 as usize;
+    if stored != builds.len() {
+        return Err(Error::failed(format!("{store}: {stored} builds stored of {} generated", builds.len())));
+    }
     let builds_path = dir.join("builds.json");
-    let list: Vec<serde_json::Value> = builds
-        .iter()
-        .map(|g| {
-            json!({"path": g.path, "job": g.job, "number": g.number, "started": g.started,
-                "tests_failed": g.tests_failed, "tests_run": 200, "elapsed": HOUR, "result": "FAILURE", "executor": "bench"})
-        })
-        .collect();
-    std::fs::write(&builds_path, serde_json::to_vec(&list).unwrap_or_default()).map_err(io(&builds_path))?;
-    let mut st = citriage_store::Location::parse(store).open()?;
-    if st.build_counts()?.0 > 0 {
-        return Err(Error::input(format!("{store}: not empty; the benchmark needs an empty store")));
-    }
-    for (g, tests) in builds.iter().zip(per_build.into_iter().chain(std::iter::repeat_with(Vec::new))) {
-        let (bucket, path) = g.path.trim_start_matches("gs://").split_once('/').unwrap_or(("kubernetes-jenkins", ""));
-        st.put_build(&BuildRecord {
-            bucket: bucket.to_string(),
-            path: path.to_string(),
-            job: g.job.clone(),
-            build_id: g.number.to_string(),
-            kind: "periodic".into(),
-            pr: None,
-            commit_sha: None,
-            repo_commit: None,
-            repo_version: None,
-            repos: None,
-            started: Some(g.started),
-            finished: Some(g.started + HOUR),
-            duration: Some(HOUR),
-            result: Some("FAILURE".into()),
-            state: None,
-            executor: Some("bench".into()),
-            origin: "bench".into(),
-            problems: Vec::new(),
-            complete: true,
-            tests,
-            artifacts: Vec::new(),
-            excerpts: Vec::new(),
-            kettle: None,
-            testgrid: None,
-            versions: Vec::new(),
-        })?;
-    }
+    let mut out = BufWriter::new(std::fs::File::create(&builds_path).map_err(io(&builds_path))?);
+    let mut write = || -> std::io::Result<()> {
+        out.write_all(b"[")?;
+        for (i, g) in builds.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            let row = json!({"path": g.path, "job": g.job, "number": g.number, "started": g.started,
+                "tests_failed": g.tests_failed, "tests_run": 200, "elapsed": HOUR, "result": "FAILURE", "executor": "bench"});
+            serde_json::to_writer(&mut out, &row).map_err(std::io::Error::other)?;
+        }
+        out.write_all(b"]")?;
+        out.flush()
+    };
+    write().map_err(io(&builds_path))?;
     Ok(builds.len())
+}
+
+/// A generated build as stored, with its failed tests.
+fn bench_build(g: &GenBuild, tests: Vec<StoredTest>) -> BuildRecord {
+    let (bucket, path) = g.path.trim_start_matches("gs://").split_once('/').unwrap_or(("kubernetes-jenkins", ""));
+    BuildRecord {
+        bucket: bucket.to_string(),
+        path: path.to_string(),
+        job: g.job.clone(),
+        build_id: g.number.to_string(),
+        kind: "periodic".into(),
+        pr: None,
+        commit_sha: None,
+        repo_commit: None,
+        repo_version: None,
+        repos: None,
+        started: Some(g.started),
+        finished: Some(g.started + HOUR),
+        duration: Some(HOUR),
+        result: Some("FAILURE".into()),
+        state: None,
+        executor: Some("bench".into()),
+        origin: "bench".into(),
+        problems: Vec::new(),
+        complete: true,
+        tests,
+        artifacts: Vec::new(),
+        excerpts: Vec::new(),
+        kettle: None,
+        testgrid: None,
+        versions: Vec::new(),
+    }
 }
 
 /// Runs the benchmark; returns the lines to print (the JSON document when `json_out`).
@@ -145,6 +176,8 @@ pub fn run(b: &ClusterBench, json_out: bool, progress: &dyn Progress) -> Result<
     };
     progress.doing(&format!("writing {} failures into {} and the reference's input", b.failures, store));
     let builds = write_input(b, &store, &dir)?;
+    // Each child's peak counts the copy of this process it starts as.
+    let floor = crate::scale::own_peak_mib();
     let mut runs: Vec<(String, Cost)> = Vec::new();
     for profile in &b.profiles {
         for pass in ["first", "again"] {
@@ -192,7 +225,7 @@ pub fn run(b: &ClusterBench, json_out: bool, progress: &dyn Progress) -> Result<
     if b.dir.is_none() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
-    Ok(lines(b, builds, &runs, reference, json_out))
+    Ok(lines(b, builds, &runs, reference, floor, json_out))
 }
 
 /// The files summarize.py memoizes its phases in (its working folder).
@@ -203,6 +236,7 @@ fn lines(
     builds: usize,
     runs: &[(String, Cost)],
     reference: Option<(Cost, bool)>,
+    floor: Option<f64>,
     json_out: bool,
 ) -> Lines {
     let stopped = reference.is_some_and(|(_, s)| s);
@@ -215,7 +249,7 @@ fn lines(
             .collect();
         return vec![json_line(&json!({
             "failures": b.failures, "builds": builds, "seed": b.seed, "runs": rows, "reference": reference,
-            "reference_stopped": stopped,
+            "reference_stopped": stopped, "benchmark_peak_rss_mib": floor,
         }))];
     }
     let mut out = Lines::new();
@@ -253,6 +287,12 @@ fn lines(
     }
     if reference.is_none() {
         put!(out, "(no --reference: give a kubernetes/test-infra checkout at 8bd0b7a55c^ to run summarize.py beside)");
+    }
+    if let Some(f) = floor {
+        put!(
+            out,
+            "(this benchmark's own peak before the runs: {f:.0} MiB; a child's peak counts the copy of it the child starts as, so no peak above reads lower)"
+        );
     }
     out
 }

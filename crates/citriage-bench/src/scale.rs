@@ -88,6 +88,16 @@ pub fn measure(program: &Path, args: &[String], stdout_to: &Path) -> Result<Cost
     measure_with(program, args, stdout_to, &RunLimits::default()).map(|(cost, _)| cost)
 }
 
+/// This process's own peak resident memory so far in MiB (`VmHWM`), where the system
+/// reports it. A child starts as a copy of its parent and the kernel counts that copy in
+/// the child's peak, so no child measured here reads below it.
+pub fn own_peak_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: f64 =
+        status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib / 1024.0)
+}
+
 /// Where a measured child runs and how long it may take.
 #[derive(Debug, Clone, Default)]
 pub struct RunLimits<'a> {
@@ -557,6 +567,20 @@ mod tests {
         assert_eq!(first_day(10, 15), 1);
         assert_eq!(s(day_slices(90, first_day(90, 15), 20)), vec!["76..89", "90"]);
         assert_eq!(s(day_slices(90, first_day(90, 1), 20)), vec!["90"]);
+    }
+
+    #[test]
+    fn this_process_knows_its_own_peak() {
+        if !Path::new("/proc/self/status").exists() {
+            eprintln!("skipped: no /proc/self/status");
+            return;
+        }
+        let before = own_peak_mib().unwrap();
+        // 64 MiB touched: the peak grows by about that much.
+        let v = vec![1u8; 64 << 20];
+        let after = own_peak_mib().unwrap();
+        assert!(v.iter().map(|&b| b as u64).sum::<u64>() == 64 << 20);
+        assert!(before > 0.0 && after >= before + 60.0, "{before} → {after}");
     }
 
     #[test]
