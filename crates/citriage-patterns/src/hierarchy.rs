@@ -26,6 +26,10 @@ use crate::signatures::Catalogue;
 /// Bytes of a normalized text given to the template miner.
 pub const TEMPLATE_TEXT_LEN: usize = 600;
 
+/// Distinct texts whose template lines are made at once (in parallel) before the miner
+/// takes them: what bounds the lines held, whatever the cluster's size.
+const TEMPLATE_CHUNK: usize = 4096;
+
 /// How a sub-pattern splits its pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -169,6 +173,18 @@ pub fn sub_patterns(
     catalogue: Option<&Catalogue>,
     normalized: Option<&NormalizedTexts>,
 ) -> Vec<SubPattern> {
+    sub_patterns_in_chunks(cluster, failures, started, catalogue, normalized, TEMPLATE_CHUNK)
+}
+
+/// [`sub_patterns`], the template lines made `chunk` distinct texts at a time.
+fn sub_patterns_in_chunks(
+    cluster: &Cluster,
+    failures: &[FailureRef<'_>],
+    started: &[i64],
+    catalogue: Option<&Catalogue>,
+    normalized: Option<&NormalizedTexts>,
+    chunk: usize,
+) -> Vec<SubPattern> {
     let mut out = Vec::new();
     // Distinct raw texts once each (members in ascending order, so the first index is stable).
     let mut by_text: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
@@ -176,22 +192,30 @@ pub fn sub_patterns(
         by_text.entry(failures[m as usize].text).or_default().push(m);
     }
     // Each distinct text's template line and first known signature, in parallel (the
-    // texts are independent); the miner then takes the lines in text order.
+    // texts are independent), a chunk at a time; the miner takes the lines in text order
+    // as each chunk is made, so only a chunk's lines are held, not one per distinct text.
     let normalized = normalized.filter(|n| n.profile == Profile::Default);
     let texts: Vec<(&str, u32)> = by_text.iter().map(|(t, ms)| (*t, ms[0])).collect();
-    let facts: Vec<(String, Option<String>)> = texts
-        .par_iter()
-        .with_min_len(32)
-        .map(|&(text, m)| {
-            let line = template_line(text, normalized.map(|n| n.of(m)));
-            let signature = catalogue.map(|cat| cat.match_text(text).into_iter().next().map(|s| s.id));
-            (line, signature.flatten())
-        })
-        .collect();
+    let mut drain = Drain::new(DrainConfig::default());
+    let mut tmpl_of_text: Vec<u32> = Vec::with_capacity(texts.len());
+    let mut signatures: Vec<Option<String>> = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(chunk.max(1)) {
+        let facts: Vec<(String, Option<String>)> = chunk
+            .par_iter()
+            .with_min_len(32)
+            .map(|&(text, m)| {
+                let line = template_line(text, normalized.map(|n| n.of(m)));
+                let signature = catalogue.map(|cat| cat.match_text(text).into_iter().next().map(|s| s.id));
+                (line, signature.flatten())
+            })
+            .collect();
+        for (line, signature) in facts {
+            tmpl_of_text.push(drain.add(&line));
+            signatures.push(signature);
+        }
+    }
     drop(texts);
     // by template
-    let mut drain = Drain::new(DrainConfig::default());
-    let tmpl_of_text: Vec<u32> = facts.iter().map(|(line, _)| drain.add(line)).collect();
     let templates = drain.finish();
     let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for (ms, t) in by_text.values().zip(&tmpl_of_text) {
@@ -212,7 +236,7 @@ pub fn sub_patterns(
     // by signature
     if catalogue.is_some() {
         let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-        for (ms, (_, id)) in by_text.values().zip(facts) {
+        for (ms, id) in by_text.values().zip(signatures) {
             groups.entry(id.unwrap_or_else(|| "(none)".to_string())).or_default().extend(ms);
         }
         group(SubKind::Signature, groups, failures, started, &mut out);
@@ -251,6 +275,33 @@ mod tests {
                 assert!(!fresh.is_empty());
                 assert_eq!(fresh, reused, "{profile:?}");
             }
+        }
+    }
+
+    #[test]
+    fn the_template_lines_made_a_chunk_at_a_time_give_the_same_sub_patterns() {
+        // Distinct texts across several chunks, in a few shapes, from a few jobs.
+        let texts: Vec<String> = (0..3000)
+            .map(|i| match i % 3 {
+                0 => format!("Timed out after {i}s: pod ns-{i}/web-{i} never became Ready"),
+                1 => format!("error creating disk pvc-{i:08x} in zone us-central1-{}", ["a", "b"][i % 2]),
+                _ => format!("googleapi: Error 403: Quota 'CPUS' exceeded. Limit: {i}.0 in region r{}", i % 7),
+            })
+            .collect();
+        let fs: Vec<FailureRef> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| FailureRef { test: "t", text: t, job: ["ci-a-1-33", "ci-b", "ci-c"][i % 3], build: "1" })
+            .collect();
+        let started: Vec<i64> = (0..fs.len() as i64).collect();
+        let cat = Catalogue::builtin();
+        let (c, normalized) = crate::cluster::cluster_with_texts(&fs, &ClusterConfig::new(Profile::Default));
+        let big = c.clusters.iter().max_by_key(|c| c.members.len()).unwrap();
+        assert!(big.members.len() >= 500, "{}", big.members.len());
+        let whole = sub_patterns_in_chunks(big, &fs, &started, Some(&cat), Some(&normalized), usize::MAX);
+        for chunk in [1, 7, 256] {
+            let chunked = sub_patterns_in_chunks(big, &fs, &started, Some(&cat), Some(&normalized), chunk);
+            assert_eq!(chunked, whole, "chunks of {chunk}");
         }
     }
 

@@ -237,7 +237,7 @@ pub struct Store {
     string_ids: Option<std::collections::HashMap<String, i64>>,
     /// Interned strings by id, loaded on first read and extended with the strings
     /// other writers added since.
-    string_texts: Option<std::collections::HashMap<i64, std::sync::Arc<str>>>,
+    string_texts: Option<builds::StringTexts>,
 }
 
 /// The default store: `$CITRIAGE_DB` (a file or a `postgres://` URL), else
