@@ -111,6 +111,8 @@ pub fn cluster_store(store: &mut Store, opts: &ClusterOptions, progress: &dyn Pr
     let as_of = builds::store_as_of(store, opts.as_of.as_deref())?;
     let since = as_of - opts.window_days.max(1) * DAY;
     let w = read_window(store, opts, since, as_of)?;
+    // What the store cached for the read goes back before the clustering's peak.
+    store.release_read_caches()?;
     progress.doing(&format!("clustering {} failures", w.failures.len()));
     let refs = failure_refs(&w.failures, &w.builds, opts.profile);
     let (clustering, normalized) = cluster_with_texts(&refs, &ClusterConfig::new(opts.profile));

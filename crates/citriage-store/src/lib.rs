@@ -384,6 +384,17 @@ impl Store {
         self.conn.reader().batch(&format!("PRAGMA cache_size = -{kib}")).map_err(|e| self.err(e))
     }
 
+    /// Hands back what this connection holds only to read faster: SQLite's cached pages
+    /// and the interned strings' texts (both read again when needed), for a command
+    /// about to build a large structure from what it has read.
+    pub fn release_read_caches(&mut self) -> Result<(), StoreError> {
+        self.string_texts = None;
+        if self.backend() != Backend::Sqlite {
+            return Ok(());
+        }
+        self.conn.reader().batch("PRAGMA shrink_memory").map_err(|e| self.err(e))
+    }
+
     /// The engine.
     pub fn backend(&self) -> Backend {
         self.conn.backend()
