@@ -96,34 +96,6 @@ pub(crate) fn sources_json(testgrid: Option<&TestgridFacts>) -> Option<String> {
     testgrid.and_then(|t| serde_json::to_string(&Sources { testgrid: Some(t.clone()) }).ok())
 }
 
-/// The interned strings' texts by id, with the highest id held (what a store's map is
-/// brought up to date from, read on every job a command reads: never a scan of the map).
-#[derive(Debug, Default)]
-pub(crate) struct StringTexts {
-    texts: HashMap<i64, Arc<str>>,
-    /// The highest id in `texts` (0 when empty).
-    pub(crate) max: i64,
-}
-
-impl StringTexts {
-    pub(crate) fn insert(&mut self, id: i64, text: Arc<str>) {
-        self.max = self.max.max(id);
-        self.texts.insert(id, text);
-    }
-
-    pub(crate) fn get(&self, id: &i64) -> Option<&Arc<str>> {
-        self.texts.get(id)
-    }
-
-    pub(crate) fn contains_key(&self, id: &i64) -> bool {
-        self.texts.contains_key(id)
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.texts.is_empty()
-    }
-}
-
 /// A stored build's row as a merge sees it: the build without tests, artifacts or
 /// excerpts, and what TestGrid showed of it when that is kept.
 #[derive(Debug, Clone, PartialEq)]

@@ -29,6 +29,7 @@ mod pg;
 pub mod pg_cluster;
 mod records;
 mod schema;
+mod string_texts;
 mod testgrid;
 mod value;
 mod window;
@@ -237,7 +238,7 @@ pub struct Store {
     string_ids: Option<std::collections::HashMap<String, i64>>,
     /// Interned strings by id, loaded on first read and extended with the strings
     /// other writers added since.
-    string_texts: Option<builds::StringTexts>,
+    string_texts: Option<string_texts::StringTexts>,
 }
 
 /// The default store: `$CITRIAGE_DB` (a file or a `postgres://` URL), else
