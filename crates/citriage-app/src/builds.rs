@@ -42,7 +42,7 @@ pub fn for_snapshot(
     rules: &RuleSet,
     config: &AnalysisConfig,
 ) -> Result<Option<TriageBuilds>> {
-    if store.build_counts()?.0 == 0 {
+    if !store.has_builds()? {
         return Ok(None);
     }
     let listed: BTreeSet<&str> = snapshot.jobs.iter().map(|j| j.job.as_str()).collect();

@@ -830,7 +830,18 @@ impl Store {
         Ok(out)
     }
 
-    /// Counts of stored builds, test results and artifacts (for summaries and tests).
+    /// Whether the store holds any build (one row read, whatever the store's size;
+    /// [`Store::build_counts`] counts every test result).
+    pub fn has_builds(&self) -> Result<bool, StoreError> {
+        self.conn
+            .reader()
+            .int("SELECT CASE WHEN EXISTS (SELECT 1 FROM builds) THEN 1 ELSE 0 END", &[])
+            .map(|n| n != 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Counts of stored builds, test results and artifacts (for summaries and tests;
+    /// counting the test results reads the whole table).
     pub fn build_counts(&self) -> Result<(u64, u64, u64), StoreError> {
         let q = |sql: &str| -> Result<u64, StoreError> {
             self.conn.reader().int(sql, &[]).map(|n| n.max(0) as u64).map_err(|e| self.err(e))

@@ -281,7 +281,9 @@ fn the_same_writes_read_back_the_same_on_both_engines() {
     for f in &fresh {
         let mut st = f.open();
         assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION, "{}", f.name);
+        assert!(!st.has_builds().unwrap(), "{}: a fresh store has no build", f.name);
         fill(&mut st);
+        assert!(st.has_builds().unwrap(), "{}: builds written", f.name);
         // Writing everything again changes nothing (idempotent upserts).
         let digest = st.content_digest().unwrap();
         fill(&mut st);
