@@ -43,12 +43,13 @@ fn main() {
     }
     let (add_time, add_cpu) = (t0.elapsed(), cpu_time().saturating_sub(c0));
     drop(texts);
+    let rss_before = reset_peak_rss();
     let (t0, c0) = (Instant::now(), cpu_time());
     let ix = b.finish();
     let (finish_time, finish_cpu) = (t0.elapsed(), cpu_time().saturating_sub(c0));
+    let finish_peak = status_kib("VmHWM:");
 
     println!("corpus: {n} texts generated in {}, {} of text", secs(gen_time), mib(raw_bytes));
-    println!("threads: {}", rayon::current_num_threads());
     println!("distinct texts: {} ({} of text stored)", ix.len(), mib(ix.text_bytes()));
     println!(
         "build: add+dedup {} ({} CPU), finish (postings) {} ({} CPU), total {}",
@@ -58,6 +59,14 @@ fn main() {
         secs(finish_cpu),
         secs(add_time + finish_time)
     );
+    if let (Some(before), Some(peak)) = (rss_before, finish_peak) {
+        println!(
+            "finish memory: resident before {} MiB, peak during {} MiB (+{} MiB)",
+            before / 1024,
+            peak / 1024,
+            peak.saturating_sub(before) / 1024
+        );
+    }
     println!(
         "index: {} heap ({} text + {} postings + tables), {} distinct trigrams, {} postings, {:.2} bytes/posting",
         mib(ix.heap_bytes()),
@@ -137,6 +146,19 @@ fn measure<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, String) {
 
 /// CPU time of this process so far (user + system, from `/proc/self/stat` on Linux;
 /// zero elsewhere): wall-clock figures on a shared machine overstate the work done.
+/// The resident memory now (KiB), after resetting the peak the kernel keeps (Linux:
+/// `clear_refs` 5), so the next `VmHWM` is the peak since this call.
+fn reset_peak_rss() -> Option<u64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    status_kib("VmRSS:")
+}
+
+/// A `/proc/self/status` figure in KiB.
+fn status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| l.strip_prefix(field))?.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
 fn cpu_time() -> Duration {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return Duration::ZERO };
     // Fields after the command name (which is in parentheses and may contain spaces).

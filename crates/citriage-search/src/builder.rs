@@ -1,15 +1,15 @@
 //! Building a [`TextIndex`]: `IndexBuilder` deduplicates texts as they are added (one
 //! copy of each distinct text, dense ids in first-seen order) and `finish` builds the
-//! trigram posting lists in parallel.
+//! trigram posting lists.
 //!
-//! `finish` cuts the texts into chunks of consecutive ids (a few MB of text each), finds
-//! each chunk's lowercased trigrams and their id lists with a small open-addressing map,
-//! encodes each list (delta + varint) into the chunk's buffer, then merges the chunks'
-//! lists trigram by trigram into one buffer, re-basing only the first delta of each
-//! chunk's piece. Chunks and merge ranges run on rayon's pool.
+//! `finish` reads the texts twice. The first pass gives each distinct lowercased
+//! trigram a dense number (a small open-addressing table) and adds up, per trigram, the
+//! texts containing it and the bytes their delta + varint encoding takes; the lists are
+//! then laid out in key order in one buffer of exactly the total size, and the second
+//! pass writes each id at its list's cursor. The only memory beyond the finished index
+//! is the table and three numbers per trigram.
 
-use crate::index::{write_varint, TextId, TextIndex};
-use rayon::prelude::*;
+use crate::index::{TextId, TextIndex};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -71,15 +71,15 @@ impl IndexBuilder {
         self.added
     }
 
-    /// Builds the index over the distinct texts (in parallel on rayon's pool).
+    /// Builds the index over the distinct texts: one pass counts each trigram's texts
+    /// and encoded bytes, a second writes every list in place in one buffer of exactly
+    /// that size (no second copy of the lists is ever held).
     pub fn finish(self) -> TextIndex {
         let IndexBuilder { mut text, mut ends, by_hash, collisions, .. } = self;
         drop((by_hash, collisions));
         text.shrink_to_fit();
         ends.shrink_to_fit();
-        let chunks = chunk_ranges(&ends, rayon::current_num_threads());
-        let built: Vec<Chunk> = chunks.par_iter().map(|&(lo, hi)| Chunk::build(&text, &ends, lo, hi)).collect();
-        let (keys, post_ends, counts, postings) = merge(built);
+        let (keys, post_ends, counts, postings) = posting_lists(text.as_bytes(), &ends);
         TextIndex::from_parts(text, ends, keys, post_ends, counts, postings)
     }
 
@@ -146,197 +146,112 @@ impl Hasher for PassThrough {
     }
 }
 
-/// Id ranges of a few MB of text each, at least a few per thread when there is enough
-/// text to share.
-fn chunk_ranges(ends: &[usize], threads: usize) -> Vec<(usize, usize)> {
-    const MIN_CHUNK: usize = 256 << 10;
-    const MAX_CHUNK: usize = 4 << 20;
-    let total = ends.last().copied().unwrap_or(0);
-    let target = (total / (threads.max(1) * 4)).clamp(MIN_CHUNK, MAX_CHUNK);
-    let mut out = Vec::new();
-    let mut lo = 0;
-    let mut start_byte = 0;
-    for (i, &end) in ends.iter().enumerate() {
-        if end - start_byte >= target {
-            out.push((lo, i + 1));
-            lo = i + 1;
-            start_byte = end;
-        }
-    }
-    if lo < ends.len() {
-        out.push((lo, ends.len()));
-    }
-    out
-}
-
 /// Packs three bytes (already lowercased) into a key.
 fn key(a: u8, b: u8, c: u8) -> u32 {
     (u32::from(a) << 16) | (u32::from(b) << 8) | u32::from(c)
 }
 
-/// One chunk's posting lists: sorted keys, each list encoded with its first id absolute.
-struct Chunk {
-    keys: Vec<u32>,
-    /// End of each key's list in `buf`.
-    ends: Vec<u32>,
-    counts: Vec<u32>,
-    lasts: Vec<u32>,
-    buf: Vec<u8>,
-}
-
-impl Chunk {
-    fn build(text: &str, ends: &[usize], lo: usize, hi: usize) -> Chunk {
-        let bytes = text.as_bytes();
-        let mut table = TrigramTable::new();
-        // The table positions of each text's distinct trigrams, text after text;
-        // `occ_ends[j]` ends text `lo + j`'s run.
-        let mut occ: Vec<u32> = Vec::new();
-        let mut occ_ends: Vec<usize> = Vec::with_capacity(hi - lo);
-        for i in lo..hi {
-            let start = if i == 0 { 0 } else { ends[i - 1] };
-            let t = &bytes[start..ends[i]];
-            if t.len() >= 3 {
-                let id = i as u32;
-                let mut k = key(0, t[0].to_ascii_lowercase(), t[1].to_ascii_lowercase());
-                for &b in &t[2..] {
-                    k = ((k << 8) | u32::from(b.to_ascii_lowercase())) & 0x00FF_FFFF;
-                    table.visit(k, id, &mut occ);
-                }
-            }
-            occ_ends.push(occ.len());
+/// Calls `visit(id, key)` for every trigram of every text (ASCII-lowercased), in
+/// ascending id order; a trigram repeated within a text is visited each time.
+fn each_trigram(text: &[u8], ends: &[usize], mut visit: impl FnMut(u32, u32)) {
+    let mut start = 0;
+    for (i, &end) in ends.iter().enumerate() {
+        let t = &text[start..end];
+        start = end;
+        if t.len() < 3 {
+            continue;
         }
-        // Counting sort of the (position, id) occurrences by position; ids stay
-        // ascending within each position.
-        let mut counts = vec![0u32; table.entries.len()];
-        for &p in &occ {
-            counts[p as usize] += 1;
+        let id = i as u32;
+        let mut k = key(0, t[0].to_ascii_lowercase(), t[1].to_ascii_lowercase());
+        for &b in &t[2..] {
+            k = ((k << 8) | u32::from(b.to_ascii_lowercase())) & 0x00FF_FFFF;
+            visit(id, k);
         }
-        let mut starts: Vec<usize> = Vec::with_capacity(counts.len());
-        let mut sum = 0usize;
-        for &c in &counts {
-            starts.push(sum);
-            sum += c as usize;
-        }
-        let mut fill = starts.clone();
-        let mut flat = vec![0u32; occ.len()];
-        let mut o = 0;
-        for (j, &end) in occ_ends.iter().enumerate() {
-            let id = (lo + j) as u32;
-            for &p in &occ[o..end] {
-                let f = &mut fill[p as usize];
-                flat[*f] = id;
-                *f += 1;
-            }
-            o = end;
-        }
-        drop(occ);
-        drop(fill);
-        let mut order: Vec<(u32, u32)> = table
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, &e)| e != EMPTY_ENTRY)
-            .map(|(p, &e)| ((e >> 32) as u32, p as u32))
-            .collect();
-        order.sort_unstable();
-        let mut chunk = Chunk {
-            keys: Vec::with_capacity(order.len()),
-            ends: Vec::with_capacity(order.len()),
-            counts: Vec::with_capacity(order.len()),
-            lasts: Vec::with_capacity(order.len()),
-            buf: Vec::with_capacity(flat.len() + flat.len() / 4),
-        };
-        for (k, p) in order {
-            let p = p as usize;
-            let ids = &flat[starts[p]..starts[p] + counts[p] as usize];
-            let mut prev = 0;
-            for &id in ids {
-                write_varint(&mut chunk.buf, id - prev);
-                prev = id;
-            }
-            chunk.keys.push(k);
-            chunk.ends.push(chunk.buf.len() as u32);
-            chunk.counts.push(counts[p]);
-            chunk.lasts.push(prev);
-        }
-        chunk
-    }
-
-    fn list(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.buf[start..self.ends[i] as usize]
     }
 }
 
-/// Merged posting lists: sorted keys, list ends in the buffer, counts, the buffer.
-type Merged = (Vec<u32>, Vec<usize>, Vec<u32>, Vec<u8>);
-
-/// Merges the chunks' lists key by key; key ranges are merged in parallel, then joined
-/// (the chunks dropped before, each piece as it is appended, so no more than two
-/// copies of the lists are held at once).
-fn merge(chunks: Vec<Chunk>) -> Merged {
-    let mut keys: Vec<u32> = chunks.iter().flat_map(|c| c.keys.iter().copied()).collect();
-    keys.par_sort_unstable();
-    keys.dedup();
-    let parts = (rayon::current_num_threads() * 4).max(1);
-    let per = keys.len().div_ceil(parts).max(1);
-    let pieces: Vec<(Vec<usize>, Vec<u32>, Vec<u8>)> =
-        keys.par_chunks(per).map(|ks| merge_range(&chunks, ks)).collect();
-    drop(chunks);
-    let mut post_ends = Vec::with_capacity(keys.len());
-    let mut counts = Vec::with_capacity(keys.len());
-    let mut postings = Vec::with_capacity(pieces.iter().map(|p| p.2.len()).sum());
-    for (ends, cs, buf) in pieces {
-        let base = postings.len();
-        post_ends.extend(ends.into_iter().map(|e| e + base));
-        counts.extend(cs);
-        postings.extend_from_slice(&buf);
+/// Bytes `v` takes as LEB128.
+fn varint_len(v: u32) -> usize {
+    match v {
+        0..=0x7F => 1,
+        0x80..=0x3FFF => 2,
+        0x4000..=0x1F_FFFF => 3,
+        0x20_0000..=0x0FFF_FFFF => 4,
+        _ => 5,
     }
-    (keys, post_ends, counts, postings)
 }
 
-fn merge_range(chunks: &[Chunk], keys: &[u32]) -> (Vec<usize>, Vec<u32>, Vec<u8>) {
-    let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else { return Default::default() };
-    let mut cursors: Vec<usize> = chunks.iter().map(|c| c.keys.partition_point(|&k| k < first)).collect();
-    let size: usize = chunks
-        .iter()
-        .zip(&cursors)
-        .map(|(c, &lo)| {
-            let hi = c.keys.partition_point(|&k| k <= last);
-            let start = if lo == 0 { 0 } else { c.ends[lo - 1] as usize };
-            let end = if hi == 0 { 0 } else { c.ends[hi - 1] as usize };
-            end - start
-        })
-        .sum();
-    let mut buf = Vec::with_capacity(size + keys.len());
-    let mut ends = Vec::with_capacity(keys.len());
-    let mut counts = Vec::with_capacity(keys.len());
-    for &k in keys {
-        let mut prev: u32 = 0;
-        let mut count: u32 = 0;
-        for (c, chunk) in chunks.iter().enumerate() {
-            let i = cursors[c];
-            if i < chunk.keys.len() && chunk.keys[i] == k {
-                let piece = chunk.list(i);
-                let (first_id, n) = crate::index::read_varint(piece, 0);
-                // The chunk encodes its first id absolute; re-base it on the list so far.
-                write_varint(&mut buf, first_id - prev);
-                buf.extend_from_slice(&piece[n..]);
-                prev = chunk.lasts[i];
-                count += chunk.counts[i];
-                cursors[c] = i + 1;
-            }
+/// Writes `v` as LEB128 at `buf[at..]`; returns the bytes written.
+fn put_varint(buf: &mut [u8], at: usize, mut v: u32) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        buf[at + n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    buf[at + n] = v as u8;
+    n + 1
+}
+
+/// The posting lists: sorted keys, each list's end in the buffer, its count, the buffer.
+type Lists = (Vec<u32>, Vec<usize>, Vec<u32>, Vec<u8>);
+
+/// The posting lists of the texts (`ends[i]` ends text `i` in `text`), in two passes.
+fn posting_lists(text: &[u8], ends: &[usize]) -> Lists {
+    let mut table = KeyTable::new();
+    // Per dense trigram number: the last text seen with it plus one (0: none yet), its
+    // texts, and its encoded bytes (then its list's cursor).
+    let mut last: Vec<u32> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut bytes: Vec<usize> = Vec::new();
+    each_trigram(text, ends, |id, k| {
+        let d = table.number(k) as usize;
+        if d == last.len() {
+            last.push(0);
+            counts.push(0);
+            bytes.push(0);
         }
-        ends.push(buf.len());
-        counts.push(count);
+        if last[d] == id + 1 {
+            return;
+        }
+        bytes[d] += varint_len(id - last[d].saturating_sub(1));
+        counts[d] += 1;
+        last[d] = id + 1;
+    });
+    // Lists in key order; each list's first id is encoded absolute (as a delta from 0).
+    let mut order: Vec<(u32, u32)> = table.keys().collect();
+    order.sort_unstable();
+    let mut keys = Vec::with_capacity(order.len());
+    let mut post_ends = Vec::with_capacity(order.len());
+    let mut sorted_counts = Vec::with_capacity(order.len());
+    let mut at = 0usize;
+    for &(k, d) in &order {
+        let d = d as usize;
+        keys.push(k);
+        sorted_counts.push(counts[d]);
+        let len = bytes[d];
+        bytes[d] = at;
+        at += len;
+        post_ends.push(at);
     }
-    (ends, counts, buf)
+    drop((order, counts));
+    let mut postings = vec![0u8; at];
+    last.iter_mut().for_each(|l| *l = 0);
+    each_trigram(text, ends, |id, k| {
+        let d = table.get(k) as usize;
+        if last[d] == id + 1 {
+            return;
+        }
+        bytes[d] += put_varint(&mut postings, bytes[d], id - last[d].saturating_sub(1));
+        last[d] = id + 1;
+    });
+    (keys, post_ends, sorted_counts, postings)
 }
 
-/// Open-addressing table of one chunk's trigrams: each entry packs a key and the last
-/// id seen with it, so one probe both finds the trigram and skips its repeats within a
-/// text. A trigram is identified by its position in the table.
-struct TrigramTable {
+/// Open-addressing table from a trigram key to its dense number (first-seen order);
+/// numbers stay the same when the table grows.
+struct KeyTable {
+    /// Key in the high 32 bits, number in the low; `EMPTY_ENTRY` when free.
     entries: Vec<u64>,
     len: usize,
     shift: u32,
@@ -344,64 +259,70 @@ struct TrigramTable {
 
 const EMPTY_ENTRY: u64 = u64::MAX;
 
-impl TrigramTable {
-    fn new() -> TrigramTable {
+impl KeyTable {
+    fn new() -> KeyTable {
         let bits = 12;
-        TrigramTable { entries: vec![EMPTY_ENTRY; 1 << bits], len: 0, shift: 32 - bits }
+        KeyTable { entries: vec![EMPTY_ENTRY; 1 << bits], len: 0, shift: 32 - bits }
     }
 
     fn home(&self, k: u32) -> usize {
         (k.wrapping_mul(0x9E37_79B1) >> self.shift) as usize
     }
 
-    /// Records that text `id` contains trigram `k`: on the text's first occurrence of
-    /// `k`, appends the trigram's position to `occ`. Growing the table renumbers the
-    /// positions already in `occ`.
+    /// The number of key `k`, given the next one when `k` is new.
     #[inline]
-    fn visit(&mut self, k: u32, id: u32, occ: &mut Vec<u32>) {
+    fn number(&mut self, k: u32) -> u32 {
         let mask = self.entries.len() - 1;
         let mut i = self.home(k);
         loop {
             let e = self.entries[i];
             if e == EMPTY_ENTRY {
-                self.entries[i] = (u64::from(k) << 32) | u64::from(id);
-                occ.push(i as u32);
+                let d = self.len as u32;
+                self.entries[i] = (u64::from(k) << 32) | u64::from(d);
                 self.len += 1;
                 if self.len * 2 > self.entries.len() {
-                    self.grow(occ);
+                    self.grow();
                 }
-                return;
+                return d;
             }
             if (e >> 32) as u32 == k {
-                if e as u32 != id {
-                    self.entries[i] = (u64::from(k) << 32) | u64::from(id);
-                    occ.push(i as u32);
-                }
-                return;
+                return e as u32;
             }
             i = (i + 1) & mask;
         }
     }
 
-    fn grow(&mut self, occ: &mut [u32]) {
+    /// The number of a key already in the table.
+    #[inline]
+    fn get(&self, k: u32) -> u32 {
+        let mask = self.entries.len() - 1;
+        let mut i = self.home(k);
+        loop {
+            let e = self.entries[i];
+            if e != EMPTY_ENTRY && (e >> 32) as u32 == k {
+                return e as u32;
+            }
+            debug_assert!(e != EMPTY_ENTRY, "key {k} was never numbered");
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Every (key, number).
+    fn keys(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.entries.iter().filter(|&&e| e != EMPTY_ENTRY).map(|&e| ((e >> 32) as u32, e as u32))
+    }
+
+    fn grow(&mut self) {
         let old = std::mem::take(&mut self.entries);
         self.entries = vec![EMPTY_ENTRY; old.len() * 2];
         self.shift -= 1;
         let mask = self.entries.len() - 1;
-        let mut moved = vec![0u32; old.len()];
-        for (p, &e) in old.iter().enumerate() {
-            if e == EMPTY_ENTRY {
-                continue;
-            }
+        for e in old.into_iter().filter(|&e| e != EMPTY_ENTRY) {
             let mut i = self.home((e >> 32) as u32);
             while self.entries[i] != EMPTY_ENTRY {
                 i = (i + 1) & mask;
             }
             self.entries[i] = e;
-            moved[p] = i as u32;
-        }
-        for o in occ {
-            *o = moved[*o as usize];
         }
     }
 }
@@ -436,36 +357,30 @@ mod tests {
     }
 
     #[test]
-    fn chunk_ranges_cover_every_id_once_in_order() {
-        let ends: Vec<usize> = (1..=10_000).map(|i| i * 300).collect();
-        let ranges = chunk_ranges(&ends, 2);
-        assert!(ranges.len() > 1);
-        assert_eq!(ranges.first().map(|r| r.0), Some(0));
-        assert_eq!(ranges.last().map(|r| r.1), Some(ends.len()));
-        for w in ranges.windows(2) {
-            assert_eq!(w[0].1, w[1].0);
+    fn key_table_numbers_stay_when_it_grows() {
+        let mut t = KeyTable::new();
+        for k in 0..10_000u32 {
+            assert_eq!(t.number(k * 31), k);
+            assert_eq!(t.number(k * 31), k, "a known key keeps its number");
         }
-        assert!(chunk_ranges(&[], 2).is_empty());
+        assert!(t.entries.len() >= 20_000, "the table grew");
+        for k in 0..10_000u32 {
+            assert_eq!(t.get(k * 31), k);
+        }
+        let mut all: Vec<(u32, u32)> = t.keys().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..10_000u32).map(|k| (k * 31, k)).collect::<Vec<_>>());
     }
 
     #[test]
-    fn trigram_table_records_first_occurrences_and_renumbers_on_growth() {
-        let mut t = TrigramTable::new();
-        let mut occ = Vec::new();
-        // Text 0 has keys 0..10_000 (times 31), each twice: recorded once each.
-        for k in 0..10_000u32 {
-            t.visit(k * 31, 0, &mut occ);
-            t.visit(k * 31, 0, &mut occ);
+    fn varints_take_the_bytes_they_are_counted_for() {
+        for v in [0u32, 1, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152, 268_435_455, 268_435_456, u32::MAX] {
+            let mut want = Vec::new();
+            crate::index::write_varint(&mut want, v);
+            assert_eq!(varint_len(v), want.len(), "{v}");
+            let mut buf = vec![0u8; 8];
+            assert_eq!(put_varint(&mut buf, 2, v), want.len(), "{v}");
+            assert_eq!(&buf[2..2 + want.len()], &want[..], "{v}");
         }
-        assert_eq!(occ.len(), 10_000);
-        assert!(t.entries.len() >= 20_000, "the table grew");
-        // Every recorded position holds its key, in insertion order.
-        for (k, &p) in occ.iter().enumerate() {
-            assert_eq!((t.entries[p as usize] >> 32) as u32, k as u32 * 31);
-        }
-        // Text 1 sees a known key: a new occurrence at the same position.
-        t.visit(31 * 5, 1, &mut occ);
-        assert_eq!(occ.len(), 10_001);
-        assert_eq!(occ[10_000], occ[5]);
     }
 }

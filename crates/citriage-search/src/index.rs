@@ -192,7 +192,8 @@ impl Iterator for Postings<'_> {
     }
 }
 
-/// Appends `v` as LEB128.
+/// Appends `v` as LEB128 (the builder writes in place; tests build lists with this).
+#[cfg(test)]
 pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);

@@ -108,11 +108,17 @@ fn duplicates_are_stored_once_and_found_once() {
 }
 
 #[test]
-fn posting_lists_equal_a_brute_force_count_whatever_the_thread_count() {
-    // Enough text for several chunks, so the chunk merge is exercised.
-    let texts = corpus(6000, 0x5eed);
+fn posting_lists_equal_a_brute_force_count() {
+    // A varied corpus of over a megabyte (ids whose deltas take several bytes), then
+    // texts with a trigram repeated within them, mixed case, fewer than three bytes and
+    // bytes above ASCII.
+    let mut texts = corpus(6000, 0x5eed);
     let total: usize = texts.iter().map(String::len).sum();
-    assert!(total > 1 << 20, "corpus too small to span chunks: {total} bytes");
+    assert!(total > 1 << 20, "corpus too small: {total} bytes");
+    for t in ["aaaaaa", "AbCabc", "", "ab", "dial TCP: i/o timeout; dial tcp: i/o timeout", "naïve Ünïcode ✓ abc"]
+    {
+        texts.push(t.to_string());
+    }
     let mut expected: BTreeMap<Trigram, BTreeSet<u32>> = BTreeMap::new();
     let mut distinct = BTreeMap::new();
     for t in &texts {
@@ -122,32 +128,33 @@ fn posting_lists_equal_a_brute_force_count_whatever_the_thread_count() {
             expected.entry(tri).or_default().insert(id);
         }
     }
-    let build = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| {
-            let mut b = IndexBuilder::new();
-            for t in &texts {
-                b.add(t);
-            }
-            b.finish()
-        })
-    };
-    for threads in [1, 3] {
-        let ix = build(threads);
-        assert_eq!(ix.len(), distinct.len());
-        assert_eq!(ix.trigram_count(), expected.len(), "threads {threads}");
-        let mut postings = 0u64;
-        for (tri, ids) in &expected {
-            let got: Vec<u32> = ix.postings(*tri).map(TextId::as_u32).collect();
-            let want: Vec<u32> = ids.iter().copied().collect();
-            assert_eq!(got, want, "trigram {:?}, threads {threads}", String::from_utf8_lossy(tri));
-            assert_eq!(ix.trigram_frequency(*tri) as usize, want.len());
-            postings += want.len() as u64;
+    let build = || {
+        let mut b = IndexBuilder::new();
+        for t in &texts {
+            b.add(t);
         }
-        assert_eq!(ix.posting_count(), postings);
-        // Upper case finds the same list.
-        assert_eq!(ix.postings(*b"TCP").count(), expected[b"tcp"].len());
-        assert!(ix.heap_bytes() >= ix.text_bytes() + ix.posting_bytes());
+        b.finish()
+    };
+    let ix = build();
+    assert_eq!(ix.len(), distinct.len());
+    assert_eq!(ix.trigram_count(), expected.len());
+    let mut postings = 0u64;
+    for (tri, ids) in &expected {
+        let got: Vec<u32> = ix.postings(*tri).map(TextId::as_u32).collect();
+        let want: Vec<u32> = ids.iter().copied().collect();
+        assert_eq!(got, want, "trigram {:?}", String::from_utf8_lossy(tri));
+        assert_eq!(ix.trigram_frequency(*tri) as usize, want.len());
+        postings += want.len() as u64;
+    }
+    assert_eq!(ix.posting_count(), postings);
+    // Upper case finds the same list; a text's repeats are one posting.
+    assert_eq!(ix.postings(*b"TCP").count(), expected[b"tcp"].len());
+    assert_eq!(ix.postings(*b"aaa").count(), expected[b"aaa"].len());
+    assert!(ix.heap_bytes() >= ix.text_bytes() + ix.posting_bytes());
+    // The same texts in the same order give the same lists.
+    let again = build();
+    for tri in expected.keys() {
+        assert!(ix.postings(*tri).eq(again.postings(*tri)), "trigram {:?}", String::from_utf8_lossy(tri));
     }
 }
 
