@@ -738,15 +738,21 @@ pub fn prewarm_urls(v: &WebIndex) -> Vec<String> {
 /// every new view (gzip-accepting requests, as browsers make them). Answers then cost
 /// a cache lookup from the first request on.
 async fn prewarm_loop(state: AppState, app: Router) {
+    const RELEASE_EVERY_PAGES: usize = 64;
     use tower::ServiceExt;
     let mut done_for = 0u64;
     loop {
         let gen = state.0.generation.load(Ordering::Acquire);
         if gen != done_for {
             let view = state.view();
-            for url in prewarm_urls(&view) {
+            for (i, url) in prewarm_urls(&view).into_iter().enumerate() {
                 if state.0.generation.load(Ordering::Acquire) != gen {
                     break;
+                }
+                if i > 0 && i % RELEASE_EVERY_PAGES == 0 {
+                    // What the pages so far freed on the runtime's threads goes back
+                    // before it adds up across their allocator arenas.
+                    index::release_free_memory();
                 }
                 let Ok(req) = axum::http::Request::get(url)
                     .header(header::HOST, "localhost")
