@@ -450,6 +450,7 @@ impl WebIndex {
         let as_of = newest.map(|n| Day::from_unix_seconds(n).end_seconds());
         timings.lap("builds");
         let mut tests = TestTable::default();
+        let mut window_results = 0u64;
         if let Some(as_of) = as_of {
             let mut cfg = corrected::Settings::new(as_of, AnalysisConfig::default().harness_test_names);
             cfg.window_days = settings.window_days;
@@ -458,6 +459,7 @@ impl WebIndex {
             let mut failing: Vec<Vec<Count>> = jobs.iter().map(|_| Vec::new()).collect();
             let mut table = TestTableBuilder::default();
             each_job_work(store, &jobs, since, &cfg, |ji, w| {
+                window_results += w.results;
                 figures[ji as usize] = w.figures;
                 failing[ji as usize] = w.failing_tests;
                 table.add(w.tests, w.aliases);
@@ -470,7 +472,8 @@ impl WebIndex {
             release_free_memory();
         }
         timings.lap("job figures and test histories");
-        let mut overview = summary::overview_from(store, builds.len() as u64, jobs.len())?;
+        let window = (window_results, settings.window_days);
+        let mut overview = summary::overview_from(store, builds.len() as u64, jobs.len(), window)?;
         let mut profiles = BTreeMap::new();
         for p in Profile::ALL {
             if let Some(pi) = profile_index(store, p.name())? {
@@ -656,6 +659,8 @@ struct JobWork {
     failing_tests: Vec<Count>,
     tests: Vec<(String, TestInJobIndex)>,
     aliases: Vec<(String, String)>,
+    /// Test results of the job's builds in the window.
+    results: u64,
 }
 
 /// Computes a job's [`JobWork`] from its builds (`loaded`, with the window's tests,
@@ -672,10 +677,12 @@ fn job_work(
     let mut failing: BTreeMap<&str, usize> = BTreeMap::new();
     let mut aliases: BTreeSet<(&str, &str)> = BTreeSet::new();
     let recent_from = loaded.len().saturating_sub(RECENT_BUILDS);
+    let mut results = 0u64;
     for (i, b) in loaded.iter().enumerate().rev() {
         if b.started.is_none_or(|t| t <= since) {
             continue;
         }
+        results += b.tests.len() as u64;
         let pos = positions.get(i).copied().unwrap_or(0);
         for t in &b.tests {
             if let Some(k) = t.kettle_name.as_deref().filter(|k| *k != t.name) {
@@ -734,6 +741,7 @@ fn job_work(
         failing_tests: failing,
         tests,
         aliases: aliases.into_iter().map(|(k, n)| (k.to_string(), n.to_string())).collect(),
+        results,
     }
 }
 

@@ -236,9 +236,9 @@ pub fn overview(o: &Overview, c: &crate::data::Changes) -> String {
     let _ = writeln!(
         b,
         "<section class=\"tiles\"><div class=\"tile\"><b>{}</b> builds</div><div class=\"tile\"><b>{}</b> jobs with builds</div>\
-         <div class=\"tile\"><b>{}</b> test results</div><div class=\"tile\"><a href=\"/clusters\"><b>{}</b> failure clusters</a></div>\
+         <div class=\"tile\"><b>{}</b> test results in the last {} days</div><div class=\"tile\"><a href=\"/clusters\"><b>{}</b> failure clusters</a></div>\
          <div class=\"tile\"><a href=\"/reports\"><b>{}</b> stored documents (reports, payload analyses, checks)</a></div></section>",
-        o.builds, o.build_jobs, o.test_results, clusters, o.documents
+        o.builds, o.build_jobs, o.window_test_results, o.window_days, clusters, o.documents
     );
     if o.snapshots.is_empty() {
         b.push_str("<p>No dashboard snapshots are stored.</p>\n");

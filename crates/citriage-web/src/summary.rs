@@ -83,7 +83,10 @@ pub struct ClusterBrief {
 pub struct Overview {
     pub snapshots: Vec<DatasetOverview>,
     pub builds: u64,
-    pub test_results: u64,
+    /// Test results of the builds in the view's window (skipped tests are not stored).
+    pub window_test_results: u64,
+    /// The window's length in days.
+    pub window_days: i64,
     pub build_jobs: usize,
     /// Clusters of the latest run, per profile.
     pub clusters: BTreeMap<String, usize>,
@@ -94,9 +97,10 @@ pub struct Overview {
     pub documents: usize,
 }
 
-/// The overview's snapshot and store figures; the cluster part is filled from the
+/// The overview's snapshot and store figures (`window` = the window's test results and
+/// its days, as the view's job pass counted them); the cluster part is filled from the
 /// profiles once they are indexed (see [`crate::index::fill_overview_clusters`]).
-pub fn overview_from(store: &Store, builds: u64, build_jobs: usize) -> Result<Overview, WebError> {
+pub fn overview_from(store: &Store, builds: u64, build_jobs: usize, window: (u64, i64)) -> Result<Overview, WebError> {
     let rules = RuleSet::builtin();
     let mut snapshots = Vec::new();
     for ds in [Dataset::Failures, Dataset::Flakes] {
@@ -153,11 +157,11 @@ pub fn overview_from(store: &Store, builds: u64, build_jobs: usize) -> Result<Ov
             drift,
         });
     }
-    let (_, test_results, _) = store.build_counts()?;
     Ok(Overview {
         snapshots,
         builds,
-        test_results,
+        window_test_results: window.0,
+        window_days: window.1,
         build_jobs,
         clusters: BTreeMap::new(),
         newest_clusters: Vec::new(),
