@@ -238,7 +238,8 @@ fn posting_lists(text: &[u8], ends: &[usize]) -> Lists {
     let mut postings = vec![0u8; at];
     last.iter_mut().for_each(|l| *l = 0);
     each_trigram(text, ends, |id, k| {
-        let d = table.get(k) as usize;
+        // The same texts as the first pass: every key has its number.
+        let Some(d) = table.get(k).map(|d| d as usize) else { return };
         if last[d] == id + 1 {
             return;
         }
@@ -292,17 +293,19 @@ impl KeyTable {
         }
     }
 
-    /// The number of a key already in the table.
+    /// The number of key `k`, if it has one.
     #[inline]
-    fn get(&self, k: u32) -> u32 {
+    fn get(&self, k: u32) -> Option<u32> {
         let mask = self.entries.len() - 1;
         let mut i = self.home(k);
         loop {
             let e = self.entries[i];
-            if e != EMPTY_ENTRY && (e >> 32) as u32 == k {
-                return e as u32;
+            if e == EMPTY_ENTRY {
+                return None;
             }
-            debug_assert!(e != EMPTY_ENTRY, "key {k} was never numbered");
+            if (e >> 32) as u32 == k {
+                return Some(e as u32);
+            }
             i = (i + 1) & mask;
         }
     }
@@ -365,8 +368,9 @@ mod tests {
         }
         assert!(t.entries.len() >= 20_000, "the table grew");
         for k in 0..10_000u32 {
-            assert_eq!(t.get(k * 31), k);
+            assert_eq!(t.get(k * 31), Some(k));
         }
+        assert_eq!(t.get(7), None, "a key never numbered");
         let mut all: Vec<(u32, u32)> = t.keys().collect();
         all.sort_unstable();
         assert_eq!(all, (0..10_000u32).map(|k| (k * 31, k)).collect::<Vec<_>>());
