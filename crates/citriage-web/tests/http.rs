@@ -60,6 +60,23 @@ fn api_overview_counts_severity_categories_and_drift() {
     // The DNS cluster appeared later than the hostile one.
     assert_eq!(v["newest_clusters"][0]["stable_id"], "c-dns");
     assert_eq!(v["newest_clusters"][1]["stable_id"], "c-xss");
+    // The window's test results: those of the builds started in the 14 days before the
+    // end of the newest build's day, counted here from the store directly.
+    let mut st = citriage_store::Store::open(&srv.dir.path().join("citriage.db")).expect("store");
+    let index = st.build_index().expect("index");
+    let newest = index.iter().filter_map(|b| b.record.started).max().expect("a started build");
+    let since = citriage_model::Day::from_unix_seconds(newest).end_seconds() - 14 * citriage_model::time::DAY;
+    let mut want = 0u64;
+    for job in st.build_jobs().expect("jobs") {
+        let builds = st.job_builds_with_tests(&job, Some(since)).expect("builds");
+        want +=
+            builds.iter().filter(|b| b.started.is_some_and(|t| t > since)).map(|b| b.tests.len() as u64).sum::<u64>();
+    }
+    assert!(want > 0);
+    assert_eq!(v["window_test_results"], want);
+    assert_eq!(v["window_days"], 14);
+    let (_, _, page) = get(&format!("{}/", srv.base));
+    assert!(page.contains(&format!("<b>{want}</b> test results in the last 14 days")), "{page}");
 }
 
 #[test]
