@@ -10,15 +10,15 @@
 //! is the table and three numbers per trigram.
 
 use crate::index::{TextId, TextIndex};
+use crate::texts::{Texts, TextsBuilder};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Collects distinct texts; [`IndexBuilder::finish`] turns them into a [`TextIndex`].
 #[derive(Default)]
 pub struct IndexBuilder {
-    text: String,
-    /// `ends[i]` is where text `i` ends in `text`; it starts where text `i - 1` ends.
-    ends: Vec<usize>,
+    /// The distinct texts, compressed a block at a time as they come.
+    texts: TextsBuilder,
     /// Content hash → first id with that hash.
     by_hash: HashMap<u64, u32, BuildHasherDefault<PassThrough>>,
     /// Further ids whose text has a hash already in `by_hash` (hash collisions).
@@ -40,13 +40,12 @@ impl IndexBuilder {
         self.added += 1;
         let h = hash(text.as_bytes());
         if let Some(&id) = self.by_hash.get(&h) {
-            if self.get(id) == text {
+            if self.texts.is(id, text) {
                 return TextId(id);
             }
-            if let Some(ids) = self.collisions.get(&h) {
-                if let Some(&id) = ids.iter().find(|&&id| self.get(id) == text) {
-                    return TextId(id);
-                }
+            let known = self.collisions.get(&h).and_then(|ids| ids.iter().copied().find(|&id| self.texts.is(id, text)));
+            if let Some(id) = known {
+                return TextId(id);
             }
             let id = self.push(text);
             self.collisions.entry(h).or_default().push(id);
@@ -59,11 +58,11 @@ impl IndexBuilder {
 
     /// Number of distinct texts so far.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.texts.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.texts.len() == 0
     }
 
     /// Number of `add` calls so far, duplicates included.
@@ -75,26 +74,18 @@ impl IndexBuilder {
     /// and encoded bytes, a second writes every list in place in one buffer of exactly
     /// that size (no second copy of the lists is ever held).
     pub fn finish(self) -> TextIndex {
-        let IndexBuilder { mut text, mut ends, by_hash, collisions, .. } = self;
+        let IndexBuilder { texts, by_hash, collisions, .. } = self;
         drop((by_hash, collisions));
-        text.shrink_to_fit();
-        ends.shrink_to_fit();
-        let (keys, post_ends, counts, postings) = posting_lists(text.as_bytes(), &ends);
-        TextIndex::from_parts(text, ends, keys, post_ends, counts, postings)
+        let texts = texts.finish();
+        let (keys, post_ends, counts, postings) = posting_lists(&texts);
+        TextIndex::from_parts(texts, keys, post_ends, counts, postings)
     }
 
     fn push(&mut self, text: &str) -> u32 {
-        let id = u32::try_from(self.ends.len()).ok().filter(|&id| id < u32::MAX);
+        let id = u32::try_from(self.texts.len()).ok().filter(|&id| id < u32::MAX);
         let Some(id) = id else { panic!("citriage-search: more than {} distinct texts", u32::MAX - 1) };
-        self.text.push_str(text);
-        self.ends.push(self.text.len());
+        self.texts.push(text);
         id
-    }
-
-    fn get(&self, id: u32) -> &str {
-        let i = id as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.text[start..self.ends[i]]
     }
 }
 
@@ -103,7 +94,7 @@ impl std::fmt::Debug for IndexBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IndexBuilder")
             .field("texts", &self.len())
-            .field("text_bytes", &self.text.len())
+            .field("text_bytes", &self.texts.raw_bytes())
             .field("added", &self.added)
             .finish()
     }
@@ -153,21 +144,18 @@ fn key(a: u8, b: u8, c: u8) -> u32 {
 
 /// Calls `visit(id, key)` for every trigram of every text (ASCII-lowercased), in
 /// ascending id order; a trigram repeated within a text is visited each time.
-fn each_trigram(text: &[u8], ends: &[usize], mut visit: impl FnMut(u32, u32)) {
-    let mut start = 0;
-    for (i, &end) in ends.iter().enumerate() {
-        let t = &text[start..end];
-        start = end;
+fn each_trigram(texts: &Texts, mut visit: impl FnMut(u32, u32)) {
+    texts.for_each(|id, t| {
+        let t = t.as_bytes();
         if t.len() < 3 {
-            continue;
+            return;
         }
-        let id = i as u32;
         let mut k = key(0, t[0].to_ascii_lowercase(), t[1].to_ascii_lowercase());
         for &b in &t[2..] {
             k = ((k << 8) | u32::from(b.to_ascii_lowercase())) & 0x00FF_FFFF;
             visit(id, k);
         }
-    }
+    });
 }
 
 /// Bytes `v` takes as LEB128.
@@ -196,15 +184,15 @@ fn put_varint(buf: &mut [u8], at: usize, mut v: u32) -> usize {
 /// The posting lists: sorted keys, each list's end in the buffer, its count, the buffer.
 type Lists = (Vec<u32>, Vec<usize>, Vec<u32>, Vec<u8>);
 
-/// The posting lists of the texts (`ends[i]` ends text `i` in `text`), in two passes.
-fn posting_lists(text: &[u8], ends: &[usize]) -> Lists {
+/// The posting lists of the texts, in two passes.
+fn posting_lists(texts: &Texts) -> Lists {
     let mut table = KeyTable::new();
     // Per dense trigram number: the last text seen with it plus one (0: none yet), its
     // texts, and its encoded bytes (then its list's cursor).
     let mut last: Vec<u32> = Vec::new();
     let mut counts: Vec<u32> = Vec::new();
     let mut bytes: Vec<usize> = Vec::new();
-    each_trigram(text, ends, |id, k| {
+    each_trigram(texts, |id, k| {
         let d = table.number(k) as usize;
         if d == last.len() {
             last.push(0);
@@ -237,7 +225,7 @@ fn posting_lists(text: &[u8], ends: &[usize]) -> Lists {
     drop((order, counts));
     let mut postings = vec![0u8; at];
     last.iter_mut().for_each(|l| *l = 0);
-    each_trigram(text, ends, |id, k| {
+    each_trigram(texts, |id, k| {
         // The same texts as the first pass: every key has its number.
         let Some(d) = table.get(k).map(|d| d as usize) else { return };
         if last[d] == id + 1 {

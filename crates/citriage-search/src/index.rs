@@ -1,8 +1,10 @@
-//! The built index: distinct texts stored once in one buffer, and for each trigram of
-//! their ASCII-lowercased bytes the ascending list of ids of texts containing it,
-//! delta + varint (LEB128) encoded into one buffer addressed by offsets.
+//! The built index: distinct texts stored once, compressed in blocks ([`crate::texts`]),
+//! and for each trigram of their ASCII-lowercased bytes the ascending list of ids of
+//! texts containing it, delta + varint (LEB128) encoded into one buffer addressed by
+//! offsets.
 
 use crate::query::Trigram;
+use crate::texts::{TextReader, Texts};
 use std::fmt;
 
 /// A distinct text's id: dense, in first-seen order of [`crate::IndexBuilder::add`].
@@ -34,9 +36,7 @@ impl fmt::Display for TextId {
 /// [`crate::IndexBuilder`]; search it with [`TextIndex::search`].
 #[derive(Clone, Default)]
 pub struct TextIndex {
-    text: String,
-    /// `ends[i]` is where text `i` ends in `text`; it starts where text `i - 1` ends.
-    ends: Vec<usize>,
+    texts: Texts,
     /// Distinct trigrams (three lowercased bytes packed big-endian), ascending.
     keys: Vec<u32>,
     /// `post_ends[k]` is where key `k`'s list ends in `postings`.
@@ -48,39 +48,39 @@ pub struct TextIndex {
 
 impl TextIndex {
     pub(crate) fn from_parts(
-        text: String,
-        ends: Vec<usize>,
+        texts: Texts,
         keys: Vec<u32>,
         post_ends: Vec<usize>,
         counts: Vec<u32>,
         postings: Vec<u8>,
     ) -> TextIndex {
-        TextIndex { text, ends, keys, post_ends, counts, postings }
+        TextIndex { texts, keys, post_ends, counts, postings }
     }
 
     /// Number of distinct texts.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.texts.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.texts.len() == 0
     }
 
-    /// The text with id `id`, if `id` belongs to this index.
-    pub fn get(&self, id: TextId) -> Option<&str> {
-        let i = id.index();
-        let end = *self.ends.get(i)?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        Some(&self.text[start..end])
+    /// The text with id `id`, if `id` belongs to this index (one block decompressed;
+    /// to read many, use a [`TextIndex::reader`]).
+    pub fn get(&self, id: TextId) -> Option<String> {
+        self.reader().get(id).map(str::to_string)
     }
 
-    /// All texts with their ids, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = (TextId, &str)> + '_ {
-        (0..self.ends.len()).map(move |i| {
-            let start = if i == 0 { 0 } else { self.ends[i - 1] };
-            (TextId(i as u32), &self.text[start..self.ends[i]])
-        })
+    /// A reader of texts by id that keeps the block it last decompressed: ids read in
+    /// ascending order decompress each block once.
+    pub fn reader(&self) -> TextReader<'_> {
+        TextReader::new(&self.texts)
+    }
+
+    /// Calls `visit` with every text and its id, ascending.
+    pub fn for_each_text(&self, mut visit: impl FnMut(TextId, &str)) {
+        self.texts.for_each(|id, t| visit(TextId(id), t));
     }
 
     /// Number of distinct trigrams indexed.
@@ -93,9 +93,14 @@ impl TextIndex {
         self.counts.iter().map(|&c| u64::from(c)).sum()
     }
 
-    /// Total bytes of text stored (each distinct text once).
+    /// Total bytes of the distinct texts, uncompressed.
     pub fn text_bytes(&self) -> usize {
-        self.text.len()
+        self.texts.raw_bytes()
+    }
+
+    /// Bytes the distinct texts take compressed.
+    pub fn packed_text_bytes(&self) -> usize {
+        self.texts.packed_bytes()
     }
 
     /// Bytes of the encoded posting lists alone.
@@ -103,12 +108,11 @@ impl TextIndex {
         self.postings.len()
     }
 
-    /// Heap bytes held by the index: texts, their offsets, the trigram table and the
-    /// posting lists (allocated capacity).
+    /// Heap bytes held by the index: the compressed texts and their offsets, the
+    /// trigram table and the posting lists (allocated capacity).
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        self.text.capacity()
-            + self.ends.capacity() * size_of::<usize>()
+        self.texts.heap_bytes()
             + self.keys.capacity() * size_of::<u32>()
             + self.post_ends.capacity() * size_of::<usize>()
             + self.counts.capacity() * size_of::<u32>()
@@ -145,6 +149,7 @@ impl fmt::Debug for TextIndex {
         f.debug_struct("TextIndex")
             .field("texts", &self.len())
             .field("text_bytes", &self.text_bytes())
+            .field("packed_text_bytes", &self.packed_text_bytes())
             .field("trigrams", &self.trigram_count())
             .field("posting_bytes", &self.posting_bytes())
             .finish()

@@ -23,10 +23,10 @@
 //! let re = regex::Regex::new(r"(?i)I/O timeout").unwrap();
 //! let mut found = Vec::new();
 //! let stats = ix.search(&re, SearchBudget::max_candidates(10_000), |id, text, m| {
-//!     found.push((id, &text[m.range()]));
+//!     found.push((id, text[m.range()].to_string()));
 //!     ControlFlow::Continue(())
 //! });
-//! assert_eq!(found, vec![(a, "i/o timeout")]);
+//! assert_eq!(found, vec![(a, "i/o timeout".to_string())]);
 //! assert!(stats.used_index && stats.candidates == 1 && !stats.stopped_early);
 //! ```
 //!
@@ -38,9 +38,11 @@ mod index;
 mod plan;
 mod query;
 mod search;
+mod texts;
 
 pub use builder::IndexBuilder;
 pub use index::{Postings, TextId, TextIndex};
 pub use plan::{plan_hir, plan_pattern, MAX_PLAN_TRIGRAMS};
 pub use query::{trigrams_of, Query, Trigram};
 pub use search::{SearchBudget, SearchStats};
+pub use texts::TextReader;

@@ -79,25 +79,26 @@ impl TextIndex {
     /// The plan comes from `re.as_str()` parsed with the default syntax flags (see
     /// [`plan_pattern`]): options set on a `RegexBuilder` that change the syntax must be
     /// inline flags in the pattern.
-    pub fn search<'a>(
-        &'a self,
+    pub fn search(
+        &self,
         re: &Regex,
         budget: SearchBudget,
-        visit: impl FnMut(TextId, &'a str, Match<'a>) -> ControlFlow<()>,
+        visit: impl for<'t> FnMut(TextId, &'t str, Match<'t>) -> ControlFlow<()>,
     ) -> SearchStats {
         self.search_planned(&plan_pattern(re.as_str()), re, budget, visit)
     }
 
     /// [`TextIndex::search`] with a plan the caller made (it must admit every text with a
     /// match of `re`, as plans from [`plan_pattern`] and [`crate::plan_hir`] do).
-    pub fn search_planned<'a>(
-        &'a self,
+    pub fn search_planned(
+        &self,
         plan: &Query,
         re: &Regex,
         budget: SearchBudget,
-        mut visit: impl FnMut(TextId, &'a str, Match<'a>) -> ControlFlow<()>,
+        mut visit: impl for<'t> FnMut(TextId, &'t str, Match<'t>) -> ControlFlow<()>,
     ) -> SearchStats {
         let mut cursor = self.cursor(plan);
+        let mut texts = self.reader();
         let mut stats = SearchStats { used_index: !matches!(cursor, Cursor::All { .. }), ..SearchStats::default() };
         let mut from = 0u32;
         loop {
@@ -112,7 +113,7 @@ impl TextIndex {
             stats.candidates += 1;
             // Ids are below u32::MAX (the builder's limit), so this cannot wrap.
             from = id + 1;
-            let Some(text) = self.get(TextId(id)) else { continue };
+            let Some(text) = texts.get(TextId(id)) else { continue };
             stats.verified += 1;
             if let Some(m) = re.find(text) {
                 stats.matched += 1;

@@ -996,9 +996,10 @@ pub fn search(ix: &WebIndex, q: &SearchQuery) -> SearchResult {
     if hits.len() > q.max_matches {
         out.truncated = true;
     }
+    let mut texts = si.texts.reader();
     for (t, o, s, e) in hits.into_iter().take(q.max_matches) {
         let b = &ix.builds[o.build as usize];
-        let full = si.texts.get(citriage_search::TextId::from_u32(t as u32)).unwrap_or("");
+        let full = texts.get(citriage_search::TextId::from_u32(t as u32)).unwrap_or("");
         let (text, ms, me, line) = excerpt(full, s, e, q.context);
         let (kind, name, line) = match o.place {
             Place::Test { name } => ("test", si.names[name as usize].clone(), None),
