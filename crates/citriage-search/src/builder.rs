@@ -9,8 +9,8 @@
 //! pass writes each id at its list's cursor. The only memory beyond the finished index
 //! is the table and three numbers per trigram.
 
-use crate::index::{TextId, TextIndex};
-use crate::texts::{Texts, TextsBuilder};
+use crate::index::TextIndex;
+use crate::texts::{TextId, Texts, TextsBuilder};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 

@@ -4,33 +4,8 @@
 //! offsets.
 
 use crate::query::Trigram;
-use crate::texts::{TextReader, Texts};
+use crate::texts::{TextId, TextReader, Texts};
 use std::fmt;
-
-/// A distinct text's id: dense, in first-seen order of [`crate::IndexBuilder::add`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TextId(pub(crate) u32);
-
-impl TextId {
-    /// The id with this number (it belongs to an index when below its `len()`).
-    pub fn from_u32(v: u32) -> TextId {
-        TextId(v)
-    }
-
-    pub fn as_u32(self) -> u32 {
-        self.0
-    }
-
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl fmt::Display for TextId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// An immutable trigram index over distinct texts. Build it with
 /// [`crate::IndexBuilder`]; search it with [`TextIndex::search`].

@@ -41,8 +41,8 @@ mod search;
 mod texts;
 
 pub use builder::IndexBuilder;
-pub use index::{Postings, TextId, TextIndex};
+pub use index::{Postings, TextIndex};
 pub use plan::{plan_hir, plan_pattern, MAX_PLAN_TRIGRAMS};
 pub use query::{trigrams_of, Query, Trigram};
 pub use search::{SearchBudget, SearchStats};
-pub use texts::TextReader;
+pub use texts::{TextId, TextReader};

@@ -10,9 +10,10 @@
 //! common than its rarest one (a decision made on list lengths alone, so deterministic):
 //! leaving out a constraint only admits more candidates, never fewer.
 
-use crate::index::{Postings, TextId, TextIndex};
+use crate::index::{Postings, TextIndex};
 use crate::plan::plan_pattern;
 use crate::query::Query;
+use crate::texts::TextId;
 use regex::{Match, Regex};
 use std::ops::ControlFlow;
 use std::time::Instant;

@@ -9,7 +9,32 @@
 //! at any time are one block's. Readers ([`TextReader`]) keep the block they last
 //! decompressed: texts read in ascending id order decompress each block once.
 
-use crate::index::TextId;
+use std::fmt;
+
+/// A distinct text's id: dense, in first-seen order of [`crate::IndexBuilder::add`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TextId(pub(crate) u32);
+
+impl TextId {
+    /// The id with this number (it belongs to an index when below its `len()`).
+    pub fn from_u32(v: u32) -> TextId {
+        TextId(v)
+    }
+
+    pub fn as_u32(self) -> u32 {
+        self.0
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for TextId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 /// Uncompressed bytes after which a block is sealed.
 pub(crate) const BLOCK_BYTES: usize = 32 * 1024;
