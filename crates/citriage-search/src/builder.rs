@@ -1,8 +1,8 @@
 //! Building a [`TextIndex`]: `IndexBuilder` deduplicates texts as they are added (one
-//! copy of each distinct text, dense ids in first-seen order) and `finish` builds the
-//! trigram posting lists.
+//! copy of each distinct text, compressed a block at a time, dense ids in first-seen
+//! order) and `finish` builds the trigram posting lists.
 //!
-//! `finish` reads the texts twice. The first pass gives each distinct lowercased
+//! `finish` reads the texts twice (each block decompressed once per pass). The first pass gives each distinct lowercased
 //! trigram a dense number (a small open-addressing table) and adds up, per trigram, the
 //! texts containing it and the bytes their delta + varint encoding takes; the lists are
 //! then laid out in key order in one buffer of exactly the total size, and the second

@@ -1,7 +1,8 @@
 //! citriage-search: an in-memory trigram index for regex search over failure texts.
 //!
-//! [`IndexBuilder`] collects texts (identical texts stored once, dense ids in first-seen
-//! order) and builds a [`TextIndex`]: for every trigram of the ASCII-lowercased texts,
+//! [`IndexBuilder`] collects texts (identical texts stored once, LZ4-compressed in
+//! blocks, dense ids in first-seen order) and builds a [`TextIndex`]: for every trigram
+//! of the ASCII-lowercased texts,
 //! the ascending ids of the texts containing it, delta + varint encoded in one buffer.
 //! [`TextIndex::search`] plans a regex into a trigram [`Query`] ([`plan_pattern`]),
 //! evaluates it over the posting lists, verifies the candidates with the regex and
